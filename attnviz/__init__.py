@@ -1,0 +1,56 @@
+"""attnviz — attention, every matrix of it, exact and vectorised.
+
+The core (this package's top level) uses numpy and scipy only: ``import attnviz`` loads no
+streamlit, plotly or pandas. Figures live in ``attnviz.figures`` and Streamlit helpers in
+``attnviz.ui``; import those explicitly.
+
+Vocabulary (used everywhere, in code, docs and on screen)
+---------------------------------------------------------
+x        token embeddings, shape (t, d_model); one row per token (row-vector convention)
+q, k, v  queries (t_q, d_k), keys (t_k, d_k), values (t_k, d_v): q = x @ w_q, ...
+w_q, w_k, w_v, w_o   projection matrices; w_o maps the concatenated heads to the output
+d_model  embedding width;  d_k  query/key width;  d_v  value width (per head)
+n_heads  number of heads;  t_q, t_k  number of queries and keys
+scores   raw dot products q·kᵀ, shape (t_q, t_k)
+scaled   scores × scale ÷ temperature (scale = 1/√d_k unless chosen otherwise)
+masked   scaled with −inf where the mask forbids attending
+mask     boolean, True = may attend (PyTorch's convention)
+weights  softmax of masked over the keys: each row sums to 1 (a fully masked row is all 0)
+output   weights @ v
+
+Reference: Vaswani et al. (2017), "Attention Is All You Need", arXiv:1706.03762.
+"""
+
+from attnviz.additive import (
+    AdditiveResult,
+    PoolingResult,
+    additive_attention,
+    attention_pooling,
+)
+from attnviz.attention import (
+    AttentionResult,
+    MultiHeadResult,
+    cross_attention,
+    mix_heads,
+    multi_head_attention,
+    scaled_dot_product_attention,
+    self_attention,
+    softmax,
+    valid_head_counts,
+)
+from attnviz.initializers import INIT_KINDS, init_weights
+from attnviz.masks import causal_mask, padding_mask, window_mask
+from attnviz.positional import sinusoidal_positional_encoding
+from attnviz.presets import PRESETS, Preset, default_scenario
+from attnviz.registry import VARIANTS, Variant
+from attnviz.scenario import Scenario, ScenarioResult, position_labels, resize, run_scenario
+
+__all__ = [
+    "INIT_KINDS", "PRESETS", "VARIANTS", "AdditiveResult", "AttentionResult", "MultiHeadResult",
+    "PoolingResult", "Preset", "Scenario", "ScenarioResult", "Variant", "additive_attention",
+    "attention_pooling", "causal_mask", "cross_attention", "default_scenario", "init_weights",
+    "mix_heads", "multi_head_attention", "padding_mask", "position_labels", "resize",
+    "run_scenario", "scaled_dot_product_attention", "self_attention", "softmax",
+    "sinusoidal_positional_encoding", "valid_head_counts", "window_mask",
+]
+__version__ = "0.1.0"

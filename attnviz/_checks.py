@@ -1,0 +1,99 @@
+"""Validation at the public boundary: turn user input into arrays or raise a ValueError in words.
+
+Every public function of the core calls these once; internal helpers trust their inputs.
+Messages name the argument, what was expected and what was received.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+FLOAT_TYPES = (np.float32, np.float64)
+
+
+def float_dtype(*arrays: NDArray) -> np.dtype:
+    """The dtype results are computed in: float32 only when every input is float32, else float64."""
+    dtype = np.result_type(*arrays)
+    return dtype if dtype in FLOAT_TYPES else np.dtype(np.float64)
+
+
+def as_array(name: str, value: Any, ndim: int | tuple[int, ...]) -> NDArray[np.floating]:
+    """Convert ``value`` to a finite, non-empty float array of rank ``ndim``.
+
+    Integers and booleans become float64; float32 stays float32.
+
+    Raises
+    ------
+    ValueError
+        If the value is not numeric, has the wrong rank, is empty or holds NaN/inf.
+    """
+    try:
+        arr = np.asarray(value)
+    except (ValueError, TypeError) as exc:  # ragged lists
+        raise ValueError(f"{name} must be a numeric array; could not read it ({exc})") from None
+    if arr.dtype == object or not (
+        np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_
+    ) or np.issubdtype(arr.dtype, np.complexfloating):
+        raise ValueError(f"{name} must hold real numbers, got values of type {arr.dtype}")
+    ndims = (ndim,) if isinstance(ndim, int) else ndim
+    if arr.ndim not in ndims:
+        want = " or ".join(f"{d}-D" for d in ndims)
+        raise ValueError(f"{name} must be {want}, got a {arr.ndim}-D array of shape {arr.shape}")
+    if arr.size == 0:
+        raise ValueError(f"{name} must not be empty, got shape {arr.shape}")
+    if arr.dtype not in FLOAT_TYPES:
+        arr = arr.astype(np.float64)
+    if not np.all(np.isfinite(arr)):
+        bad = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
+        raise ValueError(
+            f"{name} must hold finite numbers, got {arr[bad]} at index {bad}"
+        )
+    return arr
+
+
+def check_inner(name_a: str, size_a: int, name_b: str, size_b: int) -> None:
+    """Raise unless two sizes that are multiplied together agree."""
+    if size_a != size_b:
+        raise ValueError(f"{name_a} ({size_a}) must equal {name_b} ({size_b})")
+
+
+def check_positive(name: str, value: Any, *, allow_zero: bool = False) -> float:
+    """Return ``value`` as a float; raise unless finite and > 0 (or >= 0 if allowed)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
+    ok = np.isfinite(number) and (number >= 0 if allow_zero else number > 0)
+    if not ok:
+        kind = "a finite number >= 0" if allow_zero else "a finite number > 0"
+        raise ValueError(f"{name} must be {kind}, got {value!r}")
+    return number
+
+
+def check_count(name: str, value: Any, *, minimum: int = 1) -> int:
+    """Return ``value`` as an int, raising unless it is a whole number >= ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name} must be a whole number >= {minimum}, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be a whole number >= {minimum}, got {value}")
+    return int(value)
+
+
+def as_mask(name: str, mask: Any, shape: tuple[int, int]) -> NDArray[np.bool_]:
+    """Broadcast a boolean mask (True = may attend) to ``shape``; None means all True."""
+    if mask is None:
+        return np.ones(shape, dtype=bool)
+    arr = np.asarray(mask)
+    if arr.dtype != np.bool_:
+        raise ValueError(
+            f"{name} must be boolean (True = may attend), got values of type {arr.dtype}"
+        )
+    try:
+        return np.broadcast_to(arr, shape)
+    except ValueError:
+        raise ValueError(
+            f"{name} of shape {arr.shape} cannot be broadcast to (t_q, t_k) = {shape}"
+        ) from None

@@ -1,0 +1,394 @@
+"""Dot-product attention: scaled, masked, self, cross and multi-head.
+
+    Attention(Q, K, V) = softmax(Q Kᵀ · scale / temperature, masked) V
+
+Vaswani et al. (2017), "Attention Is All You Need", https://arxiv.org/abs/1706.03762, §3.2.
+Row-vector convention throughout: ``q = x @ w_q`` (the seed notebooks' ``words @ W_Q``).
+
+Every function returns a frozen result holding each intermediate, so a view never has to
+recompute anything. Result arrays are read-only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from attnviz._checks import as_array, as_mask, check_count, check_positive, float_dtype
+from attnviz.masks import causal_mask
+
+Array = NDArray[np.floating]
+
+# Scores whose magnitude may exceed this are checked for overflow before the softmax.
+_OVERFLOW_GUARD = 1e300
+
+
+@dataclass(frozen=True, eq=False)
+class AttentionResult:
+    """Every intermediate of one attention computation.
+
+    Attributes
+    ----------
+    q : ndarray of shape (t_q, d_k)
+    k : ndarray of shape (t_k, d_k)
+    v : ndarray of shape (t_k, d_v)
+    scores : ndarray of shape (t_q, t_k)
+        Raw dot products q·kᵀ.
+    scaled : ndarray of shape (t_q, t_k)
+        ``scores * scale / temperature``.
+    masked : ndarray of shape (t_q, t_k)
+        ``scaled`` with −inf where the mask forbids attending.
+    weights : ndarray of shape (t_q, t_k)
+        Softmax of ``masked`` over the keys; each row sums to 1, except a row whose keys are
+        all masked, which is all zeros.
+    output : ndarray of shape (t_q, d_v)
+        ``weights @ v``; zeros for a fully masked query.
+    mask : ndarray of bool, shape (t_q, t_k)
+        True = may attend (all True when no mask was given).
+    scale : float
+        The factor applied to the scores (1/sqrt(d_k) unless given).
+    temperature : float
+        The divisor applied after the scale.
+    """
+
+    q: Array
+    k: Array
+    v: Array
+    scores: Array
+    scaled: Array
+    masked: Array
+    weights: Array
+    output: Array
+    mask: NDArray[np.bool_]
+    scale: float
+    temperature: float
+
+
+@dataclass(frozen=True, eq=False)
+class MultiHeadResult:
+    """Every intermediate of multi-head attention (heads stacked on the first axis).
+
+    Attributes
+    ----------
+    q, k, v : ndarray of shape (t, n_heads·d_k) / (t_k, n_heads·d_v)
+        The full projections before the split into heads.
+    heads : tuple of AttentionResult
+        One result per head (views into the stacked arrays below).
+    scores, scaled, masked, weights : ndarray of shape (n_heads, t_q, t_k)
+    head_outputs : ndarray of shape (n_heads, t_q, d_v)
+    concat : ndarray of shape (t_q, n_heads·d_v)
+        The heads' outputs side by side (``np.hstack``, seed 002).
+    output : ndarray of shape (t_q, d_out)
+        ``concat @ w_o``, or ``concat`` when no w_o was given.
+    mask : ndarray of bool, shape (t_q, t_k)
+    scale : float
+        The factor applied to every head's scores (1/sqrt(d_k) of one head unless given).
+    temperature : float
+    n_heads : int
+    """
+
+    q: Array
+    k: Array
+    v: Array
+    heads: tuple[AttentionResult, ...]
+    scores: Array
+    scaled: Array
+    masked: Array
+    weights: Array
+    head_outputs: Array
+    concat: Array
+    output: Array
+    mask: NDArray[np.bool_]
+    scale: float
+    temperature: float
+    n_heads: int
+
+
+def softmax(x: Array, axis: int = -1) -> Array:
+    """Numerically stable softmax along ``axis``.
+
+    Entries equal to −inf get weight 0. A slice whose entries are all −inf (a query whose keys
+    are all masked) gets all zeros rather than NaN, without a RuntimeWarning.
+
+    Parameters
+    ----------
+    x : ndarray
+        Finite values or −inf.
+    axis : int
+        The axis that sums to 1 (the keys for attention).
+    """
+    # 1) subtract the row maximum so exp never overflows
+    row_max = np.max(x, axis=axis, keepdims=True)
+    row_max = np.where(np.isfinite(row_max), row_max, 0.0)  # all −inf slice: leave it −inf
+    e = np.subtract(x, row_max, dtype=x.dtype)
+    np.exp(e, out=e)
+    # 2) normalise; an all-zero slice stays zero
+    total = e.sum(axis=axis, keepdims=True)
+    return np.divide(e, total, out=e, where=total > 0)
+
+
+def _resolve_scale(scale: float | None, d_k: int) -> float:
+    """1/sqrt(d_k) for None, otherwise the given factor (validated)."""
+    if scale is None:
+        return 1.0 / float(np.sqrt(d_k))
+    return check_positive("scale", scale, allow_zero=True)
+
+
+def _attend(q: Array, k: Array, v: Array, mask: NDArray[np.bool_], scale: float,
+            temperature: float) -> tuple[Array, Array, Array, Array, Array]:
+    """The computing path on trusted inputs with any leading batch axes.
+
+    Returns ``scores, scaled, masked, weights, output`` of shapes (..., t_q, t_k) and
+    (..., t_q, d_v). Raises ValueError if the scores overflow the float range.
+    """
+    factor = scale / temperature
+    bound = (q.shape[-1] * float(np.max(np.abs(q))) * float(np.max(np.abs(k)))
+             * max(factor, 1.0))
+    with np.errstate(over="ignore", invalid="ignore"):
+        # 1) score every query against every key
+        scores = q @ np.swapaxes(k, -1, -2)  # (..., t_q, t_k)
+        # 2) scale and apply temperature (one multiplication; no copy when the factor is 1)
+        scaled = scores if factor == 1.0 else scores * scores.dtype.type(factor)
+    if bound > _OVERFLOW_GUARD and not np.all(np.isfinite(scaled)):
+        raise ValueError(
+            "the attention scores overflow the floating-point range; use smaller values in "
+            "q and k (or the embeddings and weights), a smaller scale or a larger temperature"
+        )
+    # 3) mask: −inf where attending is forbidden
+    masked = scaled if mask.all() else np.where(mask, scaled, -np.inf).astype(scaled.dtype)
+    # 4) normalise over the keys, 5) mix the values
+    weights = softmax(masked, axis=-1)
+    output = weights @ v  # (..., t_q, d_v)
+    return scores, scaled, masked, weights, output
+
+
+def _frozen(*arrays: np.ndarray) -> None:
+    """Mark arrays read-only so that results cannot be changed behind a view's back."""
+    for a in arrays:
+        a.flags.writeable = False
+
+
+def scaled_dot_product_attention(q, k, v, *, mask=None, scale: float | None = None,
+                                 temperature: float = 1.0) -> AttentionResult:
+    """softmax(q kᵀ · scale / temperature, masked) v.
+
+    Parameters
+    ----------
+    q : array_like of shape (t_q, d_k)
+    k : array_like of shape (t_k, d_k)
+    v : array_like of shape (t_k, d_v)
+    mask : array_like of bool, broadcastable to (t_q, t_k), optional
+        True = may attend (PyTorch's boolean convention).
+    scale : float, optional
+        None means 1/sqrt(d_k); ``scale=1.0`` is plain (unscaled) dot-product attention.
+    temperature : float
+        Divides the scaled scores before the softmax; must be > 0.
+
+    Returns
+    -------
+    AttentionResult
+        A query whose keys are all masked gets a weights row of zeros and an output row of
+        zeros (no NaN, no RuntimeWarning).
+    """
+    q = as_array("q", q, 2)
+    k = as_array("k", k, 2)
+    v = as_array("v", v, 2)
+    if q.shape[1] != k.shape[1]:
+        raise ValueError(
+            f"q and k must have the same width d_k; q is {q.shape} and k is {k.shape}"
+        )
+    if k.shape[0] != v.shape[0]:
+        raise ValueError(
+            f"k and v must have the same number of rows t_k; k is {k.shape} and v is {v.shape}"
+        )
+    return _single(q, k, v, mask, scale, temperature)
+
+
+def _single(q: Array, k: Array, v: Array, mask, scale, temperature) -> AttentionResult:
+    """Shared tail of the single-head entry points: cast, resolve settings, attend."""
+    dtype = float_dtype(q, k, v)
+    q, k, v = (a.astype(dtype, copy=False) for a in (q, k, v))
+    scale = _resolve_scale(scale, q.shape[1])
+    temperature = check_positive("temperature", temperature)
+    full_mask = as_mask("mask", mask, (q.shape[0], k.shape[0]))
+    arrays = _attend(q, k, v, full_mask, scale, temperature)
+    _frozen(q, k, v, *arrays)
+    return AttentionResult(q, k, v, *arrays, mask=full_mask, scale=scale,
+                           temperature=temperature)
+
+
+def _project(x_q, x_kv, w_q, w_k, w_v) -> tuple[Array, Array, Array]:
+    """Validate embeddings and weights; return q = x_q w_q, k = x_kv w_k, v = x_kv w_v."""
+    x_q = as_array("x_q", x_q, 2)
+    x_kv = x_q if x_kv is None else as_array("x_kv", x_kv, 2)
+    w_q = as_array("w_q", w_q, 2)
+    w_k = as_array("w_k", w_k, 2)
+    w_v = as_array("w_v", w_v, 2)
+    for name, w, x, x_name in (("w_q", w_q, x_q, "x_q"), ("w_k", w_k, x_kv, "x_kv"),
+                               ("w_v", w_v, x_kv, "x_kv")):
+        if w.shape[0] != x.shape[1]:
+            raise ValueError(
+                f"{name} must have one row per embedding dimension: {x_name} has d_model = "
+                f"{x.shape[1]} columns but {name} has {w.shape[0]} rows (shape {w.shape})"
+            )
+    if w_q.shape[1] != w_k.shape[1]:
+        raise ValueError(
+            f"w_q and w_k must have the same number of columns (d_k), got {w_q.shape[1]} "
+            f"and {w_k.shape[1]}"
+        )
+    dtype = float_dtype(x_q, x_kv, w_q, w_k, w_v)
+    return ((x_q @ w_q).astype(dtype, copy=False), (x_kv @ w_k).astype(dtype, copy=False),
+            (x_kv @ w_v).astype(dtype, copy=False))
+
+
+def self_attention(x, w_q, w_k, w_v, *, mask=None, causal: bool = False,
+                   scale: float | None = None, temperature: float = 1.0) -> AttentionResult:
+    """Self-attention: queries, keys and values all projected from the same tokens.
+
+    Parameters
+    ----------
+    x : array_like of shape (t, d_model)
+    w_q, w_k : array_like of shape (d_model, d_k)
+    w_v : array_like of shape (d_model, d_v)
+        d_v may differ from d_k (seed 003's separate latent sizes).
+    mask : array_like of bool, broadcastable to (t, t), optional
+        True = may attend.
+    causal : bool
+        Also forbid attending to later tokens (combined with ``mask`` by logical and).
+    scale, temperature
+        As in :func:`scaled_dot_product_attention`.
+
+    Returns
+    -------
+    AttentionResult
+        With the projections ``q = x @ w_q``, ``k = x @ w_k``, ``v = x @ w_v``.
+    """
+    q, k, v = _project(x, None, w_q, w_k, w_v)
+    mask = _with_causal(mask, causal, q.shape[0], k.shape[0])
+    return _single(q, k, v, mask, scale, temperature)
+
+
+def cross_attention(x_q, x_kv, w_q, w_k, w_v, *, mask=None, scale: float | None = None,
+                    temperature: float = 1.0) -> AttentionResult:
+    """Encoder–decoder attention: queries from one sequence, keys and values from another.
+
+    Parameters
+    ----------
+    x_q : array_like of shape (t_q, d_model_q)
+        The target (decoder) tokens.
+    x_kv : array_like of shape (t_k, d_model_kv)
+        The source (encoder) tokens.
+    w_q : array_like of shape (d_model_q, d_k)
+    w_k : array_like of shape (d_model_kv, d_k)
+    w_v : array_like of shape (d_model_kv, d_v)
+    mask, scale, temperature
+        As in :func:`scaled_dot_product_attention`.
+    """
+    q, k, v = _project(x_q, x_kv, w_q, w_k, w_v)
+    return _single(q, k, v, mask, scale, temperature)
+
+
+def _with_causal(mask, causal: bool, t_q: int, t_k: int):
+    """Combine a user mask with the causal mask when ``causal`` is set."""
+    if not causal:
+        return mask
+    tri = causal_mask(t_q, t_k)
+    return tri if mask is None else np.logical_and(as_mask("mask", mask, (t_q, t_k)), tri)
+
+
+def valid_head_counts(width: int, limit: int | None = None) -> list[int]:
+    """The numbers of heads that divide ``width`` (optionally only those <= ``limit``)."""
+    top = width if limit is None else min(width, limit)
+    return [h for h in range(1, top + 1) if width % h == 0]
+
+
+def multi_head_attention(x_q, x_kv, w_q, w_k, w_v, w_o=None, *, n_heads: int, mask=None,
+                         scale: float | None = None, temperature: float = 1.0,
+                         causal: bool = False) -> MultiHeadResult:
+    """Multi-head attention: split the projections into heads, attend, concatenate, project.
+
+    Head h uses the h-th contiguous block of columns of w_q and w_k (width d_k = columns /
+    n_heads) and of w_v (width d_v = columns / n_heads).
+
+    Parameters
+    ----------
+    x_q : array_like of shape (t_q, d_model)
+    x_kv : array_like of shape (t_k, d_model), or None for self-attention
+    w_q, w_k : array_like of shape (d_model, n_heads·d_k)
+    w_v : array_like of shape (d_model, n_heads·d_v)
+    w_o : array_like of shape (n_heads·d_v, d_out), optional
+    n_heads : int
+        Must divide the columns of w_q, w_k and w_v.
+    mask : array_like of bool, broadcastable to (t_q, t_k), optional
+    scale : float, optional
+        None means 1/sqrt(d_k) with d_k the width of one head.
+    temperature : float
+    causal : bool
+        Also forbid attending to later tokens.
+    """
+    q, k, v = _project(x_q, x_kv, w_q, w_k, w_v)
+    n_heads = check_count("n_heads", n_heads)
+    for name, width in (("w_q", q.shape[1]), ("w_v", v.shape[1])):
+        if width % n_heads:
+            choices = ", ".join(map(str, valid_head_counts(width, 16)))
+            raise ValueError(
+                f"n_heads ({n_heads}) must divide the number of columns of {name} ({width}); "
+                f"valid choices: {choices}"
+            )
+    t_q, t_k = q.shape[0], k.shape[0]
+    # 1) split into heads
+    qh = q.reshape(t_q, n_heads, -1).transpose(1, 0, 2)  # (n_heads, t_q, d_k)
+    kh = k.reshape(t_k, n_heads, -1).transpose(1, 0, 2)  # (n_heads, t_k, d_k)
+    vh = v.reshape(t_k, n_heads, -1).transpose(1, 0, 2)  # (n_heads, t_k, d_v)
+    scale = _resolve_scale(scale, qh.shape[2])
+    temperature = check_positive("temperature", temperature)
+    full_mask = as_mask("mask", _with_causal(mask, causal, t_q, t_k), (t_q, t_k))
+    # 2) attend in every head at once
+    scores, scaled, masked, weights, head_outputs = _attend(qh, kh, vh, full_mask, scale,
+                                                            temperature)
+    # 3) concatenate the heads side by side, 4) project
+    concat = head_outputs.transpose(1, 0, 2).reshape(t_q, -1)  # (t_q, n_heads·d_v)
+    if w_o is None:
+        output = concat
+    else:
+        w_o = as_array("w_o", w_o, 2)
+        if w_o.shape[0] != concat.shape[1]:
+            raise ValueError(
+                f"w_o must have n_heads·d_v = {concat.shape[1]} rows, got shape {w_o.shape}"
+            )
+        output = (concat @ w_o).astype(concat.dtype, copy=False)
+    _frozen(q, k, v, qh, kh, vh, scores, scaled, masked, weights, head_outputs, concat, output)
+    heads = tuple(
+        AttentionResult(qh[h], kh[h], vh[h], scores[h], scaled[h], masked[h], weights[h],
+                        head_outputs[h], mask=full_mask, scale=scale, temperature=temperature)
+        for h in range(n_heads)
+    )
+    return MultiHeadResult(q, k, v, heads, scores, scaled, masked, weights, head_outputs, concat,
+                           output, mask=full_mask, scale=scale, temperature=temperature,
+                           n_heads=n_heads)
+
+
+def mix_heads(head_outputs, head_weights) -> Array:
+    """Combine head outputs with one weight per head instead of W_O (seed 004's two heads).
+
+    ``np.stack(heads, -1) @ w_h`` in the notebook, i.e. Σ_h w_h · head_h.
+
+    Parameters
+    ----------
+    head_outputs : array_like of shape (n_heads, t_q, d_v)
+    head_weights : array_like of shape (n_heads,)
+
+    Returns
+    -------
+    ndarray of shape (t_q, d_v)
+    """
+    head_outputs = as_array("head_outputs", head_outputs, 3)
+    head_weights = as_array("head_weights", head_weights, 1)
+    if head_weights.shape[0] != head_outputs.shape[0]:
+        raise ValueError(
+            f"head_weights must have one weight per head ({head_outputs.shape[0]}), "
+            f"got {head_weights.shape[0]}"
+        )
+    return np.tensordot(head_weights, head_outputs, axes=1)  # (t_q, d_v)
