@@ -96,14 +96,18 @@ def additive_attention(query, keys, values, w_q, w_k, v_a, *, bias=None,
     w_q = as_array("w_q", w_q, 2)
     w_k = as_array("w_k", w_k, 2)
     v_a = as_array("v_a", v_a, 1)
-    bias = np.zeros(w_q.shape[1]) if bias is None else as_array("bias", bias, 1)
+    bias = np.zeros(w_q.shape[1], dtype=w_q.dtype) if bias is None else as_array("bias", bias, 1)
     _check_additive_shapes(queries, keys, values, w_q, w_k, v_a, bias)
     dtype = float_dtype(queries, keys, values, w_q, w_k, v_a, bias)
     # 1) project query and keys into the alignment space and combine through tanh
-    hidden = (queries @ w_q)[:, None, :] + (keys @ w_k)[None, :, :] + bias  # (t_q, t_k, d_a)
-    features = np.tanh(hidden).astype(dtype, copy=False)
-    # 2) score, 3) mask, 4) normalise over the keys, 5) context
-    scores = features @ v_a.astype(dtype, copy=False)  # (t_q, t_k)
+    with np.errstate(over="ignore", invalid="ignore"):
+        hidden = (queries @ w_q)[:, None, :] + (keys @ w_k)[None, :, :] + bias  # (t_q, t_k, d_a)
+        features = np.tanh(hidden).astype(dtype, copy=False)
+        # 2) score, 3) mask, 4) normalise over the keys, 5) context
+        scores = features @ v_a.astype(dtype, copy=False)  # (t_q, t_k)
+    if not np.all(np.isfinite(scores)):  # tanh(±inf) = ±1 is fine; inf − inf and huge v_a are not
+        raise ValueError("the additive-attention scores overflow the floating-point range; use "
+                         "smaller values in the query, keys, w_q, w_k, bias or v_a")
     full_mask = as_mask("mask", mask, scores.shape)
     masked = scores if full_mask.all() else np.where(full_mask, scores, -np.inf)
     weights = softmax(masked.astype(dtype, copy=False), axis=-1)
@@ -111,7 +115,7 @@ def additive_attention(query, keys, values, w_q, w_k, v_a, *, bias=None,
     if single:
         features, scores, masked, weights, output, full_mask = (
             a[0] for a in (features, scores, masked, weights, output, full_mask))
-    _frozen(features, scores, weights, output)
+    _frozen(features, scores, masked, weights, output)
     return AdditiveResult(features, scores, masked, weights, output, mask=full_mask)
 
 
@@ -154,12 +158,18 @@ def attention_pooling(x, w, b=0.0) -> PoolingResult:
     w = w.reshape(-1)
     if w.shape[0] != x.shape[1]:
         raise ValueError(f"w length ({w.shape[0]}) must equal x's width d ({x.shape[1]})")
+    b_in = b
     b = as_array("b", b, (0, 1, 2)).reshape(-1)
     if b.shape[0] not in (1, x.shape[0]):
         raise ValueError(f"b must be one number or one per time step ({x.shape[0]}), "
                          f"got {b.shape[0]} values")
-    dtype = float_dtype(x, w, b)
-    scores = np.tanh(x @ w + b).astype(dtype, copy=False)  # (t,)
+    # a scalar bias (the default 0.0) does not promote float32 inputs, as in NumPy (NEP 50)
+    dtype = float_dtype(x, w, b) if np.ndim(b_in) else float_dtype(x, w)
+    with np.errstate(over="ignore", invalid="ignore"):
+        scores = np.tanh(x @ w + b).astype(dtype, copy=False)  # (t,)
+    if not np.all(np.isfinite(scores)):  # x @ w can be inf − inf = NaN
+        raise ValueError("the pooling scores x · w overflow the floating-point range; use "
+                         "smaller values in x or w")
     weights = softmax(scores, axis=0)
     output = (weights @ x).astype(dtype, copy=False)  # (d,)
     _frozen(scores, weights, output)

@@ -21,8 +21,9 @@ from attnviz.masks import causal_mask
 
 Array = NDArray[np.floating]
 
-# Scores whose magnitude may exceed this are checked for overflow before the softmax.
-_OVERFLOW_GUARD = 1e300
+# Scores whose magnitude may exceed this fraction of their dtype's largest number are checked for
+# overflow before the softmax (float64: ~1.8e300; float32: ~3.4e30).
+_OVERFLOW_MARGIN = 1e-8
 
 
 @dataclass(frozen=True, eq=False)
@@ -122,7 +123,8 @@ def softmax(x: Array, axis: int = -1) -> Array:
     # 1) subtract the row maximum so exp never overflows
     row_max = np.max(x, axis=axis, keepdims=True)
     row_max = np.where(np.isfinite(row_max), row_max, 0.0)  # all −inf slice: leave it −inf
-    e = np.subtract(x, row_max, dtype=x.dtype)
+    with np.errstate(over="ignore"):  # x − max below −max_float is −inf: weight 0, as it should
+        e = np.subtract(x, row_max, dtype=x.dtype)
     np.exp(e, out=e)
     # 2) normalise; an all-zero slice stays zero
     total = e.sum(axis=axis, keepdims=True)
@@ -151,7 +153,10 @@ def _attend(q: Array, k: Array, v: Array, mask: NDArray[np.bool_], scale: float,
         scores = q @ np.swapaxes(k, -1, -2)  # (..., t_q, t_k)
         # 2) scale and apply temperature (one multiplication; no copy when the factor is 1)
         scaled = scores if factor == 1.0 else scores * scores.dtype.type(factor)
-    if bound > _OVERFLOW_GUARD and not np.all(np.isfinite(scaled)):
+    guard = float(np.finfo(scaled.dtype).max) * _OVERFLOW_MARGIN
+    # `not (... <= ...)` also checks when the bound is NaN (0 · inf); a factor beyond the guard
+    # may itself overflow the dtype (then 0 · inf = NaN even for zero scores)
+    if not (bound <= guard and factor <= guard) and not np.all(np.isfinite(scaled)):
         raise ValueError(
             "the attention scores overflow the floating-point range; use smaller values in "
             "q and k (or the embeddings and weights), a smaller scale or a larger temperature"
@@ -209,7 +214,8 @@ def scaled_dot_product_attention(q, k, v, *, mask=None, scale: float | None = No
 def _single(q: Array, k: Array, v: Array, mask, scale, temperature) -> AttentionResult:
     """Shared tail of the single-head entry points: cast, resolve settings, attend."""
     dtype = float_dtype(q, k, v)
-    q, k, v = (a.astype(dtype, copy=False) for a in (q, k, v))
+    # copies: the result is frozen below and must neither freeze nor alias the caller's arrays
+    q, k, v = (a.astype(dtype, copy=True) for a in (q, k, v))
     scale = _resolve_scale(scale, q.shape[1])
     temperature = check_positive("temperature", temperature)
     full_mask = as_mask("mask", mask, (q.shape[0], k.shape[0]))
@@ -239,8 +245,18 @@ def _project(x_q, x_kv, w_q, w_k, w_v) -> tuple[Array, Array, Array]:
             f"and {w_k.shape[1]}"
         )
     dtype = float_dtype(x_q, x_kv, w_q, w_k, w_v)
-    return ((x_q @ w_q).astype(dtype, copy=False), (x_kv @ w_k).astype(dtype, copy=False),
-            (x_kv @ w_v).astype(dtype, copy=False))
+    return (_product("q = x_q @ w_q", x_q, w_q, dtype),
+            _product("k = x_kv @ w_k", x_kv, w_k, dtype),
+            _product("v = x_kv @ w_v", x_kv, w_v, dtype))
+
+
+def _product(what: str, a: Array, b: Array, dtype: np.dtype) -> Array:
+    """``a @ b`` in ``dtype``; a ValueError (not a RuntimeWarning or inf) if it overflows."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = (a @ b).astype(dtype, copy=False)
+    if not np.all(np.isfinite(out)):
+        raise ValueError(f"{what} overflows the floating-point range; use smaller values")
+    return out
 
 
 def self_attention(x, w_q, w_k, w_v, *, mask=None, causal: bool = False,
@@ -358,7 +374,7 @@ def multi_head_attention(x_q, x_kv, w_q, w_k, w_v, w_o=None, *, n_heads: int, ma
             raise ValueError(
                 f"w_o must have n_heads·d_v = {concat.shape[1]} rows, got shape {w_o.shape}"
             )
-        output = (concat @ w_o).astype(concat.dtype, copy=False)
+        output = _product("output = concat @ w_o", concat, w_o, concat.dtype)
     _frozen(q, k, v, qh, kh, vh, scores, scaled, masked, weights, head_outputs, concat, output)
     heads = tuple(
         AttentionResult(qh[h], kh[h], vh[h], scores[h], scaled[h], masked[h], weights[h],
@@ -391,4 +407,9 @@ def mix_heads(head_outputs, head_weights) -> Array:
             f"head_weights must have one weight per head ({head_outputs.shape[0]}), "
             f"got {head_weights.shape[0]}"
         )
-    return np.tensordot(head_weights, head_outputs, axes=1)  # (t_q, d_v)
+    with np.errstate(over="ignore", invalid="ignore"):
+        mixed = np.tensordot(head_weights, head_outputs, axes=1)  # (t_q, d_v)
+    if not np.all(np.isfinite(mixed)):
+        raise ValueError("the mixed head outputs overflow the floating-point range; use smaller "
+                         "head outputs or head weights")
+    return mixed

@@ -48,9 +48,10 @@ def init_weights(kind: str, shapes: Sequence[tuple[int, int]], *,
         raise ValueError(f"kind must be one of {', '.join(INIT_KINDS)}; got {kind!r}")
     checked = []
     for i, shape in enumerate(shapes):
-        if len(tuple(shape)) != 2:
+        dims = tuple(shape) if isinstance(shape, (tuple, list, np.ndarray)) else ()
+        if len(dims) != 2:
             raise ValueError(f"shapes[{i}] must be (rows, cols), got {shape!r}")
-        checked.append(tuple(check_count(f"shapes[{i}] size", n) for n in shape))
+        checked.append(tuple(check_count(f"shapes[{i}] size", n) for n in dims))
     seed = check_count("seed", seed, minimum=0)
     if kind == "randint":
         return _draw_randint(checked, seed)

@@ -316,6 +316,7 @@ def resize(scenario: Scenario, *, t: int | None = None, d_model: int | None = No
     if d_model is not None and scenario.w_o.shape[1:] == (scenario.d_model,):
         d_out = dm  # W_O maps back to d_model: follow it
     d_a = scenario.w_a_q.shape[1] if scenario.w_a_q.ndim == 2 else 0
+    t_k = ts if (scenario.direct or scenario.spec.uses_source) else t  # keys: source or main
     changes = dict(
         tokens=_fit_tokens(scenario.tokens, t, "tok"),
         x=_fit(scenario.x, t, dm), w_q=_fit(scenario.w_q, dm, dk), w_k=_fit(scenario.w_k, dm, dk),
@@ -325,10 +326,9 @@ def resize(scenario: Scenario, *, t: int | None = None, d_model: int | None = No
         w_a_q=_fit(scenario.w_a_q, dm, d_a), w_a_k=_fit(scenario.w_a_k, dm, d_a),
         pool_w=_fit(scenario.pool_w, dm) if scenario.pool_w.size else scenario.pool_w,
         pool_b=_fit(scenario.pool_b, t) if scenario.pool_b.size else scenario.pool_b,
-        valid_len=min(scenario.valid_len, t),
+        valid_len=min(scenario.valid_len, t_k),  # padding counts keys
     )
     if scenario.custom_mask is not None:
-        t_k = ts if (scenario.direct or scenario.spec.uses_source) else t
         changes["custom_mask"] = _fit(scenario.custom_mask.astype(float), t, t_k,
                                       fill=1.0).astype(bool)
     if scenario.direct:

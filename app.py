@@ -1,0 +1,18 @@
+"""attnviz — the frame: page config, navigation over pages/, the shared sidebar."""
+
+import streamlit as st
+
+from attnviz.ui import sidebar, state
+
+st.set_page_config(page_title="attnviz", page_icon="🔍", layout="wide")
+state.init_state()
+
+PAGES = [
+    # one line per page; no icons (emoji need a font that offline machines may lack)
+    st.Page("pages/home.py", title="Home", default=True),
+    st.Page("pages/playground.py", title="Playground"),
+]
+
+navigation = st.navigation(PAGES)
+sidebar.render()
+navigation.run()

@@ -1,0 +1,175 @@
+"""Widgets that edit the shared scenario, reused by every page.
+
+Each function draws its widgets (keys prefixed by the page, tied to the editor generation via
+``state.vkey``), applies what the user changed to the scenario in session state, and reports
+bad input in the page with a message instead of an exception.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import streamlit as st
+
+from attnviz import limits, text
+from attnviz.attention import valid_head_counts
+from attnviz.initializers import INIT_KINDS, init_weights
+from attnviz.registry import VARIANTS
+from attnviz.scenario import Scenario, ScenarioResult, resize, run_scenario
+from attnviz.ui import state
+from attnviz.ui.editors import matrix_editor
+
+
+def dims(prefix: str, n: int) -> list[str]:
+    """Column labels for n dimensions: ``d0, d1, ...`` (``prefix`` replaces ``d``)."""
+    return [f"{prefix}{j}" for j in range(n)]
+
+
+def parse_tokens(raw: str) -> tuple[str, ...] | None:
+    """Split a space-separated token string; report empty input or over-long labels."""
+    tokens = tuple(raw.split())
+    if not tokens:
+        st.error("Enter at least one token (separated by spaces); the previous tokens are kept.")
+        return None
+    if len(tokens) > limits.MAX_TOKENS:
+        st.error(f"At most {limits.MAX_TOKENS} tokens can be edited; you entered {len(tokens)}. "
+                 "The previous tokens are kept.")
+        return None
+    if any(len(t) > limits.MAX_LABEL_CHARS for t in tokens):
+        st.warning(f"Token labels are cut to {limits.MAX_LABEL_CHARS} characters.")
+        tokens = tuple(t[: limits.MAX_LABEL_CHARS] for t in tokens)
+    return tokens
+
+
+def token_controls(prefix: str, scenario: Scenario, *, source: bool = False) -> Scenario:
+    """A text box of space-separated tokens; a different count resizes the sequence."""
+    current = scenario.source_tokens if source else scenario.tokens
+    label = "Source tokens (keys/values)" if source else "Tokens (separated by spaces)"
+    raw = st.text_input(label, " ".join(current), key=state.vkey(f"{prefix}_tokens"),
+                        help=f"Up to {limits.MAX_TOKENS} tokens; the same word may appear twice.")
+    tokens = parse_tokens(raw)
+    if tokens is None or tokens == current:
+        return scenario
+    field = "source_tokens" if source else "tokens"
+    size = {"t_source" if source else "t": len(tokens)}
+    new = resize(scenario, **size) if len(tokens) != len(current) else scenario
+    state.set_scenario(replace(new, **{field: tokens}), reset_editors=True)
+    st.rerun()
+    return scenario
+
+
+def size_controls(prefix: str, scenario: Scenario) -> Scenario:
+    """Number inputs for d_model and the projection widths; values that still fit are kept."""
+    c1, c2, c3 = st.columns(3)
+    d_model = c1.number_input("d_model", 1, limits.MAX_D_MODEL, scenario.d_model,
+                              key=state.vkey(f"{prefix}_d_model"),
+                              help=f"Embedding width, 1 to {limits.MAX_D_MODEL}.")
+    d_k = c2.number_input("Q/K width", 1, limits.MAX_WIDTH, int(scenario.w_q.shape[1]),
+                          key=state.vkey(f"{prefix}_d_k"), help="n_heads · d_k")
+    d_v = c3.number_input("V width", 1, limits.MAX_WIDTH, int(scenario.w_v.shape[1]),
+                          key=state.vkey(f"{prefix}_d_v"), help="n_heads · d_v")
+    sizes = dict(d_model=int(d_model), d_k=int(d_k), d_v=int(d_v))
+    if (sizes["d_model"], sizes["d_k"], sizes["d_v"]) != (
+            scenario.d_model, scenario.w_q.shape[1], scenario.w_v.shape[1]):
+        state.set_scenario(resize(scenario, **sizes), reset_editors=True)
+        st.rerun()
+    return scenario
+
+
+def embedding_editor(prefix: str, scenario: Scenario, *, source: bool = False) -> Scenario:
+    """Edit X (or the source embeddings) cell by cell."""
+    tokens = scenario.source_tokens if source else scenario.tokens
+    matrix = scenario.source_x if source else scenario.x
+    name = "source X" if source else "X (embeddings)"
+    new = matrix_editor(name, matrix, key=f"{prefix}_{'src_x' if source else 'x'}",
+                        row_labels=[f"{i}:{t}" for i, t in enumerate(tokens)],
+                        col_labels=dims("d", matrix.shape[1]))
+    if not np.array_equal(new, matrix):
+        scenario = state.update(**{"source_x" if source else "x": new})
+    return scenario
+
+
+def weight_editors(prefix: str, scenario: Scenario, *, with_w_o: bool = False) -> Scenario:
+    """Tabs with W_Q, W_K, W_V (and W_O), plus regeneration with an initialiser and a seed."""
+    names = ["w_q", "w_k", "w_v"] + (["w_o"] if with_w_o else [])
+    tabs = st.tabs([n.upper().replace("W_", "W_") for n in names])
+    changes = {}
+    for tab, name in zip(tabs, names, strict=True):
+        with tab:
+            matrix = getattr(scenario, name)
+            rows = dims("v", matrix.shape[0]) if name == "w_o" else dims("d", matrix.shape[0])
+            cols = dims(name[-1] if name != "w_o" else "o", matrix.shape[1])
+            new = matrix_editor(name.upper(), matrix, key=f"{prefix}_{name}",
+                                row_labels=rows, col_labels=cols)
+            if not np.array_equal(new, matrix):
+                changes[name] = new
+    if changes:
+        scenario = state.update(**changes)
+    c1, c2, c3 = st.columns([2, 1, 1], vertical_alignment="bottom")
+    kind = c1.selectbox("Initialiser", INIT_KINDS, format_func=text.INIT_KINDS.get,
+                        key=f"{prefix}_init_kind")
+    seed = c2.number_input("Seed", 0, 2**31 - 1, 42, key=f"{prefix}_init_seed")
+    if c3.button("Regenerate", key=f"{prefix}_regenerate",
+                 help="Draw new W_Q, W_K, W_V with this initialiser and seed"):
+        shapes = [scenario.w_q.shape, scenario.w_k.shape, scenario.w_v.shape]
+        w_q, w_k, w_v = init_weights(kind, shapes, seed=int(seed))
+        state.set_scenario(state.update(w_q=w_q, w_k=w_k, w_v=w_v), reset_editors=True)
+        st.rerun()
+    return scenario
+
+
+def variant_picker(prefix: str, scenario: Scenario) -> Scenario:
+    """Choose the attention variant from the registry; shows its description and formula."""
+    keys = list(VARIANTS)
+    pick, formula = st.columns([1, 2], vertical_alignment="center")
+    key = pick.selectbox("Attention variant", keys, index=keys.index(scenario.variant),
+                         format_func=lambda k: VARIANTS[k].name,
+                         key=state.vkey(f"{prefix}_variant"))
+    if key != scenario.variant:
+        scenario = state.update(variant=key)
+    pick.caption(VARIANTS[key].description)
+    formula.latex(VARIANTS[key].formula)
+    return scenario
+
+
+def settings_controls(prefix: str, scenario: Scenario) -> Scenario:
+    """Scale mode, custom scale, temperature, positional encoding, heads."""
+    changes = {}
+    c1, c2 = st.columns(2)
+    fixed_scale = "scale" in scenario.spec.fixed
+    modes = list(text.SCALE_MODES)
+    mode = c1.radio("Scale", modes, index=modes.index(scenario.scale_mode),
+                    format_func=text.SCALE_MODES.get, horizontal=True,
+                    key=state.vkey(f"{prefix}_scale_mode"), disabled=fixed_scale,
+                    help="Unscaled by definition for this variant" if fixed_scale else None)
+    changes["scale_mode"] = mode
+    if mode == "custom":
+        changes["custom_scale"] = c2.number_input(
+            "Custom scale", 0.0, 100.0, float(scenario.custom_scale), step=0.05,
+            key=state.vkey(f"{prefix}_custom_scale"))
+    changes["temperature"] = st.slider(
+        "Temperature τ (divides the scaled scores)", 0.05, 5.0, float(scenario.temperature),
+        step=0.05, key=state.vkey(f"{prefix}_temperature"))
+    if not scenario.direct:
+        changes["use_pe"] = st.toggle("Add sinusoidal positional encoding to X",
+                                      scenario.use_pe, key=state.vkey(f"{prefix}_use_pe"))
+    if scenario.spec.kind == "multi_head":
+        choices = [h for h in valid_head_counts(scenario.w_q.shape[1], limits.MAX_HEADS)
+                   if scenario.w_v.shape[1] % h == 0]
+        n = scenario.n_heads if scenario.n_heads in choices else choices[-1]
+        changes["n_heads"] = st.select_slider(
+            "Heads (must divide the Q/K and V widths)", choices, value=n,
+            key=state.vkey(f"{prefix}_n_heads"))
+    if any(getattr(scenario, k) != v for k, v in changes.items()):
+        scenario = state.update(**changes)
+    return scenario
+
+
+def compute(scenario: Scenario) -> ScenarioResult | None:
+    """Run the scenario; on bad input show the core's message and return None."""
+    try:
+        return run_scenario(scenario)
+    except ValueError as exc:
+        st.error(f"Cannot compute this scenario: {exc}.")
+        return None

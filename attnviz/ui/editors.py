@@ -1,0 +1,81 @@
+"""Matrix editors: ``st.data_editor`` over a float64 frame, with a base snapshot.
+
+The editor is never fed its own output (edits would get lost, streamlit #7749): each editor
+keeps the matrix it started from (its *base*) in session state and Streamlit applies the user's
+edits on top. A new editor generation (``state.editor_version``) or a widget Streamlit has
+dropped (after a page switch) starts again from the current scenario, which holds every edit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from attnviz.ui import state
+
+
+def _frame(matrix: np.ndarray, row_labels: Sequence[str],
+           col_labels: Sequence[str]) -> pd.DataFrame:
+    """A float64 DataFrame (integer frames would truncate typed decimals)."""
+    return pd.DataFrame(np.asarray(matrix, dtype=np.float64), index=list(row_labels),
+                        columns=list(col_labels))
+
+
+def matrix_editor(label: str, matrix: np.ndarray, *, key: str, row_labels: Sequence[str],
+                  col_labels: Sequence[str], disabled: bool = False) -> np.ndarray:
+    """Show an editable matrix and return its current values.
+
+    Cells left empty or holding NaN/±inf keep their previous value, and a warning names them,
+    so one bad cell never throws away the user's other edits.
+
+    Parameters
+    ----------
+    label : str
+        Shown above the grid.
+    matrix : ndarray of shape (rows, cols)
+        The current value (from the scenario).
+    key : str
+        Page-prefixed widget key; the editor generation is appended.
+
+    Returns
+    -------
+    ndarray of shape (rows, cols)
+        The edited matrix (equal to ``matrix`` when nothing was edited).
+    """
+    matrix = np.atleast_2d(np.asarray(matrix, dtype=np.float64))
+    widget_key = f"{key}_v{state.editor_version()}"
+    base_key = f"_base_{widget_key}"
+    stored = st.session_state.get(base_key)
+    if widget_key not in st.session_state or stored is None or stored.shape != matrix.shape:
+        st.session_state[base_key] = matrix.copy()  # new or dropped widget: start from scenario
+    base = st.session_state[base_key]
+    edited = st.data_editor(
+        _frame(base, row_labels, col_labels), key=widget_key, num_rows="fixed",
+        width="stretch", disabled=disabled,
+        column_config={c: st.column_config.NumberColumn(c, format="%.4g")
+                       for c in col_labels},
+    )
+    return _accept(label, edited, matrix, row_labels, col_labels)
+
+
+def _accept(label: str, edited: pd.DataFrame, previous: np.ndarray,
+            row_labels: Sequence[str], col_labels: Sequence[str]) -> np.ndarray:
+    """Numbers from the editor; non-finite or empty cells fall back to ``previous``."""
+    values = pd.DataFrame(edited).apply(pd.to_numeric, errors="coerce").to_numpy(
+        dtype=np.float64, na_value=np.nan)
+    if values.shape != previous.shape:
+        st.error(f"{label}: expected a {previous.shape[0]}×{previous.shape[1]} matrix, got "
+                 f"{values.shape[0]}×{values.shape[1]}; the previous values are kept.")
+        return previous
+    bad = ~np.isfinite(values)
+    if bad.any():
+        cells = ", ".join(f"({row_labels[r]}, {col_labels[c]})"
+                          for r, c in np.argwhere(bad)[:5])
+        more = "" if bad.sum() <= 5 else f" and {int(bad.sum()) - 5} more"
+        st.warning(f"{label}: cell {cells}{more} is empty or not a finite number; its previous "
+                   "value is kept. Enter a number (e.g. 0.5 or -2).")
+        values = np.where(bad, previous, values)
+    return values

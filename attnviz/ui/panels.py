@@ -1,0 +1,39 @@
+"""Show a matrix the same way on every page: title, formula, one-line explanation, heatmap."""
+
+from __future__ import annotations
+
+import re
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from attnviz.ui import state
+
+
+def chart_config(filename: str) -> dict:
+    """Plotly toolbar: PNG export at 2× with a meaningful file name, no logo, offline."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", filename).strip("_") or "attnviz"
+    return {
+        "displaylogo": False,
+        "toImageButtonOptions": {"format": "png", "filename": f"attnviz_{safe}", "scale": 2},
+        "modeBarButtonsToRemove": ["lasso2d", "select2d"],
+    }
+
+
+def show_figure(fig: go.Figure, *, key: str, filename: str | None = None, **kwargs):
+    """``st.plotly_chart`` with the shared toolbar config; bigger in presenter mode."""
+    if state.presenter():
+        fig.update_layout(font=dict(size=18), height=int((fig.layout.height or 300) * 1.3))
+    return st.plotly_chart(fig, key=key, width="stretch", theme=None,
+                           config=chart_config(filename or key), **kwargs)
+
+
+def matrix_panel(title: str, fig: go.Figure, *, key: str, formula: str = "",
+                 explanation: str = "", **kwargs):
+    """A subheader, the formula (LaTeX), a one-line explanation and the heatmap."""
+    st.markdown(f"**{title}**")
+    if formula:
+        st.latex(formula)
+    if explanation:
+        st.caption(explanation)
+    return show_figure(fig, key=key, filename=title, **kwargs)

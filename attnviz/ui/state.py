@@ -1,0 +1,87 @@
+"""The one place that names session-state keys and their defaults.
+
+The scenario (tokens, embeddings, weights, variant, settings) lives in
+``st.session_state[SCENARIO]`` and is shared by every page, so switching pages never loses an
+edit. Editors are keyed with ``EDITOR_VERSION``: replacing the scenario from outside (a preset,
+a resize, an upload) bumps the version so every editor restarts from the new values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import streamlit as st
+from streamlit.runtime.pages_manager import PagesManager
+
+from attnviz.presets import PRESETS, default_scenario
+from attnviz.scenario import Scenario
+
+SCENARIO = "scenario"
+EDITOR_VERSION = "editor_version"
+PRESENTER = "presenter_mode"
+PRESET_CHOICE = "sidebar_preset"
+
+
+def use_app_frame() -> None:
+    """Make every run go through app.py, including a page URL opened directly.
+
+    Streamlit 1.67 still runs ``pages/x.py`` on its own (legacy multipage mode, no app.py,
+    so no sidebar or page config) while a ``pages/`` folder exists and app.py has not yet
+    switched that mode off in this server process. Switch it off and rerun through app.py.
+    """
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
+def init_state() -> None:
+    """Create the shared keys with their defaults (idempotent: ``setdefault``)."""
+    use_app_frame()
+    if SCENARIO not in st.session_state:
+        st.session_state[SCENARIO] = default_scenario()
+    st.session_state.setdefault(EDITOR_VERSION, 0)
+    st.session_state.setdefault(PRESENTER, False)
+
+
+def get_scenario() -> Scenario:
+    """The current scenario."""
+    init_state()
+    return st.session_state[SCENARIO]
+
+
+def set_scenario(scenario: Scenario, *, reset_editors: bool = False) -> None:
+    """Store a new scenario; ``reset_editors`` restarts every matrix editor from its values."""
+    st.session_state[SCENARIO] = scenario
+    if reset_editors:
+        st.session_state[EDITOR_VERSION] = st.session_state.get(EDITOR_VERSION, 0) + 1
+
+
+def update(**changes) -> Scenario:
+    """Replace some fields of the scenario (edits typed by the user: editors keep their state)."""
+    scenario = replace(get_scenario(), **changes)
+    set_scenario(scenario)
+    return scenario
+
+
+def load_preset(key: str) -> Scenario:
+    """Load a preset as the whole scenario and reset the editors."""
+    scenario = PRESETS[key].build()
+    set_scenario(scenario, reset_editors=True)
+    return scenario
+
+
+def editor_version() -> int:
+    """The current editor generation (part of every editor's key)."""
+    init_state()
+    return st.session_state[EDITOR_VERSION]
+
+
+def presenter() -> bool:
+    """True in presenter mode (bigger type, editors collapsed)."""
+    return bool(st.session_state.get(PRESENTER, False))
+
+
+def vkey(name: str) -> str:
+    """A widget key tied to the editor generation: the widget restarts from the scenario's
+    value whenever the scenario is replaced from outside (preset, resize, upload)."""
+    return f"{name}_v{editor_version()}"

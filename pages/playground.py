@@ -1,0 +1,89 @@
+"""Playground: edit tokens, embeddings and weights, pick a variant, see every matrix."""
+
+import streamlit as st
+
+from attnviz import text
+from attnviz.attention import MultiHeadResult
+from attnviz.figures import heatmap, mask_figure
+from attnviz.ui import controls, state
+from attnviz.ui.panels import matrix_panel
+
+st.header("Playground")
+scenario = state.get_scenario()
+if scenario.title:
+    st.caption(f"{scenario.title} — {scenario.description}")
+
+scenario = controls.variant_picker("pg", scenario)
+inputs, views = st.columns([5, 7], gap="large")
+with inputs:
+    with st.expander("Tokens and embeddings", expanded=not state.presenter()):
+        if scenario.direct:
+            st.info("This scenario gives Q, K and V directly (as the seed notebook does); "
+                    "edit them on the Step by step page or load another preset.")
+        else:
+            scenario = controls.token_controls("pg", scenario)
+            controls.size_controls("pg", scenario)
+            scenario = controls.embedding_editor("pg", scenario)
+            if scenario.spec.uses_source:
+                scenario = controls.token_controls("pg", scenario, source=True)
+                scenario = controls.embedding_editor("pg", scenario, source=True)
+    if not scenario.direct and scenario.spec.kind != "additive":
+        with st.expander("Weight matrices", expanded=not state.presenter()):
+            scenario = controls.weight_editors("pg", scenario,
+                                               with_w_o=scenario.spec.kind == "multi_head")
+    with st.expander("Settings", expanded=True):
+        scenario = controls.settings_controls("pg", scenario)
+
+result = controls.compute(scenario)
+with views:
+    if result is not None:
+        att = result.attention
+        q_lab, k_lab = result.q_labels, result.k_labels
+        M = text.MATRICES
+
+        def panel(name, z, x_labels, y_labels, **kw):
+            """One matrix with its title, formula and explanation from attnviz.text."""
+            title, formula, why = M[name]
+            fig = heatmap(z, x_labels, y_labels, **kw)
+            matrix_panel(title, fig, key=f"pg_fig_{name}", formula=formula, explanation=why)
+
+        if not scenario.direct:
+            x_name = "x_pe" if result.pe is not None else "x"
+            panel(x_name, result.x, [f"d{j}" for j in range(result.x.shape[1])], q_lab,
+                  y_title="token", x_title="dimension")
+        if scenario.spec.kind != "additive":
+            c1, c2, c3 = st.columns(3)
+            for col, name in zip((c1, c2, c3), ("q", "k", "v"), strict=True):
+                with col:
+                    z = getattr(att, name)
+                    panel(name, z, [f"{name}{j}" for j in range(z.shape[1])],
+                          q_lab if name == "q" else k_lab)
+        if isinstance(att, MultiHeadResult):
+            st.markdown("**Attention weights per head** (shared 0–1 scale)")
+            for col, h in zip(st.columns(att.n_heads), range(att.n_heads), strict=True):
+                with col:
+                    fig = heatmap(att.weights[h], k_lab, q_lab, kind="weights",
+                                  title=f"head {h}", show_text=att.n_heads <= 2)
+                    matrix_panel(f"head {h}", fig, key=f"pg_fig_head_{h}")
+            panel("concat", att.concat, [f"c{j}" for j in range(att.concat.shape[1])], q_lab)
+            panel("mha_output", att.output, [f"o{j}" for j in range(att.output.shape[1])],
+                  q_lab)
+        else:
+            score_name = "additive_scores" if scenario.spec.kind == "additive" else "scores"
+            c1, c2 = st.columns(2)
+            with c1:
+                panel(score_name, att.scores, k_lab, q_lab, y_title="query", x_title="key")
+            with c2:
+                if hasattr(att, "scaled"):
+                    panel("scaled", att.scaled, k_lab, q_lab, y_title="query", x_title="key")
+            c1, c2 = st.columns(2)
+            with c1:
+                title, formula, why = M["mask"]
+                matrix_panel(title, mask_figure(result.mask, k_lab, q_lab), key="pg_fig_mask",
+                             formula=formula, explanation=why)
+            with c2:
+                panel("masked", att.masked, k_lab, q_lab, y_title="query", x_title="key")
+            panel("weights", att.weights, k_lab, q_lab, kind="weights", y_title="query",
+                  x_title="key")
+            out = att.output
+            panel("output", out, [f"o{j}" for j in range(out.shape[-1])], q_lab)
