@@ -1,0 +1,71 @@
+"""Shared helpers for AppTest page tests: start the app, open a page, read chart data."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "app.py")
+
+
+def open_page(page: str | None = None, *, timeout: float = 30) -> AppTest:
+    """Run app.py, then switch to ``pages/<page>.py`` (None = Home); fail on any exception."""
+    at = AppTest.from_file(APP, default_timeout=timeout).run()
+    if page:
+        at.switch_page(f"pages/{page}.py").run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+def decode(value):
+    """Turn plotly's base64 typed arrays ({"dtype", "bdata", "shape"}) back into numpy."""
+    if isinstance(value, dict) and "bdata" in value:
+        arr = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        shape = value.get("shape")
+        if shape:
+            dims = [int(s) for s in str(shape).split(",")] if isinstance(shape, str) else shape
+            arr = arr.reshape(dims)
+        return arr
+    return np.asarray(value)
+
+
+def chart_specs(at: AppTest) -> list[dict]:
+    """Every plotly chart of the current run as a decoded-JSON figure dict."""
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def chart_z(at: AppTest, index: int, trace: int = 0) -> np.ndarray:
+    """The z matrix of the index-th plotly chart (first trace by default) as float64."""
+    return decode(chart_specs(at)[index]["data"][trace]["z"]).astype(np.float64)
+
+
+def chart_by_title(at: AppTest, title: str) -> dict:
+    """The first chart whose layout title text contains ``title``."""
+    for spec in chart_specs(at):
+        text = ((spec.get("layout") or {}).get("title") or {}).get("text") or ""
+        if title in text:
+            return spec
+    raise AssertionError(f"no chart titled {title!r}")
+
+
+def chart_keys(at: AppTest) -> list[str]:
+    """The ``key=`` of every chart, in page order (Streamlit ids end with "-<key>")."""
+    return [c.proto.id.split("-", 2)[-1] for c in at.get("plotly_chart")]
+
+
+def chart_z_by_key(at: AppTest, key: str, trace: int = 0) -> np.ndarray:
+    """The z matrix of the chart drawn with ``key=key``."""
+    keys = chart_keys(at)
+    assert key in keys, f"no chart with key {key!r}; charts: {keys}"
+    return chart_z(at, keys.index(key), trace)
+
+
+def edit_cells(at: AppTest, widget_key: str, edits: dict[int, dict[str, float]]) -> AppTest:
+    """Seed a data_editor's edits in session state (AppTest cannot type into the grid)."""
+    at.session_state[widget_key] = {"edited_rows": edits, "added_rows": [], "deleted_rows": []}
+    return at.run()
