@@ -11,6 +11,11 @@ PAGES = [
     # one line per page; no icons (emoji need a font that offline machines may lack)
     st.Page("pages/home.py", title="Home", default=True),
     st.Page("pages/playground.py", title="Playground"),
+    st.Page("pages/step_by_step.py", title="Step by step"),
+    st.Page("pages/masks.py", title="Masks"),
+    st.Page("pages/multi_head.py", title="Multi-head"),
+    st.Page("pages/positional_encoding.py", title="Positional encoding"),
+    st.Page("pages/encoder_decoder.py", title="Encoder–decoder & additive"),
 ]
 
 navigation = st.navigation(PAGES)

@@ -46,7 +46,8 @@ def token_controls(prefix: str, scenario: Scenario, *, source: bool = False) -> 
     """A text box of space-separated tokens; a different count resizes the sequence."""
     current = scenario.source_tokens if source else scenario.tokens
     label = "Source tokens (keys/values)" if source else "Tokens (separated by spaces)"
-    raw = st.text_input(label, " ".join(current), key=state.vkey(f"{prefix}_tokens"),
+    name = f"{prefix}_src_tokens" if source else f"{prefix}_tokens"
+    raw = st.text_input(label, " ".join(current), key=state.vkey(name),
                         help=f"Up to {limits.MAX_TOKENS} tokens; the same word may appear twice.")
     tokens = parse_tokens(raw)
     if tokens is None or tokens == current:

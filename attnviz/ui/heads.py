@@ -1,0 +1,85 @@
+"""Widgets and layout for the Multi-head page: the head-count control, grids, the head mix.
+
+The head count is bound to ``scenario.n_heads``: a valid count is written to the scenario, an
+invalid one (0, or one that does not divide the widths) shows a message and the page keeps
+drawing the last valid count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import streamlit as st
+
+from attnviz import limits, text
+from attnviz.attention import valid_head_counts
+from attnviz.scenario import Scenario
+from attnviz.ui import state
+from attnviz.ui.editors import matrix_editor
+from attnviz.ui.fitting import fit_vector
+
+
+def head_choices(scenario: Scenario) -> list[int]:
+    """Head counts (up to MAX_HEADS) that divide both the Q/K width and the V width."""
+    return [h for h in valid_head_counts(int(scenario.w_q.shape[1]), limits.MAX_HEADS)
+            if scenario.w_v.shape[1] % h == 0]
+
+
+def nearest(n: int, choices: list[int]) -> list[int]:
+    """The valid choices closest to n from below and above (one if they coincide)."""
+    below = [c for c in choices if c <= n]
+    above = [c for c in choices if c >= n]
+    return sorted({c for c in (below[-1:] + above[:1])})
+
+
+def fit_mix(mix: np.ndarray | None, n: int) -> np.ndarray:
+    """One weight per head: the stored weights that still fit, 1/n for new heads."""
+    return fit_vector(mix, n, 1.0 / n)
+
+
+def head_count_control(prefix: str, scenario: Scenario) -> tuple[Scenario, int]:
+    """A number input for the number of heads; returns the scenario and the count to draw.
+
+    The widget restarts from ``scenario.n_heads`` whenever the scenario is replaced or its
+    n_heads changed elsewhere (the Playground).
+    """
+    key = f"{prefix}_n_heads"
+    synced_key = f"_{key}_synced"
+    token = (state.editor_version(), scenario.n_heads)
+    if key not in st.session_state or st.session_state.get(synced_key) != token:
+        st.session_state[key] = int(scenario.n_heads)
+        st.session_state[synced_key] = token
+    choices = head_choices(scenario)
+    n = int(st.number_input("Number of heads h", min_value=0, max_value=limits.MAX_HEADS,
+                            step=1, key=key, help=text.MHA_HEADS_HELP))
+    dk, dv = int(scenario.w_q.shape[1]), int(scenario.w_v.shape[1])
+    if n in choices:
+        if n != scenario.n_heads:
+            mix = None if scenario.head_mix is None else fit_mix(scenario.head_mix, n)
+            scenario = state.update(n_heads=n, head_mix=mix)
+            st.session_state[synced_key] = (state.editor_version(), n)
+        return scenario, n
+    shown = scenario.n_heads if scenario.n_heads in choices else nearest(n, choices)[0]
+    template = text.MHA_ZERO_HEADS if n == 0 else text.MHA_BAD_HEADS
+    st.error(template.format(n=n, dk=dk, dv=dv, choices=", ".join(map(str, choices)),
+                             nearest=" or ".join(map(str, nearest(n, choices))), shown=shown))
+    return scenario, shown
+
+
+def grid(n: int, per_row: int = 4) -> Iterator:
+    """n containers laid out in rows of ``per_row`` equal columns (the last row left-aligned)."""
+    for start in range(0, n, per_row):
+        cols = st.columns(per_row)
+        yield from cols[: min(per_row, n - start)]
+
+
+def head_mix_editor(prefix: str, scenario: Scenario, n: int) -> np.ndarray:
+    """Edit seed 004's one-weight-per-head mix; edits are written to ``scenario.head_mix``."""
+    mix = fit_mix(scenario.head_mix, n)
+    new = matrix_editor("Head weights", mix[None, :], key=f"{prefix}_head_mix_{n}",
+                        row_labels=["w_h"], col_labels=[f"head {h}" for h in range(n)])[0]
+    if not np.array_equal(new, mix) or (scenario.head_mix is not None
+                                        and scenario.head_mix.shape != (n,)):
+        state.update(head_mix=new)
+    return new
