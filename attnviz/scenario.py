@@ -26,7 +26,9 @@ from attnviz.attention import (
     AttentionResult,
     MultiHeadResult,
     mix_heads,
+    multi_head_attention,
     scaled_dot_product_attention,
+    self_attention,
 )
 from attnviz.masks import causal_mask, padding_mask, window_mask
 from attnviz.positional import sinusoidal_positional_encoding
@@ -336,3 +338,91 @@ def resize(scenario: Scenario, *, t: int | None = None, d_model: int | None = No
                        k_in=_fit(scenario.k_in, ts, scenario.k_in.shape[1]),
                        v_in=_fit(scenario.v_in, ts, scenario.v_in.shape[1]))
     return replace(scenario, **changes)
+
+
+def run_multi_head(scenario: Scenario, n_heads: int | None = None) -> MultiHeadResult:
+    """Multi-head self-attention on the scenario's tokens, whatever variant it has chosen.
+
+    Uses x (+ PE when ``use_pe``), w_q, w_k, w_v, w_o, the user's mask (and the causal mask
+    when the variant is causal), the scale and the temperature of the scenario.
+
+    Parameters
+    ----------
+    scenario : Scenario
+    n_heads : int, optional
+        Overrides ``scenario.n_heads``.
+
+    Raises
+    ------
+    ValueError
+        In direct mode (no embeddings or weights), or when n_heads does not divide the widths.
+    """
+    if scenario.direct:
+        raise ValueError("multi-head attention needs token embeddings and weight matrices, but "
+                         "this scenario gives Q, K and V directly")
+    if not scenario.tokens:
+        raise ValueError("there are no tokens; add at least one token")
+    x, _ = _with_pe(np.asarray(scenario.x, dtype=float), scenario)
+    t = len(scenario.tokens)
+    return multi_head_attention(
+        x, None, scenario.w_q, scenario.w_k, scenario.w_v, scenario.w_o,
+        n_heads=scenario.n_heads if n_heads is None else n_heads,
+        mask=user_mask(scenario, t, t), scale=scale_of(scenario),
+        temperature=scenario.temperature, causal=bool(scenario.spec.fixed.get("causal", False)))
+
+
+@dataclass(frozen=True, eq=False)
+class PermutationCheck:
+    """Self-attention on the tokens and on the same tokens shuffled.
+
+    Attributes
+    ----------
+    perm : ndarray of int, shape (t,)
+        Shuffled position i holds original token ``perm[i]``.
+    output : ndarray of shape (t, d_v)
+        Output on the tokens in their order.
+    shuffled_output : ndarray of shape (t, d_v)
+        Output on ``x[perm]`` (plus the PE of the positions, when used).
+    unpermuted : ndarray of shape (t, d_v)
+        ``shuffled_output`` with its rows put back in the original order.
+    max_diff : float
+        max |unpermuted − output|: 0 without PE (attention is permutation-equivariant),
+        usually not 0 with PE.
+    """
+
+    perm: NDArray[np.intp]
+    output: Array
+    shuffled_output: Array
+    unpermuted: Array
+    max_diff: float
+
+
+def permutation_check(scenario: Scenario, perm, *, with_pe: bool) -> PermutationCheck:
+    """Shuffle the tokens, attend, un-shuffle the output rows, and compare.
+
+    Single-head self-attention with the scenario's W_Q, W_K, W_V, scale and temperature and no
+    mask (a causal mask is itself a statement about positions). With ``with_pe`` the PE of each
+    *position* (base ``scenario.pe_base``) is added after shuffling, as in a transformer.
+
+    Raises
+    ------
+    ValueError
+        In direct mode, or when ``perm`` is not a permutation of range(t).
+    """
+    if scenario.direct:
+        raise ValueError("the permutation demo needs token embeddings and weight matrices")
+    x = np.asarray(scenario.x, dtype=float)
+    perm = np.asarray(perm, dtype=np.intp)
+    if perm.shape != (x.shape[0],) or not np.array_equal(np.sort(perm), np.arange(x.shape[0])):
+        raise ValueError(f"perm must be a permutation of 0..{x.shape[0] - 1}")
+    shuffled = x[perm]
+    if with_pe:
+        pe = sinusoidal_positional_encoding(x.shape[0], x.shape[1], base=scenario.pe_base)
+        x, shuffled = x + pe, shuffled + pe
+    kw = dict(scale=scale_of(scenario), temperature=scenario.temperature)
+    out = self_attention(x, scenario.w_q, scenario.w_k, scenario.w_v, **kw).output
+    out_shuffled = self_attention(shuffled, scenario.w_q, scenario.w_k, scenario.w_v,
+                                  **kw).output
+    unpermuted = out_shuffled[np.argsort(perm)]
+    return PermutationCheck(perm, out, out_shuffled, unpermuted,
+                            float(np.max(np.abs(unpermuted - out), initial=0.0)))

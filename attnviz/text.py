@@ -72,3 +72,126 @@ MASK_KINDS = {"none": "no mask", "causal": "causal", "padding": "padding (valid 
               "window": "sliding window", "custom": "custom grid"}
 INIT_KINDS = {"randint": "random integers 0–2 (notebooks)", "normal": "normal N(0, 1)",
               "glorot_uniform": "Glorot uniform", "identity": "identity", "zeros": "zeros"}
+
+# --- Multi-head, Positional encoding, Encoder–decoder & additive pages -----------------------
+
+MHA_INTRO = (
+    "Multi-head attention cuts the columns of W_Q, W_K and W_V into h equal blocks. Each block "
+    "is one head: it computes its own weights and its own output with the same steps as "
+    "single-head attention. The heads' outputs are put side by side (concatenated) and "
+    "multiplied by W_O. This page always computes multi-head self-attention on the current "
+    "tokens, with the scenario's mask, scale and temperature, whatever variant is picked."
+)
+MHA_DIRECT = (
+    "This scenario gives Q, K and V directly, as its seed notebook does. Multi-head attention "
+    "needs token embeddings and the weight matrices W_Q, W_K, W_V (their columns are split into "
+    "heads), so there is nothing to split here. Load a scenario with embeddings and weights:"
+)
+MHA_HEADS_HELP = (
+    "The number of heads h must divide the Q/K width and the V width: each head gets "
+    "width / h columns."
+)
+# {n}, {dk}, {dv}, {choices}, {nearest}, {shown} are filled in by the page.
+MHA_BAD_HEADS = (
+    "{n} heads cannot split the Q/K width ({dk}) and the V width ({dv}) into equal blocks. "
+    "Valid choices: {choices}; nearest: {nearest}. Still showing {shown} heads."
+)
+MHA_ZERO_HEADS = (
+    "0 heads: attention needs at least 1 head. Valid choices for the Q/K width ({dk}) and the "
+    "V width ({dv}): {choices}; nearest: {nearest}. Still showing {shown} heads."
+)
+MHA_WEIGHTS = (
+    "One weights matrix per head, all on the same 0–1 colour scale: rows are queries, columns "
+    "keys. Different heads can attend to different tokens."
+)
+MHA_HEAD_OUTPUTS = "Each head's output O_h = A_h V_h (shared colour scale across the heads)."
+MHA_MIX = (
+    "Seed 004 combines the heads with one number per head instead of W_O: "
+    "output = Σ_h w_h · O_h. This needs every head to have the same width d_v and mixes them "
+    "column by column. Edit the weights below (default: the average, 1/h each)."
+)
+MHA_MIX_FORMULA = r"O_{\text{mix}} = \sum_{h} w_h\, O_h"
+MHA_WO_FORMULA = r"O = \mathrm{Concat}(O_1, \dots, O_h)\, W_O"
+
+PE_INTRO = (
+    "Attention itself does not know the order of the tokens: it compares every token with "
+    "every other one, wherever they stand. The sinusoidal positional encoding (Vaswani et al. "
+    "2017, §3.5) adds to each token a vector that depends only on its position: pairs of "
+    "sine and cosine waves whose wavelengths grow geometrically with the dimension."
+)
+PE_FORMULA = (
+    r"PE_{t,\,2i} = \sin\!\left(\frac{t}{\text{base}^{2i/d_{model}}}\right),\quad "
+    r"PE_{t,\,2i+1} = \cos\!\left(\frac{t}{\text{base}^{2i/d_{model}}}\right)"
+)
+PE_EXPLORE = (
+    "Explore the encoding on its own (these sliders do not change the scenario): rows are "
+    "positions, columns dimensions. Low dimensions oscillate fast, high dimensions slowly."
+)
+PE_BASE_TYPO = (
+    "Base 1000 is the value printed in seed 002's formula, a typo: the paper uses 10000. With "
+    "a smaller base the slow dimensions repeat sooner, so far-apart positions look more alike."
+)
+PE_LINES = "Chosen dimensions as curves over the positions: even columns are sines, odd cosines."
+PE_SIMILARITY = (
+    "PE·PEᵀ: the dot product of every pair of positions. It depends only on the distance "
+    "t − t': the diagonal is d_model/2 (sin² + cos² = 1 for each pair of columns) and nearby "
+    "positions have similar codes."
+)
+PE_SIMILARITY_FORMULA = r"S_{t t'} = PE_t \cdot PE_{t'} = \sum_i \cos\!\big(\omega_i (t - t')\big)"
+PE_COMPARE = (
+    "The attention weights of the current scenario (its tokens, weights, mask and variant) "
+    "computed without and with PE added to the embeddings, on the same 0–1 scale."
+)
+PE_COMPARE_HEAD = "Multi-head scenario: head 0 is shown."
+PE_DIRECT = (
+    "This scenario gives Q, K and V directly, so there are no embeddings to add PE to. Load a "
+    "preset with embeddings (for example 'The cat sat on the mat') to compare."
+)
+PE_PERMUTATION = (
+    "Shuffle the tokens and run self-attention again (the scenario's W_Q, W_K, W_V, scale and "
+    "temperature, no mask). Without PE every output row simply moves with its token: put the "
+    "rows back in the original order and they are identical. Attention alone cannot tell "
+    "'dog bites man' from 'man bites dog'. With PE the code of each position is added after "
+    "shuffling, so a token gets a different code and its output changes."
+)
+PE_ROUNDING = (
+    "Without PE the difference is 0 up to floating-point rounding (exactly {diff:.1e}): the "
+    "softmax sums run over the same numbers in another order."
+)
+PE_IDENTITY = "With a single token there is nothing to shuffle."
+
+ED_INTRO = (
+    "Encoder–decoder attention reads from two sequences: the queries come from the target "
+    "(the decoder, e.g. the French sentence being written) and the keys and values from the "
+    "source (the encoder, e.g. the English sentence). Row i of the weights says where target "
+    "token i looks in the source."
+)
+ED_DIRECT = (
+    "This scenario gives Q, K and V directly, as its seed notebook does. This page projects "
+    "token embeddings with weight matrices, so it needs a scenario that has them:"
+)
+ED_CROSS_FORMULA = (
+    r"A = \mathrm{softmax}\!\left(\frac{(X_{\text{tgt}}W_Q)(X_{\text{src}}W_K)^\top}"
+    r"{\sqrt{d_k}\,\tau}\right),\quad O = A\,X_{\text{src}}W_V"
+)
+ED_CROSS = "Rows are target tokens (queries), columns source tokens (keys); each row sums to 1."
+ED_ADDITIVE = (
+    "Bahdanau et al. (2014) score a pair with a small network instead of a dot product: project "
+    "the target token and the source token into an alignment space of size d_a, add, apply tanh "
+    "and take the dot product with v_a. The softmax over the source gives the weights and the "
+    "context vector of each target token is the weighted sum of the source embeddings."
+)
+ED_ADDITIVE_FORMULA = (
+    r"e_{ij} = v_a^\top \tanh\!\left(x^{\text{tgt}}_i W_q + x^{\text{src}}_j W_k\right),\quad "
+    r"\alpha_{ij} = \mathrm{softmax}_j(e_{ij}),\quad c_i = \sum_j \alpha_{ij}\, x^{\text{src}}_j"
+)
+ED_POOLING = (
+    "Seed 004's Keras Attention layer has no query at all: it scores each time step of one "
+    "sequence (here the target tokens) with a weight vector w and a bias per step, and returns "
+    "one context vector for the whole sequence (used there to classify a sentence)."
+)
+ED_POOLING_FORMULA = (
+    r"e_t = \tanh(x_t \cdot w + b_t),\quad \alpha_t = \frac{e^{e_t}}{\sum_{t'} e^{e_{t'}}},"
+    r"\quad c = \sum_t \alpha_t\, x_t"
+)
+ED_PE_ON = "Positional encoding is on: PE is added to the target and the source embeddings."

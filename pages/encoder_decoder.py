@@ -1,0 +1,140 @@
+"""Encoder–decoder & additive: cross-attention, Bahdanau's scores and attention pooling."""
+
+from dataclasses import replace
+
+import numpy as np
+import streamlit as st
+
+from attnviz import text
+from attnviz.additive import attention_pooling
+from attnviz.figures import heatmap
+from attnviz.positional import sinusoidal_positional_encoding
+from attnviz.presets import PRESETS
+from attnviz.ui import controls, state
+from attnviz.ui.editors import matrix_editor
+from attnviz.ui.fitting import fit_vector
+from attnviz.ui.panels import show_figure
+
+st.header("Encoder–decoder & additive attention")
+scenario = state.get_scenario()
+if scenario.title:
+    st.caption(f"{scenario.title} — {scenario.description}")
+st.write(text.ED_INTRO)
+
+if scenario.direct:
+    st.info(text.ED_DIRECT)
+    projected = [k for k, p in PRESETS.items() if not p.build().direct]
+    c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
+    choice = c1.selectbox("Preset", projected, index=projected.index("translation"),
+                          format_func=lambda k: PRESETS[k].title, key="ed_preset")
+    if c2.button("Load preset", key="ed_load_preset"):
+        state.load_preset(choice)
+        st.rerun()
+    st.stop()
+
+with st.expander("Target and source sequences", expanded=not state.presenter()):
+    controls.size_controls("ed", scenario)
+    tgt, src = st.columns(2, gap="large")
+    with tgt:
+        st.markdown("**Target (queries, decoder side)**")
+        scenario = controls.token_controls("ed", scenario)
+        scenario = controls.embedding_editor("ed", scenario)
+    with src:
+        st.markdown("**Source (keys and values, encoder side)**")
+        scenario = controls.token_controls("ed", scenario, source=True)
+        scenario = controls.embedding_editor("ed", scenario, source=True)
+with st.expander("W_Q, W_K, W_V of the cross-attention", expanded=False):
+    scenario = controls.weight_editors("ed", scenario)
+if scenario.use_pe:
+    st.caption(text.ED_PE_ON)
+tgt_labels = [f"{i}:{tok}" for i, tok in enumerate(scenario.tokens)]
+
+# --- 1) cross-attention ---------------------------------------------------------------------------
+st.subheader("Cross-attention")
+st.latex(text.ED_CROSS_FORMULA)
+st.caption(text.ED_CROSS)
+cross = controls.compute(replace(scenario, variant="cross"))
+if cross is not None:
+    att = cross.attention
+    c1, c2 = st.columns(2, gap="large")
+    with c1:
+        fig = heatmap(att.weights, cross.k_labels, cross.q_labels, kind="weights",
+                      title="weights A", y_title="target (query)", x_title="source (key)")
+        show_figure(fig, key="ed_fig_cross_weights")
+    with c2:
+        fig = heatmap(att.output, controls.dims("o", att.output.shape[1]), cross.q_labels,
+                      title="output O = A V", y_title="target")
+        show_figure(fig, key="ed_fig_cross_output")
+
+# --- 2) additive (Bahdanau) attention -------------------------------------------------------------
+st.subheader("Additive (Bahdanau) attention")
+st.write(text.ED_ADDITIVE)
+st.latex(text.ED_ADDITIVE_FORMULA)
+d_a = scenario.w_a_q.shape[1] if scenario.w_a_q.ndim == 2 else 0
+with st.expander(f"W_q, W_k (d_model × d_a = {scenario.d_model} × {d_a}) and v_a",
+                 expanded=not state.presenter()):
+    cols = st.columns(3)
+    changes = {}
+    for col, name, label in zip(cols, ("w_a_q", "w_a_k", "v_a"), ("W_q", "W_k", "v_a"),
+                                strict=True):
+        with col:
+            st.markdown(f"**{label}**")
+            value = getattr(scenario, name)
+            rows = ["v_a"] if name == "v_a" else controls.dims("d", value.shape[0])
+            new = matrix_editor(label, value, key=f"ed_{name}", row_labels=rows,
+                                col_labels=controls.dims("a", d_a))
+            new = new[0] if name == "v_a" else new
+            if not np.array_equal(new, value):
+                changes[name] = new
+    if changes:
+        scenario = state.update(**changes)
+additive = controls.compute(replace(scenario, variant="additive"))
+if additive is not None:
+    att = additive.attention
+    q_lab, k_lab = additive.q_labels, additive.k_labels
+    c1, c2, c3 = st.columns(3)
+    with c1:
+        show_figure(heatmap(att.scores, k_lab, q_lab, title="scores e_ij", y_title="target",
+                            x_title="source"), key="ed_fig_add_scores")
+    with c2:
+        show_figure(heatmap(att.weights, k_lab, q_lab, kind="weights", title="weights α_ij",
+                            y_title="target", x_title="source"), key="ed_fig_add_weights")
+    with c3:
+        show_figure(heatmap(att.output, controls.dims("c", att.output.shape[1]), q_lab,
+                            title="context vectors c_i", y_title="target"),
+                    key="ed_fig_add_context")
+
+# --- 3) attention pooling (seed 004) --------------------------------------------------------------
+st.subheader("Attention pooling (seed 004's Keras layer)")
+st.write(text.ED_POOLING)
+st.latex(text.ED_POOLING_FORMULA)
+pool_w = fit_vector(scenario.pool_w, scenario.d_model, 0.5)
+pool_b = fit_vector(scenario.pool_b, scenario.t, 0.0)
+c1, c2 = st.columns([2, 3])
+with c1:
+    new_w = matrix_editor("w", pool_w[None, :], key="ed_pool_w", row_labels=["w"],
+                          col_labels=controls.dims("d", scenario.d_model))[0]
+with c2:
+    new_b = matrix_editor("b", pool_b[None, :], key="ed_pool_b", row_labels=["b"],
+                          col_labels=tgt_labels)[0]
+if not (np.array_equal(new_w, scenario.pool_w) and np.array_equal(new_b, scenario.pool_b)):
+    scenario = state.update(pool_w=new_w, pool_b=new_b)
+x_in = np.asarray(scenario.x, dtype=float)
+if scenario.use_pe:
+    x_in = x_in + sinusoidal_positional_encoding(scenario.t, scenario.d_model,
+                                                 base=scenario.pe_base)
+try:
+    pool = attention_pooling(x_in, new_w, new_b)
+except ValueError as exc:
+    st.error(f"Cannot compute the attention pooling: {exc}.")
+    st.stop()
+c1, c2, c3 = st.columns([2, 2, 1])
+with c1:
+    show_figure(heatmap(pool.scores, tgt_labels, ["e_t"], title="scores e_t", height=150),
+                key="ed_fig_pool_scores")
+with c2:
+    show_figure(heatmap(pool.weights, tgt_labels, ["α_t"], kind="weights", title="weights α_t",
+                        height=150), key="ed_fig_pool_weights")
+with c3:
+    show_figure(heatmap(pool.output, controls.dims("d", pool.output.shape[0]), ["c"],
+                        title="context c", height=150), key="ed_fig_pool_context")

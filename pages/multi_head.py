@@ -1,0 +1,111 @@
+"""Multi-head: split W_Q, W_K, W_V into heads, one weights map per head, concat, W_O, head mix."""
+
+import numpy as np
+import streamlit as st
+
+from attnviz import text
+from attnviz.attention import mix_heads
+from attnviz.figures import heatmap
+from attnviz.presets import PRESETS
+from attnviz.scenario import run_multi_head
+from attnviz.ui import controls, heads, state
+from attnviz.ui.editors import matrix_editor
+from attnviz.ui.panels import matrix_panel, show_figure
+
+st.header("Multi-head attention")
+scenario = state.get_scenario()
+if scenario.title:
+    st.caption(f"{scenario.title} — {scenario.description}")
+st.write(text.MHA_INTRO)
+
+if scenario.direct:
+    st.info(text.MHA_DIRECT)
+    projected = [k for k, p in PRESETS.items() if not p.build().direct]
+    c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
+    choice = c1.selectbox("Preset", projected, index=projected.index("seed_004_two_heads"),
+                          format_func=lambda k: PRESETS[k].title, key="mha_preset")
+    if c2.button("Load preset", key="mha_load_preset"):
+        state.load_preset(choice)
+        st.rerun()
+    st.stop()
+
+c1, c2 = st.columns([1, 3], vertical_alignment="bottom")
+with c1:
+    scenario, n = heads.head_count_control("mha", scenario)
+dk, dv = scenario.w_q.shape[1], scenario.w_v.shape[1]
+c2.text(f"Q/K width {dk} = {n} heads × d_k {dk // n};  V width {dv} = {n} heads × d_v {dv // n}."
+        f"  Valid head counts: {', '.join(map(str, heads.head_choices(scenario)))}")
+
+with st.expander("Tokens, embeddings and weight matrices", expanded=False):
+    scenario = controls.token_controls("mha", scenario)
+    controls.size_controls("mha", scenario)
+    scenario = controls.embedding_editor("mha", scenario)
+    scenario = controls.weight_editors("mha", scenario)
+
+try:
+    att = run_multi_head(scenario, n)
+except ValueError as exc:
+    st.error(f"Cannot compute multi-head attention: {exc}.")
+    st.stop()
+
+labels = [f"{i}:{tok}" for i, tok in enumerate(scenario.tokens)]
+scale_txt = "1/√d_k" if scenario.scale_mode == "sqrt_dk" else scenario.scale_mode
+st.text(f"scale = {att.scale:.4g} ({scale_txt}), temperature τ = {att.temperature:g}"
+        + (", positional encoding added to X" if scenario.use_pe else "")
+        + ("" if att.mask.all() else ", with the scenario's mask"))
+per_row = 2 if n <= 2 else (3 if n == 3 else 4)
+small = len(labels) <= (8 if per_row <= 2 else 5)
+
+st.subheader("Attention weights per head")
+st.caption(text.MHA_WEIGHTS)
+for h, col in enumerate(heads.grid(n, per_row)):
+    with col:
+        fig = heatmap(att.weights[h], labels, labels, kind="weights", title=f"head {h}",
+                      show_text=small, digits=2, y_title="query", x_title="key")
+        show_figure(fig, key=f"mha_fig_head_{h}")
+
+st.subheader("Output of each head")
+st.caption(text.MHA_HEAD_OUTPUTS)
+bound = float(np.max(np.abs(att.head_outputs))) or 1.0
+for h, col in enumerate(heads.grid(n, per_row)):
+    with col:
+        out = att.head_outputs[h]
+        fig = heatmap(out, [f"h{h}.v{j}" for j in range(out.shape[1])], labels, kind="signed",
+                      zmin=-bound, zmax=bound, title=f"head {h}: O_{h}", show_text=small,
+                      digits=2)
+        show_figure(fig, key=f"mha_fig_out_{h}")
+
+d_v = att.head_outputs.shape[2]
+concat_labels = [f"h{j // d_v}.v{j % d_v}" for j in range(att.concat.shape[1])]
+title, formula, why = text.MATRICES["concat"]
+matrix_panel(title, heatmap(att.concat, concat_labels, labels), key="mha_fig_concat",
+             formula=formula, explanation=why)
+
+st.subheader("Project with W_O")
+c1, c2 = st.columns([2, 3], gap="large")
+with c1:
+    st.latex(text.MHA_WO_FORMULA)
+    w_o = matrix_editor("W_O", scenario.w_o, key="mha_w_o", row_labels=concat_labels,
+                        col_labels=controls.dims("o", scenario.w_o.shape[1]))
+    if not np.array_equal(w_o, scenario.w_o):
+        state.update(w_o=w_o)
+        st.rerun()  # recompute the output with the edited W_O (the editor keeps its edits)
+with c2:
+    title, _, why = text.MATRICES["mha_output"]
+    out = att.output
+    matrix_panel(title, heatmap(out, controls.dims("o", out.shape[1]), labels),
+                 key="mha_fig_output", explanation=why)
+
+st.subheader("Alternative: mix the heads with one weight each (seed 004)")
+st.caption(text.MHA_MIX)
+c1, c2 = st.columns([2, 3], gap="large")
+with c1:
+    st.latex(text.MHA_MIX_FORMULA)
+    mix = heads.head_mix_editor("mha", scenario, n)
+with c2:
+    try:
+        mixed = mix_heads(att.head_outputs, mix)
+        show_figure(heatmap(mixed, controls.dims("v", d_v), labels, title="O_mix"),
+                    key="mha_fig_mixed")
+    except ValueError as exc:
+        st.error(f"Cannot mix the heads: {exc}.")

@@ -1,0 +1,121 @@
+"""Positional encoding: the PE matrix, its curves and similarity, and why attention needs it."""
+
+from dataclasses import replace
+
+import numpy as np
+import streamlit as st
+
+from attnviz import text
+from attnviz.figures import heatmap
+from attnviz.figures.lines import line_chart
+from attnviz.positional import sinusoidal_positional_encoding
+from attnviz.scenario import permutation_check, position_labels
+from attnviz.ui import controls, state
+from attnviz.ui.panels import matrix_panel, show_figure
+
+st.header("Positional encoding")
+scenario = state.get_scenario()
+st.write(text.PE_INTRO)
+st.latex(text.PE_FORMULA)
+
+# --- 1) the encoding on its own (independent of the scenario) -----------------------------------
+st.subheader("The PE matrix")
+st.caption(text.PE_EXPLORE)
+c1, c2, c3 = st.columns(3)
+base = c1.select_slider("base", [10, 100, 1000, 10000, 100000], value=10000, key="pe_base")
+d_model = c2.slider("d_model", 2, 128, 32, step=2, key="pe_d_model")
+n_pos = c3.slider("number of positions", 1, 256, 50, key="pe_positions")
+if base == 1000:
+    st.warning(text.PE_BASE_TYPO)
+pe = sinusoidal_positional_encoding(n_pos, d_model, base=float(base))
+dim_labels = controls.dims("d", d_model)
+
+left, right = st.columns(2, gap="large")
+with left:
+    fig = heatmap(pe, dim_labels, [str(t) for t in range(n_pos)], kind="signed", zmin=-1.0,
+                  zmax=1.0, y_title="position", x_title="dimension",
+                  title=f"PE ({n_pos} positions × {d_model} dimensions, base {base})")
+    show_figure(fig, key="pe_fig_pe")
+with right:
+    dims_key = "pe_dims"
+    if dims_key in st.session_state:  # drop dimensions that no longer exist (d_model shrank)
+        st.session_state[dims_key] = [d for d in st.session_state[dims_key] if d < d_model]
+    else:
+        st.session_state[dims_key] = [d for d in (0, 1, 6, 14) if d < d_model]
+    chosen = st.multiselect("Dimensions to draw", list(range(d_model)), key=dims_key,
+                            format_func=lambda j: f"d{j}")
+    st.caption(text.PE_LINES)
+    fig = line_chart(np.arange(n_pos), {f"d{j}": pe[:, j] for j in chosen}, x_title="position",
+                     y_title="PE value", y_range=(-1.1, 1.1), height=340)
+    show_figure(fig, key="pe_fig_lines")
+
+sim = pe @ pe.T  # (n_pos, n_pos)
+matrix_panel("PE · PEᵀ — similarity of positions",
+             heatmap(sim, [str(t) for t in range(n_pos)], [str(t) for t in range(n_pos)],
+                     y_title="position", x_title="position", height=min(640, 200 + 8 * n_pos)),
+             key="pe_fig_similarity", formula=text.PE_SIMILARITY_FORMULA,
+             explanation=text.PE_SIMILARITY)
+
+# --- 2) on the scenario's tokens -----------------------------------------------------------------
+st.subheader("Attention without and with PE on your tokens")
+if scenario.direct:
+    st.info(text.PE_DIRECT)
+    st.stop()
+st.caption(f"{text.PE_COMPARE} PE base here: the scenario's ({scenario.pe_base:g}).")
+cols = st.columns(2, gap="large")
+for col, use_pe in zip(cols, (False, True), strict=True):
+    with col:
+        result = controls.compute(replace(scenario, use_pe=use_pe))
+        if result is None:
+            continue
+        weights = result.attention.weights
+        if weights.ndim == 3:
+            st.caption(text.PE_COMPARE_HEAD)
+            weights = weights[0]
+        fig = heatmap(weights, result.k_labels, result.q_labels, kind="weights",
+                      title="with PE" if use_pe else "without PE", y_title="query", x_title="key")
+        show_figure(fig, key=f"pe_fig_weights_{'pe' if use_pe else 'plain'}")
+
+st.subheader("Shuffle the tokens: what changes?")
+st.write(text.PE_PERMUTATION)
+c1, c2 = st.columns(2)
+kind = c1.radio("Permutation", ["reverse", "random"], horizontal=True, key="pe_perm_kind",
+                format_func={"reverse": "reverse the order", "random": "shuffle with a seed"}.get)
+seed = c2.number_input("Seed", 0, 10_000, 1, key="pe_perm_seed", disabled=kind == "reverse")
+t = scenario.t
+perm = np.arange(t)[::-1]
+if kind == "random":
+    rng = np.random.default_rng(int(seed))
+    perm = rng.permutation(t)
+    while t > 1 and np.array_equal(perm, np.arange(t)):  # an unshuffled order shows nothing
+        perm = rng.permutation(t)
+if t == 1:
+    st.info(text.PE_IDENTITY)
+st.text("shuffled order: " + "  ".join(f"{i}:{scenario.tokens[p]}" for i, p in enumerate(perm)))
+try:
+    checks = {pe_on: permutation_check(scenario, perm, with_pe=pe_on) for pe_on in (False, True)}
+except ValueError as exc:
+    st.error(f"Cannot run the permutation demo: {exc}.")
+    st.stop()
+m1, m2 = st.columns(2)
+plain = checks[False].max_diff
+m1.metric("without PE: max |difference| after un-permuting", "0" if plain < 1e-12 else
+          f"{plain:.3g}")
+m2.metric("with PE: max |difference| after un-permuting", f"{checks[True].max_diff:.3g}")
+if 0 < plain < 1e-12:
+    m1.caption(text.PE_ROUNDING.format(diff=plain))
+
+case = st.radio("Show the outputs", [False, True], horizontal=True, key="pe_perm_case",
+                format_func=lambda v: "with PE" if v else "without PE")
+chk = checks[case]
+labels = position_labels(scenario.tokens)
+shuffled_labels = position_labels([scenario.tokens[p] for p in perm])
+out_dims = controls.dims("o", chk.output.shape[1])
+bound = float(max(np.max(np.abs(chk.output)), np.max(np.abs(chk.shuffled_output)))) or 1.0
+panels = (("output, original order", chk.output, labels, "orig"),
+          ("output of the shuffled tokens", chk.shuffled_output, shuffled_labels, "shuffled"),
+          ("shuffled output, rows put back", chk.unpermuted, labels, "unpermuted"))
+for col, (title, z, rows, name) in zip(st.columns(3), panels, strict=True):
+    with col:
+        fig = heatmap(z, out_dims, rows, kind="signed", zmin=-bound, zmax=bound, title=title)
+        show_figure(fig, key=f"pe_fig_perm_{name}")
