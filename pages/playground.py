@@ -2,10 +2,10 @@
 
 import streamlit as st
 
-from attnviz import text
+from attnviz import export, text
 from attnviz.attention import MultiHeadResult
 from attnviz.figures import heatmap, mask_figure
-from attnviz.ui import controls, state
+from attnviz.ui import controls, share, state
 from attnviz.ui.panels import matrix_panel
 
 st.header("Playground")
@@ -14,7 +14,7 @@ if scenario.title:
     st.caption(f"{scenario.title} — {scenario.description}")
 
 scenario = controls.variant_picker("pg", scenario)
-inputs, views = st.columns([5, 7], gap="large")
+inputs, views = st.columns([4, 8], gap="medium")
 with inputs:
     with st.expander("Tokens and embeddings", expanded=not state.presenter()):
         if scenario.direct:
@@ -40,11 +40,13 @@ with views:
         att = result.attention
         q_lab, k_lab = result.q_labels, result.k_labels
         M = text.MATRICES
+        figures = []  # (title, figure) for the HTML report
 
         def panel(name, z, x_labels, y_labels, **kw):
             """One matrix with its title, formula and explanation from attnviz.text."""
             title, formula, why = M[name]
             fig = heatmap(z, x_labels, y_labels, **kw)
+            figures.append((title, fig))
             matrix_panel(title, fig, key=f"pg_fig_{name}", formula=formula, explanation=why)
 
         if not scenario.direct:
@@ -65,6 +67,7 @@ with views:
                     fig = heatmap(att.weights[h], k_lab, q_lab, kind="weights",
                                   title=f"head {h}", show_text=att.n_heads <= 2)
                     matrix_panel(f"head {h}", fig, key=f"pg_fig_head_{h}")
+                    figures.append((f"Attention weights, head {h}", fig))
             panel("concat", att.concat, [f"c{j}" for j in range(att.concat.shape[1])], q_lab)
             panel("mha_output", att.output, [f"o{j}" for j in range(att.output.shape[1])],
                   q_lab)
@@ -79,7 +82,8 @@ with views:
             c1, c2 = st.columns(2)
             with c1:
                 title, formula, why = M["mask"]
-                matrix_panel(title, mask_figure(result.mask, k_lab, q_lab), key="pg_fig_mask",
+                figures.append((title, mask_figure(result.mask, k_lab, q_lab)))
+                matrix_panel(title, figures[-1][1], key="pg_fig_mask",
                              formula=formula, explanation=why)
             with c2:
                 panel("masked", att.masked, k_lab, q_lab, y_title="query", x_title="key")
@@ -87,3 +91,11 @@ with views:
                   x_title="key")
             out = att.output
             panel("output", out, [f"o{j}" for j in range(out.shape[-1])], q_lab)
+        with st.expander("Download these matrices and figures"):
+            share.matrix_downloads(export.matrices(result), key="pg_dl",
+                                   stem=share.file_stem(scenario),
+                                   labels=export.axis_labels(result), q_labels=q_lab,
+                                   k_labels=k_lab)
+            share.report_button(figures, key="pg_report", title="attnviz — Playground",
+                                notes=[scenario.title], file_name=f"{share.file_stem(scenario)}"
+                                "_playground.html")
