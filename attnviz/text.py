@@ -73,6 +73,94 @@ MASK_KINDS = {"none": "no mask", "causal": "causal", "padding": "padding (valid 
 INIT_KINDS = {"randint": "random integers 0–2 (notebooks)", "normal": "normal N(0, 1)",
               "glorot_uniform": "Glorot uniform", "identity": "identity", "zeros": "zeros"}
 
+# --- Step by step and Masks pages ------------------------------------------------------------
+
+STEP_INTRO = (
+    "Follow one query through the whole computation with the numbers of the current scenario: "
+    "its dot product with every key, the scale and temperature, the mask, the softmax written "
+    "out (subtract the row maximum, exponentiate, divide by the row sum) and the weighted sum "
+    "of the values. These are the same steps the seed notebooks print for their first word."
+)
+STEP_DIRECT = (
+    "This scenario gives Q, K and V directly (seed 001 and seed 004 do this). Edit them here; "
+    "every page uses the edited values."
+)
+STEP_PICK = (
+    "Pick the query whose row you want to follow; the weights map shows every query's row, "
+    "this one outlined."
+)
+STEP_MULTI_HEAD = (
+    "Each head runs the same steps on its own column block of Q, K and V. Pick a head; the heads' "
+    "outputs are then concatenated and projected by W_O (see the Multi-head page)."
+)
+# (title, LaTeX formula) of each step of scaled dot-product attention for query i.
+STEP_FORMULAS = {
+    "q": ("1. The query", r"q_i = x_i W_Q"),
+    "q_head": ("1. The query (this head's columns)", r"q_i^{(h)} = x_i W_Q^{(h)}"),
+    "q_direct": ("1. The query", r"q_i = \text{row } i \text{ of } Q \text{ (given directly)}"),
+    "scores": ("2. Dot product with every key", r"s_{ij} = q_i \cdot k_j = \sum_m q_{im}\,k_{jm}"),
+    "scaled": ("3. Scale and temperature",
+               r"s'_{ij} = s_{ij} \times \text{scale} \div \tau"),
+    "masked": ("4. Mask", r"s''_{ij} = \begin{cases} s'_{ij} & \text{if } M_{ij}\\ -\infty & "
+               r"\text{otherwise}\end{cases}"),
+    "softmax": ("5. Softmax over the keys",
+                r"\alpha_{ij} = \frac{e^{s''_{ij} - m_i}}{\sum_{j'} e^{s''_{ij'} - m_i}},\quad "
+                r"m_i = \max_{j} s''_{ij}"),
+    "output": ("6. Weighted sum of the values", r"o_i = \sum_j \alpha_{ij}\, v_j"),
+}
+STEP_SOFTMAX_NOTE = (
+    "Subtracting the row maximum m_i changes nothing in the result (it cancels in the fraction) "
+    "but keeps exp from overflowing; exp(−∞) = 0, so masked keys get weight 0."
+)
+# (title, LaTeX formula) of each step of additive (Bahdanau) attention for query i.
+ADDITIVE_STEP_FORMULAS = {
+    "proj": ("1. Project the query and every key into the alignment space",
+             r"a_i = x_i W_q,\qquad b_j = k_j W_k"),
+    "features": ("2. Features: tanh of their sum", r"f_{ij} = \tanh(a_i + b_j)"),
+    "scores": ("3. Score with v_a", r"e_{ij} = v_a \cdot f_{ij} = \sum_m v_{a,m}\, f_{ijm}"),
+    "masked": ("4. Mask", r"e''_{ij} = \begin{cases} e_{ij} & \text{if } M_{ij}\\ -\infty & "
+               r"\text{otherwise}\end{cases}"),
+    "softmax": ("5. Softmax over the keys",
+                r"\alpha_{ij} = \frac{e^{e''_{ij} - m_i}}{\sum_{j'} e^{e''_{ij'} - m_i}},\quad "
+                r"m_i = \max_{j} e''_{ij}"),
+    "output": ("6. Context: weighted sum of the values", r"c_i = \sum_j \alpha_{ij}\, v_j"),
+}
+STEP_FULLY_MASKED = (
+    "Every key of this query is masked: all its scores are −∞, exp gives 0 everywhere and the "
+    "row sum is 0. "
+)
+
+MASKS_INTRO = (
+    "A mask says which keys each query may look at (✓ = may attend). Forbidden scores are set "
+    "to −∞ before the softmax; exp(−∞) = 0, so those keys get weight 0 and the remaining "
+    "weights of the row are renormalised to sum to 1."
+)
+MASK_KIND_HELP = {
+    "none": "Every query may attend to every key.",
+    "causal": "Query i may attend to keys 0..i only: no looking at the future (decoders, GPT).",
+    "padding": "Only the first keys are real tokens; the rest are padding that nobody may "
+               "attend to (every row has the same columns blocked).",
+    "window": "Query i may attend to key j when |i − j| <= width (local attention, Longformer).",
+    "custom": "Tick or untick any cell of the grid: row = query, column = key.",
+}
+MASKS_CAUSAL_VARIANT = (
+    "The variant 'Causal self-attention' adds its own causal mask on top of the mask chosen "
+    "here: the mask used is your mask AND the causal mask, so a cell is allowed only when both "
+    "allow it. Pick 'Scaled dot-product' in the Playground to use your mask alone."
+)
+MASKS_NO_MASK = (
+    "For comparison: the softmax of the same scaled scores with no mask at all (not even the "
+    "variant's own)."
+)
+MASKS_ALL_BLOCKED = (
+    "Every cell of the mask is blocked: no query may attend to any key. All weights and all "
+    "outputs are 0. The figures still show what happens."
+)
+MASKS_CUSTOM_RESET = (
+    "The custom grid did not match the current number of queries and keys; it was reset to "
+    "'all may attend'."
+)
+
 # --- Multi-head, Positional encoding, Encoder–decoder & additive pages -----------------------
 
 MHA_INTRO = (

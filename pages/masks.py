@@ -1,0 +1,121 @@
+"""Masks: causal, padding, sliding-window and custom masks, and what −∞ does to the softmax."""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from attnviz import position_labels, text
+from attnviz.attention import MultiHeadResult, softmax
+from attnviz.figures import heatmap, mask_figure
+from attnviz.scenario import MASK_KINDS, user_mask
+from attnviz.ui import controls, state
+from attnviz.ui.mask_editor import mask_editor
+from attnviz.ui.panels import matrix_panel
+
+st.header("Masks")
+scenario = state.get_scenario()
+if scenario.title:
+    st.caption(f"{scenario.title} — {scenario.description}")
+st.write(text.MASKS_INTRO)
+q_lab, k_lab = position_labels(scenario.tokens), position_labels(scenario.key_tokens)
+t_q, t_k = len(q_lab), len(k_lab)
+
+# 1) the user's mask: kind and its controls
+kinds = list(MASK_KINDS)
+kind = st.radio("Mask", kinds, index=kinds.index(scenario.mask_kind), horizontal=True,
+                format_func=text.MASK_KINDS.get, key=state.vkey("mk_kind"))
+st.caption(text.MASK_KIND_HELP[kind])
+changes = {"mask_kind": kind}
+if kind == "padding":
+    changes["valid_len"] = st.slider("Valid length (real keys; the rest is padding)", 0, t_k,
+                                     min(max(scenario.valid_len, 0), t_k),
+                                     key=state.vkey("mk_valid_len"))
+elif kind == "window" and max(t_q, t_k) > 1:
+    changes["window"] = st.slider("Window width (visible neighbours on each side)", 0,
+                                  max(t_q, t_k) - 1,
+                                  min(max(scenario.window, 0), max(t_q, t_k) - 1),
+                                  key=state.vkey("mk_window"))
+elif kind == "custom":
+    grid = scenario.custom_mask
+    if grid is None or grid.shape != (t_q, t_k):
+        if grid is not None:
+            st.info(text.MASKS_CUSTOM_RESET)
+        previous = user_mask(scenario, t_q, t_k) if scenario.mask_kind != "custom" else None
+        grid = np.ones((t_q, t_k), dtype=bool) if previous is None else previous
+        changes["custom_mask"] = grid
+    fills = {"All may attend": np.ones((t_q, t_k), bool),
+             "Causal": np.tri(t_q, t_k, dtype=bool),
+             "All blocked": np.zeros((t_q, t_k), bool)}
+    for col, (label, fill) in zip(st.columns(len(fills)), fills.items(), strict=True):
+        if col.button(f"Fill: {label}", key=f"mk_fill_{label.split()[-1].lower()}",
+                      width="stretch"):
+            state.set_scenario(state.update(mask_kind="custom", custom_mask=fill),
+                               reset_editors=True)
+            st.rerun()
+    st.caption("Ticked = may attend. Rows are queries, columns are keys.")
+    edited = mask_editor(grid, key="mk_custom", row_labels=q_lab, col_labels=k_lab)
+    if not np.array_equal(edited, grid):
+        changes["custom_mask"] = edited
+if any(not np.array_equal(getattr(scenario, f), v) for f, v in changes.items()):
+    scenario = state.update(**changes)
+if scenario.spec.fixed.get("causal"):
+    st.info(text.MASKS_CAUSAL_VARIANT)
+
+# 2) compute with the core; pick a head for multi-head attention
+result = controls.compute(scenario)
+if result is None:
+    st.stop()
+att = result.attention
+if isinstance(att, MultiHeadResult):
+    h = st.selectbox("Head", range(att.n_heads), key="mk_head", format_func=lambda r: f"head {r}")
+    att = att.heads[min(h, att.n_heads - 1)]
+before_mask = getattr(att, "scaled", att.scores)  # additive attention has no scale step
+mask = result.mask
+blocked_rows = np.flatnonzero(~mask.any(axis=1))
+if not mask.any():
+    st.warning(text.MASKS_ALL_BLOCKED)
+elif blocked_rows.size:
+    rows = ", ".join(str(r) for r in blocked_rows)
+    st.warning(f"Query row(s) {rows} (counting from 0) may attend to no key: their weights and "
+               "outputs are all 0 (see below).")
+
+# 3) the mask, the masked scores, the weights with and without the mask
+M = text.MATRICES
+c1, c2 = st.columns(2)
+with c1:
+    title, formula, why = M["mask"]
+    title = "Mask used (yours AND causal)" if scenario.spec.fixed.get("causal") else "Mask used"
+    matrix_panel(title, mask_figure(mask, k_lab, q_lab, y_title="query", x_title="key"),
+                 key="mk_fig_mask", formula=formula, explanation=why)
+with c2:
+    title, formula, why = M["masked"]
+    matrix_panel(title, heatmap(att.masked, k_lab, q_lab, y_title="query", x_title="key"),
+                 key="mk_fig_masked", formula=formula, explanation=why)
+c1, c2 = st.columns(2)
+with c1:
+    title, formula, why = M["weights"]
+    matrix_panel("Weights with the mask (renormalised)",
+                 heatmap(att.weights, k_lab, q_lab, kind="weights", y_title="query",
+                         x_title="key", highlight_rows=blocked_rows.tolist()),
+                 key="mk_fig_weights", formula=formula, explanation=why)
+with c2:
+    matrix_panel("Weights without any mask",
+                 heatmap(softmax(before_mask), k_lab, q_lab, kind="weights", y_title="query",
+                         x_title="key"),
+                 key="mk_fig_nomask", formula=r"A^{\text{no mask}} = \mathrm{softmax}(S')",
+                 explanation=text.MASKS_NO_MASK)
+
+# 4) fully masked rows
+st.subheader("A fully masked row")
+st.write(text.FULLY_MASKED_ROW)
+if blocked_rows.size:
+    out = att.output
+    frame = pd.DataFrame(np.hstack([att.weights[blocked_rows], out[blocked_rows]]),
+                         index=[q_lab[r] for r in blocked_rows],
+                         columns=[f"α[{j}]" for j in range(t_k)]
+                         + [f"o[{m}]" for m in range(out.shape[1])])
+    frame.index.name = "query"
+    st.dataframe(frame)
+else:
+    st.text("No query is fully masked with the current mask; try padding with valid length 0, "
+            "or untick a whole row of the custom grid.")
