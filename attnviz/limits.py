@@ -8,3 +8,15 @@ MAX_D_MODEL = 64  # embedding width for editing
 MAX_WIDTH = 128  # total projection width (n_heads·d_k, n_heads·d_v)
 MAX_HEADS = 16
 MAX_LABEL_CHARS = 40  # longer token labels are cut (with a message)
+
+# --- Uploads, scenario files and shared links (Save & share, Your own attention) -------------
+MAX_UPLOAD_MB = 5  # the same cap as server.maxUploadSize in .streamlit/config.toml
+MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * 1024 * 1024  # any uploaded file, checked in code too
+MAX_UPLOAD_T = 1024  # sequence length of uploaded attention weights
+MAX_UPLOAD_HEADS = 64
+MAX_UPLOAD_LAYERS = 64
+MAX_UPLOAD_VALUES = 2**22  # layers·heads·t·t of an upload (32 MB as float64)
+MAX_TOKEN_FILE_BYTES = 1024 * 1024  # a token list (text or JSON)
+MAX_SCENARIO_BYTES = MAX_UPLOAD_BYTES  # JSON text of a scenario, from a file or an unzipped link
+MAX_LINK_CHARS = 8000  # encoded scenario in a URL; larger scenarios go by file
+MAX_DISPLAY_T = 512  # larger uploaded matrices are averaged in blocks before drawing
