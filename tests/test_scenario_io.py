@@ -356,6 +356,7 @@ def test_link_decoder_never_evaluates_code(tmp_path):
 
 FUZZ = settings(max_examples=300, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow])
+FUZZ_STRUCTURED = settings(FUZZ, max_examples=100)  # nested JSON values are slow to generate
 
 
 def _decodes_or_value_error(fn, value) -> None:
@@ -400,7 +401,7 @@ JSON_VALUES = st.recursive(
 )
 
 
-@FUZZ
+@FUZZ_STRUCTURED
 @given(st.sampled_from(list(FIELDS)), JSON_VALUES)
 def test_fuzz_one_field_replaced(name, value):
     data = good()
@@ -409,7 +410,7 @@ def test_fuzz_one_field_replaced(name, value):
     _decodes_or_value_error(from_link_param, pack(json.dumps(data).encode()))
 
 
-@FUZZ
+@FUZZ_STRUCTURED
 @given(st.sampled_from(ARRAY_FIELDS), st.lists(st.integers(-2, 300), min_size=0, max_size=3),
        JSON_VALUES)
 def test_fuzz_array_shapes_and_values(name, shape, values):
@@ -418,7 +419,7 @@ def test_fuzz_array_shapes_and_values(name, shape, values):
     _decodes_or_value_error(from_dict, data)
 
 
-@FUZZ
+@FUZZ_STRUCTURED
 @given(st.data())
 def test_fuzz_mutated_valid_file(data):
     text = to_json(PRESETS[data.draw(st.sampled_from(list(PRESETS)))].build())
