@@ -89,6 +89,7 @@ STEP_PICK = (
     "Pick the query whose row you want to follow; the weights map shows every query's row, "
     "this one outlined."
 )
+STEP_WITH_PE = "Positional encoding is on: x_i here is the embedding plus its position code."
 STEP_MULTI_HEAD = (
     "Each head runs the same steps on its own column block of Q, K and V. Pick a head; the heads' "
     "outputs are then concatenated and projected by W_O (see the Multi-head page)."

@@ -20,29 +20,44 @@ st.write(text.MASKS_INTRO)
 q_lab, k_lab = position_labels(scenario.tokens), position_labels(scenario.key_tokens)
 t_q, t_k = len(q_lab), len(k_lab)
 
-# 1) the user's mask: kind and its controls
-kinds = list(MASK_KINDS)
-kind = st.radio("Mask", kinds, index=kinds.index(scenario.mask_kind), horizontal=True,
-                format_func=text.MASK_KINDS.get, key=state.vkey("mk_kind"))
+# 1) the user's mask: kind and its controls. The widgets show the scenario's values and write
+#    changes back through callbacks, so a scenario changed elsewhere is never overwritten here.
+
+
+def bind(key: str, field: str, value) -> dict:
+    """Widget arguments that show ``value`` and store the user's change in ``field``."""
+    st.session_state[key] = value
+    return dict(key=key, on_change=lambda: state.update(**{field: st.session_state[key]}))
+
+
+def on_kind() -> None:
+    """Store the picked kind; a new custom grid starts from the mask that was in use."""
+    old = state.get_scenario()
+    changes = {"mask_kind": st.session_state["mk_kind"]}
+    shape = (old.t, len(old.key_tokens))
+    grid = old.custom_mask
+    if changes["mask_kind"] == "custom" and (grid is None or grid.shape != shape):
+        start = user_mask(old, *shape) if old.mask_kind != "custom" else None
+        changes["custom_mask"] = np.ones(shape, dtype=bool) if start is None else start
+    state.update(**changes)
+
+
+kind = st.radio("Mask", list(MASK_KINDS), horizontal=True, format_func=text.MASK_KINDS.get,
+                **{**bind("mk_kind", "mask_kind", scenario.mask_kind), "on_change": on_kind})
 st.caption(text.MASK_KIND_HELP[kind])
-changes = {"mask_kind": kind}
 if kind == "padding":
-    changes["valid_len"] = st.slider("Valid length (real keys; the rest is padding)", 0, t_k,
-                                     min(max(scenario.valid_len, 0), t_k),
-                                     key=state.vkey("mk_valid_len"))
+    st.slider("Valid length (real keys; the rest is padding)", 0, t_k,
+              **bind("mk_valid_len", "valid_len", min(max(scenario.valid_len, 0), t_k)))
 elif kind == "window" and max(t_q, t_k) > 1:
-    changes["window"] = st.slider("Window width (visible neighbours on each side)", 0,
-                                  max(t_q, t_k) - 1,
-                                  min(max(scenario.window, 0), max(t_q, t_k) - 1),
-                                  key=state.vkey("mk_window"))
+    top = max(t_q, t_k) - 1
+    st.slider("Window width (visible neighbours on each side)", 0, top,
+              **bind("mk_window", "window", min(max(scenario.window, 0), top)))
 elif kind == "custom":
     grid = scenario.custom_mask
     if grid is None or grid.shape != (t_q, t_k):
-        if grid is not None:
-            st.info(text.MASKS_CUSTOM_RESET)
-        previous = user_mask(scenario, t_q, t_k) if scenario.mask_kind != "custom" else None
-        grid = np.ones((t_q, t_k), dtype=bool) if previous is None else previous
-        changes["custom_mask"] = grid
+        st.info(text.MASKS_CUSTOM_RESET)
+        grid = np.ones((t_q, t_k), dtype=bool)
+        scenario = state.update(custom_mask=grid)
     fills = {"All may attend": np.ones((t_q, t_k), bool),
              "Causal": np.tri(t_q, t_k, dtype=bool),
              "All blocked": np.zeros((t_q, t_k), bool)}
@@ -55,9 +70,8 @@ elif kind == "custom":
     st.caption("Ticked = may attend. Rows are queries, columns are keys.")
     edited = mask_editor(grid, key="mk_custom", row_labels=q_lab, col_labels=k_lab)
     if not np.array_equal(edited, grid):
-        changes["custom_mask"] = edited
-if any(not np.array_equal(getattr(scenario, f), v) for f, v in changes.items()):
-    scenario = state.update(**changes)
+        scenario = state.update(custom_mask=edited)
+scenario = state.get_scenario()  # with the values the widgets' callbacks stored
 if scenario.spec.fixed.get("causal"):
     st.info(text.MASKS_CAUSAL_VARIANT)
 

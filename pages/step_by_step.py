@@ -78,6 +78,11 @@ def step(name: str) -> None:
     st.latex(formula)
 
 
+def written(lines: list[str]) -> None:
+    """The written-out arithmetic, one line per key (scrolls beyond 16 keys)."""
+    st.code("\n".join(lines), language=None, height="content" if len(lines) <= 16 else 420)
+
+
 if additive:
     s = steps.additive_steps(att, i, result.x, result.source_x, scenario.w_a_q,
                              scenario.w_a_k, scenario.v_a)
@@ -88,16 +93,20 @@ if additive:
     step("features")
     table(steps.value_frame(s.features, k_lab, "f"))
     step("scores")
-    st.code("\n".join(steps.additive_lines(s)), language=None)
+    written(steps.additive_lines(s))
     chain = steps.additive_frame(s, k_lab)
 else:
     s = steps.query_steps(att, i)
     step("q_direct" if scenario.direct else "q_head" if head is not None else "q")
+    if result.pe is not None:
+        st.caption(text.STEP_WITH_PE)
     table(steps.vector_frame(s.q, f"q_{i}", "q"))
     step("scores")
-    st.code("\n".join(steps.dot_lines(s)), language=None)
+    written(steps.dot_lines(s))
     step("scaled")
-    st.latex(rf"\text{{scale}} = {steps.fmt(s.scale, 6)},\quad \tau = "
+    d_k = s.q.shape[0]
+    root = rf" = 1/\sqrt{{{d_k}}}" if s.scale == 1.0 / np.sqrt(d_k) and d_k > 1 else ""
+    st.latex(rf"\text{{scale}}{root} = {steps.fmt(s.scale, 6)},\quad \tau = "
              rf"{steps.fmt(s.temperature, 6)}")
     chain = steps.steps_frame(s, k_lab)
 
@@ -107,8 +116,9 @@ sm = s.softmax
 if s.fully_masked:
     st.warning(text.STEP_FULLY_MASKED + text.FULLY_MASKED_ROW)
 else:
+    e = "e" if additive else "s"
     st.latex(rf"m_{{{i}}} = {steps.fmt(sm.row_max, 6)},\quad \sum_{{j'}} "
-             rf"e^{{s''_{{{i}j'}} - m_{{{i}}}}} = {steps.fmt(sm.total, 6)}")
+             rf"e^{{{e}''_{{{i}j'}} - m_{{{i}}}}} = {steps.fmt(sm.total, 6)}")
 st.caption(text.STEP_SOFTMAX_NOTE)
 table(chain)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from apptest_helpers import chart_keys, chart_specs, chart_z_by_key, edit_cells, open_page
@@ -27,7 +29,7 @@ def vkey(at, name: str) -> str:
 
 
 def pick_kind(at, kind: str):
-    at.radio(key=vkey(at, "mk_kind")).set_value(kind).run()
+    at.radio(key="mk_kind").set_value(kind).run()
     assert not at.exception, [e.message for e in at.exception]
     return at
 
@@ -86,7 +88,7 @@ def test_causal_mask(at):
 
 def test_padding_valid_length(at):
     pick_kind(at, "padding")
-    at.slider(key=vkey(at, "mk_valid_len")).set_value(2).run()
+    at.slider(key="mk_valid_len").set_value(2).run()
     assert at.session_state["scenario"].valid_len == 2
     np.testing.assert_array_equal(mask_z(at), padding_mask(2, 4, 4))
     w = weights_z(at)
@@ -96,7 +98,7 @@ def test_padding_valid_length(at):
 
 def test_padding_zero_masks_everything_and_still_draws(at):
     pick_kind(at, "padding")
-    at.slider(key=vkey(at, "mk_valid_len")).set_value(0).run()
+    at.slider(key="mk_valid_len").set_value(0).run()
     assert not at.exception
     assert [w.value for w in at.warning] == [text.MASKS_ALL_BLOCKED]
     assert chart_keys(at) == CHARTS
@@ -108,10 +110,10 @@ def test_padding_zero_masks_everything_and_still_draws(at):
 
 def test_window(at):
     pick_kind(at, "window")
-    at.slider(key=vkey(at, "mk_window")).set_value(0).run()
+    at.slider(key="mk_window").set_value(0).run()
     np.testing.assert_array_equal(mask_z(at), np.eye(4))
     np.testing.assert_array_equal(weights_z(at), np.eye(4))
-    at.slider(key=vkey(at, "mk_window")).set_value(1).run()
+    at.slider(key="mk_window").set_value(1).run()
     np.testing.assert_array_equal(mask_z(at), window_mask(4, width=1))
     np.testing.assert_array_equal(weights_z(at), expected(window_mask(4, width=1)).weights)
 
@@ -172,7 +174,7 @@ def test_custom_edit_survives_a_page_switch(at):
     assert chain["may attend"].tolist() == [False, True, True, True]
     at.switch_page("pages/masks.py").run()
     assert not at.exception
-    assert at.radio(key=vkey(at, "mk_kind")).value == "custom"
+    assert at.radio(key="mk_kind").value == "custom"
     assert mask_z(at)[1, 0] == 0 and mask_z(at).sum() == 15
     editor = next(d for d in at.dataframe if d.proto.id.endswith(vkey(at, "mk_custom")))
     assert editor.value.to_numpy().sum() == 15 and not editor.value.iloc[1, 0]  # shows the edit
@@ -188,7 +190,7 @@ def test_causal_variant_adds_its_own_mask(at):
     assert any(m.value == text.MASKS_CAUSAL_VARIANT for m in at.info)
     np.testing.assert_array_equal(mask_z(at), causal_mask(6))  # user mask "none"
     pick_kind(at, "padding")
-    at.slider(key=vkey(at, "mk_valid_len")).set_value(3).run()
+    at.slider(key="mk_valid_len").set_value(3).run()
     both = causal_mask(6) & padding_mask(3, 6, 6)
     np.testing.assert_array_equal(mask_z(at), both)
     res = run_scenario(at.session_state["scenario"]).attention
@@ -203,9 +205,19 @@ def test_direct_preset_and_multi_head(at):
     load_preset(at, "seed_001_causal")  # 2 queries x 2 keys, causal variant
     np.testing.assert_array_equal(mask_z(at), causal_mask(2))
     pick_kind(at, "padding")
-    at.slider(key=vkey(at, "mk_valid_len")).set_value(1).run()
+    at.slider(key="mk_valid_len").set_value(1).run()
     np.testing.assert_array_equal(weights_z(at), [[1, 0], [1, 0]])
     load_preset(at, "seed_004_two_heads")
     res = run_scenario(PRESETS["seed_004_two_heads"].build()).attention
     at.selectbox(key="mk_head").set_value(1).run()
     np.testing.assert_array_equal(weights_z(at), res.weights[1])
+
+
+def test_a_custom_grid_of_the_wrong_shape_is_reset_with_a_message(at):
+    at.session_state["scenario"] = replace(at.session_state["scenario"], mask_kind="custom",
+                                           custom_mask=np.zeros((2, 3), bool))
+    at.run()
+    assert not at.exception and not at.error
+    assert [m.value for m in at.info] == [text.MASKS_CUSTOM_RESET]
+    np.testing.assert_array_equal(at.session_state["scenario"].custom_mask, np.ones((4, 4)))
+    np.testing.assert_array_equal(weights_z(at), SEED_000_RES.weights)

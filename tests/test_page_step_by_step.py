@@ -232,3 +232,16 @@ def test_softmax_steps_reproduce_the_core_including_a_fully_masked_row():
     s1 = steps.query_steps(res, 1)
     assert s1.fully_masked and s1.softmax.row_max is None and s1.softmax.total == 0
     assert not s0.fully_masked and (s1.terms == 0).all()
+
+
+def test_scale_is_written_as_one_over_root_dk(at):
+    assert any(r"\text{scale} = 1/\sqrt{3} = 0.57735" in latex.value for latex in at.latex)
+
+
+def test_a_scenario_the_core_rejects_gives_a_message_not_a_traceback(at):
+    at.session_state["scenario"] = replace(at.session_state["scenario"], mask_kind="custom",
+                                           custom_mask=None)
+    at.run()
+    assert not at.exception
+    assert len(at.error) == 1 and "reset it on the Masks page" in at.error[0].value
+    assert not at.get("plotly_chart")
