@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from attnviz.ui import sidebar, state
+from attnviz.ui import presenter, sidebar, state
 
 st.set_page_config(page_title="attnviz", page_icon="🔍", layout="wide")
 state.init_state()
@@ -16,8 +16,15 @@ PAGES = [
     st.Page("pages/multi_head.py", title="Multi-head"),
     st.Page("pages/positional_encoding.py", title="Positional encoding"),
     st.Page("pages/encoder_decoder.py", title="Encoder–decoder & additive"),
+    st.Page("pages/trace.py", title="Trace a cell"),
+    st.Page("pages/compare.py", title="Compare"),
+    st.Page("pages/pitfalls.py", title="Pitfalls"),
+    st.Page("pages/why_sqrt_dk.py", title="Why √d_k"),
+    st.Page("pages/line_view.py", title="Line view"),
+    st.Page("pages/quiz.py", title="Quiz"),
 ]
 
 navigation = st.navigation(PAGES)
 sidebar.render()
+presenter.apply()
 navigation.run()

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from attnviz.initializers import init_weights
+from attnviz.patterns import PATTERNS
 from attnviz.scenario import Scenario
 
 
@@ -180,6 +181,9 @@ PRESETS: dict[str, Preset] = {p.key: p for p in (
     Preset("translation", "Translation (cross-attention)", "hand-built", translation),
     Preset("bahdanau", "Additive (Bahdanau) attention", "hand-built", bahdanau),
 )}
+# attention patterns built by construction (attnviz.patterns)
+PRESETS.update({key: Preset(key, title, "by construction", build)
+                for key, title, build in PATTERNS})
 
 DEFAULT_PRESET = "seed_000"
 

@@ -284,3 +284,308 @@ ED_POOLING_FORMULA = (
     r"\quad c = \sum_t \alpha_t\, x_t"
 )
 ED_PE_ON = "Positional encoding is on: PE is added to the target and the source embeddings."
+
+# --- Teaching depth: trace, compare, pitfalls, why √d_k, diagnostics, line view, quiz, patterns,
+# --- presenter mode ---------------------------------------------------------------------------
+
+PAGES_OVERVIEW.update({
+    "Trace a cell": "click any cell of the weights heatmap and follow α_ij back to q_i and k_j, "
+                    "number by number (and through W_O for multi-head).",
+    "Compare": "the same inputs under two settings side by side — scaled vs unscaled, causal "
+               "vs bidirectional, 1 vs several heads, with vs without PE — and A − B.",
+    "Pitfalls": "eight bugs real tutorials ship, each computed wrong and right on the same "
+                "inputs.",
+    "Why √d_k": "random q and k for growing d_k: the variance of q·k grows and the unscaled "
+                "softmax saturates; scaled, it does not.",
+    "Line view": "BertViz-style head view: a line from each query to each key, as opaque as "
+                 "its weight, one colour per head.",
+    "Quiz": "predict where each query looks before the weights are revealed.",
+})
+
+# Trace a cell ------------------------------------------------------------------------------
+
+TRACE_INTRO = (
+    "Every attention weight is a short chain of arithmetic. Click a cell of the weights heatmap "
+    "(or pick a query and a key below) to see that chain for the current scenario, with its "
+    "numbers: from the query and key vectors to the weight α_ij and to α_ij·v_j, the share of "
+    "key j in the output of query i. The matching rows and cells are outlined in orange."
+)
+TRACE_CLICK = "Click a cell to trace it."
+# (title, symbolic LaTeX) of each step; the page appends the numbers of the chosen cell.
+TRACE_STEPS = {
+    "q_k": ("1. The query and the key", r"q_i,\ k_j"),
+    "score": ("2. Dot product", r"s_{ij} = q_i \cdot k_j = \sum_m q_{im}\,k_{jm}"),
+    "scale": ("3. Scale", r"s_{ij} \times \text{scale}"),
+    "temperature": ("4. Temperature", r"s'_{ij} = s_{ij} \times \text{scale} \div \tau"),
+    "mask": ("5. Mask", r"s''_{ij} = \begin{cases} s'_{ij} & \text{if } M_{ij}\\ -\infty & "
+             r"\text{otherwise}\end{cases}"),
+    "exp": ("6. Exponential (shifted by the row maximum)",
+            r"e_{ij} = \exp(s''_{ij} - m_i),\quad m_i = \max_{j'} s''_{ij'}"),
+    "row_sum": ("7. Row sum", r"Z_i = \sum_{j'} e_{ij'}"),
+    "alpha": ("8. The weight", r"\alpha_{ij} = \frac{e_{ij}}{Z_i}"),
+    "value": ("9. Its share of the output", r"\alpha_{ij}\, v_j \quad\text{(one term of }"
+              r"o_i = \textstyle\sum_j \alpha_{ij} v_j)"),
+    "w_o": ("10. Through W_O (multi-head)",
+            r"(\alpha_{ij}\, v_j)\, W_O[\text{rows of head } h]"),
+}
+TRACE_ADDITIVE_STEPS = {
+    "features": ("1. Alignment features", r"f_{ij} = \tanh(q_i W_q + k_j W_k)"),
+    "score": ("2. Score with v_a", r"e_{ij} = v_a \cdot f_{ij} = \sum_m v_{a,m}\, f_{ijm}"),
+}
+TRACE_SHIFT_NOTE = (
+    "Subtracting m_i does not change α_ij (it cancels in e_ij / Z_i) but keeps exp from "
+    "overflowing; a masked key has e_ij = exp(−∞) = 0."
+)
+TRACE_FULLY_MASKED = (
+    "Every key of this query is masked, so Z_i = 0: attnviz gives the whole row weight 0 and "
+    "the output row 0 (a naive softmax would compute 0/0 = NaN)."
+)
+TRACE_MASKED = "Key j is masked for query i: its score is −∞ and its weight is exactly 0."
+TRACE_CHECK = "Check: α_ij recomputed here and the value in the heatmap (the vectorised core)."
+TRACE_W_O = (
+    "In multi-head attention the head outputs are concatenated and multiplied by W_O. Head h "
+    "occupies columns h·d_v … (h+1)·d_v − 1 of the concatenation, so α_ij v_j meets exactly "
+    "those rows of W_O. Summed over every key and every head, these shares give output row i."
+)
+TRACE_MIXED = (
+    "This scenario combines its heads with one weight per head (seed 004) as well; the trace "
+    "follows W_O."
+)
+
+# Compare -----------------------------------------------------------------------------------
+
+COMPARE_INTRO = (
+    "The same tokens, embeddings and weights under two settings, side by side, and their "
+    "difference A − B (red: A gives more, blue: B gives more, white: no change). Only the one "
+    "thing named in the choice differs; the scenario itself is not changed."
+)
+COMPARE_KINDS = {
+    "scale": "Scaled (1/√d_k) vs unscaled",
+    "causal": "Causal vs bidirectional",
+    "heads": "1 head vs several heads",
+    "pe": "With vs without positional encoding",
+    "temperature": "Temperature τ vs another τ",
+    "variants": "Any two variants",
+}
+COMPARE_WEIGHTS = "Attention weights (rows are queries, columns keys)."
+COMPARE_HEADS_MEAN = (
+    "With several heads each head has its own weights; shown here is their mean over the "
+    "heads (its rows still sum to 1). The outputs compare directly: both are Concat(heads)·W_O."
+)
+COMPARE_DIFF = "A − B, on a colour scale centred at 0."
+COMPARE_SHAPES = (
+    "A and B have different shapes (for example another number of keys), so there is no "
+    "element-wise difference to show."
+)
+COMPARE_OUTPUT = "Outputs (rows are queries)."
+
+# Pitfalls ----------------------------------------------------------------------------------
+
+PITFALLS_INTRO = (
+    "Bugs that real attention tutorials ship — several from the seed notebooks this dashboard "
+    "grew out of. For each one the wrong code and the right code run on the same inputs; both "
+    "results are computed live (the wrong function is shown exactly as it runs)."
+)
+# title, source, the symptom in one sentence, what to look at.
+PITFALLS = {
+    "softmax_over_queries": dict(
+        title="Softmax over the queries instead of the keys",
+        source="seed 001 (its causal example prints [[0, 0.3595, 0], [1, 0.6405, 1]])",
+        symptom="The columns of the weights sum to 1 instead of the rows, so query 0 gets "
+                "weight 0.36 instead of 1 on the only key it may see and its output is "
+                "[0, 0.36, 0] instead of v_0 = [0, 1, 0].",
+        look="The mask is built with a batch axis, shape (1, t, t); np.where broadcasts the "
+             "scores to (1, t, t), so the notebook's axis=1 is now the query axis. Normalise "
+             "over the last axis (axis=-1) and the right answer appears.",
+    ),
+    "softmax_length_one": dict(
+        title="Softmax over an axis of length one",
+        source="seed 004 (Keras: K.softmax(score) on a score of shape (batch, t, 1))",
+        symptom="Every weight is exactly 1, so the 'context vector' is the plain sum of the "
+                "values ([3, 4, 1] here) and the scores have no effect at all.",
+        look="K.softmax normalises over the last axis; with one neuron that axis has length "
+             "one and exp(s)/exp(s) = 1. Squeeze the score to (t,) first, as the notebook's "
+             "earlier cell does, so the softmax runs over the tokens.",
+    ),
+    "sum_broadcast": dict(
+        title="A hand-written softmax whose sum broadcasts along the wrong axis",
+        source="seed 004 (softmax = np.exp(x) / np.sum(np.exp(x), axis=axis))",
+        symptom="Without keepdims the (t,) vector of row sums is divided along the columns: "
+                "entry (i, j) is divided by the sum of row j, so rows sum to anything (0.07 "
+                "to 3.3 here) and no error is raised.",
+        look="The diagonal is right (row i divided by its own sum), which makes the bug easy "
+             "to miss on a glance. Use np.sum(..., keepdims=True), or the stable softmax.",
+    ),
+    "scale_by_length": dict(
+        title="Scaling by √(sequence length) instead of √d_k",
+        source="seed 004 (batched_tensor_dot divides by np.sqrt(q.shape[0]))",
+        symptom="q.shape[0] is the number of tokens (6), not the width d_k (3): the scores are "
+                "divided by √6 instead of √3, so every row is flatter than it should be — and "
+                "the same sentence would attend differently if it were longer.",
+        look="Compare the diagonals: 'reads' attends to itself with 0.92 instead of 0.98. For "
+             "the single query the notebook's q.shape[0] happened to be d (q was a vector), "
+             "which hid the bug.",
+    ),
+    "naive_overflow": dict(
+        title="The naive exp overflowing for large scores",
+        source="the textbook formula exp(s) / Σ exp(s)",
+        symptom="exp(710) is larger than the largest float64 (≈ 1.8e308) and becomes inf; "
+                "inf/inf = NaN, so a row with a large score gives NaN (or 0 and NaN) weights "
+                "although the right weights are perfectly ordinary.",
+        look="Subtracting the row maximum first, exp(s − max s), changes nothing mathematically "
+             "(the factor cancels) and the largest exponent becomes exp(0) = 1.",
+    ),
+    "mask_after_softmax": dict(
+        title="The mask applied after the softmax instead of before",
+        source="a common mistake when adding a causal mask",
+        symptom="Zeroing forbidden weights after normalising leaves rows that sum to less than "
+                "1 (0.24 for the first word): the output shrinks and the future still "
+                "influenced how much weight the allowed keys got.",
+        look="Set forbidden scores to −∞ before the softmax; the allowed weights are then "
+             "renormalised among themselves and every row sums to 1.",
+    ),
+    "fully_masked_row": dict(
+        title="−1e9 instead of −∞, and a fully masked row",
+        source="seed 001 fills masked scores with −1e9",
+        symptom="A query whose keys are all masked (the left padding token here) gets a row of "
+                "equal scores −1e9, so the softmax spreads it uniformly (1/3 each) over keys it "
+                "must not see and its output is their average.",
+        look="Rows with at least one allowed key agree (exp(−1e9 − max) is exactly 0). With "
+             "−∞ a fully masked row is 0/0 in a naive softmax; attnviz's rule gives it zero "
+             "weights and a zero output, which downstream code can detect.",
+    ),
+    "pe_base_typo": dict(
+        title="The positional-encoding base 1000 instead of 10000",
+        source="seed 002 (its formula prints w_k = 1/1000^(2k/d))",
+        symptom="Nothing crashes, but the slow dimensions turn up to 10 times faster, so the "
+                "code differs from the paper and from every pretrained model, and distant "
+                "positions look alike sooner.",
+        look="Columns d0 and d1 are identical in both (frequency 1); the later columns differ "
+             "more and more (column d2 reaches 0.46 instead of 1.00 at t = 15).",
+    ),
+}
+PITFALL_WRONG = "Wrong"
+PITFALL_RIGHT = "Right"
+PITFALL_INPUTS = "Inputs (the same for both)"
+PITFALL_NAN = "NaN (grey cells) means 'not a number': the computation produced 0/0 or inf/inf."
+
+# Why √d_k ----------------------------------------------------------------------------------
+
+SQRT_DK_INTRO = (
+    "If the entries of q and k are independent with mean 0 and variance 1, their dot product "
+    "q·k = Σ q_m k_m is a sum of d_k such terms: its variance is d_k. For large d_k the scores "
+    "are spread so widely that the softmax gives almost all the weight to one key (it "
+    "saturates, and its gradients vanish). Dividing by √d_k brings the variance back to 1 "
+    "whatever d_k is (Vaswani et al. 2017, §3.2.1). Below: random q and k, measured."
+)
+SQRT_DK_FORMULA = (
+    r"\operatorname{Var}(q\cdot k) = \sum_{m=1}^{d_k} \operatorname{Var}(q_m k_m) = d_k,"
+    r"\qquad \operatorname{Var}\!\left(\frac{q\cdot k}{\sqrt{d_k}}\right) = 1"
+)
+SQRT_DK_VARIANCE = (
+    "Variance of the scores over all random pairs: unscaled it follows the line d_k (log-log "
+    "axes), scaled it stays at 1."
+)
+SQRT_DK_ENTROPY = (
+    "Mean entropy of the softmax weights of a query (nats). ln t_k (dashed) means uniform "
+    "weights, 0 means all the weight on one key. Unscaled, the entropy collapses as d_k grows; "
+    "scaled, it does not depend on d_k."
+)
+SQRT_DK_EXAMPLE = "One random query's weights over the keys at the chosen d_k."
+SQRT_DK_MAX_WEIGHT = "Mean largest weight of a row (1 = one-hot, 1/t_k = uniform)."
+
+# Diagnostics -------------------------------------------------------------------------------
+
+DIAGNOSTICS_TITLE = "Row diagnostics"
+DIAGNOSTICS_INTRO = (
+    "For each query row: its entropy H = −Σ α ln α (0 = all weight on one key, ln t_k = "
+    "uniform), the effective number of attended tokens exp(H), the largest weight and its key, "
+    "and the row sum, which must be 1 (or 0 for a fully masked query)."
+)
+DIAGNOSTICS_FORMULA = (
+    r"H_i = -\sum_j \alpha_{ij} \ln \alpha_{ij},\quad N_i = e^{H_i},\quad "
+    r"\textstyle\sum_j \alpha_{ij} = 1"
+)
+DIAGNOSTICS_COLUMNS = {
+    "entropy": "entropy (nats)",
+    "effective": "effective tokens",
+    "max_weight": "max weight",
+    "argmax": "most-attended key",
+    "row_sum": "row sum",
+    "ok": "row sum OK",
+}
+DIAGNOSTICS_ALL_OK = "Every row sums to 1 (fully masked rows: 0)."
+DIAGNOSTICS_NOT_OK = "Some rows do not sum to 1: these are not softmax weights."
+
+# Line view ---------------------------------------------------------------------------------
+
+LINE_VIEW_INTRO = (
+    "The head view of BertViz, drawn offline: queries on the left, keys on the right, and a "
+    "line from every query to every key whose opacity is the weight (a weight of 1 is a solid "
+    "line, 0 is invisible). Each head has its own colour. Choose a token — or click it — to "
+    "see only its lines."
+)
+LINE_VIEW_FOCUS_NONE = "all tokens"
+LINE_VIEW_OPACITY = (
+    "Opacity = weight, rounded to steps of 1/40; weights below 1/80 are not drawn."
+)
+LINE_VIEW_TOO_MANY = (
+    "The line view draws at most {limit} tokens per side; this scenario has {n}. Focus on one "
+    "token to see its lines, or use the heatmaps."
+)
+
+# Quiz --------------------------------------------------------------------------------------
+
+QUIZ_INTRO = (
+    "Predict, then reveal. The weights are hidden: from the queries and keys (and the mask), "
+    "predict for every query the key that gets the most weight, then reveal the weights and see "
+    "your score. Hint: the largest weight goes to the largest allowed score q_i·k_j."
+)
+QUIZ_SOURCES = {"practice": "Practice question (random small integers)",
+                "scenario": "The current scenario"}
+QUIZ_REVEAL_HELP = "Show the hidden weights and score the predictions."
+QUIZ_TIES = "Where several keys tie for the largest weight, any of them counts."
+QUIZ_FULLY_MASKED = "Fully masked query: nothing to predict (not scored)."
+QUIZ_CAPTURED = (
+    "Weight captured: the weight of the keys you picked divided by the largest weights — "
+    "partial credit for a near miss."
+)
+
+# Pattern presets (title, description shown on the Playground) -----------------------------
+
+PATTERN_PRESETS = {
+    "pattern_self": (
+        "Pattern: attend to self (by construction)",
+        "One-hot position embeddings (X = I), W_K = W_V = I and W_Q = 20·I, unscaled: the "
+        "scores are 20 on the diagonal and 0 elsewhere, so every token puts weight "
+        "1/(1 + 5e^-20) ≈ 1 on itself and the output equals X.",
+    ),
+    "pattern_previous": (
+        "Pattern: attend to the previous token (by construction)",
+        "X = I, W_K = W_V = I and W_Q = 20·P with P the shift matrix (P[i, i−1] = 1; the first "
+        "token has no predecessor and attends to itself): scores = 20·P, so output row i is "
+        "the embedding of token i − 1.",
+    ),
+    "pattern_first": (
+        "Pattern: attend to the first token (by construction)",
+        "X = I, W_K = W_V = I and W_Q = 20 in column 0 and 0 elsewhere: every query scores 20 "
+        "against the first key and 0 against the rest, so all the weight goes to token 0.",
+    ),
+    "pattern_uniform": (
+        "Pattern: uniform (by construction)",
+        "W_Q = 0, so every score is 0 and every weight exactly 1/6: each output row is the "
+        "mean of the value rows.",
+    ),
+    "pattern_same_word": (
+        "Pattern: attend to the same word earlier (by construction)",
+        "X = one-hot word ⊕ one-hot position. W_K = W_V = I and W_Q = diag(40·I, B): the score "
+        "is 40·[same word] + B_ij with B = 0 for earlier tokens, −20 for itself and −80 for "
+        "later ones. The second 'the' scores 40 against the first and 20 against itself; a "
+        "word seen for the first time attends to itself.",
+    ),
+}
+
+# Presenter mode ----------------------------------------------------------------------------
+
+PRESENTER_ON = "Presenter mode: bigger type and figures, editors collapsed."
+# --- end of the teaching-depth section ---------------------------------------------------

@@ -6,6 +6,7 @@ from attnviz import export, text
 from attnviz.attention import MultiHeadResult
 from attnviz.figures import heatmap, mask_figure
 from attnviz.ui import controls, share, state
+from attnviz.ui.diagnostics import diagnostics_panel
 from attnviz.ui.panels import matrix_panel
 
 st.header("Playground")
@@ -68,6 +69,7 @@ with views:
                                   title=f"head {h}", show_text=att.n_heads <= 2)
                     matrix_panel(f"head {h}", fig, key=f"pg_fig_head_{h}")
                     figures.append((f"Attention weights, head {h}", fig))
+            diagnostics_panel(att.weights, q_lab, k_lab, key="pg_diag_heads")
             panel("concat", att.concat, [f"c{j}" for j in range(att.concat.shape[1])], q_lab)
             panel("mha_output", att.output, [f"o{j}" for j in range(att.output.shape[1])],
                   q_lab)
@@ -89,6 +91,7 @@ with views:
                 panel("masked", att.masked, k_lab, q_lab, y_title="query", x_title="key")
             panel("weights", att.weights, k_lab, q_lab, kind="weights", y_title="query",
                   x_title="key")
+            diagnostics_panel(att.weights, q_lab, k_lab, key="pg_diag")
             out = att.output
             panel("output", out, [f"o{j}" for j in range(out.shape[-1])], q_lab)
         with st.expander("Download these matrices and figures"):

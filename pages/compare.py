@@ -1,0 +1,88 @@
+"""Compare: the same inputs under two settings, side by side, and their difference A − B."""
+
+import streamlit as st
+
+from attnviz import text
+from attnviz.compare import KINDS, compare, head_choices
+from attnviz.figures import heatmap
+from attnviz.registry import VARIANTS
+from attnviz.ui import state
+from attnviz.ui.diagnostics import diagnostics_panel
+from attnviz.ui.panels import show_figure
+
+scenario = state.get_scenario()
+st.header("Compare")
+st.write(text.COMPARE_INTRO)
+
+kind = st.selectbox("What to compare", KINDS, format_func=text.COMPARE_KINDS.get,
+                    key="compare_kind")
+options = {}
+choices = head_choices(scenario)
+if kind == "heads" and choices:
+    default = max([h for h in choices if h <= 4] or choices[:1])
+    options["n_heads"] = st.select_slider("Heads in B", choices, value=default,
+                                          key="compare_n_heads")
+elif kind == "temperature":
+    options["temperature"] = st.slider("τ in B", 0.05, 5.0, 0.5, step=0.05,
+                                       key="compare_temperature")
+elif kind == "variants":
+    keys = list(VARIANTS)
+    c1, c2 = st.columns(2)
+    options["variant_a"] = c1.selectbox("Variant A", keys, index=keys.index(scenario.variant),
+                                        format_func=lambda k: VARIANTS[k].name,
+                                        key="compare_variant_a")
+    options["variant_b"] = c2.selectbox("Variant B", keys,
+                                        index=keys.index("dot_product"),
+                                        format_func=lambda k: VARIANTS[k].name,
+                                        key="compare_variant_b")
+try:
+    comparison = compare(scenario, kind, **options)
+except ValueError as exc:
+    st.info(f"This comparison does not apply to the current scenario: {exc}.")
+    st.stop()
+a, b = comparison.a, comparison.b
+
+
+def row(what, za, zb, diff, **kw):
+    """A, B and A − B of one matrix in three columns (A and B on one colour scale)."""
+    if kw.get("kind") != "weights" and za is not None and zb is not None:
+        kw.update(zmin=min(za.min(), zb.min()), zmax=max(za.max(), zb.max()))
+        if kw["zmin"] < 0:
+            kw.update(kind="signed", zmin=-max(-kw["zmin"], kw["zmax"]),
+                      zmax=max(-kw["zmin"], kw["zmax"]))
+    cols = st.columns(3)
+    for col, side, z, tag in ((cols[0], a, za, "A"), (cols[1], b, zb, "B")):
+        with col:
+            st.markdown(f"**{tag}: {side.label}**")
+            if side.error:
+                st.error(f"Cannot compute: {side.error}.")
+            else:
+                x = side.k_labels if what == "weights" else [f"o{m}" for m in range(z.shape[1])]
+                show_figure(heatmap(z, x, side.q_labels, **kw),
+                            key=f"compare_fig_{what}_{tag.lower()}")
+    with cols[2]:
+        st.markdown("**A − B**")
+        if diff is None:
+            st.caption(text.COMPARE_SHAPES)
+        else:
+            x = a.k_labels if what == "weights" else [f"o{m}" for m in range(diff.shape[1])]
+            show_figure(heatmap(diff, x, a.q_labels, kind="signed"),
+                        key=f"compare_fig_{what}_diff")
+
+
+st.subheader("Attention weights")
+st.caption(text.COMPARE_WEIGHTS + " " + text.COMPARE_DIFF)
+if kind == "heads" or a.head_weights is not None or b.head_weights is not None:
+    st.caption(text.COMPARE_HEADS_MEAN)
+row("weights", a.weights, b.weights, comparison.weights_diff, kind="weights")
+st.subheader("Outputs")
+st.caption(text.COMPARE_OUTPUT)
+row("output", a.output, b.output, comparison.output_diff)
+
+c1, c2 = st.columns(2)
+for col, side, tag in ((c1, a, "a"), (c2, b, "b")):
+    with col:
+        if side.weights is not None:
+            st.text(f"{'AB'[side is b]}: {side.label}")
+            weights = side.head_weights if side.head_weights is not None else side.weights
+            diagnostics_panel(weights, side.q_labels, side.k_labels, key=f"compare_diag_{tag}")

@@ -1,0 +1,79 @@
+"""Line view: BertViz's head view — a line from each query to each key, opacity = weight."""
+
+import numpy as np
+import streamlit as st
+
+from attnviz import text
+from attnviz.figures import heatmap
+from attnviz.figures.clickable import point_from_selection
+from attnviz.figures.line_view import MAX_TOKENS, head_view
+from attnviz.ui import controls, state
+from attnviz.ui.diagnostics import diagnostics_panel
+from attnviz.ui.panels import show_figure
+
+scenario = state.get_scenario()
+st.header("Line view")
+st.write(text.LINE_VIEW_INTRO)
+result = controls.compute(scenario)
+if result is None:
+    st.stop()
+weights = np.asarray(result.attention.weights, dtype=float)
+weights = weights if weights.ndim == 3 else np.atleast_2d(weights)[None]  # (n_heads, t_q, t_k)
+n_heads, t_q, t_k = weights.shape
+q_lab, k_lab = result.q_labels, result.k_labels
+
+focus_options = ["none"] + [f"query:{i}" for i in range(t_q)] + [f"key:{j}" for j in range(t_k)]
+if st.session_state.get("lines_focus") not in focus_options:
+    st.session_state["lines_focus"] = "none"  # first visit, or the tokens changed
+
+
+def focus_label(option: str) -> str:
+    """'none' -> all tokens; 'query:3' -> 'query 3:the'."""
+    if option == "none":
+        return text.LINE_VIEW_FOCUS_NONE
+    side, index = option.split(":")
+    return f"{side} {(q_lab if side == 'query' else k_lab)[int(index)]}"
+
+
+c1, c2 = st.columns(2)
+heads = list(range(n_heads))
+if n_heads > 1:
+    heads = c1.multiselect("Heads", heads, default=heads[:8], max_selections=8,
+                           format_func=lambda h: f"head {h}", key="lines_heads")
+choice = c2.selectbox("Focus on a token", focus_options, format_func=focus_label,
+                      key="lines_focus")
+focus = None if choice == "none" else (choice.split(":")[0], int(choice.split(":")[1]))
+
+if focus is None and max(t_q, t_k) > MAX_TOKENS:
+    st.info(text.LINE_VIEW_TOO_MANY.format(limit=MAX_TOKENS, n=max(t_q, t_k)))
+    st.stop()
+if not heads:
+    st.info("Choose at least one head.")
+    st.stop()
+
+fig = head_view(weights, q_lab, k_lab, heads=heads, focus=focus)
+marker_curves = [len(fig.data) - 2, len(fig.data) - 1]  # the "queries" and "keys" markers
+
+
+def on_click() -> None:
+    """A clicked token becomes the focus; clicking the focused token again clears it."""
+    point = point_from_selection(st.session_state.get("lines_fig"), marker_curves)
+    if point is not None:
+        side = "query" if point[0] == marker_curves[0] else "key"
+        option = f"{side}:{point[1]}"
+        st.session_state["lines_focus"] = "none" if option == choice else option
+
+
+left, right = st.columns([3, 2], gap="large")
+with left:
+    st.caption(text.LINE_VIEW_OPACITY)
+    show_figure(fig, key="lines_fig", on_select=on_click, selection_mode="points")
+with right:
+    h = heads[0]
+    st.markdown(f"**Weights of head {h}**" if n_heads > 1 else "**Weights**")
+    rows = [focus[1]] if focus and focus[0] == "query" else []
+    cells = [(i, focus[1]) for i in range(t_q)] if focus and focus[0] == "key" else []
+    show_figure(heatmap(weights[h], k_lab, q_lab, kind="weights", x_title="key",
+                        y_title="query", highlight_rows=rows, highlight_cells=cells),
+                key="lines_fig_weights")
+    diagnostics_panel(weights if n_heads > 1 else weights[0], q_lab, k_lab, key="lines_diag")

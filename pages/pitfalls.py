@@ -1,0 +1,50 @@
+"""Pitfalls: bugs that real tutorials ship, each computed wrong and right on the same inputs."""
+
+import inspect
+
+import numpy as np
+import streamlit as st
+
+from attnviz import text
+from attnviz.figures.pitfall_view import panel_figure, shared_range
+from attnviz.pitfalls import PITFALLS
+from attnviz.ui import state
+from attnviz.ui.panels import show_figure
+
+state.get_scenario()
+st.header("Pitfalls")
+st.write(text.PITFALLS_INTRO)
+key = st.radio("Pitfall", list(PITFALLS), format_func=lambda k: text.PITFALLS[k]["title"],
+               horizontal=True, key="pitfalls_choice")
+info = text.PITFALLS[key]
+case = PITFALLS[key]()
+
+st.subheader(info["title"])
+st.caption(f"Source: {info['source']}")
+st.warning(f"Symptom: {info['symptom']}")
+
+if case.inputs:
+    st.markdown(f"**{text.PITFALL_INPUTS}**")
+    for col, panel in zip(st.columns(len(case.inputs)), case.inputs, strict=True):
+        with col:
+            st.caption(panel.name)
+            show_figure(panel_figure(panel), key=f"pitfalls_fig_{key}_in_{panel.name}")
+
+sides = ((text.PITFALL_WRONG, "wrong", case.wrong_function),
+         (text.PITFALL_RIGHT, "right", case.right_function))
+for col, (label, _, function) in zip(st.columns(2, gap="large"), sides, strict=True):
+    with col:
+        st.markdown(f"### {label}")
+        st.code(inspect.getsource(function), language="python", wrap_lines=True)
+for panel in case.wrong:  # the same matrices, side by side, on one colour scale
+    pair = [case.panel("wrong", panel.name), case.panel("right", panel.name)]
+    for col, (label, side, _), shown in zip(st.columns(2, gap="large"), sides, pair,
+                                            strict=True):
+        with col:
+            st.markdown(f"**{label}: {panel.name}**")
+            show_figure(panel_figure(shown, **shared_range(pair)),
+                        key=f"pitfalls_fig_{key}_{side}_{panel.name}")
+
+if any(np.isnan(p.z).any() for p in case.wrong):
+    st.caption(text.PITFALL_NAN)
+st.info(info["look"])
