@@ -221,3 +221,13 @@ def test_a_custom_grid_of_the_wrong_shape_is_reset_with_a_message(at):
     assert [m.value for m in at.info] == [text.MASKS_CUSTOM_RESET]
     np.testing.assert_array_equal(at.session_state["scenario"].custom_mask, np.ones((4, 4)))
     np.testing.assert_array_equal(weights_z(at), SEED_000_RES.weights)
+
+
+@pytest.mark.parametrize("key", list(PRESETS))
+def test_every_preset_draws_four_charts_with_the_core_mask(at, key):
+    load_preset(at, key)
+    assert not at.error and chart_keys(at) == CHARTS
+    res = run_scenario(PRESETS[key].build())
+    np.testing.assert_array_equal(mask_z(at), res.mask)
+    weights = res.attention.weights
+    np.testing.assert_array_equal(weights_z(at), weights[0] if weights.ndim == 3 else weights)

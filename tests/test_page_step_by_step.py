@@ -245,3 +245,13 @@ def test_a_scenario_the_core_rejects_gives_a_message_not_a_traceback(at):
     assert not at.exception
     assert len(at.error) == 1 and "reset it on the Masks page" in at.error[0].value
     assert not at.get("plotly_chart")
+
+
+@pytest.mark.parametrize("key", list(PRESETS))
+def test_every_preset_draws_with_the_core_numbers(at, key):
+    load_preset(at, key)
+    assert not at.error
+    res = run_scenario(PRESETS[key].build()).attention
+    weights = res.weights[0] if res.weights.ndim == 3 else res.weights  # head 0
+    np.testing.assert_array_equal(chart_z_by_key(at, "sbs_fig_weights"), weights)
+    np.testing.assert_array_equal(frame_with(at, CHAIN_COL)[CHAIN_COL].to_numpy(), weights[0])
