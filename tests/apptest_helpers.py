@@ -45,10 +45,12 @@ def chart_z(at: AppTest, index: int, trace: int = 0) -> np.ndarray:
 
 
 def chart_by_title(at: AppTest, title: str) -> dict:
-    """The first chart whose layout title text contains ``title``."""
+    """The first chart whose title (layout title or top-axis title) contains ``title``."""
     for spec in chart_specs(at):
-        text = ((spec.get("layout") or {}).get("title") or {}).get("text") or ""
-        if title in text:
+        layout = spec.get("layout") or {}
+        texts = [((layout.get(part) or {}).get("title") or {}) for part in ("xaxis",)]
+        texts.append(layout.get("title") or {})
+        if any(title in (t.get("text") or "") for t in texts if isinstance(t, dict)):
             return spec
     raise AssertionError(f"no chart titled {title!r}")
 

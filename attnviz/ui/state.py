@@ -20,6 +20,7 @@ SCENARIO = "scenario"
 EDITOR_VERSION = "editor_version"
 PRESENTER = "presenter_mode"
 PRESET_CHOICE = "sidebar_preset"
+PRESET_LOADED = "_preset_loaded"  # set by load_preset, read by the sidebar
 
 
 def use_app_frame() -> None:
@@ -67,6 +68,7 @@ def load_preset(key: str) -> Scenario:
     """Load a preset as the whole scenario and reset the editors."""
     scenario = PRESETS[key].build()
     set_scenario(scenario, reset_editors=True)
+    st.session_state[PRESET_LOADED] = key  # the sidebar's preset box follows on the next run
     return scenario
 
 
