@@ -169,3 +169,9 @@ def test_every_preset_loads_on_playground(key):
     result = attnviz.run_scenario(PRESETS[key].build())
     if not isinstance(result.attention, attnviz.MultiHeadResult):
         np.testing.assert_allclose(weights_of(at), np.atleast_2d(result.attention.weights))
+
+
+def test_sidebar_preset_box_follows_a_preset_loaded_from_home():
+    at = open_page()
+    at.button(key="home_load_seed_002").click().run()
+    assert at.selectbox(key="sidebar_preset").value == "seed_002"
