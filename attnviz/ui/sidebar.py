@@ -14,6 +14,8 @@ def render() -> None:
     with st.sidebar:
         st.markdown("### Presets")
         keys = list(PRESETS)
+        if state.PRESET_LOADED in st.session_state:  # a preset loaded elsewhere (Home)
+            st.session_state[state.PRESET_CHOICE] = st.session_state.pop(state.PRESET_LOADED)
         choice = st.selectbox("Classroom demos", keys, format_func=lambda k: PRESETS[k].title,
                               key=state.PRESET_CHOICE)
         if st.button("Load preset", key="sidebar_load_preset", width="stretch",
@@ -22,7 +24,7 @@ def render() -> None:
             st.rerun()
         st.markdown("### Current scenario")
         if scenario.title:
-            st.caption(scenario.title)
+            st.text(scenario.title)  # may come from an uploaded file: never as Markdown
         st.text(f"{scenario.spec.name}\n"
                 f"{scenario.t} tokens · d_model {scenario.d_model}"
                 + (f" · {scenario.n_heads} heads" if scenario.spec.kind == "multi_head" else ""))
