@@ -22,6 +22,8 @@ PAGES = [
     st.Page("pages/why_sqrt_dk.py", title="Why √d_k"),
     st.Page("pages/line_view.py", title="Line view"),
     st.Page("pages/quiz.py", title="Quiz"),
+    st.Page("pages/your_attention.py", title="Your own attention"),
+    st.Page("pages/share.py", title="Save & share"),
 ]
 
 navigation = st.navigation(PAGES)

@@ -589,3 +589,69 @@ PATTERN_PRESETS = {
 
 PRESENTER_ON = "Presenter mode: bigger type and figures, editors collapsed."
 # --- end of the teaching-depth section ---------------------------------------------------
+
+# --- Save & share, Your own attention ---------------------------------------------------------
+
+SHARE_INTRO = (
+    "Keep or hand on the exact scenario (tokens, embeddings, every weight matrix, variant, "
+    "settings and masks): as a file, or as a link that opens it on any machine running "
+    "attnviz. Download the matrices behind the figures, and choose how charts save images."
+)
+SHARE_LINK_HELP = (
+    "Anyone opening this link on a machine that serves attnviz gets this exact scenario on "
+    "the Playground ({n:,} characters; links hold at most {limit:,}). The link carries the "
+    "numbers themselves, compressed: nothing is stored on the server."
+)
+SHARE_LINK_LOADED = "Scenario loaded from the link."
+SHARE_BAD_LINK = "This link could not be opened, so the default scenario is shown."
+SHARE_FILE_HELP = (
+    "A JSON file with every number of the scenario (schema version 1); load it here to "
+    "restore the scenario exactly."
+)
+SHARE_FILE_LOADED = "Scenario loaded from the file; every page now uses it."
+SHARE_REPORT_HELP = (
+    "One HTML file with every figure of this page, interactive (hover for the values) and "
+    "readable offline: plotly.js is inside the file (about 5 MB)."
+)
+SHARE_IMAGE_HELP = (
+    "The camera icon in each chart's toolbar saves the chart as it is on screen, drawn by "
+    "your browser (offline). PNG at twice the resolution for slides; SVG for papers."
+)
+SHARE_MATRICES = (
+    "Every matrix of the current scenario, computed as on the Playground: CSV for one matrix "
+    "(row and column labels included), or all of them as .npz (np.load(f, allow_pickle=False)) "
+    "or JSON. Masked scores are −∞: -inf in CSV, the string \"-inf\" in JSON."
+)
+
+BYO_INTRO = (
+    "Look at attention weights from your own model with the same views: upload a .npy or "
+    ".npz file holding an array of shape (t, t), (heads, t, t) or (layers, heads, t, t) — for "
+    "example from a transformers model run with output_attentions=True — and, optionally, "
+    "the tokens as a text file (one per line, or separated by spaces) or a JSON list."
+)
+BYO_HOWTO = (
+    "weights = torch.stack(model(**inputs, output_attentions=True).attentions)[:, 0]\n"
+    "np.savez('attention.npz', attention=weights.float().numpy(),\n"
+    "         tokens=np.array(tokenizer.convert_ids_to_tokens(inputs['input_ids'][0])))"
+)
+BYO_EXAMPLE = (
+    "Showing the example file shipped with attnviz: two layers of four-head self-attention on "
+    "seed 004's sentence, made by attnviz/examples/make_example.py. Upload your own above."
+)
+BYO_SAFETY = (
+    "Files are read as plain numbers: arrays of Python objects (pickles) are refused, and so "
+    "is anything larger than the limits below."
+)
+BYO_DOWNSAMPLED = (
+    "t = {t} is more than {limit} tokens: the heatmap shows {shown}×{shown} blocks, each the "
+    "mean of {f}×{f} weights (the hover names the token positions of a block). The CSV "
+    "download holds the exact, full matrix."
+)
+BYO_LINE_VIEW_TOO_LONG = (
+    "The line view draws at most {limit} tokens per side; focus on one query below to see "
+    "its lines."
+)
+BYO_DIAGNOSTICS = (
+    "Per query row: entropy H = −Σ α ln α (0 = all weight on one key, ln t = uniform), the "
+    "effective number of keys exp(H), and the largest weight with its key."
+)

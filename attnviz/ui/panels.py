@@ -10,12 +10,19 @@ import streamlit as st
 from attnviz.ui import state
 
 
-def chart_config(filename: str) -> dict:
-    """Plotly toolbar: PNG export at 2× with a meaningful file name, no logo, offline."""
+def chart_config(filename: str, image_format: str | None = None) -> dict:
+    """Plotly toolbar: the camera saves PNG (at 2×) or SVG with a meaningful file name, offline.
+
+    ``image_format`` ("png" or "svg") defaults to the session's choice on the Save & share
+    page (``state.IMAGE_FORMAT``); both are drawn in the browser, with no server or internet.
+    """
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", filename).strip("_") or "attnviz"
+    fmt = image_format or st.session_state.get(state.IMAGE_FORMAT, "png")
+    fmt = fmt if fmt in ("png", "svg") else "png"
     return {
         "displaylogo": False,
-        "toImageButtonOptions": {"format": "png", "filename": f"attnviz_{safe}", "scale": 2},
+        "toImageButtonOptions": {"format": fmt, "filename": f"attnviz_{safe}",
+                                 "scale": 2 if fmt == "png" else 1},
         "modeBarButtonsToRemove": ["lasso2d", "select2d"],
     }
 

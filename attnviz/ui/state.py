@@ -21,6 +21,8 @@ EDITOR_VERSION = "editor_version"
 PRESENTER = "presenter_mode"
 PRESET_CHOICE = "sidebar_preset"
 PRESET_LOADED = "_preset_loaded"  # set by load_preset, read by the sidebar
+IMAGE_FORMAT = "image_format"  # "png" or "svg": what the charts' camera button saves
+LINK_APPLIED = "_link_applied"  # the ?scenario= value already applied in this session
 
 
 def use_app_frame() -> None:
@@ -42,6 +44,9 @@ def init_state() -> None:
         st.session_state[SCENARIO] = default_scenario()
     st.session_state.setdefault(EDITOR_VERSION, 0)
     st.session_state.setdefault(PRESENTER, False)
+    from attnviz.ui.share import restore_from_link  # share imports this module
+
+    restore_from_link()  # a shared link (?scenario=...) replaces the scenario once
 
 
 def get_scenario() -> Scenario:

@@ -1,0 +1,42 @@
+"""``python -m attnviz`` (or the ``attnviz`` command): start the dashboard.
+
+Runs ``streamlit run <repo>/app.py`` from the repository root, so the repository's
+``.streamlit/config.toml`` applies (loopback address, 5 MB upload cap, XSRF protection).
+Extra arguments go to Streamlit, e.g. ``python -m attnviz --server.port 8600``.
+
+The dashboard's pages (``app.py``, ``pages/``) live next to the package in a repository
+checkout, so this works from a checkout or an editable install (``pip install -e ".[ui]"``);
+a plain ``pip install .`` gives the core and figure builders for notebooks only.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+APP = REPO_ROOT / "app.py"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Start ``streamlit run app.py``; returns Streamlit's exit code (2 if it cannot start)."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    if not APP.is_file() or not (REPO_ROOT / "pages").is_dir():
+        print(f"attnviz: the dashboard (app.py and pages/) is not next to the package in "
+              f"{REPO_ROOT}.\nRun it from a repository checkout or an editable install: "
+              "pip install -e '.[ui]'", file=sys.stderr)
+        return 2
+    if importlib.util.find_spec("streamlit") is None:
+        print("attnviz: Streamlit is not installed; pip install -e '.[ui]'", file=sys.stderr)
+        return 2
+    cmd = [sys.executable, "-m", "streamlit", "run", str(APP), *args]
+    try:
+        return subprocess.call(cmd, cwd=REPO_ROOT)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,234 @@
+"""Save, share and export from any page: scenario files and links, matrix and figure downloads.
+
+* :func:`restore_from_link` runs from :func:`attnviz.ui.state.init_state` on every page: a URL
+  carrying ``?scenario=...`` replaces the scenario once per session (a bad link shows a message
+  and keeps the current scenario).
+* :func:`link_box`, :func:`scenario_download`, :func:`scenario_upload`: the Save & share page.
+* :func:`matrix_downloads` and :func:`report_button`: any page can offer its matrices (CSV,
+  .npz, JSON) and a standalone HTML report of its figures.
+* :func:`image_format_picker`: whether the charts' camera button saves PNG or SVG.
+
+Every message that may quote a file or a link goes through :func:`plain` (no Markdown).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import streamlit as st
+
+from attnviz import export, limits, scenario_io, text
+from attnviz.scenario import Scenario
+from attnviz.ui import state
+
+LINK_PAGE = "playground"  # the page a shared link opens
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>$~:=&])")
+_FLASH = "_share_flash"
+
+
+def plain(message: str) -> str:
+    """A message safe for st.error/st.warning/st.success: Markdown characters escaped."""
+    return _MD_SPECIAL.sub(r"\\\1", str(message))
+
+
+def file_stem(scenario: Scenario) -> str:
+    """A file-name stem from the scenario's title: ``attnviz_four_words_seed_000``."""
+    slug = re.sub(r"[^A-Za-z0-9]+", "_", scenario.title).strip("_").lower()[:40]
+    return f"attnviz_{slug}" if slug else "attnviz_scenario"
+
+
+def _flash(message: str) -> None:
+    """Show ``message`` (a success) on the next run, after an st.rerun()."""
+    st.session_state[_FLASH] = message
+
+
+def show_flash() -> None:
+    """Show and clear a message left by :func:`_flash`."""
+    message = st.session_state.pop(_FLASH, None)
+    if message:
+        st.success(plain(message))
+
+
+# ---------------------------------------------------------------------------------------------
+# Links
+# ---------------------------------------------------------------------------------------------
+
+def restore_from_link() -> None:
+    """Apply ``?scenario=...`` from the URL once per session (called by ``state.init_state``).
+
+    A link that cannot be read shows a message and leaves the current (default) scenario.
+    """
+    param = st.query_params.get(scenario_io.LINK_PARAM)
+    if param is None or st.session_state.get(state.LINK_APPLIED) == param:
+        return
+    st.session_state[state.LINK_APPLIED] = param
+    try:
+        scenario = scenario_io.from_link_param(param)
+    except ValueError as exc:
+        st.error(plain(f"{text.SHARE_BAD_LINK} {exc}."))
+        return
+    except Exception:  # never a traceback for a link, whatever it holds
+        st.error(plain(text.SHARE_BAD_LINK))
+        return
+    state.set_scenario(scenario, reset_editors=True)
+    st.toast(text.SHARE_LINK_LOADED)
+
+
+def page_base_url(here: str) -> str:
+    """The app's base URL, from the browser's URL of the page ``here`` (its url_path)."""
+    url = (st.context.url or "").split("?", 1)[0].rstrip("/")
+    if url.endswith("/" + here):
+        url = url[: -len(here) - 1]
+    return url
+
+
+def link_url(scenario: Scenario, *, here: str, page: str = LINK_PAGE) -> str:
+    """The shareable URL that opens ``page`` with this scenario.
+
+    Raises
+    ------
+    ValueError
+        If the scenario is too large for a link (share the file instead).
+    """
+    param = scenario_io.to_link_param(scenario)
+    base = page_base_url(here)
+    return f"{base}/{page}?{scenario_io.LINK_PARAM}={param}"
+
+
+def link_box(scenario: Scenario, *, key: str, here: str) -> str | None:
+    """Show the shareable link (with a copy button) and a button that puts it in the address
+    bar; returns the link, or None when the scenario is too large for one."""
+    try:
+        url = link_url(scenario, here=here)
+    except ValueError as exc:
+        st.warning(plain(f"{exc}."))
+        return None
+    st.code(url, language=None, wrap_lines=True)
+    st.caption(text.SHARE_LINK_HELP.format(n=len(url), limit=limits.MAX_LINK_CHARS))
+    if st.button("Put this link in the address bar", key=f"{key}_to_address_bar"):
+        param = url.split(f"{scenario_io.LINK_PARAM}=", 1)[1]
+        st.session_state[state.LINK_APPLIED] = param  # it is the current scenario already
+        st.query_params[scenario_io.LINK_PARAM] = param
+    return url
+
+
+# ---------------------------------------------------------------------------------------------
+# Scenario files
+# ---------------------------------------------------------------------------------------------
+
+def scenario_download(scenario: Scenario, *, key: str) -> None:
+    """A download button for the scenario as a JSON file (or the reason it cannot be saved)."""
+    try:
+        data = scenario_io.to_json(scenario).encode("utf-8")
+    except ValueError as exc:
+        st.error(plain(f"This scenario cannot be saved: {exc}."))
+        return
+    st.download_button("Download the scenario (.json)", data,
+                       file_name=f"{file_stem(scenario)}.json", mime="application/json",
+                       key=f"{key}_scenario_json", on_click="ignore",
+                       help=text.SHARE_FILE_HELP)
+
+
+def read_scenario_upload(data: bytes, name: str) -> Scenario:
+    """The scenario in an uploaded file (size checked first).
+
+    Raises
+    ------
+    ValueError
+        Too large, not JSON, or not a valid scenario file.
+    """
+    if len(data) > limits.MAX_UPLOAD_BYTES:
+        raise ValueError(f"the file is {len(data) / 2**20:.1f} MB; uploads may be at most "
+                         f"{limits.MAX_UPLOAD_MB} MB")
+    if not str(name).lower().endswith(".json"):
+        raise ValueError("a scenario file is a .json file saved by attnviz")
+    return scenario_io.from_json(data)
+
+
+def scenario_upload(*, key: str) -> None:
+    """Upload a scenario file; a new file replaces the scenario once (then editing goes on)."""
+    uploaded = st.file_uploader("Load a scenario file (.json)", type=["json"], key=key,
+                                max_upload_size=limits.MAX_UPLOAD_MB,
+                                help=f"A file saved here, at most {limits.MAX_UPLOAD_MB} MB.")
+    if uploaded is None:
+        return
+    done_key = f"_{key}_applied"
+    if st.session_state.get(done_key) == uploaded.file_id:
+        return  # already loaded: later edits must not be overwritten by the same file
+    st.session_state[done_key] = uploaded.file_id
+    try:
+        scenario = read_scenario_upload(uploaded.getvalue(), uploaded.name)
+    except ValueError as exc:
+        st.error(plain(f"This file was not loaded: {exc}. The current scenario is kept."))
+        return
+    state.set_scenario(scenario, reset_editors=True)
+    _flash(text.SHARE_FILE_LOADED)
+    st.rerun()
+
+
+# ---------------------------------------------------------------------------------------------
+# Matrices, figures
+# ---------------------------------------------------------------------------------------------
+
+def matrix_downloads(arrays: Mapping[str, np.ndarray], *, key: str, stem: str,
+                     labels: Mapping[str, tuple[Sequence[str], Sequence[str]]] | None = None,
+                     q_labels: Sequence[str] | None = None,
+                     k_labels: Sequence[str] | None = None) -> None:
+    """CSV of one chosen matrix, and every matrix as .npz and as JSON."""
+    if not arrays:
+        st.caption("No matrices to download.")
+        return
+    labels = labels or {}
+    flat = [name for name, a in arrays.items() if np.ndim(a) <= 2]
+    c1, c2 = st.columns([2, 1], vertical_alignment="bottom")
+    if flat:
+        name = c1.selectbox("Matrix", flat, key=f"{key}_csv_matrix",
+                            help="Every matrix of this page; 3-D ones are in the .npz and JSON")
+        rows, cols = labels.get(name, (None, None))
+        c2.download_button("CSV", export.csv_bytes(arrays[name], rows, cols),
+                           file_name=f"{stem}_{name}.csv", mime="text/csv",
+                           key=f"{key}_csv", on_click="ignore", width="stretch")
+    c3, c4 = st.columns(2)
+    c3.download_button("All matrices (.npz)",
+                       export.npz_bytes(arrays, q_labels=q_labels, k_labels=k_labels),
+                       file_name=f"{stem}_matrices.npz", mime="application/octet-stream",
+                       key=f"{key}_npz", on_click="ignore", width="stretch",
+                       help="np.load(f, allow_pickle=False)")
+    c4.download_button("All matrices (.json)",
+                       export.json_bytes(arrays, q_labels=q_labels, k_labels=k_labels),
+                       file_name=f"{stem}_matrices.json", mime="application/json",
+                       key=f"{key}_json", on_click="ignore", width="stretch")
+
+
+def report_button(figures: Sequence, *, key: str, title: str = "attnviz report",
+                  notes: Sequence[str] = (), file_name: str = "attnviz_report.html") -> None:
+    """A download button for a standalone HTML report of ``figures`` (opens offline).
+
+    ``figures`` holds go.Figure objects or (title, figure) pairs. The ~5 MB report is built only
+    when the button is clicked.
+    """
+    from attnviz.figures.report import html_report_bytes  # plotly: only when a page needs it
+
+    figures = list(figures)
+
+    def build() -> bytes:
+        return html_report_bytes(figures, title=title, notes=notes)
+
+    st.download_button("Download an HTML report of these figures", build,
+                       file_name=file_name, mime="text/html", key=key, on_click="ignore",
+                       disabled=not figures, help=text.SHARE_REPORT_HELP)
+
+
+def image_format_picker(*, key: str) -> str:
+    """PNG or SVG for every chart's camera button (kept for the whole session, all pages)."""
+    formats = ["png", "svg"]
+    current = st.session_state.get(state.IMAGE_FORMAT, "png")
+    choice = st.radio("The camera button of every chart saves", formats,
+                      index=formats.index(current) if current in formats else 0,
+                      format_func={"png": "PNG (2× resolution)",
+                                   "svg": "SVG (vector, for slides and papers)"}.get,
+                      horizontal=True, key=key, help=text.SHARE_IMAGE_HELP)
+    st.session_state[state.IMAGE_FORMAT] = choice
+    return choice

@@ -1,0 +1,34 @@
+"""Save & share: the scenario as a file or a link, its matrices, and how charts save images."""
+
+import streamlit as st
+
+from attnviz import export, text
+from attnviz.ui import controls, share, state
+
+scenario = state.get_scenario()
+st.header("Save & share")
+st.write(text.SHARE_INTRO)
+share.show_flash()
+st.text(f"Current scenario: {scenario.title or 'your edited scenario'}\n"
+        f"{scenario.spec.name} · {scenario.t} tokens · d_model {scenario.d_model}")
+
+st.subheader("Scenario file")
+c1, c2 = st.columns(2, gap="large")
+with c1:
+    share.scenario_download(scenario, key="share")
+with c2:
+    share.scenario_upload(key="share_upload")
+
+st.subheader("Link")
+share.link_box(scenario, key="share", here="share")
+
+st.subheader("Matrices")
+st.caption(text.SHARE_MATRICES)
+result = controls.compute(scenario)
+if result is not None:
+    share.matrix_downloads(export.matrices(result), key="share_mx",
+                           stem=share.file_stem(scenario), labels=export.axis_labels(result),
+                           q_labels=result.q_labels, k_labels=result.k_labels)
+
+st.subheader("Images")
+share.image_format_picker(key="share_image_format")
