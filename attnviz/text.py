@@ -489,7 +489,7 @@ SQRT_DK_VARIANCE = (
 SQRT_DK_ENTROPY = (
     "Mean entropy of the softmax weights of a query (nats). ln t_k (dashed) means uniform "
     "weights, 0 means all the weight on one key. Unscaled, the entropy collapses as d_k grows; "
-    "scaled, it does not depend on d_k."
+    "scaled, it hardly changes with d_k."
 )
 SQRT_DK_EXAMPLE = "One random query's weights over the keys at the chosen d_k."
 SQRT_DK_MAX_WEIGHT = "Mean largest weight of a row (1 = one-hot, 1/t_k = uniform)."
