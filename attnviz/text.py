@@ -193,7 +193,9 @@ MHA_WEIGHTS = (
     "One weights matrix per head, all on the same 0–1 colour scale: rows are queries, columns "
     "keys. Different heads can attend to different tokens."
 )
+MHA_WEIGHTS_SCALE = "Colour: dark purple = 0, yellow = 1; hover a cell for its exact value."
 MHA_HEAD_OUTPUTS = "Each head's output O_h = A_h V_h (shared colour scale across the heads)."
+MHA_OUTPUTS_SCALE = "Colour: blue < 0 < red, from −{bound:.3g} to +{bound:.3g}."
 MHA_MIX = (
     "Seed 004 combines the heads with one number per head instead of W_O: "
     "output = Σ_h w_h · O_h. This needs every head to have the same width d_v and mixes them "
@@ -227,6 +229,11 @@ PE_SIMILARITY = (
     "positions have similar codes."
 )
 PE_SIMILARITY_FORMULA = r"S_{t t'} = PE_t \cdot PE_{t'} = \sum_i \cos\!\big(\omega_i (t - t')\big)"
+PE_SIMILARITY_ROWS = (
+    "Two rows of the matrix on the left: the similarity falls off (with ripples) as t moves "
+    "away from the reference position, the same way on both sides, and the second curve is "
+    "the first one shifted: only the distance matters."
+)
 PE_COMPARE = (
     "The attention weights of the current scenario (its tokens, weights, mask and variant) "
     "computed without and with PE added to the embeddings, on the same 0–1 scale."
@@ -284,6 +291,7 @@ ED_POOLING_FORMULA = (
     r"\quad c = \sum_t \alpha_t\, x_t"
 )
 ED_PE_ON = "Positional encoding is on: PE is added to the target and the source embeddings."
+
 
 # --- Teaching depth: trace, compare, pitfalls, why √d_k, diagnostics, line view, quiz, patterns,
 # --- presenter mode ---------------------------------------------------------------------------

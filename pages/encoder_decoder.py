@@ -13,7 +13,7 @@ from attnviz.presets import PRESETS
 from attnviz.ui import controls, state
 from attnviz.ui.editors import matrix_editor
 from attnviz.ui.fitting import fit_vector
-from attnviz.ui.panels import show_figure
+from attnviz.ui.panels import matrix_panel
 
 st.header("Encoder–decoder & additive attention")
 scenario = state.get_scenario()
@@ -59,12 +59,12 @@ if cross is not None:
     c1, c2 = st.columns(2, gap="large")
     with c1:
         fig = heatmap(att.weights, cross.k_labels, cross.q_labels, kind="weights",
-                      title="weights A", y_title="target (query)", x_title="source (key)")
-        show_figure(fig, key="ed_fig_cross_weights")
+                      y_title="target (query)", x_title="source (key)")
+        matrix_panel("Weights A", fig, key="ed_fig_cross_weights")
     with c2:
         fig = heatmap(att.output, controls.dims("o", att.output.shape[1]), cross.q_labels,
-                      title="output O = A V", y_title="target")
-        show_figure(fig, key="ed_fig_cross_output")
+                      y_title="target")
+        matrix_panel("Output O = A V", fig, key="ed_fig_cross_output")
 
 # --- 2) additive (Bahdanau) attention -------------------------------------------------------------
 st.subheader("Additive (Bahdanau) attention")
@@ -92,17 +92,18 @@ additive = controls.compute(replace(scenario, variant="additive"))
 if additive is not None:
     att = additive.attention
     q_lab, k_lab = additive.q_labels, additive.k_labels
-    c1, c2, c3 = st.columns(3)
+    c1, c2 = st.columns(2, gap="large")
     with c1:
-        show_figure(heatmap(att.scores, k_lab, q_lab, title="scores e_ij", y_title="target",
-                            x_title="source"), key="ed_fig_add_scores")
+        matrix_panel("Scores eᵢⱼ", heatmap(att.scores, k_lab, q_lab, y_title="target",
+                                           x_title="source"), key="ed_fig_add_scores")
     with c2:
-        show_figure(heatmap(att.weights, k_lab, q_lab, kind="weights", title="weights α_ij",
-                            y_title="target", x_title="source"), key="ed_fig_add_weights")
-    with c3:
-        show_figure(heatmap(att.output, controls.dims("c", att.output.shape[1]), q_lab,
-                            title="context vectors c_i", y_title="target"),
-                    key="ed_fig_add_context")
+        matrix_panel("Weights αᵢⱼ", heatmap(att.weights, k_lab, q_lab, kind="weights",
+                                            y_title="target", x_title="source"),
+                     key="ed_fig_add_weights")
+    with c1:
+        matrix_panel("Context vectors cᵢ",
+                     heatmap(att.output, controls.dims("c", att.output.shape[1]), q_lab,
+                             y_title="target"), key="ed_fig_add_context")
 
 # --- 3) attention pooling (seed 004) --------------------------------------------------------------
 st.subheader("Attention pooling (seed 004's Keras layer)")
@@ -128,13 +129,12 @@ try:
 except ValueError as exc:
     st.error(f"Cannot compute the attention pooling: {exc}.")
     st.stop()
-c1, c2, c3 = st.columns([2, 2, 1])
+c1, c2 = st.columns(2, gap="large")
 with c1:
-    show_figure(heatmap(pool.scores, tgt_labels, ["e_t"], title="scores e_t", height=150),
-                key="ed_fig_pool_scores")
+    matrix_panel("Scores eₜ", heatmap(pool.scores, tgt_labels, ["e"], height=130),
+                 key="ed_fig_pool_scores")
+    matrix_panel("Context vector c", heatmap(pool.output, controls.dims("d", pool.output.shape[0]),
+                                             ["c"], height=130), key="ed_fig_pool_context")
 with c2:
-    show_figure(heatmap(pool.weights, tgt_labels, ["α_t"], kind="weights", title="weights α_t",
-                        height=150), key="ed_fig_pool_weights")
-with c3:
-    show_figure(heatmap(pool.output, controls.dims("d", pool.output.shape[0]), ["c"],
-                        title="context c", height=150), key="ed_fig_pool_context")
+    matrix_panel("Weights αₜ", heatmap(pool.weights, tgt_labels, ["α"], kind="weights",
+                                       height=130), key="ed_fig_pool_weights")

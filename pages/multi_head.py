@@ -6,6 +6,7 @@ import streamlit as st
 from attnviz import text
 from attnviz.attention import mix_heads
 from attnviz.figures import heatmap
+from attnviz.figures.grid import compact
 from attnviz.presets import PRESETS
 from attnviz.scenario import run_multi_head
 from attnviz.ui import controls, heads, state
@@ -31,10 +32,12 @@ if scenario.direct:
 
 c1, c2 = st.columns([1, 3], vertical_alignment="bottom")
 with c1:
-    scenario, n = heads.head_count_control("mha", scenario)
+    scenario, n, bad_count = heads.head_count_control("mha", scenario)
 dk, dv = scenario.w_q.shape[1], scenario.w_v.shape[1]
 c2.text(f"Q/K width {dk} = {n} heads × d_k {dk // n};  V width {dv} = {n} heads × d_v {dv // n}."
         f"  Valid head counts: {', '.join(map(str, heads.head_choices(scenario)))}")
+if bad_count:
+    st.error(bad_count)
 
 with st.expander("Tokens, embeddings and weight matrices", expanded=False):
     scenario = controls.token_controls("mha", scenario)
@@ -55,31 +58,41 @@ st.text(f"scale = {att.scale:.4g} ({scale_txt}), temperature τ = {att.temperatu
         + ("" if att.mask.all() else ", with the scenario's mask"))
 per_row = 2 if n <= 2 else (3 if n == 3 else 4)
 small = len(labels) <= (8 if per_row <= 2 else 5)
+bars = per_row <= 2  # wider grids: one shared scale, explained in the caption
 
 st.subheader("Attention weights per head")
-st.caption(text.MHA_WEIGHTS)
-for h, col in enumerate(heads.grid(n, per_row)):
+st.caption(text.MHA_WEIGHTS + ("" if bars else " " + text.MHA_WEIGHTS_SCALE))
+extra = 0.0 if bars else heads.label_room(labels, per_row)
+for h, col in enumerate(heads.grid(n, per_row, first_extra=extra)):
     with col:
-        fig = heatmap(att.weights[h], labels, labels, kind="weights", title=f"head {h}",
-                      show_text=small, digits=2, y_title="query", x_title="key")
+        st.markdown(f"**head {h}**")
+        fig = heatmap(att.weights[h], labels, labels, kind="weights", show_text=small,
+                      digits=2, y_title="query", x_title="key")
+        if not bars:
+            compact(fig, y_labels=h % per_row == 0, colour_bar=False)
         show_figure(fig, key=f"mha_fig_head_{h}")
 
 st.subheader("Output of each head")
-st.caption(text.MHA_HEAD_OUTPUTS)
 bound = float(np.max(np.abs(att.head_outputs))) or 1.0
-for h, col in enumerate(heads.grid(n, per_row)):
+st.caption(text.MHA_HEAD_OUTPUTS + ("" if bars else " " + text.MHA_OUTPUTS_SCALE.format(
+    bound=bound)))
+for h, col in enumerate(heads.grid(n, per_row, first_extra=extra)):
     with col:
+        st.markdown(f"**head {h}: O{h}**")
         out = att.head_outputs[h]
         fig = heatmap(out, [f"h{h}.v{j}" for j in range(out.shape[1])], labels, kind="signed",
-                      zmin=-bound, zmax=bound, title=f"head {h}: O_{h}", show_text=small,
-                      digits=2)
+                      zmin=-bound, zmax=bound, show_text=small, digits=2)
+        if not bars:
+            compact(fig, y_labels=h % per_row == 0, colour_bar=False)
         show_figure(fig, key=f"mha_fig_out_{h}")
 
 d_v = att.head_outputs.shape[2]
 concat_labels = [f"h{j // d_v}.v{j % d_v}" for j in range(att.concat.shape[1])]
 title, formula, why = text.MATRICES["concat"]
-matrix_panel(title, heatmap(att.concat, concat_labels, labels), key="mha_fig_concat",
-             formula=formula, explanation=why)
+c1, _ = st.columns([3, 2]) if att.concat.shape[1] <= 8 else (st.container(), None)
+with c1:
+    matrix_panel(title, heatmap(att.concat, concat_labels, labels), key="mha_fig_concat",
+                 formula=formula, explanation=why)
 
 st.subheader("Project with W_O")
 c1, c2 = st.columns([2, 3], gap="large")

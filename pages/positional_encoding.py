@@ -28,14 +28,14 @@ n_pos = c3.slider("number of positions", 1, 256, 50, key="pe_positions")
 if base == 1000:
     st.warning(text.PE_BASE_TYPO)
 pe = sinusoidal_positional_encoding(n_pos, d_model, base=float(base))
-dim_labels = controls.dims("d", d_model)
+dim_labels = [str(j) for j in range(d_model)]
 
 left, right = st.columns(2, gap="large")
 with left:
     fig = heatmap(pe, dim_labels, [str(t) for t in range(n_pos)], kind="signed", zmin=-1.0,
-                  zmax=1.0, y_title="position", x_title="dimension",
-                  title=f"PE ({n_pos} positions × {d_model} dimensions, base {base})")
-    show_figure(fig, key="pe_fig_pe")
+                  zmax=1.0, y_title="position", x_title="dimension", height=420)
+    matrix_panel(f"PE: {n_pos} positions × {d_model} dimensions, base {base}", fig,
+                 key="pe_fig_pe")
 with right:
     dims_key = "pe_dims"
     if dims_key in st.session_state:  # drop dimensions that no longer exist (d_model shrank)
@@ -50,11 +50,21 @@ with right:
     show_figure(fig, key="pe_fig_lines")
 
 sim = pe @ pe.T  # (n_pos, n_pos)
-matrix_panel("PE · PEᵀ — similarity of positions",
-             heatmap(sim, [str(t) for t in range(n_pos)], [str(t) for t in range(n_pos)],
-                     y_title="position", x_title="position", height=min(640, 200 + 8 * n_pos)),
-             key="pe_fig_similarity", formula=text.PE_SIMILARITY_FORMULA,
-             explanation=text.PE_SIMILARITY)
+left, right = st.columns(2, gap="large")
+with left:
+    positions = [str(t) for t in range(n_pos)]
+    matrix_panel("PE · PEᵀ: similarity of positions",
+                 heatmap(sim, positions, positions, y_title="position", x_title="position",
+                         height=420),
+                 key="pe_fig_similarity", formula=text.PE_SIMILARITY_FORMULA,
+                 explanation=text.PE_SIMILARITY)
+with right:
+    mid = n_pos // 2
+    st.markdown(f"**Rows 0 and {mid} of PE · PEᵀ**")
+    st.caption(text.PE_SIMILARITY_ROWS)
+    fig = line_chart(np.arange(n_pos), {"PE_0 · PE_t": sim[0], f"PE_{mid} · PE_t": sim[mid]},
+                     x_title="position t", y_title="dot product", height=340)
+    show_figure(fig, key="pe_fig_similarity_rows")
 
 # --- 2) on the scenario's tokens -----------------------------------------------------------------
 st.subheader("Attention without and with PE on your tokens")
@@ -72,7 +82,7 @@ for col, use_pe in zip(cols, (False, True), strict=True):
         if weights.ndim == 3:
             st.caption(text.PE_COMPARE_HEAD)
             weights = weights[0]
-        fig = heatmap(weights, result.k_labels, result.q_labels, kind="weights",
+        fig = heatmap(weights, result.k_labels, result.q_labels, kind="weights", digits=2,
                       title="with PE" if use_pe else "without PE", y_title="query", x_title="key")
         show_figure(fig, key=f"pe_fig_weights_{'pe' if use_pe else 'plain'}")
 
@@ -112,10 +122,10 @@ labels = position_labels(scenario.tokens)
 shuffled_labels = position_labels([scenario.tokens[p] for p in perm])
 out_dims = controls.dims("o", chk.output.shape[1])
 bound = float(max(np.max(np.abs(chk.output)), np.max(np.abs(chk.shuffled_output)))) or 1.0
-panels = (("output, original order", chk.output, labels, "orig"),
-          ("output of the shuffled tokens", chk.shuffled_output, shuffled_labels, "shuffled"),
-          ("shuffled output, rows put back", chk.unpermuted, labels, "unpermuted"))
+panels = (("Output, original order", chk.output, labels, "orig"),
+          ("Output of the shuffled tokens", chk.shuffled_output, shuffled_labels, "shuffled"),
+          ("Shuffled output, rows put back", chk.unpermuted, labels, "unpermuted"))
 for col, (title, z, rows, name) in zip(st.columns(3), panels, strict=True):
     with col:
-        fig = heatmap(z, out_dims, rows, kind="signed", zmin=-bound, zmax=bound, title=title)
-        show_figure(fig, key=f"pe_fig_perm_{name}")
+        fig = heatmap(z, out_dims, rows, kind="signed", zmin=-bound, zmax=bound, digits=2)
+        matrix_panel(title, fig, key=f"pe_fig_perm_{name}")

@@ -28,8 +28,8 @@ def metric(at, starts: str) -> str:
     return found[0]
 
 
-def line_traces(at) -> dict[str, np.ndarray]:
-    spec = chart_specs(at)[chart_keys(at).index("pe_fig_lines")]
+def line_traces(at, key: str = "pe_fig_lines") -> dict[str, np.ndarray]:
+    spec = chart_specs(at)[chart_keys(at).index(key)]
     return {tr["name"]: decode(tr["y"]).astype(float) for tr in spec["data"]}
 
 
@@ -46,6 +46,9 @@ def test_default_pe_matrix_lines_and_similarity():
     sim = chart_z_by_key(at, "pe_fig_similarity")
     np.testing.assert_allclose(sim, pe @ pe.T, atol=1e-12)
     np.testing.assert_allclose(np.diag(sim), 16.0)  # d_model / 2
+    rows = line_traces(at, "pe_fig_similarity_rows")
+    np.testing.assert_allclose(rows["PE_0 · PE_t"], sim[0], atol=1e-12)
+    np.testing.assert_allclose(rows["PE_25 · PE_t"], sim[25], atol=1e-12)
 
 
 def test_base_slider_changes_the_pe_heatmap_and_flags_seed_002s_typo():
@@ -123,7 +126,8 @@ def test_random_permutation_with_a_seed():
 def test_direct_mode_keeps_the_exploration_and_explains_the_rest():
     at = load_preset(open_page(PAGE), "seed_004_sleepy")
     assert any("directly" in i.value for i in at.info)
-    assert chart_keys(at) == ["pe_fig_pe", "pe_fig_lines", "pe_fig_similarity"]
+    assert chart_keys(at) == ["pe_fig_pe", "pe_fig_lines", "pe_fig_similarity",
+                              "pe_fig_similarity_rows"]
 
 
 def test_presets_run_without_errors():

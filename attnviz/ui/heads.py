@@ -38,8 +38,11 @@ def fit_mix(mix: np.ndarray | None, n: int) -> np.ndarray:
     return fit_vector(mix, n, 1.0 / n)
 
 
-def head_count_control(prefix: str, scenario: Scenario) -> tuple[Scenario, int]:
-    """A number input for the number of heads; returns the scenario and the count to draw.
+def head_count_control(prefix: str, scenario: Scenario) -> tuple[Scenario, int, str | None]:
+    """A number input for the number of heads.
+
+    Returns the scenario, the count to draw and, for an invalid count, the message to show
+    (the caller places it, e.g. full width below the control).
 
     The widget restarts from ``scenario.n_heads`` whenever the scenario is replaced or its
     n_heads changed elsewhere (the Playground).
@@ -59,19 +62,30 @@ def head_count_control(prefix: str, scenario: Scenario) -> tuple[Scenario, int]:
             mix = None if scenario.head_mix is None else fit_mix(scenario.head_mix, n)
             scenario = state.update(n_heads=n, head_mix=mix)
             st.session_state[synced_key] = (state.editor_version(), n)
-        return scenario, n
+        return scenario, n, None
     shown = scenario.n_heads if scenario.n_heads in choices else nearest(n, choices)[0]
     template = text.MHA_ZERO_HEADS if n == 0 else text.MHA_BAD_HEADS
-    st.error(template.format(n=n, dk=dk, dv=dv, choices=", ".join(map(str, choices)),
-                             nearest=" or ".join(map(str, nearest(n, choices))), shown=shown))
-    return scenario, shown
+    message = template.format(n=n, dk=dk, dv=dv, choices=", ".join(map(str, choices)),
+                              nearest=" or ".join(map(str, nearest(n, choices))), shown=shown)
+    return scenario, shown, message
 
 
-def grid(n: int, per_row: int = 4) -> Iterator:
-    """n containers laid out in rows of ``per_row`` equal columns (the last row left-aligned)."""
+def grid(n: int, per_row: int = 4, *, first_extra: float = 0.0) -> Iterator:
+    """n containers laid out in rows of ``per_row`` columns (the last row left-aligned).
+
+    ``first_extra`` widens the first column of each row by that fraction of a column (room for
+    row labels that only the first figure of a row shows), so that every plot area has the same
+    width.
+    """
     for start in range(0, n, per_row):
-        cols = st.columns(per_row)
+        cols = st.columns([1.0 + first_extra] + [1.0] * (per_row - 1))
         yield from cols[: min(per_row, n - start)]
+
+
+def label_room(labels: list[str], per_row: int, page_px: int = 1060) -> float:
+    """The fraction of a grid column that row labels of this length take (a rough estimate)."""
+    label_px = 7.5 * max((len(s) for s in labels), default=0) + 14
+    return label_px / (page_px / per_row)
 
 
 def head_mix_editor(prefix: str, scenario: Scenario, n: int) -> np.ndarray:
