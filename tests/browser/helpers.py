@@ -1,0 +1,221 @@
+"""Helpers for real-browser tests of the Streamlit app (Playwright sync API, system Chromium).
+
+The recipe behind them is /work/shared/BROWSER.md: Debian's /usr/bin/chromium driven through
+Playwright's ``executable_path`` (``playwright install`` is never used), one browser and context
+per test session, and explicit waits on Streamlit's run state and on Plotly's ``_fullData``.
+
+Import them in a test module under tests/browser with ``from helpers import ...``; the fixtures
+(``app_server``, ``browser``, ``context``, ``page``) live in conftest.py beside this file.
+
+Waiting for a rerun. The ``stApp`` attribute ``data-test-script-state`` is not enough after a
+widget action: on a busy machine the rerun may start later than any fixed pause, and a short run
+can go "running" -> "notRunning" inside one React commit, so the attribute never changes at all.
+A first run may also end in ``st.rerun()`` and show "notRunning" in between. ``expect_rerun``
+therefore watches the app's websocket for the server's ``script_finished`` message that is not
+"early for rerun" (``track_reruns``, which the ``page`` fixture calls), then waits for the page
+to settle. ``goto_page`` and ``edit_cell`` use it.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from playwright.sync_api import Locator, Page, WebSocket
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO_ROOT / "tests" / "artifacts"
+SCREENSHOTS = ARTIFACTS / "screenshots"
+
+CHROMIUM = "/usr/bin/chromium"
+# BROWSER.md flags; --disable-dev-shm-usage keeps Chromium alive where /dev/shm is small (Docker).
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+VIEWPORT = {"width": 1366, "height": 768}
+# Default for every wait (ms), also set on the shared context. Generous: on a loaded 2-core
+# machine the first load of a page took up to 26 s.
+TIMEOUT_MS = 60_000
+
+_APP_CONNECTED = "[data-testid='stApp'][data-test-connection-state='CONNECTED']"
+_APP_IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
+_SKELETON = "[data-testid='stSkeleton']"
+_EARLY = ForwardMsg.ScriptFinishedStatus.FINISHED_EARLY_FOR_RERUN
+_finished_runs: weakref.WeakKeyDictionary[Page, list[int]] = weakref.WeakKeyDictionary()
+
+
+def wait_for_app_run(page: Page, timeout: float = TIMEOUT_MS) -> None:
+    """Wait until the app is connected, not running, and drawn (no loading skeletons left).
+
+    Timeout in ms. After an action, wrap the action in ``expect_rerun`` instead: this alone can
+    return before the triggered run starts, or between a run and the ``st.rerun()`` it asks for.
+    """
+    page.wait_for_timeout(200)  # let a rerun triggered just before this call begin
+    page.locator(_APP_CONNECTED).wait_for(state="attached", timeout=timeout)
+    page.locator(_APP_IDLE).wait_for(state="attached", timeout=timeout)
+    # lazily loaded elements (Plotly, data editor) show a skeleton until their code has arrived
+    page.locator(_SKELETON).first.wait_for(state="detached", timeout=timeout)
+
+
+def track_reruns(page: Page) -> None:
+    """Record the status of every script run that finishes on ``page`` from now on.
+
+    Call it before the page opens the app (the ``page`` fixture does): it listens on websockets
+    the page opens later.
+    """
+    statuses = _finished_runs.setdefault(page, [])
+
+    def on_frame(payload: str | bytes) -> None:
+        if isinstance(payload, bytes):
+            msg = ForwardMsg()
+            msg.ParseFromString(payload)
+            if msg.WhichOneof("type") == "script_finished":
+                statuses.append(msg.script_finished)
+
+    def on_websocket(ws: WebSocket) -> None:
+        if ws.url.endswith("/_stcore/stream"):
+            ws.on("framereceived", on_frame)
+
+    page.on("websocket", on_websocket)
+
+
+@contextmanager
+def expect_rerun(page: Page, timeout: float = TIMEOUT_MS) -> Iterator[None]:
+    """Wait, after the block, for the script run the block's action triggers to finish and show.
+
+    Use it around every widget action whose result the test reads next::
+
+        with expect_rerun(page):
+            page.get_by_role("slider").first.press("ArrowRight")
+    """
+    statuses = _finished_runs.get(page)
+    if statuses is None:
+        raise RuntimeError("call track_reruns(page) before opening the app (the fixture does)")
+    seen = len(statuses)
+    yield
+    deadline = time.monotonic() + timeout / 1000
+    while len(statuses) == seen or statuses[-1] == _EARLY:  # an early finish means a rerun follows
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no script run finished within {timeout / 1000:.0f} s")
+        page.wait_for_timeout(50)  # also lets Playwright deliver the websocket events
+    wait_for_app_run(page, timeout)  # the page renders the messages it has received
+
+
+def wait_for_plots(page: Page, n: int = 1, timeout: float = TIMEOUT_MS) -> None:
+    """Wait until at least ``n`` Plotly charts have drawn (their element carries ``_fullData``)."""
+    page.wait_for_function(
+        """n => {
+            const drawn = Array.from(document.querySelectorAll('.js-plotly-plot'))
+                .filter(g => g._fullData && g._fullData.length > 0);
+            return drawn.length >= n;
+        }""",
+        arg=n,
+        timeout=timeout,
+    )
+
+
+def plot_z(page: Page, index: int = 0, trace: int = 0) -> list[list[float | None]]:
+    """Return the z matrix the browser drew for the ``index``-th chart (document order).
+
+    Values are floats, None where Plotly holds null (NaN stays ``float('nan')``).
+    """
+    rows = page.evaluate(
+        """([index, trace]) => {
+            const g = document.querySelectorAll('.js-plotly-plot')[index];
+            if (!g || !g._fullData || !g._fullData[trace]) return null;
+            return Array.from(g._fullData[trace].z, r => Array.from(r));
+        }""",
+        [index, trace],
+    )
+    if rows is None:
+        raise AssertionError(f"no drawn Plotly chart {index} with trace {trace} on the page")
+    return [[None if v is None else float(v) for v in row] for row in rows]
+
+
+def edit_cell(page: Page, editor: Locator, row: int, col: int, text: str) -> None:
+    """Type ``text`` into body cell (``row``, ``col``) of a ``st.data_editor`` and commit it.
+
+    ``editor`` locates the editor element (e.g. ``page.get_by_test_id("stDataFrame").first``);
+    ``row`` and ``col`` are 0-based and do not count the index column. The grid is a canvas:
+    click a row-0 cell by coordinates, move with the arrow keys while checking focus through the
+    accessibility mirror ``<td data-testid="glide-cell-{col}-{row}">``, then fill the overlay.
+    Returns once the rerun caused by the edit has finished (so the new value must differ).
+    """
+    wait_for_app_run(page)
+    bb = editor.get_by_test_id("data-grid-canvas").bounding_box()
+    assert bb is not None, "data editor canvas is not visible"
+    page.mouse.click(bb["x"] + bb["width"] - 10, bb["y"] + 35 + 17)  # a body cell of row 0
+    page.wait_for_function(
+        "() => /^glide-cell-\\d+-0$/.test(String(document.activeElement?.dataset?.testid))"
+    )
+    c0 = int(page.evaluate("() => document.activeElement.dataset.testid").split("-")[2])
+    for _ in range(c0 - (col + 1)):
+        page.keyboard.press("ArrowLeft")
+    for _ in range(row):
+        page.keyboard.press("ArrowDown")
+    page.wait_for_function(
+        f"() => document.activeElement?.dataset?.testid === 'glide-cell-{col + 1}-{row}'"
+    )
+    page.keyboard.press("Enter")
+    box = (
+        page.get_by_test_id("portal")
+        .locator(".gdg-clip-region input, .gdg-clip-region textarea")
+        .first
+    )
+    box.fill(text)
+    with expect_rerun(page):
+        box.press("Enter")
+
+
+def assert_no_exception(page: Page) -> None:
+    """Fail if Streamlit shows an exception box (``data-testid="stException"``) on the page."""
+    boxes = page.locator("[data-testid='stException']")
+    if boxes.count():
+        raise AssertionError(f"Streamlit exception on {page.url}:\n{boxes.first.inner_text()}")
+
+
+def goto_page(page: Page, base_url: str, url_path: str = "") -> None:
+    """Open a ``st.navigation`` page (file stem or ``url_path``; "" = default) and wait for it.
+
+    Waits through ``st.rerun()`` calls the first run makes (app.py does one per server process).
+    """
+    with expect_rerun(page):
+        page.goto(f"{base_url.rstrip('/')}/{url_path.lstrip('/')}")
+
+
+def screenshot(page: Page, name: str) -> Path:
+    """Save a full-page PNG as tests/artifacts/screenshots/NAME.png and return its path.
+
+    Streamlit scrolls inside ``<main data-testid="stMain">``, not the document, so Playwright's
+    ``full_page`` alone stops at the viewport: the viewport is stretched to the content's height
+    for the shot, then restored.
+    """
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}.png"
+    viewport = page.viewport_size
+    height = page.evaluate(
+        "() => document.querySelector(\"[data-testid='stMain']\")?.scrollHeight ?? 0"
+    )
+    if viewport is None or height <= viewport["height"]:
+        page.screenshot(path=str(path), full_page=True)
+        return path
+    page.set_viewport_size({"width": viewport["width"], "height": height})
+    try:
+        page.wait_for_timeout(100)  # let Plotly's responsive charts relayout
+        page.screenshot(path=str(path), full_page=True)
+    finally:
+        page.set_viewport_size(viewport)
+    return path
