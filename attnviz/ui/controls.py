@@ -14,6 +14,7 @@ import streamlit as st
 
 from attnviz import limits, text
 from attnviz.attention import valid_head_counts
+from attnviz.fingerprint import fingerprint
 from attnviz.initializers import INIT_KINDS, init_weights
 from attnviz.registry import VARIANTS
 from attnviz.scenario import Scenario, ScenarioResult, resize, run_scenario
@@ -167,10 +168,58 @@ def settings_controls(prefix: str, scenario: Scenario) -> Scenario:
     return scenario
 
 
+# Results of the last few scenarios this session computed, keyed by content (see compute).
+_MEMO = "_compute_memo"
+_MEMO_ENTRIES = 4  # a page may compute two or three variants of the scenario
+_MEMO_BYTES = 32 * 2**20  # per session; the newest result is always kept
+
+
 def compute(scenario: Scenario) -> ScenarioResult | None:
-    """Run the scenario; on bad input show the core's message and return None."""
-    try:
-        return run_scenario(scenario)
-    except ValueError as exc:
-        st.error(f"Cannot compute this scenario: {exc}.")
-        return None
+    """Run the scenario; on bad input show the core's message and return None.
+
+    A rerun in which the scenario did not change (a page switch, a widget that does not touch
+    it, presenter mode) reuses the result: results are kept per session, keyed by a hash of the
+    scenario's content (:func:`attnviz.fingerprint.fingerprint`: every array's bytes and every
+    setting), so any edit computes afresh. Result arrays are read-only, so sharing one result
+    between reruns is safe. (``st.cache_data`` would pickle the result on every hit: at 256
+    tokens and 8 heads that costs more than computing it again — see benchmarks/RESULTS.md.)
+    """
+    key = fingerprint(scenario)
+    memo = st.session_state.setdefault(_MEMO, {})
+    if key in memo:
+        result, error = memo.pop(key)
+    else:
+        try:
+            result, error = run_scenario(scenario), None
+        except ValueError as exc:
+            result, error = None, str(exc)
+    memo[key] = (result, error)  # newest last
+    _trim(memo)
+    if error is not None:
+        st.error(f"Cannot compute this scenario: {error}.")
+    return result
+
+
+def _trim(memo: dict) -> None:
+    """Drop the oldest results beyond the entry and byte budgets (never the newest)."""
+    while len(memo) > 1 and (len(memo) > _MEMO_ENTRIES or
+                             sum(_nbytes(r) for r, _ in memo.values()) > _MEMO_BYTES):
+        del memo[next(iter(memo))]
+
+
+def _nbytes(obj, seen: set | None = None) -> int:
+    """Bytes held by the arrays of a (nested) result, each underlying buffer counted once."""
+    seen = set() if seen is None else seen
+    if isinstance(obj, np.ndarray):
+        base = obj
+        while isinstance(base.base, np.ndarray):
+            base = base.base
+        if id(base) in seen:
+            return 0
+        seen.add(id(base))
+        return base.nbytes
+    if isinstance(obj, (tuple, list)):
+        return sum(_nbytes(x, seen) for x in obj)
+    if hasattr(obj, "__dataclass_fields__"):
+        return sum(_nbytes(getattr(obj, f), seen) for f in obj.__dataclass_fields__)
+    return 0
