@@ -12,11 +12,12 @@ from attnviz.scenario import run_multi_head
 from attnviz.ui import controls, heads, state
 from attnviz.ui.editors import matrix_editor
 from attnviz.ui.panels import matrix_panel, show_figure
+from attnviz.ui.safe import md_escape
 
 st.header("Multi-head attention")
 scenario = state.get_scenario()
 if scenario.title:
-    st.caption(f"{scenario.title} — {scenario.description}")
+    st.caption(md_escape(f"{scenario.title} — {scenario.description}"))  # file/link text
 st.write(text.MHA_INTRO)
 
 if scenario.direct:
@@ -118,7 +119,7 @@ with c1:
 with c2:
     try:
         mixed = mix_heads(att.head_outputs, mix)
-        show_figure(heatmap(mixed, controls.dims("v", d_v), labels, title="O_mix"),
-                    key="mha_fig_mixed")
+        matrix_panel("Mixed output O_mix", heatmap(mixed, controls.dims("v", d_v), labels),
+                     key="mha_fig_mixed")
     except ValueError as exc:
         st.error(f"Cannot mix the heads: {exc}.")
