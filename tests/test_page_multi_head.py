@@ -156,3 +156,13 @@ def test_other_presets_compute_self_attention_heads(key):
     assert not at.error, [e.value for e in at.error]
     np.testing.assert_allclose(chart_z_by_key(at, "mha_fig_head_0"),
                                expected_mha(key).weights[0], atol=1e-15)
+
+
+def test_run_multi_head_core_helper():
+    sc = PRESETS["cat_sat"].build()  # causal variant, PE on
+    got = attnviz.scenario.run_multi_head(sc, 2)
+    np.testing.assert_allclose(got.weights, expected_mha("cat_sat", 2).weights, atol=1e-15)
+    with pytest.raises(ValueError, match="gives Q, K and V directly"):
+        attnviz.scenario.run_multi_head(PRESETS["seed_001_causal"].build())
+    with pytest.raises(ValueError, match="valid choices: 1, 2, 4"):
+        attnviz.scenario.run_multi_head(sc, 3)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+import pytest
 from apptest_helpers import chart_keys, chart_specs, chart_z_by_key, decode, open_page
 
 import attnviz
@@ -139,3 +140,17 @@ def test_presets_run_without_errors():
         weights = attnviz.run_scenario(replace(PRESETS[key].build(), use_pe=True)).attention
         z = weights.weights if weights.weights.ndim == 2 else weights.weights[0]
         np.testing.assert_allclose(chart_z_by_key(at, "pe_fig_weights_pe"), z, atol=1e-15)
+
+
+def test_permutation_check_core_properties():
+    rng = np.random.default_rng(0)
+    sc = replace(PRESETS["seed_003_glorot"].build(), x=rng.normal(size=(5, 4)))
+    perm = np.array([2, 0, 4, 1, 3])
+    plain = attnviz.scenario.permutation_check(sc, perm, with_pe=False)
+    assert plain.max_diff < 1e-12  # equivariance (up to the order of the softmax sums)
+    np.testing.assert_allclose(plain.shuffled_output, plain.output[perm], atol=1e-12)
+    assert attnviz.scenario.permutation_check(sc, perm, with_pe=True).max_diff > 1e-3
+    same = attnviz.scenario.permutation_check(sc, np.arange(5), with_pe=True)
+    assert same.max_diff == 0.0  # no shuffle: nothing changes, PE or not
+    with pytest.raises(ValueError, match="permutation of 0..4"):
+        attnviz.scenario.permutation_check(sc, [0, 0, 1, 2, 3], with_pe=False)

@@ -51,7 +51,7 @@ def head_count_control(prefix: str, scenario: Scenario) -> tuple[Scenario, int, 
     synced_key = f"_{key}_synced"
     token = (state.editor_version(), scenario.n_heads)
     if key not in st.session_state or st.session_state.get(synced_key) != token:
-        st.session_state[key] = int(scenario.n_heads)
+        st.session_state[key] = min(max(int(scenario.n_heads), 0), limits.MAX_HEADS)
         st.session_state[synced_key] = token
     choices = head_choices(scenario)
     n = int(st.number_input("Number of heads h", min_value=0, max_value=limits.MAX_HEADS,
