@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from attnviz._checks import as_array, as_mask, float_dtype
-from attnviz.attention import _frozen, softmax
+from attnviz.attention import _frozen, _mix_values, softmax
 
 Array = NDArray[np.floating]
 
@@ -111,7 +111,7 @@ def additive_attention(query, keys, values, w_q, w_k, v_a, *, bias=None,
     full_mask = as_mask("mask", mask, scores.shape)
     masked = scores if full_mask.all() else np.where(full_mask, scores, -np.inf)
     weights = softmax(masked.astype(dtype, copy=False), axis=-1)
-    output = (weights @ values).astype(dtype, copy=False)  # (t_q, d_v)
+    output = _mix_values(weights, values, "values").astype(dtype, copy=False)  # (t_q, d_v)
     if single:
         features, scores, masked, weights, output, full_mask = (
             a[0] for a in (features, scores, masked, weights, output, full_mask))
@@ -171,6 +171,6 @@ def attention_pooling(x, w, b=0.0) -> PoolingResult:
         raise ValueError("the pooling scores x · w overflow the floating-point range; use "
                          "smaller values in x or w")
     weights = softmax(scores, axis=0)
-    output = (weights @ x).astype(dtype, copy=False)  # (d,)
+    output = _mix_values(weights, x, "x").astype(dtype, copy=False)  # (d,)
     _frozen(scores, weights, output)
     return PoolingResult(scores, weights, output)

@@ -165,8 +165,18 @@ def _attend(q: Array, k: Array, v: Array, mask: NDArray[np.bool_], scale: float,
     masked = scaled if mask.all() else np.where(mask, scaled, -np.inf).astype(scaled.dtype)
     # 4) normalise over the keys, 5) mix the values
     weights = softmax(masked, axis=-1)
-    output = weights @ v  # (..., t_q, d_v)
+    output = _mix_values(weights, v, "v")  # (..., t_q, d_v)
     return scores, scaled, masked, weights, output
+
+
+def _mix_values(weights: Array, values: Array, name: str) -> Array:
+    """``weights @ values``; a ValueError if rounding pushes values near the float limit to inf."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        output = weights @ values
+    if not np.all(np.isfinite(output)):
+        raise ValueError(f"the attention output overflows the floating-point range; use smaller "
+                         f"values in {name}")
+    return output
 
 
 def _frozen(*arrays: np.ndarray) -> None:

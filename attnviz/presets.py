@@ -37,8 +37,9 @@ class Preset:
 
 def _self(tokens, x, w_q, w_k, w_v, **settings) -> Scenario:
     """A projected self-attention scenario with W_O = identity and a default source sequence."""
-    x = np.asarray(x, dtype=float)
-    w_v = np.asarray(w_v, dtype=float)
+    # np.array copies: no two scenarios (or two fields) share a module constant or a matrix
+    x = np.array(x, dtype=float)
+    w_v = np.array(w_v, dtype=float)
     d_model = x.shape[1]
     d_a = settings.pop("d_a", 3)
     wa_q, wa_k, v_a = init_weights("normal", [(d_model, d_a), (d_model, d_a), (1, d_a)], seed=7)
@@ -49,8 +50,8 @@ def _self(tokens, x, w_q, w_k, w_v, **settings) -> Scenario:
         pool_w=np.full(d_model, 0.5), pool_b=np.zeros(len(tokens)),
     )
     defaults.update(settings)
-    return Scenario(tokens=tuple(tokens), x=x, w_q=np.asarray(w_q, dtype=float),
-                    w_k=np.asarray(w_k, dtype=float), w_v=w_v, **defaults)
+    return Scenario(tokens=tuple(tokens), x=x, w_q=np.array(w_q, dtype=float),
+                    w_k=np.array(w_k, dtype=float), w_v=w_v, **defaults)
 
 
 def seed_000() -> Scenario:
