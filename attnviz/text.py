@@ -339,6 +339,14 @@ TRACE_STEPS = {
 TRACE_ADDITIVE_STEPS = {
     "features": ("1. Alignment features", r"f_{ij} = \tanh(q_i W_q + k_j W_k)"),
     "score": ("2. Score with v_a", r"e_{ij} = v_a \cdot f_{ij} = \sum_m v_{a,m}\, f_{ijm}"),
+    "mask": ("3. Mask", r"e''_{ij} = \begin{cases} e_{ij} & \text{if } M_{ij}\\ -\infty & "
+             r"\text{otherwise}\end{cases}"),
+    "exp": ("4. Exponential (shifted by the row maximum)",
+            r"\epsilon_{ij} = \exp(e''_{ij} - m_i),\quad m_i = \max_{j'} e''_{ij'}"),
+    "row_sum": ("5. Row sum", r"Z_i = \sum_{j'} \epsilon_{ij'}"),
+    "alpha": ("6. The weight", r"\alpha_{ij} = \frac{\epsilon_{ij}}{Z_i}"),
+    "value": ("7. Its share of the context", r"\alpha_{ij}\, v_j \quad\text{(one term of }"
+              r"c_i = \textstyle\sum_j \alpha_{ij} v_j)"),
 }
 TRACE_SHIFT_NOTE = (
     "Subtracting m_i does not change α_ij (it cancels in e_ij / Z_i) but keeps exp from "

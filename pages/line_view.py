@@ -23,8 +23,9 @@ n_heads, t_q, t_k = weights.shape
 q_lab, k_lab = result.q_labels, result.k_labels
 
 focus_options = ["none"] + [f"query:{i}" for i in range(t_q)] + [f"key:{j}" for j in range(t_k)]
-if st.session_state.get("lines_focus") not in focus_options:
-    st.session_state["lines_focus"] = "none"  # first visit, or the tokens changed
+if st.session_state.get("lines_labels") != (q_lab, k_lab):  # first visit or other tokens
+    st.session_state["lines_labels"] = (q_lab, k_lab)
+    st.session_state["lines_focus"] = "none"
 
 
 def focus_label(option: str) -> str:

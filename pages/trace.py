@@ -31,11 +31,13 @@ if multi:
 part = att.heads[head] if multi else att
 weights = np.atleast_2d(part.weights)
 t_q, t_k = weights.shape
-trace_view.ensure_cell("trace_query", "trace_key", t_q, t_k)
-i = c_query.selectbox("Query i", range(t_q), format_func=lambda r: q_lab[r], key="trace_query")
-j = c_key.selectbox("Key j", range(t_k), format_func=lambda c: k_lab[c], key="trace_key")
+tag = trace_view.labels_key(q_lab, k_lab)  # new tokens: new select boxes (fresh labels)
+query_key, key_key = f"trace_query_{tag}", f"trace_key_{tag}"
+trace_view.ensure_cell(query_key, key_key, t_q, t_k)
+i = c_query.selectbox("Query i", range(t_q), format_func=lambda r: q_lab[r], key=query_key)
+j = c_key.selectbox("Key j", range(t_k), format_func=lambda c: k_lab[c], key=key_key)
 
-left, right = st.columns(2, gap="large")
+left, right = st.columns([5, 7], gap="large")
 with left:
     st.markdown(f"**Attention weights{f' — head {head}' if multi else ''}**")
     fig = heatmap(weights, k_lab, q_lab, kind="weights", x_title="key",
@@ -44,8 +46,7 @@ with left:
         curve = add_cell_picker(fig, weights, k_lab, q_lab, value_name="α")
         st.caption(text.TRACE_CLICK)
         show_figure(fig, key="trace_fig_weights", on_select=trace_view.click_handler(
-            "trace_fig_weights", curve, t_k, "trace_query", "trace_key"),
-            selection_mode="points")
+            "trace_fig_weights", curve, t_k, query_key, key_key), selection_mode="points")
     else:
         show_figure(fig, key="trace_fig_weights")
     diagnostics_panel(weights, q_lab, k_lab, key="trace_diag")

@@ -37,6 +37,13 @@ def latex(at) -> str:
     return "\n".join(m.value for m in at.latex)
 
 
+def box(at, label: str):
+    """The select box with this label (the trace page's keys carry a label fingerprint)."""
+    found = [s for s in at.selectbox if s.label == label]
+    assert len(found) == 1, [s.label for s in at.selectbox]
+    return found[0]
+
+
 def spec_by_key(at, key: str) -> dict:
     keys = chart_keys(at)
     assert key in keys, keys
@@ -72,8 +79,8 @@ def test_trace_default_cell_is_seed000s_first_weight():
 
 def test_trace_pick_query_and_key():
     at = open_page("trace")
-    at.selectbox(key="trace_query").set_value(2).run()
-    at.selectbox(key="trace_key").set_value(1).run()
+    box(at, "Query i").set_value(2).run()
+    box(at, "Key j").set_value(1).run()
     weights = chart_z_by_key(at, "trace_fig_weights")
     found = re.search(r"recomputed here: (\S+)\nheatmap \(core\):  (\S+)", texts(at))
     assert float(found.group(1)) == pytest.approx(weights[2, 1], rel=1e-12)
@@ -113,7 +120,7 @@ def test_trace_multi_head_goes_through_w_o():
 
 def test_trace_masked_cell_says_so():
     at = load(open_page("trace"), "seed_001_causal")
-    at.selectbox(key="trace_key").set_value(1).run()
+    box(at, "Key j").set_value(1).run()
     assert r"M_{0,1} = \text{False}" in latex(at)
     assert any("masked for query i" in c.value for c in at.caption)
 
@@ -121,6 +128,16 @@ def test_trace_masked_cell_says_so():
 def test_trace_additive():
     at = load(open_page("trace"), "bahdanau")
     assert r"f_{0,0}" in latex(at) and "recomputed here" in texts(at)
+    assert r"e''_{0,0}" in latex(at)
+
+
+def test_trace_select_boxes_restart_with_new_tokens():
+    at = open_page("trace")
+    box(at, "Query i").set_value(3).run()
+    at = load(at, "translation")
+    assert box(at, "Query i").value == 0
+    assert box(at, "Query i").options[0] == "0:le"
+    assert "query i = 0:le" in texts(at)
 
 
 # Compare -----------------------------------------------------------------------------------

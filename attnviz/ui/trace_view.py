@@ -7,7 +7,8 @@ cell. Token labels never go into LaTeX or Markdown: only indices do; labels are 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import zlib
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import streamlit as st
@@ -16,7 +17,7 @@ from attnviz import text
 from attnviz.figures.clickable import cell_from_selection
 from attnviz.trace import AdditiveCellTrace, CellTrace, SoftmaxSteps
 
-MAX_TERMS = 5  # write out sums with up to this many terms; longer ones are summarised
+MAX_TERMS = 4  # write out sums with up to this many terms; longer ones are summarised
 
 
 def num(x: float, digits: int = 5) -> str:
@@ -53,13 +54,19 @@ def _sum_terms(terms) -> str:
     return " + ".join(terms) if terms else "0"
 
 
-def step(name: str, numbers: str, *, steps: dict | None = None) -> None:
-    """One step: bold title, its symbolic formula, then the same with the cell's numbers."""
+def step(name: str, *numbers: str, steps: dict | None = None) -> None:
+    """One step: bold title, its symbolic formula, then one line per piece of arithmetic."""
     title, formula = (steps or text.TRACE_STEPS)[name]
     st.markdown(f"**{title}**")
     st.latex(formula)
-    if numbers:
-        st.latex(numbers)
+    for line in numbers:
+        st.latex(line)
+
+
+def labels_key(*labels: Sequence[str]) -> str:
+    """A short fingerprint of token labels, for widget keys that must restart when the labels
+    change (a select box keeps showing an old label while its index stays valid)."""
+    return f"{zlib.crc32(chr(31).join(chr(30).join(ls) for ls in labels).encode()):08x}"
 
 
 def ensure_cell(query_key: str, key_key: str, t_q: int, t_k: int) -> None:
@@ -81,48 +88,57 @@ def click_handler(chart_key: str, curve: int, n_cols: int, query_key: str,
     return on_select
 
 
-def _softmax(sm: SoftmaxSteps, i: int, j: int) -> None:
-    """Steps 5–8: mask, exp, row sum, weight."""
+def _minus(x: float) -> str:
+    """``− x`` for LaTeX, with a negative x in parentheses."""
+    return rf"- ({num(x, 4)})" if x < 0 else rf"- {num(x, 4)}"
+
+
+def _softmax(sm: SoftmaxSteps, i: int, j: int, steps: dict, sym: str = "s''",
+             e: str = "e") -> None:
+    """Mask, exp, row sum, weight (``sym``: the masked score's symbol, ``e``: the exp's)."""
+    cell = f"{{{i},{j}}}"
     if sm.allowed:
-        step("mask", rf"M_{{{i},{j}}} = \text{{True}},\ s''_{{{i},{j}}} = {num(sm.masked)}")
+        step("mask", rf"M_{cell} = \text{{True}},\ {sym}_{cell} = {num(sm.masked)}", steps=steps)
     else:
-        step("mask", rf"M_{{{i},{j}}} = \text{{False}},\ s''_{{{i},{j}}} = -\infty")
+        step("mask", rf"M_{cell} = \text{{False}},\ {sym}_{cell} = -\infty", steps=steps)
         st.caption(text.TRACE_MASKED)
     if sm.row_sum == 0:
         st.caption(text.TRACE_FULLY_MASKED)
-        step("alpha", rf"\alpha_{{{i},{j}}} = 0")
+        step("alpha", rf"\alpha_{cell} = 0", steps=steps)
         return
-    step("exp", rf"m_{i} = {num(sm.row_max)},\ e_{{{i},{j}}} = \exp({num(sm.masked, 4)} - "
-                rf"{num(sm.row_max, 4)}) = {num(sm.exp_shifted)}"
-         if sm.allowed else rf"e_{{{i},{j}}} = \exp(-\infty) = 0")
+    exp = (rf"{e}_{cell} = \exp({num(sm.masked, 4)} {_minus(sm.row_max)}) = "
+           rf"{num(sm.exp_shifted)}" if sm.allowed else rf"{e}_{cell} = \exp(-\infty) = 0")
+    step("exp", rf"m_{{{i}}} = {num(sm.row_max)}", exp, steps=steps)
     st.caption(text.TRACE_SHIFT_NOTE)
-    step("row_sum", rf"Z_{i} = {_sum_terms(num(e, 4) for e in sm.row_exp)} = {num(sm.row_sum)}")
-    step("alpha", rf"\alpha_{{{i},{j}}} = \frac{{{num(sm.exp_shifted)}}}{{{num(sm.row_sum)}}} "
-                  rf"= {num(sm.alpha, 8)}")
+    step("row_sum", rf"Z_{{{i}}} = {_sum_terms(num(x, 3) for x in sm.row_exp)}",
+         rf"= {num(sm.row_sum)}", steps=steps)
+    step("alpha", rf"\alpha_{cell} = \frac{{{num(sm.exp_shifted)}}}{{{num(sm.row_sum)}}} "
+                  rf"= {num(sm.alpha, 8)}", steps=steps)
     st.caption(text.TRACE_CHECK)
     st.text(f"recomputed here: {sm.alpha:.17g}\nheatmap (core):  {sm.stored_alpha:.17g}")
 
 
-def _value(tr: CellTrace | AdditiveCellTrace) -> None:
+def _value(tr: CellTrace | AdditiveCellTrace, steps: dict) -> None:
     i = tr.i
-    step("value", rf"{num(tr.softmax.alpha)} \times {vec(tr.v_j)} = {vec(tr.contribution)}")
-    st.latex(rf"o_{i} = {vec(tr.output_i)}")
+    out = "c" if steps is not text.TRACE_STEPS else "o"
+    step("value", rf"{num(tr.softmax.alpha)} \times {vec(tr.v_j)}",
+         rf"= {vec(tr.contribution)}", rf"{out}_{{{i}}} = {vec(tr.output_i)}", steps=steps)
 
 
 def render_dot_trace(tr: CellTrace) -> None:
     """The chain of a dot-product cell, step by step with its numbers."""
     i, j = tr.i, tr.j
-    step("q_k", rf"q_{i} = {vec(tr.q_i)},\ k_{j} = {vec(tr.k_j)}")
-    products = (rf"({num(a, 4)})({num(b, 4)})" for a, b in zip(tr.q_i, tr.k_j, strict=True))
+    steps = text.TRACE_STEPS
+    step("q_k", rf"q_{{{i}}} = {vec(tr.q_i)}", rf"k_{{{j}}} = {vec(tr.k_j)}")
+    products = (rf"({num(a, 3)})({num(b, 3)})" for a, b in zip(tr.q_i, tr.k_j, strict=True))
     step("score", rf"s_{{{i},{j}}} = {_sum_terms(products)} = {num(tr.score)}")
     step("scale", rf"{num(tr.score)} \times {num(tr.scale)} = {num(tr.scaled)}")
     step("temperature", rf"{num(tr.scaled)} \div {num(tr.temperature)} = {num(tr.divided)}")
-    _softmax(tr.softmax, i, j)
-    _value(tr)
+    _softmax(tr.softmax, i, j, steps)
+    _value(tr, steps)
     if tr.through_w_o is not None:
-        step("w_o", rf"{vec(tr.contribution)}\, W_O[\text{{head {tr.head}}}] = "
-                    rf"{vec(tr.through_w_o)}")
-        st.latex(rf"\text{{output}}_{i} = {vec(tr.final_output_i)}")
+        step("w_o", rf"{vec(tr.contribution)}\, W_O[\text{{head {tr.head}}}]",
+             rf"= {vec(tr.through_w_o)}", rf"\text{{output}}_{{{i}}} = {vec(tr.final_output_i)}")
         st.caption(text.TRACE_W_O)
 
 
@@ -131,7 +147,8 @@ def render_additive_trace(tr: AdditiveCellTrace) -> None:
     i, j = tr.i, tr.j
     steps = text.TRACE_ADDITIVE_STEPS
     step("features", rf"f_{{{i},{j}}} = {vec(tr.features)}", steps=steps)
-    products = (rf"({num(a, 4)})({num(b, 4)})" for a, b in zip(tr.v_a, tr.features, strict=True))
-    step("score", rf"e_{{{i},{j}}} = {_sum_terms(products)} = {num(tr.score)}", steps=steps)
-    _softmax(tr.softmax, i, j)
-    _value(tr)
+    products = (rf"({num(a, 3)})({num(b, 3)})" for a, b in zip(tr.v_a, tr.features, strict=True))
+    step("score", rf"e_{{{i},{j}}} = {_sum_terms(products)}", rf"= {num(tr.score)}",
+         steps=steps)
+    _softmax(tr.softmax, i, j, steps, sym="e''", e=r"\epsilon")
+    _value(tr, steps)
