@@ -7,24 +7,30 @@ from attnviz.ui import presenter, sidebar, state
 st.set_page_config(page_title="attnviz", page_icon="🔍", layout="wide")
 state.init_state()
 
-PAGES = [
-    # one line per page; no icons (emoji need a font that offline machines may lack)
-    st.Page("pages/home.py", title="Home", default=True),
-    st.Page("pages/playground.py", title="Playground"),
-    st.Page("pages/step_by_step.py", title="Step by step"),
-    st.Page("pages/masks.py", title="Masks"),
-    st.Page("pages/multi_head.py", title="Multi-head"),
-    st.Page("pages/positional_encoding.py", title="Positional encoding"),
-    st.Page("pages/encoder_decoder.py", title="Encoder–decoder & additive"),
-    st.Page("pages/trace.py", title="Trace a cell"),
-    st.Page("pages/compare.py", title="Compare"),
-    st.Page("pages/pitfalls.py", title="Pitfalls"),
-    st.Page("pages/why_sqrt_dk.py", title="Why √d_k"),
-    st.Page("pages/line_view.py", title="Line view"),
-    st.Page("pages/quiz.py", title="Quiz"),
-    st.Page("pages/your_attention.py", title="Your own attention"),
-    st.Page("pages/share.py", title="Save & share"),
-]
+PAGES = {
+    # one line per page, grouped in the sidebar; no icons (emoji need a font offline machines lack)
+    "Explore": [
+        st.Page("pages/home.py", title="Home", default=True),
+        st.Page("pages/playground.py", title="Playground"),
+        st.Page("pages/step_by_step.py", title="Step by step"),
+        st.Page("pages/masks.py", title="Masks"),
+        st.Page("pages/multi_head.py", title="Multi-head"),
+        st.Page("pages/positional_encoding.py", title="Positional encoding"),
+        st.Page("pages/encoder_decoder.py", title="Encoder–decoder & additive"),
+    ],
+    "Teach": [
+        st.Page("pages/trace.py", title="Trace a cell"),
+        st.Page("pages/compare.py", title="Compare"),
+        st.Page("pages/pitfalls.py", title="Pitfalls"),
+        st.Page("pages/why_sqrt_dk.py", title="Why √d_k"),
+        st.Page("pages/line_view.py", title="Line view"),
+        st.Page("pages/quiz.py", title="Quiz"),
+    ],
+    "Your data": [
+        st.Page("pages/your_attention.py", title="Your own attention"),
+        st.Page("pages/share.py", title="Save & share"),
+    ],
+}
 
 navigation = st.navigation(PAGES)
 sidebar.render()
