@@ -394,6 +394,7 @@ COMPARE_SHAPES = (
     "element-wise difference to show."
 )
 COMPARE_OUTPUT = "Outputs (rows are queries)."
+COMPARE_NOT_APPLICABLE = "This comparison does not apply to the current scenario: {reason}."
 
 # Pitfalls ----------------------------------------------------------------------------------
 
@@ -545,6 +546,7 @@ LINE_VIEW_FOCUS_NONE = "all tokens"
 LINE_VIEW_OPACITY = (
     "Opacity = weight, rounded to steps of 1/40; weights below 1/80 are not drawn."
 )
+LINE_VIEW_NO_HEAD = "Choose at least one head."
 LINE_VIEW_TOO_MANY = (
     "The line view draws at most {limit} tokens per side; this scenario has {n}. Focus on one "
     "token to see its lines, or use the heatmaps."
@@ -562,6 +564,11 @@ QUIZ_SOURCES = {"practice": "Practice question (random small integers)",
 QUIZ_REVEAL_HELP = "Show the hidden weights and score the predictions."
 QUIZ_TIES = "Where several keys tie for the largest weight, any of them counts."
 QUIZ_FULLY_MASKED = "Fully masked query: nothing to predict (not scored)."
+QUIZ_OUTLINES = "Orange outlines: your predictions."
+QUIZ_TOO_MANY = (
+    "The quiz takes at most {limit} queries; this scenario has {n}. Use a practice question or "
+    "a smaller scenario."
+)
 QUIZ_CAPTURED = (
     "Weight captured: the weight of the keys you picked divided by the largest weights — "
     "partial credit for a near miss."

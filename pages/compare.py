@@ -38,7 +38,7 @@ elif kind == "variants":
 try:
     comparison = compare(scenario, kind, **options)
 except ValueError as exc:
-    st.info(f"This comparison does not apply to the current scenario: {exc}.")
+    st.info(text.COMPARE_NOT_APPLICABLE.format(reason=exc))
     st.stop()
 a, b = comparison.a, comparison.b
 

@@ -49,7 +49,7 @@ if focus is None and max(t_q, t_k) > MAX_TOKENS:
     st.info(text.LINE_VIEW_TOO_MANY.format(limit=MAX_TOKENS, n=max(t_q, t_k)))
     st.stop()
 if not heads:
-    st.info("Choose at least one head.")
+    st.info(text.LINE_VIEW_NO_HEAD)
     st.stop()
 
 fig = head_view(weights, q_lab, k_lab, heads=heads, focus=focus)

@@ -38,8 +38,7 @@ else:
                                        format_func=lambda h: f"head {h}")]
 weights = np.atleast_2d(part.weights)
 if weights.shape[0] > MAX_QUERIES:
-    st.info(f"The quiz takes at most {MAX_QUERIES} queries; this scenario has "
-            f"{weights.shape[0]}. Use a practice question or a smaller scenario.")
+    st.info(text.QUIZ_TOO_MANY.format(limit=MAX_QUERIES, n=weights.shape[0]))
     st.stop()
 question = hashlib.sha1(weights.tobytes() + str(weights.shape).encode()).hexdigest()[:12]
 revealed = st.session_state.get("quiz_revealed_for") == question
@@ -66,9 +65,9 @@ else:
 st.markdown("**Your prediction: the key with the most weight, for each query**")
 predictions = []
 cols = st.columns(min(4, len(q_lab)))
-for i, label in enumerate(q_lab):
+for i in range(len(q_lab)):  # widget labels render Markdown: no token text in them
     predictions.append(cols[i % len(cols)].selectbox(
-        f"query {label}", [None, *range(len(k_lab))], key=f"quiz_pred_{question}_{i}",
+        f"query {i}", [None, *range(len(k_lab))], key=f"quiz_pred_{question}_{i}",
         format_func=lambda j: "—" if j is None else k_lab[j]))
 
 
@@ -96,7 +95,7 @@ if revealed:
     show_figure(heatmap(weights, k_lab, q_lab, kind="weights", x_title="key", y_title="query",
                         highlight_cells=guesses),
                 key="quiz_fig_weights")
-    st.caption("Orange outlines: your predictions. " + text.QUIZ_TIES)
+    st.caption(f"{text.QUIZ_OUTLINES} {text.QUIZ_TIES}")
     st.dataframe(pd.DataFrame({
         "your key": ["—" if p is None else k_lab[p] for p in predictions],
         "right key(s)": [", ".join(k_lab[j] for j in a) or text.QUIZ_FULLY_MASKED
