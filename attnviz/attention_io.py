@@ -432,24 +432,28 @@ def block_factor(t: int, max_side: int = limits.MAX_DISPLAY_T) -> int:
     return max(1, math.ceil(t / max_side))
 
 
-def downsample(matrix, factor: int) -> Array:
-    """Average (factor × factor) blocks of a matrix; the last blocks may be smaller.
+def downsample(matrix, factor: int, col_factor: int | None = None) -> Array:
+    """Average (factor × col_factor) blocks of a matrix; the last blocks may be smaller.
 
     Parameters
     ----------
     matrix : array_like of shape (rows, cols)
     factor : int >= 1
+        Rows per block.
+    col_factor : int >= 1, optional
+        Columns per block (default: ``factor``).
 
     Returns
     -------
-    ndarray of shape (ceil(rows / factor), ceil(cols / factor))
-        The mean of each block (a factor of 1 returns the matrix as float64).
+    ndarray of shape (ceil(rows / factor), ceil(cols / col_factor))
+        The mean of each block (factors of 1 return the matrix as float64).
     """
     m = np.asarray(matrix, dtype=np.float64)
-    if factor <= 1:
+    col_factor = factor if col_factor is None else col_factor
+    if factor <= 1 and col_factor <= 1:
         return m
-    rows = np.arange(0, m.shape[0], factor)
-    cols = np.arange(0, m.shape[1], factor)
+    rows = np.arange(0, m.shape[0], max(factor, 1))
+    cols = np.arange(0, m.shape[1], max(col_factor, 1))
     sums = np.add.reduceat(np.add.reduceat(m, rows, axis=0), cols, axis=1)
     counts = np.outer(np.diff(np.append(rows, m.shape[0])), np.diff(np.append(cols, m.shape[1])))
     return sums / counts

@@ -61,14 +61,16 @@ if factor > 1:
                                         shown=-(-att.t // factor)))
 shown = aio.block_labels(labels, factor)
 fig = heatmap(aio.downsample(matrix, factor), shown, shown, kind="weights", y_title="query",
-              x_title="key", title=f"Attention weights — {name}")
+              x_title="key")
+if att.t > 64:
+    fig.update_traces(xgap=0, ygap=0)  # 1-px gaps would hide cells of a few pixels
 matrix_panel(f"Attention weights — {name}", fig, key="ya_fig_weights",
              formula=r"A_{ij} = \text{weight of key } j \text{ for query } i",
              explanation="Each row is one query's weights over the keys (0–1 scale).")
 figures.append((f"Attention weights — {name}", fig))
 
 st.subheader(f"Every head of layer {layer}")
-per_head = aio.block_factor(att.t, 128)
+per_head = aio.block_factor(att.t, 64)  # grid cells of a few pixels at least
 heads_shown = min(att.heads, 16)
 first = 0
 if att.heads > heads_shown:
@@ -80,6 +82,8 @@ for h, col in zip(range(first, first + heads_shown), grid(heads_shown, 4), stric
     with col:
         fig = heatmap(aio.downsample(weights[h], per_head), small, small, kind="weights",
                       title=f"head {h}", show_text=att.t <= 6, digits=2)
+        if att.t > 24:
+            fig.update_traces(xgap=0, ygap=0)
         show_figure(fig, key=f"ya_fig_head_{h}")
         figures.append((f"Layer {layer}, head {h}", fig))
 
@@ -98,10 +102,14 @@ else:
 st.subheader("Diagnostics")
 st.caption(text.BYO_DIAGNOSTICS)
 diag = row_diagnostics(weights, tol=aio.ROW_SUM_TOL)
-fig = heatmap(aio.downsample(diag.entropy, per_head), small, [f"head {h}" for h in
-              range(att.heads)] if per_head == 1 else None, kind="sequential", zmin=0.0,
+by_query = aio.block_factor(att.t, 128)
+fig = heatmap(aio.downsample(diag.entropy, 1, by_query), aio.block_labels(labels, by_query),
+              [f"head {h}" for h in range(att.heads)], kind="sequential", zmin=0.0,
               zmax=diag.max_entropy, title="Entropy (nats) per head and query",
-              x_title="query", y_title="head", show_text=att.t <= 8 and att.heads <= 8)
+              x_title="query", y_title="head", show_text=att.t <= 8 and att.heads <= 8,
+              height=160 + 24 * att.heads)
+if att.t > 24:
+    fig.update_traces(xgap=0, ygap=0)
 show_figure(fig, key="ya_fig_entropy")
 figures.append(("Entropy per head and query", fig))
 rows = diag.entropy.shape[1]

@@ -303,6 +303,8 @@ def test_downsample_averages_blocks_golden():
                          [(20 + 21) / 2, (22 + 23) / 2, 24.0]])
     np.testing.assert_array_equal(got, expected)
     np.testing.assert_array_equal(aio.downsample(m, 1), m)
+    np.testing.assert_array_equal(aio.downsample(m, 1, 5), m.mean(axis=1, keepdims=True))
+    np.testing.assert_array_equal(aio.downsample(m, 5, 1), m.mean(axis=0, keepdims=True))
     assert aio.block_labels([f"{i}" for i in range(5)], 2) == ["0–1", "2–3", "4–4"]
     assert aio.block_factor(512) == 1 and aio.block_factor(513) == 2
     assert aio.block_factor(1024) == 2 and aio.block_factor(1024, 128) == 8

@@ -70,8 +70,7 @@ def test_layer_and_head_pickers(at):
     at.selectbox(key="ya_layer_2").set_value(1).run()
     at.selectbox(key="ya_head_4").set_value(2).run()
     np.testing.assert_array_equal(chart_z_by_key(at, "ya_fig_weights"), EXAMPLE[1, 2])
-    title = spec(at, "ya_fig_weights")["layout"]
-    assert "layer 1, head 2" in json.dumps(title)
+    assert "**Attention weights — layer 1, head 2**" in [m.value for m in at.markdown]
     for h in range(4):  # the grid follows the layer
         np.testing.assert_array_equal(chart_z_by_key(at, f"ya_fig_head_{h}"), EXAMPLE[1, h])
     # the diagnostics table follows the head
@@ -191,8 +190,12 @@ def test_long_sequence_is_downsampled_with_a_message(at):
     assert z.shape == (300, 300)
     np.testing.assert_allclose(z[0, 0], w[:2, :2].astype(float).mean(), rtol=1e-6)
     assert main["x"][:2] == ["0–1", "2–3"]
+    assert main["xgap"] == 0  # no 1-px gaps between cells of a few pixels
     grid = decode(spec(at, "ya_fig_head_0")["data"][0]["z"])
-    assert grid.shape == (120, 120)  # the per-head grid is averaged further (≤ 128)
+    assert grid.shape == (60, 60)  # the per-head grid is averaged further (≤ 64)
+    entropy = decode(spec(at, "ya_fig_entropy")["data"][0]["z"])
+    assert entropy.shape == (1, 120)  # every head kept, queries averaged in blocks of 5
+    assert spec(at, "ya_fig_entropy")["data"][0]["y"] == ["head 0"]
     assert "ya_fig_lines" not in chart_keys(at)
 
 

@@ -67,7 +67,8 @@ def restore_from_link() -> None:
     try:
         scenario = scenario_io.from_link_param(param)
     except ValueError as exc:
-        st.error(plain(f"{text.SHARE_BAD_LINK} {exc}."))
+        reason = str(exc)
+        st.error(plain(f"{text.SHARE_BAD_LINK} {reason[:1].upper()}{reason[1:]}."))
         return
     except Exception:  # never a traceback for a link, whatever it holds
         st.error(plain(text.SHARE_BAD_LINK))

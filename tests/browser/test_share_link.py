@@ -1,0 +1,166 @@
+"""Real browser: a shared link opens the same scenario elsewhere; the HTML report works offline.
+
+Screenshots (tests/artifacts/screenshots/):
+- share_page.png — Save & share with the cat-sat scenario: file download/upload, the link,
+  the matrix downloads and the PNG/SVG choice;
+- share_link_fresh_context.png — the link opened in a fresh browser context (no cookies, no
+  session): the Playground shows the cat-sat scenario's weights heatmap;
+- share_bad_link.png — a tampered link: a message, the default scenario, no traceback;
+- share_report_offline.png — the downloaded HTML report opened with every network request
+  blocked: all figures drawn.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+import numpy as np
+from helpers import (
+    VIEWPORT,
+    assert_no_exception,
+    goto_page,
+    screenshot,
+    wait_for_app_run,
+    wait_for_plots,
+)
+from playwright.sync_api import Browser, Page
+
+from attnviz import PRESETS, run_scenario, scenario_io
+
+TIMEOUT = 90_000  # the first Plotly bundle load is slow on a busy 2-core machine
+PRESET = "cat_sat"
+
+
+def chart_z(page: Page, key: str) -> np.ndarray:
+    """The z matrix the browser drew for the chart with Streamlit key ``key``."""
+    rows = page.evaluate(
+        """key => {
+            const g = document.querySelector('.st-key-' + key + ' .js-plotly-plot');
+            if (!g || !g._fullData || !g._fullData[0]) return null;
+            return Array.from(g._fullData[0].z, r => Array.from(r));
+        }""",
+        key,
+    )
+    assert rows is not None, f"no drawn chart with key {key}"
+    return np.array([[np.nan if v is None else v for v in row] for row in rows], dtype=float)
+
+
+def wait_for_chart(page: Page, key: str) -> None:
+    page.wait_for_function(
+        """key => { const g = document.querySelector('.st-key-' + key + ' .js-plotly-plot');
+                    return g && g._fullData && g._fullData.length > 0 }""",
+        arg=key, timeout=TIMEOUT,
+    )
+
+
+def load_preset(page: Page, title: str) -> None:
+    """Choose a classroom demo in the sidebar and load it."""
+    sidebar = page.get_by_test_id("stSidebar")
+    sidebar.get_by_test_id("stSelectbox").first.click()
+    page.get_by_role("option", name=title).click()
+    wait_for_app_run(page)
+    sidebar.get_by_role("button", name="Load preset").click()
+    wait_for_app_run(page)
+
+
+def open_in_app(page: Page, title: str) -> None:
+    """Go to a page through the sidebar navigation (same session, state kept)."""
+    nav = page.get_by_test_id("stSidebarNav")
+    more = nav.get_by_text("View", exact=False)
+    if not nav.get_by_role("link", name=title).count() and more.count():
+        more.first.click()
+    nav.get_by_role("link", name=title).click()
+    wait_for_app_run(page)
+
+
+def test_shared_link_opens_the_same_weights_in_a_fresh_context(app_server: str, page: Page,
+                                                               browser: Browser):
+    scenario = PRESETS[PRESET].build()
+    expected = run_scenario(scenario).attention.weights
+
+    # 1) one user: load a non-default scenario, look at its weights, open Save & share
+    goto_page(page, app_server, "playground")
+    wait_for_chart(page, "pg_fig_weights")
+    load_preset(page, PRESETS[PRESET].title)
+    wait_for_chart(page, "pg_fig_weights")
+    mine = chart_z(page, "pg_fig_weights")
+    np.testing.assert_allclose(mine, expected, rtol=0, atol=1e-15)
+    open_in_app(page, "Save & share")
+    code = page.get_by_test_id("stCode").filter(has_text="?scenario=").first
+    code.wait_for(timeout=TIMEOUT)
+    link = code.inner_text().replace("\n", "").strip()
+    assert_no_exception(page)
+    screenshot(page, "share_page")
+    url = urlparse(link)
+    assert f"{url.scheme}://{url.netloc}" == app_server and url.path == "/playground"
+    assert len(link) < 8100
+
+    # 2) someone else: a fresh browser context (no session, no cookies) opens the link
+    other = browser.new_context(viewport=VIEWPORT)
+    try:
+        fresh = other.new_page()
+        fresh.goto(link)
+        wait_for_app_run(fresh, timeout=TIMEOUT)
+        wait_for_chart(fresh, "pg_fig_weights")
+        theirs = chart_z(fresh, "pg_fig_weights")
+        assert_no_exception(fresh)
+        assert fresh.get_by_test_id("stSidebar").get_by_text(scenario.title).count()
+        screenshot(fresh, "share_link_fresh_context")
+    finally:
+        other.close()
+    np.testing.assert_array_equal(theirs, mine)  # the same numbers, bit for bit
+    decoded = scenario_io.from_link_param(parse_qs(url.query)["scenario"][0])
+    assert decoded.tokens == scenario.tokens
+
+
+def test_tampered_link_shows_a_message_and_the_default(app_server: str, browser: Browser):
+    good = scenario_io.to_link_param(PRESETS[PRESET].build())
+    tampered = good[:40] + ("A" if good[40] != "A" else "B") + good[41:]
+    context = browser.new_context(viewport=VIEWPORT)
+    try:
+        page = context.new_page()
+        page.goto(f"{app_server}/playground?scenario={tampered}")
+        wait_for_app_run(page, timeout=TIMEOUT)
+        wait_for_chart(page, "pg_fig_weights")
+        alert = page.get_by_test_id("stAlert").filter(has_text="This link could not be opened")
+        assert alert.count() == 1
+        assert_no_exception(page)
+        default = run_scenario(PRESETS["seed_000"].build()).attention.weights
+        np.testing.assert_allclose(chart_z(page, "pg_fig_weights"), default, rtol=0, atol=1e-15)
+        screenshot(page, "share_bad_link")
+    finally:
+        context.close()
+
+
+def test_html_report_opens_offline(app_server: str, page: Page, browser: Browser,
+                                   tmp_path: Path):
+    goto_page(page, app_server, "playground")
+    wait_for_chart(page, "pg_fig_weights")
+    n_charts = page.locator(".js-plotly-plot").count()
+    page.get_by_text("Download these matrices and figures").click()
+    wait_for_app_run(page)
+    with page.expect_download(timeout=TIMEOUT) as info:
+        page.get_by_role("button", name="Download an HTML report of these figures").click()
+    download = info.value
+    assert download.suggested_filename.endswith("_playground.html")
+    path = tmp_path / "report.html"
+    download.save_as(path)
+    text = path.read_text(encoding="utf-8")
+    assert ("cdn.plot.ly" in text) is False
+    assert text.count("Plotly.newPlot(") >= 10
+
+    offline = browser.new_context(viewport=VIEWPORT, offline=True)
+    requests: list[str] = []
+    try:
+        report = offline.new_page()
+        report.on("request", lambda r: requests.append(r.url))
+        report.goto(path.as_uri())
+        wait_for_plots(report, text.count("Plotly.newPlot("), timeout=TIMEOUT)
+        drawn = report.locator(".js-plotly-plot").count()
+        screenshot(report, "share_report_offline")
+    finally:
+        offline.close()
+    assert drawn == text.count("Plotly.newPlot(")
+    assert n_charts >= drawn - 2  # the page's heatmaps (the report may skip diagnostics)
+    assert [u for u in requests if not u.startswith("file://")] == []
