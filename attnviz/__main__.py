@@ -12,6 +12,7 @@ a plain ``pip install .`` gives the core and figure builders for notebooks only.
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -31,11 +32,19 @@ def main(argv: list[str] | None = None) -> int:
     if importlib.util.find_spec("streamlit") is None:
         print("attnviz: Streamlit is not installed; pip install -e '.[ui]'", file=sys.stderr)
         return 2
-    cmd = [sys.executable, "-m", "streamlit", "run", str(APP), *args]
+    cmd = command(args)
+    if os.name == "posix":  # become the server: one process to stop, signals go straight to it
+        os.chdir(REPO_ROOT)
+        os.execv(sys.executable, cmd)
     try:
         return subprocess.call(cmd, cwd=REPO_ROOT)
     except KeyboardInterrupt:
         return 130
+
+
+def command(args: list[str]) -> list[str]:
+    """The ``streamlit run`` command line (run from REPO_ROOT so its config applies)."""
+    return [sys.executable, "-m", "streamlit", "run", str(APP), *args]
 
 
 if __name__ == "__main__":
