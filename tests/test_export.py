@@ -147,3 +147,14 @@ def test_json_is_strict_and_writes_infinity_as_text():
     text = json_bytes({"masked": np.array([[np.nan, np.inf]])}).decode()
     assert "NaN" not in text and "Infinity" not in text
     assert json.loads(text)["matrices"]["masked"]["values"] == [["nan", "inf"]]
+
+
+def test_io_modules_load_no_ui_libraries():
+    import subprocess
+    import sys
+    code = ("import sys, attnviz.scenario_io, attnviz.attention_io, attnviz.export, "
+            "attnviz.examples.make_example; "
+            "print(sorted(m for m in ('streamlit', 'plotly', 'pandas') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "[]"
