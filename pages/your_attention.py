@@ -77,7 +77,8 @@ if att.heads > heads_shown:
     first = st.number_input("First head shown", 0, att.heads - heads_shown, 0, step=heads_shown,
                             key="ya_first_head")
     st.caption(f"Heads {first}–{first + heads_shown - 1} of {att.heads}.")
-small = aio.block_labels(labels, per_head)
+short = [f"{i}:{tok[:6]}" for i, tok in enumerate(tokens)]  # thumbnails: short labels
+small = aio.block_labels(short, per_head)
 for h, col in zip(range(first, first + heads_shown), grid(heads_shown, 4), strict=True):
     with col:
         fig = heatmap(aio.downsample(weights[h], per_head), small, small, kind="weights",

@@ -164,3 +164,34 @@ def test_html_report_opens_offline(app_server: str, page: Page, browser: Browser
     assert drawn == text.count("Plotly.newPlot(")
     assert n_charts >= drawn - 2  # the page's heatmaps (the report may skip diagnostics)
     assert [u for u in requests if not u.startswith("file://")] == []
+
+
+def test_html_in_uploaded_token_labels_stays_text(app_server: str, page: Page, tmp_path: Path):
+    """Token labels from an upload never run script, add elements or fetch anything."""
+    tokens = tmp_path / "tokens.txt"
+    tokens.write_text("<img src=x onerror=alert(1)>\n<script>alert(2)</script>\n"
+                      "<a href=\"javascript:alert(3)\">click</a>\n<b>bold</b>\n**md**\n"
+                      "![i](http://example.invalid/i.png)\n", encoding="utf-8")
+    dialogs: list[str] = []
+    requests: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.on("request", lambda r: requests.append(r.url))
+    goto_page(page, app_server, "your_attention")
+    wait_for_chart(page, "ya_fig_weights")
+    page.get_by_test_id("stFileUploaderDropzoneInput").nth(1).set_input_files(str(tokens))
+    wait_for_app_run(page)
+    page.wait_for_function(
+        """() => Array.from(document.querySelectorAll('.st-key-ya_fig_weights .xtick text'))
+                 .some(t => t.textContent.startsWith('0:<img'))""", timeout=TIMEOUT)
+    ticks = page.evaluate("""() => Array.from(
+        document.querySelectorAll('.st-key-ya_fig_weights .xtick text'), t => t.textContent)""")
+    hrefs = page.evaluate("""() => Array.from(document.querySelectorAll('a[href^="javascript"]'))
+                             .length""")
+    injected = page.evaluate("() => document.querySelectorAll('img[src=\"x\"]').length")
+    page.wait_for_timeout(500)
+    screenshot(page, "your_attention_html_labels")
+    assert_no_exception(page)
+    assert dialogs == [] and injected == 0 and hrefs == 0
+    assert ticks[0] == "0:<img src=x onerror=alert(1)>"
+    assert ticks[1] == "1:<script>alert(2)</script>"
+    assert [u for u in requests if not u.startswith(app_server)] == []
