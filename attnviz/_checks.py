@@ -85,7 +85,9 @@ def check_count(name: str, value: Any, *, minimum: int = 1) -> int:
 def as_mask(name: str, mask: Any, shape: tuple[int, int]) -> NDArray[np.bool_]:
     """Broadcast a boolean mask (True = may attend) to ``shape``; None means all True."""
     if mask is None:
-        return np.ones(shape, dtype=bool)
+        everything = np.ones(shape, dtype=bool)
+        everything.flags.writeable = False  # results are read-only, this mask too
+        return everything
     arr = np.asarray(mask)
     if arr.dtype != np.bool_:
         raise ValueError(

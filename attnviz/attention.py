@@ -115,11 +115,14 @@ def softmax(x: Array, axis: int = -1) -> Array:
 
     Parameters
     ----------
-    x : ndarray
-        Finite values or −inf.
+    x : array_like
+        Finite values or −inf (integers are computed in float64).
     axis : int
         The axis that sums to 1 (the keys for attention).
     """
+    x = np.asarray(x)
+    if x.dtype not in (np.float32, np.float64):
+        x = x.astype(np.float64)
     # 1) subtract the row maximum so exp never overflows
     row_max = np.max(x, axis=axis, keepdims=True)
     row_max = np.where(np.isfinite(row_max), row_max, 0.0)  # all −inf slice: leave it −inf
@@ -235,15 +238,21 @@ def _single(q: Array, k: Array, v: Array, mask, scale, temperature) -> Attention
                            temperature=temperature)
 
 
-def _project(x_q, x_kv, w_q, w_k, w_v) -> tuple[Array, Array, Array]:
-    """Validate embeddings and weights; return q = x_q w_q, k = x_kv w_k, v = x_kv w_v."""
-    x_q = as_array("x_q", x_q, 2)
-    x_kv = x_q if x_kv is None else as_array("x_kv", x_kv, 2)
+def _project(x_q, x_kv, w_q, w_k, w_v, *, names: tuple[str, str] = ("x_q", "x_kv")
+             ) -> tuple[Array, Array, Array]:
+    """Validate embeddings and weights; return q = x_q w_q, k = x_kv w_k, v = x_kv w_v.
+
+    ``names`` are the caller's argument names for the two embeddings (``("x", "x")`` for
+    self-attention), so messages speak of what the user passed.
+    """
+    q_name, kv_name = names if x_kv is not None else (names[0], names[0])
+    x_q = as_array(q_name, x_q, 2)
+    x_kv = x_q if x_kv is None else as_array(kv_name, x_kv, 2)
     w_q = as_array("w_q", w_q, 2)
     w_k = as_array("w_k", w_k, 2)
     w_v = as_array("w_v", w_v, 2)
-    for name, w, x, x_name in (("w_q", w_q, x_q, "x_q"), ("w_k", w_k, x_kv, "x_kv"),
-                               ("w_v", w_v, x_kv, "x_kv")):
+    for name, w, x, x_name in (("w_q", w_q, x_q, q_name), ("w_k", w_k, x_kv, kv_name),
+                               ("w_v", w_v, x_kv, kv_name)):
         if w.shape[0] != x.shape[1]:
             raise ValueError(
                 f"{name} must have one row per embedding dimension: {x_name} has d_model = "
@@ -255,9 +264,9 @@ def _project(x_q, x_kv, w_q, w_k, w_v) -> tuple[Array, Array, Array]:
             f"and {w_k.shape[1]}"
         )
     dtype = float_dtype(x_q, x_kv, w_q, w_k, w_v)
-    return (_product("q = x_q @ w_q", x_q, w_q, dtype),
-            _product("k = x_kv @ w_k", x_kv, w_k, dtype),
-            _product("v = x_kv @ w_v", x_kv, w_v, dtype))
+    return (_product(f"q = {q_name} @ w_q", x_q, w_q, dtype),
+            _product(f"k = {kv_name} @ w_k", x_kv, w_k, dtype),
+            _product(f"v = {kv_name} @ w_v", x_kv, w_v, dtype))
 
 
 def _product(what: str, a: Array, b: Array, dtype: np.dtype) -> Array:
@@ -291,7 +300,7 @@ def self_attention(x, w_q, w_k, w_v, *, mask=None, causal: bool = False,
     AttentionResult
         With the projections ``q = x @ w_q``, ``k = x @ w_k``, ``v = x @ w_v``.
     """
-    q, k, v = _project(x, None, w_q, w_k, w_v)
+    q, k, v = _project(x, None, w_q, w_k, w_v, names=("x", "x"))
     mask = _with_causal(mask, causal, q.shape[0], k.shape[0])
     return _single(q, k, v, mask, scale, temperature)
 

@@ -219,6 +219,27 @@ def _with_pe(x: Array, scenario: Scenario) -> tuple[Array, Array | None]:
     return x + pe, pe
 
 
+def _check_settings(scenario: Scenario) -> None:
+    """Raise a ValueError for settings the computation cannot use (the arrays are checked by
+    the core functions themselves)."""
+    for name, value, allowed in (("variant", scenario.variant, tuple(VARIANTS)),
+                                 ("mask_kind", scenario.mask_kind, MASK_KINDS),
+                                 ("scale_mode", scenario.scale_mode, SCALE_MODES)):
+        if value not in allowed:
+            raise ValueError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
+    if not scenario.tokens:
+        raise ValueError("there are no tokens; add at least one token")
+    if not scenario.direct and np.ndim(scenario.x) == 2 and len(scenario.x) != scenario.t:
+        raise ValueError(f"x must have one row per token: {scenario.t} tokens but "
+                         f"{len(scenario.x)} rows")
+    if scenario.spec.uses_source and not scenario.source_tokens:
+        raise ValueError("this variant needs a source sequence; add at least one source token")
+    if scenario.spec.uses_source and np.ndim(scenario.source_x) == 2 and \
+            len(scenario.source_x) != len(scenario.source_tokens):
+        raise ValueError(f"source_x must have one row per source token: "
+                         f"{len(scenario.source_tokens)} tokens but {len(scenario.source_x)} rows")
+
+
 def run_scenario(scenario: Scenario) -> ScenarioResult:
     """Compute the scenario with the core function its variant names.
 
@@ -227,8 +248,7 @@ def run_scenario(scenario: Scenario) -> ScenarioResult:
     ValueError
         With a sentence saying what is wrong (sizes, non-finite values, n_heads, ...).
     """
-    if not scenario.tokens:
-        raise ValueError("there are no tokens; add at least one token")
+    _check_settings(scenario)
     spec = scenario.spec
     x, pe = _with_pe(np.asarray(scenario.x, dtype=float), scenario)
     source = None
@@ -261,7 +281,8 @@ def run_scenario(scenario: Scenario) -> ScenarioResult:
         mixed = mix_heads(result.head_outputs, scenario.head_mix)
     pooling = None
     if scenario.pool_w.size and not scenario.direct:
-        pooling = attention_pooling(x, scenario.pool_w, scenario.pool_b)
+        pooling = attention_pooling(x, scenario.pool_w,
+                                    scenario.pool_b if scenario.pool_b.size else 0.0)
     return ScenarioResult(x=x, pe=pe, source_x=source, attention=result, pooling=pooling,
                           mixed=mixed, q_labels=position_labels(scenario.tokens),
                           k_labels=position_labels(scenario.key_tokens),

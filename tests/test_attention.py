@@ -555,3 +555,12 @@ def test_integer_and_boolean_inputs_compute_in_float64():
     result = scaled_dot_product_attention([[1, 0]], [[True, False], [False, True]], [[1], [2]])
     assert result.weights.dtype == np.float64
     assert_close(result.scores, [[1, 0]])
+
+
+def test_softmax_accepts_lists_and_integers():
+    np.testing.assert_allclose(softmax([[0, 0], [1, 1]]), [[0.5, 0.5], [0.5, 0.5]])
+
+
+def test_default_mask_is_read_only_like_every_result_array():
+    result = scaled_dot_product_attention(np.eye(2), np.eye(2), np.eye(2))
+    assert result.mask.all() and not result.mask.flags.writeable

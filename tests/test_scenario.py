@@ -369,3 +369,24 @@ def test_permutation_check_is_zero_without_positional_encoding():
     with_pe = permutation_check(scenario, perm, with_pe=True)
     assert with_pe.max_diff > 1e-6  # positions matter once PE is added
     assert_same(permutation_check(scenario, range(6), with_pe=True).max_diff, 0.0)
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("variant", "nope", "variant must be one of dot_product, scaled_dot_product"),
+    ("mask_kind", "diagonal", "mask_kind must be one of none, causal, padding, window, custom"),
+    ("scale_mode", "half", "scale_mode must be one of sqrt_dk, none, custom"),
+])
+def test_unknown_settings_are_refused_in_words(field, value, message):
+    with pytest.raises(ValueError, match=message):
+        run_scenario(replace(PRESETS["seed_000"].build(), **{field: value}))
+
+
+def test_rows_of_x_must_match_the_tokens():
+    with pytest.raises(ValueError, match="x must have one row per token: 3 tokens but 4 rows"):
+        run_scenario(replace(PRESETS["seed_000"].build(), tokens=("a", "b", "c")))
+
+
+def test_pooling_with_weights_but_no_bias_uses_zero_bias():
+    sc = replace(PRESETS["seed_000"].build(), pool_b=np.zeros(0))
+    expected = attention_pooling(sc.x, sc.pool_w, 0.0)
+    np.testing.assert_array_equal(run_scenario(sc).pooling.weights, expected.weights)

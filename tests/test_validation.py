@@ -84,7 +84,8 @@ def test_public_functions_name_the_bad_argument(value, message):
         ("q", lambda a: scaled_dot_product_attention(a, K, V)),
         ("k", lambda a: scaled_dot_product_attention(Q, a, V)),
         ("v", lambda a: scaled_dot_product_attention(Q, K, a)),
-        ("x_q", lambda a: self_attention(a, I3, I3, I3)),
+        ("x", lambda a: self_attention(a, I3, I3, I3)),
+        ("x_q", lambda a: cross_attention(a, X, I3, I3, I3)),
         ("w_q", lambda a: self_attention(X, a, I3, I3)),
         ("w_k", lambda a: cross_attention(X, X, I3, a, I3)),
         ("w_v", lambda a: multi_head_attention(X, None, I3, I3, a, n_heads=1)),
@@ -199,21 +200,23 @@ def test_causal_combined_with_a_bad_mask():
 
 @pytest.mark.parametrize(("args", "message"), [
     ((X, np.ones((2, 3)), I3, I3),
-     "w_q must have one row per embedding dimension: x_q has d_model = 3 columns but w_q has "
+     "w_q must have one row per embedding dimension: {x_q} has d_model = 3 columns but w_q has "
      "2 rows (shape (2, 3))"),
     ((X, I3, np.ones((4, 3)), I3),
-     "w_k must have one row per embedding dimension: x_kv has d_model = 3 columns but w_k has "
+     "w_k must have one row per embedding dimension: {x_kv} has d_model = 3 columns but w_k has "
      "4 rows (shape (4, 3))"),
     ((X, I3, I3, np.ones((5, 2))),
-     "w_v must have one row per embedding dimension: x_kv has d_model = 3 columns but w_v has "
+     "w_v must have one row per embedding dimension: {x_kv} has d_model = 3 columns but w_v has "
      "5 rows (shape (5, 2))"),
     ((X, I3, np.ones((3, 2)), I3),
      "w_q and w_k must have the same number of columns (d_k), got 3 and 2"),
 ])
 def test_projection_sizes(args, message):
-    with raises(message):
+    """Messages name the caller's own argument: ``x`` for self-attention, ``x_q`` when
+    multi-head attention gets x_kv=None (keys and values from x_q)."""
+    with raises(message.format(x_q="x", x_kv="x")):
         self_attention(*args)
-    with raises(message):
+    with raises(message.format(x_q="x_q", x_kv="x_q")):
         multi_head_attention(args[0], None, *args[1:], n_heads=1)
 
 
@@ -288,9 +291,9 @@ def test_scores_that_overflow(call):
 
 
 @pytest.mark.parametrize(("w_q", "w_k", "w_v", "what"), [
-    ([[1e300]], [[1.0]], [[1.0]], "q = x_q @ w_q"),
-    ([[1.0]], [[1e300]], [[1.0]], "k = x_kv @ w_k"),
-    ([[1.0]], [[1.0]], [[-1e300]], "v = x_kv @ w_v"),
+    ([[1e300]], [[1.0]], [[1.0]], "q = x @ w_q"),
+    ([[1.0]], [[1e300]], [[1.0]], "k = x @ w_k"),
+    ([[1.0]], [[1.0]], [[-1e300]], "v = x @ w_v"),
 ])
 def test_projections_that_overflow(w_q, w_k, w_v, what):
     with raises(f"{what} overflows the floating-point range; use smaller values"):
@@ -486,7 +489,7 @@ def test_direct_mode_rows_must_match_the_tokens():
 def test_scenario_errors_from_the_core_reach_the_caller():
     with raises("n_heads (2) must divide the number of columns of w_q (3); valid choices: 1, 3"):
         run_scenario(seed_000(variant="multi_head", n_heads=2))
-    with raises("x_q must hold finite numbers, got nan at index (0, 0)"):
+    with raises("x must hold finite numbers, got nan at index (0, 0)"):
         run_scenario(seed_000(x=np.full((4, 3), np.nan)))
     with raises("temperature must be a finite number > 0, got 0.0"):
         run_scenario(seed_000(temperature=0.0))
