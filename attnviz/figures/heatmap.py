@@ -40,8 +40,10 @@ def matrix_kind(z: np.ndarray) -> str:
 
 
 def _cell_text(z: np.ndarray, digits: int) -> np.ndarray:
-    """Formatted cell values, with "−∞" for masked cells."""
+    """Formatted cell values: "−∞" for masked cells, "+∞" and "NaN" written as such."""
     text = np.char.mod(f"%.{digits}g", np.where(np.isfinite(z), z, 0.0))
+    text = np.where(np.isnan(z), "NaN", text)
+    text = np.where(np.isposinf(z), "+∞", text)
     return np.where(np.isneginf(z), "−∞", text)
 
 

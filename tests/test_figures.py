@@ -1,0 +1,101 @@
+"""The one heatmap builder: colour conventions, labels, cell text, −∞, highlights, payload."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attnviz.figures import CELL_TEXT_LIMIT, heatmap, mask_figure, matrix_kind
+from attnviz.figures.heatmap import SIGNED_SCALE, WEIGHTS_SCALE
+
+LABELS = ["0:the", "1:cat", "2:the"]
+
+
+def test_weights_use_a_fixed_zero_to_one_scale():
+    fig = heatmap(np.full((3, 3), 0.2), LABELS, LABELS, kind="weights")
+    trace = fig.data[0]
+    assert (trace.zmin, trace.zmax) == (0.0, 1.0)
+    assert trace.colorscale == heatmap(np.eye(2), kind="weights").data[0].colorscale
+    assert WEIGHTS_SCALE == "Viridis"
+
+
+def test_signed_matrices_are_diverging_and_centred_at_zero():
+    z = np.array([[-2.0, 1.0], [0.5, 0.0]])
+    assert matrix_kind(z) == "signed"
+    trace = heatmap(z).data[0]
+    assert trace.zmid == 0.0 and (trace.zmin, trace.zmax) == (-2.0, 2.0)
+    assert SIGNED_SCALE == "RdBu_r"
+
+
+def test_non_negative_matrices_are_sequential_over_their_range():
+    trace = heatmap(np.array([[1.0, 3.0]])).data[0]
+    assert matrix_kind(np.array([[1.0, 3.0]])) == "sequential"
+    assert (trace.zmin, trace.zmax) == (1.0, 3.0)
+
+
+def test_shared_range_overrides():
+    trace = heatmap(np.array([[0.1, 0.2]]), kind="weights", zmin=0.0, zmax=0.5).data[0]
+    assert trace.zmax == 0.5
+
+
+def test_labels_are_kept_and_rows_read_top_down():
+    fig = heatmap(np.eye(3), LABELS, LABELS)
+    assert list(fig.data[0].x) == LABELS and list(fig.data[0].y) == LABELS
+    assert fig.layout.yaxis.autorange == "reversed"
+    assert fig.layout.xaxis.type == "category"
+
+
+def test_small_matrices_show_numbers_and_exact_hover():
+    z = np.array([[1 / 3, 2.0]])
+    trace = heatmap(z).data[0]
+    assert list(trace.text[0]) == ["0.333", "2"]
+    assert float(trace.customdata[0][0]) == 1 / 3  # hover shows the exact float64
+
+
+def test_large_matrices_have_no_cell_text_and_send_float32():
+    n = 200
+    assert n > CELL_TEXT_LIMIT
+    trace = heatmap(np.random.default_rng(0).random((n, n)), kind="weights").data[0]
+    assert trace.text is None
+    assert np.asarray(trace.z).dtype == np.float32
+
+
+def test_minus_infinity_is_drawn_as_a_labelled_grey_cell_not_a_number():
+    z = np.array([[0.5, -np.inf], [1.0, 2.0]])
+    fig = heatmap(z, kind="signed")
+    assert np.isnan(np.asarray(fig.data[0].z, dtype=float)[0, 1])  # no colour from the scale
+    overlay = fig.data[1]
+    assert overlay.text[0][1] == "−∞" and overlay.showscale is False
+    assert fig.data[0].text[0][1] == "−∞"
+
+
+def test_nan_and_plus_infinity_are_written_as_such():
+    trace = heatmap(np.array([[np.nan, np.inf, 1.0]])).data[0]
+    assert list(trace.text[0]) == ["NaN", "+∞", "1"]
+
+
+def test_highlighted_rows_and_cells_are_outlined():
+    fig = heatmap(np.eye(3), highlight_rows=[1], highlight_cells=[(2, 0)])
+    shapes = fig.layout.shapes
+    assert len(shapes) == 2
+    assert (shapes[0].y0, shapes[0].y1, shapes[0].x0, shapes[0].x1) == (0.5, 1.5, -0.5, 2.5)
+    assert (shapes[1].y0, shapes[1].x0) == (1.5, -0.5)
+
+
+def test_title_is_written_with_the_top_axis_title():
+    fig = heatmap(np.eye(2), title="head 0", x_title="key")
+    assert fig.layout.xaxis.title.text == "head 0 · key"
+
+
+def test_mask_figure_uses_two_colours_and_ticks():
+    fig = mask_figure(np.array([[True, False]]))
+    trace = fig.data[0]
+    assert trace.showscale is False
+    assert list(trace.text[0]) == ["✓", "✕"]
+    colours = {c for _, c in trace.colorscale}
+    assert len(colours) == 2
+
+
+def test_unknown_kind_is_refused():
+    with pytest.raises(ValueError, match="kind must be one of"):
+        heatmap(np.eye(2), kind="rainbow")
