@@ -423,51 +423,6 @@ def check_tokens(tokens, t: int) -> None:
                          f"matrices are {t}×{t}; one token per row is needed")
 
 
-# ---------------------------------------------------------------------------------------------
-# Display of large matrices
-# ---------------------------------------------------------------------------------------------
-
-def block_factor(t: int, max_side: int = limits.MAX_DISPLAY_T) -> int:
-    """How many tokens one displayed cell covers so that t tokens fit in max_side cells."""
-    return max(1, math.ceil(t / max_side))
-
-
-def downsample(matrix, factor: int, col_factor: int | None = None) -> Array:
-    """Average (factor × col_factor) blocks of a matrix; the last blocks may be smaller.
-
-    Parameters
-    ----------
-    matrix : array_like of shape (rows, cols)
-    factor : int >= 1
-        Rows per block.
-    col_factor : int >= 1, optional
-        Columns per block (default: ``factor``).
-
-    Returns
-    -------
-    ndarray of shape (ceil(rows / factor), ceil(cols / col_factor))
-        The mean of each block (factors of 1 return the matrix as float64).
-    """
-    m = np.asarray(matrix, dtype=np.float64)
-    col_factor = factor if col_factor is None else col_factor
-    if factor <= 1 and col_factor <= 1:
-        return m
-    rows = np.arange(0, m.shape[0], max(factor, 1))
-    cols = np.arange(0, m.shape[1], max(col_factor, 1))
-    sums = np.add.reduceat(np.add.reduceat(m, rows, axis=0), cols, axis=1)
-    counts = np.outer(np.diff(np.append(rows, m.shape[0])), np.diff(np.append(cols, m.shape[1])))
-    return sums / counts
-
-
-def block_labels(labels, factor: int) -> list[str]:
-    """Labels of averaged blocks: ``"0–3"`` (positions); unchanged when factor is 1."""
-    labels = list(labels)
-    if factor <= 1:
-        return labels
-    n = len(labels)
-    return [f"{i}–{min(i + factor, n) - 1}" for i in range(0, n, factor)]
-
-
 def default_tokens(t: int) -> tuple[str, ...]:
     """Labels when no tokens were uploaded: ``t0, t1, ...``."""
     return tuple(f"t{i}" for i in range(t))

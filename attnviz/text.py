@@ -666,9 +666,10 @@ BYO_SAFETY = (
     "is anything larger than the limits below."
 )
 BYO_DOWNSAMPLED = (
-    "t = {t} is more than {limit} tokens: the heatmap shows {shown}×{shown} blocks, each the "
-    "mean of {f}×{f} weights (the hover names the token positions of a block). The CSV "
-    "download holds the exact, full matrix."
+    "t = {t} is more than {limit} tokens: the heatmap shows {shown}×{shown} blocks of {f}×{f} "
+    "tokens — how much attention a block's queries pay, on average, to the block's keys, so "
+    "rows still sum to 1 (the hover names the token positions of a block). The CSV download "
+    "holds the exact, full matrix."
 )
 BYO_LINE_VIEW_TOO_LONG = (
     "The line view draws at most {limit} tokens per side; focus on one query below to see "

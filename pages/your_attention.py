@@ -7,6 +7,7 @@ import streamlit as st
 from attnviz import attention_io as aio
 from attnviz import limits, text
 from attnviz.diagnostics import row_diagnostics
+from attnviz.downsample import block_factor, block_labels, downsample
 from attnviz.figures import heatmap
 from attnviz.figures.line_view import MAX_TOKENS as LINE_VIEW_MAX
 from attnviz.figures.line_view import head_view
@@ -55,13 +56,13 @@ name = f"layer {layer}, " + ("mean of the heads" if head == "mean" else f"head {
 labels = position_labels(tokens)
 figures = []
 
-factor = aio.block_factor(att.t)
+factor = block_factor(att.t, limits.MAX_DISPLAY_T)
 if factor > 1:
     st.info(text.BYO_DOWNSAMPLED.format(t=att.t, limit=limits.MAX_DISPLAY_T, f=factor,
                                         shown=-(-att.t // factor)))
-shown = aio.block_labels(labels, factor)
-fig = heatmap(aio.downsample(matrix, factor), shown, shown, kind="weights", y_title="query",
-              x_title="key")
+shown = block_labels(labels, limits.MAX_DISPLAY_T)
+fig = heatmap(downsample(matrix, limits.MAX_DISPLAY_T), shown, shown, kind="weights",
+              y_title="query", x_title="key")
 if att.t > 64:
     fig.update_traces(xgap=0, ygap=0)  # 1-px gaps would hide cells of a few pixels
 matrix_panel(f"Attention weights — {name}", fig, key="ya_fig_weights",
@@ -70,7 +71,7 @@ matrix_panel(f"Attention weights — {name}", fig, key="ya_fig_weights",
 figures.append((f"Attention weights — {name}", fig))
 
 st.subheader(f"Every head of layer {layer}")
-per_head = aio.block_factor(att.t, 64)  # grid cells of a few pixels at least
+GRID = 64  # at most 64 cells a side in the thumbnails: a few pixels each at least
 heads_shown = min(att.heads, 16)
 first = 0
 if att.heads > heads_shown:
@@ -78,10 +79,10 @@ if att.heads > heads_shown:
                             key="ya_first_head")
     st.caption(f"Heads {first}–{first + heads_shown - 1} of {att.heads}.")
 short = [f"{i}:{tok[:6]}" for i, tok in enumerate(tokens)]  # thumbnails: short labels
-small = aio.block_labels(short, per_head)
+small = block_labels(short, GRID)
 for h, col in zip(range(first, first + heads_shown), grid(heads_shown, 4), strict=True):
     with col:
-        fig = heatmap(aio.downsample(weights[h], per_head), small, small, kind="weights",
+        fig = heatmap(downsample(weights[h], GRID), small, small, kind="weights",
                       title=f"head {h}", show_text=att.t <= 6, digits=2)
         if att.t > 24:
             fig.update_traces(xgap=0, ygap=0)
@@ -103,8 +104,8 @@ else:
 st.subheader("Diagnostics")
 st.caption(text.BYO_DIAGNOSTICS)
 diag = row_diagnostics(weights, tol=aio.ROW_SUM_TOL)
-by_query = aio.block_factor(att.t, 128)
-fig = heatmap(aio.downsample(diag.entropy, 1, by_query), aio.block_labels(labels, by_query),
+# (heads, t) -> queries averaged in blocks: downsample's row mean, on the transpose
+fig = heatmap(downsample(diag.entropy.T, 128).T, block_labels(labels, 128),
               [f"head {h}" for h in range(att.heads)], kind="sequential", zmin=0.0,
               zmax=diag.max_entropy, title="Entropy (nats) per head and query",
               x_title="query", y_title="head", show_text=att.t <= 8 and att.heads <= 8,

@@ -292,25 +292,6 @@ def test_token_count_must_match_t():
 
 
 # ---------------------------------------------------------------------------------------------
-# Display helpers
-# ---------------------------------------------------------------------------------------------
-
-def test_downsample_averages_blocks_golden():
-    m = np.arange(25, dtype=float).reshape(5, 5)
-    got = aio.downsample(m, 2)
-    expected = np.array([[(0 + 1 + 5 + 6) / 4, (2 + 3 + 7 + 8) / 4, (4 + 9) / 2],
-                         [(10 + 11 + 15 + 16) / 4, (12 + 13 + 17 + 18) / 4, (14 + 19) / 2],
-                         [(20 + 21) / 2, (22 + 23) / 2, 24.0]])
-    np.testing.assert_array_equal(got, expected)
-    np.testing.assert_array_equal(aio.downsample(m, 1), m)
-    np.testing.assert_array_equal(aio.downsample(m, 1, 5), m.mean(axis=1, keepdims=True))
-    np.testing.assert_array_equal(aio.downsample(m, 5, 1), m.mean(axis=0, keepdims=True))
-    assert aio.block_labels([f"{i}" for i in range(5)], 2) == ["0–1", "2–3", "4–4"]
-    assert aio.block_factor(512) == 1 and aio.block_factor(513) == 2
-    assert aio.block_factor(1024) == 2 and aio.block_factor(1024, 128) == 8
-
-
-# ---------------------------------------------------------------------------------------------
 # The example file, the config cap
 # ---------------------------------------------------------------------------------------------
 

@@ -182,13 +182,15 @@ def test_long_sequence_is_downsampled_with_a_message(at):
     w[:, 1] -= 0.5 / t
     upload(at, "long.npy", npy(w))
     infos = [i.value for i in at.info]
-    assert any(i.startswith("t = 600 is more than 512 tokens: the heatmap shows 300×300 blocks, "
-                            "each the mean of 2×2 weights") for i in infos)
+    assert any(i.startswith("t = 600 is more than 512 tokens: the heatmap shows 300×300 blocks "
+                            "of 2×2 tokens") for i in infos)
     assert any("line view draws at most 64 tokens" in i for i in infos)
     main = spec(at, "ya_fig_weights")["data"][0]
     z = decode(main["z"]).astype(float)
     assert z.shape == (300, 300)
-    np.testing.assert_allclose(z[0, 0], w[:2, :2].astype(float).mean(), rtol=1e-6)
+    # queries of a block averaged, keys summed: rows still sum to 1
+    np.testing.assert_allclose(z[0, 0], w[:2, :2].astype(float).sum(axis=1).mean(), rtol=1e-6)
+    np.testing.assert_allclose(z.sum(axis=1), 1.0, rtol=1e-5)
     assert main["x"][:2] == ["0–1", "2–3"]
     assert main["xgap"] == 0  # no 1-px gaps between cells of a few pixels
     grid = decode(spec(at, "ya_fig_head_0")["data"][0]["z"])
