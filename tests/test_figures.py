@@ -99,3 +99,8 @@ def test_mask_figure_uses_two_colours_and_ticks():
 def test_unknown_kind_is_refused():
     with pytest.raises(ValueError, match="kind must be one of"):
         heatmap(np.eye(2), kind="rainbow")
+
+
+def test_cells_have_gaps_only_while_they_are_big_enough():
+    assert heatmap(np.eye(4)).data[0].xgap == 1
+    assert heatmap(np.eye(100)).data[0].xgap == 0

@@ -23,6 +23,7 @@ from numpy.typing import ArrayLike
 
 CELL_TEXT_LIMIT = 12  # write numbers in cells up to this many rows and columns
 _FLOAT32_ABOVE = 128 * 128  # send float32 to the browser for matrices larger than this
+_GAPLESS_ABOVE = 64  # no white gaps between cells for matrices with more rows or columns
 _VALIDATE = False  # True: let plotly.py validate every heatmap (tests compare the two)
 _TEMPLATE_TRACES = ("heatmap", "scatter")  # trace types whose template defaults are kept
 WEIGHTS_SCALE = "Viridis"
@@ -121,7 +122,8 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
         shown = shown.astype(np.float32)
     if show_text is None:
         show_text = rows <= CELL_TEXT_LIMIT and cols <= CELL_TEXT_LIMIT
-    trace = dict(z=shown, x=x_labels, y=y_labels, xgap=1, ygap=1, hoverongaps=True,
+    gap = 1 if max(rows, cols) <= _GAPLESS_ABOVE else 0  # 1-px gaps would hide small cells
+    trace = dict(z=shown, x=x_labels, y=y_labels, xgap=gap, ygap=gap, hoverongaps=True,
                  colorbar=dict(thickness=12, len=0.9, outlinewidth=0),
                  **_colour_args(z, kind, zmin, zmax))
     hover_rows = f"{y_title or 'row'} %{{y}}<br>{x_title or 'column'} %{{x}}<br>"
