@@ -679,3 +679,23 @@ BYO_DIAGNOSTICS = (
     "Per query row: entropy H = −Σ α ln α (0 = all weight on one key, ln t = uniform), the "
     "effective number of keys exp(H), and the largest weight with its key."
 )
+
+# --- Hardening: limits and bad input (shared controls) ---------------------------------------
+# {tokens}, {d_model}, {width}, {heads}, {chars} come from attnviz.limits.
+LIMITS_CAPTION = (
+    "Limits: at most {tokens} tokens, d_model up to {d_model}, Q/K and V widths up to {width}, "
+    "up to {heads} heads; token labels are cut to {chars} characters."
+)
+LIMITS_TOKENS_HELP = (
+    "Up to {tokens} tokens, each at most {chars} characters. The same word may appear twice: "
+    "labels are told apart by position (0:the, 4:the)."
+)
+# {n}, {dk}, {dv}, {shown}, {choices} are filled in by attnviz.ui.controls.
+LIMITS_HEADS_REPLACED = (
+    "This scenario asks for {n} heads, but the number of heads must divide the Q/K width "
+    "({dk}) and the V width ({dv}); {shown} heads are used instead. Valid counts: {choices}."
+)
+LIMITS_MASKED_ROWS = (
+    "Query row(s) {rows} (counting from 0) may attend to no key under this mask: their "
+    "weights and outputs are all 0."
+)

@@ -14,11 +14,12 @@ from attnviz.ui import controls, state
 from attnviz.ui.editors import matrix_editor
 from attnviz.ui.fitting import fit_vector
 from attnviz.ui.panels import matrix_panel
+from attnviz.ui.safe import md_escape
 
 st.header("Encoder–decoder & additive attention")
 scenario = state.get_scenario()
 if scenario.title:
-    st.caption(f"{scenario.title} — {scenario.description}")
+    st.caption(md_escape(f"{scenario.title} — {scenario.description}"))  # file/link text
 st.write(text.ED_INTRO)
 
 if scenario.direct:
@@ -81,8 +82,9 @@ with st.expander(f"W_q, W_k (d_model × d_a = {scenario.d_model} × {d_a}) and v
             st.markdown(f"**{label}**")
             value = getattr(scenario, name)
             rows = ["v_a"] if name == "v_a" else controls.dims("d", value.shape[0])
+            # each with its own width: in a scenario file they may disagree (compute says so)
             new = matrix_editor(label, value, key=f"ed_{name}", row_labels=rows,
-                                col_labels=controls.dims("a", d_a))
+                                col_labels=controls.dims("a", value.shape[-1]))
             new = new[0] if name == "v_a" else new
             if not np.array_equal(new, value):
                 changes[name] = new

@@ -8,11 +8,12 @@ from attnviz.figures import heatmap, mask_figure
 from attnviz.ui import controls, share, state
 from attnviz.ui.diagnostics import diagnostics_panel
 from attnviz.ui.panels import matrix_panel
+from attnviz.ui.safe import md_escape
 
 st.header("Playground")
 scenario = state.get_scenario()
 if scenario.title:
-    st.caption(f"{scenario.title} — {scenario.description}")
+    st.caption(md_escape(f"{scenario.title} — {scenario.description}"))  # file/link text
 
 scenario = controls.variant_picker("pg", scenario)
 inputs, views = st.columns([4, 8], gap="medium")
@@ -35,9 +36,10 @@ with inputs:
     with st.expander("Settings", expanded=True):
         scenario = controls.settings_controls("pg", scenario)
 
-result = controls.compute(scenario)
 with views:
+    result = controls.compute(scenario)  # a message shows at the top of the figures' column
     if result is not None:
+        controls.masked_rows_warning(result.mask)
         att = result.attention
         q_lab, k_lab = result.q_labels, result.k_labels
         M = text.MATRICES

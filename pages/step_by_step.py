@@ -10,6 +10,7 @@ from attnviz.figures import heatmap
 from attnviz.ui import controls, state, steps
 from attnviz.ui.editors import matrix_editor
 from attnviz.ui.panels import show_figure
+from attnviz.ui.safe import md_escape
 
 
 def table(frame, where=st) -> None:
@@ -21,7 +22,7 @@ def table(frame, where=st) -> None:
 st.header("Step by step")
 scenario = state.get_scenario()
 if scenario.title:
-    st.caption(f"{scenario.title} — {scenario.description}")
+    st.caption(md_escape(f"{scenario.title} — {scenario.description}"))  # file/link text
 st.write(text.STEP_INTRO)
 
 if scenario.direct:

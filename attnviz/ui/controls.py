@@ -38,9 +38,13 @@ def parse_tokens(raw: str) -> tuple[str, ...] | None:
                  "The previous tokens are kept.")
         return None
     if any(len(t) > limits.MAX_LABEL_CHARS for t in tokens):
-        st.warning(f"Token labels are cut to {limits.MAX_LABEL_CHARS} characters.")
+        st.warning(_LABELS_CUT)
         tokens = tuple(t[: limits.MAX_LABEL_CHARS] for t in tokens)
     return tokens
+
+
+_LABELS_CUT = f"Token labels are cut to {limits.MAX_LABEL_CHARS} characters."
+_CUT_NOTE = "_tokens_cut_note"  # the token box whose labels were cut before a rerun
 
 
 def token_controls(prefix: str, scenario: Scenario, *, source: bool = False) -> Scenario:
@@ -49,10 +53,16 @@ def token_controls(prefix: str, scenario: Scenario, *, source: bool = False) -> 
     label = "Source tokens (keys/values)" if source else "Tokens (separated by spaces)"
     name = f"{prefix}_src_tokens" if source else f"{prefix}_tokens"
     raw = st.text_input(label, " ".join(current), key=state.vkey(name),
-                        help=f"Up to {limits.MAX_TOKENS} tokens; the same word may appear twice.")
+                        help=text.LIMITS_TOKENS_HELP.format(tokens=limits.MAX_TOKENS,
+                                                            chars=limits.MAX_LABEL_CHARS))
+    if st.session_state.get(_CUT_NOTE) == name:  # cut on the run before the rerun below
+        del st.session_state[_CUT_NOTE]
+        st.warning(_LABELS_CUT)
     tokens = parse_tokens(raw)
     if tokens is None or tokens == current:
         return scenario
+    if any(len(t) > limits.MAX_LABEL_CHARS for t in raw.split()):
+        st.session_state[_CUT_NOTE] = name  # say so again after the rerun
     field = "source_tokens" if source else "tokens"
     size = {"t_source" if source else "t": len(tokens)}
     new = resize(scenario, **size) if len(tokens) != len(current) else scenario
@@ -68,15 +78,35 @@ def size_controls(prefix: str, scenario: Scenario) -> Scenario:
                               key=state.vkey(f"{prefix}_d_model"),
                               help=f"Embedding width, 1 to {limits.MAX_D_MODEL}.")
     d_k = c2.number_input("Q/K width", 1, limits.MAX_WIDTH, int(scenario.w_q.shape[1]),
-                          key=state.vkey(f"{prefix}_d_k"), help="n_heads · d_k")
+                          key=state.vkey(f"{prefix}_d_k"),
+                          help=f"n_heads · d_k, 1 to {limits.MAX_WIDTH}.")
     d_v = c3.number_input("V width", 1, limits.MAX_WIDTH, int(scenario.w_v.shape[1]),
-                          key=state.vkey(f"{prefix}_d_v"), help="n_heads · d_v")
+                          key=state.vkey(f"{prefix}_d_v"),
+                          help=f"n_heads · d_v, 1 to {limits.MAX_WIDTH}.")
+    st.caption(limits_caption())
     sizes = dict(d_model=int(d_model), d_k=int(d_k), d_v=int(d_v))
     if (sizes["d_model"], sizes["d_k"], sizes["d_v"]) != (
             scenario.d_model, scenario.w_q.shape[1], scenario.w_v.shape[1]):
         state.set_scenario(resize(scenario, **sizes), reset_editors=True)
         st.rerun()
     return scenario
+
+
+def limits_caption() -> str:
+    """The editing limits of :mod:`attnviz.limits` as one sentence (shown under the sizes)."""
+    return text.LIMITS_CAPTION.format(tokens=limits.MAX_TOKENS, d_model=limits.MAX_D_MODEL,
+                                      width=limits.MAX_WIDTH, heads=limits.MAX_HEADS,
+                                      chars=limits.MAX_LABEL_CHARS)
+
+
+def masked_rows_warning(mask: np.ndarray) -> None:
+    """Warn when the mask leaves a query (or every query) with no key to attend to."""
+    mask = np.asarray(mask, dtype=bool)
+    blocked = np.flatnonzero(~mask.any(axis=-1)) if mask.ndim == 2 else np.zeros(0, int)
+    if mask.size and not mask.any():
+        st.warning(text.MASKS_ALL_BLOCKED)
+    elif blocked.size:
+        st.warning(text.LIMITS_MASKED_ROWS.format(rows=", ".join(map(str, blocked))))
 
 
 def embedding_editor(prefix: str, scenario: Scenario, *, source: bool = False) -> Scenario:
@@ -148,7 +178,8 @@ def settings_controls(prefix: str, scenario: Scenario) -> Scenario:
     changes["scale_mode"] = mode
     if mode == "custom":
         changes["custom_scale"] = c2.number_input(
-            "Custom scale", 0.0, 100.0, float(scenario.custom_scale), step=0.05,
+            "Custom scale", 0.0, max(100.0, float(scenario.custom_scale)),  # a file may hold more
+            float(scenario.custom_scale), step=0.05,
             key=state.vkey(f"{prefix}_custom_scale"))
     changes["temperature"] = st.slider(
         "Temperature τ (divides the scaled scores)", 0.05, 5.0, float(scenario.temperature),
@@ -160,6 +191,10 @@ def settings_controls(prefix: str, scenario: Scenario) -> Scenario:
         choices = [h for h in valid_head_counts(scenario.w_q.shape[1], limits.MAX_HEADS)
                    if scenario.w_v.shape[1] % h == 0]
         n = scenario.n_heads if scenario.n_heads in choices else choices[-1]
+        if n != scenario.n_heads:  # e.g. from a file or link, or after a width change
+            st.warning(text.LIMITS_HEADS_REPLACED.format(
+                n=scenario.n_heads, dk=scenario.w_q.shape[1], dv=scenario.w_v.shape[1],
+                shown=n, choices=", ".join(map(str, choices))))
         changes["n_heads"] = st.select_slider(
             "Heads (must divide the Q/K and V widths)", choices, value=n,
             key=state.vkey(f"{prefix}_n_heads"))

@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from attnviz.ui import state
+from attnviz.ui.safe import md_escape
 
 
 def _frame(matrix: np.ndarray, row_labels: Sequence[str],
@@ -72,7 +73,7 @@ def _accept(label: str, edited: pd.DataFrame, previous: np.ndarray,
         return previous
     bad = ~np.isfinite(values)
     if bad.any():
-        cells = ", ".join(f"({row_labels[r]}, {col_labels[c]})"
+        cells = ", ".join(f"({md_escape(row_labels[r])}, {md_escape(col_labels[c])})"
                           for r, c in np.argwhere(bad)[:5])
         more = "" if bad.sum() <= 5 else f" and {int(bad.sum()) - 5} more"
         st.warning(f"{label}: cell {cells}{more} is empty or not a finite number; its previous "
