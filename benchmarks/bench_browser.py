@@ -1,0 +1,349 @@
+"""Browser: time from a cell edit or slider move to the repainted heatmaps (Playwright).
+
+    python benchmarks/bench_browser.py [--quick] [--runs N] [--json PATH] [--pages a,b]
+
+Starts ``streamlit run app.py`` on a free loopback port and drives the system Chromium
+(/usr/bin/chromium, headless, 1366×768) through Playwright. One browser tab per scenario keeps
+one Streamlit session, and pages are switched with the sidebar links (client-side, so the
+session — and the scenario — is kept):
+
+- default: the scenario a new session starts with;
+- t = 256, 8 heads: the same large scenario as the server benchmark, loaded as a scenario file
+  through the Save & share page's uploader (skipped if that page does not exist);
+- on Your own attention: a 1024-token, 2-head .npz uploaded through its uploader.
+
+On every page the first visible matrix editor gets a new value in cell (0, 0) (typed into the
+grid and committed with Enter); a page without one gets its first slider moved by one step with
+the arrow keys; a page with neither is listed as "nothing to edit". A requestAnimationFrame
+watcher in the page notes every time a Plotly chart is (re)drawn (its ``_fullData`` changes).
+The clock starts just before the committing key press and stops at
+
+- *first repaint*: the first chart redrawn after it, and
+- *all repainted*: the last chart redrawn once Streamlit's script has finished and no chart has
+  changed for 0.5 s.
+
+Targets: edit-to-repaint <= 300 ms at the default scenario, <= 1 s at t = 256 (median).
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+
+import _common as c
+
+DEFAULT_TARGET_S = 0.300
+BIG_TARGET_S = 1.0
+WAIT_MS = 90_000  # longest wait for one step (a loaded machine is slow, never hang)
+QUIET_S = 0.5  # no repaint for this long = the page has settled
+
+_WATCH = """
+() => {
+  if (window.__bench) return;
+  window.__bench = {t0: 0, first: 0, last: 0, count: 0, runStart: 0, runEnd: 0};
+  new MutationObserver(changes => {  // Streamlit's script state: when the rerun ran
+    const b = window.__bench, now = performance.now();
+    if (!b.t0) return;
+    for (const m of changes) {
+      const state = m.target.getAttribute('data-test-script-state');
+      if (state === 'running' && !b.runStart) b.runStart = now;
+      if (state === 'notRunning' && b.runStart) b.runEnd = now;
+    }
+  }).observe(document,
+             {attributes: true, subtree: true, attributeFilter: ['data-test-script-state']});
+  const loop = () => {
+    for (const g of document.querySelectorAll('.js-plotly-plot')) {
+      if (g._fullData && g.__benchSeen !== g._fullData) {
+        g.__benchSeen = g._fullData;
+        const now = performance.now(), b = window.__bench;
+        if (b.t0 && now >= b.t0) { if (!b.first) b.first = now; b.last = now; b.count++; }
+      }
+    }
+    requestAnimationFrame(loop);
+  };
+  loop();
+}
+"""
+_ARM = ("() => { const b = window.__bench; b.first = 0; b.last = 0; b.count = 0; "
+        "b.runStart = 0; b.runEnd = 0; b.t0 = performance.now(); }")
+_IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
+_CONNECTED = "[data-testid='stApp'][data-test-connection-state='CONNECTED']"
+
+
+def _wait_idle(page) -> None:
+    """Until the app is connected and its script has finished."""
+    page.wait_for_timeout(150)
+    page.locator(_CONNECTED).wait_for(state="attached", timeout=WAIT_MS)
+    page.locator(_IDLE).wait_for(state="attached", timeout=WAIT_MS)
+
+
+def _wait_drawn(page) -> None:
+    """Until every Plotly chart on the page has drawn (if there are any)."""
+    page.wait_for_function(
+        "() => Array.from(document.querySelectorAll('.js-plotly-plot'))"
+        ".every(g => g._fullData && g._fullData.length > 0)", timeout=WAIT_MS)
+
+
+def _settle(page) -> dict:
+    """Wait for a repaint after the armed edit, then for quiet; return the times (seconds
+    after the clock started) of the first and last repaint and the script run's start and
+    end, and the number of repaints."""
+    page.wait_for_function("() => window.__bench.first > 0", timeout=WAIT_MS, polling=20)
+    while True:
+        _wait_idle(page)
+        before = page.evaluate("() => window.__bench.last")
+        page.wait_for_timeout(int(QUIET_S * 1000))
+        b = page.evaluate("() => window.__bench")
+        idle = page.locator(_IDLE).count() > 0
+        if b["last"] == before and idle:
+            t0 = b["t0"]
+            return {"first": (b["first"] - t0) / 1000, "last": (b["last"] - t0) / 1000,
+                    "run_start": (b["runStart"] - t0) / 1000 if b["runStart"] else None,
+                    "run": (b["runEnd"] - b["runStart"]) / 1000 if b["runEnd"] else None,
+                    "count": int(b["count"])}
+
+
+def _nav(page, base: str, path: str) -> None:
+    """Switch page with the sidebar link (keeps the session), expanding "View more" first."""
+    stem = c.url_path(path)
+    href = f"{base}/" if path == c.pages()[0][0] else f"{base}/{stem}"
+    link = page.locator(f"[data-testid='stSidebarNav'] a[href='{href}']")
+    if link.count() == 0:
+        more = page.get_by_test_id("stSidebarNavViewButton")
+        if more.count():
+            more.first.click()
+    link.first.click()
+    page.wait_for_url(href, timeout=WAIT_MS)
+    _wait_idle(page)
+    _wait_drawn(page)
+    page.wait_for_timeout(300)  # a page may rerun once more (e.g. a link or flash message)
+    _wait_idle(page)
+    _wait_drawn(page)
+
+
+def _edit_cell(page, editor, text: str) -> None:
+    """Type ``text`` into body cell (0, 0) of a data editor; the clock starts before Enter."""
+    editor.scroll_into_view_if_needed()
+    bb = editor.get_by_test_id("data-grid-canvas").bounding_box()
+    page.mouse.click(bb["x"] + bb["width"] - 10, bb["y"] + 35 + 17)  # a body cell of row 0
+    page.wait_for_function(
+        "() => /^glide-cell-\\d+-0$/.test(String(document.activeElement?.dataset?.testid))",
+        timeout=WAIT_MS)
+    c0 = int(page.evaluate("() => document.activeElement.dataset.testid").split("-")[2])
+    for _ in range(c0 - 1):
+        page.keyboard.press("ArrowLeft")
+    page.wait_for_function(
+        "() => document.activeElement?.dataset?.testid === 'glide-cell-1-0'", timeout=WAIT_MS)
+    page.keyboard.press("Enter")
+    box = (page.get_by_test_id("portal")
+           .locator(".gdg-clip-region input, .gdg-clip-region textarea").first)
+    box.fill(text)
+    page.evaluate(_ARM)
+    box.press("Enter")
+
+
+def _edit(page, i: int) -> str | None:
+    """Make the i-th edit (clock armed inside); return what was edited, None if nothing."""
+    # editors are keyed (matrix_editor), so their container carries an "st-key-..." class
+    editors = page.locator(".stElementContainer[class*='st-key-'] [data-testid='stDataFrame']")
+    for k in range(editors.count()):
+        editor = editors.nth(k)
+        if editor.is_visible():
+            _edit_cell(page, editor, "0.3125" if i % 2 == 0 else "0.4375")
+            return "matrix editor cell (0, 0)"
+    sliders = page.get_by_role("slider")
+    for k in range(sliders.count()):
+        slider = sliders.nth(k)
+        if slider.is_visible():
+            slider.scroll_into_view_if_needed()
+            slider.focus()
+            page.evaluate(_ARM)
+            page.keyboard.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")
+            return f"slider '{slider.get_attribute('aria-label') or k}'"
+    return None
+
+
+def _load_scenario_file(page, base: str, pages: list[tuple[str, str]], scenario) -> bool:
+    """Replace the session's scenario with a scenario file through Save & share."""
+    from attnviz import scenario_io
+
+    share = next((p for p, _ in c.pages() if c.url_path(p) == "share"), None)
+    if share is None:
+        return False
+    _nav(page, base, share)
+    path = Path(tempfile.mkdtemp()) / "bench_scenario.json"
+    path.write_text(scenario_io.to_json(scenario))
+    page.locator("[data-testid='stFileUploaderDropzoneInput']").first.set_input_files(str(path))
+    _wait_idle(page)
+    page.wait_for_timeout(500)
+    _wait_idle(page)
+    return f"{scenario.t} tokens" in page.locator("[data-testid='stSidebar']").inner_text()
+
+
+def _upload_attention(page, data: bytes) -> None:
+    """Upload a .npz to the Your own attention page's weights uploader."""
+    path = Path(tempfile.mkdtemp()) / "attention.npz"
+    path.write_bytes(data)
+    start = time.perf_counter()
+    page.locator("[data-testid='stFileUploaderDropzoneInput']").first.set_input_files(str(path))
+    page.wait_for_function(  # the file was read: the page says so
+        "() => document.body.innerText.includes('× 1024 × 1024') || "
+        "document.body.innerText.includes('cannot be shown')", timeout=WAIT_MS)
+    _wait_idle(page)
+    _wait_drawn(page)
+    return time.perf_counter() - start
+
+
+def run_session(browser, base: str, pages, label: str, runs: int, scenario=None,
+                upload: bytes | None = None, deadline: float = float("inf")) -> list[dict]:
+    """One tab: (optionally) load the scenario, then every page: open, edit ``runs`` times."""
+    rows = []
+    context = browser.new_context(viewport={"width": 1366, "height": 768})
+    page = context.new_page()
+    page.add_init_script(f"({_WATCH})()")
+    try:
+        start = time.perf_counter()
+        page.goto(base + "/")
+        _wait_idle(page)
+        first_load = time.perf_counter() - start
+        if scenario is not None and not _load_scenario_file(page, base, pages, scenario):
+            return [{"page": "(all)", "scenario": label, "error": "could not load the scenario "
+                     "file through Save & share", "first_load": first_load}]
+        for path, title in pages:
+            row = {"page": title, "path": path, "scenario": label, "runs": runs,
+                   "first_load": first_load}
+            rows.append(row)
+            if time.monotonic() > deadline:
+                row["error"] = "skipped: time limit"
+                continue
+            try:
+                start = time.perf_counter()
+                _nav(page, base, path)
+                row["open"] = time.perf_counter() - start
+                if upload is not None:
+                    row["open"] = _upload_attention(page, upload)
+                times, what = [], None
+                for i in range(runs):
+                    what = _edit(page, i)
+                    if what is None:
+                        break
+                    times.append(_settle(page))
+
+                def med(name, times=times):
+                    return c.median([t[name] for t in times if t[name] is not None])
+
+                row.update(what=what or "nothing to edit", first=med("first"),
+                           last=med("last"), run=med("run"), run_start=med("run_start"),
+                           times=times,
+                           exceptions=page.locator("[data-testid='stException']").count())
+            except Exception as exc:  # a broken page must not hide the others
+                row["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}"
+            print(f"  {title:28s} {label:24s} first {c.ms(row.get('first', float('nan')))} "
+                  f"all {c.ms(row.get('last', float('nan')))} ms", flush=True)
+    finally:
+        context.close()
+    return rows
+
+
+def section(rows: list[dict], quick: bool, extra: dict) -> dict:
+    """The markdown table and the targets."""
+    nan = float("nan")
+
+    def limit(r):
+        return DEFAULT_TARGET_S if r["scenario"] == "default" else BIG_TARGET_S
+
+    def ok(r):
+        if r.get("error") or r.get("last") is None or r["last"] != r["last"]:
+            return None
+        return r["last"] <= limit(r) and not r.get("exceptions")
+
+    table = c.md_table(
+        ["page", "scenario", "edit", "open page (ms)", "key to rerun start (ms)",
+         "rerun in browser (ms)", "first repaint (ms)", "all repainted (ms)", "target (ms)",
+         "verdict"],
+        [[r["page"], r["scenario"],
+          f"ERROR: {r['error']}" if r.get("error") else r.get("what", ""),
+          c.ms(r.get("open", nan)), c.ms(r.get("run_start", nan)), c.ms(r.get("run", nan)),
+          c.ms(r.get("first", nan)), c.ms(r.get("last", nan)), c.ms(limit(r)),
+          c.verdict(ok(r))]
+         for r in rows])
+    targets = []
+    for name, sel, lim in (
+            ("default scenario", [r for r in rows if r["scenario"] == "default"],
+             DEFAULT_TARGET_S),
+            (extra["big_label"], [r for r in rows if r["scenario"] == extra["big_label"]],
+             BIG_TARGET_S),
+            (f"{extra['upload_label']} (Your own attention)",
+             [r for r in rows if r["scenario"] == extra["upload_label"]], BIG_TARGET_S)):
+        measured = [r for r in sel if ok(r) is not None]
+        if not sel:
+            continue
+        worst = max(measured, key=lambda r: r["last"], default=None)
+        missed = [r["page"] for r in measured if not ok(r)]
+        broken = [r["page"] for r in sel if r.get("error")]
+        targets.append(c.target(
+            f"browser: edit to repainted heatmaps, {name}, <= {c.ms(lim)} ms",
+            f"worst {c.ms(worst['last'])} ms ({worst['page']})" if worst else "n/a",
+            bool(measured) and not missed and not broken,
+            ", ".join(filter(None, [f"over on: {', '.join(missed)}" if missed else "",
+                                    f"errors on: {', '.join(broken)}" if broken else ""]))))
+    runs = rows[0].get("runs", 0) if rows else 0
+    load = next((r["first_load"] for r in rows if "first_load" in r), float("nan"))
+    md = (f"### Browser: edit to repainted heatmaps ({extra['chromium']}, "
+          f"median of {runs} edits{', QUICK' if quick else ''})\n\n{table}\n\n"
+          f"First load of the app in a fresh browser: {c.ms(load)} ms. All times are medians. "
+          "*Open page*: sidebar click to every chart drawn. From the committing key press: "
+          "*rerun start*, when the app shows its script running; *rerun in browser*, how long "
+          "it shows it running (the server's script run plus streaming its output); *first "
+          "repaint*, the first chart redrawn; *all repainted*, the last chart redrawn once the "
+          "script finished (the figure the target is checked on).\n")
+    return {"name": "browser", "rows": rows, "targets": targets, "markdown": md}
+
+
+def main(argv=None) -> None:
+    p = c.parser(__doc__.splitlines()[0])
+    p.add_argument("--pages", default="", help="comma-separated page stems (default: all)")
+    p.add_argument("--time-limit", type=float, default=1800, help="seconds for the whole run")
+    args = p.parse_args(argv)
+    from playwright.sync_api import sync_playwright
+
+    pages = c.pages()
+    if args.pages:
+        wanted = set(args.pages.split(","))
+        pages = [(path, t) for path, t in pages if c.url_path(path) in wanted]
+    if args.quick:
+        pages = [p for p in pages if c.url_path(p[0]) == "playground"] or pages[:1]
+    runs = args.runs or (1 if args.quick else 5)
+    big_t = 16 if args.quick else c.BIG_T
+    big_label = f"t={big_t}, {c.BIG_HEADS} heads"
+    upload_label = "uploaded t=1024, 2 heads"
+    deadline = time.monotonic() + args.time_limit
+    log = c.RESULTS_DIR / "browser-server.log"
+    rows = []
+    with c.streamlit_server(log) as (base, _proc), sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=c.CHROMIUM, headless=True,
+                                     args=c.CHROMIUM_ARGS)
+        try:
+            rows += run_session(browser, base, pages, "default", runs, deadline=deadline)
+            rows += run_session(browser, base, pages, big_label, runs,
+                                scenario=c.big_scenario(t=big_t), deadline=deadline)
+            upload_page = [p for p in pages if c.url_path(p[0]) == "your_attention"]
+            if upload_page and not args.quick:
+                rows += run_session(browser, base, upload_page, upload_label, runs,
+                                    upload=c.attention_npz(1024, 2), deadline=deadline)
+        finally:
+            browser.close()
+    errors = c.server_errors(log)
+    extra = {"chromium": c.chromium_version(), "big_label": big_label,
+             "upload_label": upload_label}
+    sec = section(rows, args.quick, extra)
+    if errors:
+        sec["markdown"] += f"\nServer log reported {len(errors)} error line(s), e.g. " \
+                           f"`{errors[0][:160]}`.\n"
+    sec["server_errors"] = errors[:20]
+    c.emit(args, sec)
+
+
+if __name__ == "__main__":
+    main()
