@@ -1,0 +1,114 @@
+"""Security in a real browser (issue 6): token labels holding HTML and Markdown are shown as text.
+
+A student types script tags, an ``<img onerror>`` payload and Markdown into the Playground's
+tokens box. Nothing may run (no dialog opens), no element from the labels may appear in the DOM,
+and the labels must read literally on the chart axes and in a warning that names a cell. The
+same labels arriving through a shared link are checked on the pages that show labels in other
+ways (tables, select boxes, plain text).
+"""
+
+from __future__ import annotations
+
+from helpers import (
+    assert_no_exception,
+    edit_cell,
+    expect_rerun,
+    goto_page,
+    screenshot,
+    wait_for_plots,
+)
+from playwright.sync_api import Page
+
+from attnviz import scenario_io, text
+from attnviz.presets import default_scenario
+from attnviz.scenario import resize
+
+SCRIPT = "<script>alert('script')</script>"
+IMG = "<img/src/onerror=alert('img')>"
+IMG_SPACED = "<img src=x onerror=alert('spaced')>"  # the box splits it into three tokens
+MARKDOWN = "**bold**_:smile:_$x$"
+TOKENS = [SCRIPT, IMG, *IMG_SPACED.split(), MARKDOWN]
+
+INJECTED = """() => {
+    const found = [];
+    for (const el of document.querySelectorAll('*')) {
+        for (const attr of el.getAttributeNames()) {
+            if (attr.startsWith('on')) found.push(el.tagName + '[' + attr + ']');
+        }
+    }
+    for (const img of document.querySelectorAll('img')) {
+        const src = img.getAttribute('src') || '';
+        if (src === '' || src === 'x' || src.startsWith('x/')) found.push('img src=' + src);
+    }
+    for (const s of document.querySelectorAll('script')) {
+        if ((s.textContent || '').includes('alert(')) found.push('script: ' + s.textContent);
+    }
+    for (const el of document.querySelectorAll('b, strong, em, i')) {
+        if ((el.textContent || '').includes('bold')) found.push(el.tagName + ': bold');
+    }
+    return found;
+}"""
+TICKS = """() => Array.from(document.querySelectorAll(
+    '.js-plotly-plot .xtick text, .js-plotly-plot .ytick text')).map(t => t.textContent)"""
+
+
+def _watch_dialogs(page: Page) -> list[str]:
+    dialogs: list[str] = []
+
+    def on_dialog(dialog) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
+    return dialogs
+
+
+def _assert_nothing_ran(page: Page, dialogs: list[str], where: str) -> None:
+    page.wait_for_timeout(1000)  # an <img onerror> fires after its failed load
+    assert dialogs == [], f"{where}: a script ran and opened {dialogs}"
+    assert page.evaluate(INJECTED) == [], f"{where}: markup from a label reached the DOM"
+    assert_no_exception(page)
+
+
+def _type_tokens(page: Page) -> None:
+    box = page.get_by_test_id("stTextInputField").and_(
+        page.get_by_label("Tokens (separated by spaces)", exact=True))
+    box.fill(" ".join(TOKENS))
+    with expect_rerun(page):
+        box.press("Enter")
+    wait_for_plots(page)
+
+
+def test_html_and_markdown_labels_render_as_text(page: Page, app_server: str) -> None:
+    dialogs = _watch_dialogs(page)
+    goto_page(page, app_server, "playground")
+    wait_for_plots(page)
+    _type_tokens(page)
+    _assert_nothing_ran(page, dialogs, "Playground")
+
+    ticks = set(page.evaluate(TICKS))
+    for i, token in enumerate(TOKENS):
+        if token != MARKDOWN:
+            assert f"{i}:{token}" in ticks, (token, sorted(ticks))  # literally, on the axes
+    assert f"{len(TOKENS) - 1}:{MARKDOWN}" in ticks
+
+    # a bad cell in that token's row: the warning names the label, literally
+    editor = page.get_by_test_id("stDataFrame").first
+    edit_cell(page, editor, 0, 0, "")
+    warning = page.get_by_test_id("stAlertContentWarning").filter(has_text="not a finite number")
+    assert f"(0:{SCRIPT}, d0)" in warning.first.inner_text()
+    _assert_nothing_ran(page, dialogs, "Playground warning")
+    screenshot(page, "security_playground_labels")
+
+    # the same labels from a shared link, on pages that show them in tables, select boxes, text
+    sc = resize(default_scenario(), t=len(TOKENS))
+    link = scenario_io.to_link_param(sc.__class__(**{**sc.__dict__, "tokens": tuple(TOKENS)}))
+    for url_path in ("step_by_step", "trace", "line_view", "masks", "quiz"):
+        goto_page(page, app_server, f"{url_path}?{scenario_io.LINK_PARAM}={link}")
+        if url_path == "quiz":  # its scenario question (a select box per query, the keys' labels)
+            with expect_rerun(page):
+                page.get_by_text(text.QUIZ_SOURCES["scenario"]).click()
+        wait_for_plots(page)
+        _assert_nothing_ran(page, dialogs, url_path)
+        assert f"0:{SCRIPT}" in set(page.evaluate(TICKS)), url_path
+    screenshot(page, "security_quiz_labels")
