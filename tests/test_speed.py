@@ -157,12 +157,14 @@ def test_playground_edit_is_never_stale():
 # ------------------------------------------------------------------------------ heatmap
 
 def _prune(obj):
-    """Drop empty dicts (plotly treats ``title: {}`` as unset) for comparison."""
+    """Drop what plotly treats as unset, for comparison: empty dicts (``title: {}``) and
+    template trace defaults that set nothing (``[{"type": "scatter"}]``)."""
     if isinstance(obj, dict):
         out = {k: _prune(v) for k, v in obj.items()}
-        return {k: v for k, v in out.items() if v != {}}
+        return {k: v for k, v in out.items() if v != {} and v != []}
     if isinstance(obj, list):
-        return [_prune(v) for v in obj]
+        items = [_prune(v) for v in obj]
+        return [v for v in items if not (isinstance(v, dict) and set(v) == {"type"})]
     return obj
 
 
@@ -201,10 +203,32 @@ def test_fast_heatmap_still_validates_callers_updates():
         fig.update_layout(not_a_plotly_property=1)
 
 
-def test_heatmap_template_keeps_the_default_look():
-    fig = heatmap_module.heatmap(np.eye(2))
-    template = fig.layout.template.to_plotly_json()
-    full = pio.templates[pio.templates.default].to_plotly_json()
-    assert template["layout"] == full["layout"]
-    assert template["data"]["heatmap"] == full["data"]["heatmap"]
-    assert set(template["data"]) == {"heatmap", "scatter"}
+def _contains(outer, inner) -> bool:
+    """Every key of ``inner`` is in ``outer`` with the same value (nested dicts: recursively)."""
+    if isinstance(inner, dict):
+        return isinstance(outer, dict) and all(
+            k in outer and _contains(outer[k], v) for k, v in inner.items())
+    return outer == inner
+
+
+def test_heatmap_writes_out_the_default_template():
+    fig = heatmap_module.heatmap(np.eye(2), title="t", x_title="key")
+    d = json.loads(pio.to_json(fig, validate=False))
+    full = pio.templates[pio.templates.default].to_plotly_json()  # what plotly would apply
+    assert d["layout"]["template"] == {}  # plotly.js must not apply another template
+    ours = {"title", "font", "plot_bgcolor", "xaxis", "yaxis", "margin", "height"}
+    kept = [k for k in full["layout"] if k not in heatmap_module._TEMPLATE_SKIP]
+    assert kept
+    for key in kept:
+        value = full["layout"][key]
+        if key not in ours:
+            assert d["layout"][key] == value, key
+        elif isinstance(value, dict):  # the template's other sub-properties still apply
+            for sub, v in value.items():
+                if sub not in ("text", "x", "size", "title"):
+                    assert _contains(d["layout"][key].get(sub), v), (key, sub)
+    heat = dict(full["data"].get("heatmap", [{}])[0])
+    for key, value in heat.items():
+        if key not in ("type", "colorscale"):
+            assert _contains(d["data"][0][key], value), key
+    assert "key" in d["layout"]["xaxis"]["title"]["text"]
