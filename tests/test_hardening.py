@@ -476,6 +476,18 @@ def test_sizes_at_the_limits_draw_every_page_in_time():
         assert at.header, f"{page} drew nothing"
 
 
+def test_large_downloads_are_built_on_click_not_on_every_rerun():
+    """At the limits the matrices come to ~100 MB of JSON: built on click (deferred), not on
+    every rerun of every session; small scenarios keep their ready-made files."""
+    at = on_page("playground")
+    assert all(b.proto.url for b in at.download_button if b.proto.label.startswith(("CSV", "All")))
+    inject(at, AT_THE_LIMITS)
+    ok(at.run())
+    matrices = [b for b in at.download_button if b.proto.label.startswith(("CSV", "All"))]
+    assert len(matrices) == 3
+    assert all(b.proto.deferred_file_id and not b.proto.url for b in matrices)
+
+
 # ---------------------------------------------------------------------------------------------
 # 5) Scenario files, links and uploads from the page: a message, and the user's edits survive
 # ---------------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from attnviz.ui import state
 LINK_PAGE = "playground"  # the page a shared link opens
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>$~:=&])")
 _FLASH = "_share_flash"
+_EAGER_VALUES = 2**16  # matrix downloads with more values in all are built on click
 
 
 def plain(message: str) -> str:
@@ -177,28 +178,38 @@ def matrix_downloads(arrays: Mapping[str, np.ndarray], *, key: str, stem: str,
                      labels: Mapping[str, tuple[Sequence[str], Sequence[str]]] | None = None,
                      q_labels: Sequence[str] | None = None,
                      k_labels: Sequence[str] | None = None) -> None:
-    """CSV of one chosen matrix, and every matrix as .npz and as JSON."""
+    """CSV of one chosen matrix, and every matrix as .npz and as JSON.
+
+    Files of large scenarios are built only when their button is clicked: built on every rerun
+    they cost seconds and, at the editing limits, ~100 MB of server memory per session.
+    """
     if not arrays:
         st.caption("No matrices to download.")
         return
     labels = labels or {}
+    lazy = sum(int(np.size(a)) for a in arrays.values()) > _EAGER_VALUES
+
+    def data(build):
+        return build if lazy else build()
     flat = [name for name, a in arrays.items() if np.ndim(a) <= 2]
     c1, c2 = st.columns([2, 1], vertical_alignment="bottom")
     if flat:
         name = c1.selectbox("Matrix", flat, key=f"{key}_csv_matrix",
                             help="Every matrix of this page; 3-D ones are in the .npz and JSON")
         rows, cols = labels.get(name, (None, None))
-        c2.download_button("CSV", export.csv_bytes(arrays[name], rows, cols),
+        c2.download_button("CSV", data(lambda: export.csv_bytes(arrays[name], rows, cols)),
                            file_name=f"{stem}_{name}.csv", mime="text/csv",
                            key=f"{key}_csv", on_click="ignore", width="stretch")
     c3, c4 = st.columns(2)
     c3.download_button("All matrices (.npz)",
-                       export.npz_bytes(arrays, q_labels=q_labels, k_labels=k_labels),
+                       data(lambda: export.npz_bytes(arrays, q_labels=q_labels,
+                                                     k_labels=k_labels)),
                        file_name=f"{stem}_matrices.npz", mime="application/octet-stream",
                        key=f"{key}_npz", on_click="ignore", width="stretch",
                        help="np.load(f, allow_pickle=False)")
     c4.download_button("All matrices (.json)",
-                       export.json_bytes(arrays, q_labels=q_labels, k_labels=k_labels),
+                       data(lambda: export.json_bytes(arrays, q_labels=q_labels,
+                                                      k_labels=k_labels)),
                        file_name=f"{stem}_matrices.json", mime="application/json",
                        key=f"{key}_json", on_click="ignore", width="stretch")
 
