@@ -104,3 +104,11 @@ def test_unknown_kind_is_refused():
 def test_cells_have_gaps_only_while_they_are_big_enough():
     assert heatmap(np.eye(4)).data[0].xgap == 1
     assert heatmap(np.eye(100)).data[0].xgap == 0
+
+
+def test_tick_labels_are_literal_and_short():
+    labels = ["0:<b>x</b>", "1:" + "w" * 40]
+    fig = heatmap(np.eye(2), labels, labels)
+    assert list(fig.layout.xaxis.tickvals) == labels  # categories unchanged
+    assert fig.layout.xaxis.ticktext[0] == "0:&lt;b&gt;x&lt;/b&gt;"
+    assert len(fig.layout.yaxis.ticktext[1]) == 24 and fig.layout.yaxis.ticktext[1].endswith("…")

@@ -24,6 +24,7 @@ from numpy.typing import ArrayLike
 CELL_TEXT_LIMIT = 12  # write numbers in cells up to this many rows and columns
 _FLOAT32_ABOVE = 128 * 128  # send float32 to the browser for matrices larger than this
 _GAPLESS_ABOVE = 64  # no white gaps between cells for matrices with more rows or columns
+TICK_CHARS = 24  # longer token labels are cut on the axes (hover and downloads keep them whole)
 _VALIDATE = False  # True: let plotly.py validate every heatmap (tests compare the two)
 # template sections a heatmap figure never uses: 3-D, polar, maps, and the default colour
 # scales (every heatmap trace here sets its own colorscale)
@@ -145,8 +146,9 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
         margin=dict(l=10, r=10, t=10, b=10),
         plot_bgcolor=MINUS_INF_BG,
         xaxis=_axis(" · ".join(t for t in (title, x_title) if t), side="top", type="category",
-                    automargin=True),
-        yaxis=_axis(y_title, autorange="reversed", type="category", automargin=True),
+                    automargin=True, **_ticks(x_labels)),
+        yaxis=_axis(y_title, autorange="reversed", type="category", automargin=True,
+                    **_ticks(y_labels)),
         font=dict(size=13),
     )
     layout["title"] = {}  # the title is written as the top axis title: they never overlap
@@ -158,6 +160,21 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
     if shapes:
         layout["shapes"] = shapes
     return _figure(data, layout)
+
+
+def tick_text(label: str) -> str:
+    """How a token label is written on an axis: literally (Plotly would otherwise render
+    ``<b>``-style tags in it) and cut to ``TICK_CHARS`` characters."""
+    label = label if len(label) <= TICK_CHARS else label[: TICK_CHARS - 1] + "…"
+    return label.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _ticks(labels: list[str]) -> dict:
+    """Tick labels written by :func:`tick_text`; the category values stay the labels themselves
+    (so clicks and overlays still match). Long axes keep Plotly's automatic thinning."""
+    if len(labels) > CELL_TEXT_LIMIT * 4:
+        return {}
+    return dict(tickmode="array", tickvals=labels, ticktext=[tick_text(t) for t in labels])
 
 
 def _axis(title: str, **props) -> dict:

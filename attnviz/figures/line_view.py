@@ -18,6 +18,7 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike, NDArray
 
+from attnviz.figures.heatmap import tick_text
 from attnviz.figures.lines import COLOURS
 
 LEVELS = 40
@@ -67,7 +68,8 @@ def line_segments(weights: ArrayLike, *, focus: tuple[str, int] | None = None,
 
 def _tick_axis(labels: Sequence[str], n: int, side: str) -> dict:
     """A y axis whose ticks are the token labels, token 0 at the top."""
-    return dict(tickmode="array", tickvals=list(range(n)), ticktext=list(labels), side=side,
+    return dict(tickmode="array", tickvals=list(range(n)),
+                ticktext=[tick_text(label) for label in labels], side=side,
                 range=[n - 0.5, -0.5], showgrid=False, zeroline=False, automargin=True,
                 ticks="", tickfont=dict(size=13))
 
