@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from attnviz.figures import CELL_TEXT_LIMIT, heatmap, mask_figure, matrix_kind
-from attnviz.figures.heatmap import SIGNED_SCALE, WEIGHTS_SCALE
+from attnviz.figures.heatmap import SIGNED_SCALE, TICK_CHARS, WEIGHTS_SCALE
 
 LABELS = ["0:the", "1:cat", "2:the"]
 
@@ -111,4 +111,5 @@ def test_tick_labels_are_literal_and_short():
     fig = heatmap(np.eye(2), labels, labels)
     assert list(fig.layout.xaxis.tickvals) == labels  # categories unchanged
     assert fig.layout.xaxis.ticktext[0] == "0:&lt;b&gt;x&lt;/b&gt;"
-    assert len(fig.layout.yaxis.ticktext[1]) == 24 and fig.layout.yaxis.ticktext[1].endswith("…")
+    assert len(fig.layout.yaxis.ticktext[1]) == TICK_CHARS
+    assert fig.layout.yaxis.ticktext[1].endswith("…")

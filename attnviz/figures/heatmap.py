@@ -24,7 +24,7 @@ from numpy.typing import ArrayLike
 CELL_TEXT_LIMIT = 12  # write numbers in cells up to this many rows and columns
 _FLOAT32_ABOVE = 128 * 128  # send float32 to the browser for matrices larger than this
 _GAPLESS_ABOVE = 64  # no white gaps between cells for matrices with more rows or columns
-TICK_CHARS = 24  # longer token labels are cut on the axes (hover and downloads keep them whole)
+TICK_CHARS = 16  # longer token labels are cut on the axes (hover and downloads keep them whole)
 _VALIDATE = False  # True: let plotly.py validate every heatmap (tests compare the two)
 # template sections a heatmap figure never uses: 3-D, polar, maps, and the default colour
 # scales (every heatmap trace here sets its own colorscale)
