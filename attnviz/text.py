@@ -44,8 +44,9 @@ MATRICES = {
     "scores": ("Raw scores", r"S = Q K^\top", "S_ij = q_i · k_j: how well key j matches query i."),
     "scaled": ("Scaled scores", r"S' = \frac{S \cdot \text{scale}}{\tau}",
                "Scores times the scale (1/√d_k by default) and divided by the temperature τ."),
-    "mask": ("Mask", r"M_{ij} = \text{True} \iff \text{query } i \text{ may attend to key } j",
-             "Blue ✓ = may attend, grey ✕ = masked (its score becomes −∞)."),
+    "mask": ("Mask", r"M_{ij} \in \{\text{True}, \text{False}\}",
+             "True (blue ✓): query i may attend to key j; False (grey ✕): masked, its score "
+             "becomes −∞."),
     "masked": ("Masked scores", r"S'' = \begin{cases} S'_{ij} & M_{ij}\\ -\infty & "
                r"\text{otherwise}\end{cases}",
                "Masked pairs get −∞, so exp(−∞) = 0 removes them from the softmax."),
@@ -291,7 +292,6 @@ ED_POOLING_FORMULA = (
     r"\quad c = \sum_t \alpha_t\, x_t"
 )
 ED_PE_ON = "Positional encoding is on: PE is added to the target and the source embeddings."
-
 
 # --- Teaching depth: trace, compare, pitfalls, why √d_k, diagnostics, line view, quiz, patterns,
 # --- presenter mode ---------------------------------------------------------------------------
