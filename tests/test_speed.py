@@ -232,3 +232,12 @@ def test_heatmap_writes_out_the_default_template():
         if key not in ("type", "colorscale"):
             assert _contains(d["data"][0][key], value), key
     assert "key" in d["layout"]["xaxis"]["title"]["text"]
+
+
+def test_float32_payload_hover_shows_only_digits_float32_holds():
+    big = heatmap_module.heatmap(np.full((200, 200), 1 / 3), show_text=False)
+    assert np.asarray(big.data[0].z).dtype == np.float32
+    assert "%{z:.6g}" in big.data[0].hovertemplate  # 0.333333, not 0.3333333433
+    small = heatmap_module.heatmap(np.full((20, 20), 1 / 3))
+    assert np.asarray(small.data[0].z).dtype == np.float64
+    assert "%{z:.10g}" in small.data[0].hovertemplate

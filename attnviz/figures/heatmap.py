@@ -138,7 +138,9 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
             trace.update(text=np.where(z > 0.5, "✓", "✕"), customdata=np.where(
                 z > 0.5, "may attend", "masked"))
     else:
-        trace.update(hovertemplate=hover_rows + "value %{z:.10g}<extra></extra>")
+        # float32 holds ~7 significant digits: show 6, every one of them right
+        digits_shown = ".6g" if shown.dtype == np.float32 else ".10g"
+        trace.update(hovertemplate=hover_rows + f"value %{{z:{digits_shown}}}<extra></extra>")
     data = [dict(type="heatmap", **trace)]
     row_px = 34 if rows <= CELL_TEXT_LIMIT else max(4, 420 // rows)
     layout = dict(
