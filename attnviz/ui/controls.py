@@ -138,17 +138,28 @@ def weight_editors(prefix: str, scenario: Scenario, *, with_w_o: bool = False) -
                 changes[name] = new
     if changes:
         scenario = state.update(**changes)
+    _regenerate_controls(prefix)
+    return scenario
+
+
+@st.fragment
+def _regenerate_controls(prefix: str) -> None:
+    """Initialiser, seed and a Regenerate button.
+
+    A fragment: picking an initialiser or a seed changes nothing yet, so it reruns only these
+    three widgets, not the page; Regenerate then reruns the whole app with the new weights.
+    """
     c1, c2, c3 = st.columns([2, 1, 1], vertical_alignment="bottom")
     kind = c1.selectbox("Initialiser", INIT_KINDS, format_func=text.INIT_KINDS.get,
                         key=f"{prefix}_init_kind")
     seed = c2.number_input("Seed", 0, 2**31 - 1, 42, key=f"{prefix}_init_seed")
     if c3.button("Regenerate", key=f"{prefix}_regenerate",
                  help="Draw new W_Q, W_K, W_V with this initialiser and seed"):
+        scenario = state.get_scenario()  # the latest edits, not the page's last full run
         shapes = [scenario.w_q.shape, scenario.w_k.shape, scenario.w_v.shape]
         w_q, w_k, w_v = init_weights(kind, shapes, seed=int(seed))
         state.set_scenario(state.update(w_q=w_q, w_k=w_k, w_v=w_v), reset_editors=True)
-        st.rerun()
-    return scenario
+        st.rerun(scope="app")
 
 
 def variant_picker(prefix: str, scenario: Scenario) -> Scenario:
