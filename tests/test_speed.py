@@ -241,3 +241,22 @@ def test_float32_payload_hover_shows_only_digits_float32_holds():
     small = heatmap_module.heatmap(np.full((20, 20), 1 / 3))
     assert np.asarray(small.data[0].z).dtype == np.float64
     assert "%{z:.10g}" in small.data[0].hovertemplate
+
+
+@pytest.mark.parametrize("y_labels, colour_bar", [(True, True), (False, False), (True, False)])
+def test_compact_grid_cell_equals_the_update_helpers(y_labels, colour_bar):
+    from attnviz.figures.grid import compact
+
+    def build():
+        return heatmap_module.heatmap(np.array([[0.25, -np.inf], [0.5, 0.5]]), ["a", "b"],
+                                      ["c", "d"], kind="weights", x_title="key", y_title="q")
+
+    fast = compact(build(), y_labels=y_labels, colour_bar=colour_bar)
+    slow = build()
+    slow.update_traces(showscale=colour_bar, selector=dict(type="heatmap"))
+    slow.update_xaxes(title=None)
+    slow.update_yaxes(title=None, showticklabels=y_labels)
+    slow.update_layout(margin=dict(l=4, r=4))
+    assert _prune(json.loads(pio.to_json(fast, validate=False))) == _prune(
+        json.loads(pio.to_json(slow, validate=False)))
+    assert fast.data[0].showscale is colour_bar and fast.data[1].showscale is colour_bar
