@@ -12,11 +12,13 @@ session — and the scenario — is kept):
   through the Save & share page's uploader (skipped if that page does not exist);
 - on Your own attention: a 1024-token, 2-head .npz uploaded through its uploader.
 
-On every page the first visible matrix editor gets a new value in cell (0, 0) (typed into the
-grid and committed with Enter); a page without one gets its first slider moved by one step with
-the arrow keys; a page with neither is listed as "nothing to edit". A requestAnimationFrame
-watcher in the page notes every time a Plotly chart is (re)drawn (its ``_fullData`` changes).
-The clock starts just before the committing key press and stops at
+On every page two kinds of edit are timed, each ``runs`` times, where the page has them: a new
+value typed into cell (0, 0) of the first visible matrix editor (committed with Enter), and the
+first slider of the page moved by one step with the arrow keys. (Streamlit's data editor waits
+150 ms after an edit before it sends it — a debounce in its frontend — so a cell edit can never
+be faster than that; a slider sends at once.) A requestAnimationFrame watcher in the page notes
+every time a Plotly chart is (re)drawn (its ``_fullData`` changes). The clock starts just before
+the committing key press and stops at
 
 - *first repaint*: the first chart redrawn after it, and
 - *all repainted*: the last chart redrawn once Streamlit's script has finished and no chart has
@@ -42,6 +44,7 @@ _WATCH = """
 () => {
   if (window.__bench) return;
   window.__bench = {t0: 0, first: 0, last: 0, count: 0, runStart: 0, runEnd: 0};
+  const plots = document.getElementsByClassName('js-plotly-plot');  // live, cheap to poll
   new MutationObserver(changes => {  // Streamlit's script state: when the rerun ran
     const b = window.__bench, now = performance.now();
     if (!b.t0) return;
@@ -53,7 +56,7 @@ _WATCH = """
   }).observe(document,
              {attributes: true, subtree: true, attributeFilter: ['data-test-script-state']});
   const loop = () => {
-    for (const g of document.querySelectorAll('.js-plotly-plot')) {
+    for (const g of plots) {
       if (g._fullData && g.__benchSeen !== g._fullData) {
         g.__benchSeen = g._fullData;
         const now = performance.now(), b = window.__bench;
@@ -117,9 +120,23 @@ def _nav(page, base: str, path: str) -> None:
     page.wait_for_url(href, timeout=WAIT_MS)
     _wait_idle(page)
     _wait_drawn(page)
-    page.wait_for_timeout(300)  # a page may rerun once more (e.g. a link or flash message)
-    _wait_idle(page)
-    _wait_drawn(page)
+    _wait_stable(page)
+
+
+def _wait_stable(page, limit_s: float = 15.0) -> None:
+    """Until the page's main area stops changing (a page may rerun once more after a switch,
+    and elements appear over a few frames)."""
+    count = "() => document.querySelectorAll('[data-testid=\"stMain\"] *').length"
+    deadline = time.monotonic() + limit_s
+    before = -1
+    while time.monotonic() < deadline:
+        _wait_idle(page)
+        _wait_drawn(page)
+        now = page.evaluate(count)
+        if now == before:
+            return
+        before = now
+        page.wait_for_timeout(300)
 
 
 def _edit_cell(page, editor, text: str) -> None:
@@ -143,16 +160,20 @@ def _edit_cell(page, editor, text: str) -> None:
     box.press("Enter")
 
 
-def _edit(page, i: int) -> str | None:
-    """Make the i-th edit (clock armed inside); return what was edited, None if nothing."""
-    # editors are keyed (matrix_editor), so their container carries an "st-key-..." class
-    editors = page.locator(".stElementContainer[class*='st-key-'] [data-testid='stDataFrame']")
-    for k in range(editors.count()):
-        editor = editors.nth(k)
-        if editor.is_visible():
-            _edit_cell(page, editor, "0.3125" if i % 2 == 0 else "0.4375")
-            return "matrix editor cell (0, 0)"
-    sliders = page.get_by_role("slider")
+def _edit(page, kind: str, i: int) -> str | None:
+    """Make the i-th edit of one kind ("cell" or "slider"), the clock armed just before the
+    committing key; return what was edited, None if the page has nothing of that kind."""
+    if kind == "cell":
+        # matrix editors are keyed, so their container carries an "st-key-..." class
+        editors = page.locator(
+            ".stElementContainer[class*='st-key-'] [data-testid='stDataFrame']")
+        for k in range(editors.count()):
+            editor = editors.nth(k)
+            if editor.is_visible():
+                _edit_cell(page, editor, "0.3125" if i % 2 == 0 else "0.4375")
+                return "cell edit (first matrix editor)"
+        return None
+    sliders = page.get_by_test_id("stMain").get_by_role("slider")
     for k in range(sliders.count()):
         slider = sliders.nth(k)
         if slider.is_visible():
@@ -160,7 +181,9 @@ def _edit(page, i: int) -> str | None:
             slider.focus()
             page.evaluate(_ARM)
             page.keyboard.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")
-            return f"slider '{slider.get_attribute('aria-label') or k}'"
+            name = slider.get_attribute("aria-label") or slider.get_attribute(
+                "aria-valuetext") or str(k)
+            return f"slider move ({name[:40]})"
     return None
 
 
@@ -197,7 +220,8 @@ def _upload_attention(page, data: bytes) -> None:
 
 def run_session(browser, base: str, pages, label: str, runs: int, scenario=None,
                 upload: bytes | None = None, deadline: float = float("inf")) -> list[dict]:
-    """One tab: (optionally) load the scenario, then every page: open, edit ``runs`` times."""
+    """One tab: (optionally) load the scenario, then every page: open it, then ``runs`` cell
+    edits in its first matrix editor and ``runs`` moves of its first slider (each if any)."""
     rows = []
     context = browser.new_context(viewport={"width": 1366, "height": 768})
     page = context.new_page()
@@ -211,36 +235,50 @@ def run_session(browser, base: str, pages, label: str, runs: int, scenario=None,
             return [{"page": "(all)", "scenario": label, "error": "could not load the scenario "
                      "file through Save & share", "first_load": first_load}]
         for path, title in pages:
-            row = {"page": title, "path": path, "scenario": label, "runs": runs,
-                   "first_load": first_load}
-            rows.append(row)
+            base_row = {"page": title, "path": path, "scenario": label, "runs": runs,
+                        "first_load": first_load}
             if time.monotonic() > deadline:
-                row["error"] = "skipped: time limit"
+                rows.append(dict(base_row, error="skipped: time limit"))
                 continue
             try:
                 start = time.perf_counter()
                 _nav(page, base, path)
-                row["open"] = time.perf_counter() - start
+                opened = time.perf_counter() - start
                 if upload is not None:
-                    row["open"] = _upload_attention(page, upload)
-                times, what = [], None
-                for i in range(runs):
-                    what = _edit(page, i)
-                    if what is None:
-                        break
-                    times.append(_settle(page))
-
-                def med(name, times=times):
-                    return c.median([t[name] for t in times if t[name] is not None])
-
-                row.update(what=what or "nothing to edit", first=med("first"),
-                           last=med("last"), run=med("run"), run_start=med("run_start"),
-                           times=times,
-                           exceptions=page.locator("[data-testid='stException']").count())
+                    opened = _upload_attention(page, upload)
             except Exception as exc:  # a broken page must not hide the others
-                row["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}"
-            print(f"  {title:28s} {label:24s} first {c.ms(row.get('first', float('nan')))} "
-                  f"all {c.ms(row.get('last', float('nan')))} ms", flush=True)
+                rows.append(dict(base_row, error=f"{type(exc).__name__}: "
+                                                 f"{str(exc).splitlines()[0][:120]}"))
+                continue
+            found = False
+            for kind in ("cell", "slider"):
+                row = dict(base_row, open=opened)
+                try:
+                    times, what = [], None
+                    for i in range(runs):
+                        what = _edit(page, kind, i)
+                        if what is None:
+                            break
+                        times.append(_settle(page))
+                    if what is None:
+                        continue
+                    found = True
+
+                    def med(name, times=times):
+                        return c.median([t[name] for t in times if t[name] is not None])
+
+                    row.update(what=what, first=med("first"), last=med("last"),
+                               run=med("run"), run_start=med("run_start"), times=times,
+                               exceptions=page.locator("[data-testid='stException']").count())
+                except Exception as exc:  # report, and go on with the next page
+                    row["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}"
+                    found = True
+                rows.append(row)
+                print(f"  {title:28s} {label:24s} {kind:6s} first "
+                      f"{c.ms(row.get('first', float('nan')))} all "
+                      f"{c.ms(row.get('last', float('nan')))} ms", flush=True)
+            if not found:
+                rows.append(dict(base_row, open=opened, what="nothing to edit"))
     finally:
         context.close()
     return rows
@@ -314,7 +352,7 @@ def main(argv=None) -> None:
         pages = [(path, t) for path, t in pages if c.url_path(path) in wanted]
     if args.quick:
         pages = [p for p in pages if c.url_path(p[0]) == "playground"] or pages[:1]
-    runs = args.runs or (1 if args.quick else 5)
+    runs = args.runs or (1 if args.quick else 3)
     big_t = 16 if args.quick else c.BIG_T
     big_label = f"t={big_t}, {c.BIG_HEADS} heads"
     upload_label = "uploaded t=1024, 2 heads"

@@ -76,32 +76,40 @@ def _edit(at, i: int) -> str:
         at.session_state[_editor_key(el)] = {"edited_rows": {0: {col: value}},
                                              "added_rows": [], "deleted_rows": []}
         return f"editor {_editor_key(el)} cell (0, {col})"
-    for kind in ("slider", "select_slider", "number_input", "selectbox"):
+    for kind in ("slider", "number_input", "select_slider", "selectbox"):
         for w in at.get(kind):
-            try:
-                if getattr(w.proto, "disabled", False) or not _step(kind, w, i):
-                    continue
-            except ValueError:  # a select box whose labels AppTest cannot map back
+            if getattr(w.proto, "disabled", False) or (w.key or "").startswith("sidebar"):
                 continue
-            return f"{kind} {w.key}"
+            try:
+                if w.key and _step(at, kind, w, i):
+                    return f"{kind} {w.key}"
+            except (ValueError, TypeError):  # a widget AppTest cannot set by its labels
+                continue
     return "nothing to edit (plain rerun)"
 
 
-def _step(kind: str, w, i: int) -> bool:
+def _options(at, w) -> list | None:
+    """The real option values of a select box or select slider (AppTest shows only labels).
+
+    Read from the widget's registered deserializer (Streamlit internals; None if absent).
+    """
+    try:
+        state = at.session_state._state._state  # noqa: SLF001
+        serde = state._new_widget_state.widget_metadata[w.id].deserializer.__self__
+        return list(serde.options)
+    except (AttributeError, KeyError):
+        return None
+
+
+def _step(at, kind: str, w, i: int) -> bool:
     """Move one widget by one step (back and forth with i); False if it cannot move."""
-    if kind == "selectbox":
-        if len(w.options) < 2:
+    if kind in ("selectbox", "select_slider"):
+        options = _options(at, w)
+        value = w.value
+        if not options or len(options) < 2 or isinstance(value, (tuple, list)) \
+                or value not in options:
             return False
-        w.select_index(((w.index or 0) + 1) % len(w.options))
-    elif kind == "select_slider":
-        options, value = list(w.options), w.value
-        if len(options) < 2 or isinstance(value, (tuple, list)) or str(value) not in options:
-            return False
-        nxt = options[(options.index(str(value)) + 1) % len(options)]
-        try:
-            w.set_value(type(value)(nxt))
-        except (TypeError, ValueError):
-            return False
+        at.session_state[w.key] = options[(options.index(value) + 1) % len(options)]
     elif kind == "slider":
         if not isinstance(w.value, (int, float)):
             return False
