@@ -9,29 +9,17 @@ from attnviz import text
 from attnviz.additive import attention_pooling
 from attnviz.figures import heatmap
 from attnviz.positional import sinusoidal_positional_encoding
-from attnviz.presets import PRESETS
 from attnviz.ui import controls, state
 from attnviz.ui.editors import matrix_editor
 from attnviz.ui.fitting import fit_vector
-from attnviz.ui.panels import matrix_panel
-from attnviz.ui.safe import md_escape
+from attnviz.ui.panels import matrix_panel, scenario_caption
 
 st.header("Encoder–decoder & additive attention")
 scenario = state.get_scenario()
-if scenario.title:
-    st.caption(md_escape(f"{scenario.title} — {scenario.description}"))  # file/link text
+scenario_caption(scenario)
 st.write(text.ED_INTRO)
 
-if scenario.direct:
-    st.info(text.ED_DIRECT)
-    projected = [k for k, p in PRESETS.items() if not p.build().direct]
-    c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
-    choice = c1.selectbox("Preset", projected, index=projected.index("translation"),
-                          format_func=lambda k: PRESETS[k].title, key="ed_preset")
-    if c2.button("Load preset", key="ed_load_preset"):
-        state.load_preset(choice)
-        st.rerun()
-    st.stop()
+controls.require_projection("ed", text.ED_DIRECT, "translation")
 
 with st.expander("Target and source sequences", expanded=not state.presenter()):
     controls.size_controls("ed", scenario)

@@ -10,13 +10,11 @@ from attnviz.figures import heatmap, mask_figure
 from attnviz.scenario import MASK_KINDS, user_mask
 from attnviz.ui import controls, state
 from attnviz.ui.mask_editor import mask_editor
-from attnviz.ui.panels import matrix_panel
-from attnviz.ui.safe import md_escape
+from attnviz.ui.panels import matrix_panel, scenario_caption
 
 st.header("Masks")
 scenario = state.get_scenario()
-if scenario.title:
-    st.caption(md_escape(f"{scenario.title} — {scenario.description}"))  # file/link text
+scenario_caption(scenario)
 st.write(text.MASKS_INTRO)
 q_lab, k_lab = position_labels(scenario.tokens), position_labels(scenario.key_tokens)
 t_q, t_k = len(q_lab), len(k_lab)

@@ -7,29 +7,17 @@ from attnviz import text
 from attnviz.attention import mix_heads
 from attnviz.figures import heatmap
 from attnviz.figures.grid import compact
-from attnviz.presets import PRESETS
 from attnviz.scenario import run_multi_head
 from attnviz.ui import controls, heads, state
 from attnviz.ui.editors import matrix_editor
-from attnviz.ui.panels import matrix_panel, show_figure
-from attnviz.ui.safe import md_escape
+from attnviz.ui.panels import matrix_panel, scenario_caption, show_figure
 
 st.header("Multi-head attention")
 scenario = state.get_scenario()
-if scenario.title:
-    st.caption(md_escape(f"{scenario.title} — {scenario.description}"))  # file/link text
+scenario_caption(scenario)
 st.write(text.MHA_INTRO)
 
-if scenario.direct:
-    st.info(text.MHA_DIRECT)
-    projected = [k for k, p in PRESETS.items() if not p.build().direct]
-    c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
-    choice = c1.selectbox("Preset", projected, index=projected.index("seed_004_two_heads"),
-                          format_func=lambda k: PRESETS[k].title, key="mha_preset")
-    if c2.button("Load preset", key="mha_load_preset"):
-        state.load_preset(choice)
-        st.rerun()
-    st.stop()
+controls.require_projection("mha", text.MHA_DIRECT, "seed_004_two_heads")
 
 c1, c2 = st.columns([1, 3], vertical_alignment="bottom")
 with c1:

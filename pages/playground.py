@@ -7,13 +7,11 @@ from attnviz.attention import MultiHeadResult
 from attnviz.figures import heatmap, mask_figure
 from attnviz.ui import controls, share, state
 from attnviz.ui.diagnostics import diagnostics_panel
-from attnviz.ui.panels import matrix_panel
-from attnviz.ui.safe import md_escape
+from attnviz.ui.panels import matrix_panel, scenario_caption
 
 st.header("Playground")
 scenario = state.get_scenario()
-if scenario.title:
-    st.caption(md_escape(f"{scenario.title} — {scenario.description}"))  # file/link text
+scenario_caption(scenario)
 
 scenario = controls.variant_picker("pg", scenario)
 inputs, views = st.columns([4, 8], gap="medium")

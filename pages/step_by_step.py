@@ -9,8 +9,7 @@ from attnviz.attention import MultiHeadResult
 from attnviz.figures import heatmap
 from attnviz.ui import controls, state, steps
 from attnviz.ui.editors import matrix_editor
-from attnviz.ui.panels import show_figure
-from attnviz.ui.safe import md_escape
+from attnviz.ui.panels import scenario_caption, show_figure
 
 
 def table(frame, where=st) -> None:
@@ -21,8 +20,7 @@ def table(frame, where=st) -> None:
 
 st.header("Step by step")
 scenario = state.get_scenario()
-if scenario.title:
-    st.caption(md_escape(f"{scenario.title} — {scenario.description}"))  # file/link text
+scenario_caption(scenario)
 st.write(text.STEP_INTRO)
 
 if scenario.direct:

@@ -16,6 +16,7 @@ from attnviz import limits, text
 from attnviz.attention import valid_head_counts
 from attnviz.fingerprint import fingerprint
 from attnviz.initializers import INIT_KINDS, init_weights
+from attnviz.presets import PRESETS
 from attnviz.registry import VARIANTS
 from attnviz.scenario import Scenario, ScenarioResult, resize, run_scenario
 from attnviz.ui import state
@@ -269,3 +270,19 @@ def _nbytes(obj, seen: set | None = None) -> int:
     if hasattr(obj, "__dataclass_fields__"):
         return sum(_nbytes(getattr(obj, f), seen) for f in obj.__dataclass_fields__)
     return 0
+
+
+def require_projection(prefix: str, message: str, default_preset: str) -> None:
+    """Stop the page, with ``message`` and a preset picker, when the scenario gives Q, K, V
+    directly (the page needs embeddings and weight matrices)."""
+    if not state.get_scenario().direct:
+        return
+    st.info(message)
+    projected = [k for k, p in PRESETS.items() if not p.build().direct]
+    c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
+    choice = c1.selectbox("Preset", projected, index=projected.index(default_preset),
+                          format_func=lambda k: PRESETS[k].title, key=f"{prefix}_preset")
+    if c2.button("Load preset", key=f"{prefix}_load_preset"):
+        state.load_preset(choice)
+        st.rerun()
+    st.stop()

@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from attnviz.ui import state
+from attnviz.ui.safe import md_escape
 
 
 def chart_config(filename: str, image_format: str | None = None) -> dict:
@@ -44,3 +45,10 @@ def matrix_panel(title: str, fig: go.Figure, *, key: str, formula: str = "",
     if explanation:
         st.caption(explanation)
     return show_figure(fig, key=key, filename=title, **kwargs)
+
+
+def scenario_caption(scenario) -> None:
+    """The preset's title and description under a page header (escaped: they may come from a
+    file or a link)."""
+    if scenario.title:
+        st.caption(md_escape(f"{scenario.title} — {scenario.description}"))
