@@ -12,13 +12,15 @@ session — and the scenario — is kept):
   through the Save & share page's uploader (skipped if that page does not exist);
 - on Your own attention: a 1024-token, 2-head .npz uploaded through its uploader.
 
-On every page two kinds of edit are timed, each ``runs`` times, where the page has them: a new
-value typed into cell (0, 0) of the first visible matrix editor (committed with Enter), and the
-first slider of the page moved by one step with the arrow keys. (Streamlit's data editor waits
-150 ms after an edit before it sends it — a debounce in its frontend — so a cell edit can never
-be faster than that; a slider sends at once.) A requestAnimationFrame watcher in the page notes
-every time a Plotly chart is (re)drawn (its ``_fullData`` changes). The clock starts just before
-the committing key press and stops at
+On every page three kinds of edit are timed, each ``runs`` times, where the page has them: a
+new value typed into cell (0, 0) of the first visible matrix editor (committed with Enter), the
+first slider moved by one step with the arrow keys, and the first select box set to the next
+option with the keyboard. (Streamlit's data editor waits 150 ms after an edit before it sends
+it — a debounce in its frontend — so a cell edit can never be faster than that; a slider or a
+select box sends at once.) An edit whose rerun redraws no chart is listed as such.
+
+A requestAnimationFrame watcher in the page notes every time a Plotly chart is (re)drawn (its
+``_fullData`` changes). The clock starts just before the committing key press and stops at
 
 - *first repaint*: the first chart redrawn after it, and
 - *all repainted*: the last chart redrawn once Streamlit's script has finished and no chart has
@@ -35,10 +37,12 @@ from pathlib import Path
 
 import _common as c
 
+KINDS = ("cell", "slider", "select")  # the edits timed on every page that has them
 DEFAULT_TARGET_S = 0.300
 BIG_TARGET_S = 1.0
 WAIT_MS = 90_000  # longest wait for one step (a loaded machine is slow, never hang)
 QUIET_S = 0.5  # no repaint for this long = the page has settled
+NO_REPAINT_S = 3.0  # a rerun finished this long ago without a repaint: the edit redrew nothing
 
 _WATCH = """
 () => {
@@ -92,7 +96,11 @@ def _settle(page) -> dict:
     """Wait for a repaint after the armed edit, then for quiet; return the times (seconds
     after the clock started) of the first and last repaint and the script run's start and
     end, and the number of repaints."""
-    page.wait_for_function("() => window.__bench.first > 0", timeout=WAIT_MS, polling=20)
+    # a repaint, or a finished rerun followed by NO_REPAINT_S without one (nothing was redrawn)
+    page.wait_for_function(
+        f"() => {{ const b = window.__bench; return b.first > 0 || (b.runEnd > 0 && "
+        f"performance.now() - b.runEnd > {NO_REPAINT_S * 1000}); }}",
+        timeout=WAIT_MS, polling=20)
     while True:
         _wait_idle(page)
         before = page.evaluate("() => window.__bench.last")
@@ -101,6 +109,10 @@ def _settle(page) -> dict:
         idle = page.locator(_IDLE).count() > 0
         if b["last"] == before and idle:
             t0 = b["t0"]
+            if not b["first"]:  # the edit redrew no chart
+                return {"first": None, "last": None, "count": 0, "run_start": (
+                    b["runStart"] - t0) / 1000 if b["runStart"] else None, "run": (
+                    b["runEnd"] - b["runStart"]) / 1000 if b["runEnd"] else None}
             return {"first": (b["first"] - t0) / 1000, "last": (b["last"] - t0) / 1000,
                     "run_start": (b["runStart"] - t0) / 1000 if b["runStart"] else None,
                     "run": (b["runEnd"] - b["runStart"]) / 1000 if b["runEnd"] else None,
@@ -161,8 +173,9 @@ def _edit_cell(page, editor, text: str) -> None:
 
 
 def _edit(page, kind: str, i: int) -> str | None:
-    """Make the i-th edit of one kind ("cell" or "slider"), the clock armed just before the
-    committing key; return what was edited, None if the page has nothing of that kind."""
+    """Make the i-th edit of one kind ("cell", "slider" or "select"), the clock armed just
+    before the committing key; return what was edited, None if the page has none of that kind.
+    """
     if kind == "cell":
         # matrix editors are keyed, so their container carries an "st-key-..." class
         editors = page.locator(
@@ -173,17 +186,33 @@ def _edit(page, kind: str, i: int) -> str | None:
                 _edit_cell(page, editor, "0.3125" if i % 2 == 0 else "0.4375")
                 return "cell edit (first matrix editor)"
         return None
-    sliders = page.get_by_test_id("stMain").get_by_role("slider")
-    for k in range(sliders.count()):
-        slider = sliders.nth(k)
-        if slider.is_visible():
-            slider.scroll_into_view_if_needed()
-            slider.focus()
-            page.evaluate(_ARM)
-            page.keyboard.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")
-            name = slider.get_attribute("aria-label") or slider.get_attribute(
-                "aria-valuetext") or str(k)
-            return f"slider move ({name[:40]})"
+    main = page.get_by_test_id("stMain")
+    if kind == "slider":
+        sliders = main.get_by_role("slider")
+        for k in range(sliders.count()):
+            slider = sliders.nth(k)
+            if slider.is_visible():
+                slider.scroll_into_view_if_needed()
+                slider.focus()
+                page.evaluate(_ARM)
+                page.keyboard.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")
+                name = slider.get_attribute("aria-label") or str(k)
+                return f"slider move ({name[:40]})"
+        return None
+    boxes = main.get_by_test_id("stSelectbox")
+    for k in range(boxes.count()):
+        box = boxes.nth(k)
+        combo = box.get_by_role("combobox")
+        if not box.is_visible() or combo.count() == 0 or combo.first.is_disabled():
+            continue
+        box.scroll_into_view_if_needed()
+        combo.first.click()
+        page.get_by_role("option").first.wait_for(timeout=WAIT_MS)
+        page.keyboard.press("ArrowDown" if i % 2 == 0 else "ArrowUp")
+        page.evaluate(_ARM)
+        page.keyboard.press("Enter")
+        label = box.inner_text().splitlines()[0] if box.inner_text() else str(k)
+        return f"select box ({label[:40]})"
     return None
 
 
@@ -251,7 +280,7 @@ def run_session(browser, base: str, pages, label: str, runs: int, scenario=None,
                                                  f"{str(exc).splitlines()[0][:120]}"))
                 continue
             found = False
-            for kind in ("cell", "slider"):
+            for kind in KINDS:
                 row = dict(base_row, open=opened)
                 try:
                     times, what = [], None
@@ -267,6 +296,8 @@ def run_session(browser, base: str, pages, label: str, runs: int, scenario=None,
                     def med(name, times=times):
                         return c.median([t[name] for t in times if t[name] is not None])
 
+                    if all(t["first"] is None for t in times):
+                        what += ": no chart redrawn"
                     row.update(what=what, first=med("first"), last=med("last"),
                                run=med("run"), run_start=med("run_start"), times=times,
                                exceptions=page.locator("[data-testid='stException']").count())

@@ -7,11 +7,13 @@ Starts ``streamlit run app.py`` on a free port of 127.0.0.1 (no other address is
 launches the system Chromium once and opens ``--sessions`` Playwright contexts at the same time
 (asyncio): each is a separate Streamlit session. Every session
 
-1. loads /playground and waits until every chart has drawn (*load*);
+1. loads /playground and waits until every chart has drawn (*load*) — the sessions start
+   ``RAMP_S`` = 1 s apart, as a class logging in, and then all work at the same time;
 2. types a new value into cell (0, 0) of the embeddings editor and waits until the charts have
    been redrawn and the script has finished (*edit to repaint*, clock started just before the
    committing Enter);
-3. checks that the page shows no Streamlit exception box.
+3. checks that the page shows no Streamlit exception box, and stays connected until every
+   session is done (so that all of them are open on the server together at the end).
 
 A session succeeds when all three steps pass within the time limit. Reported: successes,
 p50/p95 of both latencies, and the server's memory — the resident set size of the server
@@ -28,8 +30,9 @@ import time
 import _common as c
 from bench_browser import _ARM, _WATCH  # the same repaint watcher as the browser benchmark
 
-WAIT_MS = 150_000
+WAIT_MS = 300_000  # longest wait for one step of one session
 TEXT = "0.3125"
+RAMP_S = 1.0  # sessions start this far apart (a class logging in), then all run at once
 
 
 async def _wait_idle(page) -> None:
@@ -83,10 +86,34 @@ async def _settle(page) -> float:
             return (b["last"] - b["t0"]) / 1000
 
 
-async def session(browser, base: str, i: int) -> dict:
-    """One student: load the Playground, edit a cell, wait for the repaint."""
+class _Class:
+    """Shared state of the sessions: how many are open, and when they may leave."""
+
+    def __init__(self, n: int) -> None:
+        self.open = 0
+        self.peak = 0
+        self.finished = 0
+        self.n = n
+        self.all_finished = asyncio.Event()
+        self.leave = asyncio.Event()
+
+    def opened(self) -> None:
+        self.open += 1
+        self.peak = max(self.peak, self.open)
+
+    def finish(self) -> None:
+        self.finished += 1
+        if self.finished == self.n:
+            self.all_finished.set()
+
+
+async def session(browser, base: str, i: int, room: _Class, delay: float = 0.0) -> dict:
+    """One student: load the Playground, edit a cell, wait for the repaint, stay connected
+    until every student is done (so all sessions are open on the server at the end)."""
+    await asyncio.sleep(delay)
     out = {"session": i, "ok": False}
     context = await browser.new_context(viewport={"width": 1366, "height": 768})
+    room.opened()
     try:
         page = await context.new_page()
         await page.add_init_script(f"({_WATCH})()")
@@ -104,6 +131,9 @@ async def session(browser, base: str, i: int) -> dict:
     except Exception as exc:  # report it as a failed session
         out["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
     finally:
+        room.finish()
+        await room.leave.wait()
+        room.open -= 1
         await context.close()
     return out
 
@@ -131,12 +161,20 @@ async def run(n: int, time_limit: float) -> dict:
                 samples: list[float] = []
                 stop = asyncio.Event()
                 sampler = asyncio.create_task(_sample_rss(proc.pid, samples, stop))
+                room = _Class(n)
                 start = time.perf_counter()
-                tasks = [asyncio.create_task(session(browser, base, i)) for i in range(n)]
-                done, pending = await asyncio.wait(tasks, timeout=time_limit)
+                tasks = [asyncio.create_task(session(browser, base, i, room, i * RAMP_S))
+                         for i in range(n)]
+                try:
+                    await asyncio.wait_for(room.all_finished.wait(), timeout=time_limit)
+                except TimeoutError:
+                    pass
+                wall = time.perf_counter() - start
+                rss_all_open = c.rss_mib(proc.pid)[0]
+                room.leave.set()
+                done, pending = await asyncio.wait(tasks, timeout=60)
                 for t in pending:
                     t.cancel()
-                wall = time.perf_counter() - start
                 stop.set()
                 await sampler
                 results = [t.result() for t in done]
@@ -149,7 +187,8 @@ async def run(n: int, time_limit: float) -> dict:
     errors = c.server_errors(log)
     return {"sessions": n, "results": results, "wall": wall, "rss_before": rss_before,
             "rss_peak": max(samples, default=float("nan")), "rss_hwm": rss_hwm,
-            "rss_after": rss_after, "server_alive": alive, "server_errors": errors[:20]}
+            "rss_all_open": rss_all_open, "rss_after": rss_after, "peak_open": room.peak,
+            "server_alive": alive, "server_errors": errors[:20]}
 
 
 def section(data: dict, quick: bool) -> dict:
@@ -167,9 +206,11 @@ def section(data: dict, quick: bool) -> dict:
          f"{c.ms(c.percentile(loads, 50))} / {c.ms(c.percentile(loads, 95))}"],
         ["edit cell to repainted charts: p50 / p95 (ms)",
          f"{c.ms(c.percentile(edits, 50))} / {c.ms(c.percentile(edits, 95))}"],
-        ["wall time for all sessions (s)", f"{data['wall']:.1f}"],
-        ["server RSS before / peak / after (MiB)",
-         f"{data['rss_before']:.0f} / {data['rss_peak']:.0f} / {data['rss_after']:.0f}"],
+        ["wall time for all sessions (s)", f"{data['wall']:.1f} (starts {RAMP_S:g} s apart)"],
+        ["sessions open at the same time (peak)", str(data.get("peak_open", "n/a"))],
+        ["server RSS before / with every session open / peak / after they left (MiB)",
+         f"{data['rss_before']:.0f} / {data['rss_all_open']:.0f} / {data['rss_peak']:.0f} / "
+         f"{data['rss_after']:.0f}"],
         ["server peak RSS, VmHWM (MiB)", f"{data['rss_hwm']:.0f}"],
         ["server error lines in its log", str(len(data["server_errors"]))],
         ["server still running afterwards", "yes" if data["server_alive"] else "NO"],
@@ -196,7 +237,7 @@ def section(data: dict, quick: bool) -> dict:
 def main(argv=None) -> None:
     p = c.parser(__doc__.splitlines()[0])
     p.add_argument("--sessions", type=int, default=None, help="concurrent sessions (20)")
-    p.add_argument("--time-limit", type=float, default=420,
+    p.add_argument("--time-limit", type=float, default=720,
                    help="seconds before unfinished sessions count as failed")
     args = p.parse_args(argv)
     n = args.sessions or (2 if args.quick else 20)
