@@ -260,3 +260,52 @@ def test_compact_grid_cell_equals_the_update_helpers(y_labels, colour_bar):
     assert _prune(json.loads(pio.to_json(fast, validate=False))) == _prune(
         json.loads(pio.to_json(slow, validate=False)))
     assert fast.data[0].showscale is colour_bar and fast.data[1].showscale is colour_bar
+
+
+# ------------------------------------------------------------------------------ core paths
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("mask_kind", ["none", "causal", "blocked_row"])
+def test_per_head_path_is_bit_identical_to_the_batched_one(dtype, mask_kind, monkeypatch):
+    from attnviz import attention
+
+    rng = np.random.default_rng(7)
+    t, heads, d = 40, 3, 6
+    x = [rng.standard_normal((t, heads * d)).astype(dtype) * 2 for _ in range(3)]
+    q, k, v = (a.reshape(t, heads, -1).transpose(1, 0, 2) for a in x)  # as multi-head splits
+    mask = np.ones((t, t), dtype=bool)
+    if mask_kind != "none":
+        mask = np.tril(mask)
+    if mask_kind == "blocked_row":
+        mask[0] = False
+    for scale, temperature in ((0.4, 1.0), (1.0, 1.0), (0.0, 1.0), (2.0, 0.5)):
+        monkeypatch.setattr(attention, "_PER_HEAD_ABOVE", 10**12)  # batched
+        batched = attention._attend(q, k, v, mask, scale, temperature)
+        monkeypatch.setattr(attention, "_PER_HEAD_ABOVE", 1)  # one head at a time
+        per_head = attention._attend(q, k, v, mask, scale, temperature)
+        for a, b in zip(batched, per_head, strict=True):
+            assert a.dtype == b.dtype and a.shape == b.shape
+            np.testing.assert_array_equal(a, b)
+
+
+def test_per_head_path_raises_the_same_overflow_error(monkeypatch):
+    from attnviz import attention
+
+    big = np.full((2, 3, 2), 1e30, dtype=np.float32)
+    monkeypatch.setattr(attention, "_PER_HEAD_ABOVE", 1)
+    with pytest.raises(ValueError, match="scores overflow the floating-point range"):
+        attention._attend(big, big, big, np.ones((3, 3), dtype=bool), 1.0, 1.0)
+
+
+def test_large_multi_head_result_is_consistent():
+    """8 heads × 600 tokens takes the per-head path: rows sum to 1, heads match 1-head runs."""
+    from attnviz.attention import multi_head_attention, scaled_dot_product_attention
+
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((600, 16))
+    w = [rng.standard_normal((16, 16)) / 4 for _ in range(3)]
+    res = multi_head_attention(x, None, *w, n_heads=8, causal=True)
+    np.testing.assert_allclose(res.weights.sum(axis=-1), 1.0, atol=1e-12)
+    head = scaled_dot_product_attention(res.heads[5].q, res.heads[5].k, res.heads[5].v,
+                                        mask=res.mask)
+    np.testing.assert_array_equal(head.weights, res.weights[5])
