@@ -175,14 +175,7 @@ def _attend(q: Array, k: Array, v: Array, mask: NDArray[np.bool_], scale: float,
         scores = q @ np.swapaxes(k, -1, -2)  # (..., t_q, t_k)
         # 2) scale and apply temperature (one multiplication; no copy when the factor is 1)
         scaled = scores if factor == 1.0 else scores * scores.dtype.type(factor)
-    guard = float(np.finfo(scaled.dtype).max) * _OVERFLOW_MARGIN
-    # `not (... <= ...)` also checks when the bound is NaN (0 · inf); a factor beyond the guard
-    # may itself overflow the dtype (then 0 · inf = NaN even for zero scores)
-    if not (bound <= guard and factor <= guard) and not np.all(np.isfinite(scaled)):
-        raise ValueError(
-            "the attention scores overflow the floating-point range; use smaller values in "
-            "q and k (or the embeddings and weights), a smaller scale or a larger temperature"
-        )
+    _overflow_check(scaled, bound, factor)
     # 3) mask: −inf where attending is forbidden
     masked = scaled if mask.all() else np.where(mask, scaled, -np.inf).astype(
         scaled.dtype, copy=False)  # np.where already gives scaled's dtype: no second copy
