@@ -8,8 +8,10 @@ scenarios — the default one, and multi-head self-attention on 256 tokens with 
 the page in Streamlit's AppTest and then, ``runs`` times, makes one edit and times the rerun:
 
 - the first matrix editor on the page: cell (0, 0) gets a new value (the way a student edits);
-- else the first slider, select slider or number input moves by one step;
+- else the first slider, number input, select slider or select box of the page (not of the
+  sidebar) moves by one step (select boxes to the next of their real option values);
 - else the page is simply rerun (it has nothing to edit; said in the table).
+On Your own attention the edit switches between the mean of the heads and head 0.
 
 Payload: the bytes of figure JSON the page sends (sum of ``len(proto.spec)`` over its Plotly
 charts) and the bytes of its data-editor frames (Arrow), after the last rerun.
