@@ -107,7 +107,10 @@ def test_browser_benchmark_quick(tmp_path):
     section = _run("bench_browser.py", tmp_path, "--time-limit", "400")
     (table,) = tables(section["markdown"])
     assert table[0][:3] == ["page", "scenario", "edit"]
-    assert len(table) == 3  # the Playground, default and the small large-scenario
+    rows = table[1:]  # the Playground, default and the small large scenario
+    assert {r[1] for r in rows} == {"default", "t=16, 8 heads"}
+    assert any(r[2].startswith("cell edit") for r in rows)
+    assert any(r[2].startswith("slider move") for r in rows)
     assert not section["server_errors"]
 
 
