@@ -31,6 +31,7 @@ Targets: edit-to-repaint <= 300 ms at the default scenario, <= 1 s at t = 256 (m
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -86,9 +87,11 @@ def _wait_idle(page) -> None:
 
 
 def _wait_drawn(page) -> None:
-    """Until every Plotly chart on the page has drawn (if there are any)."""
+    """Until every visible Plotly chart on the page has drawn (charts in a closed tab or
+    expander are not drawn until they are shown)."""
     page.wait_for_function(
         "() => Array.from(document.querySelectorAll('.js-plotly-plot'))"
+        ".filter(g => g.offsetParent !== null)"
         ".every(g => g._fullData && g._fullData.length > 0)", timeout=WAIT_MS)
 
 
@@ -388,7 +391,7 @@ def main(argv=None) -> None:
     big_label = f"t={big_t}, {c.BIG_HEADS} heads"
     upload_label = "uploaded t=1024, 2 heads"
     deadline = time.monotonic() + args.time_limit
-    log = c.RESULTS_DIR / "browser-server.log"
+    log = c.RESULTS_DIR / f"browser-server-{os.getpid()}.log"  # one per run: runs may overlap
     rows = []
     with c.streamlit_server(log) as (base, _proc), sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=c.CHROMIUM, headless=True,

@@ -25,6 +25,7 @@ Target: 20/20 sessions succeed with no server error.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 
 import _common as c
@@ -151,7 +152,7 @@ async def run(n: int, time_limit: float) -> dict:
     """Start the server and the browser, run n sessions at once, collect the figures."""
     from playwright.async_api import async_playwright
 
-    log = c.RESULTS_DIR / "load-server.log"
+    log = c.RESULTS_DIR / f"load-server-{os.getpid()}.log"  # one per run: runs may overlap
     with c.streamlit_server(log) as (base, proc):
         async with async_playwright() as pw:
             browser = await pw.chromium.launch(executable_path=c.CHROMIUM, headless=True,
