@@ -34,7 +34,7 @@ PAGES = {
     ],
 }
 
-navigation = st.navigation(PAGES, expanded=True)  # every page listed, no "View more"
+navigation = st.navigation(PAGES)
 sidebar.render()
 presenter.apply()
 navigation.run()
