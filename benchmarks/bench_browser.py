@@ -307,6 +307,12 @@ def run_session(browser, base: str, pages, label: str, runs: int, scenario=None,
                 except Exception as exc:  # report, and go on with the next page
                     row["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}"
                     found = True
+                    shot = c.RESULTS_DIR / f"FAILED-{c.url_path(path)}-{kind}-{label[:5]}.png"
+                    try:
+                        page.screenshot(path=str(shot), full_page=True)
+                        row["screenshot"] = str(shot.relative_to(c.ROOT))
+                    except Exception:  # the screenshot is a courtesy
+                        pass
                 rows.append(row)
                 print(f"  {title:28s} {label:24s} {kind:6s} first "
                       f"{c.ms(row.get('first', float('nan')))} all "
