@@ -34,7 +34,7 @@ PAGES = {
     ],
 }
 
-navigation = st.navigation(PAGES)
+navigation = st.navigation(PAGES, expanded=True)  # every page listed, no "View more"
 sidebar.render()
 presenter.apply()
 navigation.run()

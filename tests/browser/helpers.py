@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from playwright.sync_api import Locator, Page, WebSocket
+from playwright.sync_api import Locator, Page, WebSocket, expect
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -219,3 +219,20 @@ def screenshot(page: Page, name: str) -> Path:
     finally:
         page.set_viewport_size(viewport)
     return path
+
+
+def load_preset(page: Page, title: str) -> None:
+    """Choose the classroom demo ``title`` in the sidebar's "Classroom demos" box and load it.
+
+    The box's dropdown list is virtualised: an option far down the list is not in the DOM until
+    scrolled to (and how far that is depends on the sidebar's height). Typing the title filters
+    the list to that option, so it is always rendered and clickable.
+    """
+    box = page.get_by_test_id("stSidebar").get_by_role("combobox", name="Classroom demos")
+    box.click()
+    box.fill(title)
+    page.get_by_role("option", name=title, exact=True).click()
+    expect(box).to_have_value(title)  # the box shows its choice as the input's value
+    wait_for_app_run(page)
+    with expect_rerun(page):
+        page.get_by_test_id("stSidebar").get_by_role("button", name="Load preset").click()

@@ -12,8 +12,8 @@ from helpers import (
     assert_no_exception,
     edit_cell,
     goto_page,
+    load_preset,
     screenshot,
-    wait_for_app_run,
     wait_for_plots,
 )
 
@@ -90,11 +90,7 @@ def test_editing_an_embedding_cell_repaints_weights(app_server, page):
 def test_sidebar_preset_loads_everywhere(app_server, page):
     goto_page(page, app_server, "playground")
     wait_for_plots(page, n=8)
-    page.get_by_test_id("stSidebar").get_by_test_id("stSelectbox").click()
-    page.get_by_role("option", name=PRESETS["seed_001_causal"].title).click()
-    wait_for_app_run(page)
-    page.get_by_role("button", name="Load preset").click()
-    wait_for_app_run(page)
+    load_preset(page, PRESETS["seed_001_causal"].title)
     wait_for_plots(page, n=4)
     expected = attnviz.run_scenario(PRESETS["seed_001_causal"].build()).attention.weights
     np.testing.assert_allclose(keyed_z(page, "pg_fig_weights"), expected, atol=1e-12)

@@ -20,6 +20,7 @@ from helpers import (
     VIEWPORT,
     assert_no_exception,
     goto_page,
+    load_preset,
     screenshot,
     wait_for_app_run,
     wait_for_plots,
@@ -53,16 +54,6 @@ def wait_for_chart(page: Page, key: str) -> None:
                     return g && g._fullData && g._fullData.length > 0 }""",
         arg=key, timeout=TIMEOUT,
     )
-
-
-def load_preset(page: Page, title: str) -> None:
-    """Choose a classroom demo in the sidebar and load it."""
-    sidebar = page.get_by_test_id("stSidebar")
-    sidebar.get_by_test_id("stSelectbox").first.click()
-    page.get_by_role("option", name=title).click()
-    wait_for_app_run(page)
-    sidebar.get_by_role("button", name="Load preset").click()
-    wait_for_app_run(page)
 
 
 def open_in_app(page: Page, title: str) -> None:

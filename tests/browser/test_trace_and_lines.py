@@ -16,6 +16,7 @@ from __future__ import annotations
 from helpers import (
     assert_no_exception,
     goto_page,
+    load_preset,
     plot_z,
     screenshot,
     wait_for_app_run,
@@ -125,11 +126,7 @@ def test_line_view_opacity_focus_and_heads(app_server: str, page: Page) -> None:
     screenshot(page, "line_view_focus")
 
     # two heads, two colours
-    page.get_by_role("combobox", name="Classroom demos").click()
-    page.get_by_role("option", name="Two heads mixed by weights (seed 004)").click()
-    wait_for_app_run(page)
-    page.get_by_role("button", name="Load preset").click()
-    wait_for_app_run(page)
+    load_preset(page, "Two heads mixed by weights (seed 004)")
     page.wait_for_function(  # the new scenario's tokens are on the line view's axis
         "() => { const g = document.querySelectorAll('.js-plotly-plot')[0];"
         " return g && g._fullLayout && g._fullLayout.yaxis.ticktext.includes('1:sleepy') }",
