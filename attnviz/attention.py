@@ -5,18 +5,25 @@
 Vaswani et al. (2017), "Attention Is All You Need", https://arxiv.org/abs/1706.03762, §3.2.
 Row-vector convention throughout: ``q = x @ w_q`` (the seed notebooks' ``words @ W_Q``).
 
-Every function returns a frozen result holding each intermediate, so a view never has to
-recompute anything. Result arrays are read-only.
+Every function returns a frozen result holding each intermediate. The scaled and masked scores
+are derived from the raw scores by one multiplication and one ``np.where``; where the computing
+path had to hold them anyway (up to 512 × 512 scores per head) the result keeps those arrays,
+otherwise they are computed on first access, by the same functions, so the bits are the same
+either way. Result arrays are read-only.
 """
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import cache, cached_property
 
 import numpy as np
 from numpy.typing import NDArray
 
 from attnviz._checks import as_array, as_mask, check_count, check_positive, float_dtype
+from attnviz.blas import blas_threads
 from attnviz.masks import causal_mask
 
 Array = NDArray[np.floating]
@@ -33,6 +40,11 @@ _OVERFLOW_MARGIN = 1e-8
 # operations (the batched product is the per-head product), so the results are bit-identical
 # (tests/test_speed.py).
 _PER_HEAD_ABOVE = 512 * 512
+# On that path, when BLAS itself runs single-threaded (the dashboard sets that, attnviz.blas),
+# the heads are spread over one thread per core: numpy and BLAS release the GIL, so whole heads
+# (products and softmax) run in parallel. With a multi-threaded BLAS the heads run in turn, as
+# two levels of threads would fight over the cores. Measured with 8 heads × 1024 tokens
+# float32 on 2 cores: benchmarks/RESULTS.md.
 
 
 @dataclass(frozen=True, eq=False)
@@ -47,9 +59,10 @@ class AttentionResult:
     scores : ndarray of shape (t_q, t_k)
         Raw dot products q·kᵀ.
     scaled : ndarray of shape (t_q, t_k)
-        ``scores * scale / temperature``.
+        ``scores * scale / temperature`` (the same array as ``scores`` when that factor is 1).
     masked : ndarray of shape (t_q, t_k)
-        ``scaled`` with −inf where the mask forbids attending.
+        ``scaled`` with −inf where the mask forbids attending (``scaled`` itself when nothing
+        is masked).
     weights : ndarray of shape (t_q, t_k)
         Softmax of ``masked`` over the keys; each row sums to 1, except a row whose keys are
         all masked, which is all zeros.
@@ -67,13 +80,19 @@ class AttentionResult:
     k: Array
     v: Array
     scores: Array
-    scaled: Array
-    masked: Array
     weights: Array
     output: Array
     mask: NDArray[np.bool_]
     scale: float
     temperature: float
+
+    @cached_property
+    def scaled(self) -> Array:  # noqa: D102 — documented in the class docstring
+        return _frozen_array(_scale_scores(self.scores, self.scale / self.temperature))
+
+    @cached_property
+    def masked(self) -> Array:  # noqa: D102
+        return _frozen_array(_mask_scores(self.scaled, self.mask))
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,6 +106,7 @@ class MultiHeadResult:
     heads : tuple of AttentionResult
         One result per head (views into the stacked arrays below).
     scores, scaled, masked, weights : ndarray of shape (n_heads, t_q, t_k)
+        As in :class:`AttentionResult` (``scaled`` and ``masked`` may be computed on access).
     head_outputs : ndarray of shape (n_heads, t_q, d_v)
     concat : ndarray of shape (t_q, n_heads·d_v)
         The heads' outputs side by side (``np.hstack``, seed 002).
@@ -104,8 +124,6 @@ class MultiHeadResult:
     v: Array
     heads: tuple[AttentionResult, ...]
     scores: Array
-    scaled: Array
-    masked: Array
     weights: Array
     head_outputs: Array
     concat: Array
@@ -114,6 +132,41 @@ class MultiHeadResult:
     scale: float
     temperature: float
     n_heads: int
+
+    @cached_property
+    def scaled(self) -> Array:  # noqa: D102 — documented in the class docstring
+        return _frozen_array(_scale_scores(self.scores, self.scale / self.temperature))
+
+    @cached_property
+    def masked(self) -> Array:  # noqa: D102
+        return _frozen_array(_mask_scores(self.scaled, self.mask))
+
+
+def _scale_scores(scores: Array, factor: float) -> Array:
+    """``scores · factor`` in the scores' dtype (the scores themselves when the factor is 1).
+
+    May hold ±inf where the product overflows; the computing path checks for that.
+    """
+    if factor == 1.0:
+        return scores
+    with np.errstate(over="ignore", invalid="ignore"):
+        return scores * scores.dtype.type(factor)
+
+
+def _mask_scores(scaled: Array, mask: NDArray[np.bool_]) -> Array:
+    """``scaled`` with −inf where ``mask`` (broadcast over leading axes) is False."""
+    if mask.all():
+        return scaled
+    # np.where already gives scaled's dtype: astype makes no second copy
+    return np.where(mask, scaled, -np.inf).astype(scaled.dtype, copy=False)
+
+
+def _keep(result, scaled: Array | None, masked: Array | None):
+    """Store already computed ``scaled``/``masked`` arrays in ``result`` (its cached values)."""
+    for name, array in (("scaled", scaled), ("masked", masked)):
+        if array is not None:
+            result.__dict__[name] = array  # what cached_property would store on first access
+    return result
 
 
 def softmax(x: Array, axis: int = -1) -> Array:
@@ -159,11 +212,13 @@ def _resolve_scale(scale: float | None, d_k: int) -> float:
 
 
 def _attend(q: Array, k: Array, v: Array, mask: NDArray[np.bool_], scale: float,
-            temperature: float) -> tuple[Array, Array, Array, Array, Array]:
+            temperature: float) -> tuple[Array, Array | None, Array | None, Array, Array]:
     """The computing path on trusted inputs with any leading batch axes.
 
     Returns ``scores, scaled, masked, weights, output`` of shapes (..., t_q, t_k) and
-    (..., t_q, d_v). Raises ValueError if the scores overflow the float range.
+    (..., t_q, d_v); ``scaled`` and ``masked`` are None when they were not kept (large heads,
+    see _PER_HEAD_ABOVE: the results compute them on access). Raises ValueError if the scores
+    overflow the float range.
     """
     factor = scale / temperature
     bound = (q.shape[-1] * float(np.max(np.abs(q))) * float(np.max(np.abs(k)))
@@ -173,12 +228,11 @@ def _attend(q: Array, k: Array, v: Array, mask: NDArray[np.bool_], scale: float,
     with np.errstate(over="ignore", invalid="ignore"):
         # 1) score every query against every key
         scores = q @ np.swapaxes(k, -1, -2)  # (..., t_q, t_k)
-        # 2) scale and apply temperature (one multiplication; no copy when the factor is 1)
-        scaled = scores if factor == 1.0 else scores * scores.dtype.type(factor)
+    # 2) scale and apply temperature (one multiplication; no copy when the factor is 1)
+    scaled = _scale_scores(scores, factor)
     _overflow_check(scaled, bound, factor)
     # 3) mask: −inf where attending is forbidden
-    masked = scaled if mask.all() else np.where(mask, scaled, -np.inf).astype(
-        scaled.dtype, copy=False)  # np.where already gives scaled's dtype: no second copy
+    masked = _mask_scores(scaled, mask)
     # 4) normalise over the keys, 5) mix the values
     weights = softmax(masked, axis=-1)
     output = _mix_values(weights, v, "v")  # (..., t_q, d_v)
@@ -199,35 +253,68 @@ def _overflow_check(scaled: Array, bound: float, factor: float) -> None:
 
 
 def _attend_per_head(q: Array, k: Array, v: Array, mask: NDArray[np.bool_], factor: float,
-                     bound: float) -> tuple[Array, Array, Array, Array, Array]:
-    """:func:`_attend` for (n_heads, t, d) inputs, one head at a time (see _PER_HEAD_ABOVE)."""
+                     bound: float) -> tuple[Array, None, None, Array, Array]:
+    """:func:`_attend` for (n_heads, t, d) inputs, one head at a time (see _PER_HEAD_ABOVE).
+
+    Each head's scaled and masked scores go through one reused buffer instead of two more
+    (n_heads, t_q, t_k) arrays (64 MB at 8 × 1024 × 1024 float32, whose first writing alone
+    costs as much as a fifth of the matrix products here); the result derives them on access
+    with the same arithmetic (``_scale_scores``, ``_mask_scores``). The elementwise steps run on
+    whole heads in parallel when BLAS is single-threaded (see _PER_HEAD_ABOVE); every head gets
+    the same operations as on the batched path.
+    """
     n_heads, t_q, t_k = q.shape[0], q.shape[1], k.shape[1]
     dtype = np.result_type(q, k)
     scores = np.empty((n_heads, t_q, t_k), dtype=dtype)
-    scaled = scores if factor == 1.0 else np.empty_like(scores)
-    unmasked = bool(mask.all())
-    masked = scaled if unmasked else np.empty_like(scores)
     weights = np.empty_like(scores)
     output = np.empty((n_heads, t_q, v.shape[2]), dtype=np.result_type(weights, v))
+    forbidden = ~np.broadcast_to(mask, (t_q, t_k))
+    masking = bool(forbidden.any())
     with np.errstate(over="ignore", invalid="ignore"):
         f = scores.dtype.type(factor)
-    for h in range(n_heads):
-        with np.errstate(over="ignore", invalid="ignore"):
-            # 1) score, 2) scale
-            np.matmul(q[h], np.swapaxes(k[h], -1, -2), out=scores[h])
-            if factor != 1.0:
-                np.multiply(scores[h], f, out=scaled[h])
-        _overflow_check(scaled[h], bound, factor)
-        # 3) mask, 4) normalise, 5) mix the values
-        if not unmasked:
-            masked[h] = np.where(mask, scaled[h], -np.inf)
-        _softmax_into(masked[h], weights[h], axis=-1)
-        with np.errstate(over="ignore", invalid="ignore"):
-            np.matmul(weights[h], v[h], out=output[h])
+    lanes = min(n_heads, _cores()) if blas_threads() == 1 else 1
+    # one buffer per lane: its heads' scaled, then masked, scores
+    buffers = np.empty((lanes, t_q, t_k), dtype=dtype)
+
+    def lane(i: int) -> None:
+        """Heads i, i + lanes, ...: score, scale, check, mask, normalise, mix the values."""
+        buffer = buffers[i]
+        for h in range(i, n_heads, lanes):
+            with np.errstate(over="ignore", invalid="ignore"):
+                np.matmul(q[h], np.swapaxes(k[h], -1, -2), out=scores[h])
+                scaled = scores[h]
+                if factor != 1.0 or masking:
+                    scaled = np.multiply(scores[h], f, out=buffer)  # × 1 copies exactly
+            _overflow_check(scaled, bound, factor)
+            if masking:  # the same values as _mask_scores
+                np.copyto(scaled, -np.inf, where=forbidden)
+            _softmax_into(scaled, weights[h], axis=-1)
+            with np.errstate(over="ignore", invalid="ignore"):
+                np.matmul(weights[h], v[h], out=output[h])
+
+    if lanes == 1:
+        lane(0)
+    else:
+        for _ in _workers().map(lane, range(lanes)):  # iterating re-raises a lane's error here
+            pass
     if not np.all(np.isfinite(output)):
         raise ValueError("the attention output overflows the floating-point range; use smaller "
                          "values in v")
-    return scores, scaled, masked, weights, output
+    return scores, None, None, weights, output
+
+
+@cache
+def _cores() -> int:
+    """How many cores this process may use."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+@cache
+def _workers() -> ThreadPoolExecutor:
+    """The threads of the per-head path, one per usable core (made on first use)."""
+    return ThreadPoolExecutor(_cores(), thread_name_prefix="attnviz")
 
 
 def _mix_values(weights: Array, values: Array, name: str) -> Array:
@@ -240,10 +327,17 @@ def _mix_values(weights: Array, values: Array, name: str) -> Array:
     return output
 
 
-def _frozen(*arrays: np.ndarray) -> None:
+def _frozen(*arrays: np.ndarray | None) -> None:
     """Mark arrays read-only so that results cannot be changed behind a view's back."""
     for a in arrays:
-        a.flags.writeable = False
+        if a is not None:
+            a.flags.writeable = False
+
+
+def _frozen_array(a: np.ndarray) -> np.ndarray:
+    """``a``, marked read-only."""
+    _frozen(a)
+    return a
 
 
 def scaled_dot_product_attention(q, k, v, *, mask=None, scale: float | None = None,
@@ -290,10 +384,11 @@ def _single(q: Array, k: Array, v: Array, mask, scale, temperature) -> Attention
     scale = _resolve_scale(scale, q.shape[1])
     temperature = check_positive("temperature", temperature)
     full_mask = as_mask("mask", mask, (q.shape[0], k.shape[0]))
-    arrays = _attend(q, k, v, full_mask, scale, temperature)
-    _frozen(q, k, v, *arrays)
-    return AttentionResult(q, k, v, *arrays, mask=full_mask, scale=scale,
-                           temperature=temperature)
+    scores, scaled, masked, weights, output = _attend(q, k, v, full_mask, scale, temperature)
+    _frozen(q, k, v, scores, scaled, masked, weights, output)
+    result = AttentionResult(q, k, v, scores, weights, output, mask=full_mask, scale=scale,
+                             temperature=temperature)
+    return _keep(result, scaled, masked)
 
 
 def _project(x_q, x_kv, w_q, w_k, w_v, *, names: tuple[str, str] = ("x_q", "x_kv")
@@ -454,13 +549,15 @@ def multi_head_attention(x_q, x_kv, w_q, w_k, w_v, w_o=None, *, n_heads: int, ma
         output = _product("output = concat @ w_o", concat, w_o, concat.dtype)
     _frozen(q, k, v, qh, kh, vh, scores, scaled, masked, weights, head_outputs, concat, output)
     heads = tuple(
-        AttentionResult(qh[h], kh[h], vh[h], scores[h], scaled[h], masked[h], weights[h],
-                        head_outputs[h], mask=full_mask, scale=scale, temperature=temperature)
+        _keep(AttentionResult(qh[h], kh[h], vh[h], scores[h], weights[h], head_outputs[h],
+                              mask=full_mask, scale=scale, temperature=temperature),
+              None if scaled is None else scaled[h], None if masked is None else masked[h])
         for h in range(n_heads)
     )
-    return MultiHeadResult(q, k, v, heads, scores, scaled, masked, weights, head_outputs, concat,
-                           output, mask=full_mask, scale=scale, temperature=temperature,
-                           n_heads=n_heads)
+    result = MultiHeadResult(q, k, v, heads, scores, weights, head_outputs, concat, output,
+                             mask=full_mask, scale=scale, temperature=temperature,
+                             n_heads=n_heads)
+    return _keep(result, scaled, masked)
 
 
 def mix_heads(head_outputs, head_weights) -> Array:

@@ -266,7 +266,9 @@ def test_compact_grid_cell_equals_the_update_helpers(y_labels, colour_bar):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("mask_kind", ["none", "causal", "blocked_row"])
-def test_per_head_path_is_bit_identical_to_the_batched_one(dtype, mask_kind, monkeypatch):
+@pytest.mark.parametrize("threads", [1, 2])
+def test_per_head_path_is_bit_identical_to_the_batched_one(dtype, mask_kind, threads,
+                                                           monkeypatch):
     from attnviz import attention
 
     rng = np.random.default_rng(7)
@@ -281,18 +283,30 @@ def test_per_head_path_is_bit_identical_to_the_batched_one(dtype, mask_kind, mon
     for scale, temperature in ((0.4, 1.0), (1.0, 1.0), (0.0, 1.0), (2.0, 0.5)):
         monkeypatch.setattr(attention, "_PER_HEAD_ABOVE", 10**12)  # batched
         batched = attention._attend(q, k, v, mask, scale, temperature)
-        monkeypatch.setattr(attention, "_PER_HEAD_ABOVE", 1)  # one head at a time
-        per_head = attention._attend(q, k, v, mask, scale, temperature)
-        for a, b in zip(batched, per_head, strict=True):
+        monkeypatch.setattr(attention, "_PER_HEAD_ABOVE", 1)  # one head at a time,
+        # BLAS single-threaded: the heads run in two lanes (threads); otherwise in turn
+        monkeypatch.setattr(attention, "blas_threads", lambda: threads)
+        monkeypatch.setattr(attention, "_cores", lambda: 2)
+        scores, scaled, masked, weights, output = attention._attend(q, k, v, mask, scale,
+                                                                    temperature)
+        # the per-head path keeps neither scaled nor masked scores: results derive them
+        assert scaled is None and masked is None
+        scaled = attention._scale_scores(scores, scale / temperature)
+        masked = attention._mask_scores(scaled, mask)
+        for a, b in zip(batched, (scores, scaled, masked, weights, output), strict=True):
             assert a.dtype == b.dtype and a.shape == b.shape
             np.testing.assert_array_equal(a, b)
 
 
-def test_per_head_path_raises_the_same_overflow_error(monkeypatch):
+@pytest.mark.parametrize("threads", [1, 2])
+def test_per_head_path_raises_the_same_overflow_error(threads, monkeypatch):
+    """Also from a worker thread (single-threaded BLAS: the heads run in two lanes)."""
     from attnviz import attention
 
     big = np.full((2, 3, 2), 1e30, dtype=np.float32)
     monkeypatch.setattr(attention, "_PER_HEAD_ABOVE", 1)
+    monkeypatch.setattr(attention, "blas_threads", lambda: threads)
+    monkeypatch.setattr(attention, "_cores", lambda: 2)
     with pytest.raises(ValueError, match="scores overflow the floating-point range"):
         attention._attend(big, big, big, np.ones((3, 3), dtype=bool), 1.0, 1.0)
 
@@ -309,3 +323,25 @@ def test_large_multi_head_result_is_consistent():
     head = scaled_dot_product_attention(res.heads[5].q, res.heads[5].k, res.heads[5].v,
                                         mask=res.mask)
     np.testing.assert_array_equal(head.weights, res.weights[5])
+    # scaled and masked are derived on first access, read-only, kept, and what they say
+    for r, mask in ((res, res.mask), (res.heads[5], res.mask)):
+        assert "scaled" not in vars(r) and "masked" not in vars(r)
+        np.testing.assert_array_equal(r.scaled, r.scores * r.scale)
+        np.testing.assert_array_equal(r.masked, np.where(mask, r.scaled, -np.inf))
+        assert r.scaled is r.scaled and r.masked is r.masked
+        assert not r.scaled.flags.writeable and not r.masked.flags.writeable
+    np.testing.assert_array_equal(res.heads[5].masked, res.masked[5])
+    np.testing.assert_array_equal(head.masked, res.masked[5])
+
+
+def test_small_results_keep_the_scaled_and_masked_they_computed():
+    """Below the per-head size the computed arrays are stored: no recomputation on access."""
+    from attnviz.attention import multi_head_attention
+
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((5, 4))
+    res = multi_head_attention(x, None, *(rng.standard_normal((4, 4)) for _ in range(3)),
+                               n_heads=2, causal=True)
+    for r in (res, *res.heads):
+        assert "scaled" in vars(r) and "masked" in vars(r)
+    assert np.shares_memory(res.heads[1].masked, res.masked)
