@@ -23,6 +23,7 @@ AppTest runs the script in this process, so a rerun time includes AppTest's own 
 
 from __future__ import annotations
 
+import sys
 import time
 import warnings
 
@@ -55,6 +56,19 @@ def _share_script_cache() -> None:
 
     shared = ScriptCache()
     app_test.ScriptCache = local_script_runner.ScriptCache = lambda: shared
+
+
+def _act_like_a_server() -> None:
+    """Run app.py as a server process does after its first run: no legacy-pages rerun.
+
+    AppTest resets Streamlit's legacy pages/ flag on every run, so app.py would rerun itself
+    each time (``state.use_app_frame``, once per process on a server): every page would run
+    twice per edit. tests/apptest_helpers.py holds the fix the tests use too.
+    """
+    sys.path.insert(0, str(c.ROOT / "tests"))
+    from apptest_helpers import act_like_a_server
+
+    act_like_a_server()
 
 
 def _editor_key(el) -> str:
@@ -258,6 +272,7 @@ def main(argv=None) -> None:
     args = p.parse_args(argv)
     _quiet()
     _share_script_cache()
+    _act_like_a_server()
     pages = c.pages()
     if args.pages:
         wanted = set(args.pages.split(","))

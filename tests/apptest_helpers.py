@@ -7,10 +7,31 @@ import json
 from pathlib import Path
 
 import numpy as np
+import streamlit.testing.v1.app_test as app_test_module
+from streamlit.runtime.pages_manager import PagesManager
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
+
+
+class ServerLikePagesManager(PagesManager):
+    """A PagesManager whose process has already left legacy pages/ mode, as on a server.
+
+    AppTest makes a new PagesManager on every run, which puts the class flag
+    ``uses_pages_directory`` back to legacy mode; app.py (``state.use_app_frame``) then switches
+    it off and reruns — once per server process on a real server, but on *every* AppTest run.
+    That extra run loses button clicks in tests and doubles every timing in benchmarks.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        PagesManager.uses_pages_directory = False
+
+
+def act_like_a_server() -> None:
+    """Make AppTest run app.py as a server process does after its first run (see above)."""
+    app_test_module.PagesManager = ServerLikePagesManager
 
 
 def open_page(page: str | None = None, *, timeout: float = 30) -> AppTest:
