@@ -113,3 +113,18 @@ def test_tick_labels_are_literal_and_short():
     assert fig.layout.xaxis.ticktext[0] == "0:&lt;b&gt;x&lt;/b&gt;"
     assert len(fig.layout.yaxis.ticktext[1]) == TICK_CHARS
     assert fig.layout.yaxis.ticktext[1].endswith("…")
+
+
+def test_heatmap_margins_are_set_from_labels_titles_and_colour_bar():
+    """The margins fit the labels up front (automargin would otherwise draw twice)."""
+    from attnviz.figures import heatmap
+
+    short = heatmap(np.eye(2), ["a", "b"], ["c", "d"]).layout.margin
+    long = heatmap(np.eye(2), ["a", "b"], ["a long label", "d"], y_title="query").layout.margin
+    assert long.l > short.l + 60  # 10 more characters and an axis title
+    mask = heatmap(np.eye(2), kind="mask").layout.margin
+    assert mask.r < short.r  # no colour bar, no room for one
+    many = heatmap(np.zeros((3, 30)), [f"key_{j:02d}" for j in range(30)]).layout.margin
+    assert many.t > short.t  # 30 long column labels turn vertical: taller top margin
+    fig = heatmap(np.eye(2))
+    assert fig.layout.xaxis.automargin and fig.layout.yaxis.automargin  # still the safety net

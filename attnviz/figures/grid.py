@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from attnviz.figures.heatmap import _LINE_PX, _TITLE_PX
+
 
 def compact(fig: go.Figure, *, y_labels: bool = True, colour_bar: bool = True) -> go.Figure:
     """Drop what a grid of figures on a shared scale repeats in every cell.
@@ -30,9 +32,16 @@ def compact(fig: go.Figure, *, y_labels: bool = True, colour_bar: bool = True) -
     for trace in fig.data:
         if trace.type == "heatmap":
             trace.showscale = colour_bar
+    margin = fig.layout.margin
+    if fig.layout.xaxis.title.text and margin.t is not None:  # room the titles no longer need
+        margin.t = max(margin.t - _TITLE_PX, 10)
+    if fig.layout.yaxis.title.text and margin.l is not None:
+        margin.l = max(margin.l - _LINE_PX, 4)
     fig.layout.xaxis.title = None
     fig.layout.yaxis.title = None
     fig.layout.yaxis.showticklabels = y_labels
-    fig.layout.margin.l = 4
-    fig.layout.margin.r = 4
+    if not y_labels:
+        fig.layout.margin.l = 4
+    if not colour_bar:
+        fig.layout.margin.r = 4
     return fig

@@ -127,7 +127,9 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
         show_text = rows <= CELL_TEXT_LIMIT and cols <= CELL_TEXT_LIMIT
     gap = 1 if max(rows, cols) <= _GAPLESS_ABOVE else 0  # 1-px gaps would hide small cells
     trace = dict(z=shown, x=x_labels, y=y_labels, xgap=gap, ygap=gap, hoverongaps=True,
-                 colorbar=dict(thickness=12, len=0.9, outlinewidth=0),
+                 # the bar at a fixed distance from the plot (Plotly's default is 2 % of the
+                 # width), so its margin does not depend on the width either
+                 colorbar=dict(thickness=12, len=0.9, outlinewidth=0, x=1, xpad=8),
                  **_colour_args(z, kind, zmin, zmax))
     hover_rows = f"{y_title or 'row'} %{{y}}<br>{x_title or 'column'} %{{x}}<br>"
     if show_text:
@@ -145,7 +147,8 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
     row_px = 34 if rows <= CELL_TEXT_LIMIT else max(4, 420 // rows)
     layout = dict(
         height=height or int(min(640, max(180, 70 + row_px * rows))),
-        margin=dict(l=10, r=10, t=10, b=10),
+        margin=_margins(x_labels, y_labels, title or x_title, y_title,
+                        colour_bar=_colour_bar_chars(trace)),
         plot_bgcolor=MINUS_INF_BG,
         xaxis=_axis(" · ".join(t for t in (title, x_title) if t), side="top", type="category",
                     automargin=True, **_ticks(x_labels)),
@@ -162,6 +165,44 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
     if shapes:
         layout["shapes"] = shapes
     return _figure(data, layout)
+
+
+# Rough text metrics of the 13 px axis font, for the margins below.
+_CHAR_PX = 8  # a generous average character width
+_LINE_PX = 22  # the y axis title
+_TITLE_PX = 12  # what the top axis title adds to the tick labels' height
+
+
+def _colour_bar_chars(trace: dict) -> int:
+    """The width in characters of the colour bar's tick labels (0: no colour bar)."""
+    if not trace.get("showscale", True):
+        return 0
+    lo, hi = trace.get("zmin"), trace.get("zmax")
+    ends = [v for v in (lo, hi) if v is not None and np.isfinite(v)]
+    return max((len(f"{v:.3g}") + 1 for v in ends), default=4)  # + 1: a step like "0.5"
+
+
+def _margins(x_labels: list[str], y_labels: list[str], x_title: str, y_title: str, *,
+             colour_bar: int) -> dict:
+    """Margins that already fit the tick labels, axis titles and colour bar.
+
+    The axes keep ``automargin``, which would grow too-small margins by itself — but only by
+    drawing the chart a second time: in the browser a small heatmap then takes about twice as
+    long to appear (measured: benchmarks/RESULTS.md). Estimated from the label lengths, the
+    margins are rarely too small, so the second drawing rarely happens.
+    """
+    def longest(labels: list[str]) -> int:
+        return max((len(tick_text(t)) for t in labels), default=1) if len(labels) <= \
+            CELL_TEXT_LIMIT * 4 else 4  # long axes are thinned and show short labels
+
+    x_chars, y_chars = longest(x_labels), longest(y_labels)
+    # the top labels turn vertical when they no longer fit side by side
+    # (in a narrow column of the page: about 180 px between the margins)
+    upright = len(x_labels) * (x_chars * _CHAR_PX + 6) <= 180
+    top = 44 if upright else x_chars * 6 + 20  # labels, ticks and the colour bar's end
+    return dict(l=max(36, 10 + y_chars * _CHAR_PX) + (_LINE_PX if y_title else 0),
+                r=max(58, 30 + colour_bar * 7) if colour_bar else 10,
+                t=top + (_TITLE_PX if x_title else 0), b=10)
 
 
 def tick_text(label: str) -> str:
