@@ -115,3 +115,19 @@ def test_sqrt_dk_charts():
     np.testing.assert_allclose(fig.data[2].y, np.log(8))
     bars = grouped_bars(["k0", "k1"], {"a": [0.2, 0.8], "b": [0.5, 0.5]})
     assert [t.name for t in bars.data] == ["a", "b"] and bars.layout.barmode == "group"
+
+
+def test_line_view_labels_every_token_on_short_axes_and_every_kth_on_long_ones():
+    """256 tick labels per axis took Plotly seconds to lay out: long axes are thinned."""
+    from attnviz.figures.line_view import MAX_TICKS, head_view
+
+    short = head_view(np.full((5, 5), 0.2), [f"q{i}" for i in range(5)],
+                      [f"k{i}" for i in range(5)])
+    assert list(short.layout.yaxis.tickvals) == list(range(5))
+    assert list(short.layout.yaxis2.ticktext) == [f"k{i}" for i in range(5)]
+    t = 256
+    long = head_view(np.full((t, t), 1 / t), [f"q{i}" for i in range(t)],
+                     [f"k{i}" for i in range(t)], focus=("query", 3))
+    vals = list(long.layout.yaxis.tickvals)
+    assert len(vals) <= MAX_TICKS and vals[0] == 0 and vals == list(range(0, t, vals[1]))
+    assert list(long.layout.yaxis.ticktext) == [f"q{i}" for i in vals]
