@@ -47,8 +47,26 @@ _PER_HEAD_ABOVE = 512 * 512
 # float32 on 2 cores: benchmarks/RESULTS.md.
 
 
+class _DerivedScores:
+    """``scaled`` and ``masked`` of a result, derived from its ``scores``, ``mask``, ``scale``
+    and ``temperature`` on first access (or stored by :func:`_keep` when already computed)."""
+
+    scores: Array
+    mask: NDArray[np.bool_]
+    scale: float
+    temperature: float
+
+    @cached_property
+    def scaled(self) -> Array:  # noqa: D102 — documented in the result classes' docstrings
+        return _frozen_array(_scale_scores(self.scores, self.scale / self.temperature))
+
+    @cached_property
+    def masked(self) -> Array:  # noqa: D102
+        return _frozen_array(_mask_scores(self.scaled, self.mask))
+
+
 @dataclass(frozen=True, eq=False)
-class AttentionResult:
+class AttentionResult(_DerivedScores):
     """Every intermediate of one attention computation.
 
     Attributes
@@ -86,17 +104,9 @@ class AttentionResult:
     scale: float
     temperature: float
 
-    @cached_property
-    def scaled(self) -> Array:  # noqa: D102 — documented in the class docstring
-        return _frozen_array(_scale_scores(self.scores, self.scale / self.temperature))
-
-    @cached_property
-    def masked(self) -> Array:  # noqa: D102
-        return _frozen_array(_mask_scores(self.scaled, self.mask))
-
 
 @dataclass(frozen=True, eq=False)
-class MultiHeadResult:
+class MultiHeadResult(_DerivedScores):
     """Every intermediate of multi-head attention (heads stacked on the first axis).
 
     Attributes
@@ -132,14 +142,6 @@ class MultiHeadResult:
     scale: float
     temperature: float
     n_heads: int
-
-    @cached_property
-    def scaled(self) -> Array:  # noqa: D102 — documented in the class docstring
-        return _frozen_array(_scale_scores(self.scores, self.scale / self.temperature))
-
-    @cached_property
-    def masked(self) -> Array:  # noqa: D102
-        return _frozen_array(_mask_scores(self.scaled, self.mask))
 
 
 def _scale_scores(scores: Array, factor: float) -> Array:
@@ -259,8 +261,8 @@ def _attend_per_head(q: Array, k: Array, v: Array, mask: NDArray[np.bool_], fact
     Each head's scaled and masked scores go through one reused buffer instead of two more
     (n_heads, t_q, t_k) arrays (64 MB at 8 × 1024 × 1024 float32, whose first writing alone
     costs as much as a fifth of the matrix products here); the result derives them on access
-    with the same arithmetic (``_scale_scores``, ``_mask_scores``). The elementwise steps run on
-    whole heads in parallel when BLAS is single-threaded (see _PER_HEAD_ABOVE); every head gets
+    with the same arithmetic (``_scale_scores``, ``_mask_scores``). Whole heads (products and
+    softmax) run in parallel when BLAS is single-threaded (see _PER_HEAD_ABOVE); every head gets
     the same operations as on the batched path.
     """
     n_heads, t_q, t_k = q.shape[0], q.shape[1], k.shape[1]
