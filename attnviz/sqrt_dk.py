@@ -8,6 +8,13 @@ variance back to 1.
 :func:`sqrt_dk_experiment` draws random queries and keys for growing d_k and measures, with and
 without the scale, the variance of the scores and the entropy of the softmax (how spread out
 the weights are: ln t_k for uniform weights, 0 for a one-hot row).
+
+The dot products are drawn without drawing the vectors: |q|² of q ~ N(0, I_{d_k}) is
+chi-square with d_k degrees of freedom, and for that q and keys k_j ~ N(0, I) the scores
+q·k_1 … q·k_t are independent N(0, |q|²). So ``sqrt(chi2(d_k)) · z`` with z ~ N(0, 1) has
+exactly the distribution of the dot products, at (1 + t_k) draws per query instead of
+(1 + t_k) · d_k (at the page's default settings 0.08 M draws instead of 14 M: ~3 ms instead
+of ~200 ms). tests/test_sqrt_dk.py checks it against explicit vectors.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ Array = NDArray[np.float64]
 
 DEFAULT_D_KS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 MAX_D_K = 4096
-MAX_DRAWS = 200_000_000  # queries × keys × d_k numbers drawn in total, a bound on time
+MAX_DRAWS = 20_000_000  # queries × (1 + t_k) × widths numbers drawn, a bound on time
 
 
 @dataclass(frozen=True, eq=False)
@@ -93,16 +100,16 @@ def sqrt_dk_experiment(d_ks: Sequence[int] = DEFAULT_D_KS, *, t_k: int = 16,
     t_k = check_count("t_k", t_k, minimum=2)
     n_queries = check_count("n_queries", n_queries)
     seed = check_count("seed", seed, minimum=0)
-    if n_queries * t_k * sum(d_ks) > MAX_DRAWS:
-        raise ValueError(f"n_queries × t_k × Σ d_k must be at most {MAX_DRAWS:,}; use fewer "
-                         "queries, keys or widths")
+    if n_queries * (1 + t_k) * len(d_ks) > MAX_DRAWS:
+        raise ValueError(f"n_queries × (1 + t_k) × number of widths must be at most "
+                         f"{MAX_DRAWS:,}; use fewer queries, keys or widths")
     rng = np.random.default_rng(seed)
     rows = []
     for d_k in d_ks:
-        # 1) draw, 2) score, 3) normalise with and without the scale
-        q = rng.standard_normal((n_queries, 1, d_k))
-        k = rng.standard_normal((n_queries, t_k, d_k))
-        scores = np.sum(q * k, axis=-1)  # (n_queries, t_k)
+        # 1) |q| of each query, 2) its t_k scores q·k ~ N(0, |q|²) (see above),
+        # 3) normalise with and without the scale
+        q_norm = np.sqrt(rng.chisquare(d_k, n_queries))
+        scores = q_norm[:, None] * rng.standard_normal((n_queries, t_k))  # (n_queries, t_k)
         scaled = scores / np.sqrt(d_k)
         w_unscaled = softmax(scores, axis=-1)
         w_scaled = softmax(scaled, axis=-1)

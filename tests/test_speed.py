@@ -25,6 +25,7 @@ from attnviz.presets import PRESETS, default_scenario
 from attnviz.scenario import run_scenario
 
 heatmap_module = importlib.import_module("attnviz.figures.heatmap")
+base_module = importlib.import_module("attnviz.figures.base")
 
 
 # ------------------------------------------------------------------------------ fingerprint
@@ -185,7 +186,7 @@ _CASES = [
 @pytest.mark.parametrize("z, kwargs", _CASES)
 def test_fast_heatmap_equals_validated(z, kwargs, monkeypatch):
     fast = heatmap_module.heatmap(z, **kwargs)
-    monkeypatch.setattr(heatmap_module, "_VALIDATE", True)
+    monkeypatch.setattr(base_module, "_VALIDATE", True)
     validated = heatmap_module.heatmap(z, **kwargs)
     a = _prune(json.loads(pio.to_json(fast, validate=False)))
     b = _prune(json.loads(pio.to_json(validated)))
@@ -193,6 +194,35 @@ def test_fast_heatmap_equals_validated(z, kwargs, monkeypatch):
     assert fast.data[0].type == "heatmap"
     np.testing.assert_array_equal(np.asarray(fast.data[0].z, dtype=float),
                                   np.asarray(validated.data[0].z, dtype=float))
+
+
+def _chart_cases():
+    from attnviz.figures import charts, lines
+    from attnviz.sqrt_dk import sqrt_dk_experiment
+    res = sqrt_dk_experiment((1, 4, 16), t_k=8, n_queries=50)
+    x = np.arange(7)
+    return [
+        lambda: charts.variance_figure(res), lambda: charts.entropy_figure(res),
+        lambda: charts.max_weight_figure(res),
+        lambda: charts.grouped_bars(["k0", "k1"], {"a": [0.2, 0.8], "b": [0.5, 0.5]},
+                                    y_title="weight", y_range=(0.0, 1.05)),
+        lambda: charts.grouped_bars(["k0"], {"a": [1.0]}),
+        lambda: lines.line_chart(x, {"d0": np.sin(x), "d1": np.cos(x)}, title="PE",
+                                 x_title="position", y_range=(-1.05, 1.05)),
+        lambda: lines.line_chart(np.arange(100), {"s": np.arange(100.0)}, references=("s",)),
+    ]
+
+
+@pytest.mark.parametrize("case", range(7))
+def test_fast_charts_equal_validated(case, monkeypatch):
+    """Line and bar charts go through the same unvalidated construction as heatmaps."""
+    build = _chart_cases()[case]
+    fast = build()
+    monkeypatch.setattr(base_module, "_VALIDATE", True)
+    validated = build()
+    assert _prune(json.loads(pio.to_json(fast, validate=False))) == _prune(
+        json.loads(pio.to_json(validated)))
+    assert json.loads(pio.to_json(fast, validate=False))["layout"]["template"] == {}
 
 
 def test_fast_heatmap_still_validates_callers_updates():
@@ -217,7 +247,7 @@ def test_heatmap_writes_out_the_default_template():
     full = pio.templates[pio.templates.default].to_plotly_json()  # what plotly would apply
     assert d["layout"]["template"] == {}  # plotly.js must not apply another template
     ours = {"title", "font", "plot_bgcolor", "xaxis", "yaxis", "margin", "height"}
-    kept = [k for k in full["layout"] if k not in heatmap_module._TEMPLATE_SKIP]
+    kept = [k for k in full["layout"] if k not in base_module._TEMPLATE_SKIP]
     assert kept
     for key in kept:
         value = full["layout"][key]

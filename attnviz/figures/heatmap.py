@@ -13,7 +13,6 @@ Conventions:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -21,14 +20,12 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
+from attnviz.figures.base import figure
+
 CELL_TEXT_LIMIT = 12  # write numbers in cells up to this many rows and columns
 _FLOAT32_ABOVE = 128 * 128  # send float32 to the browser for matrices larger than this
 _GAPLESS_ABOVE = 64  # no white gaps between cells for matrices with more rows or columns
 TICK_CHARS = 16  # longer token labels are cut on the axes (hover and downloads keep them whole)
-_VALIDATE = False  # True: let plotly.py validate every heatmap (tests compare the two)
-# template sections a heatmap figure never uses: 3-D, polar, maps, and the default colour
-# scales (every heatmap trace here sets its own colorscale)
-_TEMPLATE_SKIP = ("polar", "ternary", "scene", "geo", "mapbox", "map", "colorscale", "coloraxis")
 WEIGHTS_SCALE = "Viridis"
 SIGNED_SCALE = "RdBu_r"
 SEQUENTIAL_SCALE = "Cividis"
@@ -164,7 +161,7 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
               + [_outline(r - 0.5, r + 0.5, c - 0.5, c + 0.5) for r, c in highlight_cells])
     if shapes:
         layout["shapes"] = shapes
-    return _figure(data, layout)
+    return figure(data, layout)
 
 
 # Rough text metrics of the 13 px axis font, for the margins below.
@@ -223,65 +220,6 @@ def _ticks(labels: list[str]) -> dict:
 def _axis(title: str, **props) -> dict:
     """An axis with an optional title (plotly.js 3 wants ``title`` as ``{"text": ...}``)."""
     return dict(title=dict(text=title), **props) if title else props
-
-
-def _figure(data: list[dict], layout: dict) -> go.Figure:
-    """A go.Figure from plain dicts, skipping plotly.py's property validation.
-
-    Validation costs ~30 ms a heatmap (most of a page's rerun); the properties above are fixed
-    by this module, and tests/test_speed.py checks that the figure is identical to the
-    validated one. Later changes by callers (``update_layout``, ``add_trace``) are validated.
-    Plotly's default template is written out as plain layout and trace properties (see
-    :func:`_template_defaults`), so there is no template object to build and send.
-    """
-    layout_defaults, heatmap_defaults = _template_defaults()
-    data = [_merge(heatmap_defaults, d) if d.get("type") == "heatmap" else d for d in data]
-    layout = dict(_merge(layout_defaults, layout), template={})
-    if _VALIDATE:
-        return go.Figure(dict(data=data, layout=layout))
-    fig = go.Figure(dict(data=data, layout=layout), _validate=False)
-    fig._validate = True  # noqa: SLF001 — only the construction above skips validation
-    return fig
-
-
-def _merge(base: dict, over: dict) -> dict:
-    """``over`` on top of ``base``, merging nested dicts (as a template's defaults apply)."""
-    out = dict(base)
-    for key, value in over.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _merge(out[key], value)
-        else:
-            out[key] = value
-    return out
-
-
-@lru_cache(maxsize=4)
-def _template_json(name: str) -> tuple[str, str]:
-    import plotly.io as pio
-
-    full = pio.templates[name].to_plotly_json() if name else {}
-    layout = {k: v for k, v in full.get("layout", {}).items() if k not in _TEMPLATE_SKIP}
-    heatmap = dict((full.get("data", {}).get("heatmap") or [{}])[0])
-    heatmap.pop("type", None)
-    heatmap.pop("colorscale", None)  # always set by the builders
-    return json.dumps(layout), json.dumps(heatmap)
-
-
-def _template_defaults() -> tuple[dict, dict]:
-    """Plotly's default template as explicit properties: (layout, heatmap trace).
-
-    The default is the template plotly.py would give a new figure now (Streamlit installs its
-    own "streamlit" template when it is imported): its layout part without the sections a
-    heatmap never uses (3-D, polar, maps, default colour scales: every heatmap trace here sets
-    its own), and its heatmap trace defaults. Written out they look as the template does
-    (checked pixel by pixel against the validated, templated figure), without building a
-    template object (~0.5 ms a figure) or sending one (~5 KB a chart).
-    """
-    import plotly.io as pio
-
-    name = pio.templates.default  # "streamlit" once Streamlit is imported, else "plotly"
-    layout, heatmap = _template_json(name if isinstance(name, str) else "")
-    return json.loads(layout), json.loads(heatmap)
 
 
 def _outline(y0: float, y1: float, x0: float, x1: float) -> dict:

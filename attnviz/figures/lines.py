@@ -6,20 +6,24 @@ on every page.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
+from attnviz.figures.base import figure
+
 # Okabe–Ito, colour-blind safe; cycled when there are more series
 COLOURS = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442",
            "#000000")
+REFERENCE_COLOUR = "#777777"  # theory / reference curves, dashed
 
 
 def line_chart(x: ArrayLike, series: Mapping[str, ArrayLike], *, title: str = "",
                x_title: str = "", y_title: str = "", y_range: tuple[float, float] | None = None,
-               markers: bool | None = None, height: int = 320) -> go.Figure:
+               markers: bool | None = None, height: int = 320, references: Sequence[str] = (),
+               x_axis: Mapping | None = None, y_axis: Mapping | None = None) -> go.Figure:
     """One line per series over a shared x axis.
 
     Parameters
@@ -32,6 +36,10 @@ def line_chart(x: ArrayLike, series: Mapping[str, ArrayLike], *, title: str = ""
         Fixed y axis range (e.g. (−1.05, 1.05) for sines and cosines).
     markers : bool, optional
         Draw a marker at every point; by default only for up to 60 points.
+    references : sequence of str
+        Names of series drawn as thin grey dashed lines without markers (a theory curve).
+    x_axis, y_axis : mapping, optional
+        More axis properties (e.g. ``type="log"``).
 
     Returns
     -------
@@ -40,25 +48,34 @@ def line_chart(x: ArrayLike, series: Mapping[str, ArrayLike], *, title: str = ""
     x = np.asarray(x)
     if markers is None:
         markers = x.shape[0] <= 60
-    fig = go.Figure()
+    data = []
     for i, (name, y) in enumerate(series.items()):
         y = np.asarray(y, dtype=float)
         if y.shape != x.shape:
             raise ValueError(f"series {name!r} has shape {y.shape}, expected {x.shape}")
-        fig.add_trace(go.Scatter(
-            x=x, y=y, name=name, mode="lines+markers" if markers else "lines",
-            line=dict(color=COLOURS[i % len(COLOURS)], width=2), marker=dict(size=5),
-            hovertemplate=f"{name}<br>{x_title or 'x'} %{{x}}<br>value %{{y:.6g}}<extra></extra>",
-        ))
-    fig.update_layout(
-        title=dict(text=title, x=0, font=dict(size=14)) if title else None,
+        trace = dict(type="scatter", x=x, y=y, name=name,
+                     mode="lines+markers" if markers else "lines",
+                     line=dict(color=COLOURS[i % len(COLOURS)], width=2), marker=dict(size=5),
+                     hovertemplate=f"{name}<br>{x_title or 'x'} %{{x}}<br>value %{{y:.6g}}"
+                                   "<extra></extra>")
+        if name in references:
+            trace.update(mode="lines", line=dict(color=REFERENCE_COLOUR, width=1.5, dash="dash"))
+        data.append(trace)
+    layout = dict(
         height=height, margin=dict(l=10, r=10, t=34 if title else 10, b=10),
-        xaxis=dict(title=x_title or None, automargin=True, zeroline=False),
-        yaxis=dict(title=y_title or None, automargin=True, range=y_range, zeroline=True,
-                   zerolinecolor="#bbbbbb"),
+        xaxis=_axis(x_title, automargin=True, zeroline=False, **(x_axis or {})),
+        yaxis=_axis(y_title, automargin=True, zeroline=True, zerolinecolor="#bbbbbb",
+                    **({"range": list(y_range)} if y_range is not None else {}),
+                    **(y_axis or {})),
         legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0),
         plot_bgcolor="white", font=dict(size=13), hovermode="x unified",
     )
-    fig.update_xaxes(showgrid=True, gridcolor="#eeeeee")
-    fig.update_yaxes(showgrid=True, gridcolor="#eeeeee")
-    return fig
+    if title:
+        layout["title"] = dict(text=title, x=0, font=dict(size=14))
+    return figure(data, layout)
+
+
+def _axis(title: str, **props) -> dict:
+    """An axis with a light grid, titled if ``title`` is given."""
+    return dict(title=dict(text=title), showgrid=True, gridcolor="#eeeeee", **props) if title \
+        else dict(showgrid=True, gridcolor="#eeeeee", **props)
