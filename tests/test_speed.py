@@ -197,10 +197,12 @@ def test_fast_heatmap_equals_validated(z, kwargs, monkeypatch):
 
 
 def _chart_cases():
-    from attnviz.figures import charts, lines
+    from attnviz.figures import charts, line_view, lines
     from attnviz.sqrt_dk import sqrt_dk_experiment
     res = sqrt_dk_experiment((1, 4, 16), t_k=8, n_queries=50)
     x = np.arange(7)
+    w = np.random.default_rng(0).dirichlet(np.ones(4), size=(2, 4))  # (2 heads, 4, 4)
+    labels = [f"{i}:t" for i in range(4)]
     return [
         lambda: charts.variance_figure(res), lambda: charts.entropy_figure(res),
         lambda: charts.max_weight_figure(res),
@@ -210,12 +212,14 @@ def _chart_cases():
         lambda: lines.line_chart(x, {"d0": np.sin(x), "d1": np.cos(x)}, title="PE",
                                  x_title="position", y_range=(-1.05, 1.05)),
         lambda: lines.line_chart(np.arange(100), {"s": np.arange(100.0)}, references=("s",)),
+        lambda: line_view.head_view(w, labels, labels),
+        lambda: line_view.head_view(w, labels, labels, heads=[1], focus=("key", 2)),
     ]
 
 
-@pytest.mark.parametrize("case", range(7))
+@pytest.mark.parametrize("case", range(9))
 def test_fast_charts_equal_validated(case, monkeypatch):
-    """Line and bar charts go through the same unvalidated construction as heatmaps."""
+    """Line, bar and line-view charts go through the same unvalidated construction as heatmaps."""
     build = _chart_cases()[case]
     fast = build()
     monkeypatch.setattr(base_module, "_VALIDATE", True)

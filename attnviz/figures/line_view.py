@@ -18,6 +18,7 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike, NDArray
 
+from attnviz.figures.base import figure
 from attnviz.figures.heatmap import tick_text
 from attnviz.figures.lines import COLOURS
 
@@ -116,21 +117,21 @@ def head_view(weights: ArrayLike, q_labels: Sequence[str], k_labels: Sequence[st
     heads = list(range(n_heads)) if heads is None else [int(h) for h in heads]
     n = max(t_q, t_k)
     spread = 0.25 / max(len(heads), 1)  # offset heads vertically so their lines stay visible
-    fig = go.Figure()
+    data = []
     for rank, h in enumerate(heads):
         colour = head_colour(h)
         offset = (rank - (len(heads) - 1) / 2) * spread if len(heads) > 1 else 0.0
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=f"head {h}",
-                                 legendgroup=f"head{h}", line=dict(color=colour, width=3),
-                                 hoverinfo="skip"))
+        data.append(dict(type="scatter", x=[None], y=[None], mode="lines", name=f"head {h}",
+                         legendgroup=f"head{h}", line=dict(color=colour, width=3),
+                         hoverinfo="skip"))
         rows, cols, level = line_segments(w[h], focus=focus, levels=levels)
         for lv in np.unique(level):
             sel = level == lv
             r, c = rows[sel], cols[sel]
             xs = np.tile([0.0, 1.0, np.nan], r.size)
             ys = np.column_stack([r + offset, c + offset, np.full(r.size, np.nan)]).ravel()
-            fig.add_trace(go.Scatter(
-                x=xs, y=ys, mode="lines", line=dict(color=colour, width=2.5),
+            data.append(dict(
+                type="scatter", x=xs, y=ys, mode="lines", line=dict(color=colour, width=2.5),
                 opacity=float(lv) / levels, legendgroup=f"head{h}", showlegend=False,
                 hoverinfo="skip", meta=dict(head=h, level=int(lv)), name=f"head {h}",
             ))
@@ -140,15 +141,16 @@ def head_view(weights: ArrayLike, q_labels: Sequence[str], k_labels: Sequence[st
                                          ("keys", t_k, 1.0, focus_k)):
         colours = [FOCUS_COLOUR if i == focused else MARKER_COLOUR for i in range(count)]
         sizes = [16 if i == focused else 11 for i in range(count)]
-        fig.add_trace(go.Scatter(
-            x=np.full(count, x), y=np.arange(count), mode="markers", name=side_name,
+        data.append(dict(
+            type="scatter", x=np.full(count, x), y=np.arange(count), mode="markers",
+            name=side_name,
             marker=dict(color=colours, size=sizes, line=dict(color="white", width=1)),
             selected=dict(marker=dict(opacity=1.0)), unselected=dict(marker=dict(opacity=1.0)),
             showlegend=False, customdata=np.arange(count),
             hovertemplate=f"{side_name[:-1]} %{{customdata}}<extra></extra>",
             yaxis="y" if x == 0.0 else "y2",
         ))
-    fig.update_layout(
+    return figure(data, dict(
         height=height or int(min(900, max(260, 90 + 30 * n))),
         margin=dict(l=10, r=10, t=30, b=40),
         plot_bgcolor="white", font=dict(size=13),
@@ -161,5 +163,4 @@ def head_view(weights: ArrayLike, q_labels: Sequence[str], k_labels: Sequence[st
                           yanchor="bottom", xanchor="center", font=dict(size=12)),
                      dict(x=1, y=1.0, xref="x", yref="paper", text="keys", showarrow=False,
                           yanchor="bottom", xanchor="center", font=dict(size=12))],
-    )
-    return fig
+    ))
