@@ -245,14 +245,15 @@ def _healthy(url: str) -> bool:
 
 
 @contextmanager
-def streamlit_server(log_path: Path, env: dict | None = None,
-                     timeout: float = 90) -> Iterator[tuple[str, subprocess.Popen]]:
-    """Run ``streamlit run app.py`` on a free loopback port; yield (base URL, Popen).
+def streamlit_server(log_path: Path, env: dict | None = None, timeout: float = 90,
+                     script: Path = APP) -> Iterator[tuple[str, subprocess.Popen]]:
+    """Run ``streamlit run app.py`` (or ``script``) on a free loopback port; yield (base URL,
+    Popen).
 
     Only 127.0.0.1 is used. The server is terminated (this Popen only) on exit.
     """
     port = free_port()
-    cmd = [sys.executable, "-m", "streamlit", "run", str(APP), "--server.headless=true",
+    cmd = [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless=true",
            "--browser.gatherUsageStats=false", "--server.address=127.0.0.1",
            f"--server.port={port}", "--server.fileWatcherType=none"]
     log_path.parent.mkdir(parents=True, exist_ok=True)

@@ -159,12 +159,15 @@ def _edit_cell(page, editor, text: str) -> None:
     editor.scroll_into_view_if_needed()
     bb = editor.get_by_test_id("data-grid-canvas").bounding_box()
     page.mouse.click(bb["x"] + bb["width"] - 10, bb["y"] + 35 + 17)  # a body cell of row 0
+    # (of row 1 if the grid has scrolled by a row since the last edit: move up to row 0)
     page.wait_for_function(
-        "() => /^glide-cell-\\d+-0$/.test(String(document.activeElement?.dataset?.testid))",
+        "() => /^glide-cell-\\d+-\\d+$/.test(String(document.activeElement?.dataset?.testid))",
         timeout=WAIT_MS)
-    c0 = int(page.evaluate("() => document.activeElement.dataset.testid").split("-")[2])
-    for _ in range(c0 - 1):
+    _, _, c0, r0 = page.evaluate("() => document.activeElement.dataset.testid").split("-")
+    for _ in range(int(c0) - 1):
         page.keyboard.press("ArrowLeft")
+    for _ in range(int(r0)):
+        page.keyboard.press("ArrowUp")
     page.wait_for_function(
         "() => document.activeElement?.dataset?.testid === 'glide-cell-1-0'", timeout=WAIT_MS)
     page.keyboard.press("Enter")

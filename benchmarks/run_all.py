@@ -27,6 +27,7 @@ BENCHMARKS = {  # name: (script, extra arguments of a full run)
     "core": ("bench_core.py", []),
     "server": ("bench_server.py", []),
     "browser": ("bench_browser.py", []),
+    "floor": ("bench_floor.py", []),
     "load": ("load.py", []),
 }
 HERE = Path(__file__).resolve().parent

@@ -13,9 +13,22 @@ from attnviz.ui.panels import scenario_caption, show_figure
 
 
 def table(frame, where=st) -> None:
-    """A step table: floats with 6 significant digits and "−∞" for −inf, labels as index."""
-    floats = [c for c in frame.columns if frame[c].dtype.kind == "f"]
-    where.dataframe(frame.style.format(lambda x: steps.fmt(x, 6), subset=floats))
+    """A step table: floats with 6 significant digits, labels as index.
+
+    Number columns keep the exact values (formatted by the grid, not by a pandas Styler, which
+    Streamlit applies cell by cell: ~50 ms of a rerun); a column holding −∞ (masked scores) is
+    written out as text, "−∞" included.
+    """
+    shown, config = frame.copy(), {}
+    for c in frame.columns:
+        if frame[c].dtype.kind != "f":
+            continue
+        if np.isinf(frame[c]).any():
+            shown[c] = [steps.table_number(x) for x in frame[c]]
+            config[c] = st.column_config.TextColumn(c, alignment="right")
+        else:
+            config[c] = st.column_config.NumberColumn(c, format="%.6g")
+    where.dataframe(shown, column_config=config)
 
 
 st.header("Step by step")

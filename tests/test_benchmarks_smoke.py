@@ -116,6 +116,17 @@ def test_browser_benchmark_quick(tmp_path):
 
 
 @pytest.mark.browser
+def test_floor_benchmark_quick(tmp_path):
+    section = _run("bench_floor.py", tmp_path)
+    (table,) = tables(section["markdown"])
+    assert table[0][0] == "heatmaps changed by the slider"
+    assert [r[0] for r in table[1:]] == ["0", "1"]
+    no_chart, one_chart = section["rows"]
+    assert no_chart["text"] > 0 and no_chart["redrawn"] is None
+    assert one_chart["redrawn"] >= one_chart["text"] > 0  # the chart follows the value
+
+
+@pytest.mark.browser
 def test_load_benchmark_quick(tmp_path):
     section = _run("load.py", tmp_path, "--time-limit", "400")
     (table,) = tables(section["markdown"])

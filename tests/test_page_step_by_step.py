@@ -6,6 +6,7 @@ Golden numbers: seed 000 and seed 002 print the first word's scores, weights and
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import numpy as np
@@ -115,7 +116,7 @@ def test_seed_001_causal_preset_gives_the_right_weights(at):
     np.testing.assert_allclose(weights, [[1, 0], [1 - W11, W11]], rtol=1e-14, atol=0)
     chain = frame_with(at, CHAIN_COL)  # query 0: key 1 is in the future
     assert chain["may attend"].tolist() == [True, False]
-    assert chain["masked"].iloc[1] == -np.inf and chain["exp"].iloc[1] == 0
+    assert chain["masked"].iloc[1] == "−∞" and chain["exp"].iloc[1] == 0  # −∞ written out
     at.selectbox(key="sbs_query").set_value(1).run()
     chain = frame_with(at, CHAIN_COL)
     np.testing.assert_allclose(chain[CHAIN_COL].to_numpy(), [0.1503254469, 0.8496745531],
@@ -197,9 +198,25 @@ def test_fully_masked_query_shows_zeros_and_a_warning(at):
     assert not at.exception
     assert any("Every key of this query is masked" in w.value for w in at.warning)
     chain = frame_with(at, CHAIN_COL)
-    assert (chain["masked"] == -np.inf).all()
+    assert (chain["masked"] == "−∞").all()  # a column holding −∞ is written out
     assert (chain[CHAIN_COL] == 0).all() and (chain["exp"] == 0).all()
     assert (sum_table(at).loc[steps.SUM_LABEL] == 0).all()
+
+
+def test_tables_format_numbers_in_the_grid_and_write_minus_infinity(at):
+    """Number columns stay numbers (6 significant digits set as the grid's format); a column
+    with −∞ is text in the same format, so the table reads the same either way."""
+    load_preset(at, "seed_001_causal")
+    chain_el = next(df for df in at.dataframe if CHAIN_COL in df.value.columns)
+    config = json.loads(chain_el.proto.columns)
+    assert config["q·k"]["type_config"]["format"] == "%.6g"
+    assert config["masked"]["type_config"] == {} or "format" not in config["masked"].get(
+        "type_config", {})
+    assert config["masked"]["alignment"] == "right"
+    chain = chain_el.value
+    assert chain["masked"].tolist() == [steps.table_number(chain["÷ τ"].iloc[0]), "−∞"]
+    assert steps.table_number(-0.123456789) == "-0.123457"
+    assert steps.table_number(1e-9) == "1e-09" and steps.table_number(-np.inf) == "−∞"
 
 
 def test_fewer_tokens_resets_the_query_choice(at):

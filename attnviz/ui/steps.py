@@ -31,6 +31,11 @@ def fmt(x: float, digits: int = 4) -> str:
     return "0" if text in ("-0", "0") else text.replace("-", "−")
 
 
+def table_number(x: float) -> str:
+    """A number as a step table's number columns show it (``%.6g``), "−∞" for −inf."""
+    return "−∞" if np.isneginf(x) else "∞" if np.isposinf(x) else f"{float(x):.6g}"
+
+
 def _factor(x: float) -> str:
     """A factor in a product: negative numbers in parentheses, ``1×(−2)``."""
     text = fmt(x)
