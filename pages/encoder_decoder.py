@@ -32,8 +32,12 @@ with st.expander("Target and source sequences", expanded=not state.presenter()):
         st.markdown("**Source (keys and values, encoder side)**")
         scenario = controls.token_controls("ed", scenario, source=True)
         scenario = controls.embedding_editor("ed", scenario, source=True)
-with st.expander("W_Q, W_K, W_V of the cross-attention", expanded=False):
-    scenario = controls.weight_editors("ed", scenario)
+# lazy: its three editors (~15 ms a rerun) run only while it is open
+weights = st.expander("W_Q, W_K, W_V of the cross-attention", expanded=False,
+                      key="ed_cross_weights", on_change="rerun")
+if weights.open:
+    with weights:
+        scenario = controls.weight_editors("ed", scenario)
 if scenario.use_pe:
     st.caption(text.ED_PE_ON)
 tgt_labels = [f"{i}:{tok}" for i, tok in enumerate(scenario.tokens)]

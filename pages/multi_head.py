@@ -28,11 +28,15 @@ c2.text(f"Q/K width {dk} = {n} heads × d_k {dk // n};  V width {dv} = {n} heads
 if bad_count:
     st.error(bad_count)
 
-with st.expander("Tokens, embeddings and weight matrices", expanded=False):
-    scenario = controls.token_controls("mha", scenario)
-    controls.size_controls("mha", scenario)
-    scenario = controls.embedding_editor("mha", scenario)
-    scenario = controls.weight_editors("mha", scenario)
+# lazy: the tokens and the five matrix editors (~30 ms a rerun) run only while it is open
+inputs = st.expander("Tokens, embeddings and weight matrices", expanded=False, key="mha_inputs",
+                     on_change="rerun")
+if inputs.open:
+    with inputs:
+        scenario = controls.token_controls("mha", scenario)
+        controls.size_controls("mha", scenario)
+        scenario = controls.embedding_editor("mha", scenario)
+        scenario = controls.weight_editors("mha", scenario)
 
 try:
     att = run_multi_head(scenario, n)

@@ -94,11 +94,15 @@ with views:
             diagnostics_panel(att.weights, q_lab, k_lab, key="pg_diag")
             out = att.output
             panel("output", out, [f"o{j}" for j in range(out.shape[-1])], q_lab)
-        with st.expander("Download these matrices and figures"):
-            share.matrix_downloads(export.matrices(result), key="pg_dl",
-                                   stem=share.file_stem(scenario),
-                                   labels=export.axis_labels(result), q_labels=q_lab,
-                                   k_labels=k_lab)
-            share.report_button(figures, key="pg_report", title="attnviz — Playground",
-                                notes=[scenario.title], file_name=f"{share.file_stem(scenario)}"
-                                "_playground.html")
+        # lazy: the downloads are prepared only while it is open
+        downloads = st.expander("Download these matrices and figures", key="pg_downloads",
+                                on_change="rerun")
+        if downloads.open:
+            with downloads:
+                share.matrix_downloads(export.matrices(result), key="pg_dl",
+                                       stem=share.file_stem(scenario),
+                                       labels=export.axis_labels(result), q_labels=q_lab,
+                                       k_labels=k_lab)
+                share.report_button(figures, key="pg_report", title="attnviz — Playground",
+                                    notes=[scenario.title],
+                                    file_name=f"{share.file_stem(scenario)}_playground.html")

@@ -34,10 +34,29 @@ def act_like_a_server() -> None:
     app_test_module.PagesManager = ServerLikePagesManager
 
 
-def open_page(page: str | None = None, *, timeout: float = 30) -> AppTest:
-    """Run app.py, then switch to ``pages/<page>.py`` (None = Home); fail on any exception."""
+# expanders whose content runs only while they are open (``on_change="rerun"``); tests open them
+# so that every widget is there (test_page_multi_head.py, test_page_encoder_decoder.py and
+# test_page_playground.py check the lazy behaviour)
+LAZY_EXPANDERS = ("mha_inputs", "ed_cross_weights", "pg_downloads")
+
+
+def open_lazy_expanders(at: AppTest) -> AppTest:
+    """Have the lazy expanders open on the next run (as a user clicking them would)."""
+    for key in LAZY_EXPANDERS:
+        at.session_state[key] = True
+    return at
+
+
+def open_page(page: str | None = None, *, timeout: float = 30,
+              lazy_open: bool = True) -> AppTest:
+    """Run app.py, then switch to ``pages/<page>.py`` (None = Home); fail on any exception.
+
+    ``lazy_open``: open the lazy expanders (see ``LAZY_EXPANDERS``) as the page is opened.
+    """
     at = AppTest.from_file(APP, default_timeout=timeout).run()
     if page:
+        if lazy_open:
+            open_lazy_expanders(at)
         at.switch_page(f"pages/{page}.py").run()
     assert not at.exception, [e.message for e in at.exception]
     return at

@@ -30,7 +30,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from apptest_helpers import APP, ROOT, chart_keys, chart_specs, chart_z_by_key, decode, open_page
+from apptest_helpers import (
+    APP,
+    ROOT,
+    chart_keys,
+    chart_specs,
+    chart_z_by_key,
+    decode,
+    open_lazy_expanders,
+    open_page,
+)
 from streamlit.testing.v1 import AppTest
 
 from attnviz import limits, scenario_io, text
@@ -97,6 +106,7 @@ def on_page(page: str, sc: Scenario | None = None) -> AppTest:
     at = open_page("home")
     if sc is not None:
         inject(at, sc)
+    open_lazy_expanders(at)
     at.switch_page(f"pages/{page}.py").run()
     return ok(at)
 
@@ -440,6 +450,7 @@ def test_every_page_survives_a_scenario_that_does_not_fit_together(name):
     at = open_page("home")
     for page in SCENARIO_PAGES:
         inject(at, sc)
+        open_lazy_expanders(at)  # every editor meets the scenario
         at.switch_page(f"pages/{page}.py").run()
         assert not at.exception, (page, [e.message for e in at.exception])
         assert at.header, f"{page} drew nothing"
@@ -471,6 +482,7 @@ def test_sizes_at_the_limits_draw_every_page_in_time():
     at = AppTest.from_file(APP, default_timeout=180).run()
     for page in SCENARIO_PAGES:
         inject(at, AT_THE_LIMITS)
+        open_lazy_expanders(at)
         at.switch_page(f"pages/{page}.py").run()
         assert not ok(at).error, (page, errors(at))
         assert at.header, f"{page} drew nothing"

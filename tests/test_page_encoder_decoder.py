@@ -160,3 +160,20 @@ def test_direct_mode_explains_and_offers_a_preset():
     assert not at.exception
     assert at.session_state["scenario"].variant == "cross"
     assert "ed_fig_cross_weights" in chart_keys(at)
+
+
+def test_cross_attention_weights_expander_runs_its_editors_only_while_open():
+    at = open_page("encoder_decoder", lazy_open=False)
+    closed = len(at.get("data_editor"))
+    version = at.session_state["editor_version"]
+    assert at.session_state["ed_cross_weights"] is False
+    assert f"ed_w_q_v{version}" not in at.session_state
+    at.session_state["ed_cross_weights"] = True
+    at.run()
+    assert len(at.get("data_editor")) == closed + 3 and not at.exception  # W_Q, W_K, W_V
+    at = edit_cells(at, f"ed_w_q_v{version}", {0: {"q0": 4.0}})
+    assert at.session_state["scenario"].w_q[0, 0] == 4.0
+    at.session_state["ed_cross_weights"] = False
+    at.run()
+    assert len(at.get("data_editor")) == closed and not at.exception
+    assert at.session_state["scenario"].w_q[0, 0] == 4.0

@@ -166,3 +166,24 @@ def test_run_multi_head_core_helper():
         attnviz.scenario.run_multi_head(PRESETS["seed_001_causal"].build())
     with pytest.raises(ValueError, match="valid choices: 1, 2, 4"):
         attnviz.scenario.run_multi_head(sc, 3)
+
+
+def test_inputs_expander_runs_its_editors_only_while_open():
+    """Closed (the default) it costs no editor; opened it shows them; edits survive closing."""
+    at = open_page(PAGE, lazy_open=False)
+    editors_closed = len(at.get("data_editor"))
+    assert at.session_state["mha_inputs"] is False
+    assert f"mha_x_v{at.session_state['editor_version']}" not in at.session_state
+    at.session_state["mha_inputs"] = True
+    at.run()
+    assert len(at.get("data_editor")) == editors_closed + 4  # x, W_Q, W_K, W_V
+    version = at.session_state["editor_version"]
+    at = edit_cells(at, f"mha_x_v{version}", {0: {"d0": 9.0}})
+    assert at.session_state["scenario"].x[0, 0] == 9.0
+    at.session_state["mha_inputs"] = False
+    at.run()
+    assert len(at.get("data_editor")) == editors_closed and not at.exception
+    assert at.session_state["scenario"].x[0, 0] == 9.0  # the edit is in the scenario
+    at.session_state["mha_inputs"] = True
+    at.run()
+    assert at.session_state["scenario"].x[0, 0] == 9.0 and not at.exception

@@ -175,3 +175,14 @@ def test_sidebar_preset_box_follows_a_preset_loaded_from_home():
     at = open_page()
     at.button(key="home_load_seed_002").click().run()
     assert at.selectbox(key="sidebar_preset").value == "seed_002"
+
+
+def test_downloads_are_prepared_only_while_their_expander_is_open():
+    at = open_page("playground", lazy_open=False)
+    assert at.session_state["pg_downloads"] is False
+    assert not at.download_button  # nothing built for a closed expander
+    at.session_state["pg_downloads"] = True
+    at.run()
+    labels = [b.proto.label for b in at.download_button]
+    assert any("HTML report" in label for label in labels), labels
+    assert not at.exception
