@@ -128,8 +128,11 @@ def head_view(weights: ArrayLike, q_labels: Sequence[str], k_labels: Sequence[st
         for lv in np.unique(level):
             sel = level == lv
             r, c = rows[sel], cols[sel]
-            xs = np.tile([0.0, 1.0, np.nan], r.size)
-            ys = np.column_stack([r + offset, c + offset, np.full(r.size, np.nan)]).ravel()
+            # plain lists, None between segments: dozens of small traces, and plotly.py spends
+            # ~0.3 ms per numpy array on checks and base64 (half of this figure's cost)
+            xs = [0.0, 1.0, None] * int(r.size)
+            ys = [v for a, b in zip((r + offset).tolist(), (c + offset).tolist(), strict=True)
+                  for v in (a, b, None)]
             data.append(dict(
                 type="scatter", x=xs, y=ys, mode="lines", line=dict(color=colour, width=2.5),
                 opacity=float(lv) / levels, legendgroup=f"head{h}", showlegend=False,
