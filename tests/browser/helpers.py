@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from playwright.sync_api import Locator, Page, WebSocket, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -158,11 +159,17 @@ def edit_cell(page: Page, editor: Locator, row: int, col: int, text: str) -> Non
     wait_for_app_run(page)
     bb = editor.get_by_test_id("data-grid-canvas").bounding_box()
     assert bb is not None, "data editor canvas is not visible"
+    # a previous edit's Enter left the focus on a cell of the next row: wait for the focus to
+    # move away from that cell to the clicked one (row 0, or row 1 if the grid has scrolled)
+    stale = page.evaluate("() => String(document.activeElement?.dataset?.testid)")
     page.mouse.click(bb["x"] + bb["width"] - 10, bb["y"] + 35 + 17)  # a body cell of row 0
-    # (of another row if the grid has scrolled since the last edit: move from where it is)
-    page.wait_for_function(
-        "() => /^glide-cell-\\d+-\\d+$/.test(String(document.activeElement?.dataset?.testid))"
-    )
+    try:  # (a one-row grid keeps the focus on the clicked cell: then it never moves)
+        page.wait_for_function(
+            "stale => { const id = String(document.activeElement?.dataset?.testid); "
+            "return /^glide-cell-\\d+-\\d+$/.test(id) && id !== stale; }", arg=stale,
+            timeout=3000)
+    except PlaywrightTimeoutError:
+        pass
     _, _, c0, r0 = page.evaluate("() => document.activeElement.dataset.testid").split("-")
     for _ in range(int(c0) - (col + 1)):
         page.keyboard.press("ArrowLeft")
