@@ -26,7 +26,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from playwright.sync_api import Locator, Page, WebSocket, expect
-from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -151,31 +150,21 @@ def edit_cell(page: Page, editor: Locator, row: int, col: int, text: str) -> Non
 
     ``editor`` locates the editor element (e.g. ``page.get_by_test_id("stDataFrame").first``);
     ``row`` and ``col`` are 0-based and do not count the index column. The grid is a canvas:
-    click a row-0 cell by coordinates, move with the arrow keys (from wherever the click
-    landed) while checking focus through the accessibility mirror
-    ``<td data-testid="glide-cell-{col}-{row}">``, then fill the overlay.
+    click a row-0 cell by coordinates, move with the arrow keys while checking focus through the
+    accessibility mirror ``<td data-testid="glide-cell-{col}-{row}">``, then fill the overlay.
     Returns once the rerun caused by the edit has finished (so the new value must differ).
     """
     wait_for_app_run(page)
     bb = editor.get_by_test_id("data-grid-canvas").bounding_box()
     assert bb is not None, "data editor canvas is not visible"
-    # a previous edit's Enter left the focus on a cell of the next row: wait for the focus to
-    # move away from that cell to the clicked one (row 0, or row 1 if the grid has scrolled)
-    stale = page.evaluate("() => String(document.activeElement?.dataset?.testid)")
     page.mouse.click(bb["x"] + bb["width"] - 10, bb["y"] + 35 + 17)  # a body cell of row 0
-    try:  # (a one-row grid keeps the focus on the clicked cell: then it never moves)
-        page.wait_for_function(
-            "stale => { const id = String(document.activeElement?.dataset?.testid); "
-            "return /^glide-cell-\\d+-\\d+$/.test(id) && id !== stale; }", arg=stale,
-            timeout=3000)
-    except PlaywrightTimeoutError:
-        pass
-    _, _, c0, r0 = page.evaluate("() => document.activeElement.dataset.testid").split("-")
-    for _ in range(int(c0) - (col + 1)):
+    page.wait_for_function(
+        "() => /^glide-cell-\\d+-0$/.test(String(document.activeElement?.dataset?.testid))"
+    )
+    c0 = int(page.evaluate("() => document.activeElement.dataset.testid").split("-")[2])
+    for _ in range(c0 - (col + 1)):
         page.keyboard.press("ArrowLeft")
-    for _ in range(int(r0) - row):
-        page.keyboard.press("ArrowUp")
-    for _ in range(row - int(r0)):
+    for _ in range(row):
         page.keyboard.press("ArrowDown")
     page.wait_for_function(
         f"() => document.activeElement?.dataset?.testid === 'glide-cell-{col + 1}-{row}'"
