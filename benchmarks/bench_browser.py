@@ -158,10 +158,10 @@ def _edit_cell(page, editor, text: str) -> None:
     """Type ``text`` into body cell (0, 0) of a data editor; the clock starts before Enter."""
     editor.scroll_into_view_if_needed()
     bb = editor.get_by_test_id("data-grid-canvas").bounding_box()
-    # a previous edit's Enter left the focus on a cell of the next row: wait for the focus to
-    # move away from that cell to the clicked one (row 0, or row 1 if the grid has scrolled)
     from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
+    # a previous edit's Enter left the focus on a cell of the next row: wait for the focus to
+    # move away from that cell to the clicked one (row 0, or row 1 if the grid has scrolled)
     stale = page.evaluate("() => String(document.activeElement?.dataset?.testid)")
     page.mouse.click(bb["x"] + bb["width"] - 10, bb["y"] + 35 + 17)  # a body cell of row 0
     try:  # (a one-row grid keeps the focus on the clicked cell: then it never moves)

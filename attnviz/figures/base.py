@@ -44,6 +44,11 @@ def figure(data: list[dict], layout: dict) -> go.Figure:
     return fig
 
 
+def axis(title: str, **props) -> dict:
+    """An axis with an optional title (plotly.js 3 wants ``title`` as ``{"text": ...}``)."""
+    return dict(title=dict(text=title), **props) if title else props
+
+
 def _merge(base: dict, over: dict) -> dict:
     """``over`` on top of ``base``, merging nested dicts (as a template's defaults apply)."""
     out = dict(base)

@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
-from attnviz.figures.base import figure
+from attnviz.figures.base import axis, figure
 from attnviz.figures.lines import COLOURS, line_chart
 from attnviz.sqrt_dk import SqrtDkResult
 
@@ -57,14 +57,11 @@ def grouped_bars(categories: Sequence[str], series: Mapping[str, ArrayLike], *,
                  marker=dict(color=COLOURS[i % len(COLOURS)]),
                  hovertemplate=f"{name}<br>%{{x}}: %{{y:.4g}}<extra></extra>")
             for i, (name, y) in enumerate(series.items())]
-    y_axis = dict(automargin=True, gridcolor="#eeeeee")
-    if y_title:
-        y_axis["title"] = dict(text=y_title)
-    if y_range is not None:
-        y_axis["range"] = list(y_range)
+    y_range = {"range": list(y_range)} if y_range is not None else {}
     return figure(data, dict(
         barmode="group", height=height, margin=dict(l=10, r=10, t=10, b=10),
         plot_bgcolor="white", font=dict(size=13),
-        xaxis=dict(type="category", automargin=True), yaxis=y_axis,
+        xaxis=dict(type="category", automargin=True),
+        yaxis=axis(y_title, automargin=True, gridcolor="#eeeeee", **y_range),
         legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0),
     ))

@@ -20,7 +20,7 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
-from attnviz.figures.base import figure
+from attnviz.figures.base import axis, figure
 
 CELL_TEXT_LIMIT = 12  # write numbers in cells up to this many rows and columns
 _FLOAT32_ABOVE = 128 * 128  # send float32 to the browser for matrices larger than this
@@ -147,9 +147,9 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
         margin=_margins(x_labels, y_labels, title or x_title, y_title,
                         colour_bar=_colour_bar_chars(trace)),
         plot_bgcolor=MINUS_INF_BG,
-        xaxis=_axis(" · ".join(t for t in (title, x_title) if t), side="top", type="category",
+        xaxis=axis(" · ".join(t for t in (title, x_title) if t), side="top", type="category",
                     automargin=True, **_ticks(x_labels)),
-        yaxis=_axis(y_title, autorange="reversed", type="category", automargin=True,
+        yaxis=axis(y_title, autorange="reversed", type="category", automargin=True,
                     **_ticks(y_labels)),
         font=dict(size=13),
     )
@@ -215,11 +215,6 @@ def _ticks(labels: list[str]) -> dict:
     if len(labels) > CELL_TEXT_LIMIT * 4:
         return {}
     return dict(tickmode="array", tickvals=labels, ticktext=[tick_text(t) for t in labels])
-
-
-def _axis(title: str, **props) -> dict:
-    """An axis with an optional title (plotly.js 3 wants ``title`` as ``{"text": ...}``)."""
-    return dict(title=dict(text=title), **props) if title else props
 
 
 def _outline(y0: float, y1: float, x0: float, x1: float) -> dict:

@@ -12,12 +12,13 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
-from attnviz.figures.base import figure
+from attnviz.figures.base import axis, figure
 
 # Okabe–Ito, colour-blind safe; cycled when there are more series
 COLOURS = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442",
            "#000000")
 REFERENCE_COLOUR = "#777777"  # theory / reference curves, dashed
+_GRID = dict(showgrid=True, gridcolor="#eeeeee")  # a light grid on both axes
 
 
 def line_chart(x: ArrayLike, series: Mapping[str, ArrayLike], *, title: str = "",
@@ -63,8 +64,8 @@ def line_chart(x: ArrayLike, series: Mapping[str, ArrayLike], *, title: str = ""
         data.append(trace)
     layout = dict(
         height=height, margin=dict(l=10, r=10, t=34 if title else 10, b=10),
-        xaxis=_axis(x_title, automargin=True, zeroline=False, **(x_axis or {})),
-        yaxis=_axis(y_title, automargin=True, zeroline=True, zerolinecolor="#bbbbbb",
+        xaxis=axis(x_title, automargin=True, zeroline=False, **_GRID, **(x_axis or {})),
+        yaxis=axis(y_title, automargin=True, zeroline=True, zerolinecolor="#bbbbbb", **_GRID,
                     **({"range": list(y_range)} if y_range is not None else {}),
                     **(y_axis or {})),
         legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0),
@@ -73,9 +74,3 @@ def line_chart(x: ArrayLike, series: Mapping[str, ArrayLike], *, title: str = ""
     if title:
         layout["title"] = dict(text=title, x=0, font=dict(size=14))
     return figure(data, layout)
-
-
-def _axis(title: str, **props) -> dict:
-    """An axis with a light grid, titled if ``title`` is given."""
-    return dict(title=dict(text=title), showgrid=True, gridcolor="#eeeeee", **props) if title \
-        else dict(showgrid=True, gridcolor="#eeeeee", **props)
