@@ -13,8 +13,9 @@ the page in Streamlit's AppTest and then, ``runs`` times, makes one edit and tim
 - else the page is simply rerun (it has nothing to edit; said in the table).
 On Your own attention the edit switches between the mean of the heads and head 0.
 
-Payload: the bytes of figure JSON the page sends (sum of ``len(proto.spec)`` over its Plotly
-charts) and the bytes of its data-editor frames (Arrow), after the last rerun.
+Payload: the bytes of figure JSON the page sends (over its charts: the JSON string of the
+in-place chart component, ``len(proto.spec)`` of an ``st.plotly_chart``) and the bytes of its
+data-editor frames (Arrow), after the last rerun.
 
 Targets: rerun after an edit <= 50 ms median (default scenario), <= 300 ms (t = 256, 8 heads).
 AppTest runs the script in this process, so a rerun time includes AppTest's own bookkeeping
@@ -141,10 +142,13 @@ def _step(at, kind: str, w, i: int) -> bool:
 
 def _payload(at) -> tuple[int, int, int]:
     """(number of charts, figure JSON bytes, data-editor Arrow bytes) of the current run."""
-    charts = at.get("plotly_chart")
-    fig_bytes = sum(len(ch.proto.spec) for ch in charts)
+    from apptest_helpers import charts
+
+    elements = charts(at)
+    fig_bytes = sum(len(ch.proto.spec if ch.type == "plotly_chart" else ch.proto.json)
+                    for ch in elements)
     editor_bytes = sum(len(e.proto.arrow_data.data) for e in at.get("data_editor"))
-    return len(charts), fig_bytes, editor_bytes
+    return len(elements), fig_bytes, editor_bytes
 
 
 def measure_page(page: str, scenario, runs: int, upload: tuple[str, bytes] | None = None) -> dict:
@@ -261,7 +265,8 @@ def section(rows: list[dict], quick: bool, big_label: str) -> dict:
     md = (f"### Server: rerun after an edit (AppTest, median of {runs} edits"
           f"{', QUICK' if quick else ''})\n\n{timing}\n\n"
           f"### Payload: what each page sends\n\n{payload}\n\n"
-          "*Figure JSON*: sum of `len(proto.spec)` of the page's Plotly charts; *data editors*: "
+          "*Figure JSON*: the figure JSON of the page's charts (the chart component's `json`, "
+          "an `st.plotly_chart`'s `spec`); *data editors*: "
           "the Arrow bytes of its `st.data_editor` frames.\n")
     return {"name": "server", "rows": rows, "targets": targets, "markdown": md}
 

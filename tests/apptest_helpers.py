@@ -11,6 +11,8 @@ import streamlit.testing.v1.app_test as app_test_module
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.testing.v1 import AppTest
 
+from attnviz.ui import plotly_view
+
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
 
@@ -74,9 +76,25 @@ def decode(value):
     return np.asarray(value)
 
 
+def charts(at: AppTest) -> list:
+    """Every chart element of the current run, in page order: attnviz's in-place chart
+    component (``attnviz.ui.plotly_view``) and ``st.plotly_chart`` (clickable charts)."""
+    return [node for node in at.main
+            if getattr(node, "type", None) == "plotly_chart"
+            or (getattr(node, "type", None) == "bidi_component"
+                and node.proto.component_name == plotly_view.NAME)]
+
+
+def chart_spec(element) -> dict:
+    """A chart element's figure as a dict: ``data``, ``layout`` and the Plotly ``config``."""
+    if element.type == "plotly_chart":
+        return {**json.loads(element.proto.spec), "config": json.loads(element.proto.config)}
+    return json.loads(json.loads(element.proto.json))  # plotly_view's JSON string, as JSON
+
+
 def chart_specs(at: AppTest) -> list[dict]:
-    """Every plotly chart of the current run as a decoded-JSON figure dict."""
-    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    """Every chart of the current run as a decoded-JSON figure dict (with its ``config``)."""
+    return [chart_spec(c) for c in charts(at)]
 
 
 def chart_z(at: AppTest, index: int, trace: int = 0) -> np.ndarray:
@@ -97,7 +115,7 @@ def chart_by_title(at: AppTest, title: str) -> dict:
 
 def chart_keys(at: AppTest) -> list[str]:
     """The ``key=`` of every chart, in page order (Streamlit ids end with "-<key>")."""
-    return [c.proto.id.split("-", 2)[-1] for c in at.get("plotly_chart")]
+    return [c.proto.id.split("-", 2)[-1] for c in charts(at)]
 
 
 def chart_z_by_key(at: AppTest, key: str, trace: int = 0) -> np.ndarray:

@@ -201,7 +201,7 @@ def test_image_format_choice_reaches_every_chart():
     at.radio(key="share_image_format").set_value("svg").run()
     assert at.session_state[state.IMAGE_FORMAT] == "svg"
     at.switch_page("pages/playground.py").run()
-    configs = [json.loads(c.proto.config) for c in at.get("plotly_chart")]
+    configs = [spec["config"] for spec in chart_specs(at)]
     assert configs and all(c["toImageButtonOptions"]["format"] == "svg" for c in configs)
     assert configs[0]["toImageButtonOptions"]["filename"].startswith("attnviz_")
     at.switch_page("pages/share.py").run()
@@ -210,7 +210,7 @@ def test_image_format_choice_reaches_every_chart():
 
 def test_png_is_the_default_at_twice_the_resolution():
     at = open_page("playground")
-    config = json.loads(at.get("plotly_chart")[0].proto.config)
+    config = chart_specs(at)[0]["config"]
     assert config["toImageButtonOptions"]["format"] == "png"
     assert config["toImageButtonOptions"]["scale"] == 2
     assert config["displaylogo"] is False

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from apptest_helpers import chart_specs, chart_z_by_key, edit_cells, open_page
+from apptest_helpers import chart_keys, chart_specs, chart_z_by_key, charts, edit_cells, open_page
 
 from attnviz import PRESETS, causal_mask, run_scenario, scaled_dot_product_attention
 from attnviz.ui import steps
@@ -44,8 +44,7 @@ def load_preset(at, key: str):
 
 def highlighted_rows(at) -> list[tuple[float, float]]:
     """(y0, y1) of every outline drawn on the weights chart."""
-    keys = [c.proto.id.split("-", 2)[-1] for c in at.get("plotly_chart")]
-    shapes = chart_specs(at)[keys.index("sbs_fig_weights")]["layout"].get("shapes", [])
+    shapes = chart_specs(at)[chart_keys(at).index("sbs_fig_weights")]["layout"].get("shapes", [])
     return [(s["y0"], s["y1"]) for s in shapes]
 
 
@@ -58,7 +57,7 @@ def at():
 
 def test_default_scenario_shows_seed_000_first_word(at):
     """Seed 000's printed numbers for word 1: scores, weights and output."""
-    assert len(at.get("plotly_chart")) == 1
+    assert len(charts(at)) == 1
     assert not at.error and not at.warning
     chain = frame_with(at, CHAIN_COL)
     np.testing.assert_array_equal(chain["q·k"].to_numpy(), [8, 2, 10, 2])
@@ -261,7 +260,7 @@ def test_a_scenario_the_core_rejects_gives_a_message_not_a_traceback(at):
     at.run()
     assert not at.exception
     assert len(at.error) == 1 and "reset it on the Masks page" in at.error[0].value
-    assert not at.get("plotly_chart")
+    assert not charts(at)
 
 
 @pytest.mark.parametrize("key", list(PRESETS))

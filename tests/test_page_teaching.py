@@ -8,7 +8,7 @@ import re
 
 import numpy as np
 import pytest
-from apptest_helpers import chart_keys, chart_specs, chart_z_by_key, decode, open_page
+from apptest_helpers import chart_keys, chart_specs, chart_z_by_key, charts, decode, open_page
 
 from attnviz.compare import compare
 from attnviz.pitfalls import PITFALLS
@@ -55,7 +55,7 @@ def test_page_runs_without_errors(page):
     at = open_page(page)
     assert not at.exception
     assert not at.error, [e.value for e in at.error]
-    assert at.get("plotly_chart"), f"{page} shows no chart"
+    assert charts(at), f"{page} shows no chart"
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -173,7 +173,7 @@ def test_compare_heads_slider_and_direct_scenario_message():
     at = load(at, "seed_001_causal")
     at.selectbox(key="compare_kind").set_value("pe").run()
     assert any("does not apply" in i.value for i in at.info)
-    assert not at.get("plotly_chart")
+    assert not charts(at)
 
 
 # Pitfalls ----------------------------------------------------------------------------------

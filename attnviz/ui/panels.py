@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from attnviz.ui import state
+from attnviz.ui.plotly_view import plotly_js_ready, plotly_view
 from attnviz.ui.safe import md_escape
 
 
@@ -29,11 +30,18 @@ def chart_config(filename: str, image_format: str | None = None) -> dict:
 
 
 def show_figure(fig: go.Figure, *, key: str, filename: str | None = None, **kwargs):
-    """``st.plotly_chart`` with the shared toolbar config; bigger in presenter mode."""
+    """Show a figure full-width with the shared toolbar config; bigger in presenter mode.
+
+    Drawn by :func:`attnviz.ui.plotly_view.plotly_view` (updated in place on later reruns);
+    ``st.plotly_chart`` when ``kwargs`` ask for its selection events (``on_select``, which
+    that function returns) or when the browser cannot load plotly.js from this server.
+    """
     if state.presenter():
         fig.update_layout(font=dict(size=18), height=int((fig.layout.height or 300) * 1.3))
-    return st.plotly_chart(fig, key=key, width="stretch", theme=None,
-                           config=chart_config(filename or key), **kwargs)
+    config = chart_config(filename or key)
+    if not kwargs and plotly_js_ready():
+        return plotly_view(fig, key=key, config=config)
+    return st.plotly_chart(fig, key=key, width="stretch", theme=None, config=config, **kwargs)
 
 
 def matrix_panel(title: str, fig: go.Figure, *, key: str, formula: str = "",

@@ -1,0 +1,52 @@
+// attnviz's Plotly chart: drawn once, then updated in place with Plotly.react.
+//
+// st.plotly_chart remounts a chart whenever its figure changes (Streamlit's element id hashes
+// the figure), so every edit draws every changed chart from scratch, twice. This component is
+// identified by its key alone: Streamlit calls the function below again with the new figure,
+// and Plotly.react updates the same <div>. plotly.min.js comes from this server's static files
+// (attnviz/ui/plotly_view.py copies the installed plotly package's own copy there): offline.
+const PLOTLY_URL = "app/static/plotly.min.js";
+
+function loadPlotly() {
+  if (window.Plotly) return Promise.resolve(window.Plotly);
+  if (!window.__attnvizPlotly) {
+    window.__attnvizPlotly = new Promise((resolve, reject) => {
+      const script = document.createElement("script");
+      script.src = PLOTLY_URL;
+      script.onload = () => resolve(window.Plotly);
+      script.onerror = () => {
+        window.__attnvizPlotly = null; // let the next draw try again
+        reject(new Error("plotly.min.js did not load"));
+      };
+      document.head.appendChild(script);
+    });
+  }
+  return window.__attnvizPlotly;
+}
+
+export default function (component) {
+  const { data, parentElement } = component;
+  let div = parentElement.querySelector(":scope > div.attnviz-chart");
+  if (!div) {
+    div = document.createElement("div");
+    div.className = "attnviz-chart";
+    parentElement.appendChild(div);
+    // follow the column's width (sidebar opened or closed, window resized)
+    let width = 0;
+    new ResizeObserver((entries) => {
+      const w = Math.round(entries[0].contentRect.width);
+      if (w && width && w !== width && window.Plotly && div._fullLayout) {
+        window.Plotly.Plots.resize(div);
+      }
+      width = w;
+    }).observe(div);
+  }
+  const spec = JSON.parse(data);
+  const config = Object.assign({ responsive: true }, spec.config);
+  loadPlotly()
+    .then((Plotly) => Plotly.react(div, spec.data, spec.layout, config))
+    .catch((err) => {
+      div.textContent = "This chart could not be drawn: " + err.message +
+        ". Reload the page; if it persists, start attnviz with the README's command.";
+    });
+}

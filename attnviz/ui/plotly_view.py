@@ -1,0 +1,93 @@
+"""Plotly charts that update in place: a Streamlit component instead of ``st.plotly_chart``.
+
+``st.plotly_chart`` gives a chart a new identity whenever its figure changes, so the browser
+throws the chart away and draws it from scratch (twice) on every edit: ~65 ms per changed
+heatmap here (benchmarks/bench_floor.py). This component (``st.components.v2``) is identified by
+its key alone; an edit sends the new figure to the same chart, which Plotly redraws in place
+with ``Plotly.react`` (~30 ms). The JavaScript is ``plotly_view.js`` beside this file.
+
+The browser loads ``plotly.min.js`` from this server's static files
+(``server.enableStaticServing`` in ``.streamlit/config.toml``): :func:`plotly_js_ready` copies
+the installed plotly package's own file into the ``static/`` folder beside the main script
+(``app.py``) once per process. Nothing is downloaded. Where that is not possible (a read-only
+checkout, static serving switched off), :func:`plotly_js_ready` says so and the caller keeps
+``st.plotly_chart``.
+"""
+
+from __future__ import annotations
+
+import filecmp
+import functools
+import logging
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import plotly
+import plotly.graph_objects as go
+import plotly.io as pio
+import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+_LOG = logging.getLogger(__name__)
+NAME = "attnviz_plotly"
+PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+_JS = (Path(__file__).parent / "plotly_view.js").read_text(encoding="utf-8")
+
+
+def copy_plotly_js(static_dir: Path) -> bool:
+    """Put the installed plotly package's ``plotly.min.js`` into ``static_dir``; True when it is
+    there (already identical, or copied now). Written to a temporary name and renamed, so a
+    browser never receives half a file; False (and a log line) when the directory is not
+    writable."""
+    target = static_dir / "plotly.min.js"
+    try:
+        if target.is_file() and filecmp.cmp(PLOTLY_JS, target, shallow=False):
+            return True
+        static_dir.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=static_dir, suffix=".tmp")
+        os.close(fd)
+        shutil.copyfile(PLOTLY_JS, tmp)
+        os.replace(tmp, target)
+        return True
+    except OSError as err:
+        _LOG.warning("attnviz: cannot copy plotly.min.js to %s (%s); charts fall back to "
+                     "st.plotly_chart", static_dir, err)
+        return False
+
+
+@functools.cache
+def _copied(static_dir: Path) -> bool:
+    """:func:`copy_plotly_js`, once per directory and process."""
+    return copy_plotly_js(static_dir)
+
+
+def plotly_js_ready() -> bool:
+    """True when the browser can load ``plotly.min.js`` from this server: static serving is on
+    and the file is in the ``static/`` folder Streamlit serves (beside the main script)."""
+    ctx = get_script_run_ctx()
+    if not (ctx and ctx.main_script_path and st.get_option("server.enableStaticServing")):
+        return False
+    return _copied(Path(ctx.main_script_path).resolve().parent / "static")
+
+
+@functools.cache
+def _component():
+    """The registered component (registered once per process; Streamlit re-registers it on a
+    new runtime, as AppTest makes, by itself)."""
+    return st.components.v2.component(NAME, js=_JS, isolate_styles=False)
+
+
+def figure_json(fig: go.Figure, config: dict) -> str:
+    """The figure and its Plotly config as the JSON the component's script parses (numpy arrays
+    become Plotly's base64 typed arrays, as ``st.plotly_chart`` sends them)."""
+    spec = fig.to_plotly_json()
+    spec["config"] = config
+    return pio.to_json(spec, validate=False)
+
+
+def plotly_view(fig: go.Figure, *, key: str, config: dict) -> None:
+    """Show ``fig`` full-width, updated in place on later reruns with the same ``key``."""
+    _component()(key=key, data=figure_json(fig, config))
+

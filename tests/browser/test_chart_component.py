@@ -1,0 +1,41 @@
+"""Real browser: charts are updated in place after an edit (same element, new numbers), and
+plotly.js comes from this server."""
+
+from __future__ import annotations
+
+from helpers import (
+    assert_no_exception,
+    edit_cell,
+    goto_page,
+    screenshot,
+    wait_for_app_run,
+    wait_for_plots,
+)
+
+_MARK = """key => { const g = document.querySelector('.st-key-' + key + ' .js-plotly-plot');
+                   g.__attnvizMark = 'kept'; return g._fullData[0].z.length; }"""
+_STATE = """key => { const g = document.querySelector('.st-key-' + key + ' .js-plotly-plot');
+                    return [g.__attnvizMark || null, Array.from(g._fullData[0].z[0])]; }"""
+
+
+def test_an_edit_redraws_the_same_chart_element_with_the_new_numbers(page, app_server):
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    goto_page(page, app_server, "playground")
+    wait_for_plots(page, 10)
+    wait_for_app_run(page)
+    assert page.evaluate(_MARK, "pg_fig_x") == 4
+    _, before = page.evaluate(_STATE, "pg_fig_x")
+    editor = page.get_by_test_id("stDataFrame").first  # X, the token embeddings
+    edit_cell(page, editor, row=0, col=0, text="7.5")
+    page.wait_for_function(
+        """key => Array.from(document.querySelector('.st-key-' + key + ' .js-plotly-plot')
+                 ._fullData[0].z[0])[0] === 7.5""", arg="pg_fig_x")
+    mark, after = page.evaluate(_STATE, "pg_fig_x")
+    assert mark == "kept"  # not a new element: Plotly.react on the chart already there
+    assert after[0] == 7.5 and after[1:] == before[1:]
+    screenshot(page, "playground_after_edit_in_place")
+    assert_no_exception(page)
+    assert f"{app_server}/app/static/plotly.min.js" in requests
+    assert not [u for u in requests if "cdn" in u or not (
+        u.startswith(app_server) or u.startswith(f"blob:{app_server}/"))]
