@@ -68,7 +68,7 @@ def on_click() -> None:
 left, right = st.columns([3, 2], gap="large")
 with left:
     st.caption(text.LINE_VIEW_OPACITY)
-    show_figure(fig, key="lines_fig", on_select=on_click, selection_mode="points")
+    show_figure(fig, key="lines_fig", on_select=on_click)
 with right:
     h = heads[0]
     st.markdown(f"**Weights of head {h}**" if n_heads > 1 else "**Weights**")

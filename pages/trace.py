@@ -46,7 +46,7 @@ with left:
         curve = add_cell_picker(fig, weights, k_lab, q_lab, value_name="α")
         st.caption(text.TRACE_CLICK)
         show_figure(fig, key="trace_fig_weights", on_select=trace_view.click_handler(
-            "trace_fig_weights", curve, t_k, query_key, key_key), selection_mode="points")
+            "trace_fig_weights", curve, t_k, query_key, key_key))
     else:
         show_figure(fig, key="trace_fig_weights")
     diagnostics_panel(weights, q_lab, k_lab, key="trace_diag")

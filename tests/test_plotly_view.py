@@ -8,7 +8,7 @@ import os
 
 import numpy as np
 import pytest
-from apptest_helpers import chart_spec, chart_specs, charts, decode, open_page
+from apptest_helpers import chart_keys, chart_spec, chart_specs, charts, decode, open_page
 from streamlit import config
 
 from attnviz.figures import heatmap
@@ -83,8 +83,20 @@ def test_without_static_serving_the_same_figures_come_from_st_plotly_chart(stati
             np.testing.assert_array_equal(decode(ta["z"]), decode(tb["z"]))
 
 
-def test_clickable_charts_stay_st_plotly_chart(static_serving):
-    """Selections (on_select) are st.plotly_chart's: the Line view's chart keeps it."""
+def test_clickable_charts_ask_the_component_for_clicks(static_serving):
+    """Clicks come back from the component too (Line view, Trace a cell); plain charts send
+    none."""
     static_serving(True)
     at = open_page("line_view")
-    assert "plotly_chart" in {e.type for e in charts(at)}
+    specs = dict(zip(chart_keys(at), chart_specs(at), strict=True))
+    assert {e.type for e in charts(at)} == {"bidi_component"}
+    assert specs["lines_fig"]["clickable"] is True
+    assert all(spec["clickable"] is False for key, spec in specs.items() if key != "lines_fig")
+
+
+def test_without_static_serving_clicks_come_from_st_plotly_chart_selections(static_serving):
+    static_serving(False)
+    at = open_page("trace")
+    chart = charts(at)[chart_keys(at).index("trace_fig_weights")]
+    assert chart.type == "plotly_chart"
+    assert list(chart.proto.selection_mode) and chart.proto.form_id == ""

@@ -1,4 +1,4 @@
-"""Make heatmap cells clickable in ``st.plotly_chart(..., on_select="rerun")``.
+"""Make heatmap cells clickable (``attnviz.ui.panels.show_figure(..., on_select=...)``).
 
 Plotly heatmaps send no selection events (streamlit#8760), so :func:`add_cell_picker` lays an
 invisible scatter point on the centre of every cell. With ``hoverdistance=-1`` the point under
@@ -64,7 +64,8 @@ def cell_from_selection(event: Mapping[str, Any] | None, curve: int,
     Parameters
     ----------
     event : mapping or None
-        What ``st.plotly_chart(..., on_select=...)`` returns (or stores in session state):
+        What the clicked chart stores in session state (the chart component and
+        ``st.plotly_chart(..., on_select=...)`` alike):
         ``{"selection": {"points": [{"curve_number": ..., "point_index": ...}, ...]}}``.
     curve : int
         The picker's trace index from :func:`add_cell_picker`.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -29,30 +30,35 @@ def chart_config(filename: str, image_format: str | None = None) -> dict:
     }
 
 
-def show_figure(fig: go.Figure, *, key: str, filename: str | None = None, **kwargs):
+def show_figure(fig: go.Figure, *, key: str, filename: str | None = None,
+                on_select: Callable[[], None] | None = None) -> None:
     """Show a figure full-width with the shared toolbar config; bigger in presenter mode.
 
-    Drawn by :func:`attnviz.ui.plotly_view.plotly_view` (updated in place on later reruns);
-    ``st.plotly_chart`` when ``kwargs`` ask for its selection events (``on_select``, which
-    that function returns) or when the browser cannot load plotly.js from this server.
+    Drawn by :func:`attnviz.ui.plotly_view.plotly_view` (updated in place on later reruns), or
+    by ``st.plotly_chart`` when the browser cannot load plotly.js from this server.
+    ``on_select`` is called when a point is clicked; ``st.session_state[key]`` then holds
+    ``{"selection": {"points": [{"curve_number": ..., "point_index": ...}]}}`` either way.
     """
     if state.presenter():
         fig.update_layout(font=dict(size=18), height=int((fig.layout.height or 300) * 1.3))
     config = chart_config(filename or key)
-    if not kwargs and plotly_js_ready():
-        return plotly_view(fig, key=key, config=config)
-    return st.plotly_chart(fig, key=key, width="stretch", theme=None, config=config, **kwargs)
+    if plotly_js_ready():
+        return plotly_view(fig, key=key, config=config, on_select=on_select)
+    if on_select is None:
+        return st.plotly_chart(fig, key=key, width="stretch", theme=None, config=config)
+    return st.plotly_chart(fig, key=key, width="stretch", theme=None, config=config,
+                           on_select=on_select, selection_mode="points")
 
 
 def matrix_panel(title: str, fig: go.Figure, *, key: str, formula: str = "",
-                 explanation: str = "", **kwargs):
+                 explanation: str = ""):
     """A subheader, the formula (LaTeX), a one-line explanation and the heatmap."""
     st.markdown(f"**{title}**")
     if formula:
         st.latex(formula)
     if explanation:
         st.caption(explanation)
-    return show_figure(fig, key=key, filename=title, **kwargs)
+    return show_figure(fig, key=key, filename=title)
 
 
 def scenario_caption(scenario) -> None:

@@ -24,8 +24,25 @@ function loadPlotly() {
   return window.__attnvizPlotly;
 }
 
+// A click on a point sends {points: [{curve_number, point_index}]} as the trigger value
+// "selection" (the shape of st.plotly_chart's selection events), when the chart asks for it.
+function sendClicks(div) {
+  if (div.__attnvizClicks) return;
+  div.__attnvizClicks = true;
+  div.on("plotly_click", (event) => {
+    const send = div.__attnvizSend;
+    if (!send) return;
+    send("selection", {
+      points: event.points.map((p) => ({
+        curve_number: p.curveNumber,
+        point_index: p.pointIndex ?? p.pointNumber,
+      })),
+    });
+  });
+}
+
 export default function (component) {
-  const { data, parentElement } = component;
+  const { data, parentElement, setTriggerValue } = component;
   let div = parentElement.querySelector(":scope > div.attnviz-chart");
   if (!div) {
     div = document.createElement("div");
@@ -43,8 +60,10 @@ export default function (component) {
   }
   const spec = JSON.parse(data);
   const config = Object.assign({ responsive: true }, spec.config);
+  div.__attnvizSend = spec.clickable ? setTriggerValue : null;
   loadPlotly()
     .then((Plotly) => Plotly.react(div, spec.data, spec.layout, config))
+    .then(() => spec.clickable && sendClicks(div))
     .catch((err) => {
       div.textContent = "This chart could not be drawn: " + err.message +
         ". Reload the page; if it persists, start attnviz with the README's command.";

@@ -22,6 +22,7 @@ import logging
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import plotly
@@ -79,15 +80,27 @@ def _component():
     return st.components.v2.component(NAME, js=_JS, isolate_styles=False)
 
 
-def figure_json(fig: go.Figure, config: dict) -> str:
-    """The figure and its Plotly config as the JSON the component's script parses (numpy arrays
-    become Plotly's base64 typed arrays, as ``st.plotly_chart`` sends them)."""
+def figure_json(fig: go.Figure, config: dict, *, clickable: bool = False) -> str:
+    """The figure, its Plotly config and whether clicks are sent back, as the JSON the
+    component's script parses (numpy arrays become Plotly's base64 typed arrays, as
+    ``st.plotly_chart`` sends them)."""
     spec = fig.to_plotly_json()
     spec["config"] = config
+    spec["clickable"] = clickable
     return pio.to_json(spec, validate=False)
 
 
-def plotly_view(fig: go.Figure, *, key: str, config: dict) -> None:
-    """Show ``fig`` full-width, updated in place on later reruns with the same ``key``."""
-    _component()(key=key, data=figure_json(fig, config))
+def plotly_view(fig: go.Figure, *, key: str, config: dict,
+                on_select: Callable[[], None] | None = None) -> None:
+    """Show ``fig`` full-width, updated in place on later reruns with the same ``key``.
 
+    ``on_select``: called (before the rerun) when a point of the chart is clicked; then
+    ``st.session_state[key]["selection"]`` is ``{"points": [{"curve_number": c,
+    "point_index": i}]}``, the shape of ``st.plotly_chart``'s selection events, so
+    :mod:`attnviz.figures.clickable` reads both.
+    """
+    data = figure_json(fig, config, clickable=on_select is not None)
+    if on_select is None:
+        _component()(key=key, data=data)
+    else:
+        _component()(key=key, data=data, on_selection_change=on_select)
