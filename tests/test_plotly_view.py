@@ -7,6 +7,7 @@ import json
 import os
 
 import numpy as np
+import plotly.io as pio
 import pytest
 from apptest_helpers import chart_keys, chart_spec, chart_specs, charts, decode, open_page
 from streamlit import config
@@ -100,3 +101,57 @@ def test_without_static_serving_clicks_come_from_st_plotly_chart_selections(stat
     chart = charts(at)[chart_keys(at).index("trace_fig_weights")]
     assert chart.type == "plotly_chart"
     assert list(chart.proto.selection_mode) and chart.proto.form_id == ""
+
+
+def _figures():
+    """One figure of every builder kind the pages show (heatmap with a click picker, line
+    chart, grouped bars, line view, presenter-mode layout update)."""
+    from attnviz.figures.charts import grouped_bars
+    from attnviz.figures.clickable import add_cell_picker
+    from attnviz.figures.line_view import head_view
+    from attnviz.figures.lines import line_chart
+
+    rng = np.random.default_rng(3)
+    w = rng.dirichlet(np.ones(3), size=3)
+    labels = ["a", "b", "<b>c</b>"]
+    picked = heatmap(w, labels, labels, kind="weights")
+    add_cell_picker(picked, w, labels, labels)
+    bigger = heatmap(rng.standard_normal((2, 5)), list("vwxyz"), ["p", "q"])
+    bigger.update_layout(font=dict(size=18), height=400)
+    return [picked, bigger,
+            line_chart(np.arange(4), {"d0": rng.standard_normal(4), "d1": np.ones(4)}),
+            grouped_bars(["k0", "k1"], {"s": np.array([0.25, 0.75])}),
+            head_view(w[None], labels, labels, heads=[0], focus=("query", 1))]
+
+
+def _plain(value):
+    """JSON with every Plotly typed array decoded to a plain list (for comparing)."""
+    if isinstance(value, dict) and "bdata" in value:
+        return decode(value).tolist()
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+@pytest.mark.parametrize("index", range(5))
+def test_figure_json_sends_plotlys_figure_with_the_exact_numbers(index):
+    """The figure plotly's own serialisation gives (typed arrays decoded: same numbers, bit
+    for bit), float arrays sent as typed arrays, and the figure left unchanged."""
+    fig = _figures()[index]
+    before = fig.to_plotly_json()
+    text = plotly_view.figure_json(fig, {"k": 1}, clickable=index == 0)
+    sent = json.loads(text)
+    assert sent.pop("config") == {"k": 1} and sent.pop("clickable") is (index == 0)
+    assert _plain(sent) == _plain(json.loads(pio.to_json(before, validate=False)))
+    assert '"bdata"' in text and "NaN" not in text
+    assert _plain(json.loads(pio.to_json(fig.to_plotly_json(), validate=False))) == _plain(sent)
+
+
+def test_figure_json_falls_back_to_plotly_for_what_json_cannot_hold():
+    fig = heatmap(np.eye(2), ["a", "b"], ["a", "b"])
+    fig.update_layout(meta=[float("nan")])  # a NaN outside a numpy array
+    sent = json.loads(plotly_view.figure_json(fig, {}))
+    assert sent["layout"]["meta"] == [None]
+    np.testing.assert_array_equal(decode(sent["data"][0]["z"]), np.eye(2))

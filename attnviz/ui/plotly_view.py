@@ -16,8 +16,10 @@ checkout, static serving switched off), :func:`plotly_js_ready` says so and the 
 
 from __future__ import annotations
 
+import base64
 import filecmp
 import functools
+import json
 import logging
 import os
 import shutil
@@ -25,6 +27,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import plotly
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -80,10 +83,41 @@ def _component():
     return st.components.v2.component(NAME, js=_JS, isolate_styles=False)
 
 
+def _typed_array(value):
+    """``json.dumps``'s hook for what JSON lacks: a float numpy array becomes a Plotly typed
+    array (``{"dtype", "bdata", "shape"}``, base64 of the exact bits, as ``fig.to_dict()``
+    sends it), other arrays and numpy scalars plain numbers or lists."""
+    if isinstance(value, np.ndarray):
+        if value.dtype in (np.float64, np.float32) and value.size:
+            arr = np.ascontiguousarray(value)
+            spec = {"dtype": "f8" if arr.dtype == np.float64 else "f4",
+                    "bdata": base64.b64encode(arr).decode("ascii")}
+            if arr.ndim > 1:
+                spec["shape"] = ", ".join(map(str, arr.shape))
+            return spec
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
 def figure_json(fig: go.Figure, config: dict, *, clickable: bool = False) -> str:
     """The figure, its Plotly config and whether clicks are sent back, as the JSON the
-    component's script parses (numpy arrays become Plotly's base64 typed arrays, as
-    ``st.plotly_chart`` sends them)."""
+    component's script parses.
+
+    The figure's own lists and dicts are encoded as they are (``fig.to_plotly_json()`` would
+    deep-copy them first: 0.9 of its 1.1 ms for a small heatmap), numpy float arrays as
+    Plotly's base64 typed arrays. Anything plain JSON cannot hold exactly (NaN or ∞ outside a
+    numpy array, another object) takes plotly's own, slower way.
+    """
+    data, layout = getattr(fig, "_data", None), getattr(fig, "_layout", None)
+    if isinstance(data, list) and isinstance(layout, dict):
+        try:
+            return json.dumps({"data": data, "layout": layout, "config": config,
+                               "clickable": clickable},
+                              default=_typed_array, allow_nan=False, separators=(",", ":"))
+        except (TypeError, ValueError):
+            pass
     spec = fig.to_plotly_json()
     spec["config"] = config
     spec["clickable"] = clickable
