@@ -3,9 +3,13 @@
     python benchmarks/bench_floor.py [--quick] [--runs N] [--json PATH]
 
 Not attnviz's pages: a one-slider script (written to a temporary directory) that prints the
-slider's value and shows N small heatmaps built and shown exactly as the pages do
-(``attnviz.figures.heatmap`` + ``attnviz.ui.panels.show_figure``), every one of them changed by
-the slider. It measures, in the same headless Chromium as bench_browser.py, the time from the
+slider's value and shows N small heatmaps built as the pages do (``attnviz.figures.heatmap``),
+every one of them changed by the slider, shown either way:
+
+- *component*: ``attnviz.ui.panels.show_figure``, as the pages show them (the in-place chart
+  component of ``attnviz.ui.plotly_view``: Plotly.react on the chart already there);
+- *st.plotly_chart*: Streamlit's own element, which draws a changed chart anew.
+ It measures, in the same headless Chromium as bench_browser.py, the time from the
 arrow key to
 
 - *text shown*: the printed value changed (Streamlit's round trip, no chart involved), and
@@ -25,6 +29,7 @@ from pathlib import Path
 import _common as c
 
 CHART_COUNTS = (0, 1, 4, 10)
+WAYS = ("component", "st.plotly_chart")
 QUIET_S = 0.5  # nothing redrawn for this long after the rerun: the page has settled
 
 _SCRIPT = '''
@@ -32,14 +37,19 @@ import os
 import numpy as np
 import streamlit as st
 from attnviz.figures import heatmap
-from attnviz.ui.panels import show_figure
+from attnviz.ui.panels import chart_config, show_figure
 
 value = st.slider("value", 0.0, 10.0, 1.0, 0.1, key="floor_value")
 st.write(f"value {value:.1f}")
 z = np.random.default_rng(0).standard_normal((4, 4))
 labels = [f"{i}:tok" for i in range(4)]
 for i in range(int(os.environ["FLOOR_CHARTS"])):
-    show_figure(heatmap(z * value + i, labels, labels, title=f"matrix {i}"), key=f"floor_{i}")
+    fig = heatmap(z * value + i, labels, labels, title=f"matrix {i}")
+    if os.environ["FLOOR_WAY"] == "component":
+        show_figure(fig, key=f"floor_{i}")
+    else:
+        st.plotly_chart(fig, key=f"floor_{i}", width="stretch", theme=None,
+                        config=chart_config(f"floor_{i}"))
 '''
 
 _WATCH = """
@@ -106,11 +116,11 @@ def main(argv=None) -> None:
         browser = pw.chromium.launch(executable_path=c.CHROMIUM, headless=True,
                                      args=c.CHROMIUM_ARGS)
         try:
-            for charts in counts:
-                env = {"FLOOR_CHARTS": str(charts),
+            for charts, way in [(n, w) for n in counts for w in (WAYS if n else WAYS[:1])]:
+                env = {"FLOOR_CHARTS": str(charts), "FLOOR_WAY": way,
                        "PYTHONPATH": os.pathsep.join([str(c.ROOT), os.environ.get(
                            "PYTHONPATH", "")])}
-                with c.streamlit_server(c.RESULTS_DIR / f"floor-{charts}.log", env=env,
+                with c.streamlit_server(c.RESULTS_DIR / f"floor-{charts}-{way[:3]}.log", env=env,
                                         script=script) as (base, _proc):
                     page = browser.new_page(viewport={"width": 1366, "height": 768})
                     page.goto(base + "/")
@@ -120,26 +130,27 @@ def main(argv=None) -> None:
                     start = time.perf_counter()
                     times = _measure(page, runs, charts)
                     page.close()
-                rows.append({"charts": charts, "runs": runs,
+                rows.append({"charts": charts, "way": way if charts else "n/a", "runs": runs,
                              "text": c.median([t[0] for t in times]),
                              "redrawn": c.median([t[1] for t in times]) if charts else None,
                              "seconds": time.perf_counter() - start})
         finally:
             browser.close()
     table = c.md_table(
-        ["heatmaps changed by the slider", "slider to text shown (ms)",
+        ["heatmaps changed by the slider", "shown by", "slider to text shown (ms)",
          "slider to last heatmap redrawn (ms)", "per heatmap beyond the text (ms)"],
-        [[r["charts"], c.ms(r["text"]), c.ms(r["redrawn"]) if r["redrawn"] else "n/a",
+        [[r["charts"], r["way"], c.ms(r["text"]), c.ms(r["redrawn"]) if r["redrawn"] else "n/a",
           c.ms((r["redrawn"] - r["text"]) / r["charts"]) if r["redrawn"] else "n/a"]
          for r in rows])
     markdown = (
         f"### Browser floor: a minimal app with N heatmaps ({c.chromium_version()}, median of "
         f"{runs} slider moves)\n\n{table}\n\n"
         "A one-slider Streamlit script (not a page of attnviz) whose slider changes N small "
-        "heatmaps built and shown as the pages do. *Text shown*: the printed value changed — "
+        "heatmaps built as the pages do, shown by attnviz's in-place chart component (as the "
+        "pages show them) or by `st.plotly_chart`. *Text shown*: the printed value changed — "
         "Streamlit's round trip alone; *last heatmap redrawn*: as *all repainted* above. The "
-        "difference is what each changed `st.plotly_chart` costs in this browser; a page "
-        "cannot be faster than the row with its number of changed charts.\n")
+        "difference is what each changed chart costs in this browser; a page cannot be "
+        "faster than the row with its number of changed charts.\n")
     c.emit(args, {"name": "floor", "rows": rows, "targets": [], "markdown": markdown})
 
 
