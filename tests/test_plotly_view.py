@@ -155,3 +155,14 @@ def test_figure_json_falls_back_to_plotly_for_what_json_cannot_hold():
     sent = json.loads(plotly_view.figure_json(fig, {}))
     assert sent["layout"]["meta"] == [None]
     np.testing.assert_array_equal(decode(sent["data"][0]["z"]), np.eye(2))
+
+
+def test_a_failed_copy_leaves_no_temporary_file(tmp_path, monkeypatch):
+    static = tmp_path / "static"
+
+    def disk_full(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(plotly_view.shutil, "copyfile", disk_full)
+    assert plotly_view.copy_plotly_js(static) is False
+    assert list(static.iterdir()) == []

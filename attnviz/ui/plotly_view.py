@@ -46,6 +46,7 @@ def copy_plotly_js(static_dir: Path) -> bool:
     browser never receives half a file; False (and a log line) when the directory is not
     writable."""
     target = static_dir / "plotly.min.js"
+    tmp = None
     try:
         if target.is_file() and filecmp.cmp(PLOTLY_JS, target, shallow=False):
             return True
@@ -56,6 +57,8 @@ def copy_plotly_js(static_dir: Path) -> bool:
         os.replace(tmp, target)
         return True
     except OSError as err:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
         _LOG.warning("attnviz: cannot copy plotly.min.js to %s (%s); charts fall back to "
                      "st.plotly_chart", static_dir, err)
         return False
