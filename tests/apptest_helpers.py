@@ -78,7 +78,8 @@ def decode(value):
 
 def charts(at: AppTest) -> list:
     """Every chart element of the current run, in page order: attnviz's in-place chart
-    component (``attnviz.ui.plotly_view``) and ``st.plotly_chart`` (clickable charts)."""
+    component (``attnviz.ui.plotly_view``) or, where static serving is off,
+    ``st.plotly_chart``."""
     return [node for node in at.main
             if getattr(node, "type", None) == "plotly_chart"
             or (getattr(node, "type", None) == "bidi_component"

@@ -44,10 +44,8 @@ def show_figure(fig: go.Figure, *, key: str, filename: str | None = None,
     config = chart_config(filename or key)
     if plotly_js_ready():
         return plotly_view(fig, key=key, config=config, on_select=on_select)
-    if on_select is None:
-        return st.plotly_chart(fig, key=key, width="stretch", theme=None, config=config)
-    return st.plotly_chart(fig, key=key, width="stretch", theme=None, config=config,
-                           on_select=on_select, selection_mode="points")
+    clicks = dict(on_select=on_select, selection_mode="points") if on_select else {}
+    return st.plotly_chart(fig, key=key, width="stretch", theme=None, config=config, **clicks)
 
 
 def matrix_panel(title: str, fig: go.Figure, *, key: str, formula: str = "",

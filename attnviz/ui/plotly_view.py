@@ -65,18 +65,19 @@ def copy_plotly_js(static_dir: Path) -> bool:
 
 
 @functools.cache
-def _copied(static_dir: Path) -> bool:
-    """:func:`copy_plotly_js`, once per directory and process."""
-    return copy_plotly_js(static_dir)
+def _copied_beside(main_script_path: str) -> bool:
+    """:func:`copy_plotly_js` into the ``static/`` folder Streamlit serves (beside the main
+    script), once per main script and process."""
+    return copy_plotly_js(Path(main_script_path).resolve().parent / "static")
 
 
 def plotly_js_ready() -> bool:
     """True when the browser can load ``plotly.min.js`` from this server: static serving is on
-    and the file is in the ``static/`` folder Streamlit serves (beside the main script)."""
+    and the file is in the ``static/`` folder Streamlit serves."""
     ctx = get_script_run_ctx()
     if not (ctx and ctx.main_script_path and st.get_option("server.enableStaticServing")):
         return False
-    return _copied(Path(ctx.main_script_path).resolve().parent / "static")
+    return _copied_beside(ctx.main_script_path)
 
 
 @functools.cache
@@ -136,8 +137,5 @@ def plotly_view(fig: go.Figure, *, key: str, config: dict,
     "point_index": i}]}``, the shape of ``st.plotly_chart``'s selection events, so
     :mod:`attnviz.figures.clickable` reads both.
     """
-    data = figure_json(fig, config, clickable=on_select is not None)
-    if on_select is None:
-        _component()(key=key, data=data)
-    else:
-        _component()(key=key, data=data, on_selection_change=on_select)
+    clicks = {"on_selection_change": on_select} if on_select else {}
+    _component()(key=key, data=figure_json(fig, config, clickable=bool(clicks)), **clicks)
