@@ -94,8 +94,9 @@ with c1:
     w_o = matrix_editor("W_O", scenario.w_o, key="mha_w_o", row_labels=concat_labels,
                         col_labels=controls.dims("o", scenario.w_o.shape[1]))
     if not np.array_equal(w_o, scenario.w_o):
-        state.update(w_o=w_o)
-        st.rerun()  # recompute the output with the edited W_O (the editor keeps its edits)
+        # only the output depends on W_O: recompute it here, no rerun of the page
+        scenario = state.update(w_o=w_o)
+        att = run_multi_head(scenario, n)
 with c2:
     title, _, why = text.MATRICES["mha_output"]
     out = att.output

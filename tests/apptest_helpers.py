@@ -49,6 +49,52 @@ def open_lazy_expanders(at: AppTest) -> AppTest:
     return at
 
 
+def editor_keys(at: AppTest) -> set[str]:
+    """The widget keys of the data editors of the current run."""
+    return {e.proto.id.split("-", 2)[-1] for e in at.get("data_editor")}
+
+
+def show_weight_tab(at: AppTest, name: str) -> AppTest:
+    """Select the weight tab of editor ``name`` ("pg_w_k") when its editor is not on the page.
+
+    The W_Q/W_K/W_V(/W_O) tabs of ``controls.weight_editors`` are lazy: only the selected
+    tab's editor runs, as only it is on screen (a user clicks the tab first).
+    """
+    prefix, _, field = name.partition("_")
+    if field in ("w_q", "w_k", "w_v", "w_o") and not any(
+            k.startswith(f"{name}_v") for k in editor_keys(at)):
+        at.session_state[f"{prefix}_weights"] = field.upper()
+        at.run()
+    return at
+
+
+def each_weight_tab(at: AppTest) -> list[str]:
+    """Rerun the page with each of its other weight tabs selected, then the first again.
+
+    The tabs are lazy (only the selected tab's editor runs), so a sweep that wants every
+    editor to meet a scenario goes through them; each run is checked by the caller's
+    ``at``. Returns the labels visited.
+    """
+    def containers(node):
+        for child in getattr(node, "children", {}).values():
+            if getattr(child, "type", "") == "tab_container":
+                yield child
+            yield from containers(child)
+
+    visited = []
+    for container in list(containers(at._tree)):  # noqa: SLF001 — AppTest's element tree
+        key = container.proto.id.split("-", 2)[-1]
+        labels = [tab.label for tab in container.children.values()]
+        if not key.endswith("_weights"):
+            continue
+        for label in labels[1:] + labels[:1]:
+            at.session_state[key] = label
+            at.run()
+            assert not at.exception, (key, label, [e.message for e in at.exception])
+            visited.append(label)
+    return visited
+
+
 def open_page(page: str | None = None, *, timeout: float = 30,
               lazy_open: bool = True) -> AppTest:
     """Run app.py, then switch to ``pages/<page>.py`` (None = Home); fail on any exception.

@@ -37,8 +37,10 @@ from apptest_helpers import (
     chart_specs,
     chart_z_by_key,
     decode,
+    each_weight_tab,
     open_lazy_expanders,
     open_page,
+    show_weight_tab,
 )
 from streamlit.testing.v1 import AppTest
 
@@ -112,7 +114,9 @@ def on_page(page: str, sc: Scenario | None = None) -> AppTest:
 
 
 def edit(at: AppTest, key: str, edits: dict) -> AppTest:
-    """Put ``edits`` ({row: {column: value}}) into the data editor ``key`` (all edits so far)."""
+    """Put ``edits`` ({row: {column: value}}) into the data editor ``key`` (all edits so far);
+    a weight editor's tab is selected first."""
+    show_weight_tab(at, key)
     at.session_state[vkey(at, key)] = {"edited_rows": edits, "added_rows": [],
                                        "deleted_rows": []}
     return ok(at.run())
@@ -454,6 +458,7 @@ def test_every_page_survives_a_scenario_that_does_not_fit_together(name):
         at.switch_page(f"pages/{page}.py").run()
         assert not at.exception, (page, [e.message for e in at.exception])
         assert at.header, f"{page} drew nothing"
+        each_weight_tab(at)  # the lazy weight tabs: every editor meets the scenario
         for spec in chart_specs(at):  # no NaN sneaks into a drawn weights matrix
             if (spec["data"][0].get("zmin"), spec["data"][0].get("zmax")) == (0.0, 1.0):
                 z = decode(spec["data"][0]["z"]).astype(float)
@@ -486,6 +491,7 @@ def test_sizes_at_the_limits_draw_every_page_in_time():
         at.switch_page(f"pages/{page}.py").run()
         assert not ok(at).error, (page, errors(at))
         assert at.header, f"{page} drew nothing"
+        each_weight_tab(at)
 
 
 def test_large_downloads_are_built_on_click_not_on_every_rerun():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from apptest_helpers import chart_keys, chart_z_by_key, edit_cells, open_page
+from apptest_helpers import chart_keys, chart_z_by_key, edit_cells, editor_keys, open_page
 
 import attnviz
 from attnviz.presets import PRESETS
@@ -186,3 +186,25 @@ def test_downloads_are_prepared_only_while_their_expander_is_open():
     labels = [b.proto.label for b in at.download_button]
     assert any("HTML report" in label for label in labels), labels
     assert not at.exception
+
+
+def test_weight_tabs_run_only_the_selected_editor_and_keep_edits_across_tabs():
+    """W_Q, W_K, W_V are lazy tabs: one editor runs; an edit survives switching tabs."""
+    at = open_page("playground")
+    version = at.session_state["editor_version"]
+
+    assert f"pg_w_q_v{version}" in editor_keys(at)
+    assert not {f"pg_w_k_v{version}", f"pg_w_v_v{version}"} & editor_keys(at)
+    at = edit_cells(at, f"pg_w_q_v{version}", {0: {"q0": 3.5}})
+    assert at.session_state["scenario"].w_q[0, 0] == 3.5
+    at.session_state["pg_weights"] = "W_K"
+    at.run()
+    assert f"pg_w_k_v{version}" in editor_keys(at)
+    assert f"pg_w_q_v{version}" not in editor_keys(at)
+    at = edit_cells(at, f"pg_w_k_v{version}", {1: {"k1": -2.0}})
+    sc = at.session_state["scenario"]
+    assert sc.w_q[0, 0] == 3.5 and sc.w_k[1, 1] == -2.0 and not at.exception
+    at.session_state["pg_weights"] = "W_Q"
+    at.run()  # back on W_Q: the editor starts from the scenario, with the edit in it
+    frame = next(e for e in at.get("data_editor") if e.proto.id.endswith(f"pg_w_q_v{version}"))
+    assert frame.value.iloc[0, 0] == 3.5 and at.session_state["scenario"].w_k[1, 1] == -2.0

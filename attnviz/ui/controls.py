@@ -124,11 +124,17 @@ def embedding_editor(prefix: str, scenario: Scenario, *, source: bool = False) -
 
 
 def weight_editors(prefix: str, scenario: Scenario, *, with_w_o: bool = False) -> Scenario:
-    """Tabs with W_Q, W_K, W_V (and W_O), plus regeneration with an initialiser and a seed."""
+    """Tabs with W_Q, W_K, W_V (and W_O), plus regeneration with an initialiser and a seed.
+
+    Lazy: only the selected tab's editor runs (``st.session_state[f"{prefix}_weights"]`` holds
+    its label); the others keep their values in the scenario.
+    """
     names = ["w_q", "w_k", "w_v"] + (["w_o"] if with_w_o else [])
-    tabs = st.tabs([n.upper().replace("W_", "W_") for n in names])
+    tabs = st.tabs([n.upper() for n in names], key=f"{prefix}_weights", on_change="rerun")
     changes = {}
     for tab, name in zip(tabs, names, strict=True):
+        if not tab.open:
+            continue
         with tab:
             matrix = getattr(scenario, name)
             rows = dims("v", matrix.shape[0]) if name == "w_o" else dims("d", matrix.shape[0])
