@@ -16,6 +16,7 @@ from attnviz.presets import PRESETS
 from attnviz.quiz import practice_question
 from attnviz.scenario import run_scenario
 from attnviz.ui import trace_view
+from attnviz.ui.diagnostics import panel_key
 
 PAGES = ["trace", "compare", "pitfalls", "why_sqrt_dk", "line_view", "quiz"]
 
@@ -331,3 +332,15 @@ def test_playground_shows_diagnostics_under_the_weights():
     np.testing.assert_allclose(frame["max weight"], w.max(axis=1))
     # row 1 ties word_1 and word_3 (0.455 each): the first one is named
     assert list(frame["most-attended key"]) == ["2:word_3", "0:word_1", "2:word_3", "2:word_3"]
+
+
+def test_diagnostics_are_computed_only_while_their_expander_is_open():
+    """Closed (the default) the panel sends no table; opened it does, for the current weights."""
+    at = open_page("trace", lazy_open=False)
+    assert at.session_state[panel_key("trace_diag")] is False
+    assert not [d for d in at.dataframe if "effective tokens" in d.value.columns]
+    at.session_state[panel_key("trace_diag")] = True
+    at.run()
+    frames = [d.value for d in at.dataframe if "effective tokens" in d.value.columns]
+    assert len(frames) == 1 and not at.exception
+    np.testing.assert_allclose(frames[0]["row sum"], 1.0)

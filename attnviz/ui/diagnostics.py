@@ -42,6 +42,11 @@ def diagnostics_frame(diag: RowDiagnostics, q_labels: Sequence[str],
     return pd.concat(frames) if len(frames) > 1 else frames[0]
 
 
+def panel_key(key: str) -> str:
+    """The key of the expander around the diagnostics table ``key``."""
+    return f"{key}_panel"
+
+
 def diagnostics_panel(weights: ArrayLike, q_labels: Sequence[str], k_labels: Sequence[str], *,
                       key: str, expanded: bool = False) -> RowDiagnostics | None:
     """Entropy, effective tokens, max weight, argmax and row sums of every query row.
@@ -52,16 +57,21 @@ def diagnostics_panel(weights: ArrayLike, q_labels: Sequence[str], k_labels: Seq
     q_labels, k_labels : sequence of str
         Row and column labels (user text: shown only inside the dataframe).
     key : str
-        Page-prefixed key of the dataframe.
+        Page-prefixed key of the dataframe; the expander's key is ``panel_key(key)``.
     expanded : bool
         Open the expander at first.
 
     Returns
     -------
     RowDiagnostics or None
-        None (with a message) when the weights are not valid attention weights.
+        None while the expander is closed (lazy: nothing is computed or sent then), or (with a
+        message) when the weights are not valid attention weights.
     """
-    with st.expander(text.DIAGNOSTICS_TITLE, expanded=expanded):
+    panel = st.expander(text.DIAGNOSTICS_TITLE, expanded=expanded, key=panel_key(key),
+                        on_change="rerun")
+    if not panel.open:
+        return None
+    with panel:
         try:
             diag = row_diagnostics(weights)
         except ValueError as exc:
