@@ -66,12 +66,14 @@ st.latex(text.ED_ADDITIVE_FORMULA)
 d_a = scenario.w_a_q.shape[1] if scenario.w_a_q.ndim == 2 else 0
 with st.expander(f"W_q, W_k (d_model × d_a = {scenario.d_model} × {d_a}) and v_a",
                  expanded=not state.presenter()):
-    cols = st.columns(3)
+    # lazy tabs, like the weight tabs: only the selected tab's editor runs
+    tabs = st.tabs(["W_q", "W_k", "v_a"], key="ed_additive_weights", on_change="rerun")
     changes = {}
-    for col, name, label in zip(cols, ("w_a_q", "w_a_k", "v_a"), ("W_q", "W_k", "v_a"),
+    for tab, name, label in zip(tabs, ("w_a_q", "w_a_k", "v_a"), ("W_q", "W_k", "v_a"),
                                 strict=True):
-        with col:
-            st.markdown(f"**{label}**")
+        if not tab.open:
+            continue
+        with tab:
             value = getattr(scenario, name)
             rows = ["v_a"] if name == "v_a" else controls.dims("d", value.shape[0])
             # each with its own width: in a scenario file they may disagree (compute says so)

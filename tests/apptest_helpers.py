@@ -57,16 +57,24 @@ def editor_keys(at: AppTest) -> set[str]:
     return {e.proto.id.split("-", 2)[-1] for e in at.get("data_editor")}
 
 
-def show_weight_tab(at: AppTest, name: str) -> AppTest:
-    """Select the weight tab of editor ``name`` ("pg_w_k") when its editor is not on the page.
+# editors in lazy tabs (only the selected tab's editor runs): (tabs key, tab label)
+ADDITIVE_TABS = {"ed_w_a_q": ("ed_additive_weights", "W_q"),
+                 "ed_w_a_k": ("ed_additive_weights", "W_k"),
+                 "ed_v_a": ("ed_additive_weights", "v_a")}
 
-    The W_Q/W_K/W_V(/W_O) tabs of ``controls.weight_editors`` are lazy: only the selected
-    tab's editor runs, as only it is on screen (a user clicks the tab first).
+
+def show_weight_tab(at: AppTest, name: str) -> AppTest:
+    """Select the tab of editor ``name`` ("pg_w_k") when its editor is not on the page.
+
+    The W_Q/W_K/W_V(/W_O) tabs of ``controls.weight_editors`` and the additive W_q/W_k/v_a
+    tabs are lazy: only the selected tab's editor runs, as only it is on screen (a user
+    clicks the tab first).
     """
     prefix, _, field = name.partition("_")
-    if field in ("w_q", "w_k", "w_v", "w_o") and not any(
-            k.startswith(f"{name}_v") for k in editor_keys(at)):
-        at.session_state[f"{prefix}_weights"] = field.upper()
+    tab = ADDITIVE_TABS.get(name) or (
+        (f"{prefix}_weights", field.upper()) if field in ("w_q", "w_k", "w_v", "w_o") else None)
+    if tab and not any(k.startswith(f"{name}_v") for k in editor_keys(at)):
+        at.session_state[tab[0]] = tab[1]
         at.run()
     return at
 

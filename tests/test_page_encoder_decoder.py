@@ -4,7 +4,7 @@ Bahdanau's additive attention and seed 004's attention pooling, with the core's 
 from __future__ import annotations
 
 import numpy as np
-from apptest_helpers import chart_keys, chart_z_by_key, edit_cells, open_page
+from apptest_helpers import chart_keys, chart_z_by_key, edit_cells, editor_keys, open_page
 
 import attnviz
 from attnviz.presets import PRESETS
@@ -102,9 +102,14 @@ def test_bahdanau_preset_scores_weights_context():
 def test_editing_v_a_and_w_q_changes_additive_attention():
     at = load_preset(open_page(PAGE), "bahdanau")
     version = at.session_state["editor_version"]
-    at = edit_cells(at, f"ed_v_a_v{version}", {0: {"a0": 3.0}})
-    at = edit_cells(at, f"ed_w_a_q_v{version}", {1: {"a2": -1.0}})
-    assert not at.exception
+    # W_q, W_k and v_a are lazy tabs: W_q is shown first, v_a after a click on its tab
+    assert f"ed_w_a_q_v{version}" in editor_keys(at)
+    assert f"ed_v_a_v{version}" not in editor_keys(at)
+    at.session_state["ed_additive_weights"] = "v_a"
+    at = edit_cells(at.run(), f"ed_v_a_v{version}", {0: {"a0": 3.0}})
+    at.session_state["ed_additive_weights"] = "W_q"
+    at = edit_cells(at.run(), f"ed_w_a_q_v{version}", {1: {"a2": -1.0}})
+    assert not at.exception and f"ed_v_a_v{version}" not in editor_keys(at)
     sc = PRESETS["bahdanau"].build()
     v_a = sc.v_a.copy()
     v_a[0] = 3.0
