@@ -20,3 +20,4 @@ MAX_TOKEN_FILE_BYTES = 1024 * 1024  # a token list (text or JSON)
 MAX_SCENARIO_BYTES = MAX_UPLOAD_BYTES  # JSON text of a scenario, from a file or an unzipped link
 MAX_LINK_CHARS = 8000  # encoded scenario in a URL; larger scenarios go by file
 MAX_DISPLAY_T = 512  # larger uploaded matrices are averaged in blocks before drawing
+THUMBNAIL_T = 64  # small multiples (one heatmap per head) pool longer sequences to this

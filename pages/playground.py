@@ -2,8 +2,9 @@
 
 import streamlit as st
 
-from attnviz import export, text
+from attnviz import export, limits, text
 from attnviz.attention import MultiHeadResult
+from attnviz.downsample import block_factor, block_labels, downsample
 from attnviz.figures import heatmap, mask_figure
 from attnviz.ui import controls, share, state
 from attnviz.ui.diagnostics import diagnostics_panel
@@ -63,12 +64,19 @@ with views:
                           q_lab if name == "q" else k_lab)
         if isinstance(att, MultiHeadResult):
             st.markdown("**Attention weights per head** (shared 0–1 scale)")
+            # narrow columns: long sequences are pooled, as on Your own attention
+            thumb = limits.THUMBNAIL_T
+            pooled = max(block_factor(len(q_lab), thumb), block_factor(len(k_lab), thumb))
+            kx, qy = block_labels(k_lab, thumb), block_labels(q_lab, thumb)
+            if pooled > 1:
+                st.caption(text.HEADS_POOLED.format(t=len(q_lab), shown=len(qy), f=pooled))
             for col, h in zip(st.columns(att.n_heads), range(att.n_heads), strict=True):
                 with col:
-                    fig = heatmap(att.weights[h], k_lab, q_lab, kind="weights",
+                    fig = heatmap(downsample(att.weights[h], thumb), kx, qy, kind="weights",
                                   title=f"head {h}", show_text=att.n_heads <= 2)
                     matrix_panel(f"head {h}", fig, key=f"pg_fig_head_{h}")
-                    figures.append((f"Attention weights, head {h}", fig))
+                    figures.append((f"Attention weights, head {h}"
+                                    + (" (pooled)" if pooled > 1 else ""), fig))
             diagnostics_panel(att.weights, q_lab, k_lab, key="pg_diag_heads")
             panel("concat", att.concat, [f"c{j}" for j in range(att.concat.shape[1])], q_lab)
             panel("mha_output", att.output, [f"o{j}" for j in range(att.output.shape[1])],

@@ -71,7 +71,7 @@ matrix_panel(f"Attention weights — {name}", fig, key="ya_fig_weights",
 figures.append((f"Attention weights — {name}", fig))
 
 st.subheader(f"Every head of layer {layer}")
-GRID = 64  # at most 64 cells a side in the thumbnails: a few pixels each at least
+GRID = limits.THUMBNAIL_T  # cells a side in the thumbnails: a few pixels each at least
 heads_shown = min(att.heads, 16)
 first = 0
 if att.heads > heads_shown:

@@ -208,3 +208,31 @@ def test_weight_tabs_run_only_the_selected_editor_and_keep_edits_across_tabs():
     at.run()  # back on W_Q: the editor starts from the scenario, with the edit in it
     frame = next(e for e in at.get("data_editor") if e.proto.id.endswith(f"pg_w_q_v{version}"))
     assert frame.value.iloc[0, 0] == 3.5 and at.session_state["scenario"].w_k[1, 1] == -2.0
+
+
+def test_long_sequences_pool_the_head_thumbnails_and_say_so():
+    """t = 130 > THUMBNAIL_T: each head is drawn as 3×3-token blocks (rows still sum to 1);
+    the large heatmaps (X, output) stay exact."""
+    from dataclasses import replace
+
+    from attnviz import limits
+    from attnviz.downsample import downsample
+    from attnviz.scenario import resize, run_multi_head
+
+    rng = np.random.default_rng(3)
+    sc = resize(PRESETS["seed_004_two_heads"].build(), t=130)
+    sc = replace(sc, x=rng.normal(size=sc.x.shape), tokens=tuple(f"w{i}" for i in range(130)))
+    at = open_page("home")
+    at.session_state["scenario"] = sc
+    at.session_state["editor_version"] = at.session_state["editor_version"] + 1
+    at.switch_page("pages/playground.py").run()
+    assert not at.exception
+    att = run_multi_head(sc)
+    for h in range(att.n_heads):
+        z = chart_z_by_key(at, f"pg_fig_head_{h}")
+        assert z.shape == (44, 44)  # ceil(130 / 3) blocks of 3 tokens
+        np.testing.assert_allclose(z, downsample(att.weights[h], limits.THUMBNAIL_T),
+                                   rtol=0, atol=1e-15)
+        np.testing.assert_allclose(z.sum(axis=1), 1.0, atol=1e-12)
+    assert any("each head is shown as 44×44 blocks of 3×3 tokens" in c.value for c in at.caption)
+    np.testing.assert_allclose(chart_z_by_key(at, "pg_fig_mha_output"), att.output, atol=1e-13)
