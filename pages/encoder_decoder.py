@@ -21,17 +21,21 @@ st.write(text.ED_INTRO)
 
 controls.require_projection("ed", text.ED_DIRECT, "translation")
 
-with st.expander("Target and source sequences", expanded=not state.presenter()):
-    controls.size_controls("ed", scenario)
-    tgt, src = st.columns(2, gap="large")
-    with tgt:
-        st.markdown("**Target (queries, decoder side)**")
-        scenario = controls.token_controls("ed", scenario)
-        scenario = controls.embedding_editor("ed", scenario)
-    with src:
-        st.markdown("**Source (keys and values, encoder side)**")
-        scenario = controls.token_controls("ed", scenario, source=True)
-        scenario = controls.embedding_editor("ed", scenario, source=True)
+# lazy, as on Multi-head: the tokens, sizes and two embedding editors run only while it is open
+inputs = st.expander("Target and source sequences: tokens and embeddings", expanded=False,
+                     key="ed_inputs", on_change="rerun")
+if inputs.open:
+    with inputs:
+        controls.size_controls("ed", scenario)
+        tgt, src = st.columns(2, gap="large")
+        with tgt:
+            st.markdown("**Target (queries, decoder side)**")
+            scenario = controls.token_controls("ed", scenario)
+            scenario = controls.embedding_editor("ed", scenario)
+        with src:
+            st.markdown("**Source (keys and values, encoder side)**")
+            scenario = controls.token_controls("ed", scenario, source=True)
+            scenario = controls.embedding_editor("ed", scenario, source=True)
 # lazy: its three editors (~15 ms a rerun) run only while it is open
 weights = st.expander("W_Q, W_K, W_V of the cross-attention", expanded=False,
                       key="ed_cross_weights", on_change="rerun")

@@ -183,3 +183,21 @@ def test_cross_attention_weights_expander_runs_its_editors_only_while_open():
     at.run()
     assert len(at.get("data_editor")) == closed and not at.exception
     assert at.session_state["scenario"].w_q[0, 0] == 4.0
+
+
+def test_sequences_expander_runs_its_editors_only_while_open():
+    """Closed (the default, as on Multi-head) it costs no editor; edits survive closing it."""
+    at = open_page("encoder_decoder", lazy_open=False)
+    version = at.session_state["editor_version"]
+    assert at.session_state["ed_inputs"] is False
+    assert not {f"ed_x_v{version}", f"ed_src_x_v{version}"} & editor_keys(at)
+    assert chart_keys(at) and not at.exception  # the three mechanisms are drawn anyway
+    at.session_state["ed_inputs"] = True
+    at.run()
+    assert {f"ed_x_v{version}", f"ed_src_x_v{version}"} <= editor_keys(at)
+    at = edit_cells(at, f"ed_src_x_v{version}", {0: {"d0": 5.0}})
+    assert at.session_state["scenario"].source_x[0, 0] == 5.0
+    at.session_state["ed_inputs"] = False
+    at.run()
+    assert f"ed_src_x_v{version}" not in editor_keys(at) and not at.exception
+    assert at.session_state["scenario"].source_x[0, 0] == 5.0
