@@ -72,17 +72,53 @@ def _act_like_a_server() -> None:
     act_like_a_server()
 
 
+_FRAGMENT: list[str | None] = [None]  # the st.fragment the next AppTest run reruns alone
+
+
+def _rerun_fragments_like_a_server() -> None:
+    """Let AppTest rerun one ``st.fragment`` alone, as a server does.
+
+    When a widget drawn inside a fragment changes, the browser asks for a rerun of that
+    fragment only (its id travels with the rerun request); AppTest always reruns the whole
+    script. Here its runs carry the fragment id set in ``_FRAGMENT`` (None: a full run).
+    """
+    from streamlit.testing.v1 import local_script_runner
+
+    rerun_data = local_script_runner.RerunData
+
+    def with_fragment(**kwargs):
+        # both the runner's initial request and the run's (a full rerun coalesced with a
+        # fragment rerun is a full rerun)
+        if _FRAGMENT[0]:
+            kwargs["fragment_id"] = _FRAGMENT[0]
+        return rerun_data(**kwargs)
+
+    local_script_runner.RerunData = with_fragment
+
+
+def _fragment_of(at, key: str | None) -> str | None:
+    """The id of the st.fragment the widget ``key`` was drawn in, None for the page body
+    (read from the widget's registered metadata: Streamlit internals)."""
+    try:
+        state = at.session_state._state._state  # noqa: SLF001
+        widget_id = state._key_id_mapper.get_id_from_key(key)
+        return state._new_widget_state.widget_metadata[widget_id].fragment_id
+    except (AttributeError, KeyError, TypeError):
+        return None
+
+
 def _editor_key(el) -> str:
     """The widget key of a data editor (its id ends with "-<key>")."""
     return el.proto.id.split("-", 2)[-1]
 
 
-def _edit(at, i: int) -> str:
-    """Make the i-th edit on the page (not yet run); return what was edited."""
+def _edit(at, i: int) -> tuple[str, str | None]:
+    """Make the i-th edit on the page (not yet run); return what was edited and the widget's
+    key (None: nothing was edited)."""
     heads = [w for w in at.get("selectbox") if (w.key or "").startswith("ya_head_")]
     if heads:  # Your own attention: switch between the mean of the heads and head 0
         at.session_state[heads[0].key] = 0 if i % 2 == 0 else "mean"
-        return f"selectbox {heads[0].key}"
+        return f"selectbox {heads[0].key}", heads[0].key
     editors = at.get("data_editor")
     if editors:
         el = editors[0]
@@ -92,17 +128,17 @@ def _edit(at, i: int) -> str:
         value = base + (0.125 if i % 2 == 0 else 0.25)
         at.session_state[_editor_key(el)] = {"edited_rows": {0: {col: value}},
                                              "added_rows": [], "deleted_rows": []}
-        return f"editor {_editor_key(el)} cell (0, {col})"
+        return f"editor {_editor_key(el)} cell (0, {col})", _editor_key(el)
     for kind in ("slider", "number_input", "select_slider", "selectbox"):
         for w in at.get(kind):
             if getattr(w.proto, "disabled", False) or (w.key or "").startswith("sidebar"):
                 continue
             try:
                 if w.key and _step(at, kind, w, i):
-                    return f"{kind} {w.key}"
+                    return f"{kind} {w.key}", w.key
             except (ValueError, TypeError):  # a widget AppTest cannot set by its labels
                 continue
-    return "nothing to edit (plain rerun)"
+    return "nothing to edit (plain rerun)", None
 
 
 def _options(at, w) -> list | None:
@@ -181,9 +217,16 @@ def measure_page(page: str, scenario, runs: int, upload: tuple[str, bytes] | Non
     edits, plain = [], []
     what = ""
     for i in range(runs):
-        what = _edit(at, i)
+        what, key = _edit(at, i)
+        fragment = _fragment_of(at, key)
+        if fragment:
+            what += " (reruns its st.fragment)"
+        _FRAGMENT[0] = fragment
         start = time.perf_counter()
-        at.run()
+        try:
+            at.run()
+        finally:
+            _FRAGMENT[0] = None
         edits.append(time.perf_counter() - start)
         if at.exception:
             row["error"] = at.exception[0].message.splitlines()[0][:120]
@@ -278,6 +321,7 @@ def main(argv=None) -> None:
     _quiet()
     _share_script_cache()
     _act_like_a_server()
+    _rerun_fragments_like_a_server()
     pages = c.pages()
     if args.pages:
         wanted = set(args.pages.split(","))

@@ -19,52 +19,60 @@ st.write(text.PE_INTRO)
 st.latex(text.PE_FORMULA)
 
 # --- 1) the encoding on its own (independent of the scenario) -----------------------------------
-st.subheader("The PE matrix")
-st.caption(text.PE_EXPLORE)
-c1, c2, c3 = st.columns(3)
-base = c1.select_slider("base", [10, 100, 1000, 10000, 100000], value=10000, key="pe_base")
-d_model = c2.slider("d_model", 2, 128, 32, step=2, key="pe_d_model")
-n_pos = c3.slider("number of positions", 1, 256, 50, key="pe_positions")
-if base == 1000:
-    st.warning(text.PE_BASE_TYPO)
-pe = sinusoidal_positional_encoding(n_pos, d_model, base=float(base))
-dim_labels = [str(j) for j in range(d_model)]
+@st.fragment
+def pe_explorer() -> None:
+    """The PE matrix, its curves and the similarity of positions for a base, d_model and
+    number of positions of one's own. A fragment: its sliders redraw its four charts only,
+    not the rest of the page (nothing else depends on them)."""
+    st.subheader("The PE matrix")
+    st.caption(text.PE_EXPLORE)
+    c1, c2, c3 = st.columns(3)
+    base = c1.select_slider("base", [10, 100, 1000, 10000, 100000], value=10000, key="pe_base")
+    d_model = c2.slider("d_model", 2, 128, 32, step=2, key="pe_d_model")
+    n_pos = c3.slider("number of positions", 1, 256, 50, key="pe_positions")
+    if base == 1000:
+        st.warning(text.PE_BASE_TYPO)
+    pe = sinusoidal_positional_encoding(n_pos, d_model, base=float(base))
+    dim_labels = [str(j) for j in range(d_model)]
 
-left, right = st.columns(2, gap="large")
-with left:
-    fig = heatmap(pe, dim_labels, [str(t) for t in range(n_pos)], kind="signed", zmin=-1.0,
-                  zmax=1.0, y_title="position", x_title="dimension", height=420)
-    matrix_panel(f"PE: {n_pos} positions × {d_model} dimensions, base {base}", fig,
-                 key="pe_fig_pe")
-with right:
-    dims_key = "pe_dims"
-    if dims_key in st.session_state:  # drop dimensions that no longer exist (d_model shrank)
-        st.session_state[dims_key] = [d for d in st.session_state[dims_key] if d < d_model]
-    else:
-        st.session_state[dims_key] = [d for d in (0, 1, 6, 14) if d < d_model]
-    chosen = st.multiselect("Dimensions to draw", list(range(d_model)), key=dims_key,
-                            format_func=lambda j: f"d{j}")
-    st.caption(text.PE_LINES)
-    fig = line_chart(np.arange(n_pos), {f"d{j}": pe[:, j] for j in chosen}, x_title="position",
-                     y_title="PE value", y_range=(-1.1, 1.1), height=340)
-    show_figure(fig, key="pe_fig_lines")
+    left, right = st.columns(2, gap="large")
+    with left:
+        fig = heatmap(pe, dim_labels, [str(t) for t in range(n_pos)], kind="signed", zmin=-1.0,
+                      zmax=1.0, y_title="position", x_title="dimension", height=420)
+        matrix_panel(f"PE: {n_pos} positions × {d_model} dimensions, base {base}", fig,
+                     key="pe_fig_pe")
+    with right:
+        dims_key = "pe_dims"
+        if dims_key in st.session_state:  # drop dimensions that no longer exist (d_model shrank)
+            st.session_state[dims_key] = [d for d in st.session_state[dims_key] if d < d_model]
+        else:
+            st.session_state[dims_key] = [d for d in (0, 1, 6, 14) if d < d_model]
+        chosen = st.multiselect("Dimensions to draw", list(range(d_model)), key=dims_key,
+                                format_func=lambda j: f"d{j}")
+        st.caption(text.PE_LINES)
+        fig = line_chart(np.arange(n_pos), {f"d{j}": pe[:, j] for j in chosen}, x_title="position",
+                         y_title="PE value", y_range=(-1.1, 1.1), height=340)
+        show_figure(fig, key="pe_fig_lines")
 
-sim = pe @ pe.T  # (n_pos, n_pos)
-left, right = st.columns(2, gap="large")
-with left:
-    positions = [str(t) for t in range(n_pos)]
-    matrix_panel("PE · PEᵀ: similarity of positions",
-                 heatmap(sim, positions, positions, y_title="position", x_title="position",
-                         height=420),
-                 key="pe_fig_similarity", formula=text.PE_SIMILARITY_FORMULA,
-                 explanation=text.PE_SIMILARITY)
-with right:
-    mid = n_pos // 2
-    st.markdown(f"**Rows 0 and {mid} of PE · PEᵀ**")
-    st.caption(text.PE_SIMILARITY_ROWS)
-    fig = line_chart(np.arange(n_pos), {"PE_0 · PE_t": sim[0], f"PE_{mid} · PE_t": sim[mid]},
-                     x_title="position t", y_title="dot product", height=340)
-    show_figure(fig, key="pe_fig_similarity_rows")
+    sim = pe @ pe.T  # (n_pos, n_pos)
+    left, right = st.columns(2, gap="large")
+    with left:
+        positions = [str(t) for t in range(n_pos)]
+        matrix_panel("PE · PEᵀ: similarity of positions",
+                     heatmap(sim, positions, positions, y_title="position", x_title="position",
+                             height=420),
+                     key="pe_fig_similarity", formula=text.PE_SIMILARITY_FORMULA,
+                     explanation=text.PE_SIMILARITY)
+    with right:
+        mid = n_pos // 2
+        st.markdown(f"**Rows 0 and {mid} of PE · PEᵀ**")
+        st.caption(text.PE_SIMILARITY_ROWS)
+        fig = line_chart(np.arange(n_pos), {"PE_0 · PE_t": sim[0], f"PE_{mid} · PE_t": sim[mid]},
+                         x_title="position t", y_title="dot product", height=340)
+        show_figure(fig, key="pe_fig_similarity_rows")
+
+
+pe_explorer()
 
 # --- 2) on the scenario's tokens -----------------------------------------------------------------
 st.subheader("Attention without and with PE on your tokens")
@@ -86,46 +94,55 @@ for col, use_pe in zip(cols, (False, True), strict=True):
                       title="with PE" if use_pe else "without PE", y_title="query", x_title="key")
         show_figure(fig, key=f"pe_fig_weights_{'pe' if use_pe else 'plain'}")
 
-st.subheader("Shuffle the tokens: what changes?")
-st.write(text.PE_PERMUTATION)
-c1, c2 = st.columns(2)
-kind = c1.radio("Permutation", ["reverse", "random"], horizontal=True, key="pe_perm_kind",
-                format_func={"reverse": "reverse the order", "random": "shuffle with a seed"}.get)
-seed = c2.number_input("Seed", 0, 10_000, 1, key="pe_perm_seed", disabled=kind == "reverse")
-t = scenario.t
-perm = np.arange(t)[::-1]
-if kind == "random":
-    rng = np.random.default_rng(int(seed))
-    perm = rng.permutation(t)
-    while t > 1 and np.array_equal(perm, np.arange(t)):  # an unshuffled order shows nothing
+@st.fragment
+def permutation_demo() -> None:
+    """Shuffle the scenario's tokens, with and without PE. A fragment: its radios and seed
+    redraw its own metrics and charts only."""
+    st.subheader("Shuffle the tokens: what changes?")
+    st.write(text.PE_PERMUTATION)
+    c1, c2 = st.columns(2)
+    names = {"reverse": "reverse the order", "random": "shuffle with a seed"}
+    kind = c1.radio("Permutation", ["reverse", "random"], horizontal=True, key="pe_perm_kind",
+                    format_func=names.get)
+    seed = c2.number_input("Seed", 0, 10_000, 1, key="pe_perm_seed", disabled=kind == "reverse")
+    t = scenario.t
+    perm = np.arange(t)[::-1]
+    if kind == "random":
+        rng = np.random.default_rng(int(seed))
         perm = rng.permutation(t)
-if t == 1:
-    st.info(text.PE_IDENTITY)
-st.text("shuffled order: " + "  ".join(f"{i}:{scenario.tokens[p]}" for i, p in enumerate(perm)))
-try:
-    checks = {pe_on: permutation_check(scenario, perm, with_pe=pe_on) for pe_on in (False, True)}
-except ValueError as exc:
-    st.error(f"Cannot run the permutation demo: {exc}.")
-    st.stop()
-m1, m2 = st.columns(2)
-plain = checks[False].max_diff
-m1.metric("without PE: max |difference| after un-permuting", "0" if plain < 1e-12 else
-          f"{plain:.3g}")
-m2.metric("with PE: max |difference| after un-permuting", f"{checks[True].max_diff:.3g}")
-if 0 < plain < 1e-12:
-    m1.caption(text.PE_ROUNDING.format(diff=plain))
+        while t > 1 and np.array_equal(perm, np.arange(t)):  # an unshuffled order shows nothing
+            perm = rng.permutation(t)
+    if t == 1:
+        st.info(text.PE_IDENTITY)
+    st.text("shuffled order: " + "  ".join(f"{i}:{scenario.tokens[p]}" for i, p in enumerate(perm)))
+    try:
+        checks = {pe_on: permutation_check(scenario, perm, with_pe=pe_on)
+                  for pe_on in (False, True)}
+    except ValueError as exc:
+        st.error(f"Cannot run the permutation demo: {exc}.")
+        st.stop()
+    m1, m2 = st.columns(2)
+    plain = checks[False].max_diff
+    m1.metric("without PE: max |difference| after un-permuting", "0" if plain < 1e-12 else
+              f"{plain:.3g}")
+    m2.metric("with PE: max |difference| after un-permuting", f"{checks[True].max_diff:.3g}")
+    if 0 < plain < 1e-12:
+        m1.caption(text.PE_ROUNDING.format(diff=plain))
 
-case = st.radio("Show the outputs", [False, True], horizontal=True, key="pe_perm_case",
-                format_func=lambda v: "with PE" if v else "without PE")
-chk = checks[case]
-labels = position_labels(scenario.tokens)
-shuffled_labels = position_labels([scenario.tokens[p] for p in perm])
-out_dims = controls.dims("o", chk.output.shape[1])
-bound = float(max(np.max(np.abs(chk.output)), np.max(np.abs(chk.shuffled_output)))) or 1.0
-panels = (("Output, original order", chk.output, labels, "orig"),
-          ("Output of the shuffled tokens", chk.shuffled_output, shuffled_labels, "shuffled"),
-          ("Shuffled output, rows put back", chk.unpermuted, labels, "unpermuted"))
-for col, (title, z, rows, name) in zip(st.columns(3), panels, strict=True):
-    with col:
-        fig = heatmap(z, out_dims, rows, kind="signed", zmin=-bound, zmax=bound, digits=2)
-        matrix_panel(title, fig, key=f"pe_fig_perm_{name}")
+    case = st.radio("Show the outputs", [False, True], horizontal=True, key="pe_perm_case",
+                    format_func=lambda v: "with PE" if v else "without PE")
+    chk = checks[case]
+    labels = position_labels(scenario.tokens)
+    shuffled_labels = position_labels([scenario.tokens[p] for p in perm])
+    out_dims = controls.dims("o", chk.output.shape[1])
+    bound = float(max(np.max(np.abs(chk.output)), np.max(np.abs(chk.shuffled_output)))) or 1.0
+    panels = (("Output, original order", chk.output, labels, "orig"),
+              ("Output of the shuffled tokens", chk.shuffled_output, shuffled_labels, "shuffled"),
+              ("Shuffled output, rows put back", chk.unpermuted, labels, "unpermuted"))
+    for col, (title, z, rows, name) in zip(st.columns(3), panels, strict=True):
+        with col:
+            fig = heatmap(z, out_dims, rows, kind="signed", zmin=-bound, zmax=bound, digits=2)
+            matrix_panel(title, fig, key=f"pe_fig_perm_{name}")
+
+
+permutation_demo()
