@@ -13,9 +13,12 @@ the page in Streamlit's AppTest and then, ``runs`` times, makes one edit and tim
 - else the page is simply rerun (it has nothing to edit; said in the table).
 On Your own attention the edit switches between the mean of the heads and head 0.
 
-Payload: the bytes of figure JSON the page sends (over its charts: the JSON string of the
-in-place chart component, ``len(proto.spec)`` of an ``st.plotly_chart``) and the bytes of its
+Payload: the bytes of figure JSON the page sends (over its charts: the in-place chart
+component's JSON bytes, ``len(proto.spec)`` of an ``st.plotly_chart``) and the bytes of its
 data-editor frames (Arrow), after the last rerun.
+
+An edit of a widget drawn inside an ``st.fragment`` reruns that fragment alone, as the server
+does (AppTest itself always reruns the whole script): said in the table.
 
 Targets: rerun after an edit <= 50 ms median (default scenario), <= 300 ms (t = 256, 8 heads).
 AppTest runs the script in this process, so a rerun time includes AppTest's own bookkeeping
@@ -181,7 +184,7 @@ def _payload(at) -> tuple[int, int, int]:
     from apptest_helpers import charts
 
     elements = charts(at)
-    fig_bytes = sum(len(ch.proto.spec if ch.type == "plotly_chart" else ch.proto.json)
+    fig_bytes = sum(len(ch.proto.spec if ch.type == "plotly_chart" else ch.proto.bytes)
                     for ch in elements)
     editor_bytes = sum(len(e.proto.arrow_data.data) for e in at.get("data_editor"))
     return len(elements), fig_bytes, editor_bytes
@@ -308,7 +311,7 @@ def section(rows: list[dict], quick: bool, big_label: str) -> dict:
     md = (f"### Server: rerun after an edit (AppTest, median of {runs} edits"
           f"{', QUICK' if quick else ''})\n\n{timing}\n\n"
           f"### Payload: what each page sends\n\n{payload}\n\n"
-          "*Figure JSON*: the figure JSON of the page's charts (the chart component's `json`, "
+          "*Figure JSON*: the figure JSON of the page's charts (the chart component's JSON bytes, "
           "an `st.plotly_chart`'s `spec`); *data editors*: "
           "the Arrow bytes of its `st.data_editor` frames.\n")
     return {"name": "server", "rows": rows, "targets": targets, "markdown": md}

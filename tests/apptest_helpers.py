@@ -147,7 +147,7 @@ def chart_spec(element) -> dict:
     """A chart element's figure as a dict: ``data``, ``layout`` and the Plotly ``config``."""
     if element.type == "plotly_chart":
         return {**json.loads(element.proto.spec), "config": json.loads(element.proto.config)}
-    return json.loads(json.loads(element.proto.json))  # plotly_view's JSON string, as JSON
+    return json.loads(element.proto.bytes)  # plotly_view's JSON, sent as UTF-8 bytes
 
 
 def chart_specs(at: AppTest) -> list[dict]:

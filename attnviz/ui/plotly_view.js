@@ -58,7 +58,8 @@ export default function (component) {
       width = w;
     }).observe(div);
   }
-  const spec = JSON.parse(data);
+  // the figure's JSON arrives as UTF-8 bytes (a string, should Streamlit ever decode it)
+  const spec = JSON.parse(typeof data === "string" ? data : new TextDecoder().decode(data));
   const config = Object.assign({ responsive: true }, spec.config);
   div.__attnvizSend = spec.clickable ? setTriggerValue : null;
   loadPlotly()

@@ -138,4 +138,7 @@ def plotly_view(fig: go.Figure, *, key: str, config: dict,
     :mod:`attnviz.figures.clickable` reads both.
     """
     clicks = {"on_selection_change": on_select} if on_select else {}
-    _component()(key=key, data=figure_json(fig, config, clickable=bool(clicks)), **clicks)
+    # sent as UTF-8 bytes: a str would be JSON-encoded a second time (every quote escaped) and
+    # canonicalised again for the element's identity; bytes go as they are, identity = a hash
+    payload = figure_json(fig, config, clickable=bool(clicks)).encode("utf-8")
+    _component()(key=key, data=payload, **clicks)
