@@ -74,6 +74,8 @@ with views:
                 with col:
                     fig = heatmap(downsample(att.weights[h], thumb), kx, qy, kind="weights",
                                   title=f"head {h}", show_text=att.n_heads <= 2)
+                    if att.n_heads > 2 and h < att.n_heads - 1:  # one bar for the shared scale
+                        fig.update_traces(showscale=False)
                     matrix_panel(f"head {h}", fig, key=f"pg_fig_head_{h}")
                     figures.append((f"Attention weights, head {h}"
                                     + (" (pooled)" if pooled > 1 else ""), fig))

@@ -176,6 +176,13 @@ def chart_keys(at: AppTest) -> list[str]:
     return [c.proto.id.split("-", 2)[-1] for c in charts(at)]
 
 
+def spec_by_key(at: AppTest, key: str) -> dict:
+    """The figure dict of the chart drawn with ``key=key``."""
+    keys = chart_keys(at)
+    assert key in keys, f"no chart with key {key!r}; charts: {keys}"
+    return chart_specs(at)[keys.index(key)]
+
+
 def chart_z_by_key(at: AppTest, key: str, trace: int = 0) -> np.ndarray:
     """The z matrix of the chart drawn with ``key=key``."""
     keys = chart_keys(at)

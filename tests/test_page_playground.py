@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from apptest_helpers import chart_keys, chart_z_by_key, edit_cells, editor_keys, open_page
+from apptest_helpers import (
+    chart_keys,
+    chart_z_by_key,
+    edit_cells,
+    editor_keys,
+    open_page,
+    spec_by_key,
+)
 
 import attnviz
 from attnviz.presets import PRESETS
@@ -236,3 +243,17 @@ def test_long_sequences_pool_the_head_thumbnails_and_say_so():
         np.testing.assert_allclose(z.sum(axis=1), 1.0, atol=1e-12)
     assert any("each head is shown as 44×44 blocks of 3×3 tokens" in c.value for c in at.caption)
     np.testing.assert_allclose(chart_z_by_key(at, "pg_fig_mha_output"), att.output, atol=1e-13)
+
+
+def test_head_thumbnails_share_one_colour_bar_beyond_two_heads():
+    at = open_page("playground")
+    at.number_input(key="pg_d_k_v0").set_value(4).run()
+    at.number_input(key="pg_d_v_v1").set_value(4).run()
+    at.selectbox(key="pg_variant_v2").set_value("multi_head").run()
+    at.select_slider(key="pg_n_heads_v2").set_value(4).run()
+    bars = [spec_by_key(at, f"pg_fig_head_{h}")["data"][0].get("showscale", True)
+            for h in range(4)]
+    assert bars == [False, False, False, True] and not at.exception
+    at.select_slider(key="pg_n_heads_v2").set_value(2).run()  # two heads: a bar each
+    assert all(spec_by_key(at, f"pg_fig_head_{h}")["data"][0].get("showscale", True)
+               for h in range(2))

@@ -8,7 +8,14 @@ import re
 
 import numpy as np
 import pytest
-from apptest_helpers import chart_keys, chart_specs, chart_z_by_key, charts, decode, open_page
+from apptest_helpers import (
+    chart_keys,
+    chart_z_by_key,
+    charts,
+    decode,
+    open_page,
+    spec_by_key,
+)
 
 from attnviz.compare import compare
 from attnviz.pitfalls import PITFALLS
@@ -43,12 +50,6 @@ def box(at, label: str):
     found = [s for s in at.selectbox if s.label == label]
     assert len(found) == 1, [s.label for s in at.selectbox]
     return found[0]
-
-
-def spec_by_key(at, key: str) -> dict:
-    keys = chart_keys(at)
-    assert key in keys, keys
-    return chart_specs(at)[keys.index(key)]
 
 
 @pytest.mark.parametrize("page", PAGES)
