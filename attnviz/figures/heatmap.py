@@ -13,7 +13,6 @@ Conventions:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -24,7 +23,6 @@ from numpy.typing import ArrayLike
 from attnviz.figures.base import axis, figure
 
 CELL_TEXT_LIMIT = 12  # write numbers in cells up to this many rows and columns
-LONG_AXIS_TICKS = 12  # at most this many tick labels on an axis of more than 48 labels
 _FLOAT32_ABOVE = 128 * 128  # send float32 to the browser for matrices larger than this
 _GAPLESS_ABOVE = 64  # no white gaps between cells for matrices with more rows or columns
 TICK_CHARS = 16  # longer token labels are cut on the axes (hover and downloads keep them whole)
@@ -213,15 +211,10 @@ def tick_text(label: str) -> str:
 
 def _ticks(labels: list[str]) -> dict:
     """Tick labels written by :func:`tick_text`; the category values stay the labels themselves
-    (so clicks and overlays still match).
-
-    An axis of more than 48 labels shows every k-th one, at most ``LONG_AXIS_TICKS``: Plotly
-    measures each label at every redraw (~12 ms of a 256 × 256 heatmap's ~60 when it thins
-    them itself), and more would overlap anyway.
-    """
-    step = math.ceil(len(labels) / LONG_AXIS_TICKS) if len(labels) > CELL_TEXT_LIMIT * 4 else 1
-    shown = labels[::step]
-    return dict(tickmode="array", tickvals=shown, ticktext=[tick_text(t) for t in shown])
+    (so clicks and overlays still match). Long axes keep Plotly's automatic thinning."""
+    if len(labels) > CELL_TEXT_LIMIT * 4:
+        return {}
+    return dict(tickmode="array", tickvals=labels, ticktext=[tick_text(t) for t in labels])
 
 
 def _outline(y0: float, y1: float, x0: float, x1: float) -> dict:
