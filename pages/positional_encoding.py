@@ -39,6 +39,7 @@ def pe_explorer() -> None:
     with left:
         fig = heatmap(pe, dim_labels, [str(t) for t in range(n_pos)], kind="signed", zmin=-1.0,
                       zmax=1.0, y_title="position", x_title="dimension", height=420)
+        fig.update_xaxes(tickmode="auto")  # numbers: let Plotly thin them to the plot's width
         matrix_panel(f"PE: {n_pos} positions × {d_model} dimensions, base {base}", fig,
                      key="pe_fig_pe")
     with right:
