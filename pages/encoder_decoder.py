@@ -68,26 +68,30 @@ st.subheader("Additive (Bahdanau) attention")
 st.write(text.ED_ADDITIVE)
 st.latex(text.ED_ADDITIVE_FORMULA)
 d_a = scenario.w_a_q.shape[1] if scenario.w_a_q.ndim == 2 else 0
-with st.expander(f"W_q, W_k (d_model × d_a = {scenario.d_model} × {d_a}) and v_a",
-                 expanded=not state.presenter()):
-    # lazy tabs, like the weight tabs: only the selected tab's editor runs
-    tabs = st.tabs(["W_q", "W_k", "v_a"], key="ed_additive_weights", on_change="rerun")
-    changes = {}
-    for tab, name, label in zip(tabs, ("w_a_q", "w_a_k", "v_a"), ("W_q", "W_k", "v_a"),
-                                strict=True):
-        if not tab.open:
-            continue
-        with tab:
-            value = getattr(scenario, name)
-            rows = ["v_a"] if name == "v_a" else controls.dims("d", value.shape[0])
-            # each with its own width: in a scenario file they may disagree (compute says so)
-            new = matrix_editor(label, value, key=f"ed_{name}", row_labels=rows,
-                                col_labels=controls.dims("a", value.shape[-1]))
-            new = new[0] if name == "v_a" else new
-            if not np.array_equal(new, value):
-                changes[name] = new
-    if changes:
-        scenario = state.update(**changes)
+# lazy and collapsed, like the cross-attention weights: its editors run only while open
+additive_weights = st.expander(f"W_q, W_k (d_model × d_a = {scenario.d_model} × {d_a}) "
+                               "and v_a", expanded=False, key="ed_additive_inputs",
+                               on_change="rerun")
+if additive_weights.open:
+    with additive_weights:
+        # lazy tabs, like the weight tabs: only the selected tab's editor runs
+        tabs = st.tabs(["W_q", "W_k", "v_a"], key="ed_additive_weights", on_change="rerun")
+        changes = {}
+        for tab, name, label in zip(tabs, ("w_a_q", "w_a_k", "v_a"), ("W_q", "W_k", "v_a"),
+                                    strict=True):
+            if not tab.open:
+                continue
+            with tab:
+                value = getattr(scenario, name)
+                rows = ["v_a"] if name == "v_a" else controls.dims("d", value.shape[0])
+                # each with its own width: in a scenario file they may disagree (compute says so)
+                new = matrix_editor(label, value, key=f"ed_{name}", row_labels=rows,
+                                    col_labels=controls.dims("a", value.shape[-1]))
+                new = new[0] if name == "v_a" else new
+                if not np.array_equal(new, value):
+                    changes[name] = new
+        if changes:
+            scenario = state.update(**changes)
 additive = controls.compute(replace(scenario, variant="additive"))
 if additive is not None:
     att = additive.attention

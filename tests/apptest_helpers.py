@@ -40,7 +40,8 @@ def act_like_a_server() -> None:
 # expanders whose content runs only while they are open (``on_change="rerun"``); tests open them
 # so that every widget is there (test_page_multi_head.py, test_page_encoder_decoder.py and
 # test_page_playground.py check the lazy behaviour)
-LAZY_EXPANDERS = ("mha_inputs", "ed_inputs", "ed_cross_weights", "pg_downloads",
+LAZY_EXPANDERS = ("mha_inputs", "ed_inputs", "ed_cross_weights", "ed_additive_inputs",
+                  "pg_downloads",
                   *(panel_key(k) for k in ("pg_diag", "pg_diag_heads", "trace_diag", "lines_diag",
                                            "compare_diag_a", "compare_diag_b")))
 

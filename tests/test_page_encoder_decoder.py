@@ -201,3 +201,14 @@ def test_sequences_expander_runs_its_editors_only_while_open():
     at.run()
     assert f"ed_src_x_v{version}" not in editor_keys(at) and not at.exception
     assert at.session_state["scenario"].source_x[0, 0] == 5.0
+
+
+def test_only_the_pooling_editors_run_while_the_input_expanders_are_closed():
+    """Every input expander starts collapsed and lazy; the pooling's w and b stay on the page."""
+    at = open_page("encoder_decoder", lazy_open=False)
+    version = at.session_state["editor_version"]
+    assert editor_keys(at) == {f"ed_pool_w_v{version}", f"ed_pool_b_v{version}"}
+    assert at.session_state["ed_additive_inputs"] is False and len(chart_keys(at)) == 8
+    at.session_state["ed_additive_inputs"] = True
+    at.run()
+    assert f"ed_w_a_q_v{version}" in editor_keys(at) and not at.exception
