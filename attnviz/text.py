@@ -671,12 +671,15 @@ BYO_DOWNSAMPLED = (
     "rows still sum to 1 (the hover names the token positions of a block). The CSV download "
     "holds the exact, full matrix."
 )
+# {t}, {shown}, {f}; then the page's own sentence on where the exact weights are
 HEADS_POOLED = (
     "t = {t}: each head is shown as {shown}×{shown} blocks of {f}×{f} tokens, how much "
     "attention a block's queries pay on average to its keys (rows still sum to 1; the hover "
-    "names a block's positions). The exact weights of a head: Step by step, Trace a cell, or "
-    "the downloads below."
+    "names a block's positions). "
 )
+HEADS_EXACT_PLAYGROUND = ("The exact weights of a head: Step by step, Trace a cell, or the "
+                          "downloads below.")
+HEADS_EXACT_BYO = "The exact weights of a head: pick it above, or download them."
 BYO_LINE_VIEW_TOO_LONG = (
     "The line view draws at most {limit} tokens per side; focus on one query below to see "
     "its lines."

@@ -69,7 +69,8 @@ with views:
             pooled = max(block_factor(len(q_lab), thumb), block_factor(len(k_lab), thumb))
             kx, qy = block_labels(k_lab, thumb), block_labels(q_lab, thumb)
             if pooled > 1:
-                st.caption(text.HEADS_POOLED.format(t=len(q_lab), shown=len(qy), f=pooled))
+                st.caption(text.HEADS_POOLED.format(t=len(q_lab), shown=len(qy), f=pooled)
+                           + text.HEADS_EXACT_PLAYGROUND)
             for col, h in zip(st.columns(att.n_heads), range(att.n_heads), strict=True):
                 with col:
                     fig = heatmap(downsample(att.weights[h], thumb), kx, qy, kind="weights",

@@ -80,6 +80,9 @@ if att.heads > heads_shown:
     st.caption(f"Heads {first}–{first + heads_shown - 1} of {att.heads}.")
 short = [f"{i}:{tok[:6]}" for i, tok in enumerate(tokens)]  # thumbnails: short labels
 small = block_labels(short, GRID)
+if len(small) < len(short):
+    st.caption(text.HEADS_POOLED.format(t=att.t, shown=len(small), f=block_factor(att.t, GRID))
+               + text.HEADS_EXACT_BYO)
 for h, col in zip(range(first, first + heads_shown), grid(heads_shown, 4), strict=True):
     with col:
         fig = heatmap(downsample(weights[h], GRID), small, small, kind="weights",

@@ -195,6 +195,8 @@ def test_long_sequence_is_downsampled_with_a_message(at):
     assert main["xgap"] == 0  # no 1-px gaps between cells of a few pixels
     grid = decode(spec(at, "ya_fig_head_0")["data"][0]["z"])
     assert grid.shape == (60, 60)  # the per-head grid is averaged further (≤ 64)
+    assert any(c.value.startswith("t = 600: each head is shown as 60×60 blocks of 10×10 tokens")
+               for c in at.caption)
     entropy = decode(spec(at, "ya_fig_entropy")["data"][0]["z"])
     assert entropy.shape == (1, 120)  # every head kept, queries averaged in blocks of 5
     assert spec(at, "ya_fig_entropy")["data"][0]["y"] == ["head 0"]
