@@ -75,41 +75,6 @@ def _act_like_a_server() -> None:
     act_like_a_server()
 
 
-_FRAGMENT: list[str | None] = [None]  # the st.fragment the next AppTest run reruns alone
-
-
-def _rerun_fragments_like_a_server() -> None:
-    """Let AppTest rerun one ``st.fragment`` alone, as a server does.
-
-    When a widget drawn inside a fragment changes, the browser asks for a rerun of that
-    fragment only (its id travels with the rerun request); AppTest always reruns the whole
-    script. Here its runs carry the fragment id set in ``_FRAGMENT`` (None: a full run).
-    """
-    from streamlit.testing.v1 import local_script_runner
-
-    rerun_data = local_script_runner.RerunData
-
-    def with_fragment(**kwargs):
-        # both the runner's initial request and the run's (a full rerun coalesced with a
-        # fragment rerun is a full rerun)
-        if _FRAGMENT[0]:
-            kwargs["fragment_id"] = _FRAGMENT[0]
-        return rerun_data(**kwargs)
-
-    local_script_runner.RerunData = with_fragment
-
-
-def _fragment_of(at, key: str | None) -> str | None:
-    """The id of the st.fragment the widget ``key`` was drawn in, None for the page body
-    (read from the widget's registered metadata: Streamlit internals)."""
-    try:
-        state = at.session_state._state._state  # noqa: SLF001
-        widget_id = state._key_id_mapper.get_id_from_key(key)
-        return state._new_widget_state.widget_metadata[widget_id].fragment_id
-    except (AttributeError, KeyError, TypeError):
-        return None
-
-
 def _editor_key(el) -> str:
     """The widget key of a data editor (its id ends with "-<key>")."""
     return el.proto.id.split("-", 2)[-1]
@@ -221,15 +186,12 @@ def measure_page(page: str, scenario, runs: int, upload: tuple[str, bytes] | Non
     what = ""
     for i in range(runs):
         what, key = _edit(at, i)
-        fragment = _fragment_of(at, key)
-        if fragment:
+        from apptest_helpers import fragment_of, run_like_a_server
+
+        if fragment_of(at, key):
             what += " (reruns its st.fragment)"
-        _FRAGMENT[0] = fragment
         start = time.perf_counter()
-        try:
-            at.run()
-        finally:
-            _FRAGMENT[0] = None
+        run_like_a_server(at, key)
         edits.append(time.perf_counter() - start)
         if at.exception:
             row["error"] = at.exception[0].message.splitlines()[0][:120]
@@ -324,7 +286,6 @@ def main(argv=None) -> None:
     _quiet()
     _share_script_cache()
     _act_like_a_server()
-    _rerun_fragments_like_a_server()
     pages = c.pages()
     if args.pages:
         wanted = set(args.pages.split(","))

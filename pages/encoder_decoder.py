@@ -44,7 +44,6 @@ if weights.open:
         scenario = controls.weight_editors("ed", scenario)
 if scenario.use_pe:
     st.caption(text.ED_PE_ON)
-tgt_labels = [f"{i}:{tok}" for i, tok in enumerate(scenario.tokens)]
 
 # --- 1) cross-attention ---------------------------------------------------------------------------
 st.subheader("Cross-attention")
@@ -110,35 +109,45 @@ if additive is not None:
                              y_title="target"), key="ed_fig_add_context")
 
 # --- 3) attention pooling (seed 004) --------------------------------------------------------------
-st.subheader("Attention pooling (seed 004's Keras layer)")
-st.write(text.ED_POOLING)
-st.latex(text.ED_POOLING_FORMULA)
-pool_w = fit_vector(scenario.pool_w, scenario.d_model, 0.5)
-pool_b = fit_vector(scenario.pool_b, scenario.t, 0.0)
-c1, c2 = st.columns([2, 3])
-with c1:
-    new_w = matrix_editor("w", pool_w[None, :], key="ed_pool_w", row_labels=["w"],
-                          col_labels=controls.dims("d", scenario.d_model))[0]
-with c2:
-    new_b = matrix_editor("b", pool_b[None, :], key="ed_pool_b", row_labels=["b"],
-                          col_labels=tgt_labels)[0]
-if not (np.array_equal(new_w, scenario.pool_w) and np.array_equal(new_b, scenario.pool_b)):
-    scenario = state.update(pool_w=new_w, pool_b=new_b)
-x_in = np.asarray(scenario.x, dtype=float)
-if scenario.use_pe:
-    x_in = x_in + sinusoidal_positional_encoding(scenario.t, scenario.d_model,
-                                                 base=scenario.pe_base)
-try:
-    pool = attention_pooling(x_in, new_w, new_b)
-except ValueError as exc:
-    st.error(f"Cannot compute the attention pooling: {exc}.")
-    st.stop()
-c1, c2 = st.columns(2, gap="large")
-with c1:
-    matrix_panel("Scores eₜ", heatmap(pool.scores, tgt_labels, ["e"], height=130),
-                 key="ed_fig_pool_scores")
-    matrix_panel("Context vector c", heatmap(pool.output, controls.dims("d", pool.output.shape[0]),
-                                             ["c"], height=130), key="ed_fig_pool_context")
-with c2:
-    matrix_panel("Weights αₜ", heatmap(pool.weights, tgt_labels, ["α"], kind="weights",
-                                       height=130), key="ed_fig_pool_weights")
+@st.fragment
+def attention_pooling_section() -> None:
+    """Seed 004's pooling layer with its own w and b. A fragment: editing w or b reruns
+    this section alone (nothing else on the page depends on them)."""
+    st.subheader("Attention pooling (seed 004's Keras layer)")
+    st.write(text.ED_POOLING)
+    st.latex(text.ED_POOLING_FORMULA)
+    scenario = state.get_scenario()  # the latest, with this fragment's own edits
+    tgt_labels = [f"{i}:{tok}" for i, tok in enumerate(scenario.tokens)]
+    pool_w = fit_vector(scenario.pool_w, scenario.d_model, 0.5)
+    pool_b = fit_vector(scenario.pool_b, scenario.t, 0.0)
+    c1, c2 = st.columns([2, 3])
+    with c1:
+        new_w = matrix_editor("w", pool_w[None, :], key="ed_pool_w", row_labels=["w"],
+                              col_labels=controls.dims("d", scenario.d_model))[0]
+    with c2:
+        new_b = matrix_editor("b", pool_b[None, :], key="ed_pool_b", row_labels=["b"],
+                              col_labels=tgt_labels)[0]
+    if not (np.array_equal(new_w, scenario.pool_w) and np.array_equal(new_b, scenario.pool_b)):
+        scenario = state.update(pool_w=new_w, pool_b=new_b)
+    x_in = np.asarray(scenario.x, dtype=float)
+    if scenario.use_pe:
+        x_in = x_in + sinusoidal_positional_encoding(scenario.t, scenario.d_model,
+                                                     base=scenario.pe_base)
+    try:
+        pool = attention_pooling(x_in, new_w, new_b)
+    except ValueError as exc:
+        st.error(f"Cannot compute the attention pooling: {exc}.")
+        st.stop()
+    c1, c2 = st.columns(2, gap="large")
+    with c1:
+        matrix_panel("Scores eₜ", heatmap(pool.scores, tgt_labels, ["e"], height=130),
+                     key="ed_fig_pool_scores")
+        context = heatmap(pool.output, controls.dims("d", pool.output.shape[0]), ["c"],
+                          height=130)
+        matrix_panel("Context vector c", context, key="ed_fig_pool_context")
+    with c2:
+        matrix_panel("Weights αₜ", heatmap(pool.weights, tgt_labels, ["α"], kind="weights",
+                                           height=130), key="ed_fig_pool_weights")
+
+
+attention_pooling_section()

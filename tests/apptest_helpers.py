@@ -8,7 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import streamlit.testing.v1.app_test as app_test_module
+import streamlit.testing.v1.local_script_runner as local_script_runner
 from streamlit.runtime.pages_manager import PagesManager
+from streamlit.runtime.scriptrunner import RerunData
 from streamlit.testing.v1 import AppTest
 
 from attnviz.ui import plotly_view
@@ -32,9 +34,48 @@ class ServerLikePagesManager(PagesManager):
         PagesManager.uses_pages_directory = False
 
 
+_FRAGMENT: list[str | None] = [None]  # the st.fragment the next AppTest run reruns alone
+
+
+def _rerun_data_with_fragment(**kwargs):
+    """AppTest's RerunData, carrying ``_FRAGMENT`` while it is set: both the runner's initial
+    request and the run's (a full rerun coalesced with a fragment rerun is a full rerun)."""
+    if _FRAGMENT[0]:
+        kwargs["fragment_id"] = _FRAGMENT[0]
+    return RerunData(**kwargs)
+
+
 def act_like_a_server() -> None:
-    """Make AppTest run app.py as a server process does after its first run (see above)."""
+    """Make AppTest run app.py as a server process does after its first run (see above), and
+    able to rerun one ``st.fragment`` alone (see ``run_like_a_server``)."""
     app_test_module.PagesManager = ServerLikePagesManager
+    local_script_runner.RerunData = _rerun_data_with_fragment
+
+
+def fragment_of(at: AppTest, key: str | None) -> str | None:
+    """The id of the ``st.fragment`` the widget ``key`` was drawn in; None for the page body
+    (read from the widget's registered metadata: Streamlit internals)."""
+    try:
+        state = at.session_state._state._state  # noqa: SLF001
+        widget_id = state._key_id_mapper.get_id_from_key(key)
+        return state._new_widget_state.widget_metadata[widget_id].fragment_id
+    except (AttributeError, KeyError, TypeError):
+        return None
+
+
+def run_like_a_server(at: AppTest, key: str | None) -> AppTest:
+    """Run after a change of widget ``key`` as a server does: a widget drawn inside an
+    ``st.fragment`` reruns that fragment alone (the browser sends the fragment's id), any
+    other the whole script. AppTest itself always reruns the whole script.
+
+    After a fragment run, ``at`` holds only the elements that run drew (the fragment's; the
+    browser keeps showing the others). Needs ``act_like_a_server()``.
+    """
+    _FRAGMENT[0] = fragment_of(at, key)
+    try:
+        return at.run()
+    finally:
+        _FRAGMENT[0] = None
 
 
 # expanders whose content runs only while they are open (``on_change="rerun"``); tests open them
