@@ -56,89 +56,98 @@ if scenario.direct:
 result = controls.compute(scenario)
 if result is None:
     st.stop()
-att = result.attention
-q_lab, k_lab = result.q_labels, result.k_labels
-additive = isinstance(att, AdditiveResult)
-head = None
-
-pick, fig_col = st.columns([1, 2], gap="large")
-with pick:
-    t_q = len(q_lab)
-    if st.session_state.get("sbs_query") not in range(t_q):
-        st.session_state.pop("sbs_query", None)  # fewer tokens than before: back to query 0
-    i = st.selectbox("Query token", range(t_q), key="sbs_query",
-                     format_func=lambda r: q_lab[r] if 0 <= r < t_q else str(r))
-    if isinstance(att, MultiHeadResult):
-        st.caption(text.STEP_MULTI_HEAD)
-        head = st.selectbox("Head", range(att.n_heads), key="sbs_head",
-                            format_func=lambda r: f"head {r}")
-        att = att.heads[min(head, att.n_heads - 1)]
-    st.caption(text.STEP_PICK)
-with fig_col:
-    st.markdown("**Attention weights** (the chosen query's row is outlined)")
-    fig = heatmap(att.weights, k_lab, q_lab, kind="weights", highlight_rows=[i],
-                  y_title="query", x_title="key")
-    show_figure(fig, key="sbs_fig_weights", filename="step_weights")
-
-F = text.ADDITIVE_STEP_FORMULAS if additive else text.STEP_FORMULAS
 
 
-def step(name: str) -> None:
-    """A step's title and formula."""
-    title, formula = F[name]
-    st.subheader(title)
-    st.latex(formula)
+@st.fragment
+def one_query(result, scenario) -> None:
+    """The chosen query (and head) through every step. A fragment: picking another query or
+    head reruns this part alone, not the page's header and its Q, K, V editors."""
+    att = result.attention
+    q_lab, k_lab = result.q_labels, result.k_labels
+    additive = isinstance(att, AdditiveResult)
+    head = None
+
+    pick, fig_col = st.columns([1, 2], gap="large")
+    with pick:
+        t_q = len(q_lab)
+        if st.session_state.get("sbs_query") not in range(t_q):
+            st.session_state.pop("sbs_query", None)  # fewer tokens than before: back to query 0
+        i = st.selectbox("Query token", range(t_q), key="sbs_query",
+                         format_func=lambda r: q_lab[r] if 0 <= r < t_q else str(r))
+        if isinstance(att, MultiHeadResult):
+            st.caption(text.STEP_MULTI_HEAD)
+            head = st.selectbox("Head", range(att.n_heads), key="sbs_head",
+                                format_func=lambda r: f"head {r}")
+            att = att.heads[min(head, att.n_heads - 1)]
+        st.caption(text.STEP_PICK)
+    with fig_col:
+        st.markdown("**Attention weights** (the chosen query's row is outlined)")
+        fig = heatmap(att.weights, k_lab, q_lab, kind="weights", highlight_rows=[i],
+                      y_title="query", x_title="key")
+        show_figure(fig, key="sbs_fig_weights", filename="step_weights")
+
+    F = text.ADDITIVE_STEP_FORMULAS if additive else text.STEP_FORMULAS
 
 
-def written(lines: list[str]) -> None:
-    """The written-out arithmetic, one line per key (scrolls beyond 16 keys)."""
-    st.code("\n".join(lines), language=None, height="content" if len(lines) <= 16 else 420)
+    def step(name: str) -> None:
+        """A step's title and formula."""
+        title, formula = F[name]
+        st.subheader(title)
+        st.latex(formula)
 
 
-if additive:
-    s = steps.additive_steps(att, i, result.x, result.source_x, scenario.w_a_q,
-                             scenario.w_a_k, scenario.v_a)
-    step("proj")
-    c1, c2 = st.columns(2)
-    table(steps.vector_frame(s.a, f"a_{i}", "a"), c1)
-    table(steps.value_frame(s.b, k_lab, "b"), c2)
-    step("features")
-    table(steps.value_frame(s.features, k_lab, "f"))
-    step("scores")
-    written(steps.additive_lines(s))
-    chain = steps.additive_frame(s, k_lab)
-else:
-    s = steps.query_steps(att, i)
-    step("q_direct" if scenario.direct else "q_head" if head is not None else "q")
-    if result.pe is not None:
-        st.caption(text.STEP_WITH_PE)
-    table(steps.vector_frame(s.q, f"q_{i}", "q"))
-    step("scores")
-    written(steps.dot_lines(s))
-    step("scaled")
-    d_k = s.q.shape[0]
-    root = rf" = 1/\sqrt{{{d_k}}}" if s.scale == 1.0 / np.sqrt(d_k) and d_k > 1 else ""
-    st.latex(rf"\text{{scale}}{root} = {steps.fmt(s.scale, 6)},\quad \tau = "
-             rf"{steps.fmt(s.temperature, 6)}")
-    chain = steps.steps_frame(s, k_lab)
+    def written(lines: list[str]) -> None:
+        """The written-out arithmetic, one line per key (scrolls beyond 16 keys)."""
+        st.code("\n".join(lines), language=None, height="content" if len(lines) <= 16 else 420)
 
-step("masked")
-step("softmax")
-sm = s.softmax
-if s.fully_masked:
-    st.warning(text.STEP_FULLY_MASKED + text.FULLY_MASKED_ROW)
-else:
-    e = "e" if additive else "s"
-    st.latex(rf"m_{{{i}}} = {steps.fmt(sm.row_max, 6)},\quad \sum_{{j'}} "
-             rf"e^{{{e}''_{{{i}j'}} - m_{{{i}}}}} = {steps.fmt(sm.total, 6)}")
-st.caption(text.STEP_SOFTMAX_NOTE)
-table(chain)
 
-step("output")
-values = s.values if additive else s.v
-c1, c2 = st.columns([2, 3])
-table(steps.value_frame(values, k_lab), c1)
-table(steps.sum_frame(s.terms, s.output, sm.weights, k_lab), c2)
-if values.shape[1] <= 8:
-    out = "c" if additive else "o"
-    st.latex(rf"{out}_{{{i}}} = [" + ",\\ ".join(steps.fmt(x, 6) for x in s.output) + "]")
+    if additive:
+        s = steps.additive_steps(att, i, result.x, result.source_x, scenario.w_a_q,
+                                 scenario.w_a_k, scenario.v_a)
+        step("proj")
+        c1, c2 = st.columns(2)
+        table(steps.vector_frame(s.a, f"a_{i}", "a"), c1)
+        table(steps.value_frame(s.b, k_lab, "b"), c2)
+        step("features")
+        table(steps.value_frame(s.features, k_lab, "f"))
+        step("scores")
+        written(steps.additive_lines(s))
+        chain = steps.additive_frame(s, k_lab)
+    else:
+        s = steps.query_steps(att, i)
+        step("q_direct" if scenario.direct else "q_head" if head is not None else "q")
+        if result.pe is not None:
+            st.caption(text.STEP_WITH_PE)
+        table(steps.vector_frame(s.q, f"q_{i}", "q"))
+        step("scores")
+        written(steps.dot_lines(s))
+        step("scaled")
+        d_k = s.q.shape[0]
+        root = rf" = 1/\sqrt{{{d_k}}}" if s.scale == 1.0 / np.sqrt(d_k) and d_k > 1 else ""
+        st.latex(rf"\text{{scale}}{root} = {steps.fmt(s.scale, 6)},\quad \tau = "
+                 rf"{steps.fmt(s.temperature, 6)}")
+        chain = steps.steps_frame(s, k_lab)
+
+    step("masked")
+    step("softmax")
+    sm = s.softmax
+    if s.fully_masked:
+        st.warning(text.STEP_FULLY_MASKED + text.FULLY_MASKED_ROW)
+    else:
+        e = "e" if additive else "s"
+        st.latex(rf"m_{{{i}}} = {steps.fmt(sm.row_max, 6)},\quad \sum_{{j'}} "
+                 rf"e^{{{e}''_{{{i}j'}} - m_{{{i}}}}} = {steps.fmt(sm.total, 6)}")
+    st.caption(text.STEP_SOFTMAX_NOTE)
+    table(chain)
+
+    step("output")
+    values = s.values if additive else s.v
+    c1, c2 = st.columns([2, 3])
+    table(steps.value_frame(values, k_lab), c1)
+    table(steps.sum_frame(s.terms, s.output, sm.weights, k_lab), c2)
+    if values.shape[1] <= 8:
+        out = "c" if additive else "o"
+        st.latex(rf"{out}_{{{i}}} = [" + ",\\ ".join(steps.fmt(x, 6) for x in s.output) + "]")
+
+
+one_query(result, scenario)

@@ -18,6 +18,7 @@ FRAGMENTS = {  # page: groups of widget keys, each group one fragment
     "positional_encoding": [["pe_base", "pe_d_model", "pe_positions", "pe_dims"],
                             ["pe_perm_kind", "pe_perm_seed", "pe_perm_case"]],
     "encoder_decoder": [["ed_pool_w_v0", "ed_pool_b_v0"]],
+    "step_by_step": [["sbs_query"]],
 }
 
 
