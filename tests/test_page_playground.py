@@ -144,12 +144,17 @@ def test_regenerate_identity_weights():
     np.testing.assert_allclose(chart_z_by_key(at, "pg_fig_q"), SEED_000.x)
 
 
-def test_multi_head_variant_shows_one_chart_per_head():
+def multi_head_playground(n_heads: int):
+    """The Playground with Q/K and V widths 4, switched to multi-head with ``n_heads``."""
     at = open_page("playground")
     at.number_input(key="pg_d_k_v0").set_value(4).run()
     at.number_input(key="pg_d_v_v1").set_value(4).run()
     at.selectbox(key="pg_variant_v2").set_value("multi_head").run()
-    at.select_slider(key="pg_n_heads_v2").set_value(2).run()
+    return at.select_slider(key="pg_n_heads_v2").set_value(n_heads).run()
+
+
+def test_multi_head_variant_shows_one_chart_per_head():
+    at = multi_head_playground(2)
     keys = chart_keys(at)
     assert "pg_fig_head_0" in keys and "pg_fig_head_1" in keys
     sc = at.session_state["scenario"]
@@ -246,11 +251,7 @@ def test_long_sequences_pool_the_head_thumbnails_and_say_so():
 
 
 def test_head_thumbnails_share_one_colour_bar_beyond_two_heads():
-    at = open_page("playground")
-    at.number_input(key="pg_d_k_v0").set_value(4).run()
-    at.number_input(key="pg_d_v_v1").set_value(4).run()
-    at.selectbox(key="pg_variant_v2").set_value("multi_head").run()
-    at.select_slider(key="pg_n_heads_v2").set_value(4).run()
+    at = multi_head_playground(4)
     bars = [spec_by_key(at, f"pg_fig_head_{h}")["data"][0].get("showscale", True)
             for h in range(4)]
     assert bars == [False, False, False, True] and not at.exception
