@@ -182,12 +182,12 @@ def measure_page(page: str, scenario, runs: int, upload: tuple[str, bytes] | Non
     if at.exception:
         row["error"] = at.exception[0].message.splitlines()[0][:120]
         return row
+    from apptest_helpers import fragment_of, run_like_a_server  # on sys.path: see main()
+
     edits, plain = [], []
     what = ""
     for i in range(runs):
         what, key = _edit(at, i)
-        from apptest_helpers import fragment_of, run_like_a_server
-
         if fragment_of(at, key):
             what += " (reruns its st.fragment)"
         start = time.perf_counter()
