@@ -75,11 +75,6 @@ def _act_like_a_server() -> None:
     act_like_a_server()
 
 
-def _editor_key(el) -> str:
-    """The widget key of a data editor (its id ends with "-<key>")."""
-    return el.proto.id.split("-", 2)[-1]
-
-
 def _edit(at, i: int) -> tuple[str, str | None]:
     """Make the i-th edit on the page (not yet run); return what was edited and the widget's
     key (None: nothing was edited)."""
@@ -94,9 +89,12 @@ def _edit(at, i: int) -> tuple[str, str | None]:
         col = frame.columns[0]
         base = float(frame.iloc[0, 0])
         value = base + (0.125 if i % 2 == 0 else 0.25)
-        at.session_state[_editor_key(el)] = {"edited_rows": {0: {col: value}},
-                                             "added_rows": [], "deleted_rows": []}
-        return f"editor {_editor_key(el)} cell (0, {col})", _editor_key(el)
+        from apptest_helpers import user_key  # on sys.path: see main()
+
+        key = user_key(el)
+        at.session_state[key] = {"edited_rows": {0: {col: value}},
+                                 "added_rows": [], "deleted_rows": []}
+        return f"editor {key} cell (0, {col})", key
     for kind in ("slider", "number_input", "select_slider", "selectbox"):
         for w in at.get(kind):
             if getattr(w.proto, "disabled", False) or (w.key or "").startswith("sidebar"):

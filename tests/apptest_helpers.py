@@ -94,9 +94,14 @@ def open_lazy_expanders(at: AppTest) -> AppTest:
     return at
 
 
+def user_key(element) -> str:
+    """The key an element or widget was drawn with (Streamlit ends its id with "-<key>")."""
+    return element.proto.id.split("-", 2)[-1]
+
+
 def editor_keys(at: AppTest) -> set[str]:
     """The widget keys of the data editors of the current run."""
-    return {e.proto.id.split("-", 2)[-1] for e in at.get("data_editor")}
+    return {user_key(e) for e in at.get("data_editor")}
 
 
 # editors in lazy tabs (only the selected tab's editor runs): (tabs key, tab label)
@@ -136,7 +141,7 @@ def each_weight_tab(at: AppTest) -> list[str]:
 
     visited = []
     for container in list(containers(at._tree)):  # noqa: SLF001 — AppTest's element tree
-        key = container.proto.id.split("-", 2)[-1]
+        key = user_key(container)
         labels = [tab.label for tab in container.children.values()]
         if not key.endswith("_weights"):
             continue
@@ -215,7 +220,7 @@ def chart_by_title(at: AppTest, title: str) -> dict:
 
 def chart_keys(at: AppTest) -> list[str]:
     """The ``key=`` of every chart, in page order (Streamlit ids end with "-<key>")."""
-    return [c.proto.id.split("-", 2)[-1] for c in charts(at)]
+    return [user_key(c) for c in charts(at)]
 
 
 def spec_by_key(at: AppTest, key: str) -> dict:

@@ -17,7 +17,7 @@ from dataclasses import fields, replace
 import numpy as np
 import plotly.io as pio
 import pytest
-from apptest_helpers import chart_z_by_key, edit_cells, open_page
+from apptest_helpers import chart_z_by_key, edit_cells, editor_keys, open_page
 from streamlit.testing.v1 import AppTest
 
 from attnviz.fingerprint import fingerprint
@@ -142,8 +142,7 @@ def test_compute_memo_is_bounded():
 def test_playground_edit_is_never_stale():
     at = open_page("playground")
     before = chart_z_by_key(at, "pg_fig_weights")
-    key = next(e.proto.id.split("-", 2)[-1] for e in at.get("data_editor")
-               if e.proto.id.endswith("pg_x_v0"))
+    key = next(k for k in editor_keys(at) if k.endswith("pg_x_v0"))
     edit_cells(at, key, {0: {"d0": 5.0}})
     assert not at.exception
     after = chart_z_by_key(at, "pg_fig_weights")
