@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from attnviz.blas import set_blas_threads
+from attnviz.core.blas import set_blas_threads
 from attnviz.ui import presenter, sidebar, state
 
 set_blas_threads(1)  # small matrices, one script thread per session: see attnviz/blas.py

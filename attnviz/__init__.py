@@ -21,13 +21,13 @@ output   weights @ v
 Reference: Vaswani et al. (2017), "Attention Is All You Need", arXiv:1706.03762.
 """
 
-from attnviz.additive import (
+from attnviz.core.additive import (
     AdditiveResult,
     PoolingResult,
     additive_attention,
     attention_pooling,
 )
-from attnviz.attention import (
+from attnviz.core.attention import (
     AttentionResult,
     MultiHeadResult,
     cross_attention,
@@ -38,12 +38,18 @@ from attnviz.attention import (
     softmax,
     valid_head_counts,
 )
-from attnviz.initializers import INIT_KINDS, init_weights
-from attnviz.masks import causal_mask, padding_mask, window_mask
-from attnviz.positional import sinusoidal_positional_encoding
-from attnviz.presets import PRESETS, Preset, default_scenario
-from attnviz.registry import VARIANTS, Variant
-from attnviz.scenario import Scenario, ScenarioResult, position_labels, resize, run_scenario
+from attnviz.core.initializers import INIT_KINDS, init_weights
+from attnviz.core.masks import causal_mask, padding_mask, window_mask
+from attnviz.core.positional import sinusoidal_positional_encoding
+from attnviz.scenarios.presets import PRESETS, Preset, default_scenario
+from attnviz.scenarios.registry import VARIANTS, Variant
+from attnviz.scenarios.scenario import (
+    Scenario,
+    ScenarioResult,
+    position_labels,
+    resize,
+    run_scenario,
+)
 
 __all__ = [
     "INIT_KINDS", "PRESETS", "VARIANTS", "AdditiveResult", "AttentionResult", "MultiHeadResult",

@@ -201,7 +201,7 @@ def url_path(page: str) -> str:
 
 def default_scenario():
     """The scenario a new session starts with."""
-    from attnviz.presets import default_scenario as build
+    from attnviz.scenarios.presets import default_scenario as build
     return build()
 
 
@@ -213,8 +213,8 @@ def big_scenario(t: int = BIG_T, n_heads: int = BIG_HEADS, d_model: int = BIG_D_
     """
     import numpy as np
 
-    from attnviz.initializers import init_weights
-    from attnviz.scenario import resize
+    from attnviz.core.initializers import init_weights
+    from attnviz.scenarios.scenario import resize
 
     s = replace(default_scenario(), variant="multi_head")
     s = resize(s, t=t, d_model=d_model, d_k=d_model, d_v=d_model, t_source=t)

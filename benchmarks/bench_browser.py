@@ -242,7 +242,7 @@ def _edit(page, kind: str, i: int) -> str | None:
 
 def _load_scenario_file(page, base: str, pages: list[tuple[str, str]], scenario) -> bool:
     """Replace the session's scenario with a scenario file through Save & share."""
-    from attnviz import scenario_io
+    from attnviz.io import scenario_io
 
     share = next((p for p, _ in c.pages() if c.url_path(p) == "share"), None)
     if share is None:

@@ -6,7 +6,7 @@ For t = 16, 256, 1024 tokens, d_model = 512 split into 8 heads (d_k = d_v = 64),
 float64, given q, k and v of shape (t, d_model):
 
 - matmuls: the two products alone, ``q_h k_hᵀ`` and ``weights_h v_h`` for all heads (batched);
-- trace: the core's computing path (``attnviz.attention._attend``, which every public function
+- trace: the core's computing path (``attnviz.core.attention._attend``, which every public function
   calls): scores, weights and output for all heads, each kept (with the scaled and masked
   scores up to 512 × 512 per head; above that the results derive those on access);
 - naive: a textbook numpy reference, one head at a time (``s = qkᵀ/√d_k``, stable softmax, ·v);
@@ -47,7 +47,7 @@ def _inputs(t: int, dtype, rng: np.random.Generator) -> dict:
 
 def _functions(d: dict) -> dict:
     """The measured callables, each on the same inputs."""
-    from attnviz.attention import _attend, multi_head_attention
+    from attnviz.core.attention import _attend, multi_head_attention
 
     d_k = D_MODEL // N_HEADS
     scale = 1.0 / np.sqrt(d_k)
@@ -90,7 +90,7 @@ def _agreement(d: dict, fns: dict) -> float:
 
 def measure(sizes, dtypes, runs: int) -> list[dict]:
     """Median seconds per function for every size, dtype and BLAS setting."""
-    from attnviz.blas import blas_threads, set_blas_threads
+    from attnviz.core.blas import blas_threads, set_blas_threads
 
     default = blas_threads()
     settings = [default] if default in (None, 1) else [default, 1]
@@ -143,8 +143,8 @@ def measure_caching(runs: int, big_t: int) -> list[dict]:
     """
     import pickle
 
-    from attnviz.fingerprint import fingerprint
-    from attnviz.scenario import run_scenario
+    from attnviz.scenarios.fingerprint import fingerprint
+    from attnviz.scenarios.scenario import run_scenario
 
     out = []
     for label, scenario in (("default", c.default_scenario()),
@@ -168,8 +168,8 @@ def measure_caching(runs: int, big_t: int) -> list[dict]:
 
 def measure_threads(runs: int, big_t: int) -> list[dict]:
     """run_scenario on the large scenario with OpenBLAS's default threads and with one."""
-    from attnviz.blas import blas_threads, set_blas_threads
-    from attnviz.scenario import run_scenario
+    from attnviz.core.blas import blas_threads, set_blas_threads
+    from attnviz.scenarios.scenario import run_scenario
 
     default = blas_threads()
     if default is None:
@@ -234,7 +234,7 @@ def section(rows: list[dict], quick: bool, caching: list[dict] | None = None,
                + "\n\n`controls.compute` keeps the last results of a session keyed by the "
                "content hash; `st.cache_data` would unpickle a copy on every hit.\n")
     if threads:
-        md += ("\n#### OpenBLAS threads (the dashboard sets 1: `attnviz.blas`)\n\n"
+        md += ("\n#### OpenBLAS threads (the dashboard sets 1: `attnviz.core.blas`)\n\n"
                + c.md_table(["BLAS threads", "scenario", "run_scenario median (ms)",
                              "best (ms)"],
                             [[r["threads"], r["scenario"], c.ms(r["compute"]), c.ms(r["best"])]

@@ -2,10 +2,10 @@
 
 import streamlit as st
 
-from attnviz import text
-from attnviz.compare import KINDS, compare, head_choices
 from attnviz.figures import heatmap
-from attnviz.registry import VARIANTS
+from attnviz.scenarios.compare import KINDS, compare, head_choices
+from attnviz.scenarios.registry import VARIANTS
+from attnviz.teach import text
 from attnviz.ui import state
 from attnviz.ui.diagnostics import diagnostics_panel
 from attnviz.ui.panels import show_figure

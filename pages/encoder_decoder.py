@@ -5,10 +5,10 @@ from dataclasses import replace
 import numpy as np
 import streamlit as st
 
-from attnviz import text
-from attnviz.additive import attention_pooling
+from attnviz.core.additive import attention_pooling
+from attnviz.core.positional import sinusoidal_positional_encoding
 from attnviz.figures import heatmap
-from attnviz.positional import sinusoidal_positional_encoding
+from attnviz.teach import text
 from attnviz.ui import controls, state
 from attnviz.ui.editors import matrix_editor
 from attnviz.ui.fitting import fit_vector

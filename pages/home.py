@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from attnviz import text
-from attnviz.presets import PRESETS
+from attnviz.scenarios.presets import PRESETS
+from attnviz.teach import text
 from attnviz.ui import state
 
 state.init_state()

@@ -3,10 +3,10 @@
 import numpy as np
 import streamlit as st
 
-from attnviz import text
 from attnviz.figures import heatmap
 from attnviz.figures.clickable import point_from_selection
 from attnviz.figures.line_view import MAX_TOKENS, head_view
+from attnviz.teach import text
 from attnviz.ui import controls, state
 from attnviz.ui.diagnostics import diagnostics_panel
 from attnviz.ui.panels import show_figure

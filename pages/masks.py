@@ -4,10 +4,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attnviz import position_labels, text
-from attnviz.attention import MultiHeadResult, softmax
+from attnviz import position_labels
+from attnviz.core.attention import MultiHeadResult, softmax
 from attnviz.figures import heatmap, mask_figure
-from attnviz.scenario import MASK_KINDS, user_mask
+from attnviz.scenarios.scenario import MASK_KINDS, user_mask
+from attnviz.teach import text
 from attnviz.ui import controls, state
 from attnviz.ui.mask_editor import mask_editor
 from attnviz.ui.panels import matrix_panel, scenario_caption

@@ -3,11 +3,11 @@
 import numpy as np
 import streamlit as st
 
-from attnviz import text
-from attnviz.attention import mix_heads
+from attnviz.core.attention import mix_heads
 from attnviz.figures import heatmap
 from attnviz.figures.grid import compact
-from attnviz.scenario import run_multi_head
+from attnviz.scenarios.scenario import run_multi_head
+from attnviz.teach import text
 from attnviz.ui import controls, heads, state
 from attnviz.ui.editors import matrix_editor
 from attnviz.ui.panels import matrix_panel, scenario_caption, show_figure

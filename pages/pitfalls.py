@@ -5,9 +5,9 @@ import inspect
 import numpy as np
 import streamlit as st
 
-from attnviz import text
 from attnviz.figures.pitfall_view import panel_figure, shared_range
-from attnviz.pitfalls import PITFALLS
+from attnviz.teach import text
+from attnviz.teach.pitfalls import PITFALLS
 from attnviz.ui import state
 from attnviz.ui.panels import show_figure
 

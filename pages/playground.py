@@ -2,10 +2,12 @@
 
 import streamlit as st
 
-from attnviz import export, limits, text
-from attnviz.attention import MultiHeadResult
-from attnviz.downsample import block_factor, block_labels, downsample
+from attnviz.core.attention import MultiHeadResult
+from attnviz.core.downsample import block_factor, block_labels, downsample
 from attnviz.figures import heatmap, mask_figure
+from attnviz.io import export
+from attnviz.scenarios import limits
+from attnviz.teach import text
 from attnviz.ui import controls, share, state
 from attnviz.ui.diagnostics import diagnostics_panel
 from attnviz.ui.panels import matrix_panel, scenario_caption
@@ -45,7 +47,7 @@ with views:
         figures = []  # (title, figure) for the HTML report
 
         def panel(name, z, x_labels, y_labels, **kw):
-            """One matrix with its title, formula and explanation from attnviz.text."""
+            """One matrix with its title, formula and explanation from attnviz.teach.text."""
             title, formula, why = M[name]
             fig = heatmap(z, x_labels, y_labels, **kw)
             figures.append((title, fig))

@@ -5,11 +5,11 @@ from dataclasses import replace
 import numpy as np
 import streamlit as st
 
-from attnviz import text
+from attnviz.core.positional import sinusoidal_positional_encoding
 from attnviz.figures import heatmap
 from attnviz.figures.lines import line_chart
-from attnviz.positional import sinusoidal_positional_encoding
-from attnviz.scenario import permutation_check, position_labels
+from attnviz.scenarios.scenario import permutation_check, position_labels
+from attnviz.teach import text
 from attnviz.ui import controls, state
 from attnviz.ui.panels import matrix_panel, show_figure
 

@@ -6,11 +6,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attnviz import text
-from attnviz.additive import AdditiveResult
-from attnviz.attention import MultiHeadResult
+from attnviz.core.additive import AdditiveResult
+from attnviz.core.attention import MultiHeadResult
 from attnviz.figures import heatmap, mask_figure
-from attnviz.quiz import practice_question, score_predictions
+from attnviz.teach import text
+from attnviz.teach.quiz import practice_question, score_predictions
 from attnviz.ui import controls, state
 from attnviz.ui.panels import show_figure
 

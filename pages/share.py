@@ -2,7 +2,8 @@
 
 import streamlit as st
 
-from attnviz import export, text
+from attnviz.io import export
+from attnviz.teach import text
 from attnviz.ui import controls, share, state
 
 scenario = state.get_scenario()

@@ -3,12 +3,12 @@
 import numpy as np
 import streamlit as st
 
-from attnviz import text
-from attnviz.additive import AdditiveResult
-from attnviz.attention import MultiHeadResult
+from attnviz.core.additive import AdditiveResult
+from attnviz.core.attention import MultiHeadResult
+from attnviz.core.trace import trace_additive_cell, trace_cell
 from attnviz.figures import heatmap
 from attnviz.figures.clickable import MAX_PICKER_CELLS, add_cell_picker
-from attnviz.trace import trace_additive_cell, trace_cell
+from attnviz.teach import text
 from attnviz.ui import controls, state, trace_view
 from attnviz.ui.diagnostics import diagnostics_panel
 from attnviz.ui.panels import show_figure

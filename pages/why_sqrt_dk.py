@@ -2,7 +2,6 @@
 
 import streamlit as st
 
-from attnviz import text
 from attnviz.figures.charts import (
     SCALED,
     UNSCALED,
@@ -11,7 +10,8 @@ from attnviz.figures.charts import (
     max_weight_figure,
     variance_figure,
 )
-from attnviz.sqrt_dk import sqrt_dk_experiment
+from attnviz.teach import text
+from attnviz.teach.sqrt_dk import sqrt_dk_experiment
 from attnviz.ui import state
 from attnviz.ui.panels import show_figure
 

@@ -4,14 +4,15 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attnviz import attention_io as aio
-from attnviz import limits, text
-from attnviz.diagnostics import row_diagnostics
-from attnviz.downsample import block_factor, block_labels, downsample
+from attnviz.core.diagnostics import row_diagnostics
+from attnviz.core.downsample import block_factor, block_labels, downsample
 from attnviz.figures import heatmap
 from attnviz.figures.line_view import MAX_TOKENS as LINE_VIEW_MAX
 from attnviz.figures.line_view import head_view
-from attnviz.scenario import position_labels
+from attnviz.io import attention_io as aio
+from attnviz.scenarios import limits
+from attnviz.scenarios.scenario import position_labels
+from attnviz.teach import text
 from attnviz.ui import share, state, uploads
 from attnviz.ui.heads import grid
 from attnviz.ui.panels import matrix_panel, show_figure

@@ -3,7 +3,7 @@
 Builders describe a figure as plain dicts (traces and layout) and hand them to :func:`figure`,
 which writes Plotly's default template out as explicit properties and skips plotly.py's
 property validation: validation costs ~3 ms per trace and ~10–30 ms per figure, most of a
-page's rerun. tests/test_speed.py checks every builder's figure against the validated one.
+page's rerun. tests/pages/test_speed.py checks every builder's figure against the validated one.
 """
 
 from __future__ import annotations

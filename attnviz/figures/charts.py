@@ -11,7 +11,7 @@ from numpy.typing import ArrayLike
 
 from attnviz.figures.base import axis, figure
 from attnviz.figures.lines import COLOURS, line_chart
-from attnviz.sqrt_dk import SqrtDkResult
+from attnviz.teach.sqrt_dk import SqrtDkResult
 
 UNSCALED, SCALED = "unscaled q·k", "scaled q·k/√d_k"
 

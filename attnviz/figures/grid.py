@@ -28,7 +28,7 @@ def compact(fig: go.Figure, *, y_labels: bool = True, colour_bar: bool = True) -
         The same figure, changed in place.
     """
     # plain property assignments: the update_* helpers parse paths and selectors and cost
-    # ~5 ms a figure, a lot for a grid of 16 heads (same result: tests/test_speed.py)
+    # ~5 ms a figure, a lot for a grid of 16 heads (same result: tests/pages/test_speed.py)
     for trace in fig.data:
         if trace.type == "heatmap":
             trace.showscale = colour_bar

@@ -14,7 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attnviz.figures.heatmap import MINUS_INF_BG, heatmap
-from attnviz.pitfalls import Panel
+from attnviz.teach.pitfalls import Panel
 
 
 def cell_labels(z: np.ndarray, digits: int) -> np.ndarray:

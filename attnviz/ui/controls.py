@@ -12,13 +12,14 @@ from dataclasses import replace
 import numpy as np
 import streamlit as st
 
-from attnviz import limits, text
-from attnviz.attention import valid_head_counts
-from attnviz.fingerprint import fingerprint
-from attnviz.initializers import INIT_KINDS, init_weights
-from attnviz.presets import PRESETS
-from attnviz.registry import VARIANTS
-from attnviz.scenario import Scenario, ScenarioResult, resize, run_scenario
+from attnviz.core.attention import valid_head_counts
+from attnviz.core.initializers import INIT_KINDS, init_weights
+from attnviz.scenarios import limits
+from attnviz.scenarios.fingerprint import fingerprint
+from attnviz.scenarios.presets import PRESETS
+from attnviz.scenarios.registry import VARIANTS
+from attnviz.scenarios.scenario import Scenario, ScenarioResult, resize, run_scenario
+from attnviz.teach import text
 from attnviz.ui import state
 from attnviz.ui.editors import matrix_editor
 
@@ -94,7 +95,8 @@ def size_controls(prefix: str, scenario: Scenario) -> Scenario:
 
 
 def limits_caption() -> str:
-    """The editing limits of :mod:`attnviz.limits` as one sentence (shown under the sizes)."""
+    """The editing limits of :mod:`attnviz.scenarios.limits` as one sentence (shown under the
+    sizes)."""
     return text.LIMITS_CAPTION.format(tokens=limits.MAX_TOKENS, d_model=limits.MAX_D_MODEL,
                                       width=limits.MAX_WIDTH, heads=limits.MAX_HEADS,
                                       chars=limits.MAX_LABEL_CHARS)
@@ -232,9 +234,9 @@ def compute(scenario: Scenario) -> ScenarioResult | None:
 
     A rerun in which the scenario did not change (a page switch, a widget that does not touch
     it, presenter mode) reuses the result: results are kept per session, keyed by a hash of the
-    scenario's content (:func:`attnviz.fingerprint.fingerprint`: every array's bytes and every
-    setting), so any edit computes afresh. Result arrays are read-only, so sharing one result
-    between reruns is safe. (``st.cache_data`` would pickle the result on every hit: at 256
+    scenario's content (:func:`attnviz.scenarios.fingerprint.fingerprint`: every array's bytes
+    and every setting), so any edit computes afresh. Result arrays are read-only, so sharing one
+    result between reruns is safe. (``st.cache_data`` would pickle the result on every hit: at 256
     tokens and 8 heads that costs more than computing it again — see benchmarks/RESULTS.md.)
     """
     key = fingerprint(scenario)

@@ -2,7 +2,7 @@
 
 ``diagnostics_panel(weights, q_labels, k_labels, key=...)`` shows, per query row (and per head
 for a stack of heads), the entropy, the effective number of attended tokens, the largest weight
-and its key, and the row-sum check, computed by :func:`attnviz.diagnostics.row_diagnostics`.
+and its key, and the row-sum check, computed by :func:`attnviz.core.diagnostics.row_diagnostics`.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import pandas as pd
 import streamlit as st
 from numpy.typing import ArrayLike
 
-from attnviz import text
-from attnviz.diagnostics import RowDiagnostics, row_diagnostics
+from attnviz.core.diagnostics import RowDiagnostics, row_diagnostics
+from attnviz.teach import text
 
 C = text.DIAGNOSTICS_COLUMNS
 

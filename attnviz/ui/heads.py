@@ -12,9 +12,10 @@ from collections.abc import Iterator
 import numpy as np
 import streamlit as st
 
-from attnviz import limits, text
-from attnviz.attention import valid_head_counts
-from attnviz.scenario import Scenario
+from attnviz.core.attention import valid_head_counts
+from attnviz.scenarios import limits
+from attnviz.scenarios.scenario import Scenario
+from attnviz.teach import text
 from attnviz.ui import state
 from attnviz.ui.editors import matrix_editor
 from attnviz.ui.fitting import fit_vector

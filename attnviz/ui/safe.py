@@ -7,7 +7,7 @@ labels all render Markdown, plus Streamlit's extensions: emoji shortcodes (``:sm
 Material icons (``:material/home:``, which also make the browser fetch an icon font from the
 internet), coloured text (``:red[...]``), LaTeX (``$...$``) and GFM autolinks
 (``www.example.com``). Raw HTML is never rendered without ``unsafe_allow_html``, which no page
-uses with user data (tests/test_hardening.py checks it).
+uses with user data (tests/pages/test_hardening.py checks it).
 
 Prefer ``st.text``, ``st.code``, dataframes and plotly axes for user text. Where user text must
 sit inside a Markdown sentence, pass it through :func:`md_escape`.

@@ -19,8 +19,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import streamlit as st
 
-from attnviz import export, limits, scenario_io, text
-from attnviz.scenario import Scenario
+from attnviz.io import export, scenario_io
+from attnviz.scenarios import limits
+from attnviz.scenarios.scenario import Scenario
+from attnviz.teach import text
 from attnviz.ui import state
 
 LINK_PAGE = "playground"  # the page a shared link opens

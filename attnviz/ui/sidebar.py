@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from attnviz.presets import PRESETS
+from attnviz.scenarios.presets import PRESETS
 from attnviz.ui import state
 
 

@@ -13,8 +13,8 @@ from dataclasses import replace
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
-from attnviz.presets import PRESETS, default_scenario
-from attnviz.scenario import Scenario
+from attnviz.scenarios.presets import PRESETS, default_scenario
+from attnviz.scenarios.scenario import Scenario
 
 SCENARIO = "scenario"
 EDITOR_VERSION = "editor_version"

@@ -2,7 +2,7 @@
 
 Every number comes from the core's result (scores, scaled, masked, weights, output); only the
 softmax's inner steps (the row maximum, exp(s − max) and the row sum) are recomputed, exactly
-as :func:`attnviz.attention.softmax` does, so that the page can show them. The tests check that
+as :func:`attnviz.core.attention.softmax` does, so that the page can show them. The tests check that
 exp / sum equals the core's weights.
 """
 
@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from attnviz.additive import AdditiveResult
-from attnviz.attention import AttentionResult
+from attnviz.core.additive import AdditiveResult
+from attnviz.core.attention import AttentionResult
 
 Array = NDArray[np.float64]
 
@@ -86,7 +86,7 @@ class SoftmaxSteps:
 
 
 def softmax_steps(masked: Array, weights: Array) -> SoftmaxSteps:
-    """The inner steps of :func:`attnviz.attention.softmax` for one row."""
+    """The inner steps of :func:`attnviz.core.attention.softmax` for one row."""
     masked = np.asarray(masked, dtype=float)
     top = float(np.max(masked))
     row_max = top if np.isfinite(top) else None

@@ -1,6 +1,6 @@
-"""Streamlit rendering of a traced cell (see :mod:`attnviz.trace`) and the click-to-pick glue.
+"""Streamlit rendering of a traced cell (see :mod:`attnviz.core.trace`) and the click-to-pick glue.
 
-Formulas come from ``attnviz.text.TRACE_STEPS``; this module appends the numbers of the chosen
+Formulas come from ``attnviz.teach.text.TRACE_STEPS``; this module appends the numbers of the chosen
 cell. Token labels never go into LaTeX or Markdown: only indices do; labels are shown with
 ``st.text``.
 """
@@ -13,9 +13,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import streamlit as st
 
-from attnviz import text
+from attnviz.core.trace import AdditiveCellTrace, CellTrace, SoftmaxSteps
 from attnviz.figures.clickable import cell_from_selection
-from attnviz.trace import AdditiveCellTrace, CellTrace, SoftmaxSteps
+from attnviz.teach import text
 
 MAX_TERMS = 4  # write out sums with up to this many terms; longer ones are summarised
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from attnviz import attention_io as aio
-from attnviz.examples import EXAMPLE_NPZ
+from attnviz.io import attention_io as aio
+from attnviz.io.examples import EXAMPLE_NPZ
 
 _WEIGHTS_CACHE = "_ya_weights_cache"
 _TOKENS_CACHE = "_ya_tokens_cache"

@@ -18,7 +18,7 @@ from helpers import (
 )
 
 import attnviz
-from attnviz.presets import PRESETS
+from attnviz.scenarios.presets import PRESETS
 
 PAGE_FILES = re.findall(r'st\.Page\("pages/(\w+)\.py"', (REPO_ROOT / "app.py").read_text())
 # pages whose first view has no chart until the user acts (upload, link, ...)

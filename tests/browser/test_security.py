@@ -19,10 +19,11 @@ from helpers import (
 )
 from playwright.sync_api import Page
 
-from attnviz import scenario_io, text
 from attnviz.figures.heatmap import TICK_CHARS
-from attnviz.presets import default_scenario
-from attnviz.scenario import resize
+from attnviz.io import scenario_io
+from attnviz.scenarios.presets import default_scenario
+from attnviz.scenarios.scenario import resize
+from attnviz.teach import text
 
 SCRIPT = "<script>alert('script')</script>"
 IMG = "<img/src/onerror=alert('img')>"

@@ -27,8 +27,9 @@ from helpers import (
 )
 from playwright.sync_api import Browser, Page
 
-from attnviz import PRESETS, run_scenario, scenario_io
+from attnviz import PRESETS, run_scenario
 from attnviz.figures.heatmap import TICK_CHARS
+from attnviz.io import scenario_io
 
 TIMEOUT = 90_000  # the first Plotly bundle load is slow on a busy 2-core machine
 PRESET = "cat_sat"

@@ -1,0 +1,1 @@
+"""The maths: numpy/scipy only; knows nothing of scenarios, text or Streamlit."""

@@ -1,0 +1,86 @@
+"""Boolean attention masks, True = may attend (PyTorch's boolean convention).
+
+Every mask has shape (t_q, t_k): row i says which keys query i may look at. Combine masks with
+``np.logical_and``. A row with no True entry is a fully masked query: the core gives it zero
+weights and a zero output (see :func:`attnviz.core.attention.softmax`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from attnviz.core.checks import check_count
+
+BoolArray = NDArray[np.bool_]
+
+
+def causal_mask(t_q: int, t_k: int | None = None) -> BoolArray:
+    """Query i may attend to keys 0..i (lower triangle, aligned top-left).
+
+    Parameters
+    ----------
+    t_q : int
+        Number of queries.
+    t_k : int, optional
+        Number of keys; defaults to t_q.
+
+    Returns
+    -------
+    ndarray of bool, shape (t_q, t_k)
+    """
+    t_q = check_count("t_q", t_q)
+    t_k = t_q if t_k is None else check_count("t_k", t_k)
+    return np.tri(t_q, t_k, dtype=bool)
+
+
+def padding_mask(valid_len: int, t_k: int, t_q: int | None = None) -> BoolArray:
+    """Only the first ``valid_len`` keys are real tokens; the rest are padding.
+
+    Parameters
+    ----------
+    valid_len : int
+        Number of real (non-padding) keys, 0 <= valid_len <= t_k.
+    t_k : int
+        Number of keys.
+    t_q : int, optional
+        Number of queries; defaults to t_k.
+
+    Returns
+    -------
+    ndarray of bool, shape (t_q, t_k)
+        Column j is True for every query when j < valid_len.
+    """
+    t_k = check_count("t_k", t_k)
+    t_q = t_k if t_q is None else check_count("t_q", t_q)
+    valid_len = check_count("valid_len", valid_len, minimum=0)
+    if valid_len > t_k:
+        raise ValueError(f"valid_len ({valid_len}) must be at most t_k ({t_k})")
+    row = np.arange(t_k) < valid_len  # (t_k,)
+    return np.broadcast_to(row, (t_q, t_k)).copy()
+
+
+def window_mask(t_q: int, t_k: int | None = None, *, width: int,
+                causal: bool = False) -> BoolArray:
+    """Sliding window: query i may attend to key j when |i − j| <= width.
+
+    Parameters
+    ----------
+    t_q : int
+    t_k : int, optional
+        Defaults to t_q.
+    width : int
+        How many neighbours on each side are visible; 0 = only the token itself.
+    causal : bool
+        Keep only the window's past half (j <= i).
+
+    Returns
+    -------
+    ndarray of bool, shape (t_q, t_k)
+    """
+    t_q = check_count("t_q", t_q)
+    t_k = t_q if t_k is None else check_count("t_k", t_k)
+    width = check_count("width", width, minimum=0)
+    offset = np.arange(t_k)[None, :] - np.arange(t_q)[:, None]  # (t_q, t_k): j − i
+    allowed = np.abs(offset) <= width
+    return allowed & (offset <= 0) if causal else allowed

@@ -1,0 +1,1 @@
+"""Scenario files and links, uploads, exports."""

@@ -1,0 +1,430 @@
+"""Bring your own attention: read uploaded weights (.npy/.npz) and token lists, safely.
+
+Accepted weights: an array of shape ``(t, t)``, ``(heads, t, t)`` or ``(layers, heads, t, t)``
+— for example ``torch.stack(outputs.attentions)[:, 0].numpy()`` from a transformers model run
+with ``output_attentions=True`` (one example of the batch). It is returned as
+``(layers, heads, t, t)`` float64.
+
+Safety: files are parsed here, never by ``np.load`` on untrusted input. The ``.npy`` header is
+read first (``allow_pickle`` is never used; an array of Python objects is refused), the shape
+is checked against :mod:`~attnviz.scenarios.limits` *before* any data are read, and exactly
+the declared number of bytes is then read. A ``.npz`` is a zip of ``.npy`` files: every
+member's header is checked the same way, and nothing more than the chosen arrays' declared
+size is decompressed.
+
+Checks on the values: finite and non-negative (else refused); rows summing to 1 within
+:data:`ROW_SUM_TOL` (else a warning — the weights are still shown as they are).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import zipfile
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from attnviz.io.scenario_io import quote
+from attnviz.scenarios import limits
+
+Array = NDArray[np.float64]
+
+ROW_SUM_TOL = 1e-3
+ATTENTION_NAMES = ("attention", "attentions", "attention_weights", "attn", "weights")
+TOKEN_NAMES = ("tokens", "labels")
+_MAX_MEMBERS = 32
+
+
+@dataclass(frozen=True, eq=False)
+class UploadedAttention:
+    """Attention weights read from an upload.
+
+    Attributes
+    ----------
+    weights : ndarray of shape (layers, heads, t, t)
+    source_shape : tuple of int
+        The shape as stored in the file.
+    array_name : str
+        The .npz member the weights came from ("" for a .npy file).
+    tokens : tuple of str or None
+        Token labels stored in the .npz (a ``tokens`` array of text), if any.
+    warnings : tuple of str
+        Problems that do not stop the display (rows not summing to 1, labels cut, ...).
+    """
+
+    weights: Array
+    source_shape: tuple[int, ...]
+    array_name: str
+    tokens: tuple[str, ...] | None
+    warnings: tuple[str, ...]
+
+    @property
+    def layers(self) -> int:
+        return int(self.weights.shape[0])
+
+    @property
+    def heads(self) -> int:
+        return int(self.weights.shape[1])
+
+    @property
+    def t(self) -> int:
+        return int(self.weights.shape[2])
+
+
+# ---------------------------------------------------------------------------------------------
+# .npy / .npz parsing without np.load
+# ---------------------------------------------------------------------------------------------
+
+def _read_header(fp, what: str) -> tuple[tuple[int, ...], bool, np.dtype]:
+    """Read a .npy header: (shape, fortran_order, dtype). Refuse object (pickled) arrays."""
+    try:
+        version = np.lib.format.read_magic(fp)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(fp)
+        elif version == (2, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(fp)
+        else:
+            raise ValueError(f"{what} uses .npy format version {version}, which attnviz does "
+                             "not read; save it with numpy's np.save")
+    except ValueError as exc:
+        if "attnviz" in str(exc):
+            raise
+        raise ValueError(f"{what} is not a valid .npy array (its header cannot be read)") \
+            from None
+    except (EOFError, OSError, TypeError, SyntaxError, zipfile.BadZipFile, zlib.error):
+        raise ValueError(f"{what} is not a valid .npy array (it is empty or cut short)") \
+            from None
+    if dtype.hasobject:
+        raise ValueError(f"{what} holds Python objects (pickled data); attnviz never unpickles "
+                         "uploads. Save plain numbers instead, e.g. "
+                         "np.save('attention.npy', weights.astype(np.float32))")
+    return tuple(int(n) for n in shape), bool(fortran), dtype
+
+
+def _read_data(fp, shape: tuple[int, ...], fortran: bool, dtype: np.dtype,
+               what: str) -> np.ndarray:
+    """Read exactly the bytes the header declares (the caller has checked the size)."""
+    count = math.prod(shape)
+    nbytes = count * dtype.itemsize
+    try:
+        data = fp.read(nbytes)
+    except (EOFError, OSError, zipfile.BadZipFile, zlib.error, ValueError,
+            NotImplementedError, RuntimeError):
+        raise ValueError(f"{what} is damaged: its data cannot be read") from None
+    if len(data) != nbytes:
+        raise ValueError(f"{what} is cut short: the header announces {nbytes:,} bytes of data, "
+                         f"the file holds {len(data):,}")
+    arr = np.frombuffer(data, dtype=dtype, count=count)
+    return arr.reshape(shape, order="F" if fortran else "C")
+
+
+def _check_weights_header(shape: tuple[int, ...], dtype: np.dtype, what: str) -> None:
+    """Dtype, rank and size limits, checked before reading any data."""
+    if dtype.kind not in "fiu":
+        raise ValueError(f"{what} holds values of type {dtype}; attention weights must be real "
+                         "numbers (float or integer)")
+    if len(shape) not in (2, 3, 4):
+        hint = (" If its first axis is the batch, save one example (e.g. attn[:, 0])."
+                if len(shape) == 5 else "")
+        raise ValueError(f"{what} has shape {shape}; expected (t, t), (heads, t, t) or "
+                         f"(layers, heads, t, t).{hint}")
+    t_q, t_k = shape[-2], shape[-1]
+    if t_q != t_k:
+        raise ValueError(f"{what} has shape {shape}; the last two sizes must be equal (t, t): "
+                         "one row and one column per token")
+    if t_q == 0 or 0 in shape:
+        raise ValueError(f"{what} is empty (shape {shape})")
+    if t_q > limits.MAX_UPLOAD_T:
+        raise ValueError(f"{what} has t = {t_q} tokens; at most {limits.MAX_UPLOAD_T} are "
+                         "allowed (cut the sequence)")
+    layers, heads = ((1,) * (4 - len(shape)) + shape)[:2]
+    if heads > limits.MAX_UPLOAD_HEADS:
+        raise ValueError(f"{what} has {heads} heads; at most {limits.MAX_UPLOAD_HEADS} are "
+                         "allowed")
+    if layers > limits.MAX_UPLOAD_LAYERS:
+        raise ValueError(f"{what} has {layers} layers; at most {limits.MAX_UPLOAD_LAYERS} are "
+                         "allowed")
+    if math.prod(shape) > limits.MAX_UPLOAD_VALUES:
+        raise ValueError(f"{what} holds {math.prod(shape):,} values; at most "
+                         f"{limits.MAX_UPLOAD_VALUES:,} (layers·heads·t·t) are allowed — "
+                         "upload fewer layers or a shorter sequence")
+
+
+def _check_tokens_header(shape: tuple[int, ...], dtype: np.dtype, what: str) -> None:
+    if dtype.kind not in "US" or len(shape) != 1:
+        raise ValueError(f"{what} must be a 1-D array of text labels, got {dtype} of shape "
+                         f"{shape}")
+    if shape[0] > limits.MAX_UPLOAD_T or shape[0] * dtype.itemsize > 4 * \
+            limits.MAX_TOKEN_FILE_BYTES:
+        raise ValueError(f"{what} is too large: at most {limits.MAX_UPLOAD_T} labels")
+
+
+def _check_size(data: bytes, what: str) -> None:
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise ValueError(f"{what} must be bytes")
+    if len(data) == 0:
+        raise ValueError(f"{what} is empty")
+    if len(data) > limits.MAX_UPLOAD_BYTES:
+        raise ValueError(f"{what} is {len(data) / 2**20:.1f} MB; uploads may be at most "
+                         f"{limits.MAX_UPLOAD_MB} MB")
+
+
+def _safe_name(name: str) -> str:
+    return quote(name, 40)
+
+
+def _load_npy(data: bytes) -> tuple[np.ndarray, str, tuple[str, ...] | None]:
+    fp = io.BytesIO(data)
+    shape, fortran, dtype = _read_header(fp, "the .npy file")
+    _check_weights_header(shape, dtype, "the array")
+    return _read_data(fp, shape, fortran, dtype, "the .npy file"), "", None
+
+
+def _load_npz(data: bytes) -> tuple[np.ndarray, str, tuple[str, ...] | None]:
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        members = [i for i in archive.infolist() if not i.is_dir()]
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError,
+            NotImplementedError, RuntimeError):
+        raise ValueError("the .npz file is damaged or not a .npz (zip) archive; save it with "
+                         "np.savez or np.savez_compressed") from None
+    if not members:
+        raise ValueError("the .npz file holds no arrays")
+    if len(members) > _MAX_MEMBERS:
+        raise ValueError(f"the .npz file holds {len(members)} files; at most {_MAX_MEMBERS} "
+                         "are read")
+    headers = {}
+    for info in members:
+        name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
+        what = f"array {_safe_name(name)} of the .npz"
+        if not info.filename.endswith(".npy"):
+            raise ValueError(f"the .npz holds {_safe_name(info.filename)}, which is not a .npy "
+                             "array; save the file with np.savez")
+        try:
+            with archive.open(info) as fp:
+                headers[name] = (info, *_read_header(fp, what))
+        except (zipfile.BadZipFile, OSError, EOFError, zlib.error, NotImplementedError,
+                RuntimeError):
+            raise ValueError(f"{what} cannot be read (damaged, encrypted or compressed in a "
+                             "way numpy does not write)") from None
+    weight_name = _pick_attention(headers)
+    info, shape, fortran, dtype = headers[weight_name]
+    what = f"array {_safe_name(weight_name)} of the .npz"
+    _check_weights_header(shape, dtype, what)
+    weights = _read_member(archive, info, shape, fortran, dtype, what)
+    tokens = None
+    token_name = next((n for n in TOKEN_NAMES if n in headers and n != weight_name), None)
+    if token_name is not None:
+        t_info, t_shape, t_fortran, t_dtype = headers[token_name]
+        t_what = f"array {token_name} of the .npz"
+        _check_tokens_header(t_shape, t_dtype, t_what)
+        raw = _read_member(archive, t_info, t_shape, t_fortran, t_dtype, t_what)
+        tokens = tuple(_label(v) for v in raw.tolist())
+    return weights, weight_name, tokens
+
+
+def _label(value) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def _read_member(archive: zipfile.ZipFile, info, shape, fortran, dtype, what) -> np.ndarray:
+    try:
+        with archive.open(info) as fp:
+            _read_header(fp, what)
+            return _read_data(fp, shape, fortran, dtype, what)
+    except (zipfile.BadZipFile, OSError, EOFError, zlib.error, NotImplementedError,
+            RuntimeError):
+        raise ValueError(f"{what} is damaged: its data cannot be read") from None
+
+
+def _pick_attention(headers: dict) -> str:
+    """The member holding the weights: a known name, else the only numeric array."""
+    for name in ATTENTION_NAMES:
+        if name in headers:
+            return name
+    numeric = [n for n, (_, _, _, dtype) in headers.items()
+               if dtype.kind in "fiu" and n not in TOKEN_NAMES]
+    if len(numeric) == 1:
+        return numeric[0]
+    names = ", ".join(_safe_name(n) for n in list(headers)[:8])
+    if not numeric:
+        raise ValueError(f"the .npz holds no array of numbers (arrays: {names})")
+    raise ValueError(f"the .npz holds several arrays ({names}); name the attention weights "
+                     "'attention', e.g. np.savez(f, attention=weights, tokens=labels)")
+
+
+def load_attention(data: bytes, filename: str) -> UploadedAttention:
+    """Read uploaded attention weights from the bytes of a ``.npy`` or ``.npz`` file.
+
+    Parameters
+    ----------
+    data : bytes
+        The file's content (at most :data:`~attnviz.scenarios.limits.MAX_UPLOAD_BYTES`).
+    filename : str
+        Its name; the extension decides how it is read (.npy or .npz).
+
+    Returns
+    -------
+    UploadedAttention
+        Weights as (layers, heads, t, t) float64, with warnings for rows not summing to 1.
+
+    Raises
+    ------
+    ValueError
+        For an empty, oversized, damaged, pickled, wrongly typed or wrongly shaped file, or
+        weights that are negative, NaN or infinite.
+    """
+    _check_size(data, "the file")
+    ext = str(filename).lower().rsplit(".", 1)[-1] if "." in str(filename) else ""
+    data = bytes(data)
+    if ext == "npy":
+        raw, name, tokens = _load_npy(data)
+    elif ext == "npz":
+        raw, name, tokens = _load_npz(data)
+    else:
+        raise ValueError(f"{_safe_name(filename)} is not a .npy or .npz file; save the weights "
+                         "with np.save or np.savez")
+    weights, warnings = as_attention(raw)
+    if tokens is not None and len(tokens) != weights.shape[-1]:
+        warnings.append(f"the .npz holds {len(tokens)} token labels but t = "
+                        f"{weights.shape[-1]}; they are not used")
+        tokens = None
+    if tokens is not None:
+        tokens, cut = _cut_labels(tokens)
+        warnings.extend(cut)
+    return UploadedAttention(weights=weights, source_shape=tuple(raw.shape), array_name=name,
+                             tokens=tokens, warnings=tuple(warnings))
+
+
+def as_attention(raw) -> tuple[Array, list[str]]:
+    """Validate weights of shape (t, t), (heads, t, t) or (layers, heads, t, t).
+
+    Returns
+    -------
+    weights : ndarray of shape (layers, heads, t, t), float64
+    warnings : list of str
+        Rows that do not sum to 1 (within ROW_SUM_TOL).
+
+    Raises
+    ------
+    ValueError
+        Wrong type, rank or shape, sizes beyond the limits, NaN/inf or negative values.
+    """
+    arr = np.asarray(raw)
+    _check_weights_header(tuple(arr.shape), arr.dtype, "the array")
+    w = arr.astype(np.float64).reshape((1,) * (4 - arr.ndim) + arr.shape)  # (L, H, t, t)
+    finite = np.isfinite(w)
+    if not finite.all():
+        where = _where(np.argwhere(~finite)[0])
+        raise ValueError(f"the weights hold NaN or infinite values (first at {where}); "
+                         "attention weights must be finite numbers")
+    if (w < 0).any():
+        pos = np.argwhere(w < 0)[0]
+        raise ValueError(f"the weights hold negative values ({w[tuple(pos)]:.4g} at "
+                         f"{_where(pos)}); attention weights are >= 0. Did you save the scores "
+                         "before the softmax?")
+    warnings = []
+    sums = w.sum(axis=-1)  # (L, H, t)
+    off = np.abs(sums - 1.0) > ROW_SUM_TOL
+    if off.any():
+        first = np.argwhere(off)[0]
+        n, total = int(off.sum()), off.size
+        warnings.append(f"{n} of {total} rows do not sum to 1 (e.g. {_where(first)} sums to "
+                        f"{sums[tuple(first)]:.4g}); they are shown as they are — rows of "
+                        "padding tokens, or weights saved before normalisation?")
+    return w, warnings
+
+
+def _where(pos) -> str:
+    """(layer, head, row[, col]) as words."""
+    names = ("layer", "head", "row", "column")
+    return ", ".join(f"{n} {int(i)}" for n, i in zip(names, pos, strict=False))
+
+
+# ---------------------------------------------------------------------------------------------
+# Token lists
+# ---------------------------------------------------------------------------------------------
+
+def _cut_labels(tokens) -> tuple[tuple[str, ...], list[str]]:
+    if any(len(t) > limits.MAX_LABEL_CHARS for t in tokens):
+        return (tuple(t[: limits.MAX_LABEL_CHARS] for t in tokens),
+                [f"token labels are cut to {limits.MAX_LABEL_CHARS} characters"])
+    return tuple(tokens), []
+
+
+def parse_tokens(data: bytes, filename: str = "") -> tuple[tuple[str, ...], list[str]]:
+    """Token labels from a text file or a JSON list.
+
+    * ``.json`` (or text starting with ``[``): a JSON list of strings;
+    * other text with several lines: one token per line (trailing empty lines are dropped);
+    * a single line: tokens separated by whitespace.
+
+    Returns
+    -------
+    tokens : tuple of str
+    warnings : list of str
+        E.g. labels cut to MAX_LABEL_CHARS.
+
+    Raises
+    ------
+    ValueError
+        Empty, too large, not UTF-8, invalid JSON, not a list of strings, too many tokens.
+    """
+    if not isinstance(data, (bytes, bytearray)):
+        raise ValueError("the token file must be bytes")
+    if len(data) > limits.MAX_TOKEN_FILE_BYTES:
+        raise ValueError(f"the token file is {len(data):,} bytes; at most "
+                         f"{limits.MAX_TOKEN_FILE_BYTES:,} are allowed")
+    try:
+        text = bytes(data).decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ValueError("the token file is not UTF-8 text") from None
+    if not text.strip():
+        raise ValueError("the token file is empty; give one token per line, tokens separated "
+                         "by spaces, or a JSON list of strings")
+    if str(filename).lower().endswith(".json") or text.lstrip().startswith("["):
+        tokens = _json_tokens(text)
+    else:
+        lines = text.splitlines()
+        while lines and not lines[-1].strip():
+            lines.pop()
+        tokens = lines if len(lines) > 1 else text.split()
+    if len(tokens) > limits.MAX_UPLOAD_T:
+        raise ValueError(f"the token file holds {len(tokens):,} tokens; at most "
+                         f"{limits.MAX_UPLOAD_T} are allowed")
+    return _cut_labels(tokens)
+
+
+def _json_tokens(text: str) -> list[str]:
+    try:
+        tokens = json.loads(text)
+    except RecursionError:
+        raise ValueError("the token JSON is nested too deeply; give a flat list of strings") \
+            from None
+    except ValueError as exc:
+        raise ValueError(f"the token file is not valid JSON ({str(exc)[:80]})") from None
+    if not isinstance(tokens, list) or not tokens:
+        raise ValueError("the token JSON must be a non-empty list of strings, e.g. "
+                         '["The", "cat", "sat"]')
+    for i, tok in enumerate(tokens):
+        if not isinstance(tok, str):
+            raise ValueError(f"token {i} of the JSON list is not a string; give a list of "
+                             "strings")
+    return tokens
+
+
+def check_tokens(tokens, t: int) -> None:
+    """Raise unless there is one token per row of a (t, t) attention matrix."""
+    if len(tokens) != t:
+        raise ValueError(f"the token list holds {len(tokens)} tokens but the attention "
+                         f"matrices are {t}×{t}; one token per row is needed")
+
+
+def default_tokens(t: int) -> tuple[str, ...]:
+    """Labels when no tokens were uploaded: ``t0, t1, ...``."""
+    return tuple(f"t{i}" for i in range(t))
+

@@ -1,0 +1,1 @@
+"""Explanatory text, pitfalls, the quiz, the √d_k experiment."""

@@ -1,0 +1,429 @@
+"""The pitfalls gallery: bugs that real attention tutorials ship, each beside the right result.
+
+Every pitfall runs two code paths on the same inputs:
+
+* a **wrong** function (name starting ``wrong_``) that reproduces the bug as the seed notebook
+  (or the usual mistake) writes it — it is executed, never hard-coded, and its numpy warnings
+  (overflow, 0/0) are silenced locally because producing inf and NaN is its point;
+* the **right** computation, through the attnviz core wherever the core computes it.
+
+:data:`PITFALLS` maps a key to a builder returning a :class:`PitfallCase` (inputs, wrong and
+right panels, and the two functions so a page can show their source). Titles, symptoms and
+explanations live in :data:`attnviz.teach.text.PITFALLS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import MappingProxyType
+
+import numpy as np
+import scipy.special
+from numpy.typing import NDArray
+
+from attnviz.core.attention import scaled_dot_product_attention, softmax
+from attnviz.core.initializers import init_weights
+from attnviz.core.masks import causal_mask
+from attnviz.core.positional import sinusoidal_positional_encoding
+from attnviz.scenarios.presets import SLEEPY_EMBEDDINGS, SLEEPY_TOKENS
+
+Array = NDArray[np.float64]
+
+
+@dataclass(frozen=True, eq=False)
+class Panel:
+    """One matrix of a pitfall, drawn as a heatmap.
+
+    Attributes
+    ----------
+    name : str
+        What the matrix is ("weights", "output", "row sums", ...).
+    z : ndarray of shape (rows, cols)
+        May hold NaN or ±inf on the wrong side: that is the symptom.
+    x_labels, y_labels : tuple of str
+    kind : str or None
+        Heatmap colour convention ("weights", "signed", "sequential", "mask"); None = automatic.
+    """
+
+    name: str
+    z: Array
+    x_labels: tuple[str, ...]
+    y_labels: tuple[str, ...]
+    kind: str | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class PitfallCase:
+    """The inputs, the wrong and the right panels of one pitfall.
+
+    Attributes
+    ----------
+    key : str
+    inputs : tuple of Panel
+        Shared by both sides.
+    wrong, right : tuple of Panel
+        The same names in the same order on both sides.
+    wrong_function, right_function : callable
+        The code that produced each side (a page shows their source).
+    """
+
+    key: str
+    inputs: tuple[Panel, ...]
+    wrong: tuple[Panel, ...]
+    right: tuple[Panel, ...]
+    wrong_function: Callable
+    right_function: Callable
+
+    def panel(self, side: str, name: str) -> Panel:
+        """The panel called ``name`` on ``side`` ("inputs", "wrong" or "right")."""
+        for p in getattr(self, side):
+            if p.name == name:
+                return p
+        raise KeyError(f"no panel {name!r} on the {side} side of {self.key}")
+
+
+def _labels(prefix: str, n: int) -> tuple[str, ...]:
+    return tuple(f"{prefix}{i}" for i in range(n))
+
+
+def _tokens(tokens) -> tuple[str, ...]:
+    return tuple(f"{i}:{t}" for i, t in enumerate(tokens))
+
+
+def _row_sums(weights: Array) -> Array:
+    """Σ_j α_ij of every query, as one row (1, t_q) so it draws as a strip under the weights."""
+    return weights.sum(axis=-1)[None, :]  # (1, t_q)
+
+
+# --------------------------------------------------------------------------------------------
+# 1) softmax over the queries (seed 001)
+# --------------------------------------------------------------------------------------------
+
+SEED001_Q = np.array([[1.0, 0, 0], [0, 1, 0]])
+SEED001_K = np.array([[1.0, 2, 3], [4, 5, 6]])
+SEED001_V = np.array([[0.0, 1, 0], [1, 0, 1]])
+
+
+def wrong_seed001_attention(query: Array, key: Array, value: Array) -> tuple[Array, Array]:
+    """WRONG — seed 001's ``dot_product_self_attention`` as the notebook runs it.
+
+    The mask is built with a leading batch axis, shape (1, t, t); ``np.where`` broadcasts the
+    2-D scores to (1, t, t), so ``axis=1`` of the logsumexp is now the *queries* axis.
+    """
+    mask_size = query.shape[-2]
+    mask = np.tril(np.ones((1, mask_size, mask_size), dtype=np.bool_), k=0)  # (1, t, t)
+    depth = query.shape[-1]
+    dots = np.matmul(query, np.swapaxes(key, -1, -2)) / np.sqrt(depth)
+    dots = np.where(mask, dots, np.full_like(dots, -1e9))  # (1, t, t): a batch axis appeared
+    logsumexp = scipy.special.logsumexp(dots, axis=1, keepdims=True)  # over the queries!
+    dots = np.exp(dots - logsumexp)
+    attention = np.matmul(dots, value)
+    return dots[0], attention[0]
+
+
+def right_causal_attention(query: Array, key: Array, value: Array) -> tuple[Array, Array]:
+    """RIGHT — attnviz's scaled dot-product attention with the causal mask (softmax over keys)."""
+    res = scaled_dot_product_attention(query, key, value,
+                                       mask=causal_mask(query.shape[0], key.shape[0]))
+    return np.array(res.weights), np.array(res.output)
+
+
+def softmax_over_queries() -> PitfallCase:
+    """Seed 001's causal example: the printed [[0, 0.3595, 0], [1, 0.6405, 1]] vs the right one."""
+    q, k, v = SEED001_Q, SEED001_K, SEED001_V
+    w_wrong, out_wrong = wrong_seed001_attention(q, k, v)
+    w_right, out_right = right_causal_attention(q, k, v)
+    ql, kl = _labels("q", 2), _labels("k", 2)
+    dims = _labels("d", 3)
+    inputs = (Panel("Q", q, dims, ql), Panel("K", k, dims, kl), Panel("V", v, dims, kl),
+              Panel("mask", causal_mask(2).astype(float), kl, ql, "mask"))
+
+    def side(w, out):
+        return (Panel("weights", w, kl, ql, "weights"), Panel("output", out, dims, ql))
+
+    return PitfallCase("softmax_over_queries", inputs, side(w_wrong, out_wrong),
+                       side(w_right, out_right), wrong_seed001_attention,
+                       right_causal_attention)
+
+
+# --------------------------------------------------------------------------------------------
+# 2) softmax over an axis of length one (seed 004, Keras)
+# --------------------------------------------------------------------------------------------
+
+POOL_W = np.array([[0.5], [-0.3], [0.8]])  # (d, 1): one scoring neuron
+
+
+def wrong_keras_softmax_length_one(x: Array, w: Array, b: Array) -> tuple[Array, Array]:
+    """WRONG — seed 004's "in one catch" cell: ``K.softmax(score)`` on a (t, 1) score.
+
+    ``K.softmax`` normalises over the last axis, which has length one: every weight is
+    exp(s)/exp(s) = 1 and the "context" is the plain sum of the values.
+    """
+    score = np.tanh(x @ w + b)  # (t, 1)
+    e = np.exp(score - score.max(axis=-1, keepdims=True))
+    weights = e / e.sum(axis=-1, keepdims=True)  # K.softmax: the last axis (length 1)
+    context = np.sum(x * weights, axis=0)  # (d,)
+    return weights, context
+
+
+def right_softmax_over_time(x: Array, w: Array, b: Array) -> tuple[Array, Array]:
+    """RIGHT — squeeze the score to (t,) and normalise over time (the tokens)."""
+    score = np.tanh(x @ w + b)[:, 0]  # (t,)
+    weights = softmax(score, axis=0)[:, None]  # (t, 1)
+    context = np.sum(x * weights, axis=0)
+    return weights, context
+
+
+def softmax_length_one() -> PitfallCase:
+    """Attention pooling over the sleepy-child embeddings, normalised over the wrong axis."""
+    x = SLEEPY_EMBEDDINGS.astype(float)
+    b = np.zeros((x.shape[0], 1))
+    tl, dims = _tokens(SLEEPY_TOKENS), _labels("d", 3)
+    inputs = (Panel("X (values)", x, dims, tl), Panel("w (score neuron)", POOL_W.T, _labels(
+        "d", 3), ("w",)))
+
+    def side(weights, context):
+        return (Panel("weights", weights.T, tl, ("α",), "weights"),
+                Panel("context", context[None, :], dims, ("c",)))
+
+    return PitfallCase("softmax_length_one", inputs,
+                       side(*wrong_keras_softmax_length_one(x, POOL_W, b)),
+                       side(*right_softmax_over_time(x, POOL_W, b)),
+                       wrong_keras_softmax_length_one, right_softmax_over_time)
+
+
+# --------------------------------------------------------------------------------------------
+# 3) a hand-written softmax whose sum broadcasts along the wrong axis (seed 004)
+# --------------------------------------------------------------------------------------------
+
+FOUR_WORDS = np.array([[1.0, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1]])  # seed 000's words
+FOUR_TOKENS = ("word_1", "word_2", "word_3", "word_4")
+
+
+def four_words_scaled_scores() -> Array:
+    """Seed 000's scaled scores: x W_Q (x W_K)ᵀ / √3 with the notebook's randint(3) weights."""
+    w_q, w_k, _ = init_weights("randint", [(3, 3)] * 3, seed=42)
+    q, k = FOUR_WORDS @ w_q, FOUR_WORDS @ w_k
+    return q @ k.T / np.sqrt(3.0)
+
+
+def wrong_seed004_softmax(x: Array, axis: int = 1) -> Array:
+    """WRONG — seed 004's ``softmax``: ``np.exp(x) / np.sum(np.exp(x), axis=axis)``.
+
+    Without ``keepdims`` the (t,) row sums broadcast along the last axis: entry (i, j) is
+    divided by the sum of row *j*, not row i.
+    """
+    return np.exp(x) / np.sum(np.exp(x), axis=axis)
+
+
+def right_softmax(x: Array, axis: int = 1) -> Array:
+    """RIGHT — attnviz's stable softmax (``keepdims=True``: row i divided by its own sum)."""
+    return softmax(x, axis=axis)
+
+
+def sum_broadcast() -> PitfallCase:
+    """Seed 000's scaled scores normalised by seed 004's broadcasting softmax."""
+    s = four_words_scaled_scores()
+    tl = _tokens(FOUR_TOKENS)
+    inputs = (Panel("scaled scores", s, tl, tl),)
+
+    def side(w):
+        return (Panel("weights", w, tl, tl, "weights"),
+                Panel("row sums", _row_sums(w), tl, ("Σ_j α_ij",), "sequential"))
+
+    return PitfallCase("sum_broadcast", inputs, side(wrong_seed004_softmax(s)),
+                       side(right_softmax(s)), wrong_seed004_softmax, right_softmax)
+
+
+# --------------------------------------------------------------------------------------------
+# 4) scaling by √(sequence length) instead of √d_k (seed 004)
+# --------------------------------------------------------------------------------------------
+
+def wrong_seed004_batched_tensor_dot(q: Array, k: Array) -> Array:
+    """WRONG — seed 004's ``batched_tensor_dot``: divides by ``sqrt(q.shape[0])``.
+
+    ``q.shape[0]`` is the number of tokens t, not the width d_k. (Its softmax is replaced by a
+    correct one here so that only the scale is wrong.)
+    """
+    a = np.einsum("ij,kj->ik", q, k) / np.sqrt(q.shape[0])  # √t, should be √d_k
+    return softmax(a, axis=1)
+
+
+def right_scaled_weights(q: Array, k: Array) -> Array:
+    """RIGHT — attnviz's scaled dot-product attention: divide by √d_k = √(q.shape[1])."""
+    return np.array(scaled_dot_product_attention(q, k, k).weights)
+
+
+def scale_by_length() -> PitfallCase:
+    """Seed 004's self-attention on the sleepy child (q = k = v = x, t = 6, d_k = 3)."""
+    x = SLEEPY_EMBEDDINGS.astype(float)
+    tl, dims = _tokens(SLEEPY_TOKENS), _labels("d", 3)
+    inputs = (Panel("X (= Q = K = V)", x, dims, tl),)
+
+    def side(w):
+        return (Panel("weights", w, tl, tl, "weights"), Panel("output", w @ x, dims, tl))
+
+    return PitfallCase("scale_by_length", inputs, side(wrong_seed004_batched_tensor_dot(x, x)),
+                       side(right_scaled_weights(x, x)), wrong_seed004_batched_tensor_dot,
+                       right_scaled_weights)
+
+
+# --------------------------------------------------------------------------------------------
+# 5) naive exp overflowing for large scores
+# --------------------------------------------------------------------------------------------
+
+LARGE_SCORES = np.array([[1.0, 2, 3], [700, 710, 705], [800, 805, 790]])
+
+
+def wrong_naive_softmax(scores: Array) -> Array:
+    """WRONG — the textbook formula exp(s) / Σ exp(s) without subtracting the row maximum.
+
+    exp(710) overflows float64 to inf, and inf / inf = NaN.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        e = np.exp(scores)
+        return e / e.sum(axis=-1, keepdims=True)
+
+
+def right_stable_softmax(scores: Array) -> Array:
+    """RIGHT — attnviz's softmax: exp(s − max s) / Σ exp(s − max s), mathematically equal."""
+    return softmax(scores, axis=-1)
+
+
+def naive_overflow() -> PitfallCase:
+    """Three rows of scaled scores: small, partly overflowing, fully overflowing."""
+    s = LARGE_SCORES
+    ql, kl = _labels("q", 3), _labels("k", 3)
+    inputs = (Panel("scaled scores", s, kl, ql),)
+
+    def side(w):
+        return (Panel("weights", w, kl, ql, "weights"),
+                Panel("row sums", _row_sums(w), ql, ("Σ_j α_ij",), "sequential"))
+
+    return PitfallCase("naive_overflow", inputs, side(wrong_naive_softmax(s)),
+                       side(right_stable_softmax(s)), wrong_naive_softmax,
+                       right_stable_softmax)
+
+
+# --------------------------------------------------------------------------------------------
+# 6) the mask applied after the softmax
+# --------------------------------------------------------------------------------------------
+
+def wrong_mask_after_softmax(scaled: Array, mask: NDArray[np.bool_]) -> Array:
+    """WRONG — normalise first, then zero the forbidden weights: rows no longer sum to 1."""
+    weights = softmax(scaled, axis=-1)
+    return np.where(mask, weights, 0.0)
+
+
+def right_mask_before_softmax(scaled: Array, mask: NDArray[np.bool_]) -> Array:
+    """RIGHT — forbidden scores become −inf *before* the softmax, so the rest renormalise."""
+    return softmax(np.where(mask, scaled, -np.inf), axis=-1)
+
+
+def mask_after_softmax() -> PitfallCase:
+    """Seed 000's scaled scores with a causal mask."""
+    s = four_words_scaled_scores()
+    mask = causal_mask(4)
+    tl = _tokens(FOUR_TOKENS)
+    inputs = (Panel("scaled scores", s, tl, tl), Panel("mask", mask.astype(float), tl, tl,
+                                                       "mask"))
+
+    def side(w):
+        return (Panel("weights", w, tl, tl, "weights"),
+                Panel("row sums", _row_sums(w), tl, ("Σ_j α_ij",), "sequential"))
+
+    return PitfallCase("mask_after_softmax", inputs, side(wrong_mask_after_softmax(s, mask)),
+                       side(right_mask_before_softmax(s, mask)), wrong_mask_after_softmax,
+                       right_mask_before_softmax)
+
+
+# --------------------------------------------------------------------------------------------
+# 7) −1e9 instead of −∞, and a fully masked row
+# --------------------------------------------------------------------------------------------
+
+PADDED_TOKENS = ("<pad>", "the", "cat")
+PADDED_SCORES = np.array([[2.0, 1, 0], [1, 3, 0.5], [0, 2, 1]])
+PADDED_VALUES = np.array([[1.0, 0], [0, 1], [1, 1]])
+
+
+def padded_causal_mask() -> NDArray[np.bool_]:
+    """Causal and key padding (key 0 is padding): query 0 may attend to nothing."""
+    not_pad = np.array([False, True, True])
+    return causal_mask(3) & not_pad[None, :]
+
+
+def wrong_minus_1e9(scaled: Array, mask: NDArray[np.bool_], v: Array) -> tuple[Array, Array]:
+    """WRONG — fill forbidden scores with −1e9 (seed 001 does): a fully masked row becomes a row
+    of equal scores, so the softmax spreads it uniformly over keys it must not see."""
+    weights = softmax(np.where(mask, scaled, -1e9), axis=-1)
+    return weights, weights @ v
+
+
+def right_minus_inf(scaled: Array, mask: NDArray[np.bool_], v: Array) -> tuple[Array, Array]:
+    """RIGHT — attnviz's rule: −∞ for forbidden scores; a fully masked row gets zero weights and
+    a zero output (a naive softmax would give 0/0 = NaN)."""
+    weights = softmax(np.where(mask, scaled, -np.inf), axis=-1)
+    return weights, weights @ v
+
+
+def fully_masked_row() -> PitfallCase:
+    """Left padding with a causal mask: the padding query has no key it may attend to."""
+    s, mask, v = PADDED_SCORES, padded_causal_mask(), PADDED_VALUES
+    tl, dims = _tokens(PADDED_TOKENS), _labels("d", 2)
+    inputs = (Panel("scaled scores", s, tl, tl), Panel("mask", mask.astype(float), tl, tl,
+                                                       "mask"),
+              Panel("V", v, dims, tl))
+
+    def side(w, out):
+        return (Panel("weights", w, tl, tl, "weights"), Panel("output", out, dims, tl))
+
+    return PitfallCase("fully_masked_row", inputs, side(*wrong_minus_1e9(s, mask, v)),
+                       side(*right_minus_inf(s, mask, v)), wrong_minus_1e9, right_minus_inf)
+
+
+# --------------------------------------------------------------------------------------------
+# 8) the typo'd positional-encoding base (seed 002)
+# --------------------------------------------------------------------------------------------
+
+PE_POSITIONS = 16
+PE_D_MODEL = 8
+
+
+def wrong_seed002_positional_encoding(n_positions: int, d_model: int) -> Array:
+    """WRONG — seed 002's formula as printed: w_k = 1 / 1000^(2k/d) (the paper has 10000)."""
+    t = np.arange(n_positions, dtype=float)[:, None]  # (t, 1)
+    k = np.arange(d_model) // 2
+    w = 1.0 / 1000.0 ** (2.0 * k / d_model)  # 1000: the typo
+    return np.where(np.arange(d_model) % 2 == 0, np.sin(w * t), np.cos(w * t))
+
+
+def right_positional_encoding(n_positions: int, d_model: int) -> Array:
+    """RIGHT — attnviz's sinusoidal encoding with the paper's base 10000."""
+    return sinusoidal_positional_encoding(n_positions, d_model)
+
+
+def pe_base_typo() -> PitfallCase:
+    """16 positions, d_model = 8: the PE matrix and the position similarity PE·PEᵀ."""
+    n, d = PE_POSITIONS, PE_D_MODEL
+    pl, dims = _labels("t", n), _labels("d", d)
+
+    def side(pe):
+        return (Panel("PE", pe, dims, pl, "signed"),
+                Panel("similarity PE·PEᵀ", pe @ pe.T, pl, pl, "signed"))
+
+    return PitfallCase("pe_base_typo", (), side(wrong_seed002_positional_encoding(n, d)),
+                       side(right_positional_encoding(n, d)),
+                       wrong_seed002_positional_encoding, right_positional_encoding)
+
+
+PITFALLS: MappingProxyType[str, Callable[[], PitfallCase]] = MappingProxyType({
+    "softmax_over_queries": softmax_over_queries,
+    "softmax_length_one": softmax_length_one,
+    "sum_broadcast": sum_broadcast,
+    "scale_by_length": scale_by_length,
+    "naive_overflow": naive_overflow,
+    "mask_after_softmax": mask_after_softmax,
+    "fully_masked_row": fully_masked_row,
+    "pe_base_typo": pe_base_typo,
+})

@@ -1,0 +1,154 @@
+"""The benchmark scripts run (in their tiny ``--quick`` mode) and write well-formed tables.
+
+Nothing here asserts on a timing: the figures belong in benchmarks/RESULTS.md, written by
+``python benchmarks/run_all.py``. The browser and load scripts start a Streamlit server and the
+system Chromium, so they carry the ``browser`` marker.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "benchmarks"
+
+
+def _cells(line: str) -> list[str]:
+    """The cells of a markdown table row (escaped pipes stay inside a cell)."""
+    return [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+
+
+def tables(markdown: str) -> list[list[list[str]]]:
+    """Every markdown table as rows of cells; fails if one is malformed."""
+    found, current = [], []
+    for line in markdown.splitlines() + [""]:
+        if line.startswith("|"):
+            current.append(line)
+            continue
+        if current:
+            assert len(current) >= 3, f"a table needs a header, a rule and a row: {current}"
+            assert re.fullmatch(r"\|(---\|)+", current[1]), f"bad rule line {current[1]!r}"
+            rows = [_cells(r) for r in current]
+            width = len(rows[0])
+            assert width >= 2
+            assert all(len(r) == width for r in rows), f"ragged table: {current}"
+            assert all(cell for cell in rows[0]) or rows[0][1] == "", "empty header"
+            found.append([rows[0]] + rows[2:])
+            current = []
+    return found
+
+
+def _run(script: str, tmp_path: Path, *extra: str, timeout: float = 600) -> dict:
+    out = tmp_path / f"{Path(script).stem}.json"
+    proc = subprocess.run([sys.executable, str(BENCH / script), "--quick", "--json", str(out),
+                           *extra], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    section = json.loads(out.read_text())
+    assert section["markdown"].strip() in proc.stdout  # printed as well as saved
+    for t in section["targets"]:
+        assert set(t) >= {"target", "measured", "ok"}
+        assert t["ok"] in (True, False, None)
+    return section
+
+
+def test_table_parser_catches_ragged_tables():
+    assert tables("| a | b |\n|---|---|\n| 1 | 2 |\n") == [[["a", "b"], ["1", "2"]]]
+    assert tables("| a | b |\n|---|---|\n| 1 \\| 2 | 3 |\n")[0][1] == ["1 \\| 2", "3"]
+    with pytest.raises(AssertionError):
+        tables("| a | b |\n|---|---|\n| 1 |\n")
+
+
+def test_core_benchmark_quick(tmp_path):
+    section = _run("bench_core.py", tmp_path)
+    found = tables(section["markdown"])
+    assert len(found) == 3  # trace, caching, BLAS threads
+    header, *rows = found[0]
+    assert header[:3] == ["BLAS threads", "dtype", "t"] and "trace / matmuls" in header
+    sizes = {("float32", "16"), ("float32", "64"), ("float64", "16"), ("float64", "64")}
+    assert {(r[1], r[2]) for r in rows} == sizes
+    assert {r[0] for r in rows} >= {"1"}  # always also measured with one BLAS thread
+    for r in section["rows"]:
+        assert r["max_abs_diff"] < 1e-5  # the trace agrees with the naive reference
+        assert r["trace"] > 0 and r["matmuls"] > 0
+
+
+def test_server_benchmark_quick(tmp_path):
+    section = _run("bench_server.py", tmp_path)
+    timing, payload = tables(section["markdown"])
+    assert timing[0][0] == "page" and payload[0][0] == "page"
+    scenarios = {row[1] for row in timing[1:]}
+    assert "default" in scenarios and any(s.startswith("t=16") for s in scenarios)
+    playground = [r for r in section["rows"] if r["path"] == "pages/playground.py"]
+    assert playground and all(not r.get("error") for r in playground)
+    assert all(r["charts"] > 0 and r["fig_bytes"] > 0 for r in playground)
+    assert all(r["what"].startswith("editor pg_x") for r in playground)
+
+
+def test_pages_are_read_from_app_py():
+    sys.path.insert(0, str(BENCH))
+    try:
+        import _common
+    finally:
+        sys.path.remove(str(BENCH))
+    pages = _common.pages()
+    app = (ROOT / "app.py").read_text()
+    assert pages and pages[0][0] == "pages/home.py"
+    for path, title in pages:
+        assert f'"{path}"' in app and (ROOT / path).is_file() and title
+
+
+@pytest.mark.browser
+def test_browser_benchmark_quick(tmp_path):
+    section = _run("bench_browser.py", tmp_path, "--time-limit", "400")
+    (table,) = tables(section["markdown"])
+    assert table[0][:3] == ["page", "scenario", "edit"]
+    rows = table[1:]  # the Playground, default and the small large scenario
+    assert {r[1] for r in rows} == {"default", "t=16, 8 heads"}
+    assert any(r[2].startswith("cell edit") for r in rows)
+    assert any(r[2].startswith("slider move") for r in rows)
+    assert not section["server_errors"]
+
+
+@pytest.mark.browser
+def test_floor_benchmark_quick(tmp_path):
+    section = _run("bench_floor.py", tmp_path)
+    (table,) = tables(section["markdown"])
+    assert table[0][0] == "heatmaps changed by the slider"
+    assert [r[:2] for r in table[1:]] == [["0", "n/a"], ["1", "component"],
+                                          ["1", "st.plotly_chart"]]
+    no_chart, *one_chart = section["rows"]
+    assert no_chart["text"] > 0 and no_chart["redrawn"] is None
+    for row in one_chart:  # the chart follows the value, either way
+        assert row["redrawn"] >= row["text"] > 0
+
+
+@pytest.mark.browser
+def test_load_benchmark_quick(tmp_path):
+    section = _run("load.py", tmp_path, "--time-limit", "400")
+    (table,) = tables(section["markdown"])
+    succeeded = sum(r["ok"] for r in section["data"]["results"])
+    assert table[1] == ["sessions succeeded", f"{succeeded}/2"]
+    assert section["data"]["sessions"] == 2
+    assert section["data"]["rss_peak"] > 0
+
+
+def test_run_all_writes_a_report(tmp_path):
+    report = tmp_path / "RESULTS.md"
+    proc = subprocess.run([sys.executable, str(BENCH / "run_all.py"), "--quick", "--only",
+                           "core", "--output", str(report)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    text = report.read_text()
+    machine, targets, *rest = tables(text)
+    assert machine[0][0] == "machine"
+    assert {row[0] for row in machine[1:]} >= {"CPU", "cores", "RAM (GiB)", "Python",
+                                               "numpy (BLAS)", "streamlit"}
+    assert targets[0] == ["target", "measured", "verdict", "note"]
+    assert len(targets) == 2  # quick sizes stop below t = 1024: no target, said so
+    assert rest  # the core section's tables

@@ -1,0 +1,64 @@
+"""``python -m attnviz`` starts the dashboard with the repository's config (loopback only)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import attnviz.__main__ as cli
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_command_runs_the_repo_app():
+    cmd = cli.command(["--server.port", "9999"])
+    assert cmd[:4] == [sys.executable, "-m", "streamlit", "run"]
+    assert cmd[4] == str(ROOT / "app.py") and cmd[5:] == ["--server.port", "9999"]
+    assert cli.REPO_ROOT == ROOT
+
+
+def test_missing_app_gives_a_message(monkeypatch, capsys):
+    monkeypatch.setattr(cli, "APP", ROOT / "no_such_app.py")
+    assert cli.main([]) == 2
+    assert "Run it from a repository checkout or an editable install" in capsys.readouterr().err
+
+
+def test_python_m_attnviz_serves_the_app_on_loopback(tmp_path):
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "attnviz", f"--server.port={port}", "--server.headless=true"],
+        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        body = ""
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health",
+                                            timeout=2) as r:
+                    body = r.read().decode()
+                    break
+            except OSError:
+                time.sleep(0.3)
+        assert body == "ok", proc.stdout.read().decode() if proc.poll() is not None else ""
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)  # the process group this test started
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=15)
+    out = proc.stdout.read().decode()
+    assert f"http://127.0.0.1:{port}" in out  # .streamlit/config.toml: address = 127.0.0.1

@@ -1,0 +1,347 @@
+"""AppTest: Trace a cell, Compare, Pitfalls, Why √d_k, Line view, Quiz, presenter mode and the
+diagnostics panel — smoke and interaction, reading the numbers the pages send to the charts."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+from apptest_helpers import (
+    chart_keys,
+    chart_z_by_key,
+    charts,
+    decode,
+    open_page,
+    spec_by_key,
+)
+
+from attnviz.scenarios.compare import compare
+from attnviz.scenarios.presets import PRESETS
+from attnviz.scenarios.scenario import run_scenario
+from attnviz.teach.pitfalls import PITFALLS
+from attnviz.teach.quiz import practice_question
+from attnviz.ui import trace_view
+from attnviz.ui.diagnostics import panel_key
+
+PAGES = ["trace", "compare", "pitfalls", "why_sqrt_dk", "line_view", "quiz"]
+
+
+def load(at, preset: str):
+    """Load a preset from the sidebar, as a teacher would."""
+    at.selectbox(key="sidebar_preset").set_value(preset)
+    at.button(key="sidebar_load_preset").click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert at.session_state["scenario"].title == PRESETS[preset].build().title
+    return at
+
+
+def texts(at) -> str:
+    return "\n".join(t.value for t in at.text)
+
+
+def latex(at) -> str:
+    return "\n".join(m.value for m in at.latex)
+
+
+def box(at, label: str):
+    """The select box with this label (the trace page's keys carry a label fingerprint)."""
+    found = [s for s in at.selectbox if s.label == label]
+    assert len(found) == 1, [s.label for s in at.selectbox]
+    return found[0]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_runs_without_errors(page):
+    at = open_page(page)
+    assert not at.exception
+    assert not at.error, [e.value for e in at.error]
+    assert charts(at), f"{page} shows no chart"
+
+
+@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("preset", ["seed_001_causal", "seed_004_two_heads", "bahdanau",
+                                    "seed_004_sleepy", "pattern_same_word"])
+def test_page_survives_every_kind_of_scenario(page, preset):
+    at = load(open_page(page), preset)
+    assert not at.exception, [e.message for e in at.exception]
+
+
+# Trace a cell ------------------------------------------------------------------------------
+
+def test_trace_default_cell_is_seed000s_first_weight():
+    at = open_page("trace")
+    assert "recomputed here: 0.23608986" in texts(at)
+    assert r"s_{0,0} = (2)(2) + (0)(2) + (2)(2) = 8" in latex(at)
+    spec = spec_by_key(at, "trace_fig_weights")
+    rects = [(s["x0"], s["y0"]) for s in spec["layout"]["shapes"]]
+    assert (-0.5, -0.5) in rects  # cell (0, 0) outlined
+
+
+def test_trace_pick_query_and_key():
+    at = open_page("trace")
+    box(at, "Query i").set_value(2).run()
+    box(at, "Key j").set_value(1).run()
+    weights = chart_z_by_key(at, "trace_fig_weights")
+    found = re.search(r"recomputed here: (\S+)\nheatmap \(core\):  (\S+)", texts(at))
+    assert float(found.group(1)) == pytest.approx(weights[2, 1], rel=1e-12)
+    assert float(found.group(2)) == weights[2, 1]
+    assert "query i = 2:word_3\nkey j = 1:word_2" in texts(at)
+    shapes = spec_by_key(at, "trace_fig_weights")["layout"]["shapes"]
+    assert any(s["x0"] == 0.5 and s["y0"] == 1.5 and s["x1"] == 1.5 for s in shapes)
+    q_shapes = spec_by_key(at, "trace_fig_Q")["layout"]["shapes"]
+    assert q_shapes[0]["y0"] == 1.5  # row 2 of Q outlined
+    k_shapes = spec_by_key(at, "trace_fig_K")["layout"]["shapes"]
+    assert k_shapes[0]["y0"] == 0.5  # row 1 of K outlined
+
+
+def test_trace_weights_chart_has_a_click_picker():
+    at = open_page("trace")
+    spec = spec_by_key(at, "trace_fig_weights")
+    picker = [t for t in spec["data"] if t.get("name") == "cells"]
+    assert len(picker) == 1 and len(picker[0]["x"]) == 16
+    assert spec["layout"]["hoverdistance"] == -1
+
+
+def test_trace_click_handler_sets_query_and_key(monkeypatch):
+    fake = {"chart": {"selection": {"points": [{"curve_number": 1, "point_index": 7}]}}}
+    monkeypatch.setattr(trace_view.st, "session_state", fake)
+    trace_view.click_handler("chart", 1, 4, "q", "k")()
+    assert (fake["q"], fake["k"]) == (1, 3)
+
+
+def test_trace_multi_head_goes_through_w_o():
+    at = load(open_page("trace"), "seed_004_two_heads")
+    at.selectbox(key="trace_head").set_value(1).run()
+    assert r"W_O[\text{head 1}]" in latex(at)
+    assert "head 1" in at.markdown[1].value or any("head 1" in m.value for m in at.markdown)
+    att = run_scenario(PRESETS["seed_004_two_heads"].build()).attention
+    np.testing.assert_allclose(chart_z_by_key(at, "trace_fig_weights"), att.weights[1])
+
+
+def test_trace_masked_cell_says_so():
+    at = load(open_page("trace"), "seed_001_causal")
+    box(at, "Key j").set_value(1).run()
+    assert r"M_{0,1} = \text{False}" in latex(at)
+    assert any("masked for query i" in c.value for c in at.caption)
+
+
+def test_trace_additive():
+    at = load(open_page("trace"), "bahdanau")
+    assert r"f_{0,0}" in latex(at) and "recomputed here" in texts(at)
+    assert r"e''_{0,0}" in latex(at)
+
+
+def test_trace_select_boxes_restart_with_new_tokens():
+    at = open_page("trace")
+    box(at, "Query i").set_value(3).run()
+    at = load(at, "translation")
+    assert box(at, "Query i").value == 0
+    assert box(at, "Query i").options[0] == "0:le"
+    assert "query i = 0:le" in texts(at)
+
+
+# Compare -----------------------------------------------------------------------------------
+
+def test_compare_scaled_vs_unscaled_numbers():
+    at = open_page("compare")
+    expected = compare(PRESETS["seed_000"].build(), "scale")
+    np.testing.assert_allclose(chart_z_by_key(at, "compare_fig_weights_a"), expected.a.weights)
+    np.testing.assert_allclose(chart_z_by_key(at, "compare_fig_weights_b"), expected.b.weights)
+    diff = chart_z_by_key(at, "compare_fig_weights_diff")
+    np.testing.assert_allclose(diff, expected.a.weights - expected.b.weights)
+    assert spec_by_key(at, "compare_fig_weights_diff")["data"][0]["zmid"] == 0
+    np.testing.assert_allclose(chart_z_by_key(at, "compare_fig_output_diff"),
+                               expected.a.output - expected.b.output)
+
+
+@pytest.mark.parametrize("kind", ["causal", "heads", "pe", "temperature", "variants"])
+def test_compare_every_kind(kind):
+    at = open_page("compare")
+    at.selectbox(key="compare_kind").set_value(kind).run()
+    assert not at.exception
+    a = chart_z_by_key(at, "compare_fig_weights_a")
+    b = chart_z_by_key(at, "compare_fig_weights_b")
+    np.testing.assert_allclose(chart_z_by_key(at, "compare_fig_weights_diff"), a - b)
+    if kind == "causal":
+        assert np.all(np.triu(a, 1) == 0)
+
+
+def test_compare_heads_slider_and_direct_scenario_message():
+    at = load(open_page("compare"), "seed_004_two_heads")
+    at.selectbox(key="compare_kind").set_value("heads").run()
+    assert any("2 heads" in m.value for m in at.markdown)
+    at = load(at, "seed_001_causal")
+    at.selectbox(key="compare_kind").set_value("pe").run()
+    assert any("does not apply" in i.value for i in at.info)
+    assert not charts(at)
+
+
+# Pitfalls ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("key", list(PITFALLS))
+def test_every_pitfall_shows_its_wrong_and_right_numbers(key):
+    at = open_page("pitfalls")
+    at.radio(key="pitfalls_choice").set_value(key).run()
+    assert not at.exception
+    case = PITFALLS[key]()
+    for side in ("wrong", "right"):
+        for panel in getattr(case, side):
+            shown = chart_z_by_key(at, f"pitfalls_fig_{key}_{side}_{panel.name}")
+            np.testing.assert_allclose(shown, np.atleast_2d(panel.z), equal_nan=True)
+    assert any(c.language == "python" and "def wrong_" in c.value for c in at.code)
+    assert any("Symptom" in w.value for w in at.warning)
+
+
+def test_seed001_pitfall_on_screen():
+    at = open_page("pitfalls")
+    np.testing.assert_allclose(
+        chart_z_by_key(at, "pitfalls_fig_softmax_over_queries_wrong_output"),
+        [[0, 0.35954252, 0], [1, 0.64045748, 1]], atol=1e-8)
+    np.testing.assert_allclose(
+        chart_z_by_key(at, "pitfalls_fig_softmax_over_queries_right_output"),
+        [[0, 1, 0], [0.8496745531, 0.1503254469, 0.8496745531]], atol=1e-9)
+
+
+def test_overflow_pitfall_labels_nan():
+    at = open_page("pitfalls")
+    at.radio(key="pitfalls_choice").set_value("naive_overflow").run()
+    spec = spec_by_key(at, "pitfalls_fig_naive_overflow_wrong_weights")
+    assert spec["data"][-1]["name"] == "not a number"
+    assert "NaN" in json.dumps(spec["data"][0]["text"])
+    assert any("not a number" in c.value for c in at.caption)
+
+
+# Why √d_k ----------------------------------------------------------------------------------
+
+def test_sqrt_dk_charts_and_controls():
+    at = open_page("why_sqrt_dk")
+    spec = spec_by_key(at, "sqrtdk_fig_variance")
+    d_ks = decode(spec["data"][0]["x"])
+    var = decode(spec["data"][0]["y"])
+    np.testing.assert_array_equal(d_ks, [1, 2, 4, 8, 16, 32, 64, 128, 256, 512])
+    np.testing.assert_allclose(var / d_ks, 1.0, rtol=0.15)
+    at.select_slider(key="sqrtdk_max_dk").set_value(64).run()
+    at.slider(key="sqrtdk_t_k").set_value(8).run()
+    spec = spec_by_key(at, "sqrtdk_fig_entropy")
+    assert len(decode(spec["data"][0]["x"])) == 7
+    np.testing.assert_allclose(decode(spec["data"][2]["y"]), np.log(8))
+    bars = spec_by_key(at, "sqrtdk_fig_example")
+    assert len(bars["data"][0]["x"]) == 8
+    assert at.select_slider(key="sqrtdk_example_dk").value == 64
+
+
+# Line view ---------------------------------------------------------------------------------
+
+def line_traces(spec):
+    return [t for t in spec["data"] if (t.get("meta") or {}).get("level")]
+
+
+def test_line_view_opacity_is_the_weight():
+    at = open_page("line_view")
+    spec = spec_by_key(at, "lines_fig")
+    weights = chart_z_by_key(at, "lines_fig_weights")
+    for t in line_traces(spec):
+        ys = decode(t["y"]).astype(float)
+        for i, j in zip(ys[0::3].astype(int), ys[1::3].astype(int), strict=True):
+            assert abs(t["opacity"] - weights[i, j]) <= 1 / 80
+
+
+def test_line_view_focus_a_token():
+    at = open_page("line_view")
+    at.selectbox(key="lines_focus").set_value("query:2").run()
+    spec = spec_by_key(at, "lines_fig")
+    starts = np.concatenate([decode(t["y"]).astype(float)[0::3] for t in line_traces(spec)])
+    assert set(starts.astype(int)) == {2}
+    shapes = spec_by_key(at, "lines_fig_weights")["layout"]["shapes"]
+    assert shapes[0]["y0"] == 1.5  # the focused query's row outlined in the heatmap
+
+
+def test_line_view_heads():
+    at = load(open_page("line_view"), "seed_004_two_heads")
+    spec = spec_by_key(at, "lines_fig")
+    assert {t["meta"]["head"] for t in line_traces(spec)} == {0, 1}
+    at.multiselect(key="lines_heads").set_value([1]).run()
+    spec = spec_by_key(at, "lines_fig")
+    assert {t["meta"]["head"] for t in line_traces(spec)} == {1}
+
+
+# Quiz --------------------------------------------------------------------------------------
+
+def test_quiz_hides_weights_until_reveal_and_scores():
+    at = open_page("quiz")
+    assert "quiz_fig_weights" not in chart_keys(at)
+    question = practice_question(0, t=4, d_k=2)
+    right = list(np.argmax(question.q @ question.k.T, axis=1))
+    pred_keys = [s.key for s in at.selectbox if s.key.startswith("quiz_pred_")]
+    assert len(pred_keys) == 4
+    for key, j in zip(pred_keys, right, strict=True):
+        at.selectbox(key=key).set_value(int(j))
+    at.run()
+    assert "quiz_fig_weights" not in chart_keys(at)
+    at.button(key="quiz_reveal").click().run()
+    assert at.metric[0].value == "4 / 4"
+    np.testing.assert_allclose(chart_z_by_key(at, "quiz_fig_weights"), question.result.weights)
+    # a wrong guess lowers the score, live
+    at.selectbox(key=pred_keys[0]).set_value(int((right[0] + 1) % 4)).run()
+    assert at.metric[0].value == "3 / 4"
+
+
+def test_quiz_new_question_hides_again():
+    at = open_page("quiz")
+    at.button(key="quiz_reveal").click().run()
+    assert "quiz_fig_weights" in chart_keys(at)
+    assert at.metric[0].value == "0 / 4"
+    at.button(key="quiz_new").click().run()
+    assert at.session_state["quiz_round"] == 1
+    assert "quiz_fig_weights" not in chart_keys(at)
+    assert all(s.value is None for s in at.selectbox if s.key.startswith("quiz_pred_"))
+
+
+def test_quiz_on_the_current_scenario():
+    at = open_page("quiz")
+    at.radio(key="quiz_source").set_value("scenario").run()
+    np.testing.assert_allclose(chart_z_by_key(at, "quiz_fig_Q"),
+                               run_scenario(PRESETS["seed_000"].build()).attention.q)
+    keys = [s.key for s in at.selectbox if s.key.startswith("quiz_pred_")]
+    for key in keys:
+        at.selectbox(key=key).set_value(2)  # word_3 wins (or ties, row 1) every row of seed 000
+    at.run()
+    at.button(key="quiz_reveal").click().run()
+    assert at.metric[0].value == "4 / 4"
+
+
+# Presenter mode and the diagnostics panel --------------------------------------------------
+
+def test_presenter_mode_injects_css_only_when_on():
+    at = open_page("pitfalls")
+    assert not any("<style>" in m.value for m in at.markdown)
+    at.toggle(key="presenter_mode").set_value(True).run()
+    assert any("<style>" in m.value and "font-size" in m.value for m in at.markdown)
+    assert spec_by_key(at, "pitfalls_fig_softmax_over_queries_wrong_weights")["layout"][
+        "font"]["size"] == 18
+
+
+def test_playground_shows_diagnostics_under_the_weights():
+    at = open_page("playground")
+    frames = [d.value for d in at.dataframe if "effective tokens" in d.value.columns]
+    assert frames, "no diagnostics table on the Playground"
+    frame = frames[0]
+    np.testing.assert_allclose(frame["row sum"], 1.0)
+    w = run_scenario(PRESETS["seed_000"].build()).attention.weights
+    np.testing.assert_allclose(frame["max weight"], w.max(axis=1))
+    # row 1 ties word_1 and word_3 (0.455 each): the first one is named
+    assert list(frame["most-attended key"]) == ["2:word_3", "0:word_1", "2:word_3", "2:word_3"]
+
+
+def test_diagnostics_are_computed_only_while_their_expander_is_open():
+    """Closed (the default) the panel sends no table; opened it does, for the current weights."""
+    at = open_page("trace", lazy_open=False)
+    assert at.session_state[panel_key("trace_diag")] is False
+    assert not [d for d in at.dataframe if "effective tokens" in d.value.columns]
+    at.session_state[panel_key("trace_diag")] = True
+    at.run()
+    frames = [d.value for d in at.dataframe if "effective tokens" in d.value.columns]
+    assert len(frames) == 1 and not at.exception
+    np.testing.assert_allclose(frames[0]["row sum"], 1.0)

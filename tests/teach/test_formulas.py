@@ -1,0 +1,181 @@
+"""Every formula shown agrees with the code: each registry formula (and the matrix, trace,
+diagnostics and √d_k formulas of attnviz.teach.text) is evaluated by an explicit computation written
+from the formula itself, and compared with what the variant's function returns."""
+
+import math
+
+import numpy as np
+import pytest
+
+from attnviz.core.diagnostics import row_diagnostics
+from attnviz.scenarios.registry import VARIANTS
+from attnviz.teach import text
+from attnviz.teach.sqrt_dk import sqrt_dk_experiment
+
+RNG = np.random.default_rng(2024)
+X = RNG.standard_normal((4, 3))  # target / main tokens
+X_SRC = RNG.standard_normal((5, 3))  # source tokens
+W_Q = RNG.standard_normal((3, 4))
+W_K = RNG.standard_normal((3, 4))
+W_V = RNG.standard_normal((3, 2))
+W_O = RNG.standard_normal((2, 3))
+TAU = 0.8
+NEG_INF = -math.inf
+
+
+def softmax_j(row):
+    """softmax over the keys of one row, written out; exp(−∞) = 0."""
+    m = max(s for s in row if s != NEG_INF)
+    e = [0.0 if s == NEG_INF else math.exp(s - m) for s in row]
+    return [x / sum(e) for x in e]
+
+
+def matmul(a, b):
+    return [[sum(a[i][m] * b[m][j] for m in range(len(b))) for j in range(len(b[0]))]
+            for i in range(len(a))]
+
+
+def attention_formula(q, k, v, *, divisor, causal=False):
+    """softmax(q kᵀ / divisor + M) v with M_ij = −∞ for j > i when causal, else 0."""
+    q, k, v = q.tolist(), k.tolist(), v.tolist()
+    out, weights = [], []
+    for i, qi in enumerate(q):
+        row = [sum(a * b for a, b in zip(qi, kj, strict=True)) / divisor
+               + (NEG_INF if causal and j > i else 0.0) for j, kj in enumerate(k)]
+        a = softmax_j(row)
+        weights.append(a)
+        out.append([sum(a[j] * v[j][c] for j in range(len(v))) for c in range(len(v[0]))])
+    return np.array(weights), np.array(out)
+
+
+def run(key, **kw):
+    spec = VARIANTS[key]
+    return spec.function(*kw.pop("args"), **{**dict(spec.fixed), **kw})
+
+
+def test_every_variant_is_checked_here():
+    assert set(VARIANTS) == {"dot_product", "scaled_dot_product", "causal", "bidirectional",
+                             "multi_head", "cross", "additive"}
+
+
+@pytest.mark.parametrize("key, divisor_has_sqrt, causal", [
+    ("dot_product", False, False),
+    ("scaled_dot_product", True, False),
+    ("causal", True, True),
+    ("bidirectional", True, False),
+])
+def test_single_head_self_attention_formulas(key, divisor_has_sqrt, causal):
+    formula = VARIANTS[key].formula
+    assert (r"\sqrt{d_k}" in formula) == divisor_has_sqrt
+    assert r"\tau" in formula and r"\frac{QK^\top}" in formula
+    if causal:
+        assert r"j \le i" in formula and r"-\infty & j > i" in formula
+    q, k, v = matmul(X, W_Q), matmul(X, W_K), matmul(X, W_V)  # Q = XW_Q, ...
+    d_k = W_Q.shape[1]
+    divisor = (math.sqrt(d_k) if divisor_has_sqrt else 1.0) * TAU
+    weights, out = attention_formula(np.array(q), np.array(k), np.array(v), divisor=divisor,
+                                     causal=causal)
+    res = run(key, args=(X, W_Q, W_K, W_V), temperature=TAU)
+    np.testing.assert_allclose(res.weights, weights, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(res.output, out, rtol=1e-12, atol=1e-15)
+
+
+def test_cross_attention_formula():
+    formula = VARIANTS["cross"].formula
+    assert r"Q = X_{\text{tgt}}W_Q" in formula and r"K = X_{\text{src}}W_K" in formula
+    q, k, v = (np.array(matmul(a, w)) for a, w in ((X, W_Q), (X_SRC, W_K), (X_SRC, W_V)))
+    weights, out = attention_formula(q, k, v, divisor=math.sqrt(4) * TAU)
+    res = run("cross", args=(X, X_SRC, W_Q, W_K, W_V), temperature=TAU)
+    assert res.weights.shape == (4, 5)
+    np.testing.assert_allclose(res.weights, weights, rtol=1e-12)
+    np.testing.assert_allclose(res.output, out, rtol=1e-12)
+
+
+def test_multi_head_formula():
+    """Concat(head_1..head_h) W_O, head_i on the i-th column block, d_k of one head."""
+    formula = VARIANTS["multi_head"].formula
+    assert r"\mathrm{Concat}" in formula and "W_O" in formula
+    h = 2
+    q, k, v = (np.array(matmul(X, w)) for w in (W_Q, W_K, W_V))
+    heads = []
+    for i in range(h):
+        qb, kb = q[:, 2 * i:2 * i + 2], k[:, 2 * i:2 * i + 2]  # d_k = 4 / 2 = 2 per head
+        vb = v[:, i:i + 1]  # d_v = 2 / 2 = 1 per head
+        heads.append(attention_formula(qb, kb, vb, divisor=math.sqrt(2) * TAU)[1])
+    concat = np.hstack(heads)
+    res = run("multi_head", args=(X, None, W_Q, W_K, W_V, W_O), n_heads=h, temperature=TAU)
+    np.testing.assert_allclose(res.concat, concat, rtol=1e-12)
+    np.testing.assert_allclose(res.output, np.array(matmul(concat.tolist(), W_O.tolist())),
+                               rtol=1e-12)
+
+
+def test_additive_formula():
+    formula = VARIANTS["additive"].formula
+    assert r"v_a^\top \tanh" in formula
+    w_q, w_k = RNG.standard_normal((3, 3)), RNG.standard_normal((3, 3))
+    v_a = RNG.standard_normal(3)
+    e = [[sum(v_a[m] * math.tanh(sum(X[i, d] * w_q[d, m] for d in range(3))
+                                 + sum(X_SRC[j, d] * w_k[d, m] for d in range(3)))
+              for m in range(3)) for j in range(5)] for i in range(4)]
+    alpha = [softmax_j(row) for row in e]
+    c = [[sum(alpha[i][j] * X_SRC[j, d] for j in range(5)) for d in range(3)]
+         for i in range(4)]
+    res = run("additive", args=(X, X_SRC, X_SRC, w_q, w_k, v_a))
+    np.testing.assert_allclose(res.scores, e, rtol=1e-12)
+    np.testing.assert_allclose(res.weights, alpha, rtol=1e-12)
+    np.testing.assert_allclose(res.output, c, rtol=1e-12)
+
+
+def test_matrix_formulas_of_the_playground():
+    """S = QKᵀ, S' = S·scale/τ, S'' = −∞ where masked, A = softmax(S''), O = AV."""
+    assert text.MATRICES["scores"][1] == r"S = Q K^\top"
+    assert text.MATRICES["output"][1] == r"O = A V"
+    res = run("causal", args=(X, W_Q, W_K, W_V), temperature=TAU)
+    q, k, v = res.q, res.k, res.v
+    s = q @ k.T
+    np.testing.assert_allclose(res.scores, s, rtol=1e-12)
+    np.testing.assert_allclose(res.scaled, s * res.scale / TAU, rtol=1e-12)
+    assert res.scale == pytest.approx(1 / math.sqrt(4))
+    masked = np.where(np.tri(4, dtype=bool), res.scaled, -np.inf)
+    np.testing.assert_array_equal(res.masked, masked)
+    np.testing.assert_allclose(res.weights, [softmax_j(r) for r in masked.tolist()], rtol=1e-12)
+    np.testing.assert_allclose(res.output, res.weights @ v, rtol=1e-12)
+
+
+def test_trace_formulas_name_the_steps_the_code_takes():
+    steps = text.TRACE_STEPS
+    assert list(steps) == ["q_k", "score", "scale", "temperature", "mask", "exp", "row_sum",
+                           "alpha", "value", "w_o"]
+    assert r"\exp(s''_{ij} - m_i)" in steps["exp"][1]
+    assert r"\frac{e_{ij}}{Z_i}" in steps["alpha"][1]
+    assert r"\div \tau" in steps["temperature"][1]
+
+
+def test_diagnostics_formula():
+    assert r"N_i = e^{H_i}" in text.DIAGNOSTICS_FORMULA
+    w = np.array([[0.5, 0.25, 0.25]])
+    h = -(0.5 * math.log(0.5) + 2 * 0.25 * math.log(0.25))
+    d = row_diagnostics(w)
+    assert d.entropy[0] == pytest.approx(h)
+    assert d.effective[0] == pytest.approx(math.exp(h))
+
+
+def test_sqrt_dk_formula():
+    """Var(q·k) = d_k and Var(q·k/√d_k) = 1 for unit-variance q, k."""
+    assert r"= d_k" in text.SQRT_DK_FORMULA and r"\right) = 1" in text.SQRT_DK_FORMULA
+    res = sqrt_dk_experiment((8, 64), t_k=32, n_queries=800, seed=3)
+    np.testing.assert_allclose(res.var_unscaled, [8, 64], rtol=0.08)
+    np.testing.assert_allclose(res.var_scaled, [1, 1], rtol=0.08)
+
+
+def test_pattern_descriptions_match_the_constructions():
+    from attnviz.scenarios.patterns import GAIN, PATTERN_PRESETS, PATTERN_TOKENS
+    from attnviz.scenarios.presets import PRESETS
+    from attnviz.scenarios.scenario import run_scenario
+    t = len(PATTERN_TOKENS)
+    assert "20·I" in PATTERN_PRESETS["pattern_self"][1] and GAIN == 20
+    assert "exactly 1/6" in PATTERN_PRESETS["pattern_uniform"][1] and t == 6
+    w = run_scenario(PRESETS["pattern_self"].build()).attention.weights
+    assert w[0, 0] == pytest.approx(1 / (1 + 5 * math.exp(-20)), rel=1e-15)
+    s = run_scenario(PRESETS["pattern_same_word"].build()).attention.scores
+    assert (s[4, 0], s[4, 4], s[0, 4]) == (40, 20, -40)  # "scores 40 ... and 20 against itself"
