@@ -41,7 +41,7 @@ from attnviz.core.attention import (
 from attnviz.core.initializers import INIT_KINDS, init_weights
 from attnviz.core.masks import causal_mask, padding_mask, window_mask
 from attnviz.core.positional import sinusoidal_positional_encoding
-from attnviz.scenarios.presets import PRESETS, Preset, default_scenario
+from attnviz.scenarios.presets import PRESETS, default_scenario
 from attnviz.scenarios.registry import VARIANTS, Variant
 from attnviz.scenarios.scenario import (
     Scenario,
@@ -50,6 +50,7 @@ from attnviz.scenarios.scenario import (
     resize,
     run_scenario,
 )
+from attnviz.scenarios.variant import Preset
 
 __all__ = [
     "INIT_KINDS", "PRESETS", "VARIANTS", "AdditiveResult", "AttentionResult", "MultiHeadResult",

@@ -1,13 +1,11 @@
 """Encoder–decoder & additive: cross-attention, Bahdanau's scores and attention pooling."""
 
-from dataclasses import replace
-
 import numpy as np
 import streamlit as st
 
 from attnviz.core.additive import attention_pooling
-from attnviz.core.positional import sinusoidal_positional_encoding
 from attnviz.figures import heatmap
+from attnviz.scenarios.scenario import with_positions, with_variant
 from attnviz.teach import text
 from attnviz.ui import controls, state
 from attnviz.ui.editors import matrix_editor
@@ -20,6 +18,8 @@ scenario_caption(scenario)
 st.write(text.ED_INTRO)
 
 controls.require_projection("ed", text.ED_DIRECT, "translation")
+# the page shows every part of the encoder–decoder story: fill the ones a preset left out
+scenario = controls.fill_parts(scenario, ("source", "additive", "pooling"))
 
 # lazy, as on Multi-head: the tokens, sizes and two embedding editors run only while it is open
 inputs = st.expander("Target and source sequences: tokens and embeddings", expanded=False,
@@ -49,7 +49,7 @@ if scenario.use_pe:
 st.subheader("Cross-attention")
 st.latex(text.ED_CROSS_FORMULA)
 st.caption(text.ED_CROSS)
-cross = controls.compute(replace(scenario, variant="cross"))
+cross = controls.compute(with_variant(scenario, "cross"))
 if cross is not None:
     att = cross.attention
     c1, c2 = st.columns(2, gap="large")
@@ -91,7 +91,7 @@ if additive_weights.open:
                     changes[name] = new
         if changes:
             scenario = state.update(**changes)
-additive = controls.compute(replace(scenario, variant="additive"))
+additive = controls.compute(with_variant(scenario, "additive"))
 if additive is not None:
     att = additive.attention
     q_lab, k_lab = additive.q_labels, additive.k_labels
@@ -129,10 +129,7 @@ def attention_pooling_section() -> None:
                               col_labels=tgt_labels)[0]
     if not (np.array_equal(new_w, scenario.pool_w) and np.array_equal(new_b, scenario.pool_b)):
         scenario = state.update(pool_w=new_w, pool_b=new_b)
-    x_in = np.asarray(scenario.x, dtype=float)
-    if scenario.use_pe:
-        x_in = x_in + sinusoidal_positional_encoding(scenario.t, scenario.d_model,
-                                                     base=scenario.pe_base)
+    x_in, _ = with_positions(np.asarray(scenario.x, dtype=float), scenario)
     try:
         pool = attention_pooling(x_in, new_w, new_b)
     except ValueError as exc:

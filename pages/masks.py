@@ -72,7 +72,7 @@ elif kind == "custom":
     if not np.array_equal(edited, grid):
         scenario = state.update(custom_mask=edited)
 scenario = state.get_scenario()  # with the values the widgets' callbacks stored
-if scenario.spec.fixed.get("causal"):
+if scenario.spec.causal:
     st.info(text.MASKS_CAUSAL_VARIANT)
 
 # 2) compute with the core; pick a head for multi-head attention
@@ -98,7 +98,7 @@ M = text.MATRICES
 c1, c2 = st.columns(2)
 with c1:
     title, formula, why = M["mask"]
-    title = "Mask used (yours AND causal)" if scenario.spec.fixed.get("causal") else "Mask used"
+    title = "Mask used (yours AND causal)" if scenario.spec.causal else "Mask used"
     matrix_panel(title, mask_figure(mask, k_lab, q_lab, y_title="query", x_title="key"),
                  key="mk_fig_mask", formula=formula, explanation=why)
 with c2:

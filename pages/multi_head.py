@@ -6,7 +6,6 @@ import streamlit as st
 from attnviz.core.attention import mix_heads
 from attnviz.figures import heatmap
 from attnviz.figures.grid import compact
-from attnviz.scenarios.scenario import run_multi_head
 from attnviz.teach import text
 from attnviz.ui import controls, heads, state
 from attnviz.ui.editors import matrix_editor
@@ -38,11 +37,10 @@ if inputs.open:
         scenario = controls.embedding_editor("mha", scenario)
         scenario = controls.weight_editors("mha", scenario)
 
-try:
-    att = run_multi_head(scenario, n)
-except ValueError as exc:
-    st.error(f"Cannot compute multi-head attention: {exc}.")
+result = controls.compute(scenario, heads=n, what="multi-head attention")
+if result is None:
     st.stop()
+att = result.attention
 
 labels = [f"{i}:{tok}" for i, tok in enumerate(scenario.tokens)]
 scale_txt = "1/√d_k" if scenario.scale_mode == "sqrt_dk" else scenario.scale_mode
@@ -96,7 +94,10 @@ with c1:
     if not np.array_equal(w_o, scenario.w_o):
         # only the output depends on W_O: recompute it here, no rerun of the page
         scenario = state.update(w_o=w_o)
-        att = run_multi_head(scenario, n)
+        result = controls.compute(scenario, heads=n, what="multi-head attention")
+        if result is None:
+            st.stop()
+        att = result.attention
 with c2:
     title, _, why = text.MATRICES["mha_output"]
     out = att.output

@@ -30,10 +30,10 @@ with inputs:
             if scenario.spec.uses_source:
                 scenario = controls.token_controls("pg", scenario, source=True)
                 scenario = controls.embedding_editor("pg", scenario, source=True)
-    if not scenario.direct and scenario.spec.kind != "additive":
+    if not scenario.direct and scenario.spec.projections:
         with st.expander("Weight matrices", expanded=not state.presenter()):
             scenario = controls.weight_editors("pg", scenario,
-                                               with_w_o=scenario.spec.kind == "multi_head")
+                                               with_w_o=scenario.spec.always_heads)
     with st.expander("Settings", expanded=True):
         scenario = controls.settings_controls("pg", scenario)
 
@@ -57,7 +57,7 @@ with views:
             x_name = "x_pe" if result.pe is not None else "x"
             panel(x_name, result.x, [f"d{j}" for j in range(result.x.shape[1])], q_lab,
                   y_title="token", x_title="dimension")
-        if scenario.spec.kind != "additive":
+        if scenario.spec.projections:
             c1, c2, c3 = st.columns(3)
             for col, name in zip((c1, c2, c3), ("q", "k", "v"), strict=True):
                 with col:
@@ -87,12 +87,12 @@ with views:
             panel("mha_output", att.output, [f"o{j}" for j in range(att.output.shape[1])],
                   q_lab)
         else:
-            score_name = "additive_scores" if scenario.spec.kind == "additive" else "scores"
+            score_name = "scores" if scenario.spec.projections else "additive_scores"
             c1, c2 = st.columns(2)
             with c1:
                 panel(score_name, att.scores, k_lab, q_lab, y_title="query", x_title="key")
             with c2:
-                if hasattr(att, "scaled"):
+                if scenario.spec.projections:  # additive scores are not scaled
                     panel("scaled", att.scaled, k_lab, q_lab, y_title="query", x_title="key")
             c1, c2 = st.columns(2)
             with c1:

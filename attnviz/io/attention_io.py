@@ -95,8 +95,14 @@ def _read_header(fp, what: str) -> tuple[tuple[int, ...], bool, np.dtype]:
             raise
         raise ValueError(f"{what} is not a valid .npy array (its header cannot be read)") \
             from None
-    except (EOFError, OSError, TypeError, SyntaxError, zipfile.BadZipFile, zlib.error):
+    except (EOFError, OSError, zipfile.BadZipFile, zlib.error):
         raise ValueError(f"{what} is not a valid .npy array (it is empty or cut short)") \
+            from None
+    except Exception:
+        # numpy parses the header text of an untrusted file with its own tokenizer, which
+        # raises whatever a damaged header makes it raise (tokenize.TokenError, SyntaxError,
+        # IndexError, TypeError, RecursionError, ...): each is a damaged header
+        raise ValueError(f"{what} is not a valid .npy array (its header cannot be read)") \
             from None
     if dtype.hasobject:
         raise ValueError(f"{what} holds Python objects (pickled data); attnviz never unpickles "
@@ -187,7 +193,8 @@ def _load_npy(data: bytes) -> tuple[np.ndarray, str, tuple[str, ...] | None]:
 def _load_npz(data: bytes) -> tuple[np.ndarray, str, tuple[str, ...] | None]:
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
-        members = [i for i in archive.infolist() if not i.is_dir()]
+        # not ZipInfo.is_dir(): it raises IndexError on a member with an empty name
+        members = [i for i in archive.infolist() if not i.filename.endswith("/")]
     except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError,
             NotImplementedError, RuntimeError):
         raise ValueError("the .npz file is damaged or not a .npz (zip) archive; save it with "

@@ -1,25 +1,32 @@
 """Scenario files and shareable links: a :class:`~attnviz.scenarios.scenario.Scenario` as
 JSON and back.
 
-The JSON form is a flat object holding every field of the scenario, a ``format`` marker and a
-``schema_version``. Arrays are written as ``{"shape": [rows, cols], "values": [[...], ...]}``:
-the nested lists keep a file readable and editable, the shape keeps empty arrays exact. Floats
-are written with Python's shortest round-tripping repr, so scenario -> JSON -> scenario gives
-bit-identical matrices.
+The JSON form (schema version 2) is an object with a ``format`` marker, a ``schema_version``,
+the common inputs (tokens, x, the weight matrices, the variant and the settings), the variant's
+own ``params`` when it has any, and ``parts``: the optional parts the scenario fills (source
+sequence, additive weights, pooling weights, Q/K/V given directly), each an object of its own
+arrays. Version-1 files and links (every field at the top level, written by attnviz before the
+variants became plug-ins) are still read.
+
+Arrays are written as ``{"shape": [rows, cols], "values": [[...], ...]}``: the nested lists
+keep a file readable and editable, the shape keeps empty arrays exact. Floats are written with
+Python's shortest round-tripping repr, so scenario -> JSON -> scenario gives bit-identical
+matrices.
 
 A link carries the same JSON, compressed: ``urlsafe_base64(zlib(json))`` without padding.
 
 Everything read from a file or a link is untrusted: :func:`from_dict` checks every field (type,
-shape, finiteness, size limits, the shapes that must agree) and raises ``ValueError`` with a
-sentence naming the field; the link decoder checks the length before decoding and never
-decompresses more than :data:`attnviz.scenarios.limits.MAX_SCENARIO_BYTES`. Nothing is evaluated or
-unpickled.
+shape, finiteness, size limits, the shapes that must agree; text that is valid Unicode) and
+raises ``ValueError`` with a sentence naming the field; JSON with a key given twice is refused;
+the link decoder checks the length before decoding and never decompresses more than
+:data:`attnviz.scenarios.limits.MAX_SCENARIO_BYTES`. Nothing is evaluated or unpickled.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import json
 import math
 import re
@@ -33,7 +40,8 @@ from attnviz.scenarios.registry import VARIANTS
 from attnviz.scenarios.scenario import MASK_KINDS, SCALE_MODES, Scenario
 
 FORMAT = "attnviz-scenario"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READS_VERSIONS = (1, 2)
 LINK_PARAM = "scenario"  # the st.query_params key of a shared link
 MAX_TEXT_CHARS = {"title": 200, "description": 2000}
 # Markup that st.markdown / st.caption would turn into links, images, HTML, icons or math.
@@ -41,10 +49,10 @@ _MARKUP = ("<", ">", "`", "$", "](", "://", ":material/")
 _LINK_CHARS = re.compile(r"[A-Za-z0-9_-]*={0,2}")
 MAX_DIM = max(limits.MAX_TOKENS, limits.MAX_WIDTH, limits.MAX_D_MODEL)
 
-# field -> kind. "matrix": 2-D float; "vector": 1-D float; "mask": 2-D bool or null;
-# "vector?": 1-D float or null; "tokens": list of str. Every Scenario field must be listed
-# (tests/io/test_scenario_io.py checks it), so a new field cannot be dropped from files silently.
-FIELDS: dict[str, str] = {
+# Version 1: field -> kind, every Scenario field at the top level. "matrix": 2-D float;
+# "vector": 1-D float; "mask": 2-D bool or null; "vector?": 1-D float or null; "tokens": list of
+# str; "params": the variant's settings (version 2 only).
+FIELDS_V1: dict[str, str] = {
     "tokens": "tokens", "x": "matrix", "w_q": "matrix", "w_k": "matrix", "w_v": "matrix",
     "w_o": "matrix", "variant": "variant", "n_heads": "int", "head_mix": "vector?",
     "scale_mode": "scale_mode", "custom_scale": "float", "temperature": "float",
@@ -54,8 +62,22 @@ FIELDS: dict[str, str] = {
     "pool_b": "vector", "direct": "bool", "q_in": "matrix", "k_in": "matrix", "v_in": "matrix",
     "title": "text", "description": "text",
 }
+# Version 2: the common fields at the top level, the optional parts under "parts" (each part's
+# arrays by short name: file name -> Scenario field), the variant's settings under "params".
+# Every Scenario field is in exactly one place (tests/io/test_scenario_io.py checks it), so a new
+# field cannot be dropped from files silently.
+PART_FIELDS: dict[str, dict[str, str]] = {
+    "source": {"tokens": "source_tokens", "x": "source_x"},
+    "additive": {"w_q": "w_a_q", "w_k": "w_a_k", "v": "v_a"},
+    "pooling": {"w": "pool_w", "b": "pool_b"},
+    "direct": {"q": "q_in", "k": "k_in", "v": "v_in"},
+}
+_IN_PARTS = {f for fields in PART_FIELDS.values() for f in fields.values()} | {"direct"}
+FIELDS: dict[str, str] = {name: kind for name, kind in FIELDS_V1.items()
+                          if name not in _IN_PARTS} | {"params": "params"}
 _CHOICES = {"variant": tuple(VARIANTS), "scale_mode": SCALE_MODES, "mask_kind": MASK_KINDS}
 _NDIM = {"matrix": 2, "mask": 2, "vector": 1, "vector?": 1}
+_OPTIONAL = ("params", "parts")  # version 2: may be left out (no settings, no optional part)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -77,7 +99,11 @@ def _array_out(name: str, value: np.ndarray, kind: str) -> dict:
 
 
 def to_dict(scenario: Scenario) -> dict[str, Any]:
-    """The scenario as a JSON-ready dict (``format``, ``schema_version`` and every field).
+    """The scenario as a JSON-ready dict (version 2: common fields, ``params``, ``parts``).
+
+    Only the parts the scenario fills are written (a part is filled when one of its arrays is
+    not empty; the Q/K/V part only in direct mode), and ``params`` only when the variant has
+    settings of its own.
 
     Raises
     ------
@@ -86,24 +112,41 @@ def to_dict(scenario: Scenario) -> dict[str, Any]:
     """
     out: dict[str, Any] = {"format": FORMAT, "schema_version": SCHEMA_VERSION}
     for name, kind in FIELDS.items():
-        value = getattr(scenario, name)
-        if kind in _NDIM:
-            out[name] = None if value is None else _array_out(name, value, kind)
-        elif kind == "tokens":
-            out[name] = [str(tok) for tok in value]
-        elif kind == "int":
-            out[name] = int(value)
-        elif kind == "float":
-            number = float(value)
-            if not math.isfinite(number):
-                raise ValueError(f"{name} is {number}; a scenario file can only hold finite "
-                                 "numbers")
-            out[name] = number
-        elif kind == "bool":
-            out[name] = bool(value)
-        else:
-            out[name] = str(value)
+        if kind == "params":
+            if scenario.params:
+                out["params"] = {k: _value_out(k, "param", v) for k, v in
+                                 sorted(scenario.params.items())}
+            continue
+        out[name] = _value_out(name, kind, getattr(scenario, name))
+    parts = {}
+    for part, names in PART_FIELDS.items():
+        filled = scenario.direct if part == "direct" else scenario.has_part(part)
+        if filled:
+            parts[part] = {short: _value_out(f"{part}.{short}", FIELDS_V1[field],
+                                             getattr(scenario, field))
+                           for short, field in names.items()}
+    if parts:
+        out["parts"] = parts
     return out
+
+
+def _value_out(name: str, kind: str, value: Any) -> Any:
+    """One field as JSON: arrays as {"shape", "values"}, numbers finite, text as text."""
+    if kind in _NDIM:
+        return None if value is None else _array_out(name, value, kind)
+    if kind == "tokens":
+        return [str(tok) for tok in value]
+    if kind == "int":
+        return int(value)
+    if kind == "bool" or isinstance(value, bool):
+        return bool(value)
+    if kind == "float" or isinstance(value, (int, float, np.floating, np.integer)):
+        number = float(value) if kind == "float" else value
+        if not math.isfinite(number):
+            raise ValueError(f"{name} is {number}; a scenario file can only hold finite "
+                             "numbers")
+        return number
+    return str(value)
 
 
 def _dumps(value: Any) -> str:
@@ -115,15 +158,21 @@ def to_json(scenario: Scenario) -> str:
 
     Strict JSON (no NaN or Infinity), readable and editable in a text editor.
     """
-    lines = []
-    for name, value in to_dict(scenario).items():
-        if isinstance(value, dict) and len(value["shape"]) == 2 and value["values"]:
-            rows = ",\n".join(f"    {_dumps(row)}" for row in value["values"])
-            text = f'{{"shape": {_dumps(value["shape"])}, "values": [\n{rows}\n  ]}}'
-        else:
-            text = _dumps(value)
-        lines.append(f"  {_dumps(name)}: {text}")
-    return "{\n" + ",\n".join(lines) + "\n}\n"
+    return _pretty(to_dict(scenario), "") + "\n"
+
+
+def _pretty(value: Any, indent: str) -> str:
+    """JSON text of ``value``: objects one member per line, 2-D arrays one row per line."""
+    inner = indent + "  "
+    if isinstance(value, dict) and set(value) == {"shape", "values"} and \
+            len(value["shape"]) == 2 and value["values"]:
+        rows = ",\n".join(f"{inner}{_dumps(row)}" for row in value["values"])
+        return f'{{"shape": {_dumps(value["shape"])}, "values": [\n{rows}\n{indent}]}}'
+    if isinstance(value, dict) and value and any(isinstance(v, dict) for v in value.values()):
+        members = ",\n".join(f"{inner}{_dumps(k)}: {_pretty(v, inner)}"
+                              for k, v in value.items())
+        return "{\n" + members + "\n" + indent + "}"
+    return _dumps(value)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -244,12 +293,28 @@ def _tokens_in(name: str, raw: Any) -> tuple[str, ...]:
         if len(tok) > limits.MAX_LABEL_CHARS:
             raise ValueError(f"{name}[{i}] is {len(tok)} characters long; token labels have at "
                              f"most {limits.MAX_LABEL_CHARS}")
+        unicode_text(f"{name}[{i}]", tok)
     return tuple(raw)
+
+
+def unicode_text(name: str, text: str) -> str:
+    """``text`` if it is valid Unicode, else a ValueError naming the field.
+
+    JSON can carry a lone UTF-16 surrogate (``"\\ud800"``) that no page can send to the
+    browser (UTF-8 cannot encode it); it is refused where the text comes in.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"{name} holds a character that is not valid Unicode (a lone surrogate "
+                         f"at position {exc.start}); retype that text") from None
+    return text
 
 
 def _text_in(name: str, raw: Any) -> str:
     if not isinstance(raw, str):
         raise ValueError(f"{name} must be text, got {_describe(raw)}")
+    unicode_text(name, raw)
     if len(raw) > MAX_TEXT_CHARS[name]:
         raise ValueError(f"{name} is {len(raw)} characters long; at most "
                          f"{MAX_TEXT_CHARS[name]} are allowed")
@@ -289,35 +354,106 @@ def _scalar_in(name: str, kind: str, raw: Any) -> Any:
     return raw
 
 
-def _check_header(data: Any) -> None:
-    """The top level: an object of the right format and schema version."""
+def _check_header(data: Any) -> int:
+    """The top level: an object of the right format and a schema version this attnviz reads.
+
+    Returns the schema version; checks that the fields of that version are there and no other.
+    """
     if not isinstance(data, dict):
         raise ValueError(f"a scenario must be a JSON object, got {_describe(data)}")
     if data.get("format") != FORMAT and "schema_version" not in data:
         raise ValueError("this is not an attnviz scenario (no 'format': "
                          f"{FORMAT!r} and no 'schema_version')")
     version = data.get("schema_version")
+    reads = " and ".join(map(str, READS_VERSIONS))
     if "schema_version" not in data:
-        raise ValueError(f"schema_version is missing; this attnviz reads version "
-                         f"{SCHEMA_VERSION}")
-    if version != SCHEMA_VERSION or isinstance(version, bool):
+        raise ValueError(f"schema_version is missing; this attnviz reads versions {reads}")
+    # a whole number: 1.0 or true is not a version (true == 1 and 1.0 == 1 in Python)
+    if type(version) is not int or version not in READS_VERSIONS:
         raise ValueError(f"schema_version {_describe(version)} is not supported; this attnviz "
-                         f"reads version {SCHEMA_VERSION}")
+                         f"reads versions {reads}")
     if data.get("format") != FORMAT:
         raise ValueError(f"format must be {FORMAT!r}, got {_describe(data.get('format'))}")
-    known = set(FIELDS) | {"format", "schema_version"}
+    fields = FIELDS_V1 if version == 1 else FIELDS
+    known = set(fields) | {"format", "schema_version"} | ({"parts"} if version == 2 else set())
     unknown = sorted(str(k) for k in data if k not in known)
     if unknown:
         names = ", ".join(quote(k, 30) for k in unknown[:5])
-        raise ValueError(f"unknown field(s) {names}; a version {SCHEMA_VERSION} scenario file "
+        raise ValueError(f"unknown field(s) {names}; a version {version} scenario file "
                          "does not have them (a typo, or a file from a newer attnviz?)")
-    missing = [k for k in FIELDS if k not in data]
+    missing = [k for k in fields if k not in data and not (version == 2 and k in _OPTIONAL)]
     if missing:
         raise ValueError(f"missing field(s) {', '.join(missing)}")
+    return version
 
 
-def _check_shapes(v: dict[str, Any]) -> None:
+def _value_in(name: str, kind: str, raw: Any) -> Any:
+    """One field read and checked (``name`` is how messages call it)."""
+    if kind in _NDIM:
+        return _array_in(name, raw, kind)
+    if kind == "tokens":
+        return _tokens_in(name, raw)
+    return _scalar_in(name, kind, raw)
+
+
+def _parts_in(raw: Any) -> dict[str, Any]:
+    """Version 2's ``parts``: each a known part holding exactly its arrays."""
+    if not isinstance(raw, dict):
+        raise ValueError(f"parts must be an object, got {_describe(raw)}")
+    values: dict[str, Any] = {}
+    for part, members in raw.items():
+        if part not in PART_FIELDS:
+            raise ValueError(f"parts: unknown part {quote(part, 30)}; the parts are "
+                             f"{', '.join(PART_FIELDS)}")
+        names = PART_FIELDS[part]
+        if not isinstance(members, dict):
+            raise ValueError(f"parts.{part} must be an object, got {_describe(members)}")
+        unknown = sorted(str(k) for k in members if k not in names)
+        missing = [k for k in names if k not in members]
+        if unknown or missing:
+            what = (f"missing {', '.join(missing)}" if missing else "") + \
+                ("; " if missing and unknown else "") + \
+                (f"unknown {', '.join(quote(k) for k in unknown[:3])}" if unknown else "")
+            raise ValueError(f"parts.{part} must hold exactly {', '.join(names)} ({what})")
+        for short, field in names.items():
+            values[field] = _value_in(f"parts.{part}.{short}", FIELDS_V1[field],
+                                      members[short])
+    values["direct"] = "direct" in raw
+    if values["direct"] and "source" not in raw:
+        raise ValueError("parts.direct needs parts.source: its tokens label the keys")
+    return values
+
+
+def _absent_parts() -> dict[str, Any]:
+    """The Scenario's own defaults of every optional part's fields (empty arrays, no tokens)."""
+    by_name = {f.name: f for f in dataclasses.fields(Scenario)}
+    return {name: by_name[name].default_factory() if name != "source_tokens" else ()
+            for name in _IN_PARTS - {"direct"}} | {"direct": False}
+
+
+def _params_in(raw: Any, variant: str) -> dict[str, Any]:
+    """Version 2's ``params``: settings the chosen variant declares, each in its range."""
+    if not isinstance(raw, dict):
+        raise ValueError(f"params must be an object, got {_describe(raw)}")
+    spec = VARIANTS[variant]
+    out = {}
+    for name, value in raw.items():
+        if not any(p.name == name for p in spec.params):
+            declared = ", ".join(p.name for p in spec.params) or "none"
+            raise ValueError(f"params: {spec.name} has no setting {quote(name, 30)} (its "
+                             f"settings: {declared})")
+        out[name] = spec.param(name).check(value)
+    return out
+
+
+# how version 2 files name the fields that live in parts (messages use the file's names)
+_V2_NAMES = {field: f"parts.{part}.{short}" for part, names in PART_FIELDS.items()
+             for short, field in names.items()}
+
+
+def _check_shapes(v: dict[str, Any], version: int = SCHEMA_VERSION) -> None:
     """The shapes that must agree with each other (the ones every page relies on)."""
+    shown = (lambda f: f) if version == 1 else (lambda f: _V2_NAMES.get(f, f))
     t, t_s = len(v["tokens"]), len(v["source_tokens"])
     x = v["x"]
     if t == 0:
@@ -340,17 +476,17 @@ def _check_shapes(v: dict[str, Any]) -> None:
         raise ValueError(f"w_o must have one row per column of w_v ({v['w_v'].shape[1]}), got "
                          f"shape {v['w_o'].shape}")
     if v["source_x"].size and v["source_x"].shape[0] != t_s:
-        raise ValueError(f"source_x must have one row per source token ({t_s}), got shape "
-                         f"{v['source_x'].shape}")
+        raise ValueError(f"{shown('source_x')} must have one row per source token ({t_s}), "
+                         f"got shape {v['source_x'].shape}")
     if v["direct"]:
         q, k, val = v["q_in"], v["k_in"], v["v_in"]
         if q.shape[0] != t or k.shape[0] != t_s or val.shape[0] != t_s:
-            raise ValueError(f"with direct = true, q_in needs one row per token ({t}) and k_in, "
-                             f"v_in one row per source token ({t_s}); got {q.shape}, "
-                             f"{k.shape}, {val.shape}")
+            raise ValueError(f"with Q, K, V given directly, {shown('q_in')} needs one row per "
+                             f"token ({t}) and {shown('k_in')}, {shown('v_in')} one row per source "
+                             f"token ({t_s}); got {q.shape}, {k.shape}, {val.shape}")
         if q.shape[1] != k.shape[1]:
-            raise ValueError(f"q_in and k_in must have the same width, got {q.shape[1]} and "
-                             f"{k.shape[1]}")
+            raise ValueError(f"{shown('q_in')} and {shown('k_in')} must have the same width, got "
+                             f"{q.shape[1]} and {k.shape[1]}")
 
 
 def from_dict(data: Any) -> Scenario:
@@ -363,17 +499,16 @@ def from_dict(data: Any) -> Scenario:
         or unknown fields, wrong types, non-numeric or non-finite values, wrong or inconsistent
         shapes, sizes beyond :mod:`attnviz.scenarios.limits`, or markup in the title or description.
     """
-    _check_header(data)
-    values: dict[str, Any] = {}
-    for name, kind in FIELDS.items():
-        raw = data[name]
-        if kind in _NDIM:
-            values[name] = _array_in(name, raw, kind)
-        elif kind == "tokens":
-            values[name] = _tokens_in(name, raw)
-        else:
-            values[name] = _scalar_in(name, kind, raw)
-    _check_shapes(values)
+    version = _check_header(data)
+    if version == 1:
+        values = {name: _value_in(name, kind, data[name]) for name, kind in FIELDS_V1.items()}
+    else:
+        values = _absent_parts()
+        values.update({name: _value_in(name, kind, data[name]) for name, kind in FIELDS.items()
+                       if kind != "params"})
+        values.update(_parts_in(data.get("parts", {})))
+        values["params"] = _params_in(data.get("params", {}), values["variant"])
+    _check_shapes(values, version)
     return Scenario(**values)
 
 
@@ -402,12 +537,23 @@ def from_json(text: str | bytes) -> Scenario:
     if not text.strip():
         raise ValueError("the file is empty; a scenario file is JSON saved by attnviz")
     try:
-        data = json.loads(text, parse_constant=_refuse_constant)
+        data = json.loads(text, parse_constant=_refuse_constant,
+                          object_pairs_hook=_refuse_duplicate_keys)
     except RecursionError:
         raise ValueError("the JSON is nested too deeply to be a scenario") from None
     except ValueError as exc:  # json.JSONDecodeError, and _refuse_constant
         raise ValueError(f"not valid JSON ({str(exc)[:120]})") from None
     return from_dict(data)
+
+
+def _refuse_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object as a dict; a key given twice is refused (which one would count?)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"the key {quote(key, 30)} appears twice in one object")
+        out[key] = value
+    return out
 
 
 def _refuse_constant(name: str) -> None:

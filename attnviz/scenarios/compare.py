@@ -16,16 +16,14 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import NDArray
 
-from attnviz.core.attention import MultiHeadResult, multi_head_attention, valid_head_counts
-from attnviz.core.positional import sinusoidal_positional_encoding
+from attnviz.core.attention import MultiHeadResult, valid_head_counts
 from attnviz.scenarios.registry import VARIANTS
 from attnviz.scenarios.scenario import (
     Scenario,
     ScenarioResult,
     position_labels,
     run_scenario,
-    scale_of,
-    user_mask,
+    with_variant,
 )
 
 Array = NDArray[np.float64]
@@ -77,7 +75,7 @@ def head_choices(scenario: Scenario, limit: int = 16) -> list[int]:
 
 
 def _is_self(scenario: Scenario) -> bool:
-    return scenario.spec.kind in ("self", "multi_head")
+    return scenario.spec.heads
 
 
 def comparison_pair(scenario: Scenario, kind: str, *, n_heads: int | None = None,
@@ -104,7 +102,7 @@ def comparison_pair(scenario: Scenario, kind: str, *, n_heads: int | None = None
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
     if kind == "scale":
-        if scenario.spec.kind == "additive":
+        if not scenario.spec.projections:
             raise ValueError("additive attention has no scale; pick a dot-product variant")
         base = replace(scenario, variant="scaled_dot_product") \
             if scenario.variant == "dot_product" else scenario
@@ -114,7 +112,7 @@ def comparison_pair(scenario: Scenario, kind: str, *, n_heads: int | None = None
         if not _is_self(scenario):
             raise ValueError("causal vs bidirectional applies to self-attention; pick a "
                              "self-attention or multi-head variant")
-        if scenario.spec.kind == "multi_head":
+        if scenario.spec.always_heads:
             return (replace(scenario, mask_kind="causal"), replace(scenario, mask_kind="none"),
                     "causal", "bidirectional")
         return (replace(scenario, variant="causal"), replace(scenario, variant="bidirectional"),
@@ -139,7 +137,7 @@ def comparison_pair(scenario: Scenario, kind: str, *, n_heads: int | None = None
         return (replace(scenario, use_pe=True), replace(scenario, use_pe=False), "with PE",
                 "without PE")
     if kind == "temperature":
-        if scenario.spec.kind == "additive":
+        if not scenario.spec.projections:
             raise ValueError("additive attention has no temperature; pick a dot-product variant")
         return (scenario, replace(scenario, temperature=float(temperature)),
                 f"τ = {scenario.temperature:g}", f"τ = {float(temperature):g}")
@@ -148,21 +146,8 @@ def comparison_pair(scenario: Scenario, kind: str, *, n_heads: int | None = None
     for v in (a, b):
         if v not in VARIANTS:
             raise ValueError(f"unknown variant {v!r}")
-    return (replace(scenario, variant=a), replace(scenario, variant=b), VARIANTS[a].name,
+    return (with_variant(scenario, a), with_variant(scenario, b), VARIANTS[a].name,
             VARIANTS[b].name)
-
-
-def _multi_head(scenario: Scenario, n_heads: int) -> MultiHeadResult:
-    """Multi-head self-attention on the scenario (keeps its mask, causal variant, PE, scale)."""
-    x = np.asarray(scenario.x, dtype=float)
-    if scenario.use_pe:
-        x = x + sinusoidal_positional_encoding(x.shape[0], x.shape[1], base=scenario.pe_base)
-    t = x.shape[0]
-    return multi_head_attention(
-        x, None, scenario.w_q, scenario.w_k, scenario.w_v, scenario.w_o, n_heads=n_heads,
-        mask=user_mask(scenario, t, t), scale=scale_of(scenario),
-        temperature=scenario.temperature,
-        causal=bool(scenario.spec.fixed.get("causal", False)))
 
 
 def run_side(scenario: Scenario, label: str, *, force_heads: int | None = None) -> Side:
@@ -173,12 +158,9 @@ def run_side(scenario: Scenario, label: str, *, force_heads: int | None = None) 
     q_lab = position_labels(scenario.tokens)
     k_lab = position_labels(scenario.key_tokens)
     try:
-        if force_heads is not None:
-            att = _multi_head(scenario, force_heads)
-        else:
-            res: ScenarioResult = run_scenario(scenario)
-            att = res.attention
-            q_lab, k_lab = res.q_labels, res.k_labels
+        res: ScenarioResult = run_scenario(scenario, heads=force_heads)
+        att = res.attention
+        q_lab, k_lab = res.q_labels, res.k_labels
     except ValueError as exc:
         return Side(label, scenario, None, None, None, q_lab, k_lab, error=str(exc))
     head_weights = None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -42,7 +43,7 @@ def _feed(h, value: Any) -> None:
         h.update(f"<{type(value).__name__} {len(value)}>".encode())
         for item in value:
             _feed(h, item)
-    elif isinstance(value, dict):
+    elif isinstance(value, Mapping):  # dicts and the scenario's read-only params
         h.update(f"<dict {len(value)}>".encode())
         for k in sorted(value, key=repr):
             _feed(h, k)

@@ -1,101 +1,44 @@
-"""The variants the dashboard offers, written down once.
+"""The variants the dashboard offers, collected from :mod:`attnviz.scenarios.variants`.
 
-Each :class:`Variant` names the core function to call, the settings it fixes, a one-line
-description and the LaTeX formula shown beside the heatmaps. Pages, docs and tests read from
-:data:`VARIANTS` only.
+Every module of that package that defines ``VARIANT`` (or ``VARIANTS``) is imported once, here;
+:data:`VARIANTS` maps each variant's key to it, in the order the picker shows them. Pages,
+files, links and tests read :data:`VARIANTS` only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+import importlib
+import pkgutil
 from types import MappingProxyType
-from typing import Any
 
-from attnviz.core.additive import additive_attention
-from attnviz.core.attention import (
-    cross_attention,
-    multi_head_attention,
-    self_attention,
-)
+from attnviz.scenarios import variants as _package
+from attnviz.scenarios.variant import Preset, Variant
 
 
-@dataclass(frozen=True)
-class Variant:
-    """One attention variant.
+def collect() -> list[Variant]:
+    """Every variant declared by a module of :mod:`attnviz.scenarios.variants`, by ``order``.
 
-    Attributes
-    ----------
-    key : str
-        Identifier stored in scenarios and URLs.
-    name : str
-        Human name.
-    description : str
-        One sentence.
-    formula : str
-        LaTeX of what the function computes.
-    function : callable
-        The core function that computes it.
-    kind : {"self", "cross", "multi_head", "additive"}
-        How a scenario's inputs are passed to ``function``.
-    fixed : mapping
-        Keyword arguments the variant fixes (e.g. ``scale=1.0`` or ``causal=True``).
+    Raises
+    ------
+    ValueError
+        If two variants share a key (a programming error, caught by the tests).
     """
-
-    key: str
-    name: str
-    description: str
-    formula: str
-    function: Callable[..., Any]
-    kind: str
-    fixed: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
-
-    @property
-    def uses_source(self) -> bool:
-        """True when keys and values come from a second (source) sequence."""
-        return self.kind in ("cross", "additive")
+    found: list[Variant] = []
+    for info in pkgutil.iter_modules(_package.__path__):
+        module = importlib.import_module(f"{_package.__name__}.{info.name}")
+        found.extend(getattr(module, "VARIANTS", ()))
+        if hasattr(module, "VARIANT"):
+            found.append(module.VARIANT)
+    keys = [v.key for v in found]
+    twice = sorted({k for k in keys if keys.count(k) > 1})
+    if twice:
+        raise ValueError(f"variant key(s) declared twice: {', '.join(twice)}")
+    return sorted(found, key=lambda v: (v.order, v.key))
 
 
-def _variant(key, name, description, formula, function, kind, **fixed) -> Variant:
-    return Variant(key, name, description, formula, function, kind, MappingProxyType(fixed))
+VARIANTS: MappingProxyType[str, Variant] = MappingProxyType({v.key: v for v in collect()})
 
 
-_SDPA = r"\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}\,\tau} + M\right)V"
-
-VARIANTS: MappingProxyType[str, Variant] = MappingProxyType({v.key: v for v in (
-    _variant("dot_product", "Dot-product (unscaled)",
-             "Plain dot-product ('general') attention: the scores are not scaled.",
-             r"\mathrm{softmax}\!\left(\frac{QK^\top}{\tau} + M\right)V,\quad Q = XW_Q,\ "
-             r"K = XW_K,\ V = XW_V",
-             self_attention, "self", scale=1.0),
-    _variant("scaled_dot_product", "Scaled dot-product",
-             "Scores divided by √d_k so the softmax does not saturate as d_k grows.",
-             _SDPA + r",\quad Q = XW_Q,\ K = XW_K,\ V = XW_V",
-             self_attention, "self"),
-    _variant("causal", "Causal self-attention",
-             "Each token attends only to itself and earlier tokens (decoders, GPT).",
-             _SDPA + r",\quad M_{ij} = \begin{cases}0 & j \le i\\ -\infty & j > i\end{cases}",
-             self_attention, "self", causal=True),
-    _variant("bidirectional", "Bidirectional self-attention",
-             "Each token attends to every token, before and after it (encoders, BERT).",
-             _SDPA + r",\quad M = 0 \text{ (only padding masked)}",
-             self_attention, "self"),
-    _variant("multi_head", "Multi-head",
-             "h heads attend in parallel on column blocks of W_Q, W_K, W_V; their outputs are "
-             "concatenated and projected by W_O.",
-             r"\mathrm{Concat}(\mathrm{head}_1,\dots,\mathrm{head}_h)\,W_O,\quad "
-             r"\mathrm{head}_i = \mathrm{softmax}\!\left(\frac{Q_iK_i^\top}{\sqrt{d_k}\,\tau}"
-             r" + M\right)V_i",
-             multi_head_attention, "multi_head"),
-    _variant("cross", "Cross-attention (encoder–decoder)",
-             "Queries come from the target sequence, keys and values from the source sequence.",
-             _SDPA + r",\quad Q = X_{\text{tgt}}W_Q,\ K = X_{\text{src}}W_K,\ "
-             r"V = X_{\text{src}}W_V",
-             cross_attention, "cross"),
-    _variant("additive", "Additive (Bahdanau)",
-             "A small feed-forward network scores each query–key pair: "
-             "e = v_aᵀ tanh(W_q q + W_k k).",
-             r"e_{ij} = v_a^\top \tanh\!\left(q_i W_q + k_j W_k\right),\quad "
-             r"\alpha_{ij} = \mathrm{softmax}_j(e_{ij}),\quad c_i = \sum_j \alpha_{ij} v_j",
-             additive_attention, "additive"),
-)})
+def variant_presets() -> tuple[Preset, ...]:
+    """The presets the variants declare, in the variants' order."""
+    return tuple(p for v in VARIANTS.values() for p in v.presets)

@@ -16,28 +16,21 @@ Two input modes:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from attnviz.core.additive import (
-    AdditiveResult,
-    PoolingResult,
-    additive_attention,
-    attention_pooling,
-)
-from attnviz.core.attention import (
-    AttentionResult,
-    MultiHeadResult,
-    mix_heads,
-    multi_head_attention,
-    scaled_dot_product_attention,
-    self_attention,
-)
+from attnviz.core.additive import AdditiveResult, PoolingResult, attention_pooling
+from attnviz.core.attention import AttentionResult, MultiHeadResult, mix_heads, self_attention
+from attnviz.core.initializers import init_weights
 from attnviz.core.masks import causal_mask, padding_mask, window_mask
 from attnviz.core.positional import sinusoidal_positional_encoding
-from attnviz.scenarios.registry import VARIANTS, Variant
+from attnviz.scenarios.registry import VARIANTS
+from attnviz.scenarios.variant import PARTS, Inputs, Variant, dot_product
 
 Array = NDArray[np.float64]
 
@@ -91,6 +84,12 @@ class Scenario:
         Direct mode: query labels are ``tokens``, key labels ``source_tokens``.
     title, description : str
         Shown where the scenario came from a preset.
+    params : mapping of str to number, bool or text
+        The variant's own settings (its ``Variant.params``); missing ones take their default.
+
+    The fields are grouped: the common inputs (tokens, x, weights, settings) and optional parts
+    (:data:`attnviz.scenarios.variant.PARTS`: source, additive, pooling, direct) that a variant
+    declares it reads. A part whose arrays are empty is absent; :func:`with_parts` fills it.
     """
 
     tokens: tuple[str, ...]
@@ -124,6 +123,11 @@ class Scenario:
     v_in: Array = field(default_factory=_empty)
     title: str = ""
     description: str = ""
+    params: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+    def __post_init__(self):
+        # frozen: a plain dict given by a caller becomes a read-only copy
+        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
 
     @property
     def t(self) -> int:
@@ -144,6 +148,15 @@ class Scenario:
     def key_tokens(self) -> tuple[str, ...]:
         """Labels of the keys: the source sequence when the variant or mode reads it."""
         return self.source_tokens if (self.direct or self.spec.uses_source) else self.tokens
+
+    def param(self, name: str) -> Any:
+        """The variant's setting ``name``: the scenario's value, else the declared default."""
+        return self.params.get(name, self.spec.param(name).default)
+
+    def has_part(self, part: str) -> bool:
+        """True when the optional part (a key of ``PARTS``) is filled: one of its fields has a
+        non-zero size along some axis (a (3, 0) matrix is a filled part with no columns)."""
+        return any(any(np.shape(getattr(self, f))) for f in PARTS[part])
 
 
 @dataclass(frozen=True, eq=False)
@@ -178,6 +191,22 @@ class ScenarioResult:
     mask: NDArray[np.bool_]
 
 
+def projected(tokens, x, w_q, w_k, w_v, **fields) -> Scenario:
+    """A scenario that projects X with W_Q, W_K, W_V, with W_O = identity unless given.
+
+    The arrays are copied (no two scenarios share a matrix); ``fields`` are any other Scenario
+    fields. Optional parts are left out unless given (a pooling ``pool_w`` without ``pool_b``
+    gets b = 0).
+    """
+    x = np.array(x, dtype=float)
+    w_v = np.array(w_v, dtype=float)
+    fields.setdefault("w_o", np.eye(w_v.shape[1], x.shape[1]))
+    if np.size(fields.get("pool_w", ())) and not np.size(fields.get("pool_b", ())):
+        fields["pool_b"] = np.zeros(len(tokens))
+    return Scenario(tokens=tuple(tokens), x=x, w_q=np.array(w_q, dtype=float),
+                    w_k=np.array(w_k, dtype=float), w_v=w_v, **fields)
+
+
 def position_labels(tokens) -> list[str]:
     """Labels unique by position: ``["0:the", "1:cat", "2:the"]`` (plotly needs unique labels)."""
     return [f"{i}:{tok}" for i, tok in enumerate(tokens)]
@@ -185,9 +214,8 @@ def position_labels(tokens) -> list[str]:
 
 def scale_of(scenario: Scenario) -> float | None:
     """The scale factor the variant and scale mode ask for (None = 1/sqrt(d_k))."""
-    fixed = scenario.spec.fixed.get("scale", "free")
-    if fixed != "free":
-        return fixed
+    if scenario.spec.scale_fixed is not None:
+        return scenario.spec.scale_fixed
     return {"sqrt_dk": None, "none": 1.0}.get(scenario.scale_mode, scenario.custom_scale)
 
 
@@ -216,8 +244,12 @@ def user_mask(scenario: Scenario, t_q: int, t_k: int) -> NDArray[np.bool_] | Non
     return None
 
 
-def _with_pe(x: Array, scenario: Scenario) -> tuple[Array, Array | None]:
-    """x + PE when positional encoding is on (PE has x's shape), else x unchanged."""
+def with_positions(x: Array, scenario: Scenario) -> tuple[Array, Array | None]:
+    """``(x + PE, PE)`` when the scenario's positional encoding is on, else ``(x, None)``.
+
+    The one place the dashboard adds the sinusoidal encoding (base ``scenario.pe_base``) to a
+    sequence's embeddings; ``x`` is (t, d_model) and so is PE.
+    """
     if not scenario.use_pe:
         return x, None
     pe = sinusoidal_positional_encoding(x.shape[0], x.shape[1], base=scenario.pe_base)
@@ -232,21 +264,39 @@ def _check_settings(scenario: Scenario) -> None:
                                  ("scale_mode", scenario.scale_mode, SCALE_MODES)):
         if value not in allowed:
             raise ValueError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
+    spec = scenario.spec
+    for name, value in scenario.params.items():
+        spec.param(name).check(value)
     if not scenario.tokens:
         raise ValueError("there are no tokens; add at least one token")
     if not scenario.direct and np.ndim(scenario.x) == 2 and len(scenario.x) != scenario.t:
         raise ValueError(f"x must have one row per token: {scenario.t} tokens but "
                          f"{len(scenario.x)} rows")
-    if scenario.spec.uses_source and not scenario.source_tokens:
+    if scenario.direct and spec.projections and not spec.direct:
+        raise ValueError(f"{spec.name} needs embeddings and weights; switch off "
+                         "'Q, K, V given directly' or pick a single-head variant")
+    if scenario.direct and not (scenario.q_in.shape[0] == scenario.t
+                                and scenario.k_in.shape[0] == len(scenario.source_tokens)):
+        raise ValueError("Q must have one row per query token and K one row per key token")
+    if spec.uses_source and not scenario.source_tokens:
         raise ValueError("this variant needs a source sequence; add at least one source token")
-    if scenario.spec.uses_source and np.ndim(scenario.source_x) == 2 and \
+    if spec.uses_source and np.ndim(scenario.source_x) == 2 and \
             len(scenario.source_x) != len(scenario.source_tokens):
         raise ValueError(f"source_x must have one row per source token: "
                          f"{len(scenario.source_tokens)} tokens but {len(scenario.source_x)} rows")
 
 
-def run_scenario(scenario: Scenario) -> ScenarioResult:
-    """Compute the scenario with the core function its variant names.
+def run_scenario(scenario: Scenario, *, heads: int | None = None) -> ScenarioResult:
+    """Compute the scenario with its variant: the one run path of every page.
+
+    Parameters
+    ----------
+    scenario : Scenario
+    heads : int, optional
+        Multi-head self-attention of the main sequence with this many heads (and W_O), with the
+        variant's scale and causal mask, whatever the scenario's own choice: the Multi-head
+        page and Compare's "1 vs several heads". Variants with no multi-head form of their own
+        (``Variant.heads`` False: cross, additive) give the scaled dot-product one.
 
     Raises
     ------
@@ -255,34 +305,28 @@ def run_scenario(scenario: Scenario) -> ScenarioResult:
     """
     _check_settings(scenario)
     spec = scenario.spec
-    x, pe = _with_pe(np.asarray(scenario.x, dtype=float), scenario)
+    if heads is not None and scenario.direct:
+        raise ValueError("multi-head attention needs token embeddings and weight matrices, but "
+                         "this scenario gives Q, K and V directly")
+    # 1) inputs every variant shares: PE added in this one place, the mask, the scale
+    x, pe = with_positions(np.asarray(scenario.x, dtype=float), scenario)
     source = None
-    if spec.uses_source:
-        if not scenario.source_tokens:
-            raise ValueError("this variant needs a source sequence; add at least one source token")
-        source, _ = _with_pe(np.asarray(scenario.source_x, dtype=float), scenario)
-    t_q = len(scenario.tokens)
-    t_k = len(scenario.key_tokens)
-    mask = user_mask(scenario, t_q, t_k)
-    kwargs = {k: v for k, v in spec.fixed.items() if k != "scale"}
-    if spec.kind == "additive":
-        result = additive_attention(x, source, source, scenario.w_a_q, scenario.w_a_k,
-                                    scenario.v_a, mask=mask)
-    elif scenario.direct:
-        result = _run_direct(scenario, mask)
-    elif spec.kind == "multi_head":
-        result = spec.function(x, None, scenario.w_q, scenario.w_k, scenario.w_v, scenario.w_o,
-                               n_heads=scenario.n_heads, mask=mask, scale=scale_of(scenario),
-                               temperature=scenario.temperature, **kwargs)
-    elif spec.kind == "cross":
-        result = spec.function(x, source, scenario.w_q, scenario.w_k, scenario.w_v, mask=mask,
-                               scale=scale_of(scenario), temperature=scenario.temperature)
+    if spec.uses_source and heads is None:
+        source, _ = with_positions(np.asarray(scenario.source_x, dtype=float), scenario)
+    n_heads = heads if heads is not None else (scenario.n_heads if spec.always_heads else 1)
+    t_k = scenario.t if heads is not None else len(scenario.key_tokens)
+    inputs = Inputs(scenario=scenario, x=x, source=source,
+                    mask=user_mask(scenario, scenario.t, t_k), scale=scale_of(scenario),
+                    temperature=scenario.temperature, n_heads=n_heads)
+    # 2) the variant's computation (or its multi-head form)
+    if heads is None:
+        result = spec.compute(inputs)
     else:
-        result = spec.function(x, scenario.w_q, scenario.w_k, scenario.w_v, mask=mask,
-                               scale=scale_of(scenario), temperature=scenario.temperature,
-                               **kwargs)
+        result = dot_product(inputs, causal=spec.causal, scale=spec.scale_fixed,
+                             always_heads=True)
+    # 3) what some pages add: seed 004's head mix and attention pooling
     mixed = None
-    if isinstance(result, MultiHeadResult) and scenario.head_mix is not None:
+    if isinstance(result, MultiHeadResult) and scenario.head_mix is not None and heads is None:
         mixed = mix_heads(result.head_outputs, scenario.head_mix)
     pooling = None
     if scenario.pool_w.size and not scenario.direct:
@@ -290,24 +334,49 @@ def run_scenario(scenario: Scenario) -> ScenarioResult:
                                     scenario.pool_b if scenario.pool_b.size else 0.0)
     return ScenarioResult(x=x, pe=pe, source_x=source, attention=result, pooling=pooling,
                           mixed=mixed, q_labels=position_labels(scenario.tokens),
-                          k_labels=position_labels(scenario.key_tokens),
+                          k_labels=position_labels(scenario.tokens if heads is not None
+                                                   else scenario.key_tokens),
                           mask=np.asarray(result.mask))
 
 
-def _run_direct(scenario: Scenario, mask) -> AttentionResult:
-    """Direct mode: attention on the given Q, K, V with the variant's fixed settings."""
-    if scenario.spec.kind not in ("self",):
-        raise ValueError(f"{scenario.spec.name} needs embeddings and weights; switch off "
-                         "'Q, K, V given directly' or pick a single-head variant")
-    if scenario.q_in.shape[0] != len(scenario.tokens) or \
-            scenario.k_in.shape[0] != len(scenario.source_tokens):
-        raise ValueError("Q must have one row per query token and K one row per key token")
-    if scenario.spec.fixed.get("causal"):
-        tri = causal_mask(scenario.q_in.shape[0], scenario.k_in.shape[0])
-        mask = tri if mask is None else (tri & mask)
-    return scaled_dot_product_attention(scenario.q_in, scenario.k_in, scenario.v_in, mask=mask,
-                                        scale=scale_of(scenario),
-                                        temperature=scenario.temperature)
+def _fill_part(scenario: Scenario, part: str) -> dict[str, Any]:
+    """Field values of a missing optional part, made from the scenario itself.
+
+    source: the main sequence again; additive: W_q, W_k, v_a ~ N(0, 1) with seed 7 and d_a = 3;
+    pooling: w = 0.5 everywhere and b = 0 (seed 004's pooling layer at rest).
+    """
+    x = np.asarray(scenario.x, dtype=float)
+    if part == "source":
+        return dict(source_tokens=tuple(scenario.tokens), source_x=x.copy())
+    if part == "additive":
+        w_a_q, w_a_k, v_a = init_weights("normal", [(scenario.d_model, 3)] * 2 + [(1, 3)],
+                                         seed=7)
+        return dict(w_a_q=w_a_q, w_a_k=w_a_k, v_a=v_a[0])
+    if part == "pooling":
+        return dict(pool_w=np.full(scenario.d_model, 0.5), pool_b=np.zeros(scenario.t))
+    raise ValueError(f"the {part} part has no default; it comes from a file or a preset")
+
+
+def with_parts(scenario: Scenario, parts) -> Scenario:
+    """The scenario with every listed optional part filled (the ones it has are kept)."""
+    changes: dict[str, Any] = {}
+    for part in parts:
+        if not scenario.has_part(part):
+            changes.update(_fill_part(scenario, part))
+    return replace(scenario, **changes) if changes else scenario
+
+
+def with_variant(scenario: Scenario, key: str) -> Scenario:
+    """The scenario switched to variant ``key``, with the parts that variant reads filled.
+
+    Raises
+    ------
+    ValueError
+        For an unknown key.
+    """
+    if key not in VARIANTS:
+        raise ValueError(f"variant must be one of {', '.join(VARIANTS)}; got {key!r}")
+    return with_parts(replace(scenario, variant=key), VARIANTS[key].parts)
 
 
 def _fit(a: Array, rows: int, cols: int | None = None, fill: float = 0.0) -> Array:
@@ -366,37 +435,6 @@ def resize(scenario: Scenario, *, t: int | None = None, d_model: int | None = No
     return replace(scenario, **changes)
 
 
-def run_multi_head(scenario: Scenario, n_heads: int | None = None) -> MultiHeadResult:
-    """Multi-head self-attention on the scenario's tokens, whatever variant it has chosen.
-
-    Uses x (+ PE when ``use_pe``), w_q, w_k, w_v, w_o, the user's mask (and the causal mask
-    when the variant is causal), the scale and the temperature of the scenario.
-
-    Parameters
-    ----------
-    scenario : Scenario
-    n_heads : int, optional
-        Overrides ``scenario.n_heads``.
-
-    Raises
-    ------
-    ValueError
-        In direct mode (no embeddings or weights), or when n_heads does not divide the widths.
-    """
-    if scenario.direct:
-        raise ValueError("multi-head attention needs token embeddings and weight matrices, but "
-                         "this scenario gives Q, K and V directly")
-    if not scenario.tokens:
-        raise ValueError("there are no tokens; add at least one token")
-    x, _ = _with_pe(np.asarray(scenario.x, dtype=float), scenario)
-    t = len(scenario.tokens)
-    return multi_head_attention(
-        x, None, scenario.w_q, scenario.w_k, scenario.w_v, scenario.w_o,
-        n_heads=scenario.n_heads if n_heads is None else n_heads,
-        mask=user_mask(scenario, t, t), scale=scale_of(scenario),
-        temperature=scenario.temperature, causal=bool(scenario.spec.fixed.get("causal", False)))
-
-
 @dataclass(frozen=True, eq=False)
 class PermutationCheck:
     """Self-attention on the tokens and on the same tokens shuffled.
@@ -442,9 +480,9 @@ def permutation_check(scenario: Scenario, perm, *, with_pe: bool) -> Permutation
     if perm.shape != (x.shape[0],) or not np.array_equal(np.sort(perm), np.arange(x.shape[0])):
         raise ValueError(f"perm must be a permutation of 0..{x.shape[0] - 1}")
     shuffled = x[perm]
-    if with_pe:
-        pe = sinusoidal_positional_encoding(x.shape[0], x.shape[1], base=scenario.pe_base)
-        x, shuffled = x + pe, shuffled + pe
+    if with_pe:  # the encoding of each position, added after shuffling
+        on = replace(scenario, use_pe=True)
+        (x, _), (shuffled, _) = with_positions(x, on), with_positions(shuffled, on)
     kw = dict(scale=scale_of(scenario), temperature=scenario.temperature)
     out = self_attention(x, scenario.w_q, scenario.w_k, scenario.w_v, **kw).output
     out_shuffled = self_attention(shuffled, scenario.w_q, scenario.w_k, scenario.w_v,

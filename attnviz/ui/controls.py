@@ -18,7 +18,14 @@ from attnviz.scenarios import limits
 from attnviz.scenarios.fingerprint import fingerprint
 from attnviz.scenarios.presets import PRESETS
 from attnviz.scenarios.registry import VARIANTS
-from attnviz.scenarios.scenario import Scenario, ScenarioResult, resize, run_scenario
+from attnviz.scenarios.scenario import (
+    Scenario,
+    ScenarioResult,
+    resize,
+    run_scenario,
+    with_parts,
+    with_variant,
+)
 from attnviz.teach import text
 from attnviz.ui import state
 from attnviz.ui.editors import matrix_editor
@@ -171,6 +178,15 @@ def _regenerate_controls(prefix: str) -> None:
         st.rerun(scope="app")
 
 
+def fill_parts(scenario: Scenario, parts) -> Scenario:
+    """The scenario with the optional parts a page shows filled (see ``with_parts``); stored
+    when one was missing, so its editors start from the values the page computes with."""
+    filled = with_parts(scenario, parts)
+    if filled is not scenario:
+        state.set_scenario(filled)
+    return filled
+
+
 def variant_picker(prefix: str, scenario: Scenario) -> Scenario:
     """Choose the attention variant from the registry; shows its description and formula."""
     keys = list(VARIANTS)
@@ -178,8 +194,9 @@ def variant_picker(prefix: str, scenario: Scenario) -> Scenario:
     key = pick.selectbox("Attention variant", keys, index=keys.index(scenario.variant),
                          format_func=lambda k: VARIANTS[k].name,
                          key=state.vkey(f"{prefix}_variant"))
-    if key != scenario.variant:
-        scenario = state.update(variant=key)
+    if key != scenario.variant:  # with the parts the new variant reads (a source, ...)
+        scenario = with_variant(state.get_scenario(), key)
+        state.set_scenario(scenario)
     pick.caption(VARIANTS[key].description)
     formula.latex(VARIANTS[key].formula)
     return scenario
@@ -189,7 +206,7 @@ def settings_controls(prefix: str, scenario: Scenario) -> Scenario:
     """Scale mode, custom scale, temperature, positional encoding, heads."""
     changes = {}
     c1, c2 = st.columns(2)
-    fixed_scale = "scale" in scenario.spec.fixed
+    fixed_scale = scenario.spec.scale_fixed is not None
     modes = list(text.SCALE_MODES)
     mode = c1.radio("Scale", modes, index=modes.index(scenario.scale_mode),
                     format_func=text.SCALE_MODES.get, horizontal=True,
@@ -207,7 +224,7 @@ def settings_controls(prefix: str, scenario: Scenario) -> Scenario:
     if not scenario.direct:
         changes["use_pe"] = st.toggle("Add sinusoidal positional encoding to X",
                                       scenario.use_pe, key=state.vkey(f"{prefix}_use_pe"))
-    if scenario.spec.kind == "multi_head":
+    if scenario.spec.always_heads:
         choices = [h for h in valid_head_counts(scenario.w_q.shape[1], limits.MAX_HEADS)
                    if scenario.w_v.shape[1] % h == 0]
         n = scenario.n_heads if scenario.n_heads in choices else choices[-1]
@@ -229,8 +246,10 @@ _MEMO_ENTRIES = 4  # a page may compute two or three variants of the scenario
 _MEMO_BYTES = 32 * 2**20  # per session; the newest result is always kept
 
 
-def compute(scenario: Scenario) -> ScenarioResult | None:
-    """Run the scenario; on bad input show the core's message and return None.
+def compute(scenario: Scenario, *, heads: int | None = None,
+            what: str = "this scenario") -> ScenarioResult | None:
+    """Run the scenario (``run_scenario(scenario, heads=heads)``); on bad input show the
+    core's message ('Cannot compute <what>: ...') and return None.
 
     A rerun in which the scenario did not change (a page switch, a widget that does not touch
     it, presenter mode) reuses the result: results are kept per session, keyed by a hash of the
@@ -239,19 +258,19 @@ def compute(scenario: Scenario) -> ScenarioResult | None:
     result between reruns is safe. (``st.cache_data`` would pickle the result on every hit: at 256
     tokens and 8 heads that costs more than computing it again — see benchmarks/RESULTS.md.)
     """
-    key = fingerprint(scenario)
+    key = fingerprint((scenario, heads))
     memo = st.session_state.setdefault(_MEMO, {})
     if key in memo:
         result, error = memo.pop(key)
     else:
         try:
-            result, error = run_scenario(scenario), None
+            result, error = run_scenario(scenario, heads=heads), None
         except ValueError as exc:
             result, error = None, str(exc)
     memo[key] = (result, error)  # newest last
     _trim(memo)
     if error is not None:
-        st.error(f"Cannot compute this scenario: {error}.")
+        st.error(f"Cannot compute {what}: {error}.")
     return result
 
 

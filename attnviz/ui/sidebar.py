@@ -27,6 +27,6 @@ def render() -> None:
             st.text(scenario.title)  # may come from an uploaded file: never as Markdown
         st.text(f"{scenario.spec.name}\n"
                 f"{scenario.t} tokens · d_model {scenario.d_model}"
-                + (f" · {scenario.n_heads} heads" if scenario.spec.kind == "multi_head" else ""))
+                + (f" · {scenario.n_heads} heads" if scenario.spec.always_heads else ""))
         st.toggle("Presenter mode", key=state.PRESENTER,
                   help="Bigger type and figures, editors collapsed — for a projector")

@@ -29,7 +29,7 @@ from attnviz import (
     window_mask,
 )
 from attnviz.core.checks import as_array, as_mask, check_count, check_inner, check_positive
-from attnviz.scenarios.scenario import permutation_check, run_multi_head
+from attnviz.scenarios.scenario import permutation_check
 
 I3 = np.eye(3)
 X = np.ones((4, 3))
@@ -495,14 +495,14 @@ def test_scenario_errors_from_the_core_reach_the_caller():
         run_scenario(seed_000(temperature=0.0))
 
 
-def test_run_multi_head():
+def test_run_scenario_with_heads():
     with raises("multi-head attention needs token embeddings and weight matrices, but this "
                 "scenario gives Q, K and V directly"):
-        run_multi_head(PRESETS["seed_001_causal"].build())
+        run_scenario(PRESETS["seed_001_causal"].build(), heads=1)
     with raises("there are no tokens; add at least one token"):
-        run_multi_head(seed_000(tokens=()))
+        run_scenario(seed_000(tokens=()), heads=1)
     with raises("n_heads (2) must divide the number of columns of w_q (3); valid choices: 1, 3"):
-        run_multi_head(seed_000(), n_heads=2)
+        run_scenario(seed_000(), heads=2)
 
 
 def test_permutation_check():

@@ -357,3 +357,37 @@ def test_fuzz_tokens(raw, name):
         assert str(exc)
     else:
         assert all(isinstance(t, str) for t in tokens)
+
+
+# a damaged header makes numpy's header parser raise whatever its tokenizer raises
+# (tokenize.TokenError, SyntaxError, IndexError, ...): each must become the same message
+DAMAGED_HEADERS = [b"(", b"{'descr': '<f8', 'fortran_order': False, 'shape': (", b"{'descr'",
+                   b"{" * 50, b"{'descr': '<f8', 'fortran_order': False, 'shape': (2,)} \x00",
+                   b"\xff\xfe", b"[1, 2"]
+
+
+@pytest.mark.parametrize("header", DAMAGED_HEADERS)
+def test_a_damaged_npy_header_is_a_message(header):
+    raw = b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header
+    with pytest.raises(ValueError, match=r"is not a valid \.npy array \(its header cannot be "
+                                         r"read\)"):
+        aio.load_attention(raw, "w.npy")
+    with pytest.raises(ValueError, match=r"is not a valid \.npy array"):
+        aio.load_attention(npz_with_member("attention.npy", raw), "w.npz")
+
+
+def npz_with_member(name: str, raw: bytes) -> bytes:
+    """A zip holding one member ``name`` (an empty name too: hand zipfile a ZipInfo)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        info = zipfile.ZipInfo("x")
+        info.filename = name
+        zf.writestr(info, raw)
+    return buffer.getvalue()
+
+
+def test_an_npz_member_with_an_empty_name_is_a_message():
+    """Found by the fuzzer: zipfile's own is_dir() raises IndexError on such a member."""
+    raw = npz_with_member("", npy(softmax_rows((2, 3, 3))))
+    with pytest.raises(ValueError, match=r"the \.npz holds '', which is not a \.npy array"):
+        aio.load_attention(raw, "w.npz")

@@ -21,6 +21,7 @@ from attnviz.io.export import (
     npz_bytes,
     to_json_dict,
 )
+from attnviz.scenarios.scenario import with_parts
 
 
 @pytest.fixture(params=list(PRESETS))
@@ -32,7 +33,10 @@ def test_single_head_names_and_values():
     res = run_scenario(PRESETS["seed_000"].build())
     m = matrices(res)
     assert list(m) == ["x", "q", "k", "v", "scores", "scaled", "mask", "masked", "weights",
-                       "output", "pooling_scores", "pooling_weights", "pooling_output"]
+                       "output"]
+    # the pooling matrices come with a scenario that has the pooling part (Encoder–decoder)
+    pooled = matrices(run_scenario(with_parts(PRESETS["seed_000"].build(), ["pooling"])))
+    assert list(pooled)[-3:] == ["pooling_scores", "pooling_weights", "pooling_output"]
     att = res.attention
     for name in ("q", "k", "v", "scores", "scaled", "masked", "weights", "output"):
         assert m[name] is getattr(att, name) or np.array_equal(m[name], getattr(att, name))

@@ -13,6 +13,7 @@ import json
 import re
 import zlib
 from dataclasses import fields, replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,6 +25,8 @@ from attnviz.io import scenario_io
 from attnviz.io.export import matrices
 from attnviz.io.scenario_io import (
     FIELDS,
+    FIELDS_V1,
+    PART_FIELDS,
     SCHEMA_VERSION,
     from_dict,
     from_json,
@@ -33,9 +36,14 @@ from attnviz.io.scenario_io import (
     to_link_param,
 )
 from attnviz.scenarios import limits
+from attnviz.scenarios.scenario import with_parts
+
+FIXTURES_V1 = Path(__file__).parent / "fixtures" / "v1"
 
 ARRAY_FIELDS = [f for f, kind in FIELDS.items() if kind in ("matrix", "vector", "vector?",
                                                               "mask")]
+PART_MEMBERS = [f"parts.{part}.{short}" for part, names in PART_FIELDS.items()
+                for short in names if part != "direct"]
 
 
 def assert_same_scenario(a: Scenario, b: Scenario) -> None:
@@ -65,7 +73,65 @@ def assert_same_matrices(a: Scenario, b: Scenario) -> None:
 # ---------------------------------------------------------------------------------------------
 
 def test_every_scenario_field_is_serialised():
-    assert set(FIELDS) == {f.name for f in fields(Scenario)}
+    """Version 2: each field at the top level or in exactly one part ('direct' is the part's
+    presence); version 1: every field at the top level."""
+    in_parts = [f for names in PART_FIELDS.values() for f in names.values()]
+    assert len(in_parts) == len(set(in_parts))
+    assert set(FIELDS) | set(in_parts) | {"direct"} == {f.name for f in fields(Scenario)}
+    assert not set(FIELDS) & set(in_parts)
+    assert set(FIELDS_V1) == {f.name for f in fields(Scenario)} - {"params"}
+
+
+def test_files_hold_only_the_parts_the_scenario_fills():
+    data = to_dict(PRESETS["seed_000"].build())
+    assert "parts" not in data and "params" not in data and "source_x" not in data
+    assert set(to_dict(PRESETS["bahdanau"].build())["parts"]) == {"source", "additive"}
+    assert set(to_dict(PRESETS["seed_001_causal"].build())["parts"]) == {"source", "direct"}
+    full = with_parts(PRESETS["seed_000"].build(), ("source", "additive", "pooling"))
+    assert set(to_dict(full)["parts"]) == {"source", "additive", "pooling"}
+    back = from_json(to_json(full))
+    assert_same_scenario(full, back)
+
+
+# ---------------------------------------------------------------------------------------------
+# Version-1 files and links written by the attnviz before schema 2 (tests/io/fixtures/v1: every
+# preset of that version as a file and a link, and an edited scenario with every field set;
+# results_by_main.npz holds the weights and outputs that version computed from them)
+# ---------------------------------------------------------------------------------------------
+
+V1_FILES = sorted(p.stem for p in FIXTURES_V1.glob("*.json") if p.stem != "links")
+
+
+def test_the_version_1_fixtures_are_all_there():
+    assert len(V1_FILES) == 15
+    assert json.loads((FIXTURES_V1 / "seed_000.json").read_text())["schema_version"] == 1
+
+
+@pytest.mark.parametrize("key", V1_FILES)
+def test_version_1_files_and_links_load_with_the_same_numbers(key):
+    expected = np.load(FIXTURES_V1 / "results_by_main.npz")
+    links = json.loads((FIXTURES_V1 / "links.json").read_text())
+    from_file = from_json((FIXTURES_V1 / f"{key}.json").read_bytes())
+    from_link = from_link_param(links[key])
+    assert_same_scenario(from_file, from_link)
+    for scenario in (from_file, from_link):
+        result = run_scenario(scenario)
+        np.testing.assert_array_equal(result.attention.weights, expected[f"{key}__weights"])
+        np.testing.assert_array_equal(result.attention.output, expected[f"{key}__output"])
+        if f"{key}__pooling" in expected:
+            np.testing.assert_array_equal(result.pooling.output, expected[f"{key}__pooling"])
+    # written again, it is a version-2 file that reads back to the same scenario
+    assert_same_matrices(from_file, from_json(to_json(from_file)))
+
+
+def test_version_1_files_are_still_checked():
+    data = json.loads((FIXTURES_V1 / "seed_000.json").read_text())
+    with pytest.raises(ValueError, match=r"unknown field\(s\) 'parts'; a version 1 scenario"):
+        from_dict({**data, "parts": {}})
+    with pytest.raises(ValueError, match=r"missing field\(s\) source_x"):
+        from_dict({k: v for k, v in data.items() if k != "source_x"})
+    with pytest.raises(ValueError, match=r"source_x must have one row per source token \(1\)"):
+        from_dict({**data, "source_tokens": ["a"]})
 
 
 @pytest.mark.parametrize("key", list(PRESETS))
@@ -90,7 +156,7 @@ def test_link_round_trip_is_exact_on_every_preset(key):
 
 
 def test_round_trip_keeps_awkward_values_exact():
-    base = PRESETS["seed_004_two_heads"].build()
+    base = with_parts(PRESETS["seed_004_two_heads"].build(), ["source"])
     x = base.x.copy()
     x[0] = [0.1 + 0.2, -0.0, 1e-300]
     x[1] = [np.nextafter(1.0, 2.0), 1e300, -5e-324]
@@ -105,18 +171,19 @@ def test_round_trip_keeps_awkward_values_exact():
 
 
 def test_empty_arrays_keep_their_shape():
-    base = PRESETS["seed_000"].build()
-    odd = replace(base, source_tokens=(), source_x=np.zeros((0, 3)), pool_w=np.zeros(0))
+    base = with_parts(PRESETS["seed_000"].build(), ("additive", "pooling"))
+    odd = replace(base, w_a_q=np.zeros((3, 0)), w_a_k=np.zeros((3, 0)), v_a=np.zeros(0),
+                  pool_b=np.zeros(0))
     back = from_json(to_json(odd))
-    assert back.source_x.shape == (0, 3)
-    assert back.q_in.shape == (0, 0)
-    assert back.pool_w.shape == (0,)
+    assert back.w_a_q.shape == (3, 0) and back.v_a.shape == (0,)  # in a written part
+    assert back.pool_b.shape == (0,) and back.pool_w.shape == (3,)
+    assert back.q_in.shape == (0, 0) and back.source_x.shape == (0, 0)  # absent parts
 
 
 def test_file_is_readable_json_with_a_version():
     text = to_json(PRESETS["seed_000"].build())
     data = json.loads(text)
-    assert data["schema_version"] == SCHEMA_VERSION == 1
+    assert data["schema_version"] == SCHEMA_VERSION == 2
     assert data["format"] == "attnviz-scenario"
     assert data["x"] == {"shape": [4, 3], "values": [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0],
                                                     [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]]}
@@ -153,16 +220,24 @@ def test_a_scenario_too_large_for_a_link_says_use_the_file():
 # ---------------------------------------------------------------------------------------------
 
 def good() -> dict:
-    return to_dict(PRESETS["seed_004_two_heads"].build())
+    """Seed 004's two heads with every optional part but direct Q/K/V (6 tokens, d_model 3)."""
+    scenario = with_parts(PRESETS["seed_004_two_heads"].build(), ("source", "additive"))
+    return to_dict(scenario)
 
 
 def edited(**changes) -> dict:
+    """``good()`` with fields changed (``...`` deletes one); a dotted name reaches into an
+    object, e.g. ``edited(**{"parts.additive.v": None})``."""
     data = copy.deepcopy(good())
     for key, value in changes.items():
+        *path, last = key.split(".")
+        target = data
+        for step in path:
+            target = target[step]
         if value is ...:
-            del data[key]
+            del target[last]
         else:
-            data[key] = value
+            target[last] = value
     return data
 
 
@@ -178,11 +253,14 @@ BAD = [
     # header
     ([1, 2], r"a scenario must be a JSON object, got a list"),
     ({"hello": 1}, r"this is not an attnviz scenario"),
-    (edited(schema_version=2), r"schema_version 2 is not supported; this attnviz reads "
-                               r"version 1"),
+    (edited(schema_version=3), r"schema_version 3 is not supported; this attnviz reads "
+                               r"versions 1 and 2"),
+    (edited(schema_version=2.0), r"schema_version 2.0 is not supported"),
+    (edited(schema_version=1.0), r"schema_version 1.0 is not supported"),
     (edited(schema_version="1"), r"schema_version the text '1' is not supported"),
     (edited(schema_version=True), r"schema_version true is not supported"),
-    (edited(schema_version=...), r"schema_version is missing; this attnviz reads version 1"),
+    (edited(schema_version=...), r"schema_version is missing; this attnviz reads versions 1 "
+                                 r"and 2"),
     (edited(format="other"), r"format must be 'attnviz-scenario', got the text 'other'"),
     (edited(colour=1), r"unknown field\(s\) 'colour'"),
     (edited(x=..., w_q=...), r"missing field\(s\) x, w_q"),
@@ -224,18 +302,39 @@ BAD = [
     (edited(x=arr([[1.0, True, 3.0]] * 6)), r"x\[0\]\[1\] must be a number, got true"),
     (edited(x=arr([[1.0, [2.0], 3.0]] * 6)), r"x\[0\]\[1\] must be a number, got a list"),
     (edited(x=arr([[1.0, 10**400, 3.0]] * 6)), r"x\[0\]\[1\] must be a finite number"),
-    (edited(v_a=arr([1.0, 2.0], shape=[3])),
-     r"v_a must hold a list of 3 numbers \(its shape says \[3\]\), got 2 entries"),
-    (edited(v_a=None), r"v_a must be an object with 'shape' and 'values', got null"),
+    (edited(**{"parts.additive.v": arr([1.0, 2.0], shape=[3])}),
+     r"parts.additive.v must hold a list of 3 numbers \(its shape says \[3\]\), got 2 entries"),
+    (edited(**{"parts.additive.v": None}),
+     r"parts.additive.v must be an object with 'shape' and 'values', got null"),
     (edited(custom_mask=arr([[1, 0], [0, 1]])), r"custom_mask\[0\]\[0\] must be true or false"),
     # shapes that must agree
-    (edited(tokens=[], x=arr([], shape=[0, 3]), pool_b=arr([], shape=[0])),
+    (edited(tokens=[], x=arr([], shape=[0, 3]), **{"parts.pooling.b": arr([], shape=[0])}),
      r"tokens must hold at least one token"),
     (edited(tokens=["a", "b"]), r"x must have one row per token \(2\), got shape \(6, 3\)"),
     (edited(w_q=arr([[1.0] * 6] * 2)), r"w_q must have d_model = 3 rows and 1 to 128 columns"),
     (edited(w_k=arr([[1.0] * 4] * 3)), r"w_k must have the shape of w_q \(3, 6\), got \(3, 4\)"),
     (edited(w_o=arr([[1.0] * 4] * 3)), r"w_o must have one row per column of w_v \(4\)"),
-    (edited(source_tokens=["a"]), r"source_x must have one row per source token \(1\)"),
+    (edited(**{"parts.source.tokens": ["a"]}),
+     r"parts.source.x must have one row per source token \(1\)"),
+    # parts and params (version 2)
+    (edited(parts=[]), r"parts must be an object, got a list"),
+    (edited(**{"parts.speakers": {}}), r"parts: unknown part 'speakers'; the parts are source"),
+    (edited(**{"parts.source": 1}), r"parts.source must be an object, got 1"),
+    (edited(**{"parts.source.x": ...}), r"parts.source must hold exactly tokens, x \(missing x"),
+    (edited(**{"parts.source.y": 1}), r"parts.source must hold exactly tokens, x \(unknown 'y'"),
+    (edited(**{"parts.source": ..., "parts.direct": {"q": arr([[1.0]]), "k": arr([[1.0]]),
+                                                     "v": arr([[1.0]])}}),
+     r"parts.direct needs parts.source: its tokens label the keys"),
+    (edited(params=[]), r"params must be an object, got a list"),
+    (edited(params={"base": 10.0}), r"params: Multi-head has no setting 'base' \(its settings: "
+                                    r"none\)"),
+    # text that is not valid Unicode (a lone surrogate: JSON can carry one, UTF-8 cannot)
+    (edited(title="a\ud800b"), r"title holds a character that is not valid Unicode \(a lone "
+                                r"surrogate at position 1\)"),
+    (edited(tokens=["a", "b", "\udfff", "d", "e", "f"]),
+     r"tokens\[2\] holds a character that is not valid Unicode"),
+    (edited(**{"parts.source.tokens": ["a", "b", "c", "\ud83d", "e", "f"]}),
+     r"parts.source.tokens\[3\] holds a character that is not valid Unicode"),
     (edited(x=arr([[1.0] * 65] * 6), w_q=arr([[1.0] * 6] * 65), w_k=arr([[1.0] * 6] * 65),
             w_v=arr([[1.0] * 4] * 65)), r"x must have between 1 and 64 columns"),
 ]
@@ -252,13 +351,23 @@ def test_every_validation_message(data, message):
 
 def test_direct_mode_shapes_are_checked():
     data = to_dict(PRESETS["seed_001_causal"].build())
-    data["k_in"] = arr([[1.0, 2.0, 3.0]])
-    with pytest.raises(ValueError, match=r"with direct = true, q_in needs one row per token"):
+    data["parts"]["direct"]["k"] = arr([[1.0, 2.0, 3.0]])
+    with pytest.raises(ValueError, match=r"with Q, K, V given directly, parts.direct.q needs one "
+                                         r"row per token"):
         from_dict(data)
     data = to_dict(PRESETS["seed_001_causal"].build())
-    data["k_in"] = arr([[1.0, 2.0], [3.0, 4.0]])
-    with pytest.raises(ValueError, match=r"q_in and k_in must have the same width, got 3 and 2"):
+    data["parts"]["direct"]["k"] = arr([[1.0, 2.0], [3.0, 4.0]])
+    with pytest.raises(ValueError, match=r"parts.direct.q and parts.direct.k must have the same "
+                                         r"width, got 3 and 2"):
         from_dict(data)
+
+
+def test_a_key_given_twice_is_refused():
+    text = to_json(PRESETS["seed_000"].build())
+    doubled = text.replace('"temperature": 1.0,', '"temperature": 1.0, "temperature": 0.1,')
+    assert doubled != text
+    with pytest.raises(ValueError, match=r"the key 'temperature' appears twice in one object"):
+        from_json(doubled)
 
 
 @pytest.mark.parametrize("raw, message", [
@@ -413,12 +522,17 @@ def test_fuzz_one_field_replaced(name, value):
 
 
 @FUZZ_STRUCTURED
-@given(st.sampled_from(ARRAY_FIELDS), st.lists(st.integers(-2, 300), min_size=0, max_size=3),
-       JSON_VALUES)
+@given(st.sampled_from(ARRAY_FIELDS + PART_MEMBERS),
+       st.lists(st.integers(-2, 300), min_size=0, max_size=3), JSON_VALUES)
 def test_fuzz_array_shapes_and_values(name, shape, values):
-    data = good()
-    data[name] = {"shape": shape, "values": values}
+    data = edited(**{name: {"shape": shape, "values": values}})
     _decodes_or_value_error(from_dict, data)
+
+
+@FUZZ_STRUCTURED
+@given(st.sampled_from(["parts", "params"] + PART_MEMBERS), JSON_VALUES)
+def test_fuzz_parts_and_params_replaced(name, value):
+    _decodes_or_value_error(from_dict, edited(**{name: value}))
 
 
 @FUZZ_STRUCTURED

@@ -416,7 +416,7 @@ TAMPERED = {  # name: (scenario, a fragment of the Playground's message, or None
     "additive-w-cols": (preset("bahdanau", w_a_k=np.ones((4, 2))), None),
     "additive-v-length": (preset("bahdanau", v_a=np.ones(5)), None),
     "pool-w-length": (preset("seed_000", pool_w=np.ones(7)), "w length (7)"),
-    "pool-b-length": (preset("seed_000", pool_b=np.ones(9)), "one per time step"),
+    "pool-b-length": (preset("seed_004_two_heads", pool_b=np.ones(9)), "one per time step"),
     "head-mix-length": (preset("seed_004_two_heads", head_mix=np.ones(5)),
                         "one weight per head"),
     "heads-not-dividing": (preset("seed_004_two_heads", n_heads=4), None),

@@ -158,14 +158,14 @@ def test_other_presets_compute_self_attention_heads(key):
                                expected_mha(key).weights[0], atol=1e-15)
 
 
-def test_run_multi_head_core_helper():
+def test_run_scenario_with_heads_is_the_pages_computation():
     sc = PRESETS["cat_sat"].build()  # causal variant, PE on
-    got = attnviz.scenarios.scenario.run_multi_head(sc, 2)
+    got = attnviz.scenarios.scenario.run_scenario(sc, heads=2).attention
     np.testing.assert_allclose(got.weights, expected_mha("cat_sat", 2).weights, atol=1e-15)
     with pytest.raises(ValueError, match="gives Q, K and V directly"):
-        attnviz.scenarios.scenario.run_multi_head(PRESETS["seed_001_causal"].build())
+        attnviz.scenarios.scenario.run_scenario(PRESETS["seed_001_causal"].build(), heads=1)
     with pytest.raises(ValueError, match="valid choices: 1, 2, 4"):
-        attnviz.scenarios.scenario.run_multi_head(sc, 3)
+        attnviz.scenarios.scenario.run_scenario(sc, heads=3)
 
 
 def test_inputs_expander_runs_its_editors_only_while_open():

@@ -229,7 +229,7 @@ def test_long_sequences_pool_the_head_thumbnails_and_say_so():
 
     from attnviz.core.downsample import downsample
     from attnviz.scenarios import limits
-    from attnviz.scenarios.scenario import resize, run_multi_head
+    from attnviz.scenarios.scenario import resize, run_scenario
 
     rng = np.random.default_rng(3)
     sc = resize(PRESETS["seed_004_two_heads"].build(), t=130)
@@ -239,7 +239,7 @@ def test_long_sequences_pool_the_head_thumbnails_and_say_so():
     at.session_state["editor_version"] = at.session_state["editor_version"] + 1
     at.switch_page("pages/playground.py").run()
     assert not at.exception
-    att = run_multi_head(sc)
+    att = run_scenario(sc).attention
     for h in range(att.n_heads):
         z = chart_z_by_key(at, f"pg_fig_head_{h}")
         assert z.shape == (44, 44)  # ceil(130 / 3) blocks of 3 tokens

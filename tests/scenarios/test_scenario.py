@@ -37,18 +37,22 @@ from attnviz.scenarios.scenario import (
     MASK_KINDS,
     SCALE_MODES,
     permutation_check,
-    run_multi_head,
+    projected,
     scale_of,
     user_mask,
+    with_parts,
+    with_variant,
 )
+from attnviz.scenarios.variant import PARTS
 
 TOL = {"rtol": 1e-12, "atol": 1e-12}
 
 
 def base(**changes) -> Scenario:
-    """A 4-token, 3-d scenario (seed 000) with a 3-token source sequence of its own."""
+    """A 4-token, 3-d scenario (seed 000) with a 3-token source sequence of its own and every
+    other optional part filled (additive weights, pooling)."""
     rng = np.random.default_rng(0)
-    scenario = PRESETS["seed_000"].build()
+    scenario = with_parts(PRESETS["seed_000"].build(), ("additive", "pooling"))
     source = dict(source_tokens=("s0", "s1", "s2"), source_x=rng.normal(size=(3, 3)))
     return replace(scenario, **{**source, **changes})
 
@@ -106,8 +110,7 @@ def expected_result(scenario: Scenario, mask):
                           temperature=s.temperature, causal=s.variant == "causal")
 
 
-RESULT_TYPES = {"self": AttentionResult, "cross": AttentionResult,
-                "multi_head": MultiHeadResult, "additive": AdditiveResult}
+RESULT_TYPES = {"multi_head": MultiHeadResult, "additive": AdditiveResult}
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
@@ -118,7 +121,7 @@ def test_run_scenario_calls_the_variants_core_function(variant, settings):
     scenario = base(variant=variant, n_heads=3, **settings)
     result = run_scenario(scenario)
     expected = expected_result(scenario, None)
-    assert isinstance(result.attention, RESULT_TYPES[VARIANTS[variant].kind])
+    assert isinstance(result.attention, RESULT_TYPES.get(variant, AttentionResult))
     for name in ("scores", "weights", "output"):
         assert_same(getattr(result.attention, name), getattr(expected, name))
     assert result.q_labels == position_labels(scenario.tokens)
@@ -338,15 +341,15 @@ def test_every_preset_survives_resizing(key):
 
 
 # ---------------------------------------------------------------------------------------------
-# run_multi_head and permutation_check (the Multi-head and Positional-encoding pages' helpers)
+# run_scenario(heads=...) and permutation_check (Multi-head and Positional-encoding pages)
 # ---------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("variant", ["scaled_dot_product", "causal", "dot_product"])
-def test_run_multi_head_is_multi_head_attention_on_the_scenario(variant):
+def test_heads_run_multi_head_attention_on_the_scenario(variant):
     scenario = base(variant=variant, use_pe=True, mask_kind="padding", valid_len=3,
                     temperature=1.5)
-    result = run_multi_head(scenario, n_heads=3)
+    result = run_scenario(scenario, heads=3).attention
     x = scenario.x + sinusoidal_positional_encoding(4, 3)
     expected = multi_head_attention(x, None, scenario.w_q, scenario.w_k, scenario.w_v,
                                     scenario.w_o, n_heads=3, mask=padding_mask(3, 4),
@@ -354,7 +357,7 @@ def test_run_multi_head_is_multi_head_attention_on_the_scenario(variant):
                                     causal=variant == "causal")
     for name in ("weights", "concat", "output"):
         assert_same(getattr(result, name), getattr(expected, name))
-    assert run_multi_head(replace(scenario, n_heads=1)).n_heads == 1
+    assert run_scenario(scenario, heads=1).attention.n_heads == 1
 
 
 def test_permutation_check_is_zero_without_positional_encoding():
@@ -387,6 +390,87 @@ def test_rows_of_x_must_match_the_tokens():
 
 
 def test_pooling_with_weights_but_no_bias_uses_zero_bias():
-    sc = replace(PRESETS["seed_000"].build(), pool_b=np.zeros(0))
+    sc = replace(with_parts(PRESETS["seed_000"].build(), ["pooling"]), pool_b=np.zeros(0))
     expected = attention_pooling(sc.x, sc.pool_w, 0.0)
     np.testing.assert_array_equal(run_scenario(sc).pooling.weights, expected.weights)
+
+
+# ---------------------------------------------------------------------------------------------
+# Optional parts, variant settings, switching variants
+# ---------------------------------------------------------------------------------------------
+
+PART_USERS = {"seed_000": set(), "seed_001_causal": {"source", "direct"},
+              "seed_004_sleepy": {"source", "direct"}, "seed_004_two_heads": {"pooling"},
+              "translation": {"source"}, "bahdanau": {"source", "additive"}}
+
+
+@pytest.mark.parametrize("key", list(PART_USERS))
+def test_presets_fill_only_the_parts_they_use(key):
+    scenario = PRESETS[key].build()
+    filled = {p for p in PARTS if scenario.has_part(p)}
+    assert filled == PART_USERS[key]
+    assert set(scenario.spec.parts) <= filled
+
+
+def test_with_parts_fills_what_is_missing_from_the_scenario_itself():
+    scenario = PRESETS["seed_000"].build()
+    full = with_parts(scenario, ("source", "additive", "pooling"))
+    assert full.source_tokens == scenario.tokens
+    np.testing.assert_array_equal(full.source_x, scenario.x)
+    assert full.w_a_q.shape == full.w_a_k.shape == (3, 3) and full.v_a.shape == (3,)
+    np.testing.assert_array_equal(full.pool_w, [0.5, 0.5, 0.5])
+    np.testing.assert_array_equal(full.pool_b, np.zeros(4))
+    assert with_parts(full, ("source", "additive")) is full  # filled parts are kept as they are
+    kept = with_parts(replace(full, source_tokens=("a",), source_x=np.ones((1, 3))), ["source"])
+    assert kept.source_tokens == ("a",)
+    with pytest.raises(ValueError, match="the direct part has no default"):
+        with_parts(scenario, ["direct"])
+
+
+@pytest.mark.parametrize("key", list(VARIANTS))
+def test_switching_to_any_variant_from_any_preset_computes(key):
+    for preset in ("seed_000", "seed_003_glorot", "cat_sat", "translation"):
+        scenario = with_variant(PRESETS[preset].build(), key)
+        assert scenario.variant == key
+        assert all(scenario.has_part(p) for p in VARIANTS[key].parts)
+        result = run_scenario(scenario)
+        np.testing.assert_allclose(np.asarray(result.attention.weights).sum(axis=-1), 1.0,
+                                   rtol=1e-12)
+    with pytest.raises(ValueError, match="variant must be one of"):
+        with_variant(PRESETS["seed_000"].build(), "rope")
+
+
+def test_switching_to_cross_attention_keeps_the_numbers_it_had_before_parts():
+    """The filled source is the main sequence: cross-attention on it equals self-attention."""
+    scenario = PRESETS["seed_002"].build()
+    cross = run_scenario(with_variant(scenario, "cross")).attention
+    same = run_scenario(scenario).attention
+    np.testing.assert_array_equal(cross.weights, same.weights)
+
+
+def test_params_are_read_only_and_checked_against_the_variant():
+    scenario = replace(PRESETS["seed_000"].build(), params={"base": 10.0})
+    with pytest.raises(TypeError):
+        scenario.params["base"] = 1.0  # type: ignore[index]
+    with pytest.raises(ValueError, match="Scaled dot-product has no setting 'base'"):
+        run_scenario(scenario)
+
+
+def test_projected_copies_and_defaults_w_o():
+    x, w = np.eye(2), np.ones((2, 2))
+    scenario = projected(["a", "b"], x, w, w, w, pool_w=[1.0, 2.0])
+    x[0, 0] = 5.0
+    assert scenario.x[0, 0] == 1.0 and scenario.w_q is not scenario.w_k
+    np.testing.assert_array_equal(scenario.w_o, np.eye(2))
+    np.testing.assert_array_equal(scenario.pool_b, [0.0, 0.0])
+    assert not scenario.has_part("source") and scenario.has_part("pooling")
+
+
+def test_heads_override_runs_the_variants_multi_head_form():
+    scenario = PRESETS["cat_sat"].build()  # causal variant
+    result = run_scenario(scenario, heads=2)
+    assert result.attention.n_heads == 2
+    assert np.all(np.triu(result.attention.weights[0], 1) == 0)  # still causal
+    assert result.mixed is None
+    cross = run_scenario(PRESETS["translation"].build(), heads=1)  # no multi-head form: self
+    assert cross.k_labels == cross.q_labels

@@ -1,6 +1,7 @@
 """Every formula shown agrees with the code: each registry formula (and the matrix, trace,
 diagnostics and √d_k formulas of attnviz.teach.text) is evaluated by an explicit computation written
-from the formula itself, and compared with what the variant's function returns."""
+from the formula itself, and compared with what the variant computes through the one run path
+(run_scenario on a scenario holding the same matrices)."""
 
 import math
 
@@ -9,6 +10,7 @@ import pytest
 
 from attnviz.core.diagnostics import row_diagnostics
 from attnviz.scenarios.registry import VARIANTS
+from attnviz.scenarios.scenario import Scenario, run_scenario
 from attnviz.teach import text
 from attnviz.teach.sqrt_dk import sqrt_dk_experiment
 
@@ -48,9 +50,14 @@ def attention_formula(q, k, v, *, divisor, causal=False):
     return np.array(weights), np.array(out)
 
 
-def run(key, **kw):
-    spec = VARIANTS[key]
-    return spec.function(*kw.pop("args"), **{**dict(spec.fixed), **kw})
+def run(key, *, source=None, **fields):
+    """The variant's result on X with W_Q, W_K, W_V (W_O, a source, ... as given)."""
+    fields.setdefault("w_o", W_O)
+    if source is not None:
+        fields.update(source_tokens=tuple(f"s{j}" for j in range(len(source))), source_x=source)
+    scenario = Scenario(tokens=tuple(f"t{i}" for i in range(len(X))), x=X, w_q=W_Q, w_k=W_K,
+                        w_v=W_V, variant=key, **fields)
+    return run_scenario(scenario).attention
 
 
 def test_every_variant_is_checked_here():
@@ -75,7 +82,7 @@ def test_single_head_self_attention_formulas(key, divisor_has_sqrt, causal):
     divisor = (math.sqrt(d_k) if divisor_has_sqrt else 1.0) * TAU
     weights, out = attention_formula(np.array(q), np.array(k), np.array(v), divisor=divisor,
                                      causal=causal)
-    res = run(key, args=(X, W_Q, W_K, W_V), temperature=TAU)
+    res = run(key, temperature=TAU)
     np.testing.assert_allclose(res.weights, weights, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(res.output, out, rtol=1e-12, atol=1e-15)
 
@@ -85,7 +92,7 @@ def test_cross_attention_formula():
     assert r"Q = X_{\text{tgt}}W_Q" in formula and r"K = X_{\text{src}}W_K" in formula
     q, k, v = (np.array(matmul(a, w)) for a, w in ((X, W_Q), (X_SRC, W_K), (X_SRC, W_V)))
     weights, out = attention_formula(q, k, v, divisor=math.sqrt(4) * TAU)
-    res = run("cross", args=(X, X_SRC, W_Q, W_K, W_V), temperature=TAU)
+    res = run("cross", source=X_SRC, temperature=TAU)
     assert res.weights.shape == (4, 5)
     np.testing.assert_allclose(res.weights, weights, rtol=1e-12)
     np.testing.assert_allclose(res.output, out, rtol=1e-12)
@@ -103,7 +110,7 @@ def test_multi_head_formula():
         vb = v[:, i:i + 1]  # d_v = 2 / 2 = 1 per head
         heads.append(attention_formula(qb, kb, vb, divisor=math.sqrt(2) * TAU)[1])
     concat = np.hstack(heads)
-    res = run("multi_head", args=(X, None, W_Q, W_K, W_V, W_O), n_heads=h, temperature=TAU)
+    res = run("multi_head", n_heads=h, temperature=TAU)
     np.testing.assert_allclose(res.concat, concat, rtol=1e-12)
     np.testing.assert_allclose(res.output, np.array(matmul(concat.tolist(), W_O.tolist())),
                                rtol=1e-12)
@@ -120,7 +127,7 @@ def test_additive_formula():
     alpha = [softmax_j(row) for row in e]
     c = [[sum(alpha[i][j] * X_SRC[j, d] for j in range(5)) for d in range(3)]
          for i in range(4)]
-    res = run("additive", args=(X, X_SRC, X_SRC, w_q, w_k, v_a))
+    res = run("additive", source=X_SRC, w_a_q=w_q, w_a_k=w_k, v_a=v_a)
     np.testing.assert_allclose(res.scores, e, rtol=1e-12)
     np.testing.assert_allclose(res.weights, alpha, rtol=1e-12)
     np.testing.assert_allclose(res.output, c, rtol=1e-12)
@@ -130,7 +137,7 @@ def test_matrix_formulas_of_the_playground():
     """S = QKᵀ, S' = S·scale/τ, S'' = −∞ where masked, A = softmax(S''), O = AV."""
     assert text.MATRICES["scores"][1] == r"S = Q K^\top"
     assert text.MATRICES["output"][1] == r"O = A V"
-    res = run("causal", args=(X, W_Q, W_K, W_V), temperature=TAU)
+    res = run("causal", temperature=TAU)
     q, k, v = res.q, res.k, res.v
     s = q @ k.T
     np.testing.assert_allclose(res.scores, s, rtol=1e-12)

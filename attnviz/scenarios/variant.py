@@ -1,0 +1,264 @@
+"""What a variant declares: the building block of :mod:`attnviz.scenarios.variants`.
+
+A variant is one small module in ``attnviz/scenarios/variants/`` that defines ``VARIANT`` (or
+``VARIANTS``, a tuple, for a family): a :class:`Variant` naming its core computation, what it
+needs from the scenario, its formula, its one-line description, its settings and its presets.
+The registry (:mod:`attnviz.scenarios.registry`) collects every such module; pages, files,
+links and tests read the registry only. See the README's "How to add a variant".
+
+The run path (:func:`attnviz.scenarios.scenario.run_scenario`) prepares the inputs every
+variant shares — embeddings with positional encoding added, the source sequence, the mask, the
+scale — as one :class:`Inputs`, and calls the variant's ``compute`` with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from attnviz.core.attention import (
+    AttentionResult,
+    MultiHeadResult,
+    cross_attention,
+    multi_head_attention,
+    scaled_dot_product_attention,
+    self_attention,
+)
+from attnviz.core.masks import causal_mask
+
+if TYPE_CHECKING:  # the scenario module imports this one
+    from attnviz.scenarios.scenario import Scenario
+
+Array = NDArray[np.float64]
+
+# The optional parts of a scenario a variant may read, and the scenario fields of each. A part
+# whose fields are empty is absent; presets and files fill only the parts they use, and
+# :func:`attnviz.scenarios.scenario.with_parts` fills a missing part from the scenario itself
+# when a variant (or a page) needs it.
+PARTS: Mapping[str, tuple[str, ...]] = {
+    "source": ("source_tokens", "source_x"),
+    "additive": ("w_a_q", "w_a_k", "v_a"),
+    "pooling": ("pool_w", "pool_b"),
+    "direct": ("q_in", "k_in", "v_in"),
+}
+
+
+@dataclass(frozen=True)
+class Param:
+    """A setting of one variant, stored in ``Scenario.params[name]``.
+
+    Attributes
+    ----------
+    name : str
+        Key in ``Scenario.params`` (and in scenario files and links).
+    label : str
+        Shown beside the control.
+    default : float, int, bool or str
+    low, high : float, optional
+        Bounds of a number (inclusive).
+    choices : tuple of str
+        The allowed values of a text setting.
+    """
+
+    name: str
+    label: str
+    default: float | int | bool | str
+    low: float | None = None
+    high: float | None = None
+    choices: tuple[str, ...] = ()
+
+    def check(self, value: Any) -> float | int | bool | str:
+        """The value if it is allowed, else a ValueError naming the setting."""
+        kind = type(self.default)
+        ok_type = (isinstance(value, bool) if kind is bool else
+                   isinstance(value, str) if kind is str else
+                   isinstance(value, int) and not isinstance(value, bool) if kind is int else
+                   isinstance(value, (int, float)) and not isinstance(value, bool))
+        if not ok_type:
+            raise ValueError(f"{self.name} must be {_KIND_WORDS[kind]}, got {value!r:.40}")
+        if kind is str and value not in self.choices:
+            raise ValueError(f"{self.name} must be one of {', '.join(self.choices)}, "
+                             f"got {value!r:.40}")
+        if kind in (int, float):
+            if not np.isfinite(value):
+                raise ValueError(f"{self.name} must be a finite number, got {value!r}")
+            if (self.low is not None and value < self.low) or \
+                    (self.high is not None and value > self.high):
+                raise ValueError(f"{self.name} must be between {self.low:g} and {self.high:g}, "
+                                 f"got {value!r}")
+        return float(value) if kind is float else value
+
+
+_KIND_WORDS = {bool: "true or false", str: "text", int: "a whole number", float: "a number"}
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A one-click scenario.
+
+    Attributes
+    ----------
+    key : str
+    title : str
+    source : str
+        Where it comes from ("seed 000", "hand-built", ...).
+    build : callable returning Scenario
+    """
+
+    key: str
+    title: str
+    source: str
+    build: Callable[[], Scenario]
+
+
+@dataclass(frozen=True, eq=False)
+class Inputs:
+    """What the run path hands a variant's ``compute``.
+
+    Attributes
+    ----------
+    scenario : Scenario
+        For the variant's own parts and ``params``.
+    x : ndarray of shape (t_q, d_model)
+        The main sequence, with the positional encoding added when it is on.
+    source : ndarray of shape (t_k, d_model) or None
+        The source sequence (PE added likewise) for variants whose keys come from it.
+    mask : ndarray of bool, shape (t_q, t_k), or None
+        The user's mask (the variant adds its own, e.g. causal).
+    scale : float or None
+        The scale factor (None = 1/√d_k), already resolved from the scale mode.
+    temperature : float
+    n_heads : int
+        The number of heads to compute (1 = single head).
+    """
+
+    scenario: Scenario
+    x: Array
+    source: Array | None
+    mask: NDArray[np.bool_] | None
+    scale: float | None
+    temperature: float
+    n_heads: int
+
+
+Result = Any  # AttentionResult, MultiHeadResult or AdditiveResult: they share one protocol
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One attention variant.
+
+    Attributes
+    ----------
+    key : str
+        Identifier stored in scenarios, files and links.
+    name : str
+        Human name.
+    description : str
+        One sentence.
+    formula : str
+        LaTeX of what ``compute`` computes.
+    compute : callable(Inputs) -> result
+        The computation, from prepared inputs to a core result.
+    order : int
+        Position in the variant picker.
+    keys_from_source : bool
+        Keys and values come from the source sequence (cross, additive).
+    projections : bool
+        The scores come from Q = X·W_Q and K = X·W_K (every dot-product variant; not additive).
+    scale_fixed : float or None
+        A scale the variant fixes (the unscaled variant: 1), overriding the scale mode.
+    causal : bool
+        The variant adds a causal mask to the user's.
+    heads : bool
+        Can run with several heads (``run_scenario(..., heads=n)``, Multi-head, Compare).
+    always_heads : bool
+        Runs with ``scenario.n_heads`` heads and W_O whatever the caller asks (Multi-head).
+    direct : bool
+        Can take Q, K and V as given (the scenario's ``direct`` part) instead of projecting X.
+    parts : tuple of str
+        Optional scenario parts (keys of :data:`PARTS`) it reads.
+    params : tuple of Param
+        Its own settings, stored in ``Scenario.params``.
+    presets : tuple of Preset
+        Classroom scenarios that show it.
+    same_as : str
+        The key of a variant that computes the same thing, when there is one (said on screen).
+    """
+
+    key: str
+    name: str
+    description: str
+    formula: str
+    compute: Callable[[Inputs], Result]
+    order: int
+    keys_from_source: bool = False
+    projections: bool = True
+    scale_fixed: float | None = None
+    causal: bool = False
+    heads: bool = False
+    always_heads: bool = False
+    direct: bool = False
+    parts: tuple[str, ...] = ()
+    params: tuple[Param, ...] = ()
+    presets: tuple[Preset, ...] = field(default=())
+    same_as: str = ""
+
+    def __post_init__(self):
+        unknown = [p for p in self.parts if p not in PARTS]
+        if unknown:
+            raise ValueError(f"variant {self.key}: unknown part(s) {', '.join(unknown)}; "
+                             f"the parts are {', '.join(PARTS)}")
+
+    @property
+    def uses_source(self) -> bool:
+        """True when keys and values come from a second (source) sequence."""
+        return self.keys_from_source
+
+    def param(self, name: str) -> Param:
+        """The declared setting ``name`` (ValueError if the variant has none of that name)."""
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise ValueError(f"{self.name} has no setting {name!r}")
+
+
+# ---------------------------------------------------------------------------------------------
+# The dot-product family's computation, shared by its variant modules
+# ---------------------------------------------------------------------------------------------
+
+def dot_product(inputs: Inputs, *, causal: bool = False, scale: float | None = None,
+                always_heads: bool = False) -> AttentionResult | MultiHeadResult:
+    """Dot-product attention on prepared inputs, one head or several.
+
+    Parameters
+    ----------
+    inputs : Inputs
+    causal : bool
+        Add the causal mask to the user's.
+    scale : float, optional
+        A scale fixed by the variant (overrides ``inputs.scale``).
+    always_heads : bool
+        Run multi-head attention (with W_O) even for one head.
+    """
+    sc = inputs.scenario
+    scale = inputs.scale if scale is None else scale
+    kw = dict(scale=scale, temperature=inputs.temperature)
+    if sc.direct:  # Q, K and V as given (seed 001, seed 004): one head, no projections
+        mask = inputs.mask
+        if causal:
+            tri = causal_mask(sc.q_in.shape[0], sc.k_in.shape[0])
+            mask = tri if mask is None else (tri & mask)
+        return scaled_dot_product_attention(sc.q_in, sc.k_in, sc.v_in, mask=mask, **kw)
+    if inputs.n_heads > 1 or always_heads:
+        return multi_head_attention(inputs.x, inputs.source, sc.w_q, sc.w_k, sc.w_v, sc.w_o,
+                                    n_heads=inputs.n_heads, mask=inputs.mask, causal=causal, **kw)
+    if inputs.source is not None:
+        return cross_attention(inputs.x, inputs.source, sc.w_q, sc.w_k, sc.w_v,
+                               mask=inputs.mask, **kw)
+    return self_attention(inputs.x, sc.w_q, sc.w_k, sc.w_v, mask=inputs.mask, causal=causal,
+                          **kw)

@@ -1,0 +1,36 @@
+"""Additive attention (Bahdanau et al., 2015): a small network scores each query–key pair."""
+
+from dataclasses import replace
+
+from attnviz.core.additive import additive_attention
+from attnviz.core.initializers import init_weights
+from attnviz.scenarios.variant import Inputs, Preset, Variant
+from attnviz.scenarios.variants.cross import translation
+
+
+def compute(inputs: Inputs):
+    """e_ij = v_aᵀ tanh(q_i W_q + k_j W_k), α = softmax_j(e), c_i = Σ_j α_ij v_j (source rows)."""
+    sc = inputs.scenario
+    return additive_attention(inputs.x, inputs.source, inputs.source, sc.w_a_q, sc.w_a_k,
+                              sc.v_a, mask=inputs.mask)
+
+
+def bahdanau():
+    """Hand-built: additive attention on the translation example."""
+    sc = translation()
+    w_a_q, w_a_k, v_a = init_weights("normal", [(4, 3), (4, 3), (1, 3)], seed=11)
+    return replace(sc, variant="additive", w_a_q=w_a_q, w_a_k=w_a_k, v_a=v_a[0],
+                   title="Additive (Bahdanau) attention",
+                   description="A one-layer network scores each decoder-encoder pair; the "
+                               "weights form the context vector for each target word.")
+
+
+VARIANT = Variant(
+    key="additive", name="Additive (Bahdanau)", order=70,
+    description="A small feed-forward network scores each query–key pair: "
+                "e = v_aᵀ tanh(W_q q + W_k k).",
+    formula=r"e_{ij} = v_a^\top \tanh\!\left(q_i W_q + k_j W_k\right),\quad "
+            r"\alpha_{ij} = \mathrm{softmax}_j(e_{ij}),\quad c_i = \sum_j \alpha_{ij} v_j",
+    compute=compute, keys_from_source=True, projections=False, parts=("source", "additive"),
+    presets=(Preset("bahdanau", "Additive (Bahdanau) attention", "hand-built", bahdanau),),
+)

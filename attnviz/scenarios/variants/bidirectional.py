@@ -1,0 +1,17 @@
+"""Bidirectional self-attention (encoders, BERT): the same computation as scaled dot-product."""
+
+from attnviz.scenarios.variant import Inputs, Variant, dot_product
+from attnviz.scenarios.variants.formulas import SDPA
+
+
+def compute(inputs: Inputs):
+    """Scaled dot-product attention with no mask of its own (only the user's)."""
+    return dot_product(inputs)
+
+
+VARIANT = Variant(
+    key="bidirectional", name="Bidirectional self-attention", order=40,
+    description="Each token attends to every token, before and after it (encoders, BERT).",
+    formula=SDPA + r",\quad M = 0 \text{ (only padding masked)}",
+    compute=compute, heads=True, direct=True, same_as="scaled_dot_product",
+)

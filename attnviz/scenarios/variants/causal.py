@@ -1,0 +1,35 @@
+"""Causal (masked) self-attention: decoders, GPT (Vaswani et al., 2017, §3.2.3)."""
+
+import numpy as np
+
+from attnviz.core.initializers import init_weights
+from attnviz.scenarios.variant import Inputs, Preset, Variant, dot_product
+from attnviz.scenarios.variants.formulas import SDPA
+
+
+def compute(inputs: Inputs):
+    """Scaled dot-product attention with the causal mask added to the user's."""
+    return dot_product(inputs, causal=True)
+
+
+def cat_sat():
+    """Hand-built: a repeated word, causal attention, positional encoding on."""
+    from attnviz.scenarios.scenario import projected  # the scenario module reads the registry
+
+    tokens = ["the", "cat", "sat", "on", "the", "mat"]
+    x = np.array([[1.0, 0, 0, 0], [0, 1, 0, 1], [0, 0, 1, 0], [0.5, 0, 0, 1], [1, 0, 0, 0],
+                  [0, 1, 1, 0]])
+    w_q, w_k, w_v = init_weights("glorot_uniform", [(4, 4)] * 3, seed=1)
+    return projected(tokens, x, w_q, w_k, w_v, variant="causal", use_pe=True,
+                     title="The cat sat on the mat (causal, with PE)",
+                     description="'the' appears twice: identical embeddings, but positional "
+                                 "encoding makes its two copies attend differently.")
+
+
+VARIANT = Variant(
+    key="causal", name="Causal self-attention", order=30,
+    description="Each token attends only to itself and earlier tokens (decoders, GPT).",
+    formula=SDPA + r",\quad M_{ij} = \begin{cases}0 & j \le i\\ -\infty & j > i\end{cases}",
+    compute=compute, causal=True, heads=True, direct=True,
+    presets=(Preset("cat_sat", "The cat sat on the mat (causal + PE)", "hand-built", cat_sat),),
+)

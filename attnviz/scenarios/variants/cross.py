@@ -1,0 +1,39 @@
+"""Cross-attention (encoder–decoder): queries from the target, keys and values from the source."""
+
+import numpy as np
+
+from attnviz.scenarios.variant import Inputs, Preset, Variant, dot_product
+from attnviz.scenarios.variants.formulas import SDPA
+
+
+def compute(inputs: Inputs):
+    """Scaled dot-product attention of the main sequence's queries on the source's keys."""
+    return dot_product(inputs)
+
+
+def translation():
+    """Hand-built: encoder–decoder attention from English to French."""
+    from attnviz.scenarios.scenario import projected  # the scenario module reads the registry
+
+    src = ["the", "black", "cat"]
+    tgt = ["le", "chat", "noir"]
+    src_x = np.array([[1.0, 0, 0, 0], [0, 1, 0, 0.5], [0, 0, 1, 0]])
+    tgt_x = np.array([[0.9, 0, 0.1, 0], [0, 0.1, 0.9, 0], [0, 0.9, 0, 0.4]])
+    w = np.eye(4) * 2.0
+    return projected(tgt, tgt_x, w, w, np.eye(4), variant="cross", source_tokens=tuple(src),
+                     source_x=src_x,
+                     title="Translation: the black cat → le chat noir (cross-attention)",
+                     description="Each French word (query) looks for its English counterpart "
+                                 "(keys): 'chat' attends to 'cat' although the word order "
+                                 "differs.")
+
+
+VARIANT = Variant(
+    key="cross", name="Cross-attention (encoder–decoder)", order=60,
+    description="Queries come from the target sequence, keys and values from the source "
+                "sequence.",
+    formula=SDPA + r",\quad Q = X_{\text{tgt}}W_Q,\ K = X_{\text{src}}W_K,\ "
+                   r"V = X_{\text{src}}W_V",
+    compute=compute, keys_from_source=True, parts=("source",),
+    presets=(Preset("translation", "Translation (cross-attention)", "hand-built", translation),),
+)

@@ -1,0 +1,17 @@
+"""Plain ("general") dot-product attention: the scores are not scaled (Luong et al., 2015)."""
+
+from attnviz.scenarios.variant import Inputs, Variant, dot_product
+from attnviz.scenarios.variants.formulas import PROJECTIONS
+
+
+def compute(inputs: Inputs):
+    """softmax(Q·Kᵀ / τ + M)·V: the scale is fixed at 1 whatever the scale mode."""
+    return dot_product(inputs, scale=1.0)
+
+
+VARIANT = Variant(
+    key="dot_product", name="Dot-product (unscaled)", order=10,
+    description="Plain dot-product ('general') attention: the scores are not scaled.",
+    formula=r"\mathrm{softmax}\!\left(\frac{QK^\top}{\tau} + M\right)V,\quad " + PROJECTIONS,
+    compute=compute, scale_fixed=1.0, heads=True, direct=True,
+)

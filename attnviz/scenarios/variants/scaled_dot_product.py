@@ -1,0 +1,17 @@
+"""Scaled dot-product attention (Vaswani et al., 2017, §3.2.1)."""
+
+from attnviz.scenarios.variant import Inputs, Variant, dot_product
+from attnviz.scenarios.variants.formulas import PROJECTIONS, SDPA
+
+
+def compute(inputs: Inputs):
+    """softmax(Q·Kᵀ·scale / τ + M)·V with the scenario's scale (1/√d_k by default)."""
+    return dot_product(inputs)
+
+
+VARIANT = Variant(
+    key="scaled_dot_product", name="Scaled dot-product", order=20,
+    description="Scores divided by √d_k so the softmax does not saturate as d_k grows.",
+    formula=SDPA + r",\quad " + PROJECTIONS,
+    compute=compute, heads=True, direct=True,
+)
