@@ -404,7 +404,8 @@ def _big() -> Scenario:
                   w_k=rng.normal(size=(d, w)) / 8, w_v=rng.normal(size=(d, w)),
                   w_o=rng.normal(size=(w, d)), variant="multi_head", n_heads=limits.MAX_HEADS,
                   source_tokens=("s",), source_x=np.ones((1, d)), w_a_q=np.ones((d, 3)),
-                  w_a_k=np.ones((d, 3)), pool_w=np.zeros(d), pool_b=np.zeros(t))
+                  w_a_k=np.ones((d, 3)), v_a=np.ones(3), pool_w=np.zeros(d),
+                  pool_b=np.zeros(t))
 
 
 TAMPERED = {  # name: (scenario, a fragment of the Playground's message, or None = no message)

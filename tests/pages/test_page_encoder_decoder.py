@@ -8,6 +8,7 @@ from apptest_helpers import chart_keys, chart_z_by_key, edit_cells, editor_keys,
 
 import attnviz
 from attnviz.scenarios.presets import PRESETS
+from attnviz.scenarios.scenario import with_parts
 
 PAGE = "encoder_decoder"
 
@@ -147,7 +148,7 @@ def test_attention_pooling_of_seed_004_and_editing_its_bias():
 
 def test_positional_encoding_is_added_to_both_sequences():
     at = load_preset(open_page(PAGE), "cat_sat")  # use_pe on; source = copy of the tokens
-    sc = PRESETS["cat_sat"].build()
+    sc = with_parts(PRESETS["cat_sat"].build(), ["pooling"])  # the page fills the pooling part
     x = sc.x + attnviz.sinusoidal_positional_encoding(sc.t, sc.d_model)
     expected = attnviz.cross_attention(x, x, sc.w_q, sc.w_k, sc.w_v)
     np.testing.assert_allclose(chart_z_by_key(at, "ed_fig_cross_weights"), expected.weights,

@@ -96,7 +96,7 @@ def test_scenario_file_download_is_the_current_scenario(downloads):
     assert button(at, "Download the scenario (.json)").proto.url.endswith(".json")
     back = scenario_io.from_json(data)
     assert same_arrays(back, default_scenario())
-    assert json.loads(data)["schema_version"] == 1
+    assert json.loads(data)["schema_version"] == 2
 
 
 def test_link_decodes_to_the_current_scenario():
@@ -162,7 +162,7 @@ def test_upload_a_scenario_file_replaces_the_scenario_once():
 @pytest.mark.parametrize("name, data, message", [
     ("bad.json", b"{not json", "not valid JSON"),
     ("v2.json", json.dumps({**scenario_io.to_dict(default_scenario()),
-                            "schema_version": 2}).encode(), "schema\\_version 2 is not supported"),
+                            "schema_version": 3}).encode(), "schema\\_version 3 is not supported"),
     ("empty.json", b"", "the file is empty"),
     ("shape.json", json.dumps({**scenario_io.to_dict(default_scenario()),
                                "x": {"shape": [4, 3], "values": [[1, 2, 3]]}}).encode(),

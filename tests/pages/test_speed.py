@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import json
+from collections.abc import Mapping
 from dataclasses import fields, replace
 
 import numpy as np
@@ -54,6 +55,8 @@ def _changed(value):
         return value[:-1] + (value[-1] + "x",) if value else ("x",)
     if value is None:
         return np.zeros(1)
+    if isinstance(value, Mapping):  # the variant's params
+        return {**value, "x": 1.0}
     raise AssertionError(f"no change rule for {type(value)}")
 
 
