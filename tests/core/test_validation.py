@@ -26,9 +26,9 @@ from attnviz import (
     scaled_dot_product_attention,
     self_attention,
     sinusoidal_positional_encoding,
+    softmax,
     window_mask,
 )
-from attnviz import softmax
 from attnviz.core.checks import (
     as_array,
     as_mask,
