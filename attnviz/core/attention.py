@@ -422,9 +422,11 @@ def _softmax(x: Array, axis: int) -> Array:
     top[np.isneginf(top)] = 0  # an all −inf slice stays −inf
     with np.errstate(over="ignore"):  # x − top below −max_float is −inf: weight 0, as it should
         exp = np.exp(x - top)
-    # 2) normalise; an all-zero slice stays zero
+    # 2) normalise; an all-zero slice (all −inf) stays zero
     total = exp.sum(axis=axis, keepdims=True)
-    return np.divide(exp, total, out=exp, where=total > 0)
+    total[total == 0] = 1
+    exp /= total
+    return exp
 
 
 def _mix_values(weights: Array, values: Array, name: str) -> Array:
