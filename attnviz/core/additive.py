@@ -136,21 +136,6 @@ def additive_attention(query, keys, values, w_q, w_k, v_a, *, bias=None,
     return AdditiveResult(features, scores, scores, masked, weights, output, mask=full_mask)
 
 
-def _check_additive_shapes(queries, keys, values, w_q, w_k, v_a, bias) -> None:
-    """Raise a ValueError naming the first pair of additive-attention sizes that disagree."""
-    checks = (
-        ("w_q rows", w_q.shape[0], "query width d_q", queries.shape[1]),
-        ("w_k rows", w_k.shape[0], "key width", keys.shape[1]),
-        ("w_k columns", w_k.shape[1], "w_q columns d_a", w_q.shape[1]),
-        ("v_a length", v_a.shape[0], "the alignment size d_a", w_q.shape[1]),
-        ("bias length", bias.shape[0], "the alignment size d_a", w_q.shape[1]),
-        ("number of values", values.shape[0], "number of keys t_k", keys.shape[0]),
-    )
-    for name_a, a, name_b, b in checks:
-        if a != b:
-            raise ValueError(f"{name_a} ({a}) must equal {name_b} ({b})")
-
-
 def attention_pooling(x, w, b=0.0) -> PoolingResult:
     """Query-free additive attention pooling (seed 004's Keras ``Attention`` layer).
 
@@ -195,3 +180,18 @@ def attention_pooling(x, w, b=0.0) -> PoolingResult:
     output = _mix_values(weights, x, "x").astype(dtype, copy=False)  # (d,)
     _read_only(scores, weights, output)
     return PoolingResult(scores, weights, output)
+
+
+def _check_additive_shapes(queries, keys, values, w_q, w_k, v_a, bias) -> None:
+    """Raise a ValueError naming the first pair of additive-attention sizes that disagree."""
+    checks = (
+        ("w_q rows", w_q.shape[0], "query width d_q", queries.shape[1]),
+        ("w_k rows", w_k.shape[0], "key width", keys.shape[1]),
+        ("w_k columns", w_k.shape[1], "w_q columns d_a", w_q.shape[1]),
+        ("v_a length", v_a.shape[0], "the alignment size d_a", w_q.shape[1]),
+        ("bias length", bias.shape[0], "the alignment size d_a", w_q.shape[1]),
+        ("number of values", values.shape[0], "number of keys t_k", keys.shape[0]),
+    )
+    for name_a, a, name_b, b in checks:
+        if a != b:
+            raise ValueError(f"{name_a} ({a}) must equal {name_b} ({b})")

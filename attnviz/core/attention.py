@@ -6,7 +6,10 @@ Vaswani et al. (2017), "Attention Is All You Need", https://arxiv.org/abs/1706.0
 Row-vector convention throughout: ``q = x @ w_q`` (the seed notebooks' ``words @ W_Q``).
 
 Every function returns a frozen result holding each intermediate, computed once when the
-result is made. Result arrays are read-only.
+result is made. Result arrays are read-only. Every result type (with
+:class:`~attnviz.core.additive.AdditiveResult`) has ``n_heads`` and ``head(h)``: the per-head
+result with ``scores``, ``scaled``, ``masked``, ``weights`` and ``output``, so that a view
+reads one head of any result alike.
 """
 
 from __future__ import annotations
