@@ -2,10 +2,8 @@
 
 import streamlit as st
 
-from attnviz.core.blas import set_blas_threads
 from attnviz.ui import presenter, sidebar, state
 
-set_blas_threads(1)  # small matrices, one script thread per session: see attnviz/blas.py
 st.set_page_config(page_title="attnviz", page_icon="🔍", layout="wide")
 state.init_state()
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from attnviz.core.attention import _frozen, _mix_values, softmax
-from attnviz.core.checks import as_array, as_mask, float_dtype
+from attnviz.core.attention import _mix_values, _read_only, _softmax
+from attnviz.core.checks import as_array, as_mask, check_head, float_dtype
 
 Array = NDArray[np.floating]
 
@@ -32,8 +32,12 @@ class AdditiveResult:
         tanh(query·W_q + key·W_k + bias), the hidden layer of the alignment model.
     scores : ndarray of shape (t_q, t_k)
         Alignment scores e = features · v_a.
+    scaled : ndarray of shape (t_q, t_k)
+        The scores themselves (additive attention has no scale), named as in
+        :class:`~attnviz.core.attention.AttentionResult` so that views read every result alike.
     masked : ndarray of shape (t_q, t_k)
-        Scores with −inf where the mask forbids attending.
+        Scores with −inf where the mask forbids attending (``scores`` itself when nothing is
+        masked).
     weights : ndarray of shape (t_q, t_k)
         softmax over the keys.
     output : ndarray of shape (t_q, d_v)
@@ -43,10 +47,21 @@ class AdditiveResult:
 
     features: Array
     scores: Array
+    scaled: Array
     masked: Array
     weights: Array
     output: Array
     mask: NDArray[np.bool_]
+
+    @property
+    def n_heads(self) -> int:
+        """One: additive attention has a single head."""
+        return 1
+
+    def head(self, h: int) -> AdditiveResult:
+        """Head ``h`` (only 0 exists): the result itself."""
+        check_head(h, self.n_heads)
+        return self
 
 
 @dataclass(frozen=True, eq=False)
@@ -99,39 +114,26 @@ def additive_attention(query, keys, values, w_q, w_k, v_a, *, bias=None,
     bias = np.zeros(w_q.shape[1], dtype=w_q.dtype) if bias is None else as_array("bias", bias, 1)
     _check_additive_shapes(queries, keys, values, w_q, w_k, v_a, bias)
     dtype = float_dtype(queries, keys, values, w_q, w_k, v_a, bias)
+    full_mask = as_mask("mask", mask, (queries.shape[0], keys.shape[0]))
     # 1) project query and keys into the alignment space and combine through tanh
     with np.errstate(over="ignore", invalid="ignore"):
         hidden = (queries @ w_q)[:, None, :] + (keys @ w_k)[None, :, :] + bias  # (t_q, t_k, d_a)
         features = np.tanh(hidden).astype(dtype, copy=False)
-        # 2) score, 3) mask, 4) normalise over the keys, 5) context
+        # 2) score
         scores = features @ v_a.astype(dtype, copy=False)  # (t_q, t_k)
-    if not np.all(np.isfinite(scores)):  # tanh(±inf) = ±1 is fine; inf − inf and huge v_a are not
+    # tanh(±inf) = ±1 is fine; inf − inf (NaN) and a huge v_a are not
+    if not np.isfinite(scores).all():
         raise ValueError("the additive-attention scores overflow the floating-point range; use "
                          "smaller values in the query, keys, w_q, w_k, bias or v_a")
-    full_mask = as_mask("mask", mask, scores.shape)
-    masked = scores if full_mask.all() else np.where(full_mask, scores, -np.inf)
-    weights = softmax(masked.astype(dtype, copy=False), axis=-1)
+    # 3) mask, 4) normalise over the keys, 5) context
+    masked = scores if full_mask.all() else np.where(full_mask, scores, dtype.type(-np.inf))
+    weights = _softmax(masked, axis=-1)
     output = _mix_values(weights, values, "values").astype(dtype, copy=False)  # (t_q, d_v)
     if single:
         features, scores, masked, weights, output, full_mask = (
             a[0] for a in (features, scores, masked, weights, output, full_mask))
-    _frozen(features, scores, masked, weights, output)
-    return AdditiveResult(features, scores, masked, weights, output, mask=full_mask)
-
-
-def _check_additive_shapes(queries, keys, values, w_q, w_k, v_a, bias) -> None:
-    """Raise a ValueError naming the first pair of additive-attention sizes that disagree."""
-    checks = (
-        ("w_q rows", w_q.shape[0], "query width d_q", queries.shape[1]),
-        ("w_k rows", w_k.shape[0], "key width", keys.shape[1]),
-        ("w_k columns", w_k.shape[1], "w_q columns d_a", w_q.shape[1]),
-        ("v_a length", v_a.shape[0], "the alignment size d_a", w_q.shape[1]),
-        ("bias length", bias.shape[0], "the alignment size d_a", w_q.shape[1]),
-        ("number of values", values.shape[0], "number of keys t_k", keys.shape[0]),
-    )
-    for name_a, a, name_b, b in checks:
-        if a != b:
-            raise ValueError(f"{name_a} ({a}) must equal {name_b} ({b})")
+    _read_only(features, scores, masked, weights, output)
+    return AdditiveResult(features, scores, scores, masked, weights, output, mask=full_mask)
 
 
 def attention_pooling(x, w, b=0.0) -> PoolingResult:
@@ -166,11 +168,30 @@ def attention_pooling(x, w, b=0.0) -> PoolingResult:
     # a scalar bias (the default 0.0) does not promote float32 inputs, as in NumPy (NEP 50)
     dtype = float_dtype(x, w, b) if np.ndim(b_in) else float_dtype(x, w)
     with np.errstate(over="ignore", invalid="ignore"):
-        scores = np.tanh(x @ w + b).astype(dtype, copy=False)  # (t,)
-    if not np.all(np.isfinite(scores)):  # x @ w can be inf − inf = NaN
+        pre = x @ w  # (t,)
+    # an overflowed x · w (inf, or inf − inf = NaN, whichever numpy's product gives) would
+    # pass through tanh as a wrong ±1 or as NaN: refuse it before the tanh
+    if not np.isfinite(pre).all():
         raise ValueError("the pooling scores x · w overflow the floating-point range; use "
                          "smaller values in x or w")
-    weights = softmax(scores, axis=0)
+    with np.errstate(over="ignore"):  # a finite x · w plus b may still reach ±inf: tanh gives ±1
+        scores = np.tanh(pre + b).astype(dtype, copy=False)  # (t,)
+    weights = _softmax(scores, axis=0)
     output = _mix_values(weights, x, "x").astype(dtype, copy=False)  # (d,)
-    _frozen(scores, weights, output)
+    _read_only(scores, weights, output)
     return PoolingResult(scores, weights, output)
+
+
+def _check_additive_shapes(queries, keys, values, w_q, w_k, v_a, bias) -> None:
+    """Raise a ValueError naming the first pair of additive-attention sizes that disagree."""
+    checks = (
+        ("w_q rows", w_q.shape[0], "query width d_q", queries.shape[1]),
+        ("w_k rows", w_k.shape[0], "key width", keys.shape[1]),
+        ("w_k columns", w_k.shape[1], "w_q columns d_a", w_q.shape[1]),
+        ("v_a length", v_a.shape[0], "the alignment size d_a", w_q.shape[1]),
+        ("bias length", bias.shape[0], "the alignment size d_a", w_q.shape[1]),
+        ("number of values", values.shape[0], "number of keys t_k", keys.shape[0]),
+    )
+    for name_a, a, name_b, b in checks:
+        if a != b:
+            raise ValueError(f"{name_a} ({a}) must equal {name_b} ({b})")

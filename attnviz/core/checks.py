@@ -6,6 +6,7 @@ Messages name the argument, what was expected and what was received.
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import numpy as np
@@ -30,27 +31,29 @@ def as_array(name: str, value: Any, ndim: int | tuple[int, ...]) -> NDArray[np.f
     ValueError
         If the value is not numeric, has the wrong rank, is empty or holds NaN/inf.
     """
-    try:
-        arr = np.asarray(value)
-    except (ValueError, TypeError) as exc:  # ragged lists
-        raise ValueError(f"{name} must be a numeric array; could not read it ({exc})") from None
-    if arr.dtype == object or not (
-        np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_
-    ) or np.issubdtype(arr.dtype, np.complexfloating):
-        raise ValueError(f"{name} must hold real numbers, got values of type {arr.dtype}")
+    arr = _as_real(name, value)
     ndims = (ndim,) if isinstance(ndim, int) else ndim
     if arr.ndim not in ndims:
         want = " or ".join(f"{d}-D" for d in ndims)
         raise ValueError(f"{name} must be {want}, got a {arr.ndim}-D array of shape {arr.shape}")
     if arr.size == 0:
         raise ValueError(f"{name} must not be empty, got shape {arr.shape}")
-    if arr.dtype not in FLOAT_TYPES:
-        arr = arr.astype(np.float64)
-    if not np.all(np.isfinite(arr)):
-        bad = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
-        raise ValueError(
-            f"{name} must hold finite numbers, got {arr[bad]} at index {bad}"
-        )
+    _refuse(name, arr, ~np.isfinite(arr), "finite numbers")
+    return arr
+
+
+def as_scores(name: str, value: Any) -> NDArray[np.floating]:
+    """Convert ``value`` to a float array of any shape holding finite values or −inf.
+
+    −inf is a masked score (weight 0); NaN and +inf have no meaning there.
+
+    Raises
+    ------
+    ValueError
+        If the value is not numeric or holds NaN or +inf.
+    """
+    arr = _as_real(name, value)
+    _refuse(name, arr, np.isnan(arr) | np.isposinf(arr), "finite numbers or -inf")
     return arr
 
 
@@ -61,16 +64,33 @@ def check_inner(name_a: str, size_a: int, name_b: str, size_b: int) -> None:
 
 
 def check_positive(name: str, value: Any, *, allow_zero: bool = False) -> float:
-    """Return ``value`` as a float; raise unless finite and > 0 (or >= 0 if allowed)."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {value!r}") from None
+    """Return ``value`` as a float; raise unless a real number (not a bool or a string),
+    finite and > 0 (or >= 0 if allowed)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    number = float(value)
     ok = np.isfinite(number) and (number >= 0 if allow_zero else number > 0)
     if not ok:
         kind = "a finite number >= 0" if allow_zero else "a finite number > 0"
         raise ValueError(f"{name} must be {kind}, got {value!r}")
     return number
+
+
+def check_flag(name: str, value: Any) -> bool:
+    """Return ``value`` as a bool; raise unless it is True or False (numpy's bools too)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def check_head(h: Any, n_heads: int) -> int:
+    """Return the head index ``h``; raise unless it is a whole number in 0..n_heads − 1."""
+    if isinstance(h, (bool, np.bool_)) or not isinstance(h, (int, np.integer)):
+        raise ValueError(f"the head index must be a whole number, got {h!r}")
+    if not 0 <= h < n_heads:
+        which = "only head 0" if n_heads == 1 else f"heads 0 to {n_heads - 1}"
+        raise ValueError(f"there is no head {h}: this result has {which}")
+    return int(h)
 
 
 def check_count(name: str, value: Any, *, minimum: int = 1) -> int:
@@ -99,3 +119,23 @@ def as_mask(name: str, mask: Any, shape: tuple[int, int]) -> NDArray[np.bool_]:
         raise ValueError(
             f"{name} of shape {arr.shape} cannot be broadcast to (t_q, t_k) = {shape}"
         ) from None
+
+
+def _as_real(name: str, value: Any) -> NDArray[np.floating]:
+    """``value`` as an array of float32 or float64 (other real types become float64)."""
+    try:
+        arr = np.asarray(value)
+    except (ValueError, TypeError) as exc:  # ragged lists
+        raise ValueError(f"{name} must be a numeric array; could not read it ({exc})") from None
+    if arr.dtype == object or not (
+        np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_
+    ) or np.issubdtype(arr.dtype, np.complexfloating):
+        raise ValueError(f"{name} must hold real numbers, got values of type {arr.dtype}")
+    return arr if arr.dtype in FLOAT_TYPES else arr.astype(np.float64)
+
+
+def _refuse(name: str, arr: NDArray, bad: NDArray[np.bool_], what: str) -> None:
+    """Raise naming the first entry of ``arr`` where ``bad`` is True, if any."""
+    if bad.any():
+        index = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(f"{name} must hold {what}, got {arr[index]} at index {index}")

@@ -52,6 +52,7 @@ def test_one_query_matches_the_loop_reference(case):
     assert result.scores.shape == (t_k,)  # the query axis is dropped for one query
     for name in ("features", "scores", "masked", "weights", "output", "mask"):
         assert_close(getattr(result, name), ref[name])
+    assert_close(result.scaled, ref["scores"])  # no scale in additive attention
 
 
 @pytest.mark.parametrize("case", range(20))
@@ -69,6 +70,7 @@ def test_several_queries_match_the_loop_reference(case):
     assert result.weights.shape == (t_q, t_k)
     for name in ("features", "scores", "masked", "weights", "output", "mask"):
         assert_close(getattr(result, name), ref[name])
+    assert_close(result.scaled, ref["scores"])  # no scale in additive attention
 
 
 def test_fully_masked_query_gives_zero_weights_and_context_without_warnings():
@@ -86,7 +88,7 @@ def test_additive_result_arrays_are_read_only():
     rng = np.random.default_rng(2)
     mask = np.array([[True, False, True]] * 2)
     result = additive_attention(*_case(rng, 2, 3, 2, 2, 2, 4), mask=mask)
-    for name in ("features", "scores", "masked", "weights", "output"):
+    for name in ("features", "scores", "scaled", "masked", "weights", "output"):
         with pytest.raises(ValueError, match="read-only"):
             getattr(result, name).flat[0] = 1.0
 

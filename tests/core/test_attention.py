@@ -13,7 +13,9 @@ every ValueError message in ``test_validation.py``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import re
 import warnings
 
 import numpy as np
@@ -24,6 +26,7 @@ import scipy.special
 from attnviz import (
     AttentionResult,
     MultiHeadResult,
+    additive_attention,
     causal_mask,
     cross_attention,
     init_weights,
@@ -564,3 +567,132 @@ def test_softmax_accepts_lists_and_integers():
 def test_default_mask_is_read_only_like_every_result_array():
     result = scaled_dot_product_attention(np.eye(2), np.eye(2), np.eye(2))
     assert result.mask.all() and not result.mask.flags.writeable
+
+
+# ---------------------------------------------------------------------------------------------
+# Results are eager, frozen dataclasses
+# ---------------------------------------------------------------------------------------------
+
+
+def test_results_store_every_field_when_they_are_made():
+    rng = np.random.default_rng(11)
+    x = rng.normal(size=(3, 4))
+    w = [rng.normal(size=(4, 4)) for _ in range(3)]
+    single = self_attention(x, *w[:3], causal=True, scale=0.5, temperature=2.0)
+    multi = multi_head_attention(x, None, *w, n_heads=2, causal=True)
+    for result, names in (
+        (single, ["q", "k", "v", "scores", "scaled", "masked", "weights", "output", "mask",
+                  "scale", "temperature"]),
+        (multi, ["q", "k", "v", "heads", "scores", "scaled", "masked", "weights",
+                 "head_outputs", "concat", "output", "mask", "scale", "temperature",
+                 "n_heads"]),
+    ):
+        assert [f.name for f in dataclasses.fields(result)] == names
+        assert set(vars(result)) == set(names)  # stored, nothing computed on access
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            result.scores = None
+    assert_close(single.scaled, single.scores * 0.5 / 2.0)
+    assert_close(single.masked, np.where(single.mask, single.scaled, -np.inf))
+    assert_close(multi.scaled, multi.scores * multi.scale)
+    assert_close(multi.masked, np.where(multi.mask, multi.scaled, -np.inf))
+
+
+def test_nothing_masked_leaves_masked_equal_to_scaled():
+    result = scaled_dot_product_attention(np.eye(2), np.eye(2), np.eye(2), scale=1.0)
+    assert_close(result.masked, result.scaled)
+    assert_close(result.scaled, result.scores)
+    assert not result.scaled.flags.writeable and not result.masked.flags.writeable
+
+
+def test_large_multi_head_result_is_consistent():
+    """8 heads × 600 tokens: rows sum to 1, each head equals a one-head run on its q, k, v."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((600, 16))
+    w = [rng.standard_normal((16, 16)) / 4 for _ in range(3)]
+    res = multi_head_attention(x, None, *w, n_heads=8, causal=True)
+    np.testing.assert_allclose(res.weights.sum(axis=-1), 1.0, atol=1e-12)
+    head = scaled_dot_product_attention(res.heads[5].q, res.heads[5].k, res.heads[5].v,
+                                        mask=res.mask)
+    for name in ("scores", "scaled", "masked", "weights", "output"):
+        np.testing.assert_array_equal(getattr(head, name), getattr(res.heads[5], name))
+    np.testing.assert_array_equal(res.heads[5].masked, res.masked[5])
+    assert np.all(res.masked[:, ~np.tri(600, dtype=bool)] == -np.inf)
+
+
+# ---------------------------------------------------------------------------------------------
+# One result protocol: n_heads and head(h) on every result type
+# ---------------------------------------------------------------------------------------------
+
+PER_HEAD = ("scores", "scaled", "masked", "weights", "output")
+
+
+def _every_result():
+    """One result of each type (additive with one and with several queries)."""
+    rng = np.random.default_rng(12)
+    x = rng.normal(size=(3, 6))
+    w = [rng.normal(size=(6, 6)) for _ in range(4)]
+    keys, values = rng.normal(size=(4, 2)), rng.normal(size=(4, 3))
+    additive_args = (keys, values, rng.normal(size=(2, 5)), rng.normal(size=(2, 5)),
+                     rng.normal(size=5))
+    return {
+        "single": self_attention(x, *w[:3], causal=True),
+        "multi": multi_head_attention(x, None, *w, n_heads=3, causal=True),
+        "additive": additive_attention(rng.normal(size=(2, 2)), *additive_args,
+                                       mask=np.array([True, True, False, True])),
+        "additive, one query": additive_attention(rng.normal(size=2), *additive_args),
+    }
+
+
+@pytest.mark.parametrize("kind", list(_every_result()))
+def test_every_result_has_n_heads_and_head(kind):
+    result = _every_result()[kind]
+    assert isinstance(result.n_heads, int)
+    assert result.n_heads == (3 if kind == "multi" else 1)
+    for h in range(result.n_heads):
+        head = result.head(h)
+        for name in PER_HEAD:
+            if kind == "multi":  # head h of the stacked arrays
+                expected = getattr(result, "head_outputs" if name == "output" else name)[h]
+            else:
+                expected = getattr(result, name)
+            assert_close(getattr(head, name), expected)
+        assert_close(head.weights.sum(axis=-1), np.ones(head.weights.shape[:-1]))
+        assert not head.weights.flags.writeable
+
+
+def test_head_of_a_single_result_is_the_result_itself():
+    results = _every_result()
+    for kind in ("single", "additive", "additive, one query"):
+        assert results[kind].head(0) is results[kind]
+    multi = results["multi"]
+    for h in range(3):
+        assert multi.head(h) is multi.heads[h]
+        assert isinstance(multi.head(h), AttentionResult)
+        assert multi.head(h).n_heads == 1
+
+
+def test_additive_scaled_is_its_scores():
+    for kind in ("additive", "additive, one query"):
+        result = _every_result()[kind]
+        assert_close(result.scaled, result.scores)
+        assert_close(result.masked, np.where(result.mask, result.scores, -np.inf))
+
+
+@pytest.mark.parametrize(("kind", "h", "message"), [
+    ("single", 1, "there is no head 1: this result has only head 0"),
+    ("single", -1, "there is no head -1: this result has only head 0"),
+    ("additive", 2, "there is no head 2: this result has only head 0"),
+    ("multi", 3, "there is no head 3: this result has heads 0 to 2"),
+    ("multi", -1, "there is no head -1: this result has heads 0 to 2"),
+    ("multi", 1.0, "the head index must be a whole number, got 1.0"),
+    ("multi", True, "the head index must be a whole number, got True"),
+    ("single", "0", "the head index must be a whole number, got '0'"),
+])
+def test_head_out_of_range_raises_a_sentence(kind, h, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        _every_result()[kind].head(h)
+
+
+def test_head_accepts_numpy_integers():
+    multi = _every_result()["multi"]
+    assert multi.head(np.int64(2)) is multi.heads[2]

@@ -6,14 +6,19 @@ without a mask is permutation-equivariant; one head is single-head attention; so
 a constant added to a row; huge finite inputs give finite weights or a ValueError, never NaN,
 inf or a RuntimeWarning; float32 stays float32.
 
+The result protocol (``n_heads``, ``head(h)``) holds for every head count; softmax refuses
+NaN and +inf wherever they are.
+
 Examples are small (t, d <= 5) and few (40 per test) so the whole file runs in about 10 s.
 """
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -157,6 +162,37 @@ def test_softmax_ignores_a_constant_added_to_a_row(scores, data):
     shift = data.draw(hnp.arrays(np.float64, (scores.shape[0], 1),
                                  elements=st.floats(-1e3, 1e3)))
     np.testing.assert_allclose(softmax(scores + shift), softmax(scores), rtol=1e-9, atol=1e-12)
+
+
+@given(hnp.arrays(np.float64, st.tuples(SIZES, SIZES), elements=st.floats(-50, 50)),
+       st.data(), st.sampled_from([np.nan, np.inf]))
+def test_softmax_refuses_nan_and_plus_inf_anywhere(scores, data, bad):
+    """−inf is a masked score; NaN and +inf raise instead of giving unnormalised rows."""
+    i = data.draw(st.integers(0, scores.shape[0] - 1))
+    j = data.draw(st.integers(0, scores.shape[1] - 1))
+    scores[i, j] = bad
+    with pytest.raises(ValueError, match=re.escape(f"got {bad} at index ({i}, {j})")):
+        softmax(scores)
+    scores[i, j] = -np.inf
+    assert np.all(np.isfinite(softmax(scores)))
+
+
+@settings(max_examples=25)  # many arrays per example
+@given(self_inputs(), st.data(), st.booleans())
+def test_head_h_of_a_multi_head_result_is_its_slice_h(inputs, data, causal):
+    x, w_q, w_k, w_v = inputs
+    n_heads = data.draw(st.integers(1, 3))
+    w_q, w_k, w_v = (np.tile(w, n_heads) for w in (w_q, w_k, w_v))
+    result = multi_head_attention(x, None, w_q, w_k, w_v, n_heads=n_heads, causal=causal)
+    assert result.n_heads == n_heads == len(result.heads)
+    for h in range(n_heads):
+        head = result.head(h)
+        assert head.n_heads == 1 and head.head(0) is head
+        for name in ("scores", "scaled", "masked", "weights"):
+            np.testing.assert_array_equal(getattr(head, name), getattr(result, name)[h])
+        np.testing.assert_array_equal(head.output, result.head_outputs[h])
+    with pytest.raises(ValueError, match=f"there is no head {n_heads}"):
+        result.head(n_heads)
 
 
 @given(self_inputs(), st.data())

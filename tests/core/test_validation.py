@@ -26,9 +26,19 @@ from attnviz import (
     scaled_dot_product_attention,
     self_attention,
     sinusoidal_positional_encoding,
+    softmax,
     window_mask,
 )
-from attnviz.core.checks import as_array, as_mask, check_count, check_inner, check_positive
+from attnviz.core.checks import (
+    as_array,
+    as_mask,
+    as_scores,
+    check_count,
+    check_flag,
+    check_head,
+    check_inner,
+    check_positive,
+)
 from attnviz.scenarios.scenario import permutation_check
 
 I3 = np.eye(3)
@@ -113,6 +123,13 @@ def test_check_inner():
     (float("nan"), False, "temperature must be a finite number > 0, got nan"),
     (float("inf"), False, "temperature must be a finite number > 0, got inf"),
     (-0.1, True, "temperature must be a finite number >= 0, got -0.1"),
+    ("1", False, "temperature must be a number, got '1'"),
+    ("2", True, "temperature must be a number, got '2'"),
+    (True, False, "temperature must be a number, got True"),
+    (False, True, "temperature must be a number, got False"),
+    (np.bool_(True), False, "temperature must be a number, got np.True_"),
+    ([1.0], False, "temperature must be a number, got [1.0]"),
+    (1 + 0j, False, "temperature must be a number, got (1+0j)"),
 ])
 def test_check_positive(value, allow_zero, message):
     with raises(message):
@@ -130,6 +147,49 @@ def test_check_positive(value, allow_zero, message):
 def test_check_count(value, message):
     with raises(message):
         check_count("n", value)
+
+
+@pytest.mark.parametrize("value", [1, 0.5, np.float32(2.0), np.int64(3), np.float64(0.0)])
+def test_check_positive_takes_real_numbers(value):
+    assert check_positive("scale", value, allow_zero=True) == float(value)
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("no", "causal must be True or False, got 'no'"),
+    ("False", "causal must be True or False, got 'False'"),
+    (0, "causal must be True or False, got 0"),
+    (1.0, "causal must be True or False, got 1.0"),
+    (None, "causal must be True or False, got None"),
+    (np.ones(2, dtype=bool), "causal must be True or False, got array([ True,  True])"),
+])
+def test_check_flag(value, message):
+    with raises(message):
+        check_flag("causal", value)
+    assert check_flag("causal", np.bool_(True)) is True and check_flag("c", False) is False
+
+
+def test_check_head():
+    assert check_head(0, 1) == 0 and check_head(np.int32(3), 4) == 3
+    with raises("there is no head 4: this result has heads 0 to 3"):
+        check_head(4, 4)
+    with raises("the head index must be a whole number, got None"):
+        check_head(None, 4)
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ([[0.0, np.nan]], "x must hold finite numbers or -inf, got nan at index (0, 1)"),
+    ([1.0, np.inf], "x must hold finite numbers or -inf, got inf at index (1,)"),
+    (np.float32(np.nan), "x must hold finite numbers or -inf, got nan at index ()"),
+    ([["a"]], "x must hold real numbers, got values of type <U1"),
+    ([[1, 2], [3]], "x must be a numeric array; could not read it"),
+    ([1j], "x must hold real numbers, got values of type complex128"),
+])
+def test_softmax_takes_finite_values_or_minus_inf(value, message):
+    """Regression (issue 14): NaN or +inf used to come back as unnormalised NaN rows."""
+    with raises(message):
+        softmax(value)
+    with raises(message):
+        as_scores("x", value)
 
 
 def test_as_mask():
@@ -175,6 +235,10 @@ def _entry_points(**kwargs):
     ({"scale": -1.0}, "scale must be a finite number >= 0, got -1.0"),
     ({"scale": float("inf")}, "scale must be a finite number >= 0, got inf"),
     ({"scale": "big"}, "scale must be a number, got 'big'"),
+    ({"scale": "2"}, "scale must be a number, got '2'"),
+    ({"scale": True}, "scale must be a number, got True"),
+    ({"temperature": "1"}, "temperature must be a number, got '1'"),
+    ({"temperature": True}, "temperature must be a number, got True"),
     ({"mask": np.ones((2, 4), dtype=int)},
      "mask must be boolean (True = may attend), got values of type int64"),
     ({"mask": np.ones((3, 4), dtype=bool)}, "mask of shape (3, 4) cannot be broadcast to "),
@@ -184,6 +248,15 @@ def _entry_points(**kwargs):
 def test_settings_and_masks_of_every_dot_product_entry_point(entry, kwargs, message):
     with raises(message):
         _entry_points(**kwargs)[entry]()
+
+
+@pytest.mark.parametrize("causal", ["no", "yes", 1, 0, None, 1.0])
+def test_causal_must_be_a_bool(causal):
+    """Regression (issue 14): ``causal="no"`` used to apply the causal mask."""
+    with raises(f"causal must be True or False, got {causal!r}"):
+        self_attention(X, I3, I3, I3, causal=causal)
+    with raises(f"causal must be True or False, got {causal!r}"):
+        multi_head_attention(X, None, I3, I3, I3, n_heads=1, causal=causal)
 
 
 def test_cross_attention_mask_shape():

@@ -1,0 +1,176 @@
+"""The core against PyTorch, an independent implementation (a test-only dependency).
+
+Three references, all in float64 and compared to 1e-12:
+
+* ``torch.nn.functional.scaled_dot_product_attention`` for the outputs (its ``scale`` is our
+  ``scale / temperature``; its boolean ``attn_mask`` has our convention, True = may attend;
+  a fully masked query gets a zero output row, as here);
+* explicit torch code (``q @ kᵀ``, ``masked_fill`` with −inf, ``torch.softmax``) for the
+  scores and weights, which ``F.scaled_dot_product_attention`` does not return;
+* ``torch.nn.MultiheadAttention(need_weights=True, average_attn_weights=False)`` with our
+  weight matrices loaded (torch multiplies by ``W.T``: ``in_proj_weight`` holds w_qᵀ, w_kᵀ,
+  w_vᵀ stacked) for multi-head attention with the default scale.
+
+Skipped where torch is not installed (the core's own environment is numpy-only); the loop
+reference of ``tests/reference.py`` covers the same ground there.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+F = torch.nn.functional
+
+from attnviz import (  # noqa: E402 - after the importorskip
+    multi_head_attention,
+    scaled_dot_product_attention,
+    self_attention,
+)
+
+TOL = {"rtol": 1e-12, "atol": 1e-12}
+SCALES = (None, 1.0, 0.37, 0.0)
+TEMPERATURES = (1.0, 0.5, 2.5)
+
+
+def close(ours, theirs) -> None:
+    """Same shape and values (to 1e-12); ``theirs`` is a torch tensor."""
+    theirs = theirs.detach().numpy()
+    assert np.shape(ours) == theirs.shape
+    np.testing.assert_allclose(ours, theirs, **TOL)
+
+
+def t64(a) -> torch.Tensor:
+    """A float64 (or bool) tensor holding a copy of ``a``."""
+    a = np.asarray(a)
+    return torch.from_numpy(a.copy() if a.dtype == bool else a.astype(np.float64))
+
+
+def random_mask(rng, t_q, t_k):
+    """A random boolean mask (True = may attend), half of the time with a fully masked query."""
+    mask = rng.random((t_q, t_k)) < 0.7
+    if rng.random() < 0.5:
+        mask[rng.integers(t_q)] = False
+    return mask
+
+
+def torch_weights(q, k, mask, factor):
+    """softmax(q kᵀ · factor, masked) written in torch; a fully masked row is all zeros.
+
+    ``q``, ``k`` are tensors of shape (..., t, d); ``mask`` broadcasts to (..., t_q, t_k).
+    """
+    scores = q @ k.transpose(-1, -2)
+    masked = (scores * factor).masked_fill(~mask, float("-inf"))
+    return scores, torch.softmax(masked, dim=-1).nan_to_num(0.0)  # all −inf row: NaN → 0
+
+
+@pytest.mark.parametrize("case", range(40))
+def test_scaled_dot_product_attention_matches_torch(case):
+    rng = np.random.default_rng(9000 + case)
+    t_q, t_k, d_k, d_v = (int(n) for n in rng.integers(1, 9, size=4))
+    q, k, v = (rng.normal(size=s) * 2 for s in ((t_q, d_k), (t_k, d_k), (t_k, d_v)))
+    mask = None if case % 4 == 0 else random_mask(rng, t_q, t_k)
+    causal = case % 5 == 1 and t_q == t_k
+    if causal:
+        mask = np.tri(t_q, dtype=bool) & (True if mask is None else mask)
+    scale, temperature = SCALES[case % 4], TEMPERATURES[case % 3]
+    result = scaled_dot_product_attention(q, k, v, mask=mask, scale=scale,
+                                          temperature=temperature)
+
+    factor = (1 / math.sqrt(d_k) if scale is None else scale) / temperature
+    attn_mask = None if mask is None else t64(mask)
+    close(result.output, F.scaled_dot_product_attention(t64(q), t64(k), t64(v),
+                                                        attn_mask=attn_mask, scale=factor))
+    scores, weights = torch_weights(t64(q), t64(k), t64(result.mask), factor)
+    close(result.scores, scores)
+    close(result.scaled, scores * factor)
+    close(result.weights, weights)
+    close(result.output, weights @ t64(v))
+
+
+@pytest.mark.parametrize("n_heads", [1, 2, 3, 4, 8])
+@pytest.mark.parametrize("case", range(8))
+def test_multi_head_attention_matches_explicit_torch(n_heads, case):
+    rng = np.random.default_rng(9500 + 10 * n_heads + case)
+    t_q, t_k, d_model, d_k, d_v, d_out = (int(n) for n in rng.integers(1, 7, size=6))
+    cross = case % 2 == 1
+    x_q = rng.normal(size=(t_q, d_model))
+    x_kv = rng.normal(size=(t_k, d_model)) if cross else None
+    t_k = t_k if cross else t_q
+    w_q, w_k, w_v = (rng.normal(size=(d_model, n_heads * d)) for d in (d_k, d_k, d_v))
+    w_o = None if case % 3 == 0 else rng.normal(size=(n_heads * d_v, d_out))
+    mask = None if case % 4 == 0 else random_mask(rng, t_q, t_k)
+    causal = case % 4 == 2
+    scale, temperature = SCALES[case % 4], TEMPERATURES[case % 3]
+    result = multi_head_attention(x_q, x_kv, w_q, w_k, w_v, w_o, n_heads=n_heads, mask=mask,
+                                  causal=causal, scale=scale, temperature=temperature)
+
+    # torch: project, split into heads, attend (F.sdpa and explicit), concatenate, project
+    xq = t64(x_q)
+    xkv = xq if x_kv is None else t64(x_kv)
+    q = (xq @ t64(w_q)).view(t_q, n_heads, d_k).transpose(0, 1)  # (n_heads, t_q, d_k)
+    k = (xkv @ t64(w_k)).view(t_k, n_heads, d_k).transpose(0, 1)  # (n_heads, t_k, d_k)
+    v = (xkv @ t64(w_v)).view(t_k, n_heads, d_v).transpose(0, 1)  # (n_heads, t_k, d_v)
+    allowed = torch.ones(t_q, t_k, dtype=torch.bool) if mask is None else t64(mask)
+    if causal:
+        allowed = allowed & torch.ones(t_q, t_k, dtype=torch.bool).tril()
+    factor = (1 / math.sqrt(d_k) if scale is None else scale) / temperature
+    heads = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, scale=factor)
+    scores, weights = torch_weights(q, k, allowed, factor)
+    concat = heads.transpose(0, 1).reshape(t_q, n_heads * d_v)  # (t_q, n_heads·d_v)
+    output = concat if w_o is None else concat @ t64(w_o)
+
+    close(result.mask, allowed)
+    close(result.scores, scores)
+    close(result.weights, weights)
+    close(result.head_outputs, heads)
+    close(result.concat, concat)
+    close(result.output, output)
+    for h in range(n_heads):
+        close(result.head(h).weights, weights[h])
+        close(result.head(h).output, heads[h])
+
+
+@pytest.mark.parametrize(("n_heads", "d_model", "t_q", "t_k", "causal"), [
+    (1, 4, 5, 5, False), (1, 4, 5, 5, True), (2, 4, 3, 6, False), (4, 8, 7, 7, False),
+    (4, 8, 7, 7, True), (8, 16, 6, 4, False), (3, 6, 1, 9, False), (8, 16, 9, 9, True),
+])  # causal cases are self-attention (t_q = t_k)
+def test_multi_head_attention_matches_torch_multihead_attention(n_heads, d_model, t_q, t_k,
+                                                                causal):
+    rng = np.random.default_rng(n_heads * 100 + d_model + t_q + 7 * t_k)
+    x_q = rng.normal(size=(t_q, d_model))
+    x_kv = x_q if t_q == t_k else rng.normal(size=(t_k, d_model))
+    w_q, w_k, w_v, w_o = (rng.normal(size=(d_model, d_model)) / math.sqrt(d_model)
+                          for _ in range(4))
+    mask = rng.random((t_q, t_k)) < 0.8
+    mask[:, 0] = True  # every query sees a key: torch's module gives NaN for none
+    result = multi_head_attention(x_q, None if x_kv is x_q else x_kv, w_q, w_k, w_v, w_o,
+                                  n_heads=n_heads, mask=mask, causal=causal)
+
+    module = torch.nn.MultiheadAttention(d_model, n_heads, bias=False, batch_first=True,
+                                         dtype=torch.float64)
+    with torch.no_grad():  # torch computes x @ W.T: load the transposes
+        module.in_proj_weight.copy_(t64(np.concatenate([w_q.T, w_k.T, w_v.T])))
+        module.out_proj.weight.copy_(t64(w_o.T))
+    forbidden = ~t64(result.mask)  # torch's module: True = may NOT attend
+    output, weights = module(t64(x_q)[None], t64(x_kv)[None], t64(x_kv)[None],
+                             attn_mask=forbidden, need_weights=True,
+                             average_attn_weights=False)
+    close(result.output, output[0])
+    close(result.weights, weights[0])
+    assert result.scale == pytest.approx(1 / math.sqrt(d_model // n_heads))
+
+
+def test_self_attention_causal_matches_torch_is_causal():
+    rng = np.random.default_rng(77)
+    x = rng.normal(size=(6, 5))
+    w_q, w_k, w_v = (rng.normal(size=(5, d)) for d in (3, 3, 4))
+    result = self_attention(x, w_q, w_k, w_v, causal=True, temperature=0.8)
+    factor = 1 / math.sqrt(3) / 0.8
+    theirs = F.scaled_dot_product_attention(t64(x) @ t64(w_q), t64(x) @ t64(w_k),
+                                            t64(x) @ t64(w_v), is_causal=True, scale=factor)
+    close(result.output, theirs)
+    close(result.q, t64(x) @ t64(w_q))
