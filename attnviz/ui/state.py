@@ -40,7 +40,8 @@ def use_app_frame() -> None:
     it off and rerun through app.py: once per server process. Streamlit has no public API for
     this mode, so it reads and sets the private class flag; if a Streamlit release moves it,
     this does nothing: a page opened directly by URL before any run of app.py in the process
-    then shows without the sidebar until the next page switch. (Tests: ``tests/apptest_helpers.server_like_pages``.)
+    then shows without the sidebar until the next page switch. (Tests:
+    ``tests/apptest_helpers.server_like_pages``.)
 
     Measured alternative, not kept: drawing the frame inline in the page's own run (running
     app.py without its ``navigation.run()``) avoids the rerun, but its ``st.navigation`` call
