@@ -100,7 +100,7 @@ def _options(at, w) -> list | None:
     Read from the widget's registered deserializer (Streamlit internals; None if absent).
     """
     try:
-        state = at.session_state._state._state  # noqa: SLF001
+        state = at.session_state._state._state  # Streamlit internals
         serde = state._new_widget_state.widget_metadata[w.id].deserializer.__self__
         return list(serde.options)
     except (AttributeError, KeyError):

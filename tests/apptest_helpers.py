@@ -107,7 +107,7 @@ def fragment_of(at: AppTest, key: str | None) -> str | None:
     if key is None:
         return None
     try:
-        state = at.session_state._state._state  # noqa: SLF001
+        state = at.session_state._state._state  # Streamlit internals
         mapper, metadata = state._key_id_mapper, state._new_widget_state.widget_metadata
     except AttributeError as err:
         raise _internals_moved("AppTest's widget metadata", err) from err

@@ -54,7 +54,7 @@ def downloads(monkeypatch):
         for storage in reversed(instances):
             try:
                 return bytes(storage.get_file(name).content)
-            except Exception:  # noqa: BLE001 - not in this run's storage
+            except Exception:  # not in this run's storage
                 continue
         raise AssertionError(f"download {button.proto.label!r} not found in media storage")
 
