@@ -279,17 +279,6 @@ def chart_z(at: AppTest, index: int, trace: int = 0) -> np.ndarray:
     return decode(chart_specs(at)[index]["data"][trace]["z"]).astype(np.float64)
 
 
-def chart_by_title(at: AppTest, title: str) -> dict:
-    """The first chart whose title (layout title or top-axis title) contains ``title``."""
-    for spec in chart_specs(at):
-        layout = spec.get("layout") or {}
-        texts = [((layout.get(part) or {}).get("title") or {}) for part in ("xaxis",)]
-        texts.append(layout.get("title") or {})
-        if any(title in (t.get("text") or "") for t in texts if isinstance(t, dict)):
-            return spec
-    raise AssertionError(f"no chart titled {title!r}")
-
-
 def chart_keys(at: AppTest) -> list[str]:
     """The ``key=`` of every chart, in page order (Streamlit ids end with "-<key>")."""
     return [user_key(c) for c in charts(at)]
