@@ -62,19 +62,6 @@ def _share_script_cache() -> None:
     app_test.ScriptCache = local_script_runner.ScriptCache = lambda: shared
 
 
-def _act_like_a_server() -> None:
-    """Run app.py as a server process does after its first run: no legacy-pages rerun.
-
-    AppTest resets Streamlit's legacy pages/ flag on every run, so app.py would rerun itself
-    each time (``state.use_app_frame``, once per process on a server): every page would run
-    twice per edit. tests/apptest_helpers.py holds the fix the tests use too.
-    """
-    sys.path.insert(0, str(c.ROOT / "tests"))
-    from apptest_helpers import act_like_a_server
-
-    act_like_a_server()
-
-
 def _edit(at, i: int) -> tuple[str, str | None]:
     """Make the i-th edit on the page (not yet run); return what was edited and the widget's
     key (None: nothing was edited)."""
@@ -113,7 +100,7 @@ def _options(at, w) -> list | None:
     Read from the widget's registered deserializer (Streamlit internals; None if absent).
     """
     try:
-        state = at.session_state._state._state  # noqa: SLF001
+        state = at.session_state._state._state  # Streamlit internals
         serde = state._new_widget_state.widget_metadata[w.id].deserializer.__self__
         return list(serde.options)
     except (AttributeError, KeyError):
@@ -283,7 +270,7 @@ def main(argv=None) -> None:
     args = p.parse_args(argv)
     _quiet()
     _share_script_cache()
-    _act_like_a_server()
+    sys.path.insert(0, str(c.ROOT / "tests"))  # apptest_helpers: AppTest helpers of the tests
     pages = c.pages()
     if args.pages:
         wanted = set(args.pages.split(","))
@@ -297,7 +284,10 @@ def main(argv=None) -> None:
     up_t, up_heads = (32, 2) if args.quick else (1024, 2)
     upload = {"label": UPLOAD_LABEL.format(t=up_t, heads=up_heads), "name": "attention.npz",
               "data": c.attention_npz(up_t, up_heads)}
-    rows = measure(pages, runs, big, big_label, upload)
+    from apptest_helpers import server_like_pages  # app.py as on a server: no legacy rerun
+
+    with server_like_pages():
+        rows = measure(pages, runs, big, big_label, upload)
     c.emit(args, section(rows, args.quick, big_label))
 
 

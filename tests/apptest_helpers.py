@@ -3,63 +3,117 @@
 from __future__ import annotations
 
 import base64
+import contextlib
+import difflib
 import json
 from pathlib import Path
 
 import numpy as np
-import streamlit.testing.v1.app_test as app_test_module
-import streamlit.testing.v1.local_script_runner as local_script_runner
-from streamlit.runtime.pages_manager import PagesManager
-from streamlit.runtime.scriptrunner import RerunData
 from streamlit.testing.v1 import AppTest
 
 from attnviz.ui import plotly_view
-from attnviz.ui.diagnostics import panel_key
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
 
 
-class ServerLikePagesManager(PagesManager):
-    """A PagesManager whose process has already left legacy pages/ mode, as on a server.
+# ---------------------------------------------------------------------------------------------
+# The only helpers here that need Streamlit internals (imported when used, guarded): a
+# server-like pages manager (tests/pages/conftest.py) and fragment reruns
+# ---------------------------------------------------------------------------------------------
 
-    AppTest makes a new PagesManager on every run, which puts the class flag
-    ``uses_pages_directory`` back to legacy mode; app.py (``state.use_app_frame``) then switches
-    it off and reruns — once per server process on a real server, but on *every* AppTest run.
-    That extra run loses button clicks in tests and doubles every timing in benchmarks.
+class StreamlitInternalsMoved(RuntimeError):
+    """A private Streamlit piece the fragment helpers read is gone (a Streamlit upgrade)."""
+
+
+def _internals_moved(what: str, err: Exception) -> StreamlitInternalsMoved:
+    return StreamlitInternalsMoved(
+        f"{what} is not where Streamlit 1.67 kept it ({type(err).__name__}: {err}). The "
+        "helpers of tests/apptest_helpers.py that read Streamlit internals (server_like_pages, "
+        "fragment_of, run_like_a_server) need an update for this Streamlit version. Tests "
+        "without AppTest are unaffected.")
+
+
+@contextlib.contextmanager
+def server_like_pages():
+    """While inside, AppTest runs app.py as a server process does after its first run.
+
+    The design card keeps ``pages/`` beside app.py, so Streamlit starts in its legacy pages/
+    mode, which app.py's frame (``attnviz.ui.state.use_app_frame``) switches off with one
+    rerun: once per process on a server, but on *every* AppTest run, because AppTest resets
+    the mode before each run. That extra rerun loses the run's button clicks and doubles
+    every timing. Measured without this (Streamlit 1.67): each run of a page executes the
+    page alone, then app.py and the page again; ``at.button(...).click().run()`` has no
+    effect. This gives AppTest a pages manager that starts with the mode already off.
     """
+    try:
+        import streamlit.testing.v1.app_test as app_test_module
+        from streamlit.runtime.pages_manager import PagesManager
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        PagesManager.uses_pages_directory = False
+        if app_test_module.PagesManager is not PagesManager or not hasattr(
+                PagesManager, "uses_pages_directory"):
+            raise AttributeError("AppTest no longer makes a PagesManager with that flag")
+    except (ImportError, AttributeError) as err:
+        raise _internals_moved("AppTest's PagesManager", err) from err
 
+    class ServerLikePagesManager(PagesManager):
+        """A PagesManager whose process has already left legacy pages/ mode."""
 
-_FRAGMENT: list[str | None] = [None]  # the st.fragment the next AppTest run reruns alone
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            PagesManager.uses_pages_directory = False
 
-
-def _rerun_data_with_fragment(**kwargs):
-    """AppTest's RerunData, carrying ``_FRAGMENT`` while it is set: both the runner's initial
-    request and the run's (a full rerun coalesced with a fragment rerun is a full rerun)."""
-    if _FRAGMENT[0]:
-        kwargs["fragment_id"] = _FRAGMENT[0]
-    return RerunData(**kwargs)
-
-
-def act_like_a_server() -> None:
-    """Make AppTest run app.py as a server process does after its first run (see above), and
-    able to rerun one ``st.fragment`` alone (see ``run_like_a_server``)."""
     app_test_module.PagesManager = ServerLikePagesManager
-    local_script_runner.RerunData = _rerun_data_with_fragment
+    try:
+        yield
+    finally:
+        app_test_module.PagesManager = PagesManager
+
+
+@contextlib.contextmanager
+def _rerun_fragment(fragment_id: str | None):
+    """While inside, AppTest's runs rerun the ``st.fragment`` ``fragment_id`` alone (None: the
+    whole script), as a server does when the browser sends the fragment's id.
+
+    AppTest has no public way to do this: its script runner builds a plain ``RerunData``; this
+    gives it one that carries the fragment id (the runner's initial request and the run's
+    both: a full rerun coalesced with a fragment rerun is a full rerun), and puts it back after.
+    """
+    if fragment_id is None:
+        yield
+        return
+    try:
+        from streamlit.runtime.scriptrunner import RerunData
+        from streamlit.testing.v1 import local_script_runner
+
+        plain = local_script_runner.RerunData
+    except (ImportError, AttributeError) as err:
+        raise _internals_moved("AppTest's RerunData", err) from err
+
+    def with_fragment(**kwargs):
+        return RerunData(**{**kwargs, "fragment_id": fragment_id})
+
+    local_script_runner.RerunData = with_fragment
+    try:
+        yield
+    finally:
+        local_script_runner.RerunData = plain
 
 
 def fragment_of(at: AppTest, key: str | None) -> str | None:
     """The id of the ``st.fragment`` the widget ``key`` was drawn in; None for the page body
-    (read from the widget's registered metadata: Streamlit internals)."""
+    or a key that is no widget of this run (read from the widget's registered metadata:
+    Streamlit internals, so a clear failure if they moved)."""
+    if key is None:
+        return None
     try:
-        state = at.session_state._state._state  # noqa: SLF001
-        widget_id = state._key_id_mapper.get_id_from_key(key)
-        return state._new_widget_state.widget_metadata[widget_id].fragment_id
-    except (AttributeError, KeyError, TypeError):
+        state = at.session_state._state._state  # Streamlit internals
+        mapper, metadata = state._key_id_mapper, state._new_widget_state.widget_metadata
+    except AttributeError as err:
+        raise _internals_moved("AppTest's widget metadata", err) from err
+    try:
+        return metadata[mapper.get_id_from_key(key)].fragment_id
+    except KeyError:
         return None
 
 
@@ -69,29 +123,42 @@ def run_like_a_server(at: AppTest, key: str | None) -> AppTest:
     other the whole script. AppTest itself always reruns the whole script.
 
     After a fragment run, ``at`` holds only the elements that run drew (the fragment's; the
-    browser keeps showing the others). Needs ``act_like_a_server()``.
+    browser keeps showing the others).
     """
-    _FRAGMENT[0] = fragment_of(at, key)
-    try:
+    with _rerun_fragment(fragment_of(at, key)):
         return at.run()
-    finally:
-        _FRAGMENT[0] = None
 
 
-# expanders whose content runs only while they are open (``on_change="rerun"``); tests open them
-# so that every widget is there (test_page_multi_head.py, test_page_encoder_decoder.py and
-# test_page_playground.py check the lazy behaviour)
-LAZY_EXPANDERS = ("mha_inputs", "ed_inputs", "ed_cross_weights", "ed_additive_inputs",
-                  "pg_downloads",
-                  *(panel_key(k) for k in ("pg_diag", "pg_diag_heads", "trace_diag", "lines_diag",
-                                           "compare_diag_a", "compare_diag_b")))
+# ---------------------------------------------------------------------------------------------
+# Lazy expanders and tabs: found on the page, never listed by hand
+# ---------------------------------------------------------------------------------------------
+# The ui makes an expander or a tab set lazy by giving it a key and ``on_change="rerun"``
+# (``st.expander(..., key=..., on_change="rerun")``: its content runs only while it is open;
+# ``st.tabs(..., key=..., on_change="rerun")``: only the selected tab's content runs). Every
+# keyed expander and tab set in attnviz is lazy, so the helpers below take every keyed one of
+# the page as it is drawn: a new lazy expander or tab set is opened without being named here.
+
+_LAZY_SEEN: set[str] = set()  # lazy expander keys met so far (opened before a page's first run)
+
+
+def closed_lazy_expanders(at: AppTest) -> list[str]:
+    """The keys of the lazy (keyed) expanders of the current run that are closed."""
+    return [e.key for e in at.expander if e.key and not e.proto.expanded]
 
 
 def open_lazy_expanders(at: AppTest) -> AppTest:
-    """Have the lazy expanders open on the next run (as a user clicking them would)."""
-    for key in LAZY_EXPANDERS:
-        at.session_state[key] = True
-    return at
+    """Open every lazy expander of the page, as a user clicking each would: rerun while the
+    page has a closed one (an opened one may hold another). Returns ``at``, run with all of
+    them open (not run again when none was closed)."""
+    for _ in range(10):
+        closed = closed_lazy_expanders(at)
+        if not closed:
+            return at
+        _LAZY_SEEN.update(closed)
+        for key in closed:
+            at.session_state[key] = True
+        at.run()
+    raise AssertionError(f"lazy expanders do not open: {closed_lazy_expanders(at)}")
 
 
 def user_key(element) -> str:
@@ -104,47 +171,42 @@ def editor_keys(at: AppTest) -> set[str]:
     return {user_key(e) for e in at.get("data_editor")}
 
 
-# editors in lazy tabs (only the selected tab's editor runs): (tabs key, tab label)
-ADDITIVE_TABS = {"ed_w_a_q": ("ed_additive_weights", "W_q"),
-                 "ed_w_a_k": ("ed_additive_weights", "W_k"),
-                 "ed_v_a": ("ed_additive_weights", "v_a")}
+def lazy_tab_sets(at: AppTest) -> dict[str, list[str]]:
+    """The lazy (keyed) tab sets of the current run: key -> tab labels, in page order."""
+    return {block.key: [tab.label for tab in block.children.values()]
+            for block in at.get("tab_container") if block.key}
 
 
 def show_weight_tab(at: AppTest, name: str) -> AppTest:
-    """Select the tab of editor ``name`` ("pg_w_k") when its editor is not on the page.
+    """Select the tab of editor ``name`` ("pg_w_k") when its editor is not on the page, as a
+    user clicks a tab first: only the selected tab's editor runs.
 
-    The W_Q/W_K/W_V(/W_O) tabs of ``controls.weight_editors`` and the additive W_q/W_k/v_a
-    tabs are lazy: only the selected tab's editor runs, as only it is on screen (a user
-    clicks the tab first).
+    Tries the tabs of every lazy tab set of the page, the labels most like ``name`` first,
+    until the editor is drawn; fails when no tab draws it.
     """
-    prefix, _, field = name.partition("_")
-    tab = ADDITIVE_TABS.get(name) or (
-        (f"{prefix}_weights", field.upper()) if field in ("w_q", "w_k", "w_v", "w_o") else None)
-    if tab and not any(k.startswith(f"{name}_v") for k in editor_keys(at)):
-        at.session_state[tab[0]] = tab[1]
+    if any(k.startswith(f"{name}_v") for k in editor_keys(at)):
+        return at
+    field = name.partition("_")[2]
+    tries = sorted(((key, label) for key, labels in lazy_tab_sets(at).items()
+                    for label in labels),
+                   key=lambda kl: -difflib.SequenceMatcher(None, kl[1].lower(), field).ratio())
+    for key, label in tries:
+        at.session_state[key] = label
         at.run()
-    return at
+        if any(k.startswith(f"{name}_v") for k in editor_keys(at)):
+            return at
+    raise AssertionError(f"no tab of {sorted(lazy_tab_sets(at))} draws the editor {name!r}")
 
 
 def each_weight_tab(at: AppTest) -> list[str]:
-    """Rerun the page with each of its other weight tabs selected, then the first again.
+    """Rerun the page with each other tab of its lazy tab sets selected, then the first again.
 
-    The tabs are lazy (only the selected tab's editor runs), so a sweep that wants every
-    editor to meet a scenario goes through them; each run is checked by the caller's
-    ``at``. Returns the labels visited.
+    Only the selected tab's editor runs, so a sweep that wants every editor to meet a
+    scenario goes through them; each run is checked here (no exception). Returns the labels
+    visited.
     """
-    def containers(node):
-        for child in getattr(node, "children", {}).values():
-            if getattr(child, "type", "") == "tab_container":
-                yield child
-            yield from containers(child)
-
     visited = []
-    for container in list(containers(at._tree)):  # noqa: SLF001 — AppTest's element tree
-        key = user_key(container)
-        labels = [tab.label for tab in container.children.values()]
-        if not key.endswith("_weights"):
-            continue
+    for key, labels in lazy_tab_sets(at).items():
         for label in labels[1:] + labels[:1]:
             at.session_state[key] = label
             at.run()
@@ -153,17 +215,27 @@ def each_weight_tab(at: AppTest) -> list[str]:
     return visited
 
 
+def switch_to(at: AppTest, page: str, *, lazy_open: bool = True) -> AppTest:
+    """Switch to ``pages/<page>.py`` and run it.
+
+    ``lazy_open``: open every lazy expander of the page (see ``open_lazy_expanders``; those met
+    before are opened for the first run already, so a page usually runs once).
+    """
+    for key in _LAZY_SEEN if lazy_open else ():
+        at.session_state[key] = True
+    at.switch_page(f"pages/{page}.py").run()
+    return open_lazy_expanders(at) if lazy_open else at
+
+
 def open_page(page: str | None = None, *, timeout: float = 30,
               lazy_open: bool = True) -> AppTest:
     """Run app.py, then switch to ``pages/<page>.py`` (None = Home); fail on any exception.
 
-    ``lazy_open``: open the lazy expanders (see ``LAZY_EXPANDERS``) as the page is opened.
+    ``lazy_open``: open every lazy expander of the page (see ``switch_to``).
     """
     at = AppTest.from_file(APP, default_timeout=timeout).run()
     if page:
-        if lazy_open:
-            open_lazy_expanders(at)
-        at.switch_page(f"pages/{page}.py").run()
+        switch_to(at, page, lazy_open=lazy_open)
     assert not at.exception, [e.message for e in at.exception]
     return at
 
@@ -205,17 +277,6 @@ def chart_specs(at: AppTest) -> list[dict]:
 def chart_z(at: AppTest, index: int, trace: int = 0) -> np.ndarray:
     """The z matrix of the index-th plotly chart (first trace by default) as float64."""
     return decode(chart_specs(at)[index]["data"][trace]["z"]).astype(np.float64)
-
-
-def chart_by_title(at: AppTest, title: str) -> dict:
-    """The first chart whose title (layout title or top-axis title) contains ``title``."""
-    for spec in chart_specs(at):
-        layout = spec.get("layout") or {}
-        texts = [((layout.get(part) or {}).get("title") or {}) for part in ("xaxis",)]
-        texts.append(layout.get("title") or {})
-        if any(title in (t.get("text") or "") for t in texts if isinstance(t, dict)):
-            return spec
-    raise AssertionError(f"no chart titled {title!r}")
 
 
 def chart_keys(at: AppTest) -> list[str]:

@@ -7,9 +7,13 @@
 #   1. Debian's chromium via apt-get if /usr/bin/chromium is missing (the browser tests drive it
 #      through Playwright's executable_path; `playwright install` is never run: it downloads a
 #      browser and fails offline);
-#   2. pip install requirements-dev.txt and the package itself (editable);
-#   3. ruff check, then pytest (extra arguments go to pytest).
-# Exits non-zero if any step fails, including when pytest collects no tests (exit code 5).
+#   2. the core tests (tests/core, tests/scenarios, tests/io, tests/teach) in a virtual
+#      environment that has numpy and scipy only (+ pytest, hypothesis and the package without
+#      its `ui` extra), made once in .venv-core/ (CORE_VENV chooses another place): proves
+#      they need no Streamlit, Plotly or pandas (tests that need torch skip there by design);
+#   3. pip install requirements-dev.txt and the package itself (editable);
+#   4. ruff check, then the whole suite with pytest (extra arguments go to this pytest).
+# Exits non-zero if any step fails, including when a pytest collects no tests (exit code 5).
 # Set PYTHON to choose the interpreter (default: python, else python3).
 set -euo pipefail
 
@@ -19,7 +23,19 @@ PYTHON="${PYTHON:-$(command -v python || command -v python3 || echo python)}"
 
 section() { printf '\n==== %s ====\n' "$*"; }
 
-section "1/4 System browser: /usr/bin/chromium"
+# run pytest; a failure (exit code 5 = nothing collected, too) stops the script with a message
+run_pytest() {
+    local status=0
+    "$@" || status=$?
+    if [[ $status -eq 5 ]]; then
+        echo "FAILED: pytest collected no tests (exit code 5)" >&2
+    elif [[ $status -ne 0 ]]; then
+        echo "FAILED: pytest exit code $status" >&2
+    fi
+    return "$status"
+}
+
+section "1/5 System browser: /usr/bin/chromium"
 if [[ ! -x /usr/bin/chromium ]]; then
     SUDO=""
     if [[ "$(id -u)" -ne 0 ]]; then SUDO="sudo"; fi
@@ -30,21 +46,31 @@ fi
 # (Debian's launcher may print a harmless "[: ... unexpected operator" from /etc/chromium.d/dev-shm)
 /usr/bin/chromium --version
 
-section "2/4 Python packages ($("$PYTHON" --version 2>&1))"
+section "2/5 Core tests with numpy and scipy only (${CORE_VENV:=.venv-core})"
+if [[ ! -x "$CORE_VENV/bin/python" ]]; then
+    "$PYTHON" -m venv "$CORE_VENV"
+fi
+# the same bounds as the full install: pytest and hypothesis from requirements-dev.txt, numpy
+# and scipy from pyproject.toml's dependencies (the package without its `ui` extra)
+mapfile -t TEST_TOOLS < <(grep -E '^(pytest|hypothesis)[<>=! ]' requirements-dev.txt)
+"$CORE_VENV/bin/python" -m pip install --disable-pip-version-check -q "${TEST_TOOLS[@]}"
+"$CORE_VENV/bin/python" -m pip install --disable-pip-version-check -q -e .
+if "$CORE_VENV/bin/python" -c "import streamlit" 2>/dev/null \
+        || "$CORE_VENV/bin/python" -c "import plotly" 2>/dev/null \
+        || "$CORE_VENV/bin/python" -c "import pandas" 2>/dev/null; then
+    echo "FAILED: $CORE_VENV must not have streamlit, plotly or pandas" >&2
+    exit 1
+fi
+run_pytest "$CORE_VENV/bin/python" -m pytest -p no:cacheprovider \
+    tests/core tests/scenarios tests/io tests/teach
+
+section "3/5 Python packages ($("$PYTHON" --version 2>&1))"
 "$PYTHON" -m pip install --disable-pip-version-check -r requirements-dev.txt
 "$PYTHON" -m pip install --disable-pip-version-check -e .
 
-section "3/4 Lint: ruff check ."
+section "4/5 Lint: ruff check ."
 "$PYTHON" -m ruff check .
 
-section "4/4 Tests: pytest $*"
-status=0
-"$PYTHON" -m pytest "$@" || status=$?
-if [[ $status -eq 5 ]]; then
-    echo "FAILED: pytest collected no tests (exit code 5)" >&2
-elif [[ $status -ne 0 ]]; then
-    echo "FAILED: pytest exit code $status" >&2
-else
-    echo "OK: lint and tests passed"
-fi
-exit "$status"
+section "5/5 Tests: pytest $*"
+run_pytest "$PYTHON" -m pytest "$@"
+echo "OK: core tests without the ui, lint and the whole suite passed"

@@ -32,7 +32,11 @@ import plotly
 import plotly.graph_objects as go
 import plotly.io as pio
 import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+try:  # the main script's folder: Streamlit 1.67 has no public API for it (st.context has none)
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+except ImportError:  # a Streamlit that moved it: charts fall back to st.plotly_chart
+    get_script_run_ctx = None
 
 _LOG = logging.getLogger(__name__)
 NAME = "attnviz_plotly"
@@ -73,8 +77,9 @@ def _copied_beside(main_script_path: str) -> bool:
 
 def plotly_js_ready() -> bool:
     """True when the browser can load ``plotly.min.js`` from this server: static serving is on
-    and the file is in the ``static/`` folder Streamlit serves."""
-    ctx = get_script_run_ctx()
+    and the file is in the ``static/`` folder Streamlit serves (beside the main script, whose
+    path only Streamlit's private script-run context holds)."""
+    ctx = get_script_run_ctx() if get_script_run_ctx is not None else None
     if not (ctx and ctx.main_script_path and st.get_option("server.enableStaticServing")):
         return False
     return _copied_beside(ctx.main_script_path)

@@ -11,7 +11,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 import streamlit as st
-from streamlit.runtime.pages_manager import PagesManager
+
+try:  # Streamlit internals: the legacy pages/ mode has no public switch (see use_app_frame)
+    from streamlit.runtime.pages_manager import PagesManager
+except ImportError:  # a Streamlit that moved it: pages still work, see use_app_frame
+    PagesManager = None
 
 from attnviz.scenarios.presets import PRESETS, default_scenario
 from attnviz.scenarios.scenario import Scenario
@@ -26,13 +30,25 @@ LINK_APPLIED = "_link_applied"  # the ?scenario= value already applied in this s
 
 
 def use_app_frame() -> None:
-    """Make every run go through app.py, including a page URL opened directly.
+    """Make every run go through app.py, including a page URL opened directly: the one place
+    that deals with Streamlit's legacy pages/ mode (the design card keeps ``pages/`` beside
+    ``app.py``).
 
     Streamlit 1.67 still runs ``pages/x.py`` on its own (legacy multipage mode, no app.py,
     so no sidebar or page config) while a ``pages/`` folder exists and app.py has not yet
-    switched that mode off in this server process. Switch it off and rerun through app.py.
+    switched that mode off in this server process (its ``st.navigation`` call does). Switch
+    it off and rerun through app.py: once per server process. Streamlit has no public API for
+    this mode, so it reads and sets the private class flag; if a Streamlit release moves it,
+    this does nothing: a page opened directly by URL before any run of app.py in the process
+    then shows without the sidebar until the next page switch. (Tests:
+    ``tests/apptest_helpers.server_like_pages``.)
+
+    Measured alternative, not kept: drawing the frame inline in the page's own run (running
+    app.py without its ``navigation.run()``) avoids the rerun, but its ``st.navigation`` call
+    moves the page's widgets to the main script's id space, so widget ids differ from a
+    server run's and a Home button click is lost.
     """
-    if PagesManager.uses_pages_directory:
+    if getattr(PagesManager, "uses_pages_directory", False):
         PagesManager.uses_pages_directory = False
         st.rerun()
 

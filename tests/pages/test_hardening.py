@@ -38,9 +38,9 @@ from apptest_helpers import (
     chart_z_by_key,
     decode,
     each_weight_tab,
-    open_lazy_expanders,
     open_page,
     show_weight_tab,
+    switch_to,
 )
 from streamlit.testing.v1 import AppTest
 
@@ -110,8 +110,7 @@ def on_page(page: str, sc: Scenario | None = None) -> AppTest:
     at = open_page("home")
     if sc is not None:
         inject(at, sc)
-    open_lazy_expanders(at)
-    at.switch_page(f"pages/{page}.py").run()
+    switch_to(at, page)
     return ok(at)
 
 
@@ -457,8 +456,7 @@ def test_every_page_survives_a_scenario_that_does_not_fit_together(name):
     at = open_page("home")
     for page in SCENARIO_PAGES:
         inject(at, sc)
-        open_lazy_expanders(at)  # every editor meets the scenario
-        at.switch_page(f"pages/{page}.py").run()
+        switch_to(at, page)  # the lazy expanders open: every editor meets the scenario
         assert not at.exception, (page, [e.message for e in at.exception])
         assert at.header, f"{page} drew nothing"
         each_weight_tab(at)  # the lazy weight tabs: every editor meets the scenario
@@ -490,8 +488,7 @@ def test_sizes_at_the_limits_draw_every_page_in_time():
     at = AppTest.from_file(APP, default_timeout=180).run()
     for page in SCENARIO_PAGES:
         inject(at, AT_THE_LIMITS)
-        open_lazy_expanders(at)
-        at.switch_page(f"pages/{page}.py").run()
+        switch_to(at, page)
         assert not ok(at).error, (page, errors(at))
         assert at.header, f"{page} drew nothing"
         each_weight_tab(at)
