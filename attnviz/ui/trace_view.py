@@ -117,7 +117,8 @@ def render_cell(cell: CellSteps) -> None:
     out = output_symbol(settings_of(row), i, row.head)
     step("term", rf"{num(cell.alpha)} \times {vec(cell.v_j)}", rf"= {vec(cell.term)}",
          rf"{out} = {vec(row.output)}")
-    if step("w_o", rf"{vec(cell.term)}\, {text.HEAD_ROWS.format(h=row.head)}",
+    if row.w_o_block is not None and step(
+            "w_o", rf"{vec(cell.term)}\, {text.HEAD_ROWS.format(h=row.head)}",
             rf"= {vec(cell.through_w_o)}", rf"o_{{{i}}} = {vec(row.final_output)}"):
         st.caption(text.W_O)
 
