@@ -156,6 +156,13 @@ def one_query(result, scenario) -> None:
     if row.v.shape[1] <= 8:
         st.latex(output_symbol(settings_of(row), i, row.head) + " = ["
                  + ",\\ ".join(number(x, 6, "latex") for x in row.core.output) + "]")
+    if row.final_output is not None:
+        step("concat")
+        d_v = row.output.shape[0]
+        st.caption(text.CONCAT_SLICE.format(h=row.head, start=row.head * d_v,
+                                            stop=(row.head + 1) * d_v - 1))
+        table(steps.vector_frame(row.core.concat, text.CONCAT_ROW.format(i=i), "concat"))
+        table(steps.vector_frame(row.core.final_output, text.OUTPUT_ROW.format(i=i), "o"))
 
 
 one_query(result, scenario)

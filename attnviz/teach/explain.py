@@ -132,8 +132,8 @@ def formulas(settings: Settings) -> dict[str, str]:
     if not additive and (settings.scale != "none" or settings.tempered):
         scaled_by = {"sqrt_dk": r"\frac{s_{ij}}{\sqrt{d_k}}",
                      "custom": r"s_{ij} \times \text{scale}", "none": r"s_{ij}"}[settings.scale]
-        if settings.scale != "none":
-            table["scale"] = scaled_by
+        if settings.scale != "none":  # the scaled score is s'_ij unless τ still follows
+            table["scale"] = scaled_by if settings.tempered else rf"s'_{{ij}} = {scaled_by}"
         divided = rf"{scaled_by} \div \tau" if settings.tempered else scaled_by
         if settings.tempered:
             table["temperature"] = rf"s'_{{ij}} = {divided}"

@@ -181,6 +181,10 @@ def test_multi_head_picks_a_head(at):
     np.testing.assert_array_equal(sum_table(at).loc[text.SUM_LABEL].to_numpy()[1:],
                                   res.head_outputs[1, 3])
     assert highlighted_rows(at) == [(2.5, 3.5)]
+    # through W_O: row 3 of the concatenation and of the output, head 1's slice named
+    np.testing.assert_array_equal(frame_with(at, dim("concat")).to_numpy()[0], res.concat[3])
+    np.testing.assert_array_equal(frame_with(at, dim("o")).to_numpy()[0], res.output[3])
+    assert text.CONCAT_SLICE.format(h=1, start=2, stop=3) in [c.value for c in at.caption]
 
 
 def test_additive_shows_its_own_chain(at):

@@ -2,7 +2,8 @@
 
 The formulas are not here: both explanation pages take them from
 :func:`attnviz.teach.explain.formulas` (one table, the same symbols, following the settings).
-Templates and their fields: ``QUERY_VECTOR`` {i}; ``HEAD_OPTION`` {h}; ``DIMENSION`` {name} {m};
+Templates and their fields: ``QUERY_VECTOR``, ``CONCAT_ROW``, ``OUTPUT_ROW`` {i};
+``CONCAT_SLICE`` {h} {start} {stop}; ``HEAD_OPTION`` {h}; ``DIMENSION`` {name} {m};
 ``VALUE_TERM`` {m}; ``SCALE_LINE`` {root} {scale}; ``TAU_LINE`` {tau}.
 """
 
@@ -43,6 +44,7 @@ TITLES = {
     "mask": "Mask",
     "softmax": "Softmax over the keys",
     "output": "Weighted sum of the values",
+    "concat": "Concatenate the heads, project by W_O",
 }
 ADDITIVE_TITLES = {**TITLES, "score": "Score with v_a",
                    "output": "Context: weighted sum of the values"}
@@ -75,3 +77,9 @@ ADDITIVE_QUERY_VECTOR = "a_{i}"
 DIMENSION = "{name}[{m}]"
 VALUE_TERM = "α·v[{m}]"
 SUM_LABEL = "Σ = output"
+CONCAT_ROW = "concat_{i}"
+OUTPUT_ROW = "o_{i}"
+CONCAT_SLICE = (
+    "Head {h}'s output row is columns {start}…{stop} of the concatenation (the other heads' rows "
+    "are recomputed the same way); the output row is the concatenation times W_O."
+)
