@@ -212,7 +212,7 @@ class RowSteps:
         j = int(j)
         if not 0 <= j < self.t_k:
             raise ValueError(f"key j must be between 0 and {self.t_k - 1}, got {j}")
-        return CellSteps(self, j)
+        return _cell(self, j)
 
     def differences(self) -> dict[str, float]:
         """Largest |recomputed − core| per quantity the core also stores (inf when a −∞ of one
@@ -232,95 +232,62 @@ class RowSteps:
 
 @dataclass(frozen=True, eq=False)
 class CellSteps:
-    """The steps of one cell (i, j): a view of key j in a :class:`RowSteps`.
+    """The steps of one cell (i, j) of a :class:`RowSteps` (row-wide quantities — m_i, Z_i,
+    o_i, the W_O path — are read from ``row``).
 
-    Row-wide quantities (m_i, Z_i, o_i, the W_O path) are read from ``row``.
+    Attributes
+    ----------
+    row : RowSteps
+    i, j : int
+    k_j : ndarray of shape (d_k,) or None
+        Dot product only.
+    features : ndarray of shape (d_a,) or None
+        f_ij, additive only.
+    products : ndarray of shape (d,)
+        q_im k_jm (or v_a,m f_ijm), one per dimension m.
+    score, times_scale, scaled, masked, exp : float
+        s_ij, s_ij · scale, s'_ij, s''_ij (−inf when masked) and e_ij.
+    allowed : bool
+        M_ij.
+    alpha, core_alpha : float
+        α_ij recomputed, and as the vectorised core computed it.
+    v_j, term : ndarray of shape (d_v,)
+        v_j and α_ij v_j.
+    through_w_o : ndarray of shape (d_out,) or None
+        (α_ij v_j) W_O[rows of this head]: key j's share of the final output row.
     """
 
     row: RowSteps
+    i: int
     j: int
+    k_j: Array | None
+    features: Array | None
+    products: Array
+    score: float
+    times_scale: float
+    scaled: float
+    allowed: bool
+    masked: float
+    exp: float
+    alpha: float
+    core_alpha: float
+    v_j: Array
+    term: Array
+    through_w_o: Array | None
 
-    @property
-    def i(self) -> int:
-        """The query."""
-        return self.row.i
 
-    @property
-    def k_j(self) -> Array | None:
-        """k_j (dot product)."""
-        return None if self.row.k is None else self.row.k[self.j]
-
-    @property
-    def b_j(self) -> Array | None:
-        """k_j W_k (additive)."""
-        return None if self.row.b is None else self.row.b[self.j]
-
-    @property
-    def features(self) -> Array | None:
-        """f_ij (additive)."""
-        return None if self.row.features is None else self.row.features[self.j]
-
-    @property
-    def products(self) -> Array:
-        """q_im k_jm (or v_a,m f_ijm), one per dimension m."""
-        return self.row.products[self.j]
-
-    @property
-    def score(self) -> float:
-        """s_ij (additive: e_ij)."""
-        return float(self.row.scores[self.j])
-
-    @property
-    def times_scale(self) -> float:
-        """s_ij · scale."""
-        return float(self.row.times_scale[self.j])
-
-    @property
-    def scaled(self) -> float:
-        """s'_ij."""
-        return float(self.row.scaled[self.j])
-
-    @property
-    def allowed(self) -> bool:
-        """M_ij: may query i attend to key j?"""
-        return bool(self.row.mask[self.j])
-
-    @property
-    def masked(self) -> float:
-        """s''_ij (−inf when masked)."""
-        return float(self.row.masked[self.j])
-
-    @property
-    def exp(self) -> float:
-        """e_ij."""
-        return float(self.row.exp[self.j])
-
-    @property
-    def alpha(self) -> float:
-        """α_ij recomputed."""
-        return float(self.row.weights[self.j])
-
-    @property
-    def core_alpha(self) -> float:
-        """α_ij as the vectorised core computed it."""
-        return float(self.row.core.weights[self.j])
-
-    @property
-    def v_j(self) -> Array:
-        """v_j."""
-        return self.row.v[self.j]
-
-    @property
-    def term(self) -> Array:
-        """α_ij v_j, key j's term of o_i."""
-        return self.row.terms[self.j]
-
-    @property
-    def through_w_o(self) -> Array | None:
-        """(α_ij v_j) W_O[rows of this head]: key j's share of the final output row."""
-        if self.row.w_o_block is None:
-            return None
-        return _vector_times_matrix(self.term, self.row.w_o_block)
+def _cell(row: RowSteps, j: int) -> CellSteps:
+    """Key j's entries of every per-key array of the row."""
+    term = row.terms[j]
+    return CellSteps(
+        row=row, i=row.i, j=j, k_j=None if row.k is None else row.k[j],
+        features=None if row.features is None else row.features[j],
+        products=row.products[j], score=float(row.scores[j]),
+        times_scale=float(row.times_scale[j]), scaled=float(row.scaled[j]),
+        allowed=bool(row.mask[j]), masked=float(row.masked[j]), exp=float(row.exp[j]),
+        alpha=float(row.weights[j]), core_alpha=float(row.core.weights[j]), v_j=row.v[j],
+        term=term,
+        through_w_o=None if row.w_o_block is None else _vector_times_matrix(term, row.w_o_block))
 
 
 def explain_row(result: AttentionResult | MultiHeadResult | AdditiveResult, i: int, *,
