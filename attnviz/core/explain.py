@@ -215,8 +215,8 @@ class RowSteps:
         return _cell(self, j)
 
     def differences(self) -> dict[str, float]:
-        """Largest |recomputed − core| per quantity the core also stores (inf when a −∞ of one
-        is finite in the other)."""
+        """Largest difference between recomputed and core values, per quantity the core also
+        stores: |ours − core| / max(1, |core|) (inf when a −∞ of one is finite in the other)."""
         pairs = {"scores": (self.scores, self.core.scores),
                  "scaled": (self.scaled, self.core.scaled),
                  "masked": (self.masked, self.core.masked),
@@ -408,21 +408,17 @@ def _chain(products: Array, scale: float, temperature: float, mask_row: NDArray[
     times_scale = scores * scale
     scaled = scores * (scale / temperature)  # one factor, as the core applies it (same bits)
     mask = np.array(mask_row, dtype=bool)
-    masked = np.array([s if ok else -math.inf for s, ok in zip(scaled, mask, strict=True)])
-    # 5) row maximum, exp of the shifted scores, row sum, weights
-    allowed = [float(s) for s, ok in zip(masked, mask, strict=True) if ok]
-    row_max = max(allowed) if allowed else None
+    masked = np.where(mask, scaled, -math.inf)
+    # 5) row maximum, exp of the shifted scores, row sum (exactly rounded), weights
+    row_max = float(np.max(scaled[mask])) if mask.any() else None
     shifted = masked - (row_max if row_max is not None else 0.0)
-    exp = np.array([math.exp(s) if ok else 0.0 for s, ok in zip(shifted, mask, strict=True)])
-    row_sum = 0.0
-    for e in exp:
-        row_sum += float(e)
+    exp = np.zeros(t_k)
+    exp[mask] = np.exp(shifted[mask])
+    row_sum = math.fsum(exp)
     weights = exp / row_sum if row_sum > 0 else np.zeros(t_k)
     # 6) the values, weighted, and their sum
     terms = weights[:, None] * v  # (t_k, d_v)
-    output = np.zeros(v.shape[1])
-    for term in terms:
-        output = output + term
+    output = terms.sum(axis=0)
     return dict(products=products, scores=scores, scale=scale, times_scale=times_scale,
                 temperature=temperature, scaled=scaled, mask=mask, masked=masked,
                 row_max=row_max, shifted=shifted, exp=exp, row_sum=row_sum, weights=weights,
@@ -438,13 +434,15 @@ def _vector_times_matrix(vec: Array, matrix: Array) -> Array:
 
 
 def _largest_difference(ours: Array, theirs: Array) -> float:
-    """max |ours − theirs| over finite entries; inf when their −inf/finite patterns differ."""
+    """max |ours − theirs| / max(1, |theirs|) over finite entries; inf when their −inf/finite
+    patterns differ."""
     ours, theirs = np.asarray(ours, dtype=float), np.asarray(theirs, dtype=float)
     finite = np.isfinite(ours)
     if not np.array_equal(finite, np.isfinite(theirs)) or \
             not np.array_equal(ours[~finite], theirs[~finite]):
         return math.inf
-    return float(np.max(np.abs(ours[finite] - theirs[finite]), initial=0.0))
+    gap = np.abs(ours[finite] - theirs[finite]) / np.maximum(1.0, np.abs(theirs[finite]))
+    return float(np.max(gap, initial=0.0))
 
 
 def _check_index(name: str, value: int, n: int) -> int:
