@@ -271,3 +271,22 @@ def test_every_preset_draws_with_the_core_numbers(at, key):
     weights = res.weights[0] if res.weights.ndim == 3 else res.weights  # head 0
     np.testing.assert_array_equal(chart_z_by_key(at, "sbs_fig_weights"), weights)
     np.testing.assert_array_equal(frame_with(at, CHAIN_COL)[CHAIN_COL].to_numpy(), weights[0])
+
+
+def test_formulas_follow_the_settings(at):
+    """No √d_k with scale "none", τ only when it is not 1, M only when something is masked."""
+    assert not any(r"\tau" in m.value or "M_{ij}" in m.value for m in at.latex)
+    assert text.TITLES["mask"] not in [h.value.split(". ", 1)[-1] for h in at.subheader]
+    at.session_state["scenario"] = replace(at.session_state["scenario"], scale_mode="none",
+                                           temperature=2.0, mask_kind="causal")
+    at.run()
+    assert not at.exception
+    latex = [m.value for m in at.latex]
+    assert not any(r"\sqrt" in m for m in latex)
+    assert any(r"s'_{ij} = s_{ij} \div \tau" in m for m in latex)
+    assert any("M_{ij}" in m for m in latex)
+    assert any(f"\n{text.TAU_LINE.format(tau='2')}\n" in m for m in latex)  # no scale line
+    titles = [h.value.split(". ", 1)[-1] for h in at.subheader]
+    assert text.TITLES["mask"] in titles
+    np.testing.assert_array_equal([int(h.value.split(".")[0]) for h in at.subheader],
+                                  range(1, len(titles) + 1))  # numbered without gaps

@@ -145,6 +145,26 @@ def test_trace_additive():
     assert r"e''_{0,0}" in latex(at) and r"M_{0,0} = \text{True}" in latex(at)
 
 
+def test_trace_steps_follow_the_settings():
+    """The default (1/√d_k, τ = 1, no mask) shows no temperature and no mask step; scale
+    "none" with τ = 2 and a causal mask shows no scale step and no √d_k."""
+    def titles(at):
+        return [m.value.strip("*").split(". ", 1)[-1] for m in at.markdown
+                if m.value.startswith("**") and ". " in m.value]
+
+    at = open_page("trace")
+    shown = titles(at)
+    assert trace_text.TITLES["scale"] in shown and trace_text.TITLES["mask"] not in shown
+    assert trace_text.TITLES["temperature"] not in shown and r"	au" not in latex(at)
+    at.session_state["scenario"] = replace(at.session_state["scenario"], scale_mode="none",
+                                           temperature=2.0, mask_kind="causal")
+    at.run()
+    shown = titles(at)
+    assert trace_text.TITLES["scale"] not in shown and r"\sqrt" not in latex(at)
+    assert trace_text.TITLES["temperature"] in shown and trace_text.TITLES["mask"] in shown
+    assert r"s'_{ij} = s_{ij} \div \tau" in latex(at)
+
+
 def test_trace_select_boxes_restart_with_new_tokens():
     at = open_page("trace")
     box(at, trace_text.QUERY_LABEL).set_value(3).run()
