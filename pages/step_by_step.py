@@ -6,8 +6,11 @@ import streamlit as st
 from attnviz import position_labels
 from attnviz.core.additive import AdditiveResult
 from attnviz.core.attention import MultiHeadResult
+from attnviz.core.explain import AdditiveInputs, explain_row
 from attnviz.figures import heatmap
-from attnviz.teach import text
+from attnviz.teach.explain import formulas_for, number, output_symbol, settings_of
+from attnviz.teach.text import FULLY_MASKED_ROW
+from attnviz.teach.text import step_by_step as text
 from attnviz.ui import controls, state, steps
 from attnviz.ui.editors import matrix_editor
 from attnviz.ui.panels import scenario_caption, show_figure
@@ -25,21 +28,21 @@ def table(frame, where=st) -> None:
         if frame[c].dtype.kind != "f":
             continue
         if np.isinf(frame[c]).any():
-            shown[c] = [steps.table_number(x) for x in frame[c]]
+            shown[c] = [number(x, 6, "table") for x in frame[c]]
             config[c] = st.column_config.TextColumn(c, alignment="right")
         else:
             config[c] = st.column_config.NumberColumn(c, format="%.6g")
     where.dataframe(shown, column_config=config)
 
 
-st.header("Step by step")
+st.header(text.HEADER)
 scenario = state.get_scenario()
 scenario_caption(scenario)
-st.write(text.STEP_INTRO)
+st.write(text.INTRO)
 
 if scenario.direct:
-    with st.expander("Q, K and V (given directly)", expanded=not state.presenter()):
-        st.caption(text.STEP_DIRECT)
+    with st.expander(text.DIRECT_EXPANDER, expanded=not state.presenter()):
+        st.caption(text.DIRECT)
         q_lab, k_lab = position_labels(scenario.tokens), position_labels(scenario.source_tokens)
         edits = {}
         for col, name, rows in zip(st.columns(3), ("q_in", "k_in", "v_in"),
@@ -65,7 +68,7 @@ def one_query(result, scenario) -> None:
     head reruns this part alone, not the page's header and its Q, K, V editors."""
     att = result.attention
     q_lab, k_lab = result.q_labels, result.k_labels
-    additive = isinstance(att, AdditiveResult)
+    multi = isinstance(att, MultiHeadResult)
     head = None
 
     pick, fig_col = st.columns([1, 2], gap="large")
@@ -73,82 +76,93 @@ def one_query(result, scenario) -> None:
         t_q = len(q_lab)
         if st.session_state.get("sbs_query") not in range(t_q):
             st.session_state.pop("sbs_query", None)  # fewer tokens than before: back to query 0
-        i = st.selectbox("Query token", range(t_q), key="sbs_query",
+        i = st.selectbox(text.QUERY_LABEL, range(t_q), key="sbs_query",
                          format_func=lambda r: q_lab[r] if 0 <= r < t_q else str(r))
-        if isinstance(att, MultiHeadResult):
-            st.caption(text.STEP_MULTI_HEAD)
-            head = st.selectbox("Head", range(att.n_heads), key="sbs_head",
-                                format_func=lambda r: f"head {r}")
-            att = att.heads[min(head, att.n_heads - 1)]
-        st.caption(text.STEP_PICK)
+        if multi:
+            st.caption(text.MULTI_HEAD)
+            head = st.selectbox(text.HEAD_LABEL, range(att.n_heads), key="sbs_head",
+                                format_func=lambda r: text.HEAD_OPTION.format(h=r))
+            head = min(head, att.n_heads - 1)
+        st.caption(text.PICK)
     with fig_col:
-        st.markdown("**Attention weights** (the chosen query's row is outlined)")
-        fig = heatmap(att.weights, k_lab, q_lab, kind="weights", highlight_rows=[i],
+        st.markdown(text.WEIGHTS_TITLE)
+        weights = att.heads[head].weights if multi else att.weights
+        fig = heatmap(weights, k_lab, q_lab, kind="weights", highlight_rows=[i],
                       y_title="query", x_title="key")
         show_figure(fig, key="sbs_fig_weights", filename="step_weights")
 
-    F = text.ADDITIVE_STEP_FORMULAS if additive else text.STEP_FORMULAS
-
+    if isinstance(att, AdditiveResult):
+        source = result.source_x if result.source_x is not None else result.x
+        row = explain_row(att, i, additive=AdditiveInputs(
+            result.x, source, source, scenario.w_a_q, scenario.w_a_k, scenario.v_a))
+        titles = text.ADDITIVE_TITLES
+    else:
+        row = explain_row(att, i, head=head, w_o=scenario.w_o if multi else None)
+        titles = text.TITLES
+    formulas = formulas_for(row)
+    shown = []
 
     def step(name: str) -> None:
-        """A step's title and formula."""
-        title, formula = F[name]
-        st.subheader(title)
-        st.latex(formula)
-
+        """A step's numbered title and its formula (a step that did not happen is skipped)."""
+        if name in formulas:
+            shown.append(name)
+            st.subheader(f"{len(shown)}. {titles[name]}")
+            st.latex(formulas[name])
 
     def written(lines: list[str]) -> None:
         """The written-out arithmetic, one line per key (scrolls beyond 16 keys)."""
         st.code("\n".join(lines), language=None, height="content" if len(lines) <= 16 else 420)
 
-
-    if additive:
-        s = steps.additive_steps(att, i, result.x, result.source_x, scenario.w_a_q,
-                                 scenario.w_a_k, scenario.v_a)
-        step("proj")
+    if row.kind == "additive":
+        step("projections")
         c1, c2 = st.columns(2)
-        table(steps.vector_frame(s.a, f"a_{i}", "a"), c1)
-        table(steps.value_frame(s.b, k_lab, "b"), c2)
+        table(steps.vector_frame(row.a, text.ADDITIVE_QUERY_VECTOR.format(i=i), "a"), c1)
+        table(steps.value_frame(row.b, k_lab, "b"), c2)
         step("features")
-        table(steps.value_frame(s.features, k_lab, "f"))
-        step("scores")
-        written(steps.additive_lines(s))
-        chain = steps.additive_frame(s, k_lab)
+        table(steps.value_frame(row.core.features, k_lab, "f"))
+        step("score")
+        written(steps.score_lines(row))
     else:
-        s = steps.query_steps(att, i)
-        step("q_direct" if scenario.direct else "q_head" if head is not None else "q")
+        step("query_direct" if scenario.direct else "query_head" if multi else "query")
         if result.pe is not None:
-            st.caption(text.STEP_WITH_PE)
-        table(steps.vector_frame(s.q, f"q_{i}", "q"))
-        step("scores")
-        written(steps.dot_lines(s))
+            st.caption(text.WITH_PE)
+        table(steps.vector_frame(row.q, text.QUERY_VECTOR.format(i=i), "q"))
+        step("score")
+        written(steps.score_lines(row))
         step("scaled")
-        d_k = s.q.shape[0]
-        root = rf" = 1/\sqrt{{{d_k}}}" if s.scale == 1.0 / np.sqrt(d_k) and d_k > 1 else ""
-        st.latex(rf"\text{{scale}}{root} = {steps.fmt(s.scale, 6)},\quad \tau = "
-                 rf"{steps.fmt(s.temperature, 6)}")
-        chain = steps.steps_frame(s, k_lab)
+        settings = settings_of(row)
+        root = rf" = 1/\sqrt{{{row.d_k}}}" if settings.scale == "sqrt_dk" else ""
+        values = [text.SCALE_LINE.format(root=root, scale=number(row.scale, 6, "latex"))
+                  ] if settings.scale != "none" else []
+        if settings.tempered:
+            values.append(text.TAU_LINE.format(tau=number(row.temperature, 6, "latex")))
+        if values:
+            st.latex(r",\quad ".join(values))
 
-    step("masked")
+    step("mask")
     step("softmax")
-    sm = s.softmax
-    if s.fully_masked:
-        st.warning(text.STEP_FULLY_MASKED + text.FULLY_MASKED_ROW)
+    if row.fully_masked:
+        st.warning(text.FULLY_MASKED + FULLY_MASKED_ROW)
     else:
-        e = "e" if additive else "s"
-        st.latex(rf"m_{{{i}}} = {steps.fmt(sm.row_max, 6)},\quad \sum_{{j'}} "
-                 rf"e^{{{e}''_{{{i}j'}} - m_{{{i}}}}} = {steps.fmt(sm.total, 6)}")
-    st.caption(text.STEP_SOFTMAX_NOTE)
-    table(chain)
+        st.latex(rf"m_{{{i}}} = {number(row.row_max, 6, 'latex')},\quad "
+                 rf"Z_{{{i}}} = {number(row.row_sum, 6, 'latex')}")
+    st.caption(text.SOFTMAX_NOTE)
+    table(steps.steps_frame(row, k_lab))
 
     step("output")
-    values = s.values if additive else s.v
     c1, c2 = st.columns([2, 3])
-    table(steps.value_frame(values, k_lab), c1)
-    table(steps.sum_frame(s.terms, s.output, sm.weights, k_lab), c2)
-    if values.shape[1] <= 8:
-        out = "c" if additive else "o"
-        st.latex(rf"{out}_{{{i}}} = [" + ",\\ ".join(steps.fmt(x, 6) for x in s.output) + "]")
+    table(steps.value_frame(row.v, k_lab), c1)
+    table(steps.sum_frame(row, k_lab), c2)
+    if row.v.shape[1] <= 8:
+        st.latex(output_symbol(settings_of(row), i, row.head) + " = ["
+                 + ",\\ ".join(number(x, 6, "latex") for x in row.core.output) + "]")
+    if row.final_output is not None:
+        step("concat")
+        d_v = row.output.shape[0]
+        st.caption(text.CONCAT_SLICE.format(h=row.head, start=row.head * d_v,
+                                            stop=(row.head + 1) * d_v - 1))
+        table(steps.vector_frame(row.core.concat, text.CONCAT_ROW.format(i=i), "concat"))
+        table(steps.vector_frame(row.core.final_output, text.OUTPUT_ROW.format(i=i), "o"))
 
 
 one_query(result, scenario)

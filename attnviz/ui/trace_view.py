@@ -1,8 +1,10 @@
-"""Streamlit rendering of a traced cell (see :mod:`attnviz.core.trace`) and the click-to-pick glue.
+"""Streamlit rendering of one traced cell (:meth:`attnviz.core.explain.RowSteps.cell`) and the
+click-to-pick glue of Trace a cell.
 
-Formulas come from ``attnviz.teach.text.TRACE_STEPS``; this module appends the numbers of the chosen
-cell. Token labels never go into LaTeX or Markdown: only indices do; labels are shown with
-``st.text``.
+Formulas come from :func:`attnviz.teach.explain.formulas_for` (the table Step by step uses too;
+a step that did not happen is not shown), titles from ``attnviz.teach.text.trace``; this module
+appends the numbers of the chosen cell. Token labels never go into LaTeX or Markdown: only
+indices do; labels are shown with ``st.text``.
 """
 
 from __future__ import annotations
@@ -13,27 +15,17 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import streamlit as st
 
-from attnviz.core.trace import AdditiveCellTrace, CellTrace, SoftmaxSteps
+from attnviz.core.explain import CellSteps
 from attnviz.figures.clickable import cell_from_selection
-from attnviz.teach import text
+from attnviz.teach.explain import formulas_for, number, output_symbol, settings_of
+from attnviz.teach.text import trace as text
 
 MAX_TERMS = 4  # write out sums with up to this many terms; longer ones are summarised
 
 
 def num(x: float, digits: int = 5) -> str:
-    """A number for LaTeX: 5 significant digits, −∞ as \\infty, no exponent soup."""
-    x = float(x)
-    if np.isneginf(x):
-        return r"-\infty"
-    if np.isposinf(x):
-        return r"\infty"
-    if np.isnan(x):
-        return r"\text{NaN}"
-    s = f"{x:.{digits}g}"
-    if "e" in s:
-        mantissa, exp = s.split("e")
-        s = rf"{mantissa}\times 10^{{{int(exp)}}}"
-    return s
+    """A number for LaTeX (:func:`attnviz.teach.explain.number`, 5 significant digits)."""
+    return number(x, digits, "latex")
 
 
 def vec(a, limit: int = 8) -> str:
@@ -52,15 +44,6 @@ def _sum_terms(terms) -> str:
     if len(terms) > MAX_TERMS:
         return rf"\textstyle\sum(\text{{{len(terms)} terms}})"
     return " + ".join(terms) if terms else "0"
-
-
-def step(name: str, *numbers: str, steps: dict | None = None) -> None:
-    """One step: bold title, its symbolic formula, then one line per piece of arithmetic."""
-    title, formula = (steps or text.TRACE_STEPS)[name]
-    st.markdown(f"**{title}**")
-    st.latex(formula)
-    for line in numbers:
-        st.latex(line)
 
 
 def labels_key(*labels: Sequence[str]) -> str:
@@ -93,62 +76,73 @@ def _minus(x: float) -> str:
     return rf"- ({num(x, 4)})" if x < 0 else rf"- {num(x, 4)}"
 
 
-def _softmax(sm: SoftmaxSteps, i: int, j: int, steps: dict, sym: str = "s''",
-             e: str = "e") -> None:
-    """Mask, exp, row sum, weight (``sym``: the masked score's symbol, ``e``: the exp's)."""
-    cell = f"{{{i},{j}}}"
-    if sm.allowed:
-        step("mask", rf"M_{cell} = \text{{True}},\ {sym}_{cell} = {num(sm.masked)}", steps=steps)
+class _Steps:
+    """Numbered steps: bold title, symbolic formula, then one line per piece of arithmetic.
+    A step missing from the formula table (it did not happen) is skipped."""
+
+    def __init__(self, formulas: dict[str, str], titles: dict[str, str]) -> None:
+        self.formulas, self.titles, self.count = formulas, titles, 0
+
+    def __call__(self, name: str, *numbers: str) -> bool:
+        if name not in self.formulas:
+            return False
+        self.count += 1
+        st.markdown(f"**{self.count}. {self.titles[name]}**")
+        st.latex(self.formulas[name])
+        for line in numbers:
+            st.latex(line)
+        return True
+
+
+def render_cell(cell: CellSteps) -> None:
+    """The chain of one cell, step by step with its numbers (dot product or additive)."""
+    row, i, j = cell.row, cell.i, cell.j
+    additive = row.kind == "additive"
+    formulas = formulas_for(row)
+    step = _Steps(formulas, text.ADDITIVE_TITLES if additive else text.TITLES)
+    ij = f"{{{i},{j}}}"
+    if additive:
+        step("features", rf"f_{ij} = {vec(cell.features)}")
+        products = (rf"({num(a, 3)})({num(b, 3)})" for a, b in
+                    zip(row.v_a, cell.features, strict=True))
+        step("score", rf"e_{ij} = {_sum_terms(products)}", rf"= {num(cell.score)}")
     else:
-        step("mask", rf"M_{cell} = \text{{False}},\ {sym}_{cell} = -\infty", steps=steps)
-        st.caption(text.TRACE_MASKED)
-    if sm.row_sum == 0:
-        st.caption(text.TRACE_FULLY_MASKED)
-        step("alpha", rf"\alpha_{cell} = 0", steps=steps)
+        step("query_key", rf"q_{{{i}}} = {vec(row.q)}", rf"k_{{{j}}} = {vec(cell.k_j)}")
+        products = (rf"({num(a, 3)})({num(b, 3)})" for a, b in zip(row.q, cell.k_j, strict=True))
+        step("score", rf"s_{ij} = {_sum_terms(products)} = {num(cell.score)}")
+        step("scale", rf"{num(cell.score)} \times {num(row.scale)} = {num(cell.times_scale)}")
+        step("temperature", rf"{num(cell.times_scale)} \div {num(row.temperature)} = "
+                            rf"{num(cell.scaled)}")
+    _softmax(cell, step, sym="e''" if additive else "s''", e=r"\epsilon" if additive else "e")
+    out = output_symbol(settings_of(row), i, row.head)
+    step("term", rf"{num(cell.alpha)} \times {vec(cell.v_j)}", rf"= {vec(cell.term)}",
+         rf"{out} = {vec(row.output)}")
+    if row.w_o_block is not None and step(
+            "w_o", rf"{vec(cell.term)}\, {text.HEAD_ROWS.format(h=row.head)}",
+            rf"= {vec(cell.through_w_o)}", rf"o_{{{i}}} = {vec(row.final_output)}"):
+        st.caption(text.W_O)
+
+
+def _softmax(cell: CellSteps, step: _Steps, sym: str, e: str) -> None:
+    """Mask, exp, row sum, weight (``sym``: the masked score's symbol, ``e``: the exp's)."""
+    row, i, j = cell.row, cell.i, cell.j
+    ij = f"{{{i},{j}}}"
+    if cell.allowed:
+        step("mask", rf"M_{ij} = \text{{True}},\ {sym}_{ij} = {num(cell.masked)}")
+    elif step("mask", rf"M_{ij} = \text{{False}},\ {sym}_{ij} = -\infty"):
+        st.caption(text.MASKED)
+    if row.fully_masked:
+        st.caption(text.FULLY_MASKED)
+        step("weight", rf"\alpha_{ij} = 0")
         return
-    exp = (rf"{e}_{cell} = \exp({num(sm.masked, 4)} {_minus(sm.row_max)}) = "
-           rf"{num(sm.exp_shifted)}" if sm.allowed else rf"{e}_{cell} = \exp(-\infty) = 0")
-    step("exp", rf"m_{{{i}}} = {num(sm.row_max)}", exp, steps=steps)
-    st.caption(text.TRACE_SHIFT_NOTE)
-    step("row_sum", rf"Z_{{{i}}} = {_sum_terms(num(x, 3) for x in sm.row_exp)}",
-         rf"= {num(sm.row_sum)}", steps=steps)
-    step("alpha", rf"\alpha_{cell} = \frac{{{num(sm.exp_shifted)}}}{{{num(sm.row_sum)}}} "
-                  rf"= {num(sm.alpha, 8)}", steps=steps)
-    st.caption(text.TRACE_CHECK)
-    st.text(f"recomputed here: {sm.alpha:.17g}\nheatmap (core):  {sm.stored_alpha:.17g}")
-
-
-def _value(tr: CellTrace | AdditiveCellTrace, steps: dict) -> None:
-    i = tr.i
-    out = "c" if steps is not text.TRACE_STEPS else "o"
-    step("value", rf"{num(tr.softmax.alpha)} \times {vec(tr.v_j)}",
-         rf"= {vec(tr.contribution)}", rf"{out}_{{{i}}} = {vec(tr.output_i)}", steps=steps)
-
-
-def render_dot_trace(tr: CellTrace) -> None:
-    """The chain of a dot-product cell, step by step with its numbers."""
-    i, j = tr.i, tr.j
-    steps = text.TRACE_STEPS
-    step("q_k", rf"q_{{{i}}} = {vec(tr.q_i)}", rf"k_{{{j}}} = {vec(tr.k_j)}")
-    products = (rf"({num(a, 3)})({num(b, 3)})" for a, b in zip(tr.q_i, tr.k_j, strict=True))
-    step("score", rf"s_{{{i},{j}}} = {_sum_terms(products)} = {num(tr.score)}")
-    step("scale", rf"{num(tr.score)} \times {num(tr.scale)} = {num(tr.scaled)}")
-    step("temperature", rf"{num(tr.scaled)} \div {num(tr.temperature)} = {num(tr.divided)}")
-    _softmax(tr.softmax, i, j, steps)
-    _value(tr, steps)
-    if tr.through_w_o is not None:
-        step("w_o", rf"{vec(tr.contribution)}\, W_O[\text{{head {tr.head}}}]",
-             rf"= {vec(tr.through_w_o)}", rf"\text{{output}}_{{{i}}} = {vec(tr.final_output_i)}")
-        st.caption(text.TRACE_W_O)
-
-
-def render_additive_trace(tr: AdditiveCellTrace) -> None:
-    """The chain of an additive (Bahdanau) cell."""
-    i, j = tr.i, tr.j
-    steps = text.TRACE_ADDITIVE_STEPS
-    step("features", rf"f_{{{i},{j}}} = {vec(tr.features)}", steps=steps)
-    products = (rf"({num(a, 3)})({num(b, 3)})" for a, b in zip(tr.v_a, tr.features, strict=True))
-    step("score", rf"e_{{{i},{j}}} = {_sum_terms(products)}", rf"= {num(tr.score)}",
-         steps=steps)
-    _softmax(tr.softmax, i, j, steps, sym="e''", e=r"\epsilon")
-    _value(tr, steps)
+    exp = (rf"{e}_{ij} = \exp({num(cell.masked, 4)} {_minus(row.row_max)}) = {num(cell.exp)}"
+           if cell.allowed else rf"{e}_{ij} = \exp(-\infty) = 0")
+    step("max", rf"m_{{{i}}} = {num(row.row_max)}")
+    step("exp", exp)
+    st.caption(text.SHIFT_NOTE)
+    step("sum", rf"Z_{{{i}}} = {_sum_terms(num(x, 3) for x in row.exp)}", rf"= {num(row.row_sum)}")
+    step("weight", rf"\alpha_{ij} = \frac{{{num(cell.exp)}}}{{{num(row.row_sum)}}} "
+                   rf"= {num(cell.alpha, 8)}")
+    st.caption(text.CHECK)
+    st.text(text.CHECK_LINES.format(recomputed=f"{cell.alpha:.17g}",
+                                    core=f"{cell.core_alpha:.17g}"))

@@ -1,4 +1,5 @@
-"""AppTests of the Step by step page, plus the per-query arithmetic behind it (attnviz.ui.steps).
+"""AppTests of the Step by step page, plus the tables and lines it writes (attnviz.ui.steps; the
+row's arithmetic itself is tested in tests/core/test_explain.py).
 
 Golden numbers: seed 000 and seed 002 print the first word's scores, weights and output; seed
 001's causal example has weights [[1, 0], [0.1503, 0.8497]] (the notebook's own print is wrong).
@@ -14,9 +15,18 @@ import pytest
 from apptest_helpers import chart_keys, chart_specs, chart_z_by_key, charts, edit_cells, open_page
 
 from attnviz import PRESETS, causal_mask, run_scenario, scaled_dot_product_attention
+from attnviz.teach.explain import number
+from attnviz.teach.text import step_by_step as text
 from attnviz.ui import steps
 
-CHAIN_COL = "α = exp / sum"
+COL = text.COLUMNS
+CHAIN_COL = COL["weight"]
+TERM0 = text.VALUE_TERM.format(m=0)  # the column α·v[0]
+
+
+def dim(name: str, m: int = 0) -> str:
+    """The column name of dimension m of vector ``name`` ("q[0]")."""
+    return text.DIMENSION.format(name=name, m=m)
 # seed 001, query 1: scores q_1·k = [2, 5], scaled by 1/√3; weight of key 1 = 1 / (1 + e^(−3/√3))
 W11 = 1.0 / (1.0 + np.exp(-3.0 / np.sqrt(3.0)))  # 0.84967455...
 
@@ -31,7 +41,7 @@ def frame_with(at, column: str):
 
 def sum_table(at):
     """The weighted-sum table (α, α·v[m] per key and the Σ row)."""
-    return frame_with(at, "α·v[0]")
+    return frame_with(at, TERM0)
 
 
 def load_preset(at, key: str):
@@ -60,10 +70,10 @@ def test_default_scenario_shows_seed_000_first_word(at):
     assert len(charts(at)) == 1
     assert not at.error and not at.warning
     chain = frame_with(at, CHAIN_COL)
-    np.testing.assert_array_equal(chain["q·k"].to_numpy(), [8, 2, 10, 2])
+    np.testing.assert_array_equal(chain[COL["score"]].to_numpy(), [8, 2, 10, 2])
     np.testing.assert_allclose(chain[CHAIN_COL].to_numpy(),
                                [0.23608986, 0.00738988, 0.74913039, 0.00738988], atol=1e-8)
-    np.testing.assert_allclose(sum_table(at).loc[steps.SUM_LABEL].to_numpy()[1:],
+    np.testing.assert_allclose(sum_table(at).loc[text.SUM_LABEL].to_numpy()[1:],
                                [0.98522025, 1.74174051, 0.75652026], atol=1e-8)
     assert at.code[0].value.splitlines()[2] == "q_0·k_2 = 2×2 + 0×4 + 2×3 = 10"
     assert highlighted_rows(at) == [(-0.5, 0.5)]
@@ -76,22 +86,22 @@ def test_numbers_equal_the_core(at):
     for i in range(4):
         at.selectbox(key="sbs_query").set_value(i).run()
         chain = frame_with(at, CHAIN_COL)
-        np.testing.assert_array_equal(chain["q·k"].to_numpy(), res.scores[i])
-        np.testing.assert_array_equal(chain["÷ τ"].to_numpy(), res.scaled[i])
-        np.testing.assert_array_equal(chain["masked"].to_numpy(), res.masked[i])
+        np.testing.assert_array_equal(chain[COL["score"]].to_numpy(), res.scores[i])
+        np.testing.assert_array_equal(chain[COL["scaled"]].to_numpy(), res.scaled[i])
+        np.testing.assert_array_equal(chain[COL["masked"]].to_numpy(), res.masked[i])
         np.testing.assert_array_equal(chain[CHAIN_COL].to_numpy(), res.weights[i])
-        np.testing.assert_allclose(chain["exp"] / chain["exp"].sum(), res.weights[i],
+        np.testing.assert_allclose(chain[COL["exp"]] / chain[COL["exp"]].sum(), res.weights[i],
                                    rtol=1e-15)
-        np.testing.assert_array_equal(sum_table(at).loc[steps.SUM_LABEL].to_numpy()[1:],
+        np.testing.assert_array_equal(sum_table(at).loc[text.SUM_LABEL].to_numpy()[1:],
                                       res.output[i])
-        np.testing.assert_array_equal(frame_with(at, "q[0]").to_numpy()[0], res.q[i])
+        np.testing.assert_array_equal(frame_with(at, dim("q")).to_numpy()[0], res.q[i])
 
 
 def test_changing_the_query_moves_the_highlight_and_the_numbers(at):
-    before = frame_with(at, CHAIN_COL)["q·k"].to_numpy()
+    before = frame_with(at, CHAIN_COL)[COL["score"]].to_numpy()
     at.selectbox(key="sbs_query").set_value(2).run()
     assert highlighted_rows(at) == [(1.5, 2.5)]
-    after = frame_with(at, CHAIN_COL)["q·k"].to_numpy()
+    after = frame_with(at, CHAIN_COL)[COL["score"]].to_numpy()
     assert not np.array_equal(before, after)
     assert all(line.startswith("q_2·k_") for line in at.code[0].value.splitlines())
     assert any("m_{2}" in latex.value for latex in at.latex)
@@ -100,11 +110,11 @@ def test_changing_the_query_moves_the_highlight_and_the_numbers(at):
 def test_seed_002_first_word(at):
     load_preset(at, "seed_002")
     chain = frame_with(at, CHAIN_COL)
-    np.testing.assert_array_equal(chain["q·k"].to_numpy(), [23, 11, 18, 29])
+    np.testing.assert_array_equal(chain[COL["score"]].to_numpy(), [23, 11, 18, 29])
     np.testing.assert_allclose(
         chain[CHAIN_COL].to_numpy(),
         [3.02989149e-02, 2.96856554e-05, 1.68937823e-03, 9.67982021e-01], rtol=1e-8)
-    np.testing.assert_allclose(sum_table(at).loc[steps.SUM_LABEL].to_numpy()[1:],
+    np.testing.assert_allclose(sum_table(at).loc[text.SUM_LABEL].to_numpy()[1:],
                                [0.99997031, 1.96798202, 0.96801171], atol=1e-8)
 
 
@@ -114,13 +124,13 @@ def test_seed_001_causal_preset_gives_the_right_weights(at):
     weights = chart_z_by_key(at, "sbs_fig_weights")
     np.testing.assert_allclose(weights, [[1, 0], [1 - W11, W11]], rtol=1e-14, atol=0)
     chain = frame_with(at, CHAIN_COL)  # query 0: key 1 is in the future
-    assert chain["may attend"].tolist() == [True, False]
-    assert chain["masked"].iloc[1] == "−∞" and chain["exp"].iloc[1] == 0  # −∞ written out
+    assert chain[COL["allowed"]].tolist() == [True, False]
+    assert chain[COL["masked"]].iloc[1] == "−∞" and chain[COL["exp"]].iloc[1] == 0  # −∞ written out
     at.selectbox(key="sbs_query").set_value(1).run()
     chain = frame_with(at, CHAIN_COL)
     np.testing.assert_allclose(chain[CHAIN_COL].to_numpy(), [0.1503254469, 0.8496745531],
                                atol=1e-10)
-    np.testing.assert_allclose(sum_table(at).loc[steps.SUM_LABEL].to_numpy()[1:],
+    np.testing.assert_allclose(sum_table(at).loc[text.SUM_LABEL].to_numpy()[1:],
                                [W11, 1 - W11, W11], rtol=1e-14)
     assert at.code[0].value.splitlines() == ["q_1·k_0 = 0×1 + 1×2 + 0×3 = 2",
                                              "q_1·k_1 = 0×4 + 1×5 + 0×6 = 5"]
@@ -133,7 +143,7 @@ def test_direct_mode_edits_q_and_the_edit_survives_a_page_switch(at):
     assert not at.exception
     assert at.session_state["scenario"].q_in.tolist() == [[1, 2, 0], [0, 1, 0]]
     chain = frame_with(at, CHAIN_COL)
-    np.testing.assert_array_equal(chain["q·k"].to_numpy(), [5, 14])
+    np.testing.assert_array_equal(chain[COL["score"]].to_numpy(), [5, 14])
     # q_1 is unchanged; its weights follow the core on the edited Q
     expected = scaled_dot_product_attention([[1, 2, 0], [0, 1, 0]], [[1, 2, 3], [4, 5, 6]],
                                             [[0, 1, 0], [1, 0, 1]], mask=causal_mask(2))
@@ -142,19 +152,19 @@ def test_direct_mode_edits_q_and_the_edit_survives_a_page_switch(at):
     at.switch_page("pages/step_by_step.py").run()
     assert not at.exception
     assert at.session_state["scenario"].q_in.tolist() == [[1, 2, 0], [0, 1, 0]]
-    assert frame_with(at, CHAIN_COL)["q·k"].tolist() == [5, 14]
+    assert frame_with(at, CHAIN_COL)[COL["score"]].tolist() == [5, 14]
 
 
 def test_sleepy_single_query_seed_004(at):
     """Seed 004: b = softmax(q·Kᵀ/√3) for "book", output = b·V (sentiment values)."""
     load_preset(at, "seed_004_sleepy")
     chain = frame_with(at, CHAIN_COL)
-    np.testing.assert_array_equal(chain["q·k"].to_numpy(), [0, 1, -4, 7, 0, 5])
+    np.testing.assert_array_equal(chain[COL["score"]].to_numpy(), [0, 1, -4, 7, 0, 5])
     scores = np.array([0, 1, -4, 7, 0, 5]) / np.sqrt(3)
     b = np.exp(scores - scores.max()) / np.exp(scores - scores.max()).sum()
     np.testing.assert_allclose(chain[CHAIN_COL].to_numpy(), b, rtol=1e-12)
     out = b @ np.array([0, -0.2, 0.3, 0.4, 0, 0.1])
-    np.testing.assert_allclose(sum_table(at).loc[steps.SUM_LABEL, "α·v[0]"], out, rtol=1e-12)
+    np.testing.assert_allclose(sum_table(at).loc[text.SUM_LABEL, TERM0], out, rtol=1e-12)
     assert "q_0·k_2 = 0×1 + 2×(−1) + 1×(−2) = −4" in at.code[0].value
 
 
@@ -166,11 +176,15 @@ def test_multi_head_picks_a_head(at):
     at.selectbox(key="sbs_query").set_value(3).run()
     np.testing.assert_array_equal(chart_z_by_key(at, "sbs_fig_weights"), res.weights[1])
     chain = frame_with(at, CHAIN_COL)
-    np.testing.assert_array_equal(chain["q·k"].to_numpy(), res.heads[1].scores[3])
+    np.testing.assert_array_equal(chain[COL["score"]].to_numpy(), res.heads[1].scores[3])
     np.testing.assert_array_equal(chain[CHAIN_COL].to_numpy(), res.heads[1].weights[3])
-    np.testing.assert_array_equal(sum_table(at).loc[steps.SUM_LABEL].to_numpy()[1:],
+    np.testing.assert_array_equal(sum_table(at).loc[text.SUM_LABEL].to_numpy()[1:],
                                   res.head_outputs[1, 3])
     assert highlighted_rows(at) == [(2.5, 3.5)]
+    # through W_O: row 3 of the concatenation and of the output, head 1's slice named
+    np.testing.assert_array_equal(frame_with(at, dim("concat")).to_numpy()[0], res.concat[3])
+    np.testing.assert_array_equal(frame_with(at, dim("o")).to_numpy()[0], res.output[3])
+    assert text.CONCAT_SLICE.format(h=1, start=2, stop=3) in [c.value for c in at.caption]
 
 
 def test_additive_shows_its_own_chain(at):
@@ -180,12 +194,12 @@ def test_additive_shows_its_own_chain(at):
     att = res.attention
     at.selectbox(key="sbs_query").set_value(1).run()
     chain = frame_with(at, CHAIN_COL)
-    assert "q·k" not in chain.columns
-    np.testing.assert_array_equal(chain["e = v_a·f"].to_numpy(), att.scores[1])
+    assert COL["score"] not in chain.columns
+    np.testing.assert_array_equal(chain[COL["additive_score"]].to_numpy(), att.scores[1])
     np.testing.assert_array_equal(chain[CHAIN_COL].to_numpy(), att.weights[1])
-    np.testing.assert_array_equal(frame_with(at, "f[0]").to_numpy(), att.features[1])
-    np.testing.assert_allclose(frame_with(at, "a[0]").to_numpy()[0], res.x[1] @ sc.w_a_q)
-    np.testing.assert_array_equal(sum_table(at).loc[steps.SUM_LABEL].to_numpy()[1:],
+    np.testing.assert_array_equal(frame_with(at, dim("f")).to_numpy(), att.features[1])
+    np.testing.assert_allclose(frame_with(at, dim("a")).to_numpy()[0], res.x[1] @ sc.w_a_q)
+    np.testing.assert_array_equal(sum_table(at).loc[text.SUM_LABEL].to_numpy()[1:],
                                   att.output[1])
     assert at.code[0].value.startswith("e_1,0 = v_a·f_1,0 = ")
 
@@ -195,11 +209,11 @@ def test_fully_masked_query_shows_zeros_and_a_warning(at):
                                            valid_len=0)
     at.run()
     assert not at.exception
-    assert any("Every key of this query is masked" in w.value for w in at.warning)
+    assert any(text.FULLY_MASKED in w.value for w in at.warning)
     chain = frame_with(at, CHAIN_COL)
-    assert (chain["masked"] == "−∞").all()  # a column holding −∞ is written out
-    assert (chain[CHAIN_COL] == 0).all() and (chain["exp"] == 0).all()
-    assert (sum_table(at).loc[steps.SUM_LABEL] == 0).all()
+    assert (chain[COL["masked"]] == "−∞").all()  # a column holding −∞ is written out
+    assert (chain[CHAIN_COL] == 0).all() and (chain[COL["exp"]] == 0).all()
+    assert (sum_table(at).loc[text.SUM_LABEL] == 0).all()
 
 
 def test_tables_format_numbers_in_the_grid_and_write_minus_infinity(at):
@@ -208,14 +222,15 @@ def test_tables_format_numbers_in_the_grid_and_write_minus_infinity(at):
     load_preset(at, "seed_001_causal")
     chain_el = next(df for df in at.dataframe if CHAIN_COL in df.value.columns)
     config = json.loads(chain_el.proto.columns)
-    assert config["q·k"]["type_config"]["format"] == "%.6g"
-    assert config["masked"]["type_config"] == {} or "format" not in config["masked"].get(
-        "type_config", {})
-    assert config["masked"]["alignment"] == "right"
+    assert config[COL["score"]]["type_config"]["format"] == "%.6g"
+    masked = config[COL["masked"]]
+    assert masked["type_config"] == {} or "format" not in masked.get("type_config", {})
+    assert masked["alignment"] == "right"
     chain = chain_el.value
-    assert chain["masked"].tolist() == [steps.table_number(chain["÷ τ"].iloc[0]), "−∞"]
-    assert steps.table_number(-0.123456789) == "-0.123457"
-    assert steps.table_number(1e-9) == "1e-09" and steps.table_number(-np.inf) == "−∞"
+    assert chain[COL["masked"]].tolist() == [number(chain[COL["scaled"]].iloc[0], 6, "table"),
+                                            "−∞"]
+    assert number(-0.123456789, 6, "table") == "-0.123457"
+    assert number(1e-9, 6, "table") == "1e-09" and number(-np.inf, 6, "table") == "−∞"
 
 
 def test_fewer_tokens_resets_the_query_choice(at):
@@ -225,29 +240,14 @@ def test_fewer_tokens_resets_the_query_choice(at):
     assert highlighted_rows(at) == [(-0.5, 0.5)]
 
 
-# --- attnviz.ui.steps --------------------------------------------------------------------------
+# --- attnviz.ui.steps and the formatter -------------------------------------------------------
 
 def test_written_dot_formats_negatives_and_long_vectors():
     assert steps.written_dot(np.array([1.0, -2.0]), np.array([0.5, 3.0]), "q_0·k_1", -5.5) \
         == "q_0·k_1 = 1×0.5 + (−2)×3 = −5.5"
     long = steps.written_dot(np.ones(20), np.ones(20), "q_0·k_0", 20.0)
     assert long == "q_0·k_0 = 1×1 + 1×1 + 1×1 + 1×1 + … (20 terms) = 20"
-    assert steps.fmt(-np.inf) == "−∞" and steps.fmt(-0.0) == "0"
-
-
-def test_softmax_steps_reproduce_the_core_including_a_fully_masked_row():
-    q = np.array([[1.0, 2.0], [3.0, -1.0]])
-    k = np.array([[0.5, 1.0], [2.0, 0.0], [-1.0, 1.0]])
-    mask = np.array([[True, False, True], [False, False, False]])
-    res = scaled_dot_product_attention(q, k, np.eye(3), mask=mask, temperature=0.7)
-    s0 = steps.query_steps(res, 0)
-    np.testing.assert_allclose(s0.softmax.exp / s0.softmax.total, res.weights[0], rtol=1e-15)
-    assert s0.softmax.row_max == res.masked[0].max() and s0.softmax.exp[1] == 0
-    np.testing.assert_allclose(s0.times_scale / 0.7, res.scaled[0], rtol=1e-15)
-    np.testing.assert_allclose(s0.terms.sum(axis=0), res.output[0], rtol=1e-15)
-    s1 = steps.query_steps(res, 1)
-    assert s1.fully_masked and s1.softmax.row_max is None and s1.softmax.total == 0
-    assert not s0.fully_masked and (s1.terms == 0).all()
+    assert number(-np.inf) == "−∞" and number(-0.0) == "0"
 
 
 def test_scale_is_written_as_one_over_root_dk(at):
@@ -271,3 +271,22 @@ def test_every_preset_draws_with_the_core_numbers(at, key):
     weights = res.weights[0] if res.weights.ndim == 3 else res.weights  # head 0
     np.testing.assert_array_equal(chart_z_by_key(at, "sbs_fig_weights"), weights)
     np.testing.assert_array_equal(frame_with(at, CHAIN_COL)[CHAIN_COL].to_numpy(), weights[0])
+
+
+def test_formulas_follow_the_settings(at):
+    """No √d_k with scale "none", τ only when it is not 1, M only when something is masked."""
+    assert not any(r"\tau" in m.value or "M_{ij}" in m.value for m in at.latex)
+    assert text.TITLES["mask"] not in [h.value.split(". ", 1)[-1] for h in at.subheader]
+    at.session_state["scenario"] = replace(at.session_state["scenario"], scale_mode="none",
+                                           temperature=2.0, mask_kind="causal")
+    at.run()
+    assert not at.exception
+    latex = [m.value for m in at.latex]
+    assert not any(r"\sqrt" in m for m in latex)
+    assert any(r"s'_{ij} = s_{ij} \div \tau" in m for m in latex)
+    assert any("M_{ij}" in m for m in latex)
+    assert any(f"\n{text.TAU_LINE.format(tau='2')}\n" in m for m in latex)  # no scale line
+    titles = [h.value.split(". ", 1)[-1] for h in at.subheader]
+    assert text.TITLES["mask"] in titles
+    np.testing.assert_array_equal([int(h.value.split(".")[0]) for h in at.subheader],
+                                  range(1, len(titles) + 1))  # numbered without gaps

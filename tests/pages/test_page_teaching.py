@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -22,6 +23,7 @@ from attnviz.scenarios.presets import PRESETS
 from attnviz.scenarios.scenario import run_scenario
 from attnviz.teach.pitfalls import PITFALLS
 from attnviz.teach.quiz import practice_question
+from attnviz.teach.text import trace as trace_text
 from attnviz.ui import trace_view
 from attnviz.ui.diagnostics import panel_key
 
@@ -43,6 +45,13 @@ def texts(at) -> str:
 
 def latex(at) -> str:
     return "\n".join(m.value for m in at.latex)
+
+
+def checked(at) -> tuple[float, float]:
+    """(recomputed, core) α_ij of the trace's check lines."""
+    pattern = re.escape(trace_text.CHECK_LINES).replace(re.escape("{recomputed}"), r"(\S+)")
+    found = re.search(pattern.replace(re.escape("{core}"), r"(\S+)"), texts(at))
+    return float(found.group(1)), float(found.group(2))
 
 
 def box(at, label: str):
@@ -72,7 +81,7 @@ def test_page_survives_every_kind_of_scenario(page, preset):
 
 def test_trace_default_cell_is_seed000s_first_weight():
     at = open_page("trace")
-    assert "recomputed here: 0.23608986" in texts(at)
+    assert checked(at)[0] == pytest.approx(0.23608986, abs=5e-9)
     assert r"s_{0,0} = (2)(2) + (0)(2) + (2)(2) = 8" in latex(at)
     spec = spec_by_key(at, "trace_fig_weights")
     rects = [(s["x0"], s["y0"]) for s in spec["layout"]["shapes"]]
@@ -81,13 +90,13 @@ def test_trace_default_cell_is_seed000s_first_weight():
 
 def test_trace_pick_query_and_key():
     at = open_page("trace")
-    box(at, "Query i").set_value(2).run()
-    box(at, "Key j").set_value(1).run()
+    box(at, trace_text.QUERY_LABEL).set_value(2).run()
+    box(at, trace_text.KEY_LABEL).set_value(1).run()
     weights = chart_z_by_key(at, "trace_fig_weights")
-    found = re.search(r"recomputed here: (\S+)\nheatmap \(core\):  (\S+)", texts(at))
-    assert float(found.group(1)) == pytest.approx(weights[2, 1], rel=1e-12)
-    assert float(found.group(2)) == weights[2, 1]
-    assert "query i = 2:word_3\nkey j = 1:word_2" in texts(at)
+    recomputed, core = checked(at)
+    assert recomputed == pytest.approx(weights[2, 1], rel=1e-12)
+    assert core == weights[2, 1]
+    assert trace_text.CHOSEN.format(query="2:word_3", key="1:word_2") in texts(at)
     shapes = spec_by_key(at, "trace_fig_weights")["layout"]["shapes"]
     assert any(s["x0"] == 0.5 and s["y0"] == 1.5 and s["x1"] == 1.5 for s in shapes)
     q_shapes = spec_by_key(at, "trace_fig_Q")["layout"]["shapes"]
@@ -122,24 +131,47 @@ def test_trace_multi_head_goes_through_w_o():
 
 def test_trace_masked_cell_says_so():
     at = load(open_page("trace"), "seed_001_causal")
-    box(at, "Key j").set_value(1).run()
+    box(at, trace_text.KEY_LABEL).set_value(1).run()
     assert r"M_{0,1} = \text{False}" in latex(at)
-    assert any("masked for query i" in c.value for c in at.caption)
+    assert any(trace_text.MASKED == c.value for c in at.caption)
 
 
 def test_trace_additive():
     at = load(open_page("trace"), "bahdanau")
-    assert r"f_{0,0}" in latex(at) and "recomputed here" in texts(at)
-    assert r"e''_{0,0}" in latex(at)
+    assert r"f_{0,0}" in latex(at) and checked(at)
+    assert r"e''" not in latex(at) and "M_" not in latex(at)  # nothing is masked: no mask step
+    at.session_state["scenario"] = replace(at.session_state["scenario"], mask_kind="causal")
+    at.run()
+    assert r"e''_{0,0}" in latex(at) and r"M_{0,0} = \text{True}" in latex(at)
+
+
+def test_trace_steps_follow_the_settings():
+    """The default (1/√d_k, τ = 1, no mask) shows no temperature and no mask step; scale
+    "none" with τ = 2 and a causal mask shows no scale step and no √d_k."""
+    def titles(at):
+        return [m.value.strip("*").split(". ", 1)[-1] for m in at.markdown
+                if m.value.startswith("**") and ". " in m.value]
+
+    at = open_page("trace")
+    shown = titles(at)
+    assert trace_text.TITLES["scale"] in shown and trace_text.TITLES["mask"] not in shown
+    assert trace_text.TITLES["temperature"] not in shown and r"	au" not in latex(at)
+    at.session_state["scenario"] = replace(at.session_state["scenario"], scale_mode="none",
+                                           temperature=2.0, mask_kind="causal")
+    at.run()
+    shown = titles(at)
+    assert trace_text.TITLES["scale"] not in shown and r"\sqrt" not in latex(at)
+    assert trace_text.TITLES["temperature"] in shown and trace_text.TITLES["mask"] in shown
+    assert r"s'_{ij} = s_{ij} \div \tau" in latex(at)
 
 
 def test_trace_select_boxes_restart_with_new_tokens():
     at = open_page("trace")
-    box(at, "Query i").set_value(3).run()
+    box(at, trace_text.QUERY_LABEL).set_value(3).run()
     at = load(at, "translation")
-    assert box(at, "Query i").value == 0
-    assert box(at, "Query i").options[0] == "0:le"
-    assert "query i = 0:le" in texts(at)
+    assert box(at, trace_text.QUERY_LABEL).value == 0
+    assert box(at, trace_text.QUERY_LABEL).options[0] == "0:le"
+    assert trace_text.CHOSEN.format(query="0:le", key="0:the") in texts(at)
 
 
 # Compare -----------------------------------------------------------------------------------

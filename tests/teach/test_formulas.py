@@ -150,12 +150,15 @@ def test_matrix_formulas_of_the_playground():
 
 
 def test_trace_formulas_name_the_steps_the_code_takes():
-    steps = text.TRACE_STEPS
-    assert list(steps) == ["q_k", "score", "scale", "temperature", "mask", "exp", "row_sum",
-                           "alpha", "value", "w_o"]
-    assert r"\exp(s''_{ij} - m_i)" in steps["exp"][1]
-    assert r"\frac{e_{ij}}{Z_i}" in steps["alpha"][1]
-    assert r"\div \tau" in steps["temperature"][1]
+    from attnviz.teach.explain import Settings, formulas
+    from attnviz.teach.text import trace as trace_text
+    steps = formulas(Settings(tempered=True, masked=True, multi_head=True))
+    assert [name for name in trace_text.TITLES if name in steps] == [
+        "query_key", "score", "scale", "temperature", "mask", "max", "exp", "sum", "weight",
+        "term", "w_o"]
+    assert r"\exp(s''_{ij} - m_i)" in steps["exp"]
+    assert r"\frac{e_{ij}}{Z_i}" in steps["weight"]
+    assert r"\div \tau" in steps["temperature"]
 
 
 def test_diagnostics_formula():

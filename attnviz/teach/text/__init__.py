@@ -74,63 +74,7 @@ MASK_KINDS = {"none": "no mask", "causal": "causal", "padding": "padding (valid 
 INIT_KINDS = {"randint": "random integers 0–2 (notebooks)", "normal": "normal N(0, 1)",
               "glorot_uniform": "Glorot uniform", "identity": "identity", "zeros": "zeros"}
 
-# --- Step by step and Masks pages ------------------------------------------------------------
-
-STEP_INTRO = (
-    "Follow one query through the whole computation with the numbers of the current scenario: "
-    "its dot product with every key, the scale and temperature, the mask, the softmax written "
-    "out (subtract the row maximum, exponentiate, divide by the row sum) and the weighted sum "
-    "of the values. These are the same steps the seed notebooks print for their first word."
-)
-STEP_DIRECT = (
-    "This scenario gives Q, K and V directly (seed 001 and seed 004 do this). Edit them here; "
-    "every page uses the edited values."
-)
-STEP_PICK = (
-    "Pick the query whose row you want to follow; the weights map shows every query's row, "
-    "this one outlined."
-)
-STEP_WITH_PE = "Positional encoding is on: x_i here is the embedding plus its position code."
-STEP_MULTI_HEAD = (
-    "Each head runs the same steps on its own column block of Q, K and V. Pick a head; the heads' "
-    "outputs are then concatenated and projected by W_O (see the Multi-head page)."
-)
-# (title, LaTeX formula) of each step of scaled dot-product attention for query i.
-STEP_FORMULAS = {
-    "q": ("1. The query", r"q_i = x_i W_Q"),
-    "q_head": ("1. The query (this head's columns)", r"q_i^{(h)} = x_i W_Q^{(h)}"),
-    "q_direct": ("1. The query", r"q_i = \text{row } i \text{ of } Q \text{ (given directly)}"),
-    "scores": ("2. Dot product with every key", r"s_{ij} = q_i \cdot k_j = \sum_m q_{im}\,k_{jm}"),
-    "scaled": ("3. Scale and temperature",
-               r"s'_{ij} = s_{ij} \times \text{scale} \div \tau"),
-    "masked": ("4. Mask", r"s''_{ij} = \begin{cases} s'_{ij} & \text{if } M_{ij}\\ -\infty & "
-               r"\text{otherwise}\end{cases}"),
-    "softmax": ("5. Softmax over the keys",
-                r"\alpha_{ij} = \frac{e^{s''_{ij} - m_i}}{\sum_{j'} e^{s''_{ij'} - m_i}},\quad "
-                r"m_i = \max_{j} s''_{ij}"),
-    "output": ("6. Weighted sum of the values", r"o_i = \sum_j \alpha_{ij}\, v_j"),
-}
-STEP_SOFTMAX_NOTE = (
-    "Subtracting the row maximum m_i changes nothing in the result (it cancels in the fraction) "
-    "but keeps exp from overflowing; exp(−∞) = 0, so masked keys get weight 0."
-)
-# (title, LaTeX formula) of each step of additive (Bahdanau) attention for query i.
-ADDITIVE_STEP_FORMULAS = {
-    "proj": ("1. Project the query and every key into the alignment space",
-             r"a_i = x_i W_q,\qquad b_j = k_j W_k"),
-    "features": ("2. Features: tanh of their sum", r"f_{ij} = \tanh(a_i + b_j)"),
-    "scores": ("3. Score with v_a", r"e_{ij} = v_a \cdot f_{ij} = \sum_m v_{a,m}\, f_{ijm}"),
-    "masked": ("4. Mask", r"e''_{ij} = \begin{cases} e_{ij} & \text{if } M_{ij}\\ -\infty & "
-               r"\text{otherwise}\end{cases}"),
-    "softmax": ("5. Softmax over the keys",
-                r"\alpha_{ij} = \frac{e^{e''_{ij} - m_i}}{\sum_{j'} e^{e''_{ij'} - m_i}},\quad "
-                r"m_i = \max_{j} e''_{ij}"),
-    "output": ("6. Context: weighted sum of the values", r"c_i = \sum_j \alpha_{ij}\, v_j"),
-}
-STEP_FULLY_MASKED = (
-    "Every key of this query is masked: all its scores are −∞, exp gives 0 everywhere and the "
-    "row sum is 0. "
-)
+# --- Masks page (Step by step: attnviz.teach.text.step_by_step) -----------------------------
 
 MASKS_INTRO = (
     "A mask says which keys each query may look at (✓ = may attend). Forbidden scores are set "
@@ -310,63 +254,7 @@ PAGES_OVERVIEW.update({
     "Quiz": "predict where each query looks before the weights are revealed.",
 })
 
-# Trace a cell ------------------------------------------------------------------------------
-
-TRACE_INTRO = (
-    "Every attention weight is a short chain of arithmetic. Click a cell of the weights heatmap "
-    "(or pick a query and a key below) to see that chain for the current scenario, with its "
-    "numbers: from the query and key vectors to the weight α_ij and to α_ij·v_j, the share of "
-    "key j in the output of query i. The matching rows and cells are outlined in orange."
-)
-TRACE_CLICK = "Click a cell to trace it."
-# (title, symbolic LaTeX) of each step; the page appends the numbers of the chosen cell.
-TRACE_STEPS = {
-    "q_k": ("1. The query and the key", r"q_i,\ k_j"),
-    "score": ("2. Dot product", r"s_{ij} = q_i \cdot k_j = \sum_m q_{im}\,k_{jm}"),
-    "scale": ("3. Scale", r"s_{ij} \times \text{scale}"),
-    "temperature": ("4. Temperature", r"s'_{ij} = s_{ij} \times \text{scale} \div \tau"),
-    "mask": ("5. Mask", r"s''_{ij} = \begin{cases} s'_{ij} & \text{if } M_{ij}\\ -\infty & "
-             r"\text{otherwise}\end{cases}"),
-    "exp": ("6. Exponential (shifted by the row maximum)",
-            r"e_{ij} = \exp(s''_{ij} - m_i),\quad m_i = \max_{j'} s''_{ij'}"),
-    "row_sum": ("7. Row sum", r"Z_i = \sum_{j'} e_{ij'}"),
-    "alpha": ("8. The weight", r"\alpha_{ij} = \frac{e_{ij}}{Z_i}"),
-    "value": ("9. Its share of the output", r"\alpha_{ij}\, v_j \quad\text{(one term of }"
-              r"o_i = \textstyle\sum_j \alpha_{ij} v_j)"),
-    "w_o": ("10. Through W_O (multi-head)",
-            r"(\alpha_{ij}\, v_j)\, W_O[\text{rows of head } h]"),
-}
-TRACE_ADDITIVE_STEPS = {
-    "features": ("1. Alignment features", r"f_{ij} = \tanh(q_i W_q + k_j W_k)"),
-    "score": ("2. Score with v_a", r"e_{ij} = v_a \cdot f_{ij} = \sum_m v_{a,m}\, f_{ijm}"),
-    "mask": ("3. Mask", r"e''_{ij} = \begin{cases} e_{ij} & \text{if } M_{ij}\\ -\infty & "
-             r"\text{otherwise}\end{cases}"),
-    "exp": ("4. Exponential (shifted by the row maximum)",
-            r"\epsilon_{ij} = \exp(e''_{ij} - m_i),\quad m_i = \max_{j'} e''_{ij'}"),
-    "row_sum": ("5. Row sum", r"Z_i = \sum_{j'} \epsilon_{ij'}"),
-    "alpha": ("6. The weight", r"\alpha_{ij} = \frac{\epsilon_{ij}}{Z_i}"),
-    "value": ("7. Its share of the context", r"\alpha_{ij}\, v_j \quad\text{(one term of }"
-              r"c_i = \textstyle\sum_j \alpha_{ij} v_j)"),
-}
-TRACE_SHIFT_NOTE = (
-    "Subtracting m_i does not change α_ij (it cancels in e_ij / Z_i) but keeps exp from "
-    "overflowing; a masked key has e_ij = exp(−∞) = 0."
-)
-TRACE_FULLY_MASKED = (
-    "Every key of this query is masked, so Z_i = 0: attnviz gives the whole row weight 0 and "
-    "the output row 0 (a naive softmax would compute 0/0 = NaN)."
-)
-TRACE_MASKED = "Key j is masked for query i: its score is −∞ and its weight is exactly 0."
-TRACE_CHECK = "Check: α_ij recomputed here and the value in the heatmap (the vectorised core)."
-TRACE_W_O = (
-    "In multi-head attention the head outputs are concatenated and multiplied by W_O. Head h "
-    "occupies columns h·d_v … (h+1)·d_v − 1 of the concatenation, so α_ij v_j meets exactly "
-    "those rows of W_O. Summed over every key and every head, these shares give output row i."
-)
-TRACE_MIXED = (
-    "This scenario combines its heads with one weight per head (seed 004) as well; the trace "
-    "follows W_O."
-)
+# Trace a cell: attnviz.teach.text.trace
 
 # Compare -----------------------------------------------------------------------------------
 

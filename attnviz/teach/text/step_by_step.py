@@ -1,0 +1,85 @@
+"""Words of the Step by step page (pages/step_by_step.py, keys ``sbs_``, attnviz/ui/steps.py).
+
+The formulas are not here: both explanation pages take them from
+:func:`attnviz.teach.explain.formulas` (one table, the same symbols, following the settings).
+Templates and their fields: ``QUERY_VECTOR``, ``CONCAT_ROW``, ``OUTPUT_ROW`` {i};
+``CONCAT_SLICE`` {h} {start} {stop}; ``HEAD_OPTION`` {h}; ``DIMENSION`` {name} {m};
+``VALUE_TERM`` {m}; ``SCALE_LINE`` {root} {scale}; ``TAU_LINE`` {tau}.
+"""
+
+HEADER = "Step by step"
+INTRO = (
+    "Follow one query through the whole computation with the numbers of the current scenario: "
+    "its dot product with every key, the scale and temperature, the mask, the softmax written "
+    "out (subtract the row maximum, exponentiate, divide by the row sum) and the weighted sum "
+    "of the values. These are the same steps the seed notebooks print for their first word."
+)
+DIRECT_EXPANDER = "Q, K and V (given directly)"
+DIRECT = (
+    "This scenario gives Q, K and V directly (seed 001 and seed 004 do this). Edit them here; "
+    "every page uses the edited values."
+)
+QUERY_LABEL = "Query token"
+HEAD_LABEL = "Head"
+HEAD_OPTION = "head {h}"
+PICK = (
+    "Pick the query whose row you want to follow; the weights map shows every query's row, "
+    "this one outlined."
+)
+WEIGHTS_TITLE = "**Attention weights** (the chosen query's row is outlined)"
+WITH_PE = "Positional encoding is on: x_i here is the embedding plus its position code."
+MULTI_HEAD = (
+    "Each head runs the same steps on its own column block of Q, K and V. Pick a head; the heads' "
+    "outputs are then concatenated and projected by W_O (see the Multi-head page)."
+)
+# Title of each step shown (formulas: attnviz.teach.explain.formulas); the page numbers them.
+TITLES = {
+    "query": "The query",
+    "query_head": "The query (this head's columns)",
+    "query_direct": "The query",
+    "projections": "Project the query and every key into the alignment space",
+    "features": "Features: tanh of their sum",
+    "score": "Dot product with every key",
+    "scaled": "Scale and temperature",
+    "mask": "Mask",
+    "softmax": "Softmax over the keys",
+    "output": "Weighted sum of the values",
+    "concat": "Concatenate the heads, project by W_O",
+}
+ADDITIVE_TITLES = {**TITLES, "score": "Score with v_a",
+                   "output": "Context: weighted sum of the values"}
+SCALE_LINE = r"\text{{scale}}{root} = {scale}"
+TAU_LINE = r"\tau = {tau}"
+SOFTMAX_NOTE = (
+    "Subtracting the row maximum m_i changes nothing in the result (it cancels in the fraction) "
+    "but keeps exp from overflowing; exp(−∞) = 0, so masked keys get weight 0."
+)
+FULLY_MASKED = (
+    "Every key of this query is masked: all its scores are −∞, exp gives 0 everywhere and the "
+    "row sum is 0. "
+)
+# Column names of the step tables (the tests read the tables by them).
+COLUMNS = {
+    "score": "q·k",
+    "additive_score": "e = v_a·f",
+    "times_scale": "× scale",
+    "scaled": "÷ τ",
+    "allowed": "may attend",
+    "masked": "masked",
+    "shifted": "− max",
+    "exp": "exp",
+    "weight": "α = exp / sum",
+    "alpha": "α",
+}
+KEY_AXIS = "key"
+QUERY_VECTOR = "q_{i}"
+ADDITIVE_QUERY_VECTOR = "a_{i}"
+DIMENSION = "{name}[{m}]"
+VALUE_TERM = "α·v[{m}]"
+SUM_LABEL = "Σ = output"
+CONCAT_ROW = "concat_{i}"
+OUTPUT_ROW = "o_{i}"
+CONCAT_SLICE = (
+    "Head {h}'s output row is columns {start}…{stop} of the concatenation (the other heads' rows "
+    "are recomputed the same way); the output row is the concatenation times W_O."
+)

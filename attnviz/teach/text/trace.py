@@ -1,0 +1,62 @@
+"""Words of the Trace a cell page (pages/trace.py, keys ``trace_``, attnviz/ui/trace_view.py).
+
+The formulas are not here: both explanation pages take them from
+:func:`attnviz.teach.explain.formulas`. Templates and their fields: ``HEAD_OPTION`` {h};
+``WEIGHTS_TITLE`` {head}; ``HEAD_SUFFIX`` {h}; ``MATRIX_TITLE`` {name} {row}; ``CHOSEN`` {query}
+{key}; ``CHECK_LINES`` {recomputed} {core}; ``DIMENSION`` {m}; ``HEAD_ROWS`` {h}.
+"""
+
+HEADER = "Trace a cell"
+INTRO = (
+    "Every attention weight is a short chain of arithmetic. Click a cell of the weights heatmap "
+    "(or pick a query and a key below) to see that chain for the current scenario, with its "
+    "numbers: from the query and key vectors to the weight α_ij and to α_ij·v_j, the share of "
+    "key j in the output of query i. The matching rows and cells are outlined in orange."
+)
+HEAD_LABEL = "Head"
+HEAD_OPTION = "head {h}"
+QUERY_LABEL = "Query i"
+KEY_LABEL = "Key j"
+CLICK = "Click a cell to trace it."
+WEIGHTS_TITLE = "**Attention weights{head}**"
+HEAD_SUFFIX = " — head {h}"
+MATRIX_TITLE = "**{name}** (row {row} outlined)"
+DIMENSION = "d{m}"
+CHOSEN = "query i = {query}\nkey j = {key}"
+# Title of each step shown (formulas: attnviz.teach.explain.formulas); the page numbers them.
+TITLES = {
+    "query_key": "The query and the key",
+    "score": "Dot product",
+    "scale": "Scale",
+    "temperature": "Temperature",
+    "mask": "Mask",
+    "max": "Row maximum",
+    "exp": "Exponential (shifted by the row maximum)",
+    "sum": "Row sum",
+    "weight": "The weight",
+    "term": "Its share of the output",
+    "w_o": "Through W_O (multi-head)",
+}
+ADDITIVE_TITLES = {**TITLES, "features": "Alignment features", "score": "Score with v_a",
+                   "term": "Its share of the context"}
+HEAD_ROWS = r"W_O[\text{{head {h}}}]"
+SHIFT_NOTE = (
+    "Subtracting m_i does not change α_ij (it cancels in e_ij / Z_i) but keeps exp from "
+    "overflowing; a masked key has e_ij = exp(−∞) = 0."
+)
+FULLY_MASKED = (
+    "Every key of this query is masked, so Z_i = 0: attnviz gives the whole row weight 0 and "
+    "the output row 0 (a naive softmax would compute 0/0 = NaN)."
+)
+MASKED = "Key j is masked for query i: its score is −∞ and its weight is exactly 0."
+CHECK = "Check: α_ij recomputed here and the value in the heatmap (the vectorised core)."
+CHECK_LINES = "recomputed here: {recomputed}\nheatmap (core):  {core}"
+W_O = (
+    "In multi-head attention the head outputs are concatenated and multiplied by W_O. Head h "
+    "occupies columns h·d_v … (h+1)·d_v − 1 of the concatenation, so α_ij v_j meets exactly "
+    "those rows of W_O. Summed over every key and every head, these shares give output row i."
+)
+MIXED = (
+    "This scenario combines its heads with one weight per head (seed 004) as well; the trace "
+    "follows W_O."
+)
