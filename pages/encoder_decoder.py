@@ -8,7 +8,7 @@ import streamlit as st
 from attnviz.core.additive import attention_pooling
 from attnviz.core.positional import sinusoidal_positional_encoding
 from attnviz.figures import heatmap
-from attnviz.teach import text
+from attnviz.teach.text import encoder_decoder as text
 from attnviz.ui import controls, state
 from attnviz.ui.editors import matrix_editor
 from attnviz.ui.fitting import fit_vector
@@ -17,9 +17,9 @@ from attnviz.ui.panels import matrix_panel, scenario_caption
 st.header("Encoder–decoder & additive attention")
 scenario = state.get_scenario()
 scenario_caption(scenario)
-st.write(text.ED_INTRO)
+st.write(text.INTRO)
 
-controls.require_projection("ed", text.ED_DIRECT, "translation")
+controls.require_projection("ed", text.DIRECT, "translation")
 
 # lazy, as on Multi-head: the tokens, sizes and two embedding editors run only while it is open
 inputs = st.expander("Target and source sequences: tokens and embeddings", expanded=False,
@@ -43,12 +43,12 @@ if weights.open:
     with weights:
         scenario = controls.weight_editors("ed", scenario)
 if scenario.use_pe:
-    st.caption(text.ED_PE_ON)
+    st.caption(text.PE_ON)
 
 # --- 1) cross-attention ---------------------------------------------------------------------------
 st.subheader("Cross-attention")
-st.latex(text.ED_CROSS_FORMULA)
-st.caption(text.ED_CROSS)
+st.latex(text.CROSS_FORMULA)
+st.caption(text.CROSS)
 cross = controls.compute(replace(scenario, variant="cross"))
 if cross is not None:
     att = cross.attention
@@ -64,8 +64,8 @@ if cross is not None:
 
 # --- 2) additive (Bahdanau) attention -------------------------------------------------------------
 st.subheader("Additive (Bahdanau) attention")
-st.write(text.ED_ADDITIVE)
-st.latex(text.ED_ADDITIVE_FORMULA)
+st.write(text.ADDITIVE)
+st.latex(text.ADDITIVE_FORMULA)
 d_a = scenario.w_a_q.shape[1] if scenario.w_a_q.ndim == 2 else 0
 # lazy and collapsed, like the cross-attention weights: its editors run only while open
 additive_weights = st.expander(f"W_q, W_k (d_model × d_a = {scenario.d_model} × {d_a}) "
@@ -114,8 +114,8 @@ def attention_pooling_section() -> None:
     """Seed 004's pooling layer with its own w and b. A fragment: editing w or b reruns
     this section alone (nothing else on the page depends on them)."""
     st.subheader("Attention pooling (seed 004's Keras layer)")
-    st.write(text.ED_POOLING)
-    st.latex(text.ED_POOLING_FORMULA)
+    st.write(text.POOLING)
+    st.latex(text.POOLING_FORMULA)
     scenario = state.get_scenario()  # the latest, with this fragment's own edits
     tgt_labels = [f"{i}:{tok}" for i, tok in enumerate(scenario.tokens)]
     pool_w = fit_vector(scenario.pool_w, scenario.d_model, 0.5)

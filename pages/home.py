@@ -3,12 +3,12 @@
 import streamlit as st
 
 from attnviz.scenarios.presets import PRESETS
-from attnviz.teach import text
+from attnviz.teach.text import home as text
 from attnviz.ui import state
 
 state.init_state()
-st.title(text.APP_TITLE)
-st.write(text.HOME_INTRO)
+st.title(text.TITLE)
+st.write(text.INTRO)
 
 st.subheader("What each page shows")
 for name, what in text.PAGES_OVERVIEW.items():

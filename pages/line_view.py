@@ -6,14 +6,14 @@ import streamlit as st
 from attnviz.figures import heatmap
 from attnviz.figures.clickable import point_from_selection
 from attnviz.figures.line_view import MAX_TOKENS, head_view
-from attnviz.teach import text
+from attnviz.teach.text import line_view as text
 from attnviz.ui import controls, state
 from attnviz.ui.diagnostics import diagnostics_panel
 from attnviz.ui.panels import show_figure
 
 scenario = state.get_scenario()
 st.header("Line view")
-st.write(text.LINE_VIEW_INTRO)
+st.write(text.INTRO)
 result = controls.compute(scenario)
 if result is None:
     st.stop()
@@ -31,7 +31,7 @@ if st.session_state.get("lines_labels") != (q_lab, k_lab):  # first visit or oth
 def focus_label(option: str) -> str:
     """'none' -> all tokens; 'query:3' -> 'query 3:the'."""
     if option == "none":
-        return text.LINE_VIEW_FOCUS_NONE
+        return text.FOCUS_NONE
     side, index = option.split(":")
     return f"{side} {(q_lab if side == 'query' else k_lab)[int(index)]}"
 
@@ -46,10 +46,10 @@ choice = c2.selectbox("Focus on a token", focus_options, format_func=focus_label
 focus = None if choice == "none" else (choice.split(":")[0], int(choice.split(":")[1]))
 
 if focus is None and max(t_q, t_k) > MAX_TOKENS:
-    st.info(text.LINE_VIEW_TOO_MANY.format(limit=MAX_TOKENS, n=max(t_q, t_k)))
+    st.info(text.TOO_MANY.format(limit=MAX_TOKENS, n=max(t_q, t_k)))
     st.stop()
 if not heads:
-    st.info(text.LINE_VIEW_NO_HEAD)
+    st.info(text.NO_HEAD)
     st.stop()
 
 fig = head_view(weights, q_lab, k_lab, heads=heads, focus=focus)
@@ -67,7 +67,7 @@ def on_click() -> None:
 
 left, right = st.columns([3, 2], gap="large")
 with left:
-    st.caption(text.LINE_VIEW_OPACITY)
+    st.caption(text.OPACITY)
     show_figure(fig, key="lines_fig", on_select=on_click)
 with right:
     h = heads[0]

@@ -8,7 +8,8 @@ from attnviz import position_labels
 from attnviz.core.attention import MultiHeadResult, softmax
 from attnviz.figures import heatmap, mask_figure
 from attnviz.scenarios.scenario import MASK_KINDS, user_mask
-from attnviz.teach import text
+from attnviz.teach.text import common
+from attnviz.teach.text import masks as text
 from attnviz.ui import controls, state
 from attnviz.ui.mask_editor import mask_editor
 from attnviz.ui.panels import matrix_panel, scenario_caption
@@ -16,7 +17,7 @@ from attnviz.ui.panels import matrix_panel, scenario_caption
 st.header("Masks")
 scenario = state.get_scenario()
 scenario_caption(scenario)
-st.write(text.MASKS_INTRO)
+st.write(text.INTRO)
 q_lab, k_lab = position_labels(scenario.tokens), position_labels(scenario.key_tokens)
 t_q, t_k = len(q_lab), len(k_lab)
 
@@ -42,9 +43,9 @@ def on_kind() -> None:
     state.update(**changes)
 
 
-kind = st.radio("Mask", list(MASK_KINDS), horizontal=True, format_func=text.MASK_KINDS.get,
+kind = st.radio("Mask", list(MASK_KINDS), horizontal=True, format_func=text.KINDS.get,
                 **{**bind("mk_kind", "mask_kind", scenario.mask_kind), "on_change": on_kind})
-st.caption(text.MASK_KIND_HELP[kind])
+st.caption(text.KIND_HELP[kind])
 if kind == "padding":
     st.slider("Valid length (real keys; the rest is padding)", 0, t_k,
               **bind("mk_valid_len", "valid_len", min(max(scenario.valid_len, 0), t_k)))
@@ -55,7 +56,7 @@ elif kind == "window" and max(t_q, t_k) > 1:
 elif kind == "custom":
     grid = scenario.custom_mask
     if grid is None or grid.shape != (t_q, t_k):
-        st.info(text.MASKS_CUSTOM_RESET)
+        st.info(text.CUSTOM_RESET)
         grid = np.ones((t_q, t_k), dtype=bool)
         scenario = state.update(custom_mask=grid)
     fills = {"All may attend": np.ones((t_q, t_k), bool),
@@ -73,7 +74,7 @@ elif kind == "custom":
         scenario = state.update(custom_mask=edited)
 scenario = state.get_scenario()  # with the values the widgets' callbacks stored
 if scenario.spec.fixed.get("causal"):
-    st.info(text.MASKS_CAUSAL_VARIANT)
+    st.info(text.CAUSAL_VARIANT)
 
 # 2) compute with the core; pick a head for multi-head attention
 result = controls.compute(scenario)
@@ -87,14 +88,14 @@ before_mask = getattr(att, "scaled", att.scores)  # additive attention has no sc
 mask = result.mask
 blocked_rows = np.flatnonzero(~mask.any(axis=1))
 if not mask.any():
-    st.warning(text.MASKS_ALL_BLOCKED)
+    st.warning(common.MASKS_ALL_BLOCKED)
 elif blocked_rows.size:
     rows = ", ".join(str(r) for r in blocked_rows)
     st.warning(f"Query row(s) {rows} (counting from 0) may attend to no key: their weights and "
                "outputs are all 0 (see below).")
 
 # 3) the mask, the masked scores, the weights with and without the mask
-M = text.MATRICES
+M = common.MATRICES
 c1, c2 = st.columns(2)
 with c1:
     title, formula, why = M["mask"]
@@ -117,11 +118,11 @@ with c2:
                  heatmap(softmax(before_mask), k_lab, q_lab, kind="weights", y_title="query",
                          x_title="key"),
                  key="mk_fig_nomask", formula=r"A^{\text{no mask}} = \mathrm{softmax}(S')",
-                 explanation=text.MASKS_NO_MASK)
+                 explanation=text.NO_MASK)
 
 # 4) fully masked rows
 st.subheader("A fully masked row")
-st.write(text.FULLY_MASKED_ROW)
+st.write(common.FULLY_MASKED_ROW)
 if blocked_rows.size:
     out = att.output
     frame = pd.DataFrame(np.hstack([att.weights[blocked_rows], out[blocked_rows]]),

@@ -9,14 +9,14 @@ from attnviz.core.positional import sinusoidal_positional_encoding
 from attnviz.figures import heatmap
 from attnviz.figures.lines import line_chart
 from attnviz.scenarios.scenario import permutation_check, position_labels
-from attnviz.teach import text
+from attnviz.teach.text import positional_encoding as text
 from attnviz.ui import controls, state
 from attnviz.ui.panels import matrix_panel, show_figure
 
 st.header("Positional encoding")
 scenario = state.get_scenario()
-st.write(text.PE_INTRO)
-st.latex(text.PE_FORMULA)
+st.write(text.INTRO)
+st.latex(text.FORMULA)
 
 # --- 1) the encoding on its own (independent of the scenario) -----------------------------------
 @st.fragment
@@ -25,13 +25,13 @@ def pe_explorer() -> None:
     number of positions of one's own. A fragment: its sliders redraw its four charts only,
     not the rest of the page (nothing else depends on them)."""
     st.subheader("The PE matrix")
-    st.caption(text.PE_EXPLORE)
+    st.caption(text.EXPLORE)
     c1, c2, c3 = st.columns(3)
     base = c1.select_slider("base", [10, 100, 1000, 10000, 100000], value=10000, key="pe_base")
     d_model = c2.slider("d_model", 2, 128, 32, step=2, key="pe_d_model")
     n_pos = c3.slider("number of positions", 1, 256, 50, key="pe_positions")
     if base == 1000:
-        st.warning(text.PE_BASE_TYPO)
+        st.warning(text.BASE_TYPO)
     pe = sinusoidal_positional_encoding(n_pos, d_model, base=float(base))
     dim_labels = [str(j) for j in range(d_model)]
 
@@ -50,7 +50,7 @@ def pe_explorer() -> None:
             st.session_state[dims_key] = [d for d in (0, 1, 6, 14) if d < d_model]
         chosen = st.multiselect("Dimensions to draw", list(range(d_model)), key=dims_key,
                                 format_func=lambda j: f"d{j}")
-        st.caption(text.PE_LINES)
+        st.caption(text.LINES)
         fig = line_chart(np.arange(n_pos), {f"d{j}": pe[:, j] for j in chosen}, x_title="position",
                          y_title="PE value", y_range=(-1.1, 1.1), height=340)
         show_figure(fig, key="pe_fig_lines")
@@ -62,12 +62,12 @@ def pe_explorer() -> None:
         matrix_panel("PE · PEᵀ: similarity of positions",
                      heatmap(sim, positions, positions, y_title="position", x_title="position",
                              height=420),
-                     key="pe_fig_similarity", formula=text.PE_SIMILARITY_FORMULA,
-                     explanation=text.PE_SIMILARITY)
+                     key="pe_fig_similarity", formula=text.SIMILARITY_FORMULA,
+                     explanation=text.SIMILARITY)
     with right:
         mid = n_pos // 2
         st.markdown(f"**Rows 0 and {mid} of PE · PEᵀ**")
-        st.caption(text.PE_SIMILARITY_ROWS)
+        st.caption(text.SIMILARITY_ROWS)
         fig = line_chart(np.arange(n_pos), {"PE_0 · PE_t": sim[0], f"PE_{mid} · PE_t": sim[mid]},
                          x_title="position t", y_title="dot product", height=340)
         show_figure(fig, key="pe_fig_similarity_rows")
@@ -78,9 +78,9 @@ pe_explorer()
 # --- 2) on the scenario's tokens -----------------------------------------------------------------
 st.subheader("Attention without and with PE on your tokens")
 if scenario.direct:
-    st.info(text.PE_DIRECT)
+    st.info(text.DIRECT)
     st.stop()
-st.caption(f"{text.PE_COMPARE} PE base here: the scenario's ({scenario.pe_base:g}).")
+st.caption(f"{text.COMPARE} PE base here: the scenario's ({scenario.pe_base:g}).")
 cols = st.columns(2, gap="large")
 for col, use_pe in zip(cols, (False, True), strict=True):
     with col:
@@ -89,7 +89,7 @@ for col, use_pe in zip(cols, (False, True), strict=True):
             continue
         weights = result.attention.weights
         if weights.ndim == 3:
-            st.caption(text.PE_COMPARE_HEAD)
+            st.caption(text.COMPARE_HEAD)
             weights = weights[0]
         fig = heatmap(weights, result.k_labels, result.q_labels, kind="weights", digits=2,
                       title="with PE" if use_pe else "without PE", y_title="query", x_title="key")
@@ -100,7 +100,7 @@ def permutation_demo() -> None:
     """Shuffle the scenario's tokens, with and without PE. A fragment: its radios and seed
     redraw its own metrics and charts only."""
     st.subheader("Shuffle the tokens: what changes?")
-    st.write(text.PE_PERMUTATION)
+    st.write(text.PERMUTATION)
     c1, c2 = st.columns(2)
     names = {"reverse": "reverse the order", "random": "shuffle with a seed"}
     kind = c1.radio("Permutation", ["reverse", "random"], horizontal=True, key="pe_perm_kind",
@@ -114,7 +114,7 @@ def permutation_demo() -> None:
         while t > 1 and np.array_equal(perm, np.arange(t)):  # an unshuffled order shows nothing
             perm = rng.permutation(t)
     if t == 1:
-        st.info(text.PE_IDENTITY)
+        st.info(text.IDENTITY)
     st.text("shuffled order: " + "  ".join(f"{i}:{scenario.tokens[p]}" for i, p in enumerate(perm)))
     try:
         checks = {pe_on: permutation_check(scenario, perm, with_pe=pe_on)
@@ -128,7 +128,7 @@ def permutation_demo() -> None:
               f"{plain:.3g}")
     m2.metric("with PE: max |difference| after un-permuting", f"{checks[True].max_diff:.3g}")
     if 0 < plain < 1e-12:
-        m1.caption(text.PE_ROUNDING.format(diff=plain))
+        m1.caption(text.ROUNDING.format(diff=plain))
 
     case = st.radio("Show the outputs", [False, True], horizontal=True, key="pe_perm_case",
                     format_func=lambda v: "with PE" if v else "without PE")

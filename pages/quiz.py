@@ -9,18 +9,18 @@ import streamlit as st
 from attnviz.core.additive import AdditiveResult
 from attnviz.core.attention import MultiHeadResult
 from attnviz.figures import heatmap, mask_figure
-from attnviz.teach import text
 from attnviz.teach.quiz import practice_question, score_predictions
+from attnviz.teach.text import quiz as text
 from attnviz.ui import controls, state
 from attnviz.ui.panels import show_figure
 
 MAX_QUERIES = 12
 scenario = state.get_scenario()
 st.header("Quiz: predict, then reveal")
-st.write(text.QUIZ_INTRO)
+st.write(text.INTRO)
 st.session_state.setdefault("quiz_round", 0)
 
-source = st.radio("Question", list(text.QUIZ_SOURCES), format_func=text.QUIZ_SOURCES.get,
+source = st.radio("Question", list(text.SOURCES), format_func=text.SOURCES.get,
                   horizontal=True, key="quiz_source")
 if source == "practice":
     c1, c2 = st.columns(2)
@@ -38,7 +38,7 @@ else:
                                        format_func=lambda h: f"head {h}")]
 weights = np.atleast_2d(part.weights)
 if weights.shape[0] > MAX_QUERIES:
-    st.info(text.QUIZ_TOO_MANY.format(limit=MAX_QUERIES, n=weights.shape[0]))
+    st.info(text.TOO_MANY.format(limit=MAX_QUERIES, n=weights.shape[0]))
     st.stop()
 question = hashlib.sha1(weights.tobytes() + str(weights.shape).encode()).hexdigest()[:12]
 revealed = st.session_state.get("quiz_revealed_for") == question
@@ -81,7 +81,7 @@ def new_question() -> None:
 
 b1, b2, _ = st.columns([1, 1, 4])
 b1.button("Reveal", type="primary", on_click=reveal, key="quiz_reveal",
-          help=text.QUIZ_REVEAL_HELP)
+          help=text.REVEAL_HELP)
 if source == "practice":
     b2.button("New question", on_click=new_question, key="quiz_new")
 
@@ -89,16 +89,16 @@ if revealed:
     score = score_predictions(weights, predictions)
     m1, m2 = st.columns(2)
     m1.metric("Score", f"{score.n_correct} / {score.n_scored}")
-    m2.metric("Weight captured", f"{score.captured:.0%}", help=text.QUIZ_CAPTURED)
+    m2.metric("Weight captured", f"{score.captured:.0%}", help=text.CAPTURED)
     guesses = [(i, p) for i, p in enumerate(predictions) if p is not None]
     st.markdown("**The hidden weights**")
     show_figure(heatmap(weights, k_lab, q_lab, kind="weights", x_title="key", y_title="query",
                         highlight_cells=guesses),
                 key="quiz_fig_weights")
-    st.caption(f"{text.QUIZ_OUTLINES} {text.QUIZ_TIES}")
+    st.caption(f"{text.OUTLINES} {text.TIES}")
     st.dataframe(pd.DataFrame({
         "your key": ["—" if p is None else k_lab[p] for p in predictions],
-        "right key(s)": [", ".join(k_lab[j] for j in a) or text.QUIZ_FULLY_MASKED
+        "right key(s)": [", ".join(k_lab[j] for j in a) or text.FULLY_MASKED
                          for a in score.answers],
         "its weight": score.predicted_weight,
         "max weight": weights.max(axis=1),

@@ -3,12 +3,12 @@
 import streamlit as st
 
 from attnviz.io import export
-from attnviz.teach import text
+from attnviz.teach.text import share as text
 from attnviz.ui import controls, share, state
 
 scenario = state.get_scenario()
 st.header("Save & share")
-st.write(text.SHARE_INTRO)
+st.write(text.INTRO)
 share.show_flash()
 st.text(f"Current scenario: {scenario.title or 'your edited scenario'}\n"
         f"{scenario.spec.name} · {scenario.t} tokens · d_model {scenario.d_model}")
@@ -24,7 +24,7 @@ st.subheader("Link")
 share.link_box(scenario, key="share", here="share")
 
 st.subheader("Matrices")
-st.caption(text.SHARE_MATRICES)
+st.caption(text.MATRICES)
 result = controls.compute(scenario)
 if result is not None:
     share.matrix_downloads(export.matrices(result), key="share_mx",

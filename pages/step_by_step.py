@@ -7,7 +7,7 @@ from attnviz import position_labels
 from attnviz.core.additive import AdditiveResult
 from attnviz.core.attention import MultiHeadResult
 from attnviz.figures import heatmap
-from attnviz.teach import text
+from attnviz.teach.text import common as text
 from attnviz.ui import controls, state, steps
 from attnviz.ui.editors import matrix_editor
 from attnviz.ui.panels import scenario_caption, show_figure

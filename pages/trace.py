@@ -8,7 +8,7 @@ from attnviz.core.attention import MultiHeadResult
 from attnviz.core.trace import trace_additive_cell, trace_cell
 from attnviz.figures import heatmap
 from attnviz.figures.clickable import MAX_PICKER_CELLS, add_cell_picker
-from attnviz.teach import text
+from attnviz.teach.text import common as text
 from attnviz.ui import controls, state, trace_view
 from attnviz.ui.diagnostics import diagnostics_panel
 from attnviz.ui.panels import show_figure

@@ -10,15 +10,15 @@ from attnviz.figures.charts import (
     max_weight_figure,
     variance_figure,
 )
-from attnviz.teach import text
 from attnviz.teach.sqrt_dk import sqrt_dk_experiment
+from attnviz.teach.text import why_sqrt_dk as text
 from attnviz.ui import state
 from attnviz.ui.panels import show_figure
 
 state.get_scenario()
 st.header("Why divide by √d_k?")
-st.write(text.SQRT_DK_INTRO)
-st.latex(text.SQRT_DK_FORMULA)
+st.write(text.INTRO)
+st.latex(text.FORMULA)
 
 WIDTHS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
 c1, c2, c3, c4 = st.columns(4)
@@ -41,17 +41,17 @@ res = experiment(d_ks, int(t_k), int(n_queries), int(seed))
 left, right = st.columns(2, gap="large")
 with left:
     st.markdown("**Variance of the scores**")
-    st.caption(text.SQRT_DK_VARIANCE)
+    st.caption(text.VARIANCE)
     show_figure(variance_figure(res), key="sqrtdk_fig_variance")
 with right:
     st.markdown("**Entropy of the softmax**")
-    st.caption(text.SQRT_DK_ENTROPY)
+    st.caption(text.ENTROPY)
     show_figure(entropy_figure(res), key="sqrtdk_fig_entropy")
 
 left, right = st.columns(2, gap="large")
 with left:
     st.markdown("**Largest weight of a row**")
-    st.caption(text.SQRT_DK_MAX_WEIGHT)
+    st.caption(text.MAX_WEIGHT)
     show_figure(max_weight_figure(res), key="sqrtdk_fig_max_weight")
 with right:
     st.markdown("**One query's weights**")
@@ -60,7 +60,7 @@ with right:
     pick = st.select_slider("d_k of the example", list(d_ks), value=d_ks[-1],
                             key="sqrtdk_example_dk")
     k = d_ks.index(pick)
-    st.caption(text.SQRT_DK_EXAMPLE)
+    st.caption(text.EXAMPLE)
     show_figure(grouped_bars([f"k{j}" for j in range(res.t_k)],
                              {UNSCALED: res.example_unscaled[k], SCALED: res.example_scaled[k]},
                              y_title="weight", y_range=(0.0, 1.05)),

@@ -12,22 +12,23 @@ from attnviz.figures.line_view import head_view
 from attnviz.io import attention_io as aio
 from attnviz.scenarios import limits
 from attnviz.scenarios.scenario import position_labels
-from attnviz.teach import text
+from attnviz.teach.text import common
+from attnviz.teach.text import your_attention as text
 from attnviz.ui import share, state, uploads
 from attnviz.ui.heads import grid
 from attnviz.ui.panels import matrix_panel, show_figure
 
 state.init_state()
 st.header("Your own attention")
-st.write(text.BYO_INTRO)
+st.write(text.INTRO)
 with st.expander("Saving attention from a transformers model"):
-    st.code(text.BYO_HOWTO, language="python")
+    st.code(text.HOWTO, language="python")
 c1, c2 = st.columns(2)
 weights_file = c1.file_uploader("Attention weights (.npy or .npz)", type=["npy", "npz"],
                                 key="ya_weights", max_upload_size=limits.MAX_UPLOAD_MB)
 tokens_file = c2.file_uploader("Tokens, optional (.txt or .json)", type=["txt", "json"],
                                key="ya_tokens", max_upload_size=limits.MAX_UPLOAD_MB)
-st.caption(f"{text.BYO_SAFETY} Limits: {limits.MAX_UPLOAD_MB} MB per file, t ≤ "
+st.caption(f"{text.SAFETY} Limits: {limits.MAX_UPLOAD_MB} MB per file, t ≤ "
            f"{limits.MAX_UPLOAD_T} tokens, ≤ {limits.MAX_UPLOAD_HEADS} heads, ≤ "
            f"{limits.MAX_UPLOAD_LAYERS} layers, ≤ {limits.MAX_UPLOAD_VALUES:,} values in all.")
 
@@ -36,7 +37,7 @@ if error:
     st.error(share.plain(f"This file cannot be shown: {error}."))
     st.stop()
 if weights_file is None:
-    st.info(text.BYO_EXAMPLE)
+    st.info(text.EXAMPLE)
 parsed, token_error = uploads.tokens_upload(tokens_file)
 tokens, token_warnings, token_error = uploads.labels_for(att, parsed, token_error)
 if token_error:
@@ -59,7 +60,7 @@ figures = []
 
 factor = block_factor(att.t, limits.MAX_DISPLAY_T)
 if factor > 1:
-    st.info(text.BYO_DOWNSAMPLED.format(t=att.t, limit=limits.MAX_DISPLAY_T, f=factor,
+    st.info(text.DOWNSAMPLED.format(t=att.t, limit=limits.MAX_DISPLAY_T, f=factor,
                                         shown=-(-att.t // factor)))
 shown = block_labels(labels, limits.MAX_DISPLAY_T)
 fig = heatmap(downsample(matrix, limits.MAX_DISPLAY_T), shown, shown, kind="weights",
@@ -82,8 +83,8 @@ if att.heads > heads_shown:
 short = [f"{i}:{tok[:6]}" for i, tok in enumerate(tokens)]  # thumbnails: short labels
 small = block_labels(short, GRID)
 if len(small) < len(short):
-    st.caption(text.HEADS_POOLED.format(t=att.t, shown=len(small), f=block_factor(att.t, GRID))
-               + text.HEADS_EXACT_BYO)
+    st.caption(common.HEADS_POOLED.format(t=att.t, shown=len(small), f=block_factor(att.t, GRID))
+               + text.HEADS_EXACT)
 for h, col in zip(range(first, first + heads_shown), grid(heads_shown, 4), strict=True):
     with col:
         fig = heatmap(downsample(weights[h], GRID), small, small, kind="weights",
@@ -103,10 +104,10 @@ if att.t <= LINE_VIEW_MAX:
     show_figure(fig, key="ya_fig_lines")
     figures.append((f"Line view — layer {layer}", fig))
 else:
-    st.info(text.BYO_LINE_VIEW_TOO_LONG.format(limit=LINE_VIEW_MAX))
+    st.info(text.LINE_VIEW_TOO_LONG.format(limit=LINE_VIEW_MAX))
 
 st.subheader("Diagnostics")
-st.caption(text.BYO_DIAGNOSTICS)
+st.caption(text.DIAGNOSTICS)
 diag = row_diagnostics(weights, tol=aio.ROW_SUM_TOL)
 # (heads, t) -> queries averaged in blocks: downsample's row mean, on the transpose
 fig = heatmap(downsample(diag.entropy.T, 128).T, block_labels(labels, 128),

@@ -19,7 +19,7 @@ from attnviz.scenarios.fingerprint import fingerprint
 from attnviz.scenarios.presets import PRESETS
 from attnviz.scenarios.registry import VARIANTS
 from attnviz.scenarios.scenario import Scenario, ScenarioResult, resize, run_scenario
-from attnviz.teach import text
+from attnviz.teach.text import common as text
 from attnviz.ui import state
 from attnviz.ui.editors import matrix_editor
 

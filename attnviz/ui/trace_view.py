@@ -15,7 +15,7 @@ import streamlit as st
 
 from attnviz.core.trace import AdditiveCellTrace, CellTrace, SoftmaxSteps
 from attnviz.figures.clickable import cell_from_selection
-from attnviz.teach import text
+from attnviz.teach.text import common as text
 
 MAX_TERMS = 4  # write out sums with up to this many terms; longer ones are summarised
 

@@ -48,7 +48,7 @@ from attnviz.io import scenario_io
 from attnviz.scenarios import limits
 from attnviz.scenarios.presets import PRESETS
 from attnviz.scenarios.scenario import Scenario
-from attnviz.teach import text
+from attnviz.teach.text import common as text
 from attnviz.ui import state
 from attnviz.ui.safe import md_escape
 

@@ -17,7 +17,8 @@ from attnviz import (
     softmax,
     window_mask,
 )
-from attnviz.teach import text
+from attnviz.teach.text import common
+from attnviz.teach.text import masks as text
 
 CHARTS = ["mk_fig_mask", "mk_fig_masked", "mk_fig_weights", "mk_fig_nomask"]
 SEED_000 = PRESETS["seed_000"].build()
@@ -66,7 +67,7 @@ def test_smoke_no_mask(at):
     np.testing.assert_array_equal(mask_z(at), np.ones((4, 4)))
     np.testing.assert_array_equal(weights_z(at), SEED_000_RES.weights)
     np.testing.assert_array_equal(chart_z_by_key(at, "mk_fig_nomask"), SEED_000_RES.weights)
-    assert any(text.FULLY_MASKED_ROW in m.value for m in at.markdown)
+    assert any(common.FULLY_MASKED_ROW in m.value for m in at.markdown)
 
 
 def test_causal_mask(at):
@@ -100,7 +101,7 @@ def test_padding_zero_masks_everything_and_still_draws(at):
     pick_kind(at, "padding")
     at.slider(key="mk_valid_len").set_value(0).run()
     assert not at.exception
-    assert [w.value for w in at.warning] == [text.MASKS_ALL_BLOCKED]
+    assert [w.value for w in at.warning] == [common.MASKS_ALL_BLOCKED]
     assert chart_keys(at) == CHARTS
     np.testing.assert_array_equal(mask_z(at), np.zeros((4, 4)))
     np.testing.assert_array_equal(weights_z(at), np.zeros((4, 4)))
@@ -154,7 +155,7 @@ def test_custom_fill_all_blocked(at):
     pick_kind(at, "custom")
     at.button(key="mk_fill_blocked").click().run()
     assert not at.exception
-    assert text.MASKS_ALL_BLOCKED in [w.value for w in at.warning]
+    assert common.MASKS_ALL_BLOCKED in [w.value for w in at.warning]
     assert chart_keys(at) == CHARTS
     np.testing.assert_array_equal(weights_z(at), np.zeros((4, 4)))
     at.button(key="mk_fill_attend").click().run()
@@ -187,7 +188,7 @@ def test_custom_edit_survives_a_page_switch(at):
 
 def test_causal_variant_adds_its_own_mask(at):
     load_preset(at, "cat_sat")
-    assert any(m.value == text.MASKS_CAUSAL_VARIANT for m in at.info)
+    assert any(m.value == text.CAUSAL_VARIANT for m in at.info)
     np.testing.assert_array_equal(mask_z(at), causal_mask(6))  # user mask "none"
     pick_kind(at, "padding")
     at.slider(key="mk_valid_len").set_value(3).run()
@@ -218,7 +219,7 @@ def test_a_custom_grid_of_the_wrong_shape_is_reset_with_a_message(at):
                                            custom_mask=np.zeros((2, 3), bool))
     at.run()
     assert not at.exception and not at.error
-    assert [m.value for m in at.info] == [text.MASKS_CUSTOM_RESET]
+    assert [m.value for m in at.info] == [text.CUSTOM_RESET]
     np.testing.assert_array_equal(at.session_state["scenario"].custom_mask, np.ones((4, 4)))
     np.testing.assert_array_equal(weights_z(at), SEED_000_RES.weights)
 

@@ -1,0 +1,23 @@
+"""TODO"""
+
+from __future__ import annotations
+
+INTRO = (
+    "The head view of BertViz, drawn offline: queries on the left, keys on the right, and a "
+    "line from every query to every key whose opacity is the weight (a weight of 1 is a solid "
+    "line, 0 is invisible). Each head has its own colour. Choose a token — or click it — to "
+    "see only its lines."
+)
+
+FOCUS_NONE = "all tokens"
+
+OPACITY = (
+    "Opacity = weight, rounded to steps of 1/40; weights below 1/80 are not drawn."
+)
+
+NO_HEAD = "Choose at least one head."
+
+TOO_MANY = (
+    "The line view draws at most {limit} tokens per side; this scenario has {n}. Focus on one "
+    "token to see its lines, or use the heatmaps."
+)
