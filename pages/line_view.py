@@ -6,13 +6,14 @@ import streamlit as st
 from attnviz.figures import heatmap
 from attnviz.figures.clickable import point_from_selection
 from attnviz.figures.line_view import MAX_TOKENS, head_view
+from attnviz.teach.text import common
 from attnviz.teach.text import line_view as text
 from attnviz.ui import controls, state
 from attnviz.ui.diagnostics import diagnostics_panel
 from attnviz.ui.panels import show_figure
 
 scenario = state.get_scenario()
-st.header("Line view")
+st.header(text.TITLE)
 st.write(text.INTRO)
 result = controls.compute(scenario)
 if result is None:
@@ -33,15 +34,18 @@ def focus_label(option: str) -> str:
     if option == "none":
         return text.FOCUS_NONE
     side, index = option.split(":")
-    return f"{side} {(q_lab if side == 'query' else k_lab)[int(index)]}"
+    name = common.AXIS_QUERY if side == "query" else common.AXIS_KEY
+    return text.FOCUS_OPTION.format(side=name,
+                                    label=(q_lab if side == "query" else k_lab)[int(index)])
 
 
 c1, c2 = st.columns(2)
 heads = list(range(n_heads))
 if n_heads > 1:
-    heads = c1.multiselect("Heads", heads, default=heads[:8], max_selections=8,
-                           format_func=lambda h: f"head {h}", key="lines_heads")
-choice = c2.selectbox("Focus on a token", focus_options, format_func=focus_label,
+    heads = c1.multiselect(common.HEADS_LABEL, heads, default=heads[:8], max_selections=8,
+                           format_func=lambda h: common.HEAD_NAME.format(h=h),
+                           key="lines_heads")
+choice = c2.selectbox(text.FOCUS_LABEL, focus_options, format_func=focus_label,
                       key="lines_focus")
 focus = None if choice == "none" else (choice.split(":")[0], int(choice.split(":")[1]))
 
@@ -71,10 +75,10 @@ with left:
     show_figure(fig, key="lines_fig", on_select=on_click)
 with right:
     h = heads[0]
-    st.markdown(f"**Weights of head {h}**" if n_heads > 1 else "**Weights**")
+    st.markdown(f"**{text.HEAD_WEIGHTS.format(h=h) if n_heads > 1 else text.WEIGHTS}**")
     rows = [focus[1]] if focus and focus[0] == "query" else []
     cells = [(i, focus[1]) for i in range(t_q)] if focus and focus[0] == "key" else []
-    show_figure(heatmap(weights[h], k_lab, q_lab, kind="weights", x_title="key",
-                        y_title="query", highlight_rows=rows, highlight_cells=cells),
+    show_figure(heatmap(weights[h], k_lab, q_lab, kind="weights", x_title=common.AXIS_KEY,
+                        y_title=common.AXIS_QUERY, highlight_rows=rows, highlight_cells=cells),
                 key="lines_fig_weights")
     diagnostics_panel(weights if n_heads > 1 else weights[0], q_lab, k_lab, key="lines_diag")

@@ -14,7 +14,7 @@ from attnviz.ui import controls, state
 from attnviz.ui.mask_editor import mask_editor
 from attnviz.ui.panels import matrix_panel, scenario_caption
 
-st.header("Masks")
+st.header(text.TITLE)
 scenario = state.get_scenario()
 scenario_caption(scenario)
 st.write(text.INTRO)
@@ -43,15 +43,15 @@ def on_kind() -> None:
     state.update(**changes)
 
 
-kind = st.radio("Mask", list(MASK_KINDS), horizontal=True, format_func=text.KINDS.get,
+kind = st.radio(text.KIND_LABEL, list(MASK_KINDS), horizontal=True, format_func=text.KINDS.get,
                 **{**bind("mk_kind", "mask_kind", scenario.mask_kind), "on_change": on_kind})
 st.caption(text.KIND_HELP[kind])
 if kind == "padding":
-    st.slider("Valid length (real keys; the rest is padding)", 0, t_k,
+    st.slider(text.VALID_LEN_LABEL, 0, t_k,
               **bind("mk_valid_len", "valid_len", min(max(scenario.valid_len, 0), t_k)))
 elif kind == "window" and max(t_q, t_k) > 1:
     top = max(t_q, t_k) - 1
-    st.slider("Window width (visible neighbours on each side)", 0, top,
+    st.slider(text.WINDOW_LABEL, 0, top,
               **bind("mk_window", "window", min(max(scenario.window, 0), top)))
 elif kind == "custom":
     grid = scenario.custom_mask
@@ -59,16 +59,16 @@ elif kind == "custom":
         st.info(text.CUSTOM_RESET)
         grid = np.ones((t_q, t_k), dtype=bool)
         scenario = state.update(custom_mask=grid)
-    fills = {"All may attend": np.ones((t_q, t_k), bool),
-             "Causal": np.tri(t_q, t_k, dtype=bool),
-             "All blocked": np.zeros((t_q, t_k), bool)}
-    for col, (label, fill) in zip(st.columns(len(fills)), fills.items(), strict=True):
-        if col.button(f"Fill: {label}", key=f"mk_fill_{label.split()[-1].lower()}",
+    fills = {"attend": np.ones((t_q, t_k), bool),
+             "causal": np.tri(t_q, t_k, dtype=bool),
+             "blocked": np.zeros((t_q, t_k), bool)}
+    for col, (name, fill) in zip(st.columns(len(fills)), fills.items(), strict=True):
+        if col.button(text.FILL_BUTTON.format(fill=text.FILLS[name]), key=f"mk_fill_{name}",
                       width="stretch"):
             state.set_scenario(state.update(mask_kind="custom", custom_mask=fill),
                                reset_editors=True)
             st.rerun()
-    st.caption("Ticked = may attend. Rows are queries, columns are keys.")
+    st.caption(text.CUSTOM_HELP)
     edited = mask_editor(grid, key="mk_custom", row_labels=q_lab, col_labels=k_lab)
     if not np.array_equal(edited, grid):
         scenario = state.update(custom_mask=edited)
@@ -82,7 +82,8 @@ if result is None:
     st.stop()
 att = result.attention
 if isinstance(att, MultiHeadResult):
-    h = st.selectbox("Head", range(att.n_heads), key="mk_head", format_func=lambda r: f"head {r}")
+    h = st.selectbox(common.HEAD_LABEL, range(att.n_heads), key="mk_head",
+                     format_func=lambda r: common.HEAD_NAME.format(h=r))
     att = att.heads[min(h, att.n_heads - 1)]
 before_mask = getattr(att, "scaled", att.scores)  # additive attention has no scale step
 mask = result.mask
@@ -91,46 +92,45 @@ if not mask.any():
     st.warning(common.MASKS_ALL_BLOCKED)
 elif blocked_rows.size:
     rows = ", ".join(str(r) for r in blocked_rows)
-    st.warning(f"Query row(s) {rows} (counting from 0) may attend to no key: their weights and "
-               "outputs are all 0 (see below).")
+    st.warning(text.BLOCKED_ROWS.format(rows=rows))
 
 # 3) the mask, the masked scores, the weights with and without the mask
 M = common.MATRICES
+Q, K = common.AXIS_QUERY, common.AXIS_KEY
 c1, c2 = st.columns(2)
 with c1:
     title, formula, why = M["mask"]
-    title = "Mask used (yours AND causal)" if scenario.spec.fixed.get("causal") else "Mask used"
-    matrix_panel(title, mask_figure(mask, k_lab, q_lab, y_title="query", x_title="key"),
+    title = text.MASK_USED_CAUSAL if scenario.spec.fixed.get("causal") else text.MASK_USED
+    matrix_panel(title, mask_figure(mask, k_lab, q_lab, y_title=Q, x_title=K),
                  key="mk_fig_mask", formula=formula, explanation=why)
 with c2:
     title, formula, why = M["masked"]
-    matrix_panel(title, heatmap(att.masked, k_lab, q_lab, y_title="query", x_title="key"),
+    matrix_panel(title, heatmap(att.masked, k_lab, q_lab, y_title=Q, x_title=K),
                  key="mk_fig_masked", formula=formula, explanation=why)
 c1, c2 = st.columns(2)
 with c1:
     title, formula, why = M["weights"]
-    matrix_panel("Weights with the mask (renormalised)",
-                 heatmap(att.weights, k_lab, q_lab, kind="weights", y_title="query",
-                         x_title="key", highlight_rows=blocked_rows.tolist()),
+    matrix_panel(text.WEIGHTS_MASKED,
+                 heatmap(att.weights, k_lab, q_lab, kind="weights", y_title=Q,
+                         x_title=K, highlight_rows=blocked_rows.tolist()),
                  key="mk_fig_weights", formula=formula, explanation=why)
 with c2:
-    matrix_panel("Weights without any mask",
-                 heatmap(softmax(before_mask), k_lab, q_lab, kind="weights", y_title="query",
-                         x_title="key"),
-                 key="mk_fig_nomask", formula=r"A^{\text{no mask}} = \mathrm{softmax}(S')",
+    matrix_panel(text.WEIGHTS_NO_MASK,
+                 heatmap(softmax(before_mask), k_lab, q_lab, kind="weights", y_title=Q,
+                         x_title=K),
+                 key="mk_fig_nomask", formula=text.NO_MASK_FORMULA,
                  explanation=text.NO_MASK)
 
 # 4) fully masked rows
-st.subheader("A fully masked row")
+st.subheader(text.FULLY_MASKED_TITLE)
 st.write(common.FULLY_MASKED_ROW)
 if blocked_rows.size:
     out = att.output
     frame = pd.DataFrame(np.hstack([att.weights[blocked_rows], out[blocked_rows]]),
                          index=[q_lab[r] for r in blocked_rows],
-                         columns=[f"α[{j}]" for j in range(t_k)]
-                         + [f"o[{m}]" for m in range(out.shape[1])])
-    frame.index.name = "query"
+                         columns=[text.COLUMN_WEIGHT.format(j=j) for j in range(t_k)]
+                         + [text.COLUMN_OUTPUT.format(m=m) for m in range(out.shape[1])])
+    frame.index.name = Q
     st.dataframe(frame)
 else:
-    st.text("No query is fully masked with the current mask; try padding with valid length 0, "
-            "or untick a whole row of the custom grid.")
+    st.text(text.NONE_FULLY_MASKED)

@@ -12,16 +12,16 @@ from attnviz.ui import state
 from attnviz.ui.panels import show_figure
 
 state.get_scenario()
-st.header("Pitfalls")
+st.header(text.TITLE)
 st.write(text.INTRO)
-key = st.radio("Pitfall", list(PITFALLS), format_func=lambda k: text.PITFALLS[k]["title"],
+key = st.radio(text.CHOICE_LABEL, list(PITFALLS), format_func=lambda k: text.PITFALLS[k]["title"],
                horizontal=True, key="pitfalls_choice")
 info = text.PITFALLS[key]
 case = PITFALLS[key]()
 
 st.subheader(info["title"])
-st.caption(f"Source: {info['source']}")
-st.warning(f"Symptom: {info['symptom']}")
+st.caption(text.SOURCE.format(source=info["source"]))
+st.warning(text.SYMPTOM.format(symptom=info["symptom"]))
 
 if case.inputs:
     st.markdown(f"**{text.INPUTS}**")
@@ -41,7 +41,7 @@ for panel in case.wrong:  # the same matrices, side by side, on one colour scale
     for col, (label, side, _), shown in zip(st.columns(2, gap="large"), sides, pair,
                                             strict=True):
         with col:
-            st.markdown(f"**{label}: {panel.name}**")
+            st.markdown(f"**{text.PANEL_TITLE.format(side=label, matrix=panel.name)}**")
             show_figure(panel_figure(shown, **shared_range(pair)),
                         key=f"pitfalls_fig_{key}_{side}_{panel.name}")
 

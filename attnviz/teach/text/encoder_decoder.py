@@ -45,3 +45,32 @@ POOLING_FORMULA = (
 )
 
 PE_ON = "Positional encoding is on: PE is added to the target and the source embeddings."
+
+TITLE = "Encoder–decoder & additive attention"
+INPUTS_TITLE = "Target and source sequences: tokens and embeddings"
+TARGET_TITLE = "Target (queries, decoder side)"
+SOURCE_TITLE = "Source (keys and values, encoder side)"
+CROSS_WEIGHTS_TITLE = "W_Q, W_K, W_V of the cross-attention"
+CROSS_TITLE = "Cross-attention"
+AXIS_TARGET = "target"
+AXIS_SOURCE = "source"
+AXIS_TARGET_QUERY = "target (query)"
+AXIS_SOURCE_KEY = "source (key)"
+CROSS_WEIGHTS = "Weights A"
+CROSS_OUTPUT = "Output O = A V"
+ADDITIVE_TITLE = "Additive (Bahdanau) attention"
+# {d_model}: the embedding width; {d_a}: the width of the alignment space
+ADDITIVE_WEIGHTS_TITLE = "W_q, W_k (d_model × d_a = {d_model} × {d_a}) and v_a"
+# The additive scorer's parameters: scenario field -> label (tab and editor)
+ADDITIVE_PARAMETERS = {"w_a_q": "W_q", "w_a_k": "W_k", "v_a": "v_a"}
+ADDITIVE_SCORES = "Scores eᵢⱼ"
+ADDITIVE_WEIGHTS = "Weights αᵢⱼ"
+ADDITIVE_CONTEXT = "Context vectors cᵢ"
+POOLING_TITLE = "Attention pooling (seed 004's Keras layer)"
+POOL_W = "w"
+POOL_B = "b"
+# {reason}: why the pooling cannot be computed (a ValueError's message)
+POOLING_ERROR = "Cannot compute the attention pooling: {reason}."
+POOL_SCORES = "Scores eₜ"
+POOL_CONTEXT = "Context vector c"
+POOL_WEIGHTS = "Weights αₜ"

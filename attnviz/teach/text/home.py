@@ -37,3 +37,7 @@ PAGES_OVERVIEW = {
                  "its weight, one colour per head.",
     "Quiz": "predict where each query looks before the weights are revealed.",
 }
+
+OVERVIEW_TITLE = "What each page shows"
+PRESETS_TITLE = "Start from a classroom demo"
+LOAD = "Load"

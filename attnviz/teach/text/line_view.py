@@ -21,3 +21,11 @@ TOO_MANY = (
     "The line view draws at most {limit} tokens per side; this scenario has {n}. Focus on one "
     "token to see its lines, or use the heatmaps."
 )
+
+TITLE = "Line view"
+FOCUS_LABEL = "Focus on a token"
+# A focus option's label. {side}: AXIS_QUERY or AXIS_KEY of common; {label}: the token's label
+FOCUS_OPTION = "{side} {label}"
+# {h}: the head shown beside the lines
+HEAD_WEIGHTS = "Weights of head {h}"
+WEIGHTS = "Weights"

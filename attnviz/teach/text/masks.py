@@ -35,3 +35,31 @@ CUSTOM_RESET = (
     "The custom grid did not match the current number of queries and keys; it was reset to "
     "'all may attend'."
 )
+
+TITLE = "Masks"
+KIND_LABEL = "Mask"
+VALID_LEN_LABEL = "Valid length (real keys; the rest is padding)"
+WINDOW_LABEL = "Window width (visible neighbours on each side)"
+# The buttons that fill the custom grid: name (the end of the button's key) -> what it fills
+FILLS = {"attend": "All may attend", "causal": "Causal", "blocked": "All blocked"}
+# {fill}: one of FILLS' values
+FILL_BUTTON = "Fill: {fill}"
+CUSTOM_HELP = "Ticked = may attend. Rows are queries, columns are keys."
+# {rows}: the fully masked query rows, e.g. "0, 3"
+BLOCKED_ROWS = (
+    "Query row(s) {rows} (counting from 0) may attend to no key: their weights and outputs are "
+    "all 0 (see below)."
+)
+MASK_USED = "Mask used"
+MASK_USED_CAUSAL = "Mask used (yours AND causal)"
+WEIGHTS_MASKED = "Weights with the mask (renormalised)"
+WEIGHTS_NO_MASK = "Weights without any mask"
+NO_MASK_FORMULA = r"A^{\text{no mask}} = \mathrm{softmax}(S')"
+FULLY_MASKED_TITLE = "A fully masked row"
+# Columns of the fully-masked-rows table. {j}: a key's index; {m}: an output column's index
+COLUMN_WEIGHT = "α[{j}]"
+COLUMN_OUTPUT = "o[{m}]"
+NONE_FULLY_MASKED = (
+    "No query is fully masked with the current mask; try padding with valid length 0, or untick "
+    "a whole row of the custom grid."
+)

@@ -95,3 +95,12 @@ INPUTS = "Inputs (the same for both)"
 
 NAN = "NaN (grey cells) means 'not a number': the computation produced 0/0 or inf/inf."
 NAN_NAME = "not a number"  # the legend name of the NaN cells' overlay
+
+TITLE = "Pitfalls"
+CHOICE_LABEL = "Pitfall"
+# {source}: where the bug was found (PITFALLS[...]["source"])
+SOURCE = "Source: {source}"
+# {symptom}: what goes wrong (PITFALLS[...]["symptom"])
+SYMPTOM = "Symptom: {symptom}"
+# {side}: WRONG or RIGHT; {matrix}: the panel's name
+PANEL_TITLE = "{side}: {matrix}"

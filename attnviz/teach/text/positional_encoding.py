@@ -66,3 +66,41 @@ ROUNDING = (
 )
 
 IDENTITY = "With a single token there is nothing to shuffle."
+
+TITLE = "Positional encoding"
+EXPLORER_TITLE = "The PE matrix"
+BASE_LABEL = "base"
+D_MODEL_LABEL = "d_model"
+POSITIONS_LABEL = "number of positions"
+# {n_pos}: number of positions; {d_model}: width; {base}: the base of the wavelengths
+PE_TITLE = "PE: {n_pos} positions × {d_model} dimensions, base {base}"
+AXIS_DIMENSION = "dimension"
+DIMS_LABEL = "Dimensions to draw"
+# {j}: a column of PE
+DIM_NAME = "d{j}"
+AXIS_PE_VALUE = "PE value"
+SIMILARITY_TITLE = "PE · PEᵀ: similarity of positions"
+# {mid}: the second reference position (half the number of positions)
+SIMILARITY_ROWS_TITLE = "Rows 0 and {mid} of PE · PEᵀ"
+# Curve names: {t}: the reference position
+SIMILARITY_ROW = "PE_{t} · PE_t"
+AXIS_POSITION_T = "position t"
+AXIS_DOT_PRODUCT = "dot product"
+SCENARIO_TITLE = "Attention without and with PE on your tokens"
+# {base}: the scenario's PE base
+COMPARE_BASE = "PE base here: the scenario's ({base:g})."
+WITH_PE = "with PE"
+WITHOUT_PE = "without PE"
+PERMUTATION_TITLE = "Shuffle the tokens: what changes?"
+PERMUTATION_KINDS = {"reverse": "reverse the order", "random": "shuffle with a seed"}
+PERMUTATION_LABEL = "Permutation"
+# {order}: the shuffled tokens, "0:the  1:cat ..."
+SHUFFLED_ORDER = "shuffled order: {order}"
+# {reason}: why the scenario cannot be permuted (a ValueError's message)
+PERMUTATION_ERROR = "Cannot run the permutation demo: {reason}."
+DIFF_WITHOUT_PE = "without PE: max |difference| after un-permuting"
+DIFF_WITH_PE = "with PE: max |difference| after un-permuting"
+SHOW_OUTPUTS = "Show the outputs"
+OUTPUT_ORIGINAL = "Output, original order"
+OUTPUT_SHUFFLED = "Output of the shuffled tokens"
+OUTPUT_UNPERMUTED = "Shuffled output, rows put back"

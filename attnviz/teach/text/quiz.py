@@ -28,3 +28,31 @@ CAPTURED = (
     "Weight captured: the weight of the keys you picked divided by the largest weights — "
     "partial credit for a near miss."
 )
+
+TITLE = "Quiz: predict, then reveal"
+SOURCE_LABEL = "Question"
+TOKENS_LABEL = "Tokens"
+D_K_LABEL = "d_k"
+# Practice labels. {i}: a query's index; {j}: a key's index; {m}: a column's index
+QUERY_NAME = "q{i}"
+KEY_NAME = "k{j}"
+DIM_NAME = "d{m}"
+KNOWN = "What you know"
+SCORES = "alignment scores e_ij"
+Q = "Q"
+K = "K"
+MASK = "mask"
+HINT = "Hint: show the scaled, masked scores"
+PREDICT = "Your prediction: the key with the most weight, for each query"
+# {i}: the query's index (a widget label: no token text, it would render as Markdown)
+PREDICTION_LABEL = "query {i}"
+REVEAL = "Reveal"
+NEW_QUESTION = "New question"
+SCORE = "Score"
+# {n_correct}: right predictions; {n_scored}: queries scored
+SCORE_VALUE = "{n_correct} / {n_scored}"
+CAPTURED_LABEL = "Weight captured"
+HIDDEN_WEIGHTS = "The hidden weights"
+# Columns of the answers table
+COLUMNS = {"yours": "your key", "right": "right key(s)", "weight": "its weight",
+           "max": "max weight", "correct": "right"}

@@ -13,3 +13,13 @@ MATRICES = (
     "(row and column labels included), or all of them as .npz (np.load(f, allow_pickle=False)) "
     "or JSON. Masked scores are −∞: -inf in CSV, the string \"-inf\" in JSON."
 )
+
+TITLE = "Save & share"
+# {title}: the scenario's title, or UNTITLED; {variant}: the variant's name; {t}: tokens;
+# {d_model}: the embedding width
+CURRENT = "Current scenario: {title}\n{variant} · {t} tokens · d_model {d_model}"
+UNTITLED = "your edited scenario"
+FILE_TITLE = "Scenario file"
+LINK_TITLE = "Link"
+MATRICES_TITLE = "Matrices"
+IMAGES_TITLE = "Images"

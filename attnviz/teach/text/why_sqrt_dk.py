@@ -41,3 +41,19 @@ AXIS_DK = "d_k"
 AXIS_VARIANCE = "variance of the scores"
 AXIS_ENTROPY = "mean entropy (nats)"
 AXIS_MAX_WEIGHT = "mean max weight"
+
+TITLE = "Why divide by √d_k?"
+MAX_DK_LABEL = "Largest d_k"
+T_K_LABEL = "Keys per query t_k"
+N_QUERIES_LABEL = "Random queries per d_k"
+VARIANCE_TITLE = "Variance of the scores"
+ENTROPY_TITLE = "Entropy of the softmax"
+MAX_WEIGHT_TITLE = "Largest weight of a row"
+EXAMPLE_TITLE = "One query's weights"
+EXAMPLE_DK_LABEL = "d_k of the example"
+# {j}: a key's index
+KEY_NAME = "k{j}"
+AXIS_WEIGHT = "weight"
+# Columns of the summary table: the experiment result's field -> the column's title
+COLUMNS = {"d_ks": "d_k", "var_unscaled": "Var(q·k)", "var_scaled": "Var(q·k/√d_k)",
+           "entropy_unscaled": "entropy unscaled", "entropy_scaled": "entropy scaled"}
