@@ -24,9 +24,9 @@ n_heads, t_q, t_k = weights.shape
 q_lab, k_lab = result.q_labels, result.k_labels
 
 focus_options = ["none"] + [f"query:{i}" for i in range(t_q)] + [f"key:{j}" for j in range(t_k)]
-if st.session_state.get("lines_labels") != (q_lab, k_lab):  # first visit or other tokens
-    st.session_state["lines_labels"] = (q_lab, k_lab)
-    st.session_state["lines_focus"] = "none"
+if st.session_state.get("line_view_labels") != (q_lab, k_lab):  # first visit or other tokens
+    st.session_state["line_view_labels"] = (q_lab, k_lab)
+    st.session_state["line_view_focus"] = "none"
 
 
 def focus_label(option: str) -> str:
@@ -44,9 +44,9 @@ heads = list(range(n_heads))
 if n_heads > 1:
     heads = c1.multiselect(common.HEADS_LABEL, heads, default=heads[:8], max_selections=8,
                            format_func=lambda h: common.HEAD_NAME.format(h=h),
-                           key="lines_heads")
+                           key="line_view_heads")
 choice = c2.selectbox(text.FOCUS_LABEL, focus_options, format_func=focus_label,
-                      key="lines_focus")
+                      key="line_view_focus")
 focus = None if choice == "none" else (choice.split(":")[0], int(choice.split(":")[1]))
 
 if focus is None and max(t_q, t_k) > MAX_TOKENS:
@@ -62,17 +62,17 @@ marker_curves = [len(fig.data) - 2, len(fig.data) - 1]  # the "queries" and "key
 
 def on_click() -> None:
     """A clicked token becomes the focus; clicking the focused token again clears it."""
-    point = point_from_selection(st.session_state.get("lines_fig"), marker_curves)
+    point = point_from_selection(st.session_state.get("line_view_fig"), marker_curves)
     if point is not None:
         side = "query" if point[0] == marker_curves[0] else "key"
         option = f"{side}:{point[1]}"
-        st.session_state["lines_focus"] = "none" if option == choice else option
+        st.session_state["line_view_focus"] = "none" if option == choice else option
 
 
 left, right = st.columns([3, 2], gap="large")
 with left:
     st.caption(text.OPACITY)
-    show_figure(fig, key="lines_fig", on_select=on_click)
+    show_figure(fig, key="line_view_fig", on_select=on_click)
 with right:
     h = heads[0]
     st.markdown(f"**{text.HEAD_WEIGHTS.format(h=h) if n_heads > 1 else text.WEIGHTS}**")
@@ -80,5 +80,5 @@ with right:
     cells = [(i, focus[1]) for i in range(t_q)] if focus and focus[0] == "key" else []
     show_figure(heatmap(weights[h], k_lab, q_lab, kind="weights", x_title=common.AXIS_KEY,
                         y_title=common.AXIS_QUERY, highlight_rows=rows, highlight_cells=cells),
-                key="lines_fig_weights")
-    diagnostics_panel(weights if n_heads > 1 else weights[0], q_lab, k_lab, key="lines_diag")
+                key="line_view_fig_weights")
+    diagnostics_panel(weights if n_heads > 1 else weights[0], q_lab, k_lab, key="line_view_diag")

@@ -34,7 +34,7 @@ def bind(key: str, field: str, value) -> dict:
 def on_kind() -> None:
     """Store the picked kind; a new custom grid starts from the mask that was in use."""
     old = state.get_scenario()
-    changes = {"mask_kind": st.session_state["mk_kind"]}
+    changes = {"mask_kind": st.session_state["masks_kind"]}
     shape = (old.t, len(old.key_tokens))
     grid = old.custom_mask
     if changes["mask_kind"] == "custom" and (grid is None or grid.shape != shape):
@@ -44,15 +44,15 @@ def on_kind() -> None:
 
 
 kind = st.radio(text.KIND_LABEL, list(MASK_KINDS), horizontal=True, format_func=text.KINDS.get,
-                **{**bind("mk_kind", "mask_kind", scenario.mask_kind), "on_change": on_kind})
+                **{**bind("masks_kind", "mask_kind", scenario.mask_kind), "on_change": on_kind})
 st.caption(text.KIND_HELP[kind])
 if kind == "padding":
     st.slider(text.VALID_LEN_LABEL, 0, t_k,
-              **bind("mk_valid_len", "valid_len", min(max(scenario.valid_len, 0), t_k)))
+              **bind("masks_valid_len", "valid_len", min(max(scenario.valid_len, 0), t_k)))
 elif kind == "window" and max(t_q, t_k) > 1:
     top = max(t_q, t_k) - 1
     st.slider(text.WINDOW_LABEL, 0, top,
-              **bind("mk_window", "window", min(max(scenario.window, 0), top)))
+              **bind("masks_window", "window", min(max(scenario.window, 0), top)))
 elif kind == "custom":
     grid = scenario.custom_mask
     if grid is None or grid.shape != (t_q, t_k):
@@ -63,13 +63,13 @@ elif kind == "custom":
              "causal": np.tri(t_q, t_k, dtype=bool),
              "blocked": np.zeros((t_q, t_k), bool)}
     for col, (name, fill) in zip(st.columns(len(fills)), fills.items(), strict=True):
-        if col.button(text.FILL_BUTTON.format(fill=text.FILLS[name]), key=f"mk_fill_{name}",
+        if col.button(text.FILL_BUTTON.format(fill=text.FILLS[name]), key=f"masks_fill_{name}",
                       width="stretch"):
             state.set_scenario(state.update(mask_kind="custom", custom_mask=fill),
                                reset_editors=True)
             st.rerun()
     st.caption(text.CUSTOM_HELP)
-    edited = mask_editor(grid, key="mk_custom", row_labels=q_lab, col_labels=k_lab)
+    edited = mask_editor(grid, key="masks_custom", row_labels=q_lab, col_labels=k_lab)
     if not np.array_equal(edited, grid):
         scenario = state.update(custom_mask=edited)
 scenario = state.get_scenario()  # with the values the widgets' callbacks stored
@@ -82,7 +82,7 @@ if result is None:
     st.stop()
 att = result.attention
 if isinstance(att, MultiHeadResult):
-    h = st.selectbox(common.HEAD_LABEL, range(att.n_heads), key="mk_head",
+    h = st.selectbox(common.HEAD_LABEL, range(att.n_heads), key="masks_head",
                      format_func=lambda r: common.HEAD_NAME.format(h=r))
     att = att.heads[min(h, att.n_heads - 1)]
 before_mask = getattr(att, "scaled", att.scores)  # additive attention has no scale step
@@ -102,23 +102,23 @@ with c1:
     title, formula, why = M["mask"]
     title = text.MASK_USED_CAUSAL if scenario.spec.fixed.get("causal") else text.MASK_USED
     matrix_panel(title, mask_figure(mask, k_lab, q_lab, y_title=Q, x_title=K),
-                 key="mk_fig_mask", formula=formula, explanation=why)
+                 key="masks_fig_mask", formula=formula, explanation=why)
 with c2:
     title, formula, why = M["masked"]
     matrix_panel(title, heatmap(att.masked, k_lab, q_lab, y_title=Q, x_title=K),
-                 key="mk_fig_masked", formula=formula, explanation=why)
+                 key="masks_fig_masked", formula=formula, explanation=why)
 c1, c2 = st.columns(2)
 with c1:
     title, formula, why = M["weights"]
     matrix_panel(text.WEIGHTS_MASKED,
                  heatmap(att.weights, k_lab, q_lab, kind="weights", y_title=Q,
                          x_title=K, highlight_rows=blocked_rows.tolist()),
-                 key="mk_fig_weights", formula=formula, explanation=why)
+                 key="masks_fig_weights", formula=formula, explanation=why)
 with c2:
     matrix_panel(text.WEIGHTS_NO_MASK,
                  heatmap(softmax(before_mask), k_lab, q_lab, kind="weights", y_title=Q,
                          x_title=K),
-                 key="mk_fig_nomask", formula=text.NO_MASK_FORMULA,
+                 key="masks_fig_nomask", formula=text.NO_MASK_FORMULA,
                  explanation=text.NO_MASK)
 
 # 4) fully masked rows

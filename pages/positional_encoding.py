@@ -28,9 +28,10 @@ def pe_explorer() -> None:
     st.subheader(text.EXPLORER_TITLE)
     st.caption(text.EXPLORE)
     c1, c2, c3 = st.columns(3)
-    base = c1.select_slider(text.BASE_LABEL, [10, 100, 1000, 10000, 100000], value=10000, key="pe_base")
-    d_model = c2.slider(text.D_MODEL_LABEL, 2, 128, 32, step=2, key="pe_d_model")
-    n_pos = c3.slider(text.POSITIONS_LABEL, 1, 256, 50, key="pe_positions")
+    base = c1.select_slider(text.BASE_LABEL, [10, 100, 1000, 10000, 100000], value=10000,
+                            key="positional_encoding_base")
+    d_model = c2.slider(text.D_MODEL_LABEL, 2, 128, 32, step=2, key="positional_encoding_d_model")
+    n_pos = c3.slider(text.POSITIONS_LABEL, 1, 256, 50, key="positional_encoding_positions")
     if base == 1000:
         st.warning(text.BASE_TYPO)
     pe = sinusoidal_positional_encoding(n_pos, d_model, base=float(base))
@@ -43,9 +44,9 @@ def pe_explorer() -> None:
                       height=420)
         fig.update_xaxes(tickmode="auto")  # numbers: let Plotly thin them to the plot's width
         matrix_panel(text.PE_TITLE.format(n_pos=n_pos, d_model=d_model, base=base), fig,
-                     key="pe_fig_pe")
+                     key="positional_encoding_fig_pe")
     with right:
-        dims_key = "pe_dims"
+        dims_key = "positional_encoding_dims"
         if dims_key in st.session_state:  # drop dimensions that no longer exist (d_model shrank)
             st.session_state[dims_key] = [d for d in st.session_state[dims_key] if d < d_model]
         else:
@@ -56,7 +57,7 @@ def pe_explorer() -> None:
         fig = line_chart(np.arange(n_pos), {text.DIM_NAME.format(j=j): pe[:, j] for j in chosen},
                          x_title=common.AXIS_POSITION, y_title=text.AXIS_PE_VALUE,
                          y_range=(-1.1, 1.1), height=340)
-        show_figure(fig, key="pe_fig_lines")
+        show_figure(fig, key="positional_encoding_fig_lines")
 
     sim = pe @ pe.T  # (n_pos, n_pos)
     left, right = st.columns(2, gap="large")
@@ -65,7 +66,7 @@ def pe_explorer() -> None:
         matrix_panel(text.SIMILARITY_TITLE,
                      heatmap(sim, positions, positions, y_title=common.AXIS_POSITION,
                              x_title=common.AXIS_POSITION, height=420),
-                     key="pe_fig_similarity", formula=text.SIMILARITY_FORMULA,
+                     key="positional_encoding_fig_similarity", formula=text.SIMILARITY_FORMULA,
                      explanation=text.SIMILARITY)
     with right:
         mid = n_pos // 2
@@ -74,7 +75,7 @@ def pe_explorer() -> None:
         fig = line_chart(np.arange(n_pos), {text.SIMILARITY_ROW.format(t=0): sim[0],
                                             text.SIMILARITY_ROW.format(t=mid): sim[mid]},
                          x_title=text.AXIS_POSITION_T, y_title=text.AXIS_DOT_PRODUCT, height=340)
-        show_figure(fig, key="pe_fig_similarity_rows")
+        show_figure(fig, key="positional_encoding_fig_similarity_rows")
 
 
 pe_explorer()
@@ -98,7 +99,7 @@ for col, use_pe in zip(cols, (False, True), strict=True):
         fig = heatmap(weights, result.k_labels, result.q_labels, kind="weights", digits=2,
                       title=text.WITH_PE if use_pe else text.WITHOUT_PE,
                       y_title=common.AXIS_QUERY, x_title=common.AXIS_KEY)
-        show_figure(fig, key=f"pe_fig_weights_{'pe' if use_pe else 'plain'}")
+        show_figure(fig, key=f"positional_encoding_fig_weights_{'pe' if use_pe else 'plain'}")
 
 @st.fragment
 def permutation_demo() -> None:
@@ -108,8 +109,9 @@ def permutation_demo() -> None:
     st.write(text.PERMUTATION)
     c1, c2 = st.columns(2)
     kind = c1.radio(text.PERMUTATION_LABEL, list(text.PERMUTATION_KINDS), horizontal=True,
-                    key="pe_perm_kind", format_func=text.PERMUTATION_KINDS.get)
-    seed = c2.number_input(common.SEED_LABEL, 0, 10_000, 1, key="pe_perm_seed", disabled=kind == "reverse")
+                    key="positional_encoding_perm_kind", format_func=text.PERMUTATION_KINDS.get)
+    seed = c2.number_input(common.SEED_LABEL, 0, 10_000, 1, key="positional_encoding_perm_seed",
+                           disabled=kind == "reverse")
     t = scenario.t
     perm = np.arange(t)[::-1]
     if kind == "random":
@@ -134,7 +136,8 @@ def permutation_demo() -> None:
     if 0 < plain < 1e-12:
         m1.caption(text.ROUNDING.format(diff=plain))
 
-    case = st.radio(text.SHOW_OUTPUTS, [False, True], horizontal=True, key="pe_perm_case",
+    case = st.radio(text.SHOW_OUTPUTS, [False, True], horizontal=True,
+                    key="positional_encoding_perm_case",
                     format_func=lambda v: text.WITH_PE if v else text.WITHOUT_PE)
     chk = checks[case]
     labels = position_labels(scenario.tokens)
@@ -147,7 +150,7 @@ def permutation_demo() -> None:
     for col, (title, z, rows, name) in zip(st.columns(3), panels, strict=True):
         with col:
             fig = heatmap(z, out_dims, rows, kind="signed", zmin=-bound, zmax=bound, digits=2)
-            matrix_panel(title, fig, key=f"pe_fig_perm_{name}")
+            matrix_panel(title, fig, key=f"positional_encoding_fig_perm_{name}")
 
 
 permutation_demo()

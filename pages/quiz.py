@@ -51,7 +51,8 @@ if isinstance(part, AdditiveResult):
     show_figure(heatmap(part.scores, k_lab, q_lab), key="quiz_fig_scores")
 else:
     cols = st.columns(3 if not part.mask.all() else 2)
-    for col, name, z, labels in ((cols[0], text.Q, part.q, q_lab), (cols[1], text.K, part.k, k_lab)):
+    for col, name, z, labels in ((cols[0], text.Q, part.q, q_lab), (cols[1], text.K, part.k,
+                                                                    k_lab)):
         with col:
             st.markdown(f"**{name}**")
             show_figure(heatmap(z, [text.DIM_NAME.format(m=m) for m in range(z.shape[1])], labels),

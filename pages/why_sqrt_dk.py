@@ -21,11 +21,11 @@ st.latex(text.FORMULA)
 
 WIDTHS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
 c1, c2, c3, c4 = st.columns(4)
-largest = c1.select_slider(text.MAX_DK_LABEL, WIDTHS[1:], value=512, key="sqrtdk_max_dk")
-t_k = c2.slider(text.T_K_LABEL, 2, 64, 16, key="sqrtdk_t_k")
+largest = c1.select_slider(text.MAX_DK_LABEL, WIDTHS[1:], value=512, key="why_sqrt_dk_max_dk")
+t_k = c2.slider(text.T_K_LABEL, 2, 64, 16, key="why_sqrt_dk_t_k")
 n_queries = c3.select_slider(text.N_QUERIES_LABEL, [50, 100, 200, 400, 800], value=400,
-                             key="sqrtdk_n_queries")
-seed = c4.number_input(common.SEED_LABEL, 0, 2**31 - 1, 0, key="sqrtdk_seed")
+                             key="why_sqrt_dk_n_queries")
+seed = c4.number_input(common.SEED_LABEL, 0, 2**31 - 1, 0, key="why_sqrt_dk_seed")
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -41,30 +41,30 @@ left, right = st.columns(2, gap="large")
 with left:
     st.markdown(f"**{text.VARIANCE_TITLE}**")
     st.caption(text.VARIANCE)
-    show_figure(variance_figure(res), key="sqrtdk_fig_variance")
+    show_figure(variance_figure(res), key="why_sqrt_dk_fig_variance")
 with right:
     st.markdown(f"**{text.ENTROPY_TITLE}**")
     st.caption(text.ENTROPY)
-    show_figure(entropy_figure(res), key="sqrtdk_fig_entropy")
+    show_figure(entropy_figure(res), key="why_sqrt_dk_fig_entropy")
 
 left, right = st.columns(2, gap="large")
 with left:
     st.markdown(f"**{text.MAX_WEIGHT_TITLE}**")
     st.caption(text.MAX_WEIGHT)
-    show_figure(max_weight_figure(res), key="sqrtdk_fig_max_weight")
+    show_figure(max_weight_figure(res), key="why_sqrt_dk_fig_max_weight")
 with right:
     st.markdown(f"**{text.EXAMPLE_TITLE}**")
-    if st.session_state.get("sqrtdk_example_dk") not in d_ks:
-        st.session_state.pop("sqrtdk_example_dk", None)  # the largest d_k shrank below it
+    if st.session_state.get("why_sqrt_dk_example_dk") not in d_ks:
+        st.session_state.pop("why_sqrt_dk_example_dk", None)  # the largest d_k shrank below it
     pick = st.select_slider(text.EXAMPLE_DK_LABEL, list(d_ks), value=d_ks[-1],
-                            key="sqrtdk_example_dk")
+                            key="why_sqrt_dk_example_dk")
     k = d_ks.index(pick)
     st.caption(text.EXAMPLE)
     show_figure(grouped_bars([text.KEY_NAME.format(j=j) for j in range(res.t_k)],
                              {text.UNSCALED: res.example_unscaled[k],
                               text.SCALED: res.example_scaled[k]},
                              y_title=text.AXIS_WEIGHT, y_range=(0.0, 1.05)),
-                key="sqrtdk_fig_example")
+                key="why_sqrt_dk_fig_example")
 
 st.dataframe({column: getattr(res, field) for field, column in text.COLUMNS.items()},
-             key="sqrtdk_table", hide_index=True)
+             key="why_sqrt_dk_table", hide_index=True)

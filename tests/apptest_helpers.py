@@ -81,9 +81,11 @@ def run_like_a_server(at: AppTest, key: str | None) -> AppTest:
 # expanders whose content runs only while they are open (``on_change="rerun"``); tests open them
 # so that every widget is there (test_page_multi_head.py, test_page_encoder_decoder.py and
 # test_page_playground.py check the lazy behaviour)
-LAZY_EXPANDERS = ("mha_inputs", "ed_inputs", "ed_cross_weights", "ed_additive_inputs",
+LAZY_EXPANDERS = ("mha_inputs", "encoder_decoder_inputs", "encoder_decoder_cross_weights",
+                  "encoder_decoder_additive_inputs",
                   "pg_downloads",
-                  *(panel_key(k) for k in ("pg_diag", "pg_diag_heads", "trace_diag", "lines_diag",
+                  *(panel_key(k) for k in ("pg_diag", "pg_diag_heads", "trace_diag",
+                                           "line_view_diag",
                                            "compare_diag_a", "compare_diag_b")))
 
 
@@ -105,9 +107,9 @@ def editor_keys(at: AppTest) -> set[str]:
 
 
 # editors in lazy tabs (only the selected tab's editor runs): (tabs key, tab label)
-ADDITIVE_TABS = {"ed_w_a_q": ("ed_additive_weights", "W_q"),
-                 "ed_w_a_k": ("ed_additive_weights", "W_k"),
-                 "ed_v_a": ("ed_additive_weights", "v_a")}
+ADDITIVE_TABS = {"encoder_decoder_w_a_q": ("encoder_decoder_additive_weights", "W_q"),
+                 "encoder_decoder_w_a_k": ("encoder_decoder_additive_weights", "W_k"),
+                 "encoder_decoder_v_a": ("encoder_decoder_additive_weights", "v_a")}
 
 
 def show_weight_tab(at: AppTest, name: str) -> AppTest:

@@ -217,19 +217,19 @@ def test_overflow_pitfall_labels_nan():
 
 def test_sqrt_dk_charts_and_controls():
     at = open_page("why_sqrt_dk")
-    spec = spec_by_key(at, "sqrtdk_fig_variance")
+    spec = spec_by_key(at, "why_sqrt_dk_fig_variance")
     d_ks = decode(spec["data"][0]["x"])
     var = decode(spec["data"][0]["y"])
     np.testing.assert_array_equal(d_ks, [1, 2, 4, 8, 16, 32, 64, 128, 256, 512])
     np.testing.assert_allclose(var / d_ks, 1.0, rtol=0.15)
-    at.select_slider(key="sqrtdk_max_dk").set_value(64).run()
-    at.slider(key="sqrtdk_t_k").set_value(8).run()
-    spec = spec_by_key(at, "sqrtdk_fig_entropy")
+    at.select_slider(key="why_sqrt_dk_max_dk").set_value(64).run()
+    at.slider(key="why_sqrt_dk_t_k").set_value(8).run()
+    spec = spec_by_key(at, "why_sqrt_dk_fig_entropy")
     assert len(decode(spec["data"][0]["x"])) == 7
     np.testing.assert_allclose(decode(spec["data"][2]["y"]), np.log(8))
-    bars = spec_by_key(at, "sqrtdk_fig_example")
+    bars = spec_by_key(at, "why_sqrt_dk_fig_example")
     assert len(bars["data"][0]["x"]) == 8
-    assert at.select_slider(key="sqrtdk_example_dk").value == 64
+    assert at.select_slider(key="why_sqrt_dk_example_dk").value == 64
 
 
 # Line view ---------------------------------------------------------------------------------
@@ -240,8 +240,8 @@ def line_traces(spec):
 
 def test_line_view_opacity_is_the_weight():
     at = open_page("line_view")
-    spec = spec_by_key(at, "lines_fig")
-    weights = chart_z_by_key(at, "lines_fig_weights")
+    spec = spec_by_key(at, "line_view_fig")
+    weights = chart_z_by_key(at, "line_view_fig_weights")
     for t in line_traces(spec):
         ys = decode(t["y"]).astype(float)
         for i, j in zip(ys[0::3].astype(int), ys[1::3].astype(int), strict=True):
@@ -250,20 +250,20 @@ def test_line_view_opacity_is_the_weight():
 
 def test_line_view_focus_a_token():
     at = open_page("line_view")
-    at.selectbox(key="lines_focus").set_value("query:2").run()
-    spec = spec_by_key(at, "lines_fig")
+    at.selectbox(key="line_view_focus").set_value("query:2").run()
+    spec = spec_by_key(at, "line_view_fig")
     starts = np.concatenate([decode(t["y"]).astype(float)[0::3] for t in line_traces(spec)])
     assert set(starts.astype(int)) == {2}
-    shapes = spec_by_key(at, "lines_fig_weights")["layout"]["shapes"]
+    shapes = spec_by_key(at, "line_view_fig_weights")["layout"]["shapes"]
     assert shapes[0]["y0"] == 1.5  # the focused query's row outlined in the heatmap
 
 
 def test_line_view_heads():
     at = load(open_page("line_view"), "seed_004_two_heads")
-    spec = spec_by_key(at, "lines_fig")
+    spec = spec_by_key(at, "line_view_fig")
     assert {t["meta"]["head"] for t in line_traces(spec)} == {0, 1}
-    at.multiselect(key="lines_heads").set_value([1]).run()
-    spec = spec_by_key(at, "lines_fig")
+    at.multiselect(key="line_view_heads").set_value([1]).run()
+    spec = spec_by_key(at, "line_view_fig")
     assert {t["meta"]["head"] for t in line_traces(spec)} == {1}
 
 

@@ -43,3 +43,54 @@ DIAGNOSTICS = (
     "Per query row: entropy H = −Σ α ln α (0 = all weight on one key, ln t = uniform), the "
     "effective number of keys exp(H), and the largest weight with its key."
 )
+
+TITLE = "Your own attention"
+HOWTO_TITLE = "Saving attention from a transformers model"
+WEIGHTS_UPLOAD = "Attention weights (.npy or .npz)"
+TOKENS_UPLOAD = "Tokens, optional (.txt or .json)"
+# {mb}: MB per file; {t}: tokens; {heads}: heads; {layers}: layers; {values}: values in all
+LIMITS = (
+    "Limits: {mb} MB per file, t ≤ {t} tokens, ≤ {heads} heads, ≤ {layers} layers, "
+    "≤ {values:,} values in all."
+)
+# {reason}: what is wrong with the weights file
+CANNOT_SHOW = "This file cannot be shown: {reason}."
+# {reason}: what is wrong with the token file
+TOKENS_NOT_USED = "The token file is not used: {reason}."
+# {warning}: one warning about the files, as a sentence without its full stop
+WARNING = "{warning}."
+# {shape}: the array's shape in the file; {layers}, {heads}, {t}: as shown
+SHAPE = "Shape in the file {shape} → {layers} layer(s) × {heads} head(s) × {t} × {t}"
+LAYER_LABEL = "Layer"
+# {i}: a layer's index
+LAYER_NAME = "layer {i}"
+MEAN_OF_HEADS = "mean of the heads"
+# {layer}: the layer's name (LAYER_NAME); {head}: MEAN_OF_HEADS or common.HEAD_NAME
+SELECTION = "{layer}, {head}"
+# {name}: the layer and head shown (SELECTION)
+WEIGHTS_TITLE = "Attention weights — {name}"
+WEIGHTS_FORMULA = r"A_{ij} = \text{weight of key } j \text{ for query } i"
+WEIGHTS_EXPLANATION = "Each row is one query's weights over the keys (0–1 scale)."
+# {layer}: the layer's index
+EVERY_HEAD_TITLE = "Every head of layer {layer}"
+FIRST_HEAD_LABEL = "First head shown"
+# {first}, {last}: the heads shown; {n_heads}: the heads of the layer
+HEADS_RANGE = "Heads {first}–{last} of {n_heads}."
+# {layer}, {h}: a thumbnail's layer and head (a figure of the HTML report)
+HEAD_FIGURE = "Layer {layer}, head {h}"
+LINE_VIEW_TITLE = "Line view"
+FOCUS_LABEL = "Focus on a query"
+ALL_QUERIES = "all queries"
+# {layer}: the layer's index (a figure of the HTML report)
+LINE_VIEW_FIGURE = "Line view — layer {layer}"
+DIAGNOSTICS_TITLE = "Diagnostics"
+ENTROPY_TITLE = "Entropy (nats) per head and query"
+ENTROPY_FIGURE = "Entropy per head and query"
+AXIS_HEAD = "head"
+# Columns of the diagnostics table
+COLUMNS = {"query": "query", "entropy": "entropy", "effective": "effective keys",
+           "max_weight": "max weight", "argmax": "top key", "row_sum": "row sum"}
+DOWNLOAD_TITLE = "Download"
+REPORT_TITLE = "attnviz — your own attention"
+# {layers}, {heads}, {t}: the file's sizes; {name}: the layer and head shown (SELECTION)
+REPORT_NOTE = "{layers} layers × {heads} heads × {t} tokens; {name}"
