@@ -1,6 +1,44 @@
-"""TODO"""
+"""Strings several pages share, and those of the ``attnviz.ui`` helpers and ``attnviz.figures``.
+
+Also, until their pages are rewritten on other branches (issue 13), the strings of Playground,
+Step by step, Multi-head, Trace a cell and Compare, under their old prefixed names (``STEP_``,
+``MHA_``, ``TRACE_``, ``COMPARE_``); ``attnviz.ui.controls``, ``heads`` and ``trace_view`` read
+them here too.
+
+Templates: ``FIELDS`` names the ``str.format`` fields of every template of this module (a
+comment above each template says what its fields are); ``tests/teach/test_text.py`` checks them.
+"""
 
 from __future__ import annotations
+
+FIELDS: dict[str, tuple[str, ...]] = {
+    "MHA_BAD_HEADS": ("n", "dk", "dv", "choices", "nearest", "shown"),
+    "MHA_ZERO_HEADS": ("dk", "dv", "choices", "nearest", "shown"),
+    "MHA_OUTPUTS_SCALE": ("bound",),
+    "COMPARE_NOT_APPLICABLE": ("reason",),
+    "SHARE_LINK_HELP": ("n", "limit"),
+    "HEADS_POOLED": ("t", "shown", "f"),
+    "LIMITS_CAPTION": ("tokens", "d_model", "width", "heads", "chars"),
+    "LIMITS_TOKENS_HELP": ("tokens", "chars"),
+    "LIMITS_HEADS_REPLACED": ("n", "dk", "dv", "shown", "choices"),
+    "LIMITS_MASKED_ROWS": ("rows",),
+    "HEAD_NAME": ("h",),
+    "SIDEBAR_SCENARIO": ("variant", "t", "d_model"),
+    "SIDEBAR_HEADS": ("n_heads",),
+    "EDITOR_BAD_SHAPE": ("label", "rows", "cols", "got_rows", "got_cols"),
+    "EDITOR_BAD_CELLS": ("label", "cells", "more"),
+    "EDITOR_MORE": ("n",),
+    "MASK_EDITOR_BAD_SHAPE": ("rows", "cols"),
+    "DIAGNOSTICS_INVALID": ("reason",),
+    "DIAGNOSTICS_ENTROPY_HELP": ("max_entropy",),
+    "SHARE_BAD_LINK_REASON": ("reason",),
+    "SHARE_CANNOT_SAVE": ("reason",),
+    "SHARE_TOO_LARGE": ("size_mb", "limit"),
+    "SHARE_UPLOAD_HELP": ("limit",),
+    "SHARE_NOT_LOADED": ("reason",),
+    "REPORT_FIGURE": ("n",),
+    "REPORT_MADE": ("stamp",),
+}
 
 # One entry per matrix shown on the Playground: (title, LaTeX formula, one-line explanation).
 MATRICES = {
@@ -137,6 +175,7 @@ MHA_BAD_HEADS = (
     "Valid choices: {choices}; nearest: {nearest}. Still showing {shown} heads."
 )
 
+# {dk}, {dv}, {choices}, {nearest}, {shown}: as in MHA_BAD_HEADS
 MHA_ZERO_HEADS = (
     "0 heads: attention needs at least 1 head. Valid choices for the Q/K width ({dk}) and the "
     "V width ({dv}): {choices}; nearest: {nearest}. Still showing {shown} heads."
@@ -151,6 +190,7 @@ MHA_WEIGHTS_SCALE = "Colour: dark purple = 0, yellow = 1; hover a cell for its e
 
 MHA_HEAD_OUTPUTS = "Each head's output O_h = A_h V_h (shared colour scale across the heads)."
 
+# {bound}: the largest absolute output value (the colour scale runs from -bound to +bound)
 MHA_OUTPUTS_SCALE = "Colour: blue < 0 < red, from −{bound:.3g} to +{bound:.3g}."
 
 MHA_MIX = (
@@ -259,6 +299,7 @@ COMPARE_SHAPES = (
 
 COMPARE_OUTPUT = "Outputs (rows are queries)."
 
+# {reason}: why the comparison does not apply (a sentence without its full stop)
 COMPARE_NOT_APPLICABLE = "This comparison does not apply to the current scenario: {reason}."
 
 DIAGNOSTICS_TITLE = "Row diagnostics"
@@ -287,6 +328,7 @@ DIAGNOSTICS_ALL_OK = "Every row sums to 1 (fully masked rows: 0)."
 
 DIAGNOSTICS_NOT_OK = "Some rows do not sum to 1: these are not softmax weights."
 
+# {n}: the link's length in characters; {limit}: the longest link allowed
 SHARE_LINK_HELP = (
     "Anyone opening this link on a machine that serves attnviz gets this exact scenario on "
     "the Playground ({n:,} characters; links hold at most {limit:,}). The link carries the "
@@ -330,6 +372,7 @@ LIMITS_CAPTION = (
     "up to {heads} heads; token labels are cut to {chars} characters."
 )
 
+# {tokens}, {chars}: as in LIMITS_CAPTION
 LIMITS_TOKENS_HELP = (
     "Up to {tokens} tokens, each at most {chars} characters. The same word may appear twice: "
     "labels are told apart by position (0:the, 4:the)."
@@ -341,6 +384,7 @@ LIMITS_HEADS_REPLACED = (
     "({dk}) and the V width ({dv}); {shown} heads are used instead. Valid counts: {choices}."
 )
 
+# {rows}: the fully masked query rows, e.g. "0, 3"
 LIMITS_MASKED_ROWS = (
     "Query row(s) {rows} (counting from 0) may attend to no key under this mask: their "
     "weights and outputs are all 0."

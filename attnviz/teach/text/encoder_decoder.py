@@ -1,6 +1,15 @@
-"""TODO"""
+"""Encoder–decoder & additive: cross-attention, Bahdanau's scores and attention pooling.
+
+Templates: ``FIELDS`` names the ``str.format`` fields of every template of this module (a
+comment above each template says what its fields are); ``tests/teach/test_text.py`` checks them.
+"""
 
 from __future__ import annotations
+
+FIELDS: dict[str, tuple[str, ...]] = {
+    "ADDITIVE_WEIGHTS_TITLE": ("d_model", "d_a"),
+    "POOLING_ERROR": ("reason",),
+}
 
 INTRO = (
     "Encoder–decoder attention reads from two sequences: the queries come from the target "

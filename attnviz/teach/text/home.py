@@ -1,6 +1,12 @@
-"""TODO"""
+"""Home: the app's title, what attention is, what each page shows, the presets.
+
+Templates: ``FIELDS`` names the ``str.format`` fields of every template of this module (a
+comment above each template says what its fields are); ``tests/teach/test_text.py`` checks them.
+"""
 
 from __future__ import annotations
+
+FIELDS: dict[str, tuple[str, ...]] = {}
 
 TITLE = "attnviz — see every matrix of attention"
 

@@ -1,6 +1,16 @@
-"""TODO"""
+"""Line view: BertViz's head view — a line from each query to each key, opacity = weight.
+
+Templates: ``FIELDS`` names the ``str.format`` fields of every template of this module (a
+comment above each template says what its fields are); ``tests/teach/test_text.py`` checks them.
+"""
 
 from __future__ import annotations
+
+FIELDS: dict[str, tuple[str, ...]] = {
+    "TOO_MANY": ("limit", "n"),
+    "FOCUS_OPTION": ("side", "label"),
+    "HEAD_WEIGHTS": ("h",),
+}
 
 INTRO = (
     "The head view of BertViz, drawn offline: queries on the left, keys on the right, and a "
@@ -17,6 +27,7 @@ OPACITY = (
 
 NO_HEAD = "Choose at least one head."
 
+# {limit}: the most tokens a side the view draws; {n}: the tokens of the scenario
 TOO_MANY = (
     "The line view draws at most {limit} tokens per side; this scenario has {n}. Focus on one "
     "token to see its lines, or use the heatmaps."

@@ -1,6 +1,17 @@
-"""TODO"""
+"""Masks: causal, padding, sliding-window and custom masks, and what −∞ does to the softmax.
+
+Templates: ``FIELDS`` names the ``str.format`` fields of every template of this module (a
+comment above each template says what its fields are); ``tests/teach/test_text.py`` checks them.
+"""
 
 from __future__ import annotations
+
+FIELDS: dict[str, tuple[str, ...]] = {
+    "FILL_BUTTON": ("fill",),
+    "BLOCKED_ROWS": ("rows",),
+    "COLUMN_WEIGHT": ("j",),
+    "COLUMN_OUTPUT": ("m",),
+}
 
 KINDS = {"none": "no mask", "causal": "causal", "padding": "padding (valid length)",
               "window": "sliding window", "custom": "custom grid"}
@@ -56,9 +67,9 @@ WEIGHTS_MASKED = "Weights with the mask (renormalised)"
 WEIGHTS_NO_MASK = "Weights without any mask"
 NO_MASK_FORMULA = r"A^{\text{no mask}} = \mathrm{softmax}(S')"
 FULLY_MASKED_TITLE = "A fully masked row"
-# Columns of the fully-masked-rows table. {j}: a key's index; {m}: an output column's index
+# Columns of the fully-masked-rows table. {j}: a key's index
 COLUMN_WEIGHT = "α[{j}]"
-COLUMN_OUTPUT = "o[{m}]"
+COLUMN_OUTPUT = "o[{m}]"  # {m}: a column of the output
 NONE_FULLY_MASKED = (
     "No query is fully masked with the current mask; try padding with valid length 0, or untick "
     "a whole row of the custom grid."

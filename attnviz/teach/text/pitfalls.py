@@ -1,6 +1,16 @@
-"""TODO"""
+"""Pitfalls: bugs that real tutorials ship, each computed wrong and right on the same inputs.
+
+Templates: ``FIELDS`` names the ``str.format`` fields of every template of this module (a
+comment above each template says what its fields are); ``tests/teach/test_text.py`` checks them.
+"""
 
 from __future__ import annotations
+
+FIELDS: dict[str, tuple[str, ...]] = {
+    "SOURCE": ("source",),
+    "SYMPTOM": ("symptom",),
+    "PANEL_TITLE": ("side", "matrix"),
+}
 
 INTRO = (
     "Bugs that real attention tutorials ship — several from the seed notebooks this dashboard "

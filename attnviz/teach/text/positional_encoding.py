@@ -1,6 +1,20 @@
-"""TODO"""
+"""Positional encoding: the PE matrix, its curves and similarity, and why attention needs it.
+
+Templates: ``FIELDS`` names the ``str.format`` fields of every template of this module (a
+comment above each template says what its fields are); ``tests/teach/test_text.py`` checks them.
+"""
 
 from __future__ import annotations
+
+FIELDS: dict[str, tuple[str, ...]] = {
+    "ROUNDING": ("diff",),
+    "PE_TITLE": ("n_pos", "d_model", "base"),
+    "DIM_NAME": ("j",),
+    "SIMILARITY_ROWS_TITLE": ("mid",),
+    "COMPARE_BASE": ("base",),
+    "SHUFFLED_ORDER": ("order",),
+    "PERMUTATION_ERROR": ("reason",),
+}
 
 INTRO = (
     "Attention itself does not know the order of the tokens: it compares every token with "
@@ -60,6 +74,7 @@ PERMUTATION = (
     "shuffling, so a token gets a different code and its output changes."
 )
 
+# {diff}: the largest difference found (rounding only, below 1e-12)
 ROUNDING = (
     "Without PE the difference is 0 up to floating-point rounding (exactly {diff:.1e}): the "
     "softmax sums run over the same numbers in another order."

@@ -1,6 +1,19 @@
-"""TODO"""
+"""Quiz: the weights are hidden; predict where each query looks, then reveal and score.
+
+Templates: ``FIELDS`` names the ``str.format`` fields of every template of this module (a
+comment above each template says what its fields are); ``tests/teach/test_text.py`` checks them.
+"""
 
 from __future__ import annotations
+
+FIELDS: dict[str, tuple[str, ...]] = {
+    "TOO_MANY": ("limit", "n"),
+    "QUERY_NAME": ("i",),
+    "KEY_NAME": ("j",),
+    "DIM_NAME": ("m",),
+    "PREDICTION_LABEL": ("i",),
+    "SCORE_VALUE": ("n_correct", "n_scored"),
+}
 
 INTRO = (
     "Predict, then reveal. The weights are hidden: from the queries and keys (and the mask), "
@@ -19,6 +32,7 @@ FULLY_MASKED = "Fully masked query: nothing to predict (not scored)."
 
 OUTLINES = "Orange outlines: your predictions."
 
+# {limit}: the most queries a question has; {n}: the queries of the scenario
 TOO_MANY = (
     "The quiz takes at most {limit} queries; this scenario has {n}. Use a practice question or "
     "a smaller scenario."
@@ -33,10 +47,10 @@ TITLE = "Quiz: predict, then reveal"
 SOURCE_LABEL = "Question"
 TOKENS_LABEL = "Tokens"
 D_K_LABEL = "d_k"
-# Practice labels. {i}: a query's index; {j}: a key's index; {m}: a column's index
-QUERY_NAME = "q{i}"
-KEY_NAME = "k{j}"
-DIM_NAME = "d{m}"
+# Labels of a practice question
+QUERY_NAME = "q{i}"  # {i}: a query's index
+KEY_NAME = "k{j}"  # {j}: a key's index
+DIM_NAME = "d{m}"  # {m}: a column of Q and K
 KNOWN = "What you know"
 SCORES = "alignment scores e_ij"
 Q = "Q"

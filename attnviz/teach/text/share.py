@@ -1,6 +1,14 @@
-"""TODO"""
+"""Save & share: the page's own words (the shared download and link widgets are in ``common``).
+
+Templates: ``FIELDS`` names the ``str.format`` fields of every template of this module (a
+comment above each template says what its fields are); ``tests/teach/test_text.py`` checks them.
+"""
 
 from __future__ import annotations
+
+FIELDS: dict[str, tuple[str, ...]] = {
+    "CURRENT": ("title", "variant", "t", "d_model"),
+}
 
 INTRO = (
     "Keep or hand on the exact scenario (tokens, embeddings, every weight matrix, variant, "

@@ -1,6 +1,17 @@
-"""TODO"""
+"""Why √d_k: random q and k for growing d_k; score variance and softmax entropy, scaled or not.
+
+The chart words (series names, axis titles) are used by ``attnviz.figures.charts``.
+
+Templates: ``FIELDS`` names the ``str.format`` fields of every template of this module (a
+comment above each template says what its fields are); ``tests/teach/test_text.py`` checks them.
+"""
 
 from __future__ import annotations
+
+FIELDS: dict[str, tuple[str, ...]] = {
+    "UNIFORM": ("t_k",),
+    "KEY_NAME": ("j",),
+}
 
 INTRO = (
     "If the entries of q and k are independent with mean 0 and variance 1, their dot product "

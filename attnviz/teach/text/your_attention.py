@@ -1,6 +1,28 @@
-"""TODO"""
+"""Your own attention: upload weights (.npy/.npz) and tokens, explore them with the same views.
+
+Templates: ``FIELDS`` names the ``str.format`` fields of every template of this module (a
+comment above each template says what its fields are); ``tests/teach/test_text.py`` checks them.
+"""
 
 from __future__ import annotations
+
+FIELDS: dict[str, tuple[str, ...]] = {
+    "DOWNSAMPLED": ("t", "limit", "shown", "f"),
+    "LINE_VIEW_TOO_LONG": ("limit",),
+    "LIMITS": ("mb", "t", "heads", "layers", "values"),
+    "CANNOT_SHOW": ("reason",),
+    "TOKENS_NOT_USED": ("reason",),
+    "WARNING": ("warning",),
+    "SHAPE": ("shape", "layers", "heads", "t"),
+    "LAYER_NAME": ("i",),
+    "SELECTION": ("layer", "head"),
+    "WEIGHTS_TITLE": ("name",),
+    "EVERY_HEAD_TITLE": ("layer",),
+    "HEADS_RANGE": ("first", "last", "n_heads"),
+    "HEAD_FIGURE": ("layer", "h"),
+    "LINE_VIEW_FIGURE": ("layer",),
+    "REPORT_NOTE": ("layers", "heads", "t", "name"),
+}
 
 INTRO = (
     "Look at attention weights from your own model with the same views: upload a .npy or "
@@ -25,6 +47,8 @@ SAFETY = (
     "is anything larger than the limits below."
 )
 
+# {t}: tokens in the file; {limit}: the most cells a side drawn; {shown}: blocks a side;
+# {f}: tokens a block side
 DOWNSAMPLED = (
     "t = {t} is more than {limit} tokens: the heatmap shows {shown}×{shown} blocks of {f}×{f} "
     "tokens — how much attention a block's queries pay, on average, to the block's keys, so "
@@ -34,6 +58,7 @@ DOWNSAMPLED = (
 
 HEADS_EXACT = "The exact weights of a head: pick it above, or download them."
 
+# {limit}: the most tokens a side the line view draws
 LINE_VIEW_TOO_LONG = (
     "The line view draws at most {limit} tokens per side; focus on one query below to see "
     "its lines."
