@@ -49,6 +49,7 @@ from attnviz.scenarios import limits
 from attnviz.scenarios.presets import PRESETS
 from attnviz.scenarios.scenario import Scenario
 from attnviz.teach.text import common as text
+from attnviz.teach.text import your_attention
 from attnviz.ui import state
 from attnviz.ui.safe import md_escape
 
@@ -655,12 +656,13 @@ def test_bad_attention_uploads_show_a_message_and_keep_the_scenario(name):
 ], ids=["empty", "not-utf8", "bad-json", "wrong-count"])
 def test_bad_token_files_are_explained_and_the_weights_still_draw(data, name, message):
     at = on_page("your_attention")
-    at.file_uploader(key="your_attention_weights").set_value(("w.npz", _npz(attention=ATTENTION),
-                                                  "application/octet-stream"))
+    at.file_uploader(key="your_attention_weights").set_value(
+        ("w.npz", _npz(attention=ATTENTION), "application/octet-stream"))
     at.file_uploader(key="your_attention_tokens").set_value((name, data, "text/plain"))
     ok(at.run())
     found = [plain(e) for e in errors(at)]
-    assert len(found) == 1 and found[0].startswith("The token file is not used"), found
+    assert len(found) == 1 and found[0].startswith(
+        your_attention.TOKENS_NOT_USED.split("{")[0]), found
     assert message in found[0], found
     assert "your_attention_fig_weights" in chart_keys(at)
 

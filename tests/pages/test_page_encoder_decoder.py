@@ -8,6 +8,7 @@ from apptest_helpers import chart_keys, chart_z_by_key, edit_cells, editor_keys,
 
 import attnviz
 from attnviz.scenarios.presets import PRESETS
+from attnviz.teach.text import encoder_decoder as text
 
 PAGE = "encoder_decoder"
 
@@ -33,7 +34,7 @@ def additive_of(sc, **changes):
 
 def test_default_scenario_smoke():
     at = open_page(PAGE)
-    assert at.header[0].value == "Encoder–decoder & additive attention"
+    assert at.header[0].value == text.TITLE
     assert {"encoder_decoder_fig_cross_weights", "encoder_decoder_fig_cross_output",
             "encoder_decoder_fig_add_scores", "encoder_decoder_fig_add_weights",
             "encoder_decoder_fig_add_context", "encoder_decoder_fig_pool_scores",

@@ -138,7 +138,7 @@ def test_custom_row_fully_masked_warns_and_shows_zero_row(at):
     names = ["0:word_1", "1:word_2", "2:word_3", "3:word_4"]
     edit_cells(at, vkey(at, "masks_custom"), {2: {n: False for n in names}})
     assert not at.exception
-    assert len(at.warning) == 1 and "Query row(s) 2 " in at.warning[0].value
+    assert [w.value for w in at.warning] == [text.BLOCKED_ROWS.format(rows="2")]
     grid = np.ones((4, 4), bool)
     grid[2] = False
     np.testing.assert_array_equal(mask_z(at), grid)

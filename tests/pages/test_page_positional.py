@@ -11,6 +11,7 @@ from apptest_helpers import chart_keys, chart_specs, chart_z_by_key, decode, ope
 
 import attnviz
 from attnviz.scenarios.presets import PRESETS
+from attnviz.teach.text import positional_encoding as text
 
 PAGE = "positional_encoding"
 
@@ -23,8 +24,8 @@ def load_preset(at, key: str):
     return at
 
 
-def metric(at, starts: str) -> str:
-    found = [m.value for m in at.metric if m.label.startswith(starts)]
+def metric(at, label: str) -> str:
+    found = [m.value for m in at.metric if m.label == label]
     assert found, [m.label for m in at.metric]
     return found[0]
 
@@ -61,7 +62,7 @@ def test_base_slider_changes_the_pe_heatmap_and_flags_seed_002s_typo():
     np.testing.assert_allclose(chart_z_by_key(at, "positional_encoding_fig_pe"), expected,
                                atol=1e-15)
     assert not np.allclose(expected, attnviz.sinusoidal_positional_encoding(50, 32))
-    assert any("seed 002" in w.value and "10000" in w.value for w in at.warning)
+    assert [w.value for w in at.warning] == [text.BASE_TYPO]
 
 
 def test_d_model_and_positions_sliders_and_dimension_choice():
@@ -95,14 +96,14 @@ def test_attention_without_and_with_pe_match_the_core():
 
 def test_permutation_demo_difference_is_zero_without_pe_and_not_with_pe():
     at = open_page(PAGE)
-    assert metric(at, "without PE") == "0"
+    assert metric(at, text.DIFF_WITHOUT_PE) == "0"
     sc = PRESETS["seed_000"].build()
     perm = np.arange(4)[::-1]  # "reverse" is the default
     check = attnviz.scenarios.scenario.permutation_check(sc, perm, with_pe=True)
-    assert metric(at, "with PE") == f"{check.max_diff:.3g}"
+    assert metric(at, text.DIFF_WITH_PE) == f"{check.max_diff:.3g}"
     assert check.max_diff > 0.1
-    assert any("shuffled order: 0:word_4  1:word_3  2:word_2  3:word_1" in t.value
-               for t in at.text)
+    order = "0:word_4  1:word_3  2:word_2  3:word_1"
+    assert any(t.value == text.SHUFFLED_ORDER.format(order=order) for t in at.text)
     out = attnviz.self_attention(sc.x, sc.w_q, sc.w_k, sc.w_v).output
     np.testing.assert_allclose(chart_z_by_key(at, "positional_encoding_fig_perm_orig"), out,
                                atol=1e-15)
@@ -124,8 +125,8 @@ def test_random_permutation_with_a_seed():
     perm = np.random.default_rng(7).permutation(5)
     sc = PRESETS["seed_003_glorot"].build()
     order = "  ".join(f"{i}:{sc.tokens[p]}" for i, p in enumerate(perm))
-    assert any(t.value == f"shuffled order: {order}" for t in at.text)
-    assert metric(at, "without PE") == "0"
+    assert any(t.value == text.SHUFFLED_ORDER.format(order=order) for t in at.text)
+    assert metric(at, text.DIFF_WITHOUT_PE) == "0"
     out = attnviz.self_attention(sc.x, sc.w_q, sc.w_k, sc.w_v).output
     np.testing.assert_allclose(chart_z_by_key(at, "positional_encoding_fig_perm_shuffled"),
                                out[perm],
@@ -145,7 +146,7 @@ def test_presets_run_without_errors():
     for key in ("seed_004_two_heads", "translation", "bahdanau"):
         at = load_preset(at, key)
         assert not at.error, (key, [e.value for e in at.error])
-        assert metric(at, "without PE") == "0"
+        assert metric(at, text.DIFF_WITHOUT_PE) == "0"
         weights = attnviz.run_scenario(replace(PRESETS[key].build(), use_pe=True)).attention
         z = weights.weights if weights.weights.ndim == 2 else weights.weights[0]
         np.testing.assert_allclose(chart_z_by_key(at, "positional_encoding_fig_weights_pe"), z,

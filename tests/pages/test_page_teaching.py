@@ -22,8 +22,12 @@ from attnviz.scenarios.presets import PRESETS
 from attnviz.scenarios.scenario import run_scenario
 from attnviz.teach.pitfalls import PITFALLS
 from attnviz.teach.quiz import practice_question
+from attnviz.teach.text import common
+from attnviz.teach.text import pitfalls as pitfalls_text
 from attnviz.ui import trace_view
 from attnviz.ui.diagnostics import panel_key
+
+EFFECTIVE = common.DIAGNOSTICS_COLUMNS["effective"]  # a column of the diagnostics table
 
 PAGES = ["trace", "compare", "pitfalls", "why_sqrt_dk", "line_view", "quiz"]
 
@@ -208,9 +212,9 @@ def test_overflow_pitfall_labels_nan():
     at = open_page("pitfalls")
     at.radio(key="pitfalls_choice").set_value("naive_overflow").run()
     spec = spec_by_key(at, "pitfalls_fig_naive_overflow_wrong_weights")
-    assert spec["data"][-1]["name"] == "not a number"
+    assert spec["data"][-1]["name"] == pitfalls_text.NAN_NAME
     assert "NaN" in json.dumps(spec["data"][0]["text"])
-    assert any("not a number" in c.value for c in at.caption)
+    assert pitfalls_text.NAN in [c.value for c in at.caption]
 
 
 # Why √d_k ----------------------------------------------------------------------------------
@@ -325,7 +329,7 @@ def test_presenter_mode_injects_css_only_when_on():
 
 def test_playground_shows_diagnostics_under_the_weights():
     at = open_page("playground")
-    frames = [d.value for d in at.dataframe if "effective tokens" in d.value.columns]
+    frames = [d.value for d in at.dataframe if EFFECTIVE in d.value.columns]
     assert frames, "no diagnostics table on the Playground"
     frame = frames[0]
     np.testing.assert_allclose(frame["row sum"], 1.0)
@@ -339,9 +343,9 @@ def test_diagnostics_are_computed_only_while_their_expander_is_open():
     """Closed (the default) the panel sends no table; opened it does, for the current weights."""
     at = open_page("trace", lazy_open=False)
     assert at.session_state[panel_key("trace_diag")] is False
-    assert not [d for d in at.dataframe if "effective tokens" in d.value.columns]
+    assert not [d for d in at.dataframe if EFFECTIVE in d.value.columns]
     at.session_state[panel_key("trace_diag")] = True
     at.run()
-    frames = [d.value for d in at.dataframe if "effective tokens" in d.value.columns]
+    frames = [d.value for d in at.dataframe if EFFECTIVE in d.value.columns]
     assert len(frames) == 1 and not at.exception
     np.testing.assert_allclose(frames[0]["row sum"], 1.0)

@@ -15,6 +15,9 @@ from apptest_helpers import chart_keys, chart_specs, chart_z_by_key, decode, ope
 
 from attnviz.io.examples.make_example import build_example
 from attnviz.scenarios import limits
+from attnviz.teach.text import common
+from attnviz.teach.text import your_attention as text
+from attnviz.ui.share import plain
 
 EXAMPLE, EXAMPLE_TOKENS = build_example()
 LABELS = [f"{i}:{t}" for i, t in enumerate(EXAMPLE_TOKENS)]
@@ -53,7 +56,7 @@ def at():
 
 
 def test_example_is_shown_without_an_upload(at):
-    assert any("example file shipped with attnviz" in i.value for i in at.info)
+    assert text.EXAMPLE in [i.value for i in at.info]
     assert chart_keys(at) == ["your_attention_fig_weights", "your_attention_fig_head_0",
                               "your_attention_fig_head_1", "your_attention_fig_head_2",
                               "your_attention_fig_head_3", "your_attention_fig_lines",
@@ -72,7 +75,9 @@ def test_layer_and_head_pickers(at):
     at.selectbox(key="your_attention_layer_2").set_value(1).run()
     at.selectbox(key="your_attention_head_4").set_value(2).run()
     np.testing.assert_array_equal(chart_z_by_key(at, "your_attention_fig_weights"), EXAMPLE[1, 2])
-    assert "**Attention weights — layer 1, head 2**" in [m.value for m in at.markdown]
+    name = text.SELECTION.format(layer=text.LAYER_NAME.format(i=1),
+                                 head=common.HEAD_NAME.format(h=2))
+    assert f"**{text.WEIGHTS_TITLE.format(name=name)}**" in [m.value for m in at.markdown]
     for h in range(4):  # the grid follows the layer
         np.testing.assert_array_equal(chart_z_by_key(at, f"your_attention_fig_head_{h}"),
                                       EXAMPLE[1, h])
@@ -104,8 +109,8 @@ def test_entropy_chart_golden_for_uniform_rows(at):
 def test_upload_npy_with_tokens(at):
     w = softmax_rows((3, 5, 5))
     upload(at, "mine.npy", npy(w))
-    assert not any("example file" in i.value for i in at.info)
-    assert at.text[0].value.startswith("Shape in the file (3, 5, 5) → 1 layer(s) × 3 head(s)")
+    assert text.EXAMPLE not in [i.value for i in at.info]
+    assert at.text[0].value == text.SHAPE.format(shape=(3, 5, 5), layers=1, heads=3, t=5)
     assert spec(at, "your_attention_fig_weights")["data"][0]["x"] == [f"{i}:t{i}" for i in range(5)]
     assert [k for k in chart_keys(at) if k.startswith("your_attention_fig_head_")] == [
         "your_attention_fig_head_0", "your_attention_fig_head_1", "your_attention_fig_head_2"]
@@ -124,7 +129,8 @@ def test_tokens_of_the_wrong_length_show_an_error_and_default_labels(at):
     upload(at, "w.npy", npy(softmax_rows((4, 4))))
     upload(at, "t.txt", b"one two three", key="your_attention_tokens")
     errors = [e.value for e in at.error]
-    assert len(errors) == 1 and "The token file is not used" in errors[0]
+    assert len(errors) == 1
+    assert errors[0].startswith(plain(text.TOKENS_NOT_USED.split("{")[0]))
     assert "holds 3 tokens but the attention matrices are 4×4" in errors[0].replace("\\", "")
     assert spec(at, "your_attention_fig_weights")["data"][0]["x"] == ["0:t0", "1:t1", "2:t2",
                                                                       "3:t3"]
@@ -163,7 +169,7 @@ def test_bad_uploads_show_a_message_never_a_traceback(at, name, data, message):
     upload(at, name, data)
     assert not at.exception
     errors = [e.value.replace("\\", "") for e in at.error]
-    assert len(errors) == 1 and errors[0].startswith("This file cannot be shown: ")
+    assert len(errors) == 1 and errors[0].startswith(text.CANNOT_SHOW.split("{")[0])
     assert message in errors[0], errors
     assert chart_keys(at) == []  # nothing half-drawn
     # a good file afterwards works again
@@ -187,9 +193,8 @@ def test_long_sequence_is_downsampled_with_a_message(at):
     w[:, 1] -= 0.5 / t
     upload(at, "long.npy", npy(w))
     infos = [i.value for i in at.info]
-    assert any(i.startswith("t = 600 is more than 512 tokens: the heatmap shows 300×300 blocks "
-                            "of 2×2 tokens") for i in infos)
-    assert any("line view draws at most 64 tokens" in i for i in infos)
+    assert text.DOWNSAMPLED.format(t=600, limit=512, shown=300, f=2) in infos
+    assert text.LINE_VIEW_TOO_LONG.format(limit=64) in infos
     main = spec(at, "your_attention_fig_weights")["data"][0]
     z = decode(main["z"]).astype(float)
     assert z.shape == (300, 300)
@@ -200,8 +205,8 @@ def test_long_sequence_is_downsampled_with_a_message(at):
     assert main["xgap"] == 0  # no 1-px gaps between cells of a few pixels
     grid = decode(spec(at, "your_attention_fig_head_0")["data"][0]["z"])
     assert grid.shape == (60, 60)  # the per-head grid is averaged further (≤ 64)
-    assert any(c.value.startswith("t = 600: each head is shown as 60×60 blocks of 10×10 tokens")
-               for c in at.caption)
+    pooled = common.HEADS_POOLED.format(t=600, shown=60, f=10) + text.HEADS_EXACT
+    assert pooled in [c.value for c in at.caption]
     entropy = decode(spec(at, "your_attention_fig_entropy")["data"][0]["z"])
     assert entropy.shape == (1, 120)  # every head kept, queries averaged in blocks of 5
     assert spec(at, "your_attention_fig_entropy")["data"][0]["y"] == ["head 0"]
