@@ -207,3 +207,36 @@ def test_file_keys_and_namespace_share_one_name(row):
     source = (ROOT / file).read_text(encoding="utf-8")
     assert f"from attnviz.teach.text import {stem} as text" in source
     assert "from attnviz.teach import text" not in source
+
+
+# --- One vocabulary ---------------------------------------------------------------------------
+
+# The shape symbols of attnviz's vocabulary (its module docstring), and the few the words add:
+# n_layers (uploaded stacks), batch and 1 (quoting seed notebooks' shapes).
+VOCABULARY = ("t", "t_q", "t_k", "d_model", "d_k", "d_v", "n_heads")
+EXTRA_SHAPE_SYMBOLS = ("n_layers", "batch")
+TUPLE = re.compile(r"\(([^()]*,[^()]*)\)")
+
+
+def test_the_vocabulary_is_the_one_attnviz_writes_down():
+    import attnviz
+
+    for symbol in VOCABULARY:
+        assert re.search(rf"\b{symbol}\b", attnviz.__doc__), symbol
+
+
+@pytest.mark.parametrize("name", NAMESPACES)
+def test_shapes_in_the_words_use_the_vocabulary(name):
+    """A parenthesised tuple naming a vocabulary size, e.g. "(n_heads, t, t)", is a shape: all
+    its sizes are vocabulary symbols (no "heads", "seq_len")."""
+    allowed = set(VOCABULARY) | set(EXTRA_SHAPE_SYMBOLS)
+    module = namespace(name)
+    for key, value in constants(module).items():
+        for s in strings(value):
+            if LATEX.search(s):
+                continue
+            for inside in TUPLE.findall(s):
+                items = [i.strip() for i in inside.split(",") if i.strip()]
+                if any(i in VOCABULARY for i in items):
+                    wrong = [i for i in items if i not in allowed and not i.isdigit()]
+                    assert not wrong, f"{name}.{key}: ({inside}) uses {wrong}"

@@ -26,8 +26,8 @@ FIELDS: dict[str, tuple[str, ...]] = {
 
 INTRO = (
     "Look at attention weights from your own model with the same views: upload a .npy or "
-    ".npz file holding an array of shape (t, t), (heads, t, t) or (layers, heads, t, t) — for "
-    "example from a transformers model run with output_attentions=True — and, optionally, "
+    ".npz file holding an array of shape (t, t), (n_heads, t, t) or (n_layers, n_heads, t, t) — "
+    "for example from a transformers model run with output_attentions=True — and, optionally, "
     "the tokens as a text file (one per line, or separated by spaces) or a JSON list."
 )
 
