@@ -240,3 +240,95 @@ def test_shapes_in_the_words_use_the_vocabulary(name):
                 if any(i in VOCABULARY for i in items):
                     wrong = [i for i in items if i not in allowed and not i.isdigit()]
                     assert not wrong, f"{name}.{key}: ({inside}) uses {wrong}"
+
+
+# --- No literal messages in pages and ui -------------------------------------------------------
+
+# A call's first argument, or one of these keywords, is shown to the user.
+SHOWN_ARGUMENT_OF = {"title", "header", "subheader", "caption", "markdown", "text", "write",
+                     "info", "warning", "error", "success", "toast", "metric", "expander",
+                     "radio", "slider", "selectbox", "multiselect", "number_input",
+                     "select_slider", "toggle", "button", "file_uploader", "download_button",
+                     "checkbox", "text_input", "tabs", "matrix_panel", "matrix_editor"}
+SHOWN_KEYWORDS = {"label", "help", "title", "x_title", "y_title", "caption", "explanation",
+                  "name", "placeholder", "notes"}
+NOT_SHOWN_KEYWORDS = {"key", "mime", "file_name", "type", "language", "format", "on_change",
+                      "width", "kind", "vertical_alignment", "gap", "mode", "hoverinfo",
+                      "tickmode", "texttemplate", "hovertemplate", "colorscale",
+                      "selection_mode", "layout", "orientation", "textposition"}
+WORDS = re.compile(r"[A-Za-z]{2,}.*\s.*[A-Za-z]{2,}|[A-Za-z]{2,} |\s[A-Za-z]{2,}", re.S)
+# ui modules still being rewritten on other branches (issue 13)
+PENDING_UI = {"controls", "heads", "steps", "trace_view", "state"}
+
+
+def literal_messages(path: Path) -> list[tuple[int, str]]:
+    """String literals of a module that read as words shown to the user: a str constant or an
+    f-string (not a docstring, an exception or a log message, a key, a subscript, CSS or bare
+    HTML) that holds two words, or that is the first argument of a Streamlit element or a
+    shown keyword (label=, help=, title= ...) and holds a letter."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
+    docstrings = {id(n.body[0].value) for n in ast.walk(tree)
+                  if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef))
+                  and n.body and isinstance(n.body[0], ast.Expr)}
+    in_fstring = {id(v) for n in ast.walk(tree) if isinstance(n, ast.JoinedStr)
+                  for v in ast.walk(n) if v is not n}
+
+    def hidden(node) -> bool:
+        while id(node) in parents:
+            parent = parents[id(node)]
+            if isinstance(parent, ast.keyword) and parent.arg in NOT_SHOWN_KEYWORDS:
+                return True
+            if isinstance(parent, ast.Subscript) and parent.slice is node:
+                return True
+            if isinstance(parent, ast.Raise):
+                return True
+            if (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute)
+                    and "log" in ast.unparse(parent.func.value).lower()):
+                return True  # a log message, for the server's console
+            node = parent
+        return False
+
+    def shown_slot(node) -> bool:
+        parent = parents.get(id(node))
+        if isinstance(parent, ast.keyword):
+            return parent.arg in SHOWN_KEYWORDS
+        if isinstance(parent, ast.Call) and parent.args and parent.args[0] is node:
+            func = parent.func
+            return getattr(func, "attr", getattr(func, "id", "")) in SHOWN_ARGUMENT_OF
+        return False
+
+    found = []
+    for node in ast.walk(tree):
+        if id(node) in docstrings or id(node) in in_fstring:
+            continue
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            s = node.value
+        elif isinstance(node, ast.JoinedStr):
+            s = "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)
+        else:
+            continue
+        bare = re.sub(r"<[^>]*>|\{\}", "", s).strip()
+        if not bare or s.startswith("_") or "<style" in s or hidden(node):
+            continue
+        if WORDS.search(s) or (shown_slot(node) and re.search(r"[A-Za-z]", s)):
+            found.append((node.lineno, s))
+    return found
+
+
+DONE_PAGES = [f for f, _, pending, _, _ in page_table() if not pending]
+DONE_UI = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "attnviz" / "ui").glob("*.py")
+                 if p.stem not in PENDING_UI)
+
+
+@pytest.mark.parametrize("file", DONE_PAGES + DONE_UI)
+def test_pages_and_ui_hold_no_literal_messages(file):
+    assert literal_messages(ROOT / file) == []
+
+
+def test_the_literal_finder_finds_messages(tmp_path):
+    page = tmp_path / "page.py"
+    page.write_text('import streamlit as st\nst.header("Masks")\n'
+                    'st.caption(f"{n} tokens shown")\nst.slider("d_k", key="x_d_k")\n'
+                    'st.session_state["some key here"] = 1\n', encoding="utf-8")
+    assert [line for line, _ in literal_messages(page)] == [2, 3, 4]
