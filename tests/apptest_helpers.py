@@ -119,7 +119,7 @@ def show_weight_tab(at: AppTest, name: str) -> AppTest:
     tabs are lazy: only the selected tab's editor runs, as only it is on screen (a user
     clicks the tab first).
     """
-    prefix, _, field = name.partition("_")
+    prefix, field = name[:-4], name[-3:]  # "encoder_decoder_w_k": the prefix may hold "_"
     tab = ADDITIVE_TABS.get(name) or (
         (f"{prefix}_weights", field.upper()) if field in ("w_q", "w_k", "w_v", "w_o") else None)
     if tab and not any(k.startswith(f"{name}_v") for k in editor_keys(at)):
