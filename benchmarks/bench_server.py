@@ -65,7 +65,7 @@ def _share_script_cache() -> None:
 def _edit(at, i: int) -> tuple[str, str | None]:
     """Make the i-th edit on the page (not yet run); return what was edited and the widget's
     key (None: nothing was edited)."""
-    heads = [w for w in at.get("selectbox") if (w.key or "").startswith("ya_head_")]
+    heads = [w for w in at.get("selectbox") if (w.key or "").startswith("your_attention_head_")]
     if heads:  # Your own attention: switch between the mean of the heads and head 0
         at.session_state[heads[0].key] = 0 if i % 2 == 0 else "mean"
         return f"selectbox {heads[0].key}", heads[0].key

@@ -5,7 +5,7 @@ import streamlit as st
 from attnviz.figures import heatmap
 from attnviz.scenarios.compare import KINDS, compare, head_choices
 from attnviz.scenarios.registry import VARIANTS
-from attnviz.teach import text
+from attnviz.teach.text import common as text
 from attnviz.ui import state
 from attnviz.ui.diagnostics import diagnostics_panel
 from attnviz.ui.panels import show_figure

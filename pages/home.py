@@ -3,23 +3,23 @@
 import streamlit as st
 
 from attnviz.scenarios.presets import PRESETS
-from attnviz.teach import text
+from attnviz.teach.text import home as text
 from attnviz.ui import state
 
 state.init_state()
-st.title(text.APP_TITLE)
-st.write(text.HOME_INTRO)
+st.title(text.TITLE)
+st.write(text.INTRO)
 
-st.subheader("What each page shows")
+st.subheader(text.OVERVIEW_TITLE)
 for name, what in text.PAGES_OVERVIEW.items():
     st.markdown(f"- **{name}** — {what}")
 
-st.subheader("Start from a classroom demo")
+st.subheader(text.PRESETS_TITLE)
 cols = st.columns(3)
 for i, (key, preset) in enumerate(PRESETS.items()):
     with cols[i % 3].container(border=True):
         st.markdown(f"**{preset.title}**")
         st.caption(preset.source)
-        if st.button("Load", key=f"home_load_{key}"):
+        if st.button(text.LOAD, key=f"home_load_{key}"):
             state.load_preset(key)
             st.switch_page("pages/playground.py")

@@ -6,7 +6,7 @@ import streamlit as st
 from attnviz.core.attention import mix_heads
 from attnviz.figures import heatmap
 from attnviz.figures.grid import compact
-from attnviz.teach import text
+from attnviz.teach.text import common as text
 from attnviz.ui import controls, heads, state
 from attnviz.ui.editors import matrix_editor
 from attnviz.ui.panels import matrix_panel, scenario_caption, show_figure

@@ -6,32 +6,32 @@ import numpy as np
 import streamlit as st
 
 from attnviz.figures.pitfall_view import panel_figure, shared_range
-from attnviz.teach import text
 from attnviz.teach.pitfalls import PITFALLS
+from attnviz.teach.text import pitfalls as text
 from attnviz.ui import state
 from attnviz.ui.panels import show_figure
 
 state.get_scenario()
-st.header("Pitfalls")
-st.write(text.PITFALLS_INTRO)
-key = st.radio("Pitfall", list(PITFALLS), format_func=lambda k: text.PITFALLS[k]["title"],
+st.header(text.TITLE)
+st.write(text.INTRO)
+key = st.radio(text.CHOICE_LABEL, list(PITFALLS), format_func=lambda k: text.PITFALLS[k]["title"],
                horizontal=True, key="pitfalls_choice")
 info = text.PITFALLS[key]
 case = PITFALLS[key]()
 
 st.subheader(info["title"])
-st.caption(f"Source: {info['source']}")
-st.warning(f"Symptom: {info['symptom']}")
+st.caption(text.SOURCE.format(source=info["source"]))
+st.warning(text.SYMPTOM.format(symptom=info["symptom"]))
 
 if case.inputs:
-    st.markdown(f"**{text.PITFALL_INPUTS}**")
+    st.markdown(f"**{text.INPUTS}**")
     for col, panel in zip(st.columns(len(case.inputs)), case.inputs, strict=True):
         with col:
             st.caption(panel.name)
             show_figure(panel_figure(panel), key=f"pitfalls_fig_{key}_in_{panel.name}")
 
-sides = ((text.PITFALL_WRONG, "wrong", case.wrong_function),
-         (text.PITFALL_RIGHT, "right", case.right_function))
+sides = ((text.WRONG, "wrong", case.wrong_function),
+         (text.RIGHT, "right", case.right_function))
 for col, (label, _, function) in zip(st.columns(2, gap="large"), sides, strict=True):
     with col:
         st.markdown(f"### {label}")
@@ -41,10 +41,10 @@ for panel in case.wrong:  # the same matrices, side by side, on one colour scale
     for col, (label, side, _), shown in zip(st.columns(2, gap="large"), sides, pair,
                                             strict=True):
         with col:
-            st.markdown(f"**{label}: {panel.name}**")
+            st.markdown(f"**{text.PANEL_TITLE.format(side=label, matrix=panel.name)}**")
             show_figure(panel_figure(shown, **shared_range(pair)),
                         key=f"pitfalls_fig_{key}_{side}_{panel.name}")
 
 if any(np.isnan(p.z).any() for p in case.wrong):
-    st.caption(text.PITFALL_NAN)
+    st.caption(text.NAN)
 st.info(info["look"])

@@ -7,7 +7,7 @@ from attnviz.core.downsample import block_factor, block_labels, downsample
 from attnviz.figures import heatmap, mask_figure
 from attnviz.io import export
 from attnviz.scenarios import limits
-from attnviz.teach import text
+from attnviz.teach.text import common as text
 from attnviz.ui import controls, share, state
 from attnviz.ui.diagnostics import diagnostics_panel
 from attnviz.ui.panels import matrix_panel, scenario_caption

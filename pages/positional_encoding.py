@@ -9,14 +9,15 @@ from attnviz.core.positional import sinusoidal_positional_encoding
 from attnviz.figures import heatmap
 from attnviz.figures.lines import line_chart
 from attnviz.scenarios.scenario import permutation_check, position_labels
-from attnviz.teach import text
+from attnviz.teach.text import common
+from attnviz.teach.text import positional_encoding as text
 from attnviz.ui import controls, state
 from attnviz.ui.panels import matrix_panel, show_figure
 
-st.header("Positional encoding")
+st.header(text.TITLE)
 scenario = state.get_scenario()
-st.write(text.PE_INTRO)
-st.latex(text.PE_FORMULA)
+st.write(text.INTRO)
+st.latex(text.FORMULA)
 
 # --- 1) the encoding on its own (independent of the scenario) -----------------------------------
 @st.fragment
@@ -24,63 +25,67 @@ def pe_explorer() -> None:
     """The PE matrix, its curves and the similarity of positions for a base, d_model and
     number of positions of one's own. A fragment: its sliders redraw its four charts only,
     not the rest of the page (nothing else depends on them)."""
-    st.subheader("The PE matrix")
-    st.caption(text.PE_EXPLORE)
+    st.subheader(text.EXPLORER_TITLE)
+    st.caption(text.EXPLORE)
     c1, c2, c3 = st.columns(3)
-    base = c1.select_slider("base", [10, 100, 1000, 10000, 100000], value=10000, key="pe_base")
-    d_model = c2.slider("d_model", 2, 128, 32, step=2, key="pe_d_model")
-    n_pos = c3.slider("number of positions", 1, 256, 50, key="pe_positions")
+    base = c1.select_slider(text.BASE_LABEL, [10, 100, 1000, 10000, 100000], value=10000,
+                            key="positional_encoding_base")
+    d_model = c2.slider(text.D_MODEL_LABEL, 2, 128, 32, step=2, key="positional_encoding_d_model")
+    n_pos = c3.slider(text.POSITIONS_LABEL, 1, 256, 50, key="positional_encoding_positions")
     if base == 1000:
-        st.warning(text.PE_BASE_TYPO)
+        st.warning(text.BASE_TYPO)
     pe = sinusoidal_positional_encoding(n_pos, d_model, base=float(base))
     dim_labels = [str(j) for j in range(d_model)]
 
     left, right = st.columns(2, gap="large")
     with left:
         fig = heatmap(pe, dim_labels, [str(t) for t in range(n_pos)], kind="signed", zmin=-1.0,
-                      zmax=1.0, y_title="position", x_title="dimension", height=420)
+                      zmax=1.0, y_title=common.AXIS_POSITION, x_title=text.AXIS_DIMENSION,
+                      height=420)
         fig.update_xaxes(tickmode="auto")  # numbers: let Plotly thin them to the plot's width
-        matrix_panel(f"PE: {n_pos} positions × {d_model} dimensions, base {base}", fig,
-                     key="pe_fig_pe")
+        matrix_panel(text.PE_TITLE.format(n_pos=n_pos, d_model=d_model, base=base), fig,
+                     key="positional_encoding_fig_pe")
     with right:
-        dims_key = "pe_dims"
+        dims_key = "positional_encoding_dims"
         if dims_key in st.session_state:  # drop dimensions that no longer exist (d_model shrank)
             st.session_state[dims_key] = [d for d in st.session_state[dims_key] if d < d_model]
         else:
             st.session_state[dims_key] = [d for d in (0, 1, 6, 14) if d < d_model]
-        chosen = st.multiselect("Dimensions to draw", list(range(d_model)), key=dims_key,
-                                format_func=lambda j: f"d{j}")
-        st.caption(text.PE_LINES)
-        fig = line_chart(np.arange(n_pos), {f"d{j}": pe[:, j] for j in chosen}, x_title="position",
-                         y_title="PE value", y_range=(-1.1, 1.1), height=340)
-        show_figure(fig, key="pe_fig_lines")
+        chosen = st.multiselect(text.DIMS_LABEL, list(range(d_model)), key=dims_key,
+                                format_func=lambda j: text.DIM_NAME.format(j=j))
+        st.caption(text.LINES)
+        fig = line_chart(np.arange(n_pos), {text.DIM_NAME.format(j=j): pe[:, j] for j in chosen},
+                         x_title=common.AXIS_POSITION, y_title=text.AXIS_PE_VALUE,
+                         y_range=(-1.1, 1.1), height=340)
+        show_figure(fig, key="positional_encoding_fig_lines")
 
     sim = pe @ pe.T  # (n_pos, n_pos)
     left, right = st.columns(2, gap="large")
     with left:
         positions = [str(t) for t in range(n_pos)]
-        matrix_panel("PE · PEᵀ: similarity of positions",
-                     heatmap(sim, positions, positions, y_title="position", x_title="position",
-                             height=420),
-                     key="pe_fig_similarity", formula=text.PE_SIMILARITY_FORMULA,
-                     explanation=text.PE_SIMILARITY)
+        matrix_panel(text.SIMILARITY_TITLE,
+                     heatmap(sim, positions, positions, y_title=common.AXIS_POSITION,
+                             x_title=common.AXIS_POSITION, height=420),
+                     key="positional_encoding_fig_similarity", formula=text.SIMILARITY_FORMULA,
+                     explanation=text.SIMILARITY)
     with right:
         mid = n_pos // 2
-        st.markdown(f"**Rows 0 and {mid} of PE · PEᵀ**")
-        st.caption(text.PE_SIMILARITY_ROWS)
-        fig = line_chart(np.arange(n_pos), {"PE_0 · PE_t": sim[0], f"PE_{mid} · PE_t": sim[mid]},
-                         x_title="position t", y_title="dot product", height=340)
-        show_figure(fig, key="pe_fig_similarity_rows")
+        st.markdown(f"**{text.SIMILARITY_ROWS_TITLE.format(mid=mid)}**")
+        st.caption(text.SIMILARITY_ROWS)
+        fig = line_chart(np.arange(n_pos), {text.SIMILARITY_ROW.format(t=0): sim[0],
+                                            text.SIMILARITY_ROW.format(t=mid): sim[mid]},
+                         x_title=text.AXIS_POSITION_T, y_title=text.AXIS_DOT_PRODUCT, height=340)
+        show_figure(fig, key="positional_encoding_fig_similarity_rows")
 
 
 pe_explorer()
 
 # --- 2) on the scenario's tokens -----------------------------------------------------------------
-st.subheader("Attention without and with PE on your tokens")
+st.subheader(text.SCENARIO_TITLE)
 if scenario.direct:
-    st.info(text.PE_DIRECT)
+    st.info(text.DIRECT)
     st.stop()
-st.caption(f"{text.PE_COMPARE} PE base here: the scenario's ({scenario.pe_base:g}).")
+st.caption(f"{text.COMPARE} {text.COMPARE_BASE.format(base=scenario.pe_base)}")
 cols = st.columns(2, gap="large")
 for col, use_pe in zip(cols, (False, True), strict=True):
     with col:
@@ -89,23 +94,24 @@ for col, use_pe in zip(cols, (False, True), strict=True):
             continue
         weights = result.attention.weights
         if weights.ndim == 3:
-            st.caption(text.PE_COMPARE_HEAD)
+            st.caption(text.COMPARE_HEAD)
             weights = weights[0]
         fig = heatmap(weights, result.k_labels, result.q_labels, kind="weights", digits=2,
-                      title="with PE" if use_pe else "without PE", y_title="query", x_title="key")
-        show_figure(fig, key=f"pe_fig_weights_{'pe' if use_pe else 'plain'}")
+                      title=text.WITH_PE if use_pe else text.WITHOUT_PE,
+                      y_title=common.AXIS_QUERY, x_title=common.AXIS_KEY)
+        show_figure(fig, key=f"positional_encoding_fig_weights_{'pe' if use_pe else 'plain'}")
 
 @st.fragment
 def permutation_demo() -> None:
     """Shuffle the scenario's tokens, with and without PE. A fragment: its radios and seed
     redraw its own metrics and charts only."""
-    st.subheader("Shuffle the tokens: what changes?")
-    st.write(text.PE_PERMUTATION)
+    st.subheader(text.PERMUTATION_TITLE)
+    st.write(text.PERMUTATION)
     c1, c2 = st.columns(2)
-    names = {"reverse": "reverse the order", "random": "shuffle with a seed"}
-    kind = c1.radio("Permutation", ["reverse", "random"], horizontal=True, key="pe_perm_kind",
-                    format_func=names.get)
-    seed = c2.number_input("Seed", 0, 10_000, 1, key="pe_perm_seed", disabled=kind == "reverse")
+    kind = c1.radio(text.PERMUTATION_LABEL, list(text.PERMUTATION_KINDS), horizontal=True,
+                    key="positional_encoding_perm_kind", format_func=text.PERMUTATION_KINDS.get)
+    seed = c2.number_input(common.SEED_LABEL, 0, 10_000, 1, key="positional_encoding_perm_seed",
+                           disabled=kind == "reverse")
     t = scenario.t
     perm = np.arange(t)[::-1]
     if kind == "random":
@@ -114,36 +120,37 @@ def permutation_demo() -> None:
         while t > 1 and np.array_equal(perm, np.arange(t)):  # an unshuffled order shows nothing
             perm = rng.permutation(t)
     if t == 1:
-        st.info(text.PE_IDENTITY)
-    st.text("shuffled order: " + "  ".join(f"{i}:{scenario.tokens[p]}" for i, p in enumerate(perm)))
+        st.info(text.IDENTITY)
+    order = "  ".join(f"{i}:{scenario.tokens[p]}" for i, p in enumerate(perm))
+    st.text(text.SHUFFLED_ORDER.format(order=order))
     try:
         checks = {pe_on: permutation_check(scenario, perm, with_pe=pe_on)
                   for pe_on in (False, True)}
     except ValueError as exc:
-        st.error(f"Cannot run the permutation demo: {exc}.")
+        st.error(text.PERMUTATION_ERROR.format(reason=exc))
         st.stop()
     m1, m2 = st.columns(2)
     plain = checks[False].max_diff
-    m1.metric("without PE: max |difference| after un-permuting", "0" if plain < 1e-12 else
-              f"{plain:.3g}")
-    m2.metric("with PE: max |difference| after un-permuting", f"{checks[True].max_diff:.3g}")
+    m1.metric(text.DIFF_WITHOUT_PE, "0" if plain < 1e-12 else f"{plain:.3g}")
+    m2.metric(text.DIFF_WITH_PE, f"{checks[True].max_diff:.3g}")
     if 0 < plain < 1e-12:
-        m1.caption(text.PE_ROUNDING.format(diff=plain))
+        m1.caption(text.ROUNDING.format(diff=plain))
 
-    case = st.radio("Show the outputs", [False, True], horizontal=True, key="pe_perm_case",
-                    format_func=lambda v: "with PE" if v else "without PE")
+    case = st.radio(text.SHOW_OUTPUTS, [False, True], horizontal=True,
+                    key="positional_encoding_perm_case",
+                    format_func=lambda v: text.WITH_PE if v else text.WITHOUT_PE)
     chk = checks[case]
     labels = position_labels(scenario.tokens)
     shuffled_labels = position_labels([scenario.tokens[p] for p in perm])
     out_dims = controls.dims("o", chk.output.shape[1])
     bound = float(max(np.max(np.abs(chk.output)), np.max(np.abs(chk.shuffled_output)))) or 1.0
-    panels = (("Output, original order", chk.output, labels, "orig"),
-              ("Output of the shuffled tokens", chk.shuffled_output, shuffled_labels, "shuffled"),
-              ("Shuffled output, rows put back", chk.unpermuted, labels, "unpermuted"))
+    panels = ((text.OUTPUT_ORIGINAL, chk.output, labels, "orig"),
+              (text.OUTPUT_SHUFFLED, chk.shuffled_output, shuffled_labels, "shuffled"),
+              (text.OUTPUT_UNPERMUTED, chk.unpermuted, labels, "unpermuted"))
     for col, (title, z, rows, name) in zip(st.columns(3), panels, strict=True):
         with col:
             fig = heatmap(z, out_dims, rows, kind="signed", zmin=-bound, zmax=bound, digits=2)
-            matrix_panel(title, fig, key=f"pe_fig_perm_{name}")
+            matrix_panel(title, fig, key=f"positional_encoding_fig_perm_{name}")
 
 
 permutation_demo()

@@ -3,33 +3,33 @@
 import streamlit as st
 
 from attnviz.io import export
-from attnviz.teach import text
+from attnviz.teach.text import share as text
 from attnviz.ui import controls, share, state
 
 scenario = state.get_scenario()
-st.header("Save & share")
-st.write(text.SHARE_INTRO)
+st.header(text.TITLE)
+st.write(text.INTRO)
 share.show_flash()
-st.text(f"Current scenario: {scenario.title or 'your edited scenario'}\n"
-        f"{scenario.spec.name} · {scenario.t} tokens · d_model {scenario.d_model}")
+st.text(text.CURRENT.format(title=scenario.title or text.UNTITLED, variant=scenario.spec.name,
+                            t=scenario.t, d_model=scenario.d_model))
 
-st.subheader("Scenario file")
+st.subheader(text.FILE_TITLE)
 c1, c2 = st.columns(2, gap="large")
 with c1:
     share.scenario_download(scenario, key="share")
 with c2:
     share.scenario_upload(key="share_upload")
 
-st.subheader("Link")
+st.subheader(text.LINK_TITLE)
 share.link_box(scenario, key="share", here="share")
 
-st.subheader("Matrices")
-st.caption(text.SHARE_MATRICES)
+st.subheader(text.MATRICES_TITLE)
+st.caption(text.MATRICES)
 result = controls.compute(scenario)
 if result is not None:
     share.matrix_downloads(export.matrices(result), key="share_mx",
                            stem=share.file_stem(scenario), labels=export.axis_labels(result),
                            q_labels=result.q_labels, k_labels=result.k_labels)
 
-st.subheader("Images")
+st.subheader(text.IMAGES_TITLE)
 share.image_format_picker(key="share_image_format")

@@ -9,8 +9,8 @@ from attnviz.core.attention import MultiHeadResult
 from attnviz.core.explain import AdditiveInputs, explain_row
 from attnviz.figures import heatmap
 from attnviz.teach.explain import formulas_for, number, output_symbol, settings_of
-from attnviz.teach.text import FULLY_MASKED_ROW
 from attnviz.teach.text import step_by_step as text
+from attnviz.teach.text.common import FULLY_MASKED_ROW
 from attnviz.ui import controls, state, steps
 from attnviz.ui.editors import matrix_editor
 from attnviz.ui.panels import scenario_caption, show_figure

@@ -12,8 +12,9 @@ from numpy.typing import ArrayLike
 from attnviz.figures.base import axis, figure
 from attnviz.figures.lines import COLOURS, line_chart
 from attnviz.teach.sqrt_dk import SqrtDkResult
+from attnviz.teach.text import why_sqrt_dk as text
 
-UNSCALED, SCALED = "unscaled q·k", "scaled q·k/√d_k"
+UNSCALED, SCALED = text.UNSCALED, text.SCALED
 
 
 def _log2_axis(d_ks: np.ndarray) -> dict:
@@ -24,19 +25,19 @@ def _log2_axis(d_ks: np.ndarray) -> dict:
 def variance_figure(res: SqrtDkResult) -> go.Figure:
     """Variance of the scores against d_k (log-log), unscaled, scaled and the theory d_k."""
     return line_chart(res.d_ks, {UNSCALED: res.var_unscaled, SCALED: res.var_scaled,
-                                 "theory: d_k": res.d_ks.astype(float),
-                                 "theory: 1": np.ones(res.d_ks.shape)},
-                      x_title="d_k", y_title="variance of the scores",
-                      references=("theory: d_k", "theory: 1"), x_axis=_log2_axis(res.d_ks),
+                                 text.THEORY_DK: res.d_ks.astype(float),
+                                 text.THEORY_ONE: np.ones(res.d_ks.shape)},
+                      x_title=text.AXIS_DK, y_title=text.AXIS_VARIANCE,
+                      references=(text.THEORY_DK, text.THEORY_ONE), x_axis=_log2_axis(res.d_ks),
                       y_axis=dict(type="log", dtick=1))
 
 
 def entropy_figure(res: SqrtDkResult) -> go.Figure:
     """Mean softmax entropy against d_k, unscaled vs scaled, with ln t_k (uniform) dashed."""
-    uniform = f"uniform: ln {res.t_k}"
+    uniform = text.UNIFORM.format(t_k=res.t_k)
     return line_chart(res.d_ks, {UNSCALED: res.entropy_unscaled, SCALED: res.entropy_scaled,
                                  uniform: np.full(res.d_ks.shape, res.max_entropy)},
-                      x_title="d_k", y_title="mean entropy (nats)",
+                      x_title=text.AXIS_DK, y_title=text.AXIS_ENTROPY,
                       y_range=(0.0, res.max_entropy * 1.08), references=(uniform,),
                       x_axis=_log2_axis(res.d_ks))
 
@@ -45,7 +46,7 @@ def max_weight_figure(res: SqrtDkResult) -> go.Figure:
     """Mean largest weight of a row against d_k."""
     return line_chart(res.d_ks, {UNSCALED: res.max_weight_unscaled,
                                  SCALED: res.max_weight_scaled},
-                      x_title="d_k", y_title="mean max weight", y_range=(0.0, 1.05),
+                      x_title=text.AXIS_DK, y_title=text.AXIS_MAX_WEIGHT, y_range=(0.0, 1.05),
                       x_axis=_log2_axis(res.d_ks))
 
 

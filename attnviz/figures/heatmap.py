@@ -21,6 +21,7 @@ import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
 from attnviz.figures.base import axis, figure
+from attnviz.teach.text import common
 
 CELL_TEXT_LIMIT = 12  # write numbers in cells up to this many rows and columns
 _FLOAT32_ABOVE = 128 * 128  # send float32 to the browser for matrices larger than this
@@ -128,18 +129,21 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
                  # width), so its margin does not depend on the width either
                  colorbar=dict(thickness=12, len=0.9, outlinewidth=0, x=1, xpad=8),
                  **_colour_args(z, kind, zmin, zmax))
-    hover_rows = f"{y_title or 'row'} %{{y}}<br>{x_title or 'column'} %{{x}}<br>"
+    hover_rows = (f"{y_title or common.FIGURE_ROW} %{{y}}<br>"
+                  f"{x_title or common.FIGURE_COLUMN} %{{x}}<br>")
     if show_text:
         exact = _cell_text(z, 17)
         trace.update(text=_cell_text(z, digits), texttemplate="%{text}", customdata=exact,
-                     hovertemplate=hover_rows + "value %{customdata}<extra></extra>")
+                     hovertemplate=(hover_rows + common.FIGURE_VALUE
+                                    + " %{customdata}<extra></extra>"))
         if kind == "mask":
             trace.update(text=np.where(z > 0.5, "✓", "✕"), customdata=np.where(
-                z > 0.5, "may attend", "masked"))
+                z > 0.5, common.FIGURE_MAY_ATTEND, common.FIGURE_MASKED))
     else:
         # float32 holds ~7 significant digits: show 6, every one of them right
         digits_shown = ".6g" if shown.dtype == np.float32 else ".10g"
-        trace.update(hovertemplate=hover_rows + f"value %{{z:{digits_shown}}}<extra></extra>")
+        trace.update(hovertemplate=hover_rows
+                     + f"{common.FIGURE_VALUE} %{{z:{digits_shown}}}<extra></extra>")
     data = [dict(type="heatmap", **trace)]
     row_px = 34 if rows <= CELL_TEXT_LIMIT else max(4, 420 // rows)
     layout = dict(
@@ -229,7 +233,8 @@ def _minus_inf_trace(z: np.ndarray, x_labels, y_labels, show_text: bool) -> dict
         type="heatmap", z=np.where(np.isneginf(z), 0.0, np.nan), x=x_labels, y=y_labels,
         xgap=1, ygap=1, colorscale=_scale(((0, MINUS_INF_BG), (1, MINUS_INF_BG))),
         showscale=False, text=np.where(np.isneginf(z), "−∞", ""),
-        hovertemplate="−∞ (masked)<extra></extra>", hoverongaps=False, name="masked",
+        hovertemplate=f"{common.FIGURE_MINUS_INF}<extra></extra>", hoverongaps=False,
+        name=common.FIGURE_MASKED,
     )
     if show_text:
         trace["texttemplate"] = "%{text}"

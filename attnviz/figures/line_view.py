@@ -21,6 +21,7 @@ from numpy.typing import ArrayLike, NDArray
 from attnviz.figures.base import figure
 from attnviz.figures.heatmap import tick_text
 from attnviz.figures.lines import COLOURS
+from attnviz.teach.text import common
 
 LEVELS = 40
 MAX_TOKENS = 64  # per side, without a focus
@@ -121,9 +122,9 @@ def head_view(weights: ArrayLike, q_labels: Sequence[str], k_labels: Sequence[st
     for rank, h in enumerate(heads):
         colour = head_colour(h)
         offset = (rank - (len(heads) - 1) / 2) * spread if len(heads) > 1 else 0.0
-        data.append(dict(type="scatter", x=[None], y=[None], mode="lines", name=f"head {h}",
-                         legendgroup=f"head{h}", line=dict(color=colour, width=3),
-                         hoverinfo="skip"))
+        data.append(dict(type="scatter", x=[None], y=[None], mode="lines",
+                         name=common.HEAD_NAME.format(h=h), legendgroup=f"head{h}",
+                         line=dict(color=colour, width=3), hoverinfo="skip"))
         rows, cols, level = line_segments(w[h], focus=focus, levels=levels)
         for lv in np.unique(level):
             sel = level == lv
@@ -136,12 +137,14 @@ def head_view(weights: ArrayLike, q_labels: Sequence[str], k_labels: Sequence[st
             data.append(dict(
                 type="scatter", x=xs, y=ys, mode="lines", line=dict(color=colour, width=2.5),
                 opacity=float(lv) / levels, legendgroup=f"head{h}", showlegend=False,
-                hoverinfo="skip", meta=dict(head=h, level=int(lv)), name=f"head {h}",
+                hoverinfo="skip", meta=dict(head=h, level=int(lv)),
+                name=common.HEAD_NAME.format(h=h),
             ))
     focus_q = focus[1] if focus and focus[0] == "query" else None
     focus_k = focus[1] if focus and focus[0] == "key" else None
-    for side_name, count, x, focused in (("queries", t_q, 0.0, focus_q),
-                                         ("keys", t_k, 1.0, focus_k)):
+    for side_name, side, count, x, focused in (
+            (common.AXIS_QUERIES, common.AXIS_QUERY, t_q, 0.0, focus_q),
+            (common.AXIS_KEYS, common.AXIS_KEY, t_k, 1.0, focus_k)):
         colours = [FOCUS_COLOUR if i == focused else MARKER_COLOUR for i in range(count)]
         sizes = [16 if i == focused else 11 for i in range(count)]
         data.append(dict(
@@ -150,7 +153,7 @@ def head_view(weights: ArrayLike, q_labels: Sequence[str], k_labels: Sequence[st
             marker=dict(color=colours, size=sizes, line=dict(color="white", width=1)),
             selected=dict(marker=dict(opacity=1.0)), unselected=dict(marker=dict(opacity=1.0)),
             showlegend=False, customdata=np.arange(count),
-            hovertemplate=f"{side_name[:-1]} %{{customdata}}<extra></extra>",
+            hovertemplate=f"{side} %{{customdata}}<extra></extra>",
             yaxis="y" if x == 0.0 else "y2",
         ))
     return figure(data, dict(
@@ -162,8 +165,7 @@ def head_view(weights: ArrayLike, q_labels: Sequence[str], k_labels: Sequence[st
         yaxis2=dict(_tick_axis(k_labels, n, "right"), overlaying="y", matches="y"),
         legend=dict(orientation="h", yanchor="top", y=-0.02, x=0.5, xanchor="center"),
         hovermode="closest", clickmode="event+select", dragmode=False,
-        annotations=[dict(x=0, y=1.0, xref="x", yref="paper", text="queries", showarrow=False,
-                          yanchor="bottom", xanchor="center", font=dict(size=12)),
-                     dict(x=1, y=1.0, xref="x", yref="paper", text="keys", showarrow=False,
-                          yanchor="bottom", xanchor="center", font=dict(size=12))],
+        annotations=[dict(x=x, y=1.0, xref="x", yref="paper", text=name, showarrow=False,
+                          yanchor="bottom", xanchor="center", font=dict(size=12))
+                     for x, name in ((0, common.AXIS_QUERIES), (1, common.AXIS_KEYS))],
     ))

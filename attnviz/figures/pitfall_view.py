@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 
 from attnviz.figures.heatmap import MINUS_INF_BG, heatmap
 from attnviz.teach.pitfalls import Panel
+from attnviz.teach.text import pitfalls as text
 
 
 def cell_labels(z: np.ndarray, digits: int) -> np.ndarray:
@@ -64,7 +65,7 @@ def panel_figure(panel: Panel, **kwargs) -> go.Figure:
         z=np.where(odd, 0.0, np.nan), x=list(panel.x_labels), y=list(panel.y_labels), xgap=1,
         ygap=1, colorscale=[[0, MINUS_INF_BG], [1, MINUS_INF_BG]], showscale=False,
         text=np.where(np.isnan(z), "NaN", np.where(np.isposinf(z), "∞", "")),
-        texttemplate="%{text}", hoverongaps=False, name="not a number",
+        texttemplate="%{text}", hoverongaps=False, name=text.NAN_NAME,
         hovertemplate="%{text}<extra></extra>",
     ))
     return fig

@@ -17,6 +17,8 @@ from datetime import datetime
 
 import plotly.graph_objects as go
 
+from attnviz.teach.text import common
+
 _CDN = re.compile(r"https?://cdn\.plot\.ly/[^\"'\s]*")
 _LOCAL_TOPOJSON = "topojson/"  # never fetched: attnviz draws no geographic maps
 _CONFIG = {"displaylogo": False, "responsive": True,
@@ -37,7 +39,7 @@ def _figure_items(figures) -> list[tuple[str, str, go.Figure]]:
     for i, item in enumerate(figures):
         if isinstance(item, go.Figure):
             title = item.layout.title.text or ""
-            items.append((title or f"Figure {i + 1}", "", item))
+            items.append((title or common.REPORT_FIGURE.format(n=i + 1), "", item))
         elif isinstance(item, tuple) and len(item) == 2:
             items.append((str(item[0]), "", item[1]))
         elif isinstance(item, tuple) and len(item) == 3:
@@ -49,7 +51,7 @@ def _figure_items(figures) -> list[tuple[str, str, go.Figure]]:
     return items
 
 
-def html_report(figures: Sequence, *, title: str = "attnviz report",
+def html_report(figures: Sequence, *, title: str = common.REPORT_TITLE,
                 notes: Sequence[str] = ()) -> str:
     """One self-contained HTML document holding every figure, interactive and offline.
 
@@ -79,12 +81,11 @@ def html_report(figures: Sequence, *, title: str = "attnviz report",
         "</head>",
         "<body>",
         f"<h1>{html.escape(title)}</h1>",
-        f'<p class="meta">Made with attnviz on {html.escape(stamp)}. Opens offline; hover '
-        "for exact values; the camera icon saves a figure as SVG.</p>",
+        f'<p class="meta">{html.escape(common.REPORT_MADE.format(stamp=stamp))}</p>',
     ]
     parts += [f'<p class="meta">{html.escape(str(note))}</p>' for note in notes]
     if not items:
-        parts.append('<p class="caption">This page shows no figures.</p>')
+        parts.append(f'<p class="caption">{html.escape(common.REPORT_EMPTY)}</p>')
     for i, (fig_title, caption, fig) in enumerate(items):
         div = fig.to_html(include_plotlyjs=(i == 0), full_html=False, config=_CONFIG,
                           default_width="100%", default_height=f"{fig.layout.height or 450}px")
@@ -98,7 +99,7 @@ def html_report(figures: Sequence, *, title: str = "attnviz report",
     return _CDN.sub(_LOCAL_TOPOJSON, "\n".join(parts))
 
 
-def html_report_bytes(figures: Sequence, *, title: str = "attnviz report",
+def html_report_bytes(figures: Sequence, *, title: str = common.REPORT_TITLE,
                       notes: Sequence[str] = ()) -> bytes:
     """:func:`html_report` as UTF-8 bytes (for a download button)."""
     return html_report(figures, title=title, notes=notes).encode("utf-8")

@@ -26,7 +26,7 @@ from attnviz.scenarios.scenario import (
     with_parts,
     with_variant,
 )
-from attnviz.teach import text
+from attnviz.teach.text import common as text
 from attnviz.ui import state
 from attnviz.ui.editors import matrix_editor
 

@@ -15,7 +15,7 @@ import streamlit as st
 from numpy.typing import ArrayLike
 
 from attnviz.core.diagnostics import RowDiagnostics, row_diagnostics
-from attnviz.teach import text
+from attnviz.teach.text import common as text
 
 C = text.DIAGNOSTICS_COLUMNS
 
@@ -32,12 +32,12 @@ def diagnostics_frame(diag: RowDiagnostics, q_labels: Sequence[str],
             C["entropy"]: rows["entropy"][h],
             C["effective"]: rows["effective"][h],
             C["max_weight"]: rows["max_weight"][h],
-            C["argmax"]: ["—" if j < 0 else k_labels[j] for j in rows["argmax"][h]],
+            C["argmax"]: [text.NO_VALUE if j < 0 else k_labels[j] for j in rows["argmax"][h]],
             C["row_sum"]: rows["row_sum"][h],
             C["ok"]: rows["row_sum_ok"][h],
-        }, index=pd.Index(list(q_labels), name="query"))
+        }, index=pd.Index(list(q_labels), name=text.AXIS_QUERY))
         if stacked:
-            frame.insert(0, "head", h)
+            frame.insert(0, text.DIAGNOSTICS_HEAD, h)
         frames.append(frame)
     return pd.concat(frames) if len(frames) > 1 else frames[0]
 
@@ -75,7 +75,7 @@ def diagnostics_panel(weights: ArrayLike, q_labels: Sequence[str], k_labels: Seq
         try:
             diag = row_diagnostics(weights)
         except ValueError as exc:
-            st.warning(f"No diagnostics: {exc}.")
+            st.warning(text.DIAGNOSTICS_INVALID.format(reason=exc))
             return None
         st.latex(text.DIAGNOSTICS_FORMULA)
         st.caption(text.DIAGNOSTICS_INTRO)
@@ -83,7 +83,8 @@ def diagnostics_panel(weights: ArrayLike, q_labels: Sequence[str], k_labels: Seq
         number = st.column_config.NumberColumn
         st.dataframe(frame, key=key, width="stretch", column_config={
             C["entropy"]: number(format="%.4f",
-                                 help=f"ln t_k = {diag.max_entropy:.4f} means uniform"),
+                                 help=text.DIAGNOSTICS_ENTROPY_HELP.format(
+                                     max_entropy=diag.max_entropy)),
             C["effective"]: number(format="%.3f"),
             C["max_weight"]: number(format="%.4f"),
             C["row_sum"]: number(format="%.12f"),

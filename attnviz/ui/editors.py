@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from attnviz.teach.text import common as text
 from attnviz.ui import state
 from attnviz.ui.safe import md_escape
 
@@ -76,15 +77,15 @@ def _accept(label: str, edited: pd.DataFrame, previous: np.ndarray,
         frame = frame.apply(pd.to_numeric, errors="coerce")  # (per column: ~50x slower)
     values = frame.to_numpy(dtype=np.float64, na_value=np.nan)
     if values.shape != previous.shape:
-        st.error(f"{label}: expected a {previous.shape[0]}×{previous.shape[1]} matrix, got "
-                 f"{values.shape[0]}×{values.shape[1]}; the previous values are kept.")
+        st.error(text.EDITOR_BAD_SHAPE.format(label=label, rows=previous.shape[0],
+                                              cols=previous.shape[1], got_rows=values.shape[0],
+                                              got_cols=values.shape[1]))
         return previous
     bad = ~np.isfinite(values)
     if bad.any():
         cells = ", ".join(f"({md_escape(row_labels[r])}, {md_escape(col_labels[c])})"
                           for r, c in np.argwhere(bad)[:5])
-        more = "" if bad.sum() <= 5 else f" and {int(bad.sum()) - 5} more"
-        st.warning(f"{label}: cell {cells}{more} is empty or not a finite number; its previous "
-                   "value is kept. Enter a number (e.g. 0.5 or -2).")
+        more = "" if bad.sum() <= 5 else text.EDITOR_MORE.format(n=int(bad.sum()) - 5)
+        st.warning(text.EDITOR_BAD_CELLS.format(label=label, cells=cells, more=more))
         values = np.where(bad, previous, values)
     return values

@@ -15,7 +15,7 @@ import streamlit as st
 from attnviz.core.attention import valid_head_counts
 from attnviz.scenarios import limits
 from attnviz.scenarios.scenario import Scenario
-from attnviz.teach import text
+from attnviz.teach.text import common as text
 from attnviz.ui import state
 from attnviz.ui.editors import matrix_editor
 from attnviz.ui.fitting import fit_vector

@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 from numpy.typing import NDArray
 
+from attnviz.teach.text import common as text
 from attnviz.ui import state
 
 
@@ -58,8 +59,7 @@ def mask_editor(mask: NDArray[np.bool_], *, key: str, row_labels: Sequence[str],
     )
     values = pd.DataFrame(edited).to_numpy(dtype=object)
     if values.shape != mask.shape:
-        st.error(f"The mask grid must be {mask.shape[0]}×{mask.shape[1]}; the previous mask "
-                 "is kept.")
+        st.error(text.MASK_EDITOR_BAD_SHAPE.format(rows=mask.shape[0], cols=mask.shape[1]))
         return mask
     empty = pd.isna(values)
     return np.where(empty, mask, values).astype(bool)

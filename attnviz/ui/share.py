@@ -22,7 +22,7 @@ import streamlit as st
 from attnviz.io import export, scenario_io
 from attnviz.scenarios import limits
 from attnviz.scenarios.scenario import Scenario
-from attnviz.teach import text
+from attnviz.teach.text import common as text
 from attnviz.ui import state
 
 LINK_PAGE = "playground"  # the page a shared link opens
@@ -71,7 +71,7 @@ def restore_from_link() -> None:
         scenario = scenario_io.from_link_param(param)
     except ValueError as exc:
         reason = str(exc)
-        st.error(plain(f"{text.SHARE_BAD_LINK} {reason[:1].upper()}{reason[1:]}."))
+        st.error(plain(text.SHARE_BAD_LINK_REASON.format(reason=reason[:1].upper() + reason[1:])))
         return
     except Exception:  # never a traceback for a link, whatever it holds
         st.error(plain(text.SHARE_BAD_LINK))
@@ -111,7 +111,7 @@ def link_box(scenario: Scenario, *, key: str, here: str) -> str | None:
         return None
     st.code(url, language=None, wrap_lines=True)
     st.caption(text.SHARE_LINK_HELP.format(n=len(url), limit=limits.MAX_LINK_CHARS))
-    if st.button("Put this link in the address bar", key=f"{key}_to_address_bar"):
+    if st.button(text.SHARE_TO_ADDRESS_BAR, key=f"{key}_to_address_bar"):
         param = url.split(f"{scenario_io.LINK_PARAM}=", 1)[1]
         st.session_state[state.LINK_APPLIED] = param  # it is the current scenario already
         st.query_params[scenario_io.LINK_PARAM] = param
@@ -127,9 +127,9 @@ def scenario_download(scenario: Scenario, *, key: str) -> None:
     try:
         data = scenario_io.to_json(scenario).encode("utf-8")
     except ValueError as exc:
-        st.error(plain(f"This scenario cannot be saved: {exc}."))
+        st.error(plain(text.SHARE_CANNOT_SAVE.format(reason=exc)))
         return
-    st.download_button("Download the scenario (.json)", data,
+    st.download_button(text.SHARE_DOWNLOAD_SCENARIO, data,
                        file_name=f"{file_stem(scenario)}.json", mime="application/json",
                        key=f"{key}_scenario_json", on_click="ignore",
                        help=text.SHARE_FILE_HELP)
@@ -144,18 +144,18 @@ def read_scenario_upload(data: bytes, name: str) -> Scenario:
         Too large, not JSON, or not a valid scenario file.
     """
     if len(data) > limits.MAX_UPLOAD_BYTES:
-        raise ValueError(f"the file is {len(data) / 2**20:.1f} MB; uploads may be at most "
-                         f"{limits.MAX_UPLOAD_MB} MB")
+        raise ValueError(text.SHARE_TOO_LARGE.format(size_mb=len(data) / 2**20,
+                                                     limit=limits.MAX_UPLOAD_MB))
     if not str(name).lower().endswith(".json"):
-        raise ValueError("a scenario file is a .json file saved by attnviz")
+        raise ValueError(text.SHARE_NOT_JSON)
     return scenario_io.from_json(data)
 
 
 def scenario_upload(*, key: str) -> None:
     """Upload a scenario file; a new file replaces the scenario once (then editing goes on)."""
-    uploaded = st.file_uploader("Load a scenario file (.json)", type=["json"], key=key,
+    uploaded = st.file_uploader(text.SHARE_UPLOAD_LABEL, type=["json"], key=key,
                                 max_upload_size=limits.MAX_UPLOAD_MB,
-                                help=f"A file saved here, at most {limits.MAX_UPLOAD_MB} MB.")
+                                help=text.SHARE_UPLOAD_HELP.format(limit=limits.MAX_UPLOAD_MB))
     if uploaded is None:
         return
     done_key = f"_{key}_applied"
@@ -165,7 +165,7 @@ def scenario_upload(*, key: str) -> None:
     try:
         scenario = read_scenario_upload(uploaded.getvalue(), uploaded.name)
     except ValueError as exc:
-        st.error(plain(f"This file was not loaded: {exc}. The current scenario is kept."))
+        st.error(plain(text.SHARE_NOT_LOADED.format(reason=exc)))
         return
     state.set_scenario(scenario, reset_editors=True)
     _flash(text.SHARE_FILE_LOADED)
@@ -186,7 +186,7 @@ def matrix_downloads(arrays: Mapping[str, np.ndarray], *, key: str, stem: str,
     they cost seconds and, at the editing limits, ~100 MB of server memory per session.
     """
     if not arrays:
-        st.caption("No matrices to download.")
+        st.caption(text.DOWNLOADS_NONE)
         return
     labels = labels or {}
     lazy = sum(int(np.size(a)) for a in arrays.values()) > _EAGER_VALUES
@@ -196,27 +196,28 @@ def matrix_downloads(arrays: Mapping[str, np.ndarray], *, key: str, stem: str,
     flat = [name for name, a in arrays.items() if np.ndim(a) <= 2]
     c1, c2 = st.columns([2, 1], vertical_alignment="bottom")
     if flat:
-        name = c1.selectbox("Matrix", flat, key=f"{key}_csv_matrix",
-                            help="Every matrix of this page; 3-D ones are in the .npz and JSON")
+        name = c1.selectbox(text.DOWNLOADS_MATRIX_LABEL, flat, key=f"{key}_csv_matrix",
+                            help=text.DOWNLOADS_MATRIX_HELP)
         rows, cols = labels.get(name, (None, None))
-        c2.download_button("CSV", data(lambda: export.csv_bytes(arrays[name], rows, cols)),
+        c2.download_button(text.DOWNLOADS_CSV,
+                           data(lambda: export.csv_bytes(arrays[name], rows, cols)),
                            file_name=f"{stem}_{name}.csv", mime="text/csv",
                            key=f"{key}_csv", on_click="ignore", width="stretch")
     c3, c4 = st.columns(2)
-    c3.download_button("All matrices (.npz)",
+    c3.download_button(text.DOWNLOADS_NPZ,
                        data(lambda: export.npz_bytes(arrays, q_labels=q_labels,
                                                      k_labels=k_labels)),
                        file_name=f"{stem}_matrices.npz", mime="application/octet-stream",
                        key=f"{key}_npz", on_click="ignore", width="stretch",
-                       help="np.load(f, allow_pickle=False)")
-    c4.download_button("All matrices (.json)",
+                       help=text.DOWNLOADS_NPZ_HELP)
+    c4.download_button(text.DOWNLOADS_JSON,
                        data(lambda: export.json_bytes(arrays, q_labels=q_labels,
                                                       k_labels=k_labels)),
                        file_name=f"{stem}_matrices.json", mime="application/json",
                        key=f"{key}_json", on_click="ignore", width="stretch")
 
 
-def report_button(figures: Sequence, *, key: str, title: str = "attnviz report",
+def report_button(figures: Sequence, *, key: str, title: str = text.REPORT_TITLE,
                   notes: Sequence[str] = (), file_name: str = "attnviz_report.html") -> None:
     """A download button for a standalone HTML report of ``figures`` (opens offline).
 
@@ -230,7 +231,7 @@ def report_button(figures: Sequence, *, key: str, title: str = "attnviz report",
     def build() -> bytes:
         return html_report_bytes(figures, title=title, notes=notes)
 
-    st.download_button("Download an HTML report of these figures", build,
+    st.download_button(text.REPORT_BUTTON, build,
                        file_name=file_name, mime="text/html", key=key, on_click="ignore",
                        disabled=not figures, help=text.SHARE_REPORT_HELP)
 
@@ -239,10 +240,9 @@ def image_format_picker(*, key: str) -> str:
     """PNG or SVG for every chart's camera button (kept for the whole session, all pages)."""
     formats = ["png", "svg"]
     current = st.session_state.get(state.IMAGE_FORMAT, "png")
-    choice = st.radio("The camera button of every chart saves", formats,
+    choice = st.radio(text.IMAGE_FORMAT_LABEL, formats,
                       index=formats.index(current) if current in formats else 0,
-                      format_func={"png": "PNG (2× resolution)",
-                                   "svg": "SVG (vector, for slides and papers)"}.get,
+                      format_func=text.IMAGE_FORMATS.get,
                       horizontal=True, key=key, help=text.SHARE_IMAGE_HELP)
     st.session_state[state.IMAGE_FORMAT] = choice
     return choice

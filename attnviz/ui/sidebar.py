@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from attnviz.scenarios.presets import PRESETS
+from attnviz.teach.text import common as text
 from attnviz.ui import state
 
 
@@ -12,21 +13,21 @@ def render() -> None:
     """Draw the shared sidebar."""
     scenario = state.get_scenario()
     with st.sidebar:
-        st.markdown("### Presets")
+        st.markdown(f"### {text.SIDEBAR_PRESETS}")
         keys = list(PRESETS)
         if state.PRESET_LOADED in st.session_state:  # a preset loaded elsewhere (Home)
             st.session_state[state.PRESET_CHOICE] = st.session_state.pop(state.PRESET_LOADED)
-        choice = st.selectbox("Classroom demos", keys, format_func=lambda k: PRESETS[k].title,
-                              key=state.PRESET_CHOICE)
-        if st.button("Load preset", key="sidebar_load_preset", width="stretch",
-                     help="Replaces the whole scenario (tokens, embeddings, weights, settings)"):
+        choice = st.selectbox(text.SIDEBAR_PRESET_CHOICE, keys,
+                              format_func=lambda k: PRESETS[k].title, key=state.PRESET_CHOICE)
+        if st.button(text.SIDEBAR_LOAD, key="sidebar_load_preset", width="stretch",
+                     help=text.SIDEBAR_LOAD_HELP):
             state.load_preset(choice)
             st.rerun()
-        st.markdown("### Current scenario")
+        st.markdown(f"### {text.SIDEBAR_CURRENT}")
         if scenario.title:
             st.text(scenario.title)  # may come from an uploaded file: never as Markdown
-        st.text(f"{scenario.spec.name}\n"
-                f"{scenario.t} tokens · d_model {scenario.d_model}"
-                + (f" · {scenario.n_heads} heads" if scenario.spec.always_heads else ""))
-        st.toggle("Presenter mode", key=state.PRESENTER,
-                  help="Bigger type and figures, editors collapsed — for a projector")
+        st.text(text.SIDEBAR_SCENARIO.format(variant=scenario.spec.name, t=scenario.t,
+                                             d_model=scenario.d_model)
+                + (text.SIDEBAR_HEADS.format(n_heads=scenario.n_heads)
+                   if scenario.spec.always_heads else ""))
+        st.toggle(text.SIDEBAR_PRESENTER, key=state.PRESENTER, help=text.SIDEBAR_PRESENTER_HELP)

@@ -12,8 +12,8 @@ import streamlit as st
 from attnviz.io import attention_io as aio
 from attnviz.io.examples import EXAMPLE_NPZ
 
-_WEIGHTS_CACHE = "_ya_weights_cache"
-_TOKENS_CACHE = "_ya_tokens_cache"
+_WEIGHTS_CACHE = "_your_attention_weights_cache"
+_TOKENS_CACHE = "_your_attention_tokens_cache"
 
 
 def example() -> aio.UploadedAttention:

@@ -23,7 +23,7 @@ from attnviz.figures.heatmap import TICK_CHARS
 from attnviz.io import scenario_io
 from attnviz.scenarios.presets import default_scenario
 from attnviz.scenarios.scenario import resize
-from attnviz.teach import text
+from attnviz.teach.text import quiz as quiz_text
 
 SCRIPT = "<script>alert('script')</script>"
 IMG = "<img/src/onerror=alert('img')>"
@@ -112,7 +112,7 @@ def test_html_and_markdown_labels_render_as_text(page: Page, app_server: str) ->
         goto_page(page, app_server, f"{url_path}?{scenario_io.LINK_PARAM}={link}")
         if url_path == "quiz":  # its scenario question (a select box per query, the keys' labels)
             with expect_rerun(page):
-                page.get_by_text(text.QUIZ_SOURCES["scenario"]).click()
+                page.get_by_text(quiz_text.SOURCES["scenario"]).click()
         wait_for_plots(page)
         _assert_nothing_ran(page, dialogs, url_path)
         assert _shown(f"0:{SCRIPT}") in set(page.evaluate(TICKS)), url_path

@@ -170,14 +170,16 @@ def test_html_in_uploaded_token_labels_stays_text(app_server: str, page: Page, t
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     page.on("request", lambda r: requests.append(r.url))
     goto_page(page, app_server, "your_attention")
-    wait_for_chart(page, "ya_fig_weights")
+    wait_for_chart(page, "your_attention_fig_weights")
     page.get_by_test_id("stFileUploaderDropzoneInput").nth(1).set_input_files(str(tokens))
     wait_for_app_run(page)
     page.wait_for_function(
-        """() => Array.from(document.querySelectorAll('.st-key-ya_fig_weights .xtick text'))
+        """() => Array.from(document.querySelectorAll(
+                     '.st-key-your_attention_fig_weights .xtick text'))
                  .some(t => t.textContent.startsWith('0:<img'))""", timeout=TIMEOUT)
     ticks = page.evaluate("""() => Array.from(
-        document.querySelectorAll('.st-key-ya_fig_weights .xtick text'), t => t.textContent)""")
+        document.querySelectorAll('.st-key-your_attention_fig_weights .xtick text'),
+        t => t.textContent)""")
     hrefs = page.evaluate("""() => Array.from(document.querySelectorAll('a[href^="javascript"]'))
                              .length""")
     injected = page.evaluate("() => document.querySelectorAll('img[src=\"x\"]').length")

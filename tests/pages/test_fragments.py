@@ -15,9 +15,11 @@ from apptest_helpers import (
 )
 
 FRAGMENTS = {  # page: groups of widget keys, each group one fragment
-    "positional_encoding": [["pe_base", "pe_d_model", "pe_positions", "pe_dims"],
-                            ["pe_perm_kind", "pe_perm_seed", "pe_perm_case"]],
-    "encoder_decoder": [["ed_pool_w_v0", "ed_pool_b_v0"]],
+    "positional_encoding": [["positional_encoding_base", "positional_encoding_d_model",
+                             "positional_encoding_positions", "positional_encoding_dims"],
+                            ["positional_encoding_perm_kind", "positional_encoding_perm_seed",
+                             "positional_encoding_perm_case"]],
+    "encoder_decoder": [["encoder_decoder_pool_w_v0", "encoder_decoder_pool_b_v0"]],
     "step_by_step": [["sbs_query"]],
 }
 
@@ -32,8 +34,8 @@ def test_independent_sections_are_fragments_of_their_own(page):
 
 def test_inputs_shared_by_the_whole_page_rerun_the_page():
     at = open_page("encoder_decoder")  # the lazy expanders opened: X is on the page
-    assert fragment_of(at, "ed_x_v0") is None
-    assert fragment_of(at, "ed_inputs") is None
+    assert fragment_of(at, "encoder_decoder_x_v0") is None
+    assert fragment_of(at, "encoder_decoder_inputs") is None
 
 
 def test_a_fragment_rerun_redraws_its_section_with_the_latest_scenario():
@@ -43,15 +45,20 @@ def test_a_fragment_rerun_redraws_its_section_with_the_latest_scenario():
     sc = at.session_state["scenario"]
     keys = chart_keys(at)
     w = np.array([1.5, -0.5, 0.25])
-    at.session_state["ed_pool_w_v0"] = {"edited_rows": {0: {f"d{j}": w[j] for j in range(3)}},
-                                        "added_rows": [], "deleted_rows": []}
-    run_like_a_server(at, "ed_pool_w_v0")
+    at.session_state["encoder_decoder_pool_w_v0"] = {
+        "edited_rows": {0: {f"d{j}": w[j] for j in range(3)}}, "added_rows": [],
+        "deleted_rows": []}
+    run_like_a_server(at, "encoder_decoder_pool_w_v0")
     assert not at.exception
     e = np.tanh(sc.x @ w)  # independent: no PE in this preset, b = 0
     alpha = np.exp(e) / np.exp(e).sum()
-    np.testing.assert_allclose(chart_z_by_key(at, "ed_fig_pool_weights")[0], alpha, atol=1e-15)
+    np.testing.assert_allclose(chart_z_by_key(at, "encoder_decoder_fig_pool_weights")[0], alpha,
+                               atol=1e-15)
     np.testing.assert_array_equal(at.session_state["scenario"].pool_w, w)
-    assert chart_keys(at) == ["ed_fig_pool_scores", "ed_fig_pool_context", "ed_fig_pool_weights"]
+    assert chart_keys(at) == ["encoder_decoder_fig_pool_scores",
+                              "encoder_decoder_fig_pool_context",
+                              "encoder_decoder_fig_pool_weights"]
     at.run()
     assert chart_keys(at) == keys
-    np.testing.assert_allclose(chart_z_by_key(at, "ed_fig_pool_weights")[0], alpha, atol=1e-15)
+    np.testing.assert_allclose(chart_z_by_key(at, "encoder_decoder_fig_pool_weights")[0], alpha,
+                               atol=1e-15)

@@ -48,7 +48,8 @@ from attnviz.io import scenario_io
 from attnviz.scenarios import limits
 from attnviz.scenarios.presets import PRESETS
 from attnviz.scenarios.scenario import Scenario
-from attnviz.teach import text
+from attnviz.teach.text import common as text
+from attnviz.teach.text import your_attention
 from attnviz.ui import state
 from attnviz.ui.safe import md_escape
 
@@ -152,15 +153,15 @@ EDITORS = [
     ("multi_head", "seed_004_two_heads", "mha_w_q", "w_q", ["q0", "q1"]),
     ("multi_head", "seed_004_two_heads", "mha_w_v", "w_v", ["v0", "v1"]),
     ("multi_head", "seed_004_two_heads", "mha_w_o", "w_o", ["o0", "o1"]),
-    ("encoder_decoder", "translation", "ed_x", "x", ["d0", "d1"]),
-    ("encoder_decoder", "translation", "ed_src_x", "source_x", ["d0", "d1"]),
-    ("encoder_decoder", "translation", "ed_w_k", "w_k", ["k0", "k1"]),
-    ("encoder_decoder", "bahdanau", "ed_w_a_q", "w_a_q", ["a0", "a1"]),
-    ("encoder_decoder", "bahdanau", "ed_w_a_k", "w_a_k", ["a0", "a1"]),
+    ("encoder_decoder", "translation", "encoder_decoder_x", "x", ["d0", "d1"]),
+    ("encoder_decoder", "translation", "encoder_decoder_src_x", "source_x", ["d0", "d1"]),
+    ("encoder_decoder", "translation", "encoder_decoder_w_k", "w_k", ["k0", "k1"]),
+    ("encoder_decoder", "bahdanau", "encoder_decoder_w_a_q", "w_a_q", ["a0", "a1"]),
+    ("encoder_decoder", "bahdanau", "encoder_decoder_w_a_k", "w_a_k", ["a0", "a1"]),
 ]
 ONE_ROW_EDITORS = [  # (page, preset, key, field, columns): a vector edited as one row
-    ("encoder_decoder", "bahdanau", "ed_v_a", "v_a", ["a0", "a1"]),
-    ("encoder_decoder", "seed_000", "ed_pool_w", "pool_w", ["d0", "d1"]),
+    ("encoder_decoder", "bahdanau", "encoder_decoder_v_a", "v_a", ["a0", "a1"]),
+    ("encoder_decoder", "seed_000", "encoder_decoder_pool_w", "pool_w", ["d0", "d1"]),
     ("multi_head", "seed_004_two_heads", "mha_head_mix_2", "head_mix", ["head 0", "head 1"]),
 ]
 
@@ -221,7 +222,7 @@ def test_every_kind_of_bad_cell_on_the_playground(name):
 
 @pytest.mark.parametrize("page, key, field", [
     ("playground", "pg_x", "x"), ("multi_head", "mha_x", "x"),
-    ("encoder_decoder", "ed_src_x", "source_x"), ("step_by_step", "sbs_q_in", "q_in"),
+    ("encoder_decoder", "encoder_decoder_src_x", "source_x"), ("step_by_step", "sbs_q_in", "q_in"),
 ])
 def test_huge_magnitudes_give_an_overflow_message_and_keep_the_edit(page, key, field):
     """1e308 is a finite number: it is kept, and the core says the scores overflow."""
@@ -242,9 +243,9 @@ def test_huge_magnitudes_give_an_overflow_message_and_keep_the_edit(page, key, f
 
 def test_mask_grid_with_empty_or_text_cells_keeps_the_previous_ticks():
     at = on_page("masks")
-    at.radio(key="mk_kind").set_value("custom").run()
+    at.radio(key="masks_kind").set_value("custom").run()
     ok(at)
-    edit(at, "mk_custom", {0: {"1:word_2": False}, 1: {"0:word_1": None, "2:word_3": "x"}})
+    edit(at, "masks_custom", {0: {"1:word_2": False}, 1: {"0:word_1": None, "2:word_3": "x"}})
     mask = scenario(at).custom_mask
     assert not mask[0, 1] and mask[1, 0] and mask[1, 2]  # the untick kept, the junk ignored
     assert chart_keys(at)
@@ -258,8 +259,9 @@ TOKEN_BOXES = [  # (page, preset, text-input name, field, editor key and column 
     ("playground", "seed_000", "pg_tokens", "tokens", "pg_x"),
     ("playground", "translation", "pg_src_tokens", "source_tokens", "pg_src_x"),
     ("multi_head", "seed_004_two_heads", "mha_tokens", "tokens", "mha_x"),
-    ("encoder_decoder", "translation", "ed_tokens", "tokens", "ed_x"),
-    ("encoder_decoder", "translation", "ed_src_tokens", "source_tokens", "ed_src_x"),
+    ("encoder_decoder", "translation", "encoder_decoder_tokens", "tokens", "encoder_decoder_x"),
+    ("encoder_decoder", "translation", "encoder_decoder_src_tokens", "source_tokens",
+     "encoder_decoder_src_x"),
 ]
 TOKEN_IDS = [f"{b[0]}-{b[2]}" for b in TOKEN_BOXES]
 
@@ -474,7 +476,7 @@ def test_every_page_survives_a_scenario_that_does_not_fit_together(name):
 def test_mismatched_additive_weights_are_named_on_the_encoder_decoder_page(name):
     at = on_page("encoder_decoder", TAMPERED[name][0])
     assert any("Cannot compute this scenario" in e for e in errors(at)), errors(at)
-    assert "ed_fig_cross_weights" in chart_keys(at)  # cross-attention still draws
+    assert "encoder_decoder_fig_cross_weights" in chart_keys(at)  # cross-attention still draws
 
 
 def test_a_scale_beyond_the_widget_range_is_kept():
@@ -632,15 +634,17 @@ def test_bad_attention_uploads_show_a_message_and_keep_the_scenario(name):
     at = on_page("playground")
     edit(at, "pg_x", {0: {"d0": 2.5}})
     at.switch_page("pages/your_attention.py").run()
-    at.file_uploader(key="ya_weights").set_value((file_name, data, "application/octet-stream"))
+    at.file_uploader(key="your_attention_weights").set_value((file_name, data,
+                                                              "application/octet-stream"))
     ok(at.run())
     found = [plain(e) for e in errors(at)]
-    assert len(found) == 1 and found[0].startswith("This file cannot be shown: "), found
+    assert len(found) == 1 and found[0].startswith(
+        your_attention.CANNOT_SHOW.split("{")[0]), found
     assert message in found[0], found
     assert scenario(at).x[0, 0] == 2.5
-    at.file_uploader(key="ya_weights").set_value(("ok.npz", _npz(attention=ATTENTION),
-                                                  "application/octet-stream"))
-    assert not errors(ok(at.run())) and "ya_fig_weights" in chart_keys(at)
+    at.file_uploader(key="your_attention_weights").set_value(
+        ("ok.npz", _npz(attention=ATTENTION), "application/octet-stream"))
+    assert not errors(ok(at.run())) and "your_attention_fig_weights" in chart_keys(at)
 
 
 @pytest.mark.parametrize("data, name, message", [
@@ -651,14 +655,15 @@ def test_bad_attention_uploads_show_a_message_and_keep_the_scenario(name):
 ], ids=["empty", "not-utf8", "bad-json", "wrong-count"])
 def test_bad_token_files_are_explained_and_the_weights_still_draw(data, name, message):
     at = on_page("your_attention")
-    at.file_uploader(key="ya_weights").set_value(("w.npz", _npz(attention=ATTENTION),
-                                                  "application/octet-stream"))
-    at.file_uploader(key="ya_tokens").set_value((name, data, "text/plain"))
+    at.file_uploader(key="your_attention_weights").set_value(
+        ("w.npz", _npz(attention=ATTENTION), "application/octet-stream"))
+    at.file_uploader(key="your_attention_tokens").set_value((name, data, "text/plain"))
     ok(at.run())
     found = [plain(e) for e in errors(at)]
-    assert len(found) == 1 and found[0].startswith("The token file is not used"), found
+    assert len(found) == 1 and found[0].startswith(
+        your_attention.TOKENS_NOT_USED.split("{")[0]), found
     assert message in found[0], found
-    assert "ya_fig_weights" in chart_keys(at)
+    assert "your_attention_fig_weights" in chart_keys(at)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -666,7 +671,7 @@ def test_bad_token_files_are_explained_and_the_weights_still_draw(data, name, me
 # ---------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("page, prefix", [("playground", "pg"), ("multi_head", "mha"),
-                                          ("encoder_decoder", "ed")])
+                                          ("encoder_decoder", "encoder_decoder")])
 def test_limits_are_stated_next_to_the_size_controls(page, prefix):
     sc = PRESETS["seed_004_two_heads" if page == "multi_head" else "translation"].build()
     at = on_page(page, sc)

@@ -9,6 +9,7 @@ from apptest_helpers import chart_keys, chart_z_by_key, edit_cells, editor_keys,
 import attnviz
 from attnviz.scenarios.presets import PRESETS
 from attnviz.scenarios.scenario import with_parts
+from attnviz.teach.text import encoder_decoder as text
 
 PAGE = "encoder_decoder"
 
@@ -34,12 +35,14 @@ def additive_of(sc, **changes):
 
 def test_default_scenario_smoke():
     at = open_page(PAGE)
-    assert at.header[0].value == "Encoder–decoder & additive attention"
-    assert {"ed_fig_cross_weights", "ed_fig_cross_output", "ed_fig_add_scores",
-            "ed_fig_add_weights", "ed_fig_add_context", "ed_fig_pool_scores",
-            "ed_fig_pool_weights", "ed_fig_pool_context"} == set(chart_keys(at))
+    assert at.header[0].value == text.TITLE
+    assert {"encoder_decoder_fig_cross_weights", "encoder_decoder_fig_cross_output",
+            "encoder_decoder_fig_add_scores", "encoder_decoder_fig_add_weights",
+            "encoder_decoder_fig_add_context", "encoder_decoder_fig_pool_scores",
+            "encoder_decoder_fig_pool_weights",
+            "encoder_decoder_fig_pool_context"} == set(chart_keys(at))
     sc = PRESETS["seed_000"].build()  # source = a copy of the tokens: cross = self-attention
-    np.testing.assert_allclose(chart_z_by_key(at, "ed_fig_cross_weights"),
+    np.testing.assert_allclose(chart_z_by_key(at, "encoder_decoder_fig_cross_weights"),
                                attnviz.self_attention(sc.x, sc.w_q, sc.w_k, sc.w_v).weights,
                                atol=1e-15)
 
@@ -48,10 +51,11 @@ def test_translation_cross_attention_matches_the_core_and_aligns_words():
     at = load_preset(open_page(PAGE), "translation")
     sc = PRESETS["translation"].build()
     expected = cross_of(sc)
-    weights = chart_z_by_key(at, "ed_fig_cross_weights")
+    weights = chart_z_by_key(at, "encoder_decoder_fig_cross_weights")
     assert weights.shape == (3, 3)  # rows: le chat noir; columns: the black cat
     np.testing.assert_allclose(weights, expected.weights, atol=1e-15)
-    np.testing.assert_allclose(chart_z_by_key(at, "ed_fig_cross_output"), expected.output,
+    np.testing.assert_allclose(chart_z_by_key(at, "encoder_decoder_fig_cross_output"),
+                               expected.output,
                                atol=1e-15)
     # le -> the, chat -> cat, noir -> black although the word order differs
     np.testing.assert_array_equal(weights.argmax(axis=1), [0, 2, 1])
@@ -59,15 +63,15 @@ def test_translation_cross_attention_matches_the_core_and_aligns_words():
 
 def test_editing_a_source_embedding_changes_cross_attention_to_the_core_values():
     at = load_preset(open_page(PAGE), "translation")
-    before = chart_z_by_key(at, "ed_fig_cross_weights")
+    before = chart_z_by_key(at, "encoder_decoder_fig_cross_weights")
     version = at.session_state["editor_version"]
-    at = edit_cells(at, f"ed_src_x_v{version}", {2: {"d1": 1.5}})
+    at = edit_cells(at, f"encoder_decoder_src_x_v{version}", {2: {"d1": 1.5}})
     assert not at.exception
     sc = PRESETS["translation"].build()
     source_x = sc.source_x.copy()
     source_x[2, 1] = 1.5
     expected = cross_of(sc, source_x)
-    after = chart_z_by_key(at, "ed_fig_cross_weights")
+    after = chart_z_by_key(at, "encoder_decoder_fig_cross_weights")
     np.testing.assert_allclose(after, expected.weights, atol=1e-15)
     assert not np.allclose(before, after)
     np.testing.assert_array_equal(at.session_state["scenario"].source_x, source_x)
@@ -77,49 +81,54 @@ def test_editing_a_source_embedding_changes_cross_attention_to_the_core_values()
 def test_source_tokens_resize_the_key_axis():
     at = load_preset(open_page(PAGE), "translation")
     version = at.session_state["editor_version"]
-    at.text_input(key=f"ed_src_tokens_v{version}").input("the black cat sat").run()
+    at.text_input(key=f"encoder_decoder_src_tokens_v{version}").input("the black cat sat").run()
     assert not at.exception
     sc = at.session_state["scenario"]
     assert sc.source_tokens == ("the", "black", "cat", "sat") and sc.tokens[0] == "le"
-    assert chart_z_by_key(at, "ed_fig_cross_weights").shape == (3, 4)
-    assert chart_z_by_key(at, "ed_fig_add_weights").shape == (3, 4)
+    assert chart_z_by_key(at, "encoder_decoder_fig_cross_weights").shape == (3, 4)
+    assert chart_z_by_key(at, "encoder_decoder_fig_add_weights").shape == (3, 4)
 
 
 def test_bahdanau_preset_scores_weights_context():
     at = load_preset(open_page(PAGE), "bahdanau")
     sc = PRESETS["bahdanau"].build()
     expected = additive_of(sc)
-    np.testing.assert_allclose(chart_z_by_key(at, "ed_fig_add_scores"), expected.scores,
+    np.testing.assert_allclose(chart_z_by_key(at, "encoder_decoder_fig_add_scores"),
+                               expected.scores,
                                atol=1e-15)
-    np.testing.assert_allclose(chart_z_by_key(at, "ed_fig_add_weights"), expected.weights,
+    np.testing.assert_allclose(chart_z_by_key(at, "encoder_decoder_fig_add_weights"),
+                               expected.weights,
                                atol=1e-15)
-    np.testing.assert_allclose(chart_z_by_key(at, "ed_fig_add_context"), expected.output,
+    np.testing.assert_allclose(chart_z_by_key(at, "encoder_decoder_fig_add_context"),
+                               expected.output,
                                atol=1e-15)
     # independent check of one score: e_00 = v_a · tanh(x_0 W_q + s_0 W_k)
     e00 = sc.v_a @ np.tanh(sc.x[0] @ sc.w_a_q + sc.source_x[0] @ sc.w_a_k)
-    assert abs(chart_z_by_key(at, "ed_fig_add_scores")[0, 0] - e00) < 1e-14
+    assert abs(chart_z_by_key(at, "encoder_decoder_fig_add_scores")[0, 0] - e00) < 1e-14
 
 
 def test_editing_v_a_and_w_q_changes_additive_attention():
     at = load_preset(open_page(PAGE), "bahdanau")
     version = at.session_state["editor_version"]
     # W_q, W_k and v_a are lazy tabs: W_q is shown first, v_a after a click on its tab
-    assert f"ed_w_a_q_v{version}" in editor_keys(at)
-    assert f"ed_v_a_v{version}" not in editor_keys(at)
-    at.session_state["ed_additive_weights"] = "v_a"
-    at = edit_cells(at.run(), f"ed_v_a_v{version}", {0: {"a0": 3.0}})
-    at.session_state["ed_additive_weights"] = "W_q"
-    at = edit_cells(at.run(), f"ed_w_a_q_v{version}", {1: {"a2": -1.0}})
-    assert not at.exception and f"ed_v_a_v{version}" not in editor_keys(at)
+    assert f"encoder_decoder_w_a_q_v{version}" in editor_keys(at)
+    assert f"encoder_decoder_v_a_v{version}" not in editor_keys(at)
+    at.session_state["encoder_decoder_additive_weights"] = "v_a"
+    at = edit_cells(at.run(), f"encoder_decoder_v_a_v{version}", {0: {"a0": 3.0}})
+    at.session_state["encoder_decoder_additive_weights"] = "W_q"
+    at = edit_cells(at.run(), f"encoder_decoder_w_a_q_v{version}", {1: {"a2": -1.0}})
+    assert not at.exception and f"encoder_decoder_v_a_v{version}" not in editor_keys(at)
     sc = PRESETS["bahdanau"].build()
     v_a = sc.v_a.copy()
     v_a[0] = 3.0
     w_q = sc.w_a_q.copy()
     w_q[1, 2] = -1.0
     expected = additive_of(sc, v_a=v_a, w_q=w_q)
-    np.testing.assert_allclose(chart_z_by_key(at, "ed_fig_add_scores"), expected.scores,
+    np.testing.assert_allclose(chart_z_by_key(at, "encoder_decoder_fig_add_scores"),
+                               expected.scores,
                                atol=1e-15)
-    np.testing.assert_allclose(chart_z_by_key(at, "ed_fig_add_context"), expected.output,
+    np.testing.assert_allclose(chart_z_by_key(at, "encoder_decoder_fig_add_context"),
+                               expected.output,
                                atol=1e-15)
 
 
@@ -129,19 +138,23 @@ def test_attention_pooling_of_seed_004_and_editing_its_bias():
     w = np.array([0.5, -0.3, 0.8])
     e = np.tanh(x @ w)  # independent: e_t = tanh(x_t · w + 0)
     alpha = np.exp(e) / np.exp(e).sum()
-    np.testing.assert_allclose(chart_z_by_key(at, "ed_fig_pool_scores"), [e], atol=1e-15)
-    np.testing.assert_allclose(chart_z_by_key(at, "ed_fig_pool_weights"), [alpha], atol=1e-15)
-    np.testing.assert_allclose(chart_z_by_key(at, "ed_fig_pool_context"), [alpha @ x],
+    np.testing.assert_allclose(chart_z_by_key(at, "encoder_decoder_fig_pool_scores"), [e],
+                               atol=1e-15)
+    np.testing.assert_allclose(chart_z_by_key(at, "encoder_decoder_fig_pool_weights"), [alpha],
+                               atol=1e-15)
+    np.testing.assert_allclose(chart_z_by_key(at, "encoder_decoder_fig_pool_context"), [alpha @ x],
                                atol=1e-15)
     version = at.session_state["editor_version"]
-    at = edit_cells(at, f"ed_pool_b_v{version}", {0: {"3:reads": -2.0}})
+    at = edit_cells(at, f"encoder_decoder_pool_b_v{version}", {0: {"3:reads": -2.0}})
     assert not at.exception
     b = np.zeros(6)
     b[3] = -2.0
     expected = attnviz.attention_pooling(x, w, b)
-    np.testing.assert_allclose(chart_z_by_key(at, "ed_fig_pool_scores"), [expected.scores],
+    np.testing.assert_allclose(chart_z_by_key(at, "encoder_decoder_fig_pool_scores"),
+                               [expected.scores],
                                atol=1e-15)
-    np.testing.assert_allclose(chart_z_by_key(at, "ed_fig_pool_context"), [expected.output],
+    np.testing.assert_allclose(chart_z_by_key(at, "encoder_decoder_fig_pool_context"),
+                               [expected.output],
                                atol=1e-15)
     np.testing.assert_array_equal(at.session_state["scenario"].pool_b, b)
 
@@ -151,9 +164,10 @@ def test_positional_encoding_is_added_to_both_sequences():
     sc = with_parts(PRESETS["cat_sat"].build(), ["pooling"])  # the page fills the pooling part
     x = sc.x + attnviz.sinusoidal_positional_encoding(sc.t, sc.d_model)
     expected = attnviz.cross_attention(x, x, sc.w_q, sc.w_k, sc.w_v)
-    np.testing.assert_allclose(chart_z_by_key(at, "ed_fig_cross_weights"), expected.weights,
+    np.testing.assert_allclose(chart_z_by_key(at, "encoder_decoder_fig_cross_weights"),
+                               expected.weights,
                                atol=1e-15)
-    np.testing.assert_allclose(chart_z_by_key(at, "ed_fig_pool_context"),
+    np.testing.assert_allclose(chart_z_by_key(at, "encoder_decoder_fig_pool_context"),
                                [attnviz.attention_pooling(x, sc.pool_w, sc.pool_b).output],
                                atol=1e-15)
 
@@ -162,25 +176,25 @@ def test_direct_mode_explains_and_offers_a_preset():
     at = load_preset(open_page(PAGE), "seed_004_sleepy")
     assert not chart_keys(at)
     assert any("directly" in i.value for i in at.info)
-    at.button(key="ed_load_preset").click().run()
+    at.button(key="encoder_decoder_load_preset").click().run()
     assert not at.exception
     assert at.session_state["scenario"].variant == "cross"
-    assert "ed_fig_cross_weights" in chart_keys(at)
+    assert "encoder_decoder_fig_cross_weights" in chart_keys(at)
 
 
 def test_cross_attention_weights_expander_runs_its_editors_only_while_open():
     at = open_page("encoder_decoder", lazy_open=False)
     closed = len(at.get("data_editor"))
     version = at.session_state["editor_version"]
-    assert at.session_state["ed_cross_weights"] is False
-    assert f"ed_w_q_v{version}" not in at.session_state
-    at.session_state["ed_cross_weights"] = True
+    assert at.session_state["encoder_decoder_cross_weights"] is False
+    assert f"encoder_decoder_w_q_v{version}" not in at.session_state
+    at.session_state["encoder_decoder_cross_weights"] = True
     at.run()
     # the selected weight tab's editor (W_Q): the weight tabs are lazy too
     assert len(at.get("data_editor")) == closed + 1 and not at.exception
-    at = edit_cells(at, f"ed_w_q_v{version}", {0: {"q0": 4.0}})
+    at = edit_cells(at, f"encoder_decoder_w_q_v{version}", {0: {"q0": 4.0}})
     assert at.session_state["scenario"].w_q[0, 0] == 4.0
-    at.session_state["ed_cross_weights"] = False
+    at.session_state["encoder_decoder_cross_weights"] = False
     at.run()
     assert len(at.get("data_editor")) == closed and not at.exception
     assert at.session_state["scenario"].w_q[0, 0] == 4.0
@@ -190,17 +204,18 @@ def test_sequences_expander_runs_its_editors_only_while_open():
     """Closed (the default, as on Multi-head) it costs no editor; edits survive closing it."""
     at = open_page("encoder_decoder", lazy_open=False)
     version = at.session_state["editor_version"]
-    assert at.session_state["ed_inputs"] is False
-    assert not {f"ed_x_v{version}", f"ed_src_x_v{version}"} & editor_keys(at)
+    assert at.session_state["encoder_decoder_inputs"] is False
+    assert not {f"encoder_decoder_x_v{version}",
+                f"encoder_decoder_src_x_v{version}"} & editor_keys(at)
     assert chart_keys(at) and not at.exception  # the three mechanisms are drawn anyway
-    at.session_state["ed_inputs"] = True
+    at.session_state["encoder_decoder_inputs"] = True
     at.run()
-    assert {f"ed_x_v{version}", f"ed_src_x_v{version}"} <= editor_keys(at)
-    at = edit_cells(at, f"ed_src_x_v{version}", {0: {"d0": 5.0}})
+    assert {f"encoder_decoder_x_v{version}", f"encoder_decoder_src_x_v{version}"} <= editor_keys(at)
+    at = edit_cells(at, f"encoder_decoder_src_x_v{version}", {0: {"d0": 5.0}})
     assert at.session_state["scenario"].source_x[0, 0] == 5.0
-    at.session_state["ed_inputs"] = False
+    at.session_state["encoder_decoder_inputs"] = False
     at.run()
-    assert f"ed_src_x_v{version}" not in editor_keys(at) and not at.exception
+    assert f"encoder_decoder_src_x_v{version}" not in editor_keys(at) and not at.exception
     assert at.session_state["scenario"].source_x[0, 0] == 5.0
 
 
@@ -208,8 +223,9 @@ def test_only_the_pooling_editors_run_while_the_input_expanders_are_closed():
     """Every input expander starts collapsed and lazy; the pooling's w and b stay on the page."""
     at = open_page("encoder_decoder", lazy_open=False)
     version = at.session_state["editor_version"]
-    assert editor_keys(at) == {f"ed_pool_w_v{version}", f"ed_pool_b_v{version}"}
-    assert at.session_state["ed_additive_inputs"] is False and len(chart_keys(at)) == 8
-    at.session_state["ed_additive_inputs"] = True
+    assert editor_keys(at) == {f"encoder_decoder_pool_w_v{version}",
+                               f"encoder_decoder_pool_b_v{version}"}
+    assert at.session_state["encoder_decoder_additive_inputs"] is False and len(chart_keys(at)) == 8
+    at.session_state["encoder_decoder_additive_inputs"] = True
     at.run()
-    assert f"ed_w_a_q_v{version}" in editor_keys(at) and not at.exception
+    assert f"encoder_decoder_w_a_q_v{version}" in editor_keys(at) and not at.exception

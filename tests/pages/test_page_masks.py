@@ -17,9 +17,10 @@ from attnviz import (
     softmax,
     window_mask,
 )
-from attnviz.teach import text
+from attnviz.teach.text import common
+from attnviz.teach.text import masks as text
 
-CHARTS = ["mk_fig_mask", "mk_fig_masked", "mk_fig_weights", "mk_fig_nomask"]
+CHARTS = ["masks_fig_mask", "masks_fig_masked", "masks_fig_weights", "masks_fig_nomask"]
 SEED_000 = PRESETS["seed_000"].build()
 SEED_000_RES = run_scenario(SEED_000).attention  # no mask
 
@@ -29,17 +30,17 @@ def vkey(at, name: str) -> str:
 
 
 def pick_kind(at, kind: str):
-    at.radio(key="mk_kind").set_value(kind).run()
+    at.radio(key="masks_kind").set_value(kind).run()
     assert not at.exception, [e.message for e in at.exception]
     return at
 
 
 def mask_z(at) -> np.ndarray:
-    return chart_z_by_key(at, "mk_fig_mask")
+    return chart_z_by_key(at, "masks_fig_mask")
 
 
 def weights_z(at) -> np.ndarray:
-    return chart_z_by_key(at, "mk_fig_weights")
+    return chart_z_by_key(at, "masks_fig_weights")
 
 
 def expected(mask) -> object:
@@ -65,8 +66,8 @@ def test_smoke_no_mask(at):
     assert not at.warning and not at.error
     np.testing.assert_array_equal(mask_z(at), np.ones((4, 4)))
     np.testing.assert_array_equal(weights_z(at), SEED_000_RES.weights)
-    np.testing.assert_array_equal(chart_z_by_key(at, "mk_fig_nomask"), SEED_000_RES.weights)
-    assert any(text.FULLY_MASKED_ROW in m.value for m in at.markdown)
+    np.testing.assert_array_equal(chart_z_by_key(at, "masks_fig_nomask"), SEED_000_RES.weights)
+    assert any(common.FULLY_MASKED_ROW in m.value for m in at.markdown)
 
 
 def test_causal_mask(at):
@@ -78,17 +79,17 @@ def test_causal_mask(at):
     assert np.all(np.triu(w, 1) == 0) and w[0, 0] == 1
     np.testing.assert_allclose(w.sum(axis=1), 1, rtol=1e-15)
     # masked scores: NaN (drawn grey "−∞" by an overlay trace) exactly where the mask forbids
-    masked = chart_z_by_key(at, "mk_fig_masked")
+    masked = chart_z_by_key(at, "masks_fig_masked")
     np.testing.assert_array_equal(np.isnan(masked), ~causal_mask(4))
     overlay = chart_specs(at)[1]["data"][1]
     assert overlay["name"] == "masked"
     # the comparison stays unmasked
-    np.testing.assert_array_equal(chart_z_by_key(at, "mk_fig_nomask"), SEED_000_RES.weights)
+    np.testing.assert_array_equal(chart_z_by_key(at, "masks_fig_nomask"), SEED_000_RES.weights)
 
 
 def test_padding_valid_length(at):
     pick_kind(at, "padding")
-    at.slider(key="mk_valid_len").set_value(2).run()
+    at.slider(key="masks_valid_len").set_value(2).run()
     assert at.session_state["scenario"].valid_len == 2
     np.testing.assert_array_equal(mask_z(at), padding_mask(2, 4, 4))
     w = weights_z(at)
@@ -98,9 +99,9 @@ def test_padding_valid_length(at):
 
 def test_padding_zero_masks_everything_and_still_draws(at):
     pick_kind(at, "padding")
-    at.slider(key="mk_valid_len").set_value(0).run()
+    at.slider(key="masks_valid_len").set_value(0).run()
     assert not at.exception
-    assert [w.value for w in at.warning] == [text.MASKS_ALL_BLOCKED]
+    assert [w.value for w in at.warning] == [common.MASKS_ALL_BLOCKED]
     assert chart_keys(at) == CHARTS
     np.testing.assert_array_equal(mask_z(at), np.zeros((4, 4)))
     np.testing.assert_array_equal(weights_z(at), np.zeros((4, 4)))
@@ -110,10 +111,10 @@ def test_padding_zero_masks_everything_and_still_draws(at):
 
 def test_window(at):
     pick_kind(at, "window")
-    at.slider(key="mk_window").set_value(0).run()
+    at.slider(key="masks_window").set_value(0).run()
     np.testing.assert_array_equal(mask_z(at), np.eye(4))
     np.testing.assert_array_equal(weights_z(at), np.eye(4))
-    at.slider(key="mk_window").set_value(1).run()
+    at.slider(key="masks_window").set_value(1).run()
     np.testing.assert_array_equal(mask_z(at), window_mask(4, width=1))
     np.testing.assert_array_equal(weights_z(at), expected(window_mask(4, width=1)).weights)
 
@@ -123,7 +124,7 @@ def test_custom_grid_starts_from_the_previous_mask_and_takes_edits(at):
     pick_kind(at, "custom")
     sc = at.session_state["scenario"]
     np.testing.assert_array_equal(sc.custom_mask, causal_mask(4))
-    edit_cells(at, vkey(at, "mk_custom"), {0: {"3:word_4": True}})
+    edit_cells(at, vkey(at, "masks_custom"), {0: {"3:word_4": True}})
     assert not at.exception
     grid = causal_mask(4)
     grid[0, 3] = True
@@ -135,9 +136,9 @@ def test_custom_grid_starts_from_the_previous_mask_and_takes_edits(at):
 def test_custom_row_fully_masked_warns_and_shows_zero_row(at):
     pick_kind(at, "custom")
     names = ["0:word_1", "1:word_2", "2:word_3", "3:word_4"]
-    edit_cells(at, vkey(at, "mk_custom"), {2: {n: False for n in names}})
+    edit_cells(at, vkey(at, "masks_custom"), {2: {n: False for n in names}})
     assert not at.exception
-    assert len(at.warning) == 1 and "Query row(s) 2 " in at.warning[0].value
+    assert [w.value for w in at.warning] == [text.BLOCKED_ROWS.format(rows="2")]
     grid = np.ones((4, 4), bool)
     grid[2] = False
     np.testing.assert_array_equal(mask_z(at), grid)
@@ -152,19 +153,19 @@ def test_custom_row_fully_masked_warns_and_shows_zero_row(at):
 
 def test_custom_fill_all_blocked(at):
     pick_kind(at, "custom")
-    at.button(key="mk_fill_blocked").click().run()
+    at.button(key="masks_fill_blocked").click().run()
     assert not at.exception
-    assert text.MASKS_ALL_BLOCKED in [w.value for w in at.warning]
+    assert common.MASKS_ALL_BLOCKED in [w.value for w in at.warning]
     assert chart_keys(at) == CHARTS
     np.testing.assert_array_equal(weights_z(at), np.zeros((4, 4)))
-    at.button(key="mk_fill_attend").click().run()
+    at.button(key="masks_fill_attend").click().run()
     assert not at.warning
     np.testing.assert_array_equal(weights_z(at), SEED_000_RES.weights)
 
 
 def test_custom_edit_survives_a_page_switch(at):
     pick_kind(at, "custom")
-    edit_cells(at, vkey(at, "mk_custom"), {1: {"0:word_1": False}})
+    edit_cells(at, vkey(at, "masks_custom"), {1: {"0:word_1": False}})
     at.switch_page("pages/step_by_step.py").run()
     assert not at.exception
     chain = next(d.value for d in at.dataframe if "may attend" in d.value.columns)
@@ -174,12 +175,12 @@ def test_custom_edit_survives_a_page_switch(at):
     assert chain["may attend"].tolist() == [False, True, True, True]
     at.switch_page("pages/masks.py").run()
     assert not at.exception
-    assert at.radio(key="mk_kind").value == "custom"
+    assert at.radio(key="masks_kind").value == "custom"
     assert mask_z(at)[1, 0] == 0 and mask_z(at).sum() == 15
-    editor = next(d for d in at.dataframe if d.proto.id.endswith(vkey(at, "mk_custom")))
+    editor = next(d for d in at.dataframe if d.proto.id.endswith(vkey(at, "masks_custom")))
     assert editor.value.to_numpy().sum() == 15 and not editor.value.iloc[1, 0]  # shows the edit
     # a second edit on top of the first keeps both
-    edit_cells(at, vkey(at, "mk_custom"), {3: {"2:word_3": False}})
+    edit_cells(at, vkey(at, "masks_custom"), {3: {"2:word_3": False}})
     grid = np.ones((4, 4), bool)
     grid[1, 0] = grid[3, 2] = False
     np.testing.assert_array_equal(at.session_state["scenario"].custom_mask, grid)
@@ -187,29 +188,29 @@ def test_custom_edit_survives_a_page_switch(at):
 
 def test_causal_variant_adds_its_own_mask(at):
     load_preset(at, "cat_sat")
-    assert any(m.value == text.MASKS_CAUSAL_VARIANT for m in at.info)
+    assert any(m.value == text.CAUSAL_VARIANT for m in at.info)
     np.testing.assert_array_equal(mask_z(at), causal_mask(6))  # user mask "none"
     pick_kind(at, "padding")
-    at.slider(key="mk_valid_len").set_value(3).run()
+    at.slider(key="masks_valid_len").set_value(3).run()
     both = causal_mask(6) & padding_mask(3, 6, 6)
     np.testing.assert_array_equal(mask_z(at), both)
     res = run_scenario(at.session_state["scenario"]).attention
     np.testing.assert_array_equal(weights_z(at), res.weights)
     assert (weights_z(at)[:, 3:] == 0).all()
     # without any mask: the plain softmax of the scaled scores (no causal either)
-    np.testing.assert_array_equal(chart_z_by_key(at, "mk_fig_nomask"), softmax(res.scaled))
-    assert (chart_z_by_key(at, "mk_fig_nomask")[0, 1:] > 0).all()
+    np.testing.assert_array_equal(chart_z_by_key(at, "masks_fig_nomask"), softmax(res.scaled))
+    assert (chart_z_by_key(at, "masks_fig_nomask")[0, 1:] > 0).all()
 
 
 def test_direct_preset_and_multi_head(at):
     load_preset(at, "seed_001_causal")  # 2 queries x 2 keys, causal variant
     np.testing.assert_array_equal(mask_z(at), causal_mask(2))
     pick_kind(at, "padding")
-    at.slider(key="mk_valid_len").set_value(1).run()
+    at.slider(key="masks_valid_len").set_value(1).run()
     np.testing.assert_array_equal(weights_z(at), [[1, 0], [1, 0]])
     load_preset(at, "seed_004_two_heads")
     res = run_scenario(PRESETS["seed_004_two_heads"].build()).attention
-    at.selectbox(key="mk_head").set_value(1).run()
+    at.selectbox(key="masks_head").set_value(1).run()
     np.testing.assert_array_equal(weights_z(at), res.weights[1])
 
 
@@ -218,7 +219,7 @@ def test_a_custom_grid_of_the_wrong_shape_is_reset_with_a_message(at):
                                            custom_mask=np.zeros((2, 3), bool))
     at.run()
     assert not at.exception and not at.error
-    assert [m.value for m in at.info] == [text.MASKS_CUSTOM_RESET]
+    assert [m.value for m in at.info] == [text.CUSTOM_RESET]
     np.testing.assert_array_equal(at.session_state["scenario"].custom_mask, np.ones((4, 4)))
     np.testing.assert_array_equal(weights_z(at), SEED_000_RES.weights)
 

@@ -11,6 +11,7 @@ from apptest_helpers import chart_keys, chart_specs, chart_z_by_key, decode, ope
 
 import attnviz
 from attnviz.scenarios.presets import PRESETS
+from attnviz.teach.text import positional_encoding as text
 
 PAGE = "positional_encoding"
 
@@ -23,13 +24,13 @@ def load_preset(at, key: str):
     return at
 
 
-def metric(at, starts: str) -> str:
-    found = [m.value for m in at.metric if m.label.startswith(starts)]
+def metric(at, label: str) -> str:
+    found = [m.value for m in at.metric if m.label == label]
     assert found, [m.label for m in at.metric]
     return found[0]
 
 
-def line_traces(at, key: str = "pe_fig_lines") -> dict[str, np.ndarray]:
+def line_traces(at, key: str = "positional_encoding_fig_lines") -> dict[str, np.ndarray]:
     spec = chart_specs(at)[chart_keys(at).index(key)]
     return {tr["name"]: decode(tr["y"]).astype(float) for tr in spec["data"]}
 
@@ -37,17 +38,17 @@ def line_traces(at, key: str = "pe_fig_lines") -> dict[str, np.ndarray]:
 def test_default_pe_matrix_lines_and_similarity():
     at = open_page(PAGE)
     pe = attnviz.sinusoidal_positional_encoding(50, 32, base=10000)
-    np.testing.assert_allclose(chart_z_by_key(at, "pe_fig_pe"), pe, atol=1e-15)
-    np.testing.assert_allclose(chart_z_by_key(at, "pe_fig_pe")[1, :2],
+    np.testing.assert_allclose(chart_z_by_key(at, "positional_encoding_fig_pe"), pe, atol=1e-15)
+    np.testing.assert_allclose(chart_z_by_key(at, "positional_encoding_fig_pe")[1, :2],
                                [np.sin(1.0), np.cos(1.0)])  # golden: position 1, pair 0
     traces = line_traces(at)
     assert list(traces) == ["d0", "d1", "d6", "d14"]
     for name, y in traces.items():
         np.testing.assert_allclose(y, pe[:, int(name[1:])], atol=1e-15)
-    sim = chart_z_by_key(at, "pe_fig_similarity")
+    sim = chart_z_by_key(at, "positional_encoding_fig_similarity")
     np.testing.assert_allclose(sim, pe @ pe.T, atol=1e-12)
     np.testing.assert_allclose(np.diag(sim), 16.0)  # d_model / 2
-    rows = line_traces(at, "pe_fig_similarity_rows")
+    rows = line_traces(at, "positional_encoding_fig_similarity_rows")
     np.testing.assert_allclose(rows["PE_0 · PE_t"], sim[0], atol=1e-12)
     np.testing.assert_allclose(rows["PE_25 · PE_t"], sim[25], atol=1e-12)
 
@@ -55,27 +56,29 @@ def test_default_pe_matrix_lines_and_similarity():
 def test_base_slider_changes_the_pe_heatmap_and_flags_seed_002s_typo():
     at = open_page(PAGE)
     assert not at.warning
-    at.select_slider(key="pe_base").set_value(1000).run()
+    at.select_slider(key="positional_encoding_base").set_value(1000).run()
     assert not at.exception
     expected = attnviz.sinusoidal_positional_encoding(50, 32, base=1000)
-    np.testing.assert_allclose(chart_z_by_key(at, "pe_fig_pe"), expected, atol=1e-15)
+    np.testing.assert_allclose(chart_z_by_key(at, "positional_encoding_fig_pe"), expected,
+                               atol=1e-15)
     assert not np.allclose(expected, attnviz.sinusoidal_positional_encoding(50, 32))
-    assert any("seed 002" in w.value and "10000" in w.value for w in at.warning)
+    assert [w.value for w in at.warning] == [text.BASE_TYPO]
 
 
 def test_d_model_and_positions_sliders_and_dimension_choice():
     at = open_page(PAGE)
-    at.slider(key="pe_d_model").set_value(8).run()
-    at.slider(key="pe_positions").set_value(10).run()
+    at.slider(key="positional_encoding_d_model").set_value(8).run()
+    at.slider(key="positional_encoding_positions").set_value(10).run()
     assert not at.exception
     pe = attnviz.sinusoidal_positional_encoding(10, 8)
-    np.testing.assert_allclose(chart_z_by_key(at, "pe_fig_pe"), pe, atol=1e-15)
+    np.testing.assert_allclose(chart_z_by_key(at, "positional_encoding_fig_pe"), pe, atol=1e-15)
     assert list(line_traces(at)) == ["d0", "d1", "d6"]  # d14 no longer exists
-    at.multiselect(key="pe_dims").set_value([3, 7]).run()
+    at.multiselect(key="positional_encoding_dims").set_value([3, 7]).run()
     traces = line_traces(at)
     assert list(traces) == ["d3", "d7"]
     np.testing.assert_allclose(traces["d7"], pe[:, 7], atol=1e-15)
-    np.testing.assert_allclose(chart_z_by_key(at, "pe_fig_similarity"), pe @ pe.T, atol=1e-12)
+    np.testing.assert_allclose(chart_z_by_key(at, "positional_encoding_fig_similarity"), pe @ pe.T,
+                               atol=1e-12)
 
 
 def test_attention_without_and_with_pe_match_the_core():
@@ -83,52 +86,59 @@ def test_attention_without_and_with_pe_match_the_core():
     sc = PRESETS["cat_sat"].build()
     plain = attnviz.run_scenario(replace(sc, use_pe=False)).attention.weights
     with_pe = attnviz.run_scenario(sc).attention.weights
-    np.testing.assert_allclose(chart_z_by_key(at, "pe_fig_weights_plain"), plain, atol=1e-15)
-    np.testing.assert_allclose(chart_z_by_key(at, "pe_fig_weights_pe"), with_pe, atol=1e-15)
+    np.testing.assert_allclose(chart_z_by_key(at, "positional_encoding_fig_weights_plain"), plain,
+                               atol=1e-15)
+    np.testing.assert_allclose(chart_z_by_key(at, "positional_encoding_fig_weights_pe"), with_pe,
+                               atol=1e-15)
     # 'the' at positions 0 and 4 has the same embedding; only PE tells the two apart
     assert not np.allclose(plain, with_pe)
 
 
 def test_permutation_demo_difference_is_zero_without_pe_and_not_with_pe():
     at = open_page(PAGE)
-    assert metric(at, "without PE") == "0"
+    assert metric(at, text.DIFF_WITHOUT_PE) == "0"
     sc = PRESETS["seed_000"].build()
     perm = np.arange(4)[::-1]  # "reverse" is the default
     check = attnviz.scenarios.scenario.permutation_check(sc, perm, with_pe=True)
-    assert metric(at, "with PE") == f"{check.max_diff:.3g}"
+    assert metric(at, text.DIFF_WITH_PE) == f"{check.max_diff:.3g}"
     assert check.max_diff > 0.1
-    assert any("shuffled order: 0:word_4  1:word_3  2:word_2  3:word_1" in t.value
-               for t in at.text)
+    order = "0:word_4  1:word_3  2:word_2  3:word_1"
+    assert any(t.value == text.SHUFFLED_ORDER.format(order=order) for t in at.text)
     out = attnviz.self_attention(sc.x, sc.w_q, sc.w_k, sc.w_v).output
-    np.testing.assert_allclose(chart_z_by_key(at, "pe_fig_perm_orig"), out, atol=1e-15)
-    np.testing.assert_allclose(chart_z_by_key(at, "pe_fig_perm_shuffled"), out[perm],
+    np.testing.assert_allclose(chart_z_by_key(at, "positional_encoding_fig_perm_orig"), out,
+                               atol=1e-15)
+    np.testing.assert_allclose(chart_z_by_key(at, "positional_encoding_fig_perm_shuffled"),
+                               out[perm],
                                atol=1e-14)
-    np.testing.assert_allclose(chart_z_by_key(at, "pe_fig_perm_unpermuted"), out, atol=1e-14)
-    at.radio(key="pe_perm_case").set_value(True).run()
-    shown = chart_z_by_key(at, "pe_fig_perm_unpermuted")
-    assert np.max(np.abs(shown - chart_z_by_key(at, "pe_fig_perm_orig"))) > 0.1
+    np.testing.assert_allclose(chart_z_by_key(at, "positional_encoding_fig_perm_unpermuted"), out,
+                               atol=1e-14)
+    at.radio(key="positional_encoding_perm_case").set_value(True).run()
+    shown = chart_z_by_key(at, "positional_encoding_fig_perm_unpermuted")
+    assert np.max(np.abs(shown - chart_z_by_key(at, "positional_encoding_fig_perm_orig"))) > 0.1
 
 
 def test_random_permutation_with_a_seed():
     at = load_preset(open_page(PAGE), "seed_003_glorot")
-    at.radio(key="pe_perm_kind").set_value("random").run()
-    at.number_input(key="pe_perm_seed").set_value(7).run()
+    at.radio(key="positional_encoding_perm_kind").set_value("random").run()
+    at.number_input(key="positional_encoding_perm_seed").set_value(7).run()
     assert not at.exception
     perm = np.random.default_rng(7).permutation(5)
     sc = PRESETS["seed_003_glorot"].build()
     order = "  ".join(f"{i}:{sc.tokens[p]}" for i, p in enumerate(perm))
-    assert any(t.value == f"shuffled order: {order}" for t in at.text)
-    assert metric(at, "without PE") == "0"
+    assert any(t.value == text.SHUFFLED_ORDER.format(order=order) for t in at.text)
+    assert metric(at, text.DIFF_WITHOUT_PE) == "0"
     out = attnviz.self_attention(sc.x, sc.w_q, sc.w_k, sc.w_v).output
-    np.testing.assert_allclose(chart_z_by_key(at, "pe_fig_perm_shuffled"), out[perm],
+    np.testing.assert_allclose(chart_z_by_key(at, "positional_encoding_fig_perm_shuffled"),
+                               out[perm],
                                atol=1e-14)
 
 
 def test_direct_mode_keeps_the_exploration_and_explains_the_rest():
     at = load_preset(open_page(PAGE), "seed_004_sleepy")
     assert any("directly" in i.value for i in at.info)
-    assert chart_keys(at) == ["pe_fig_pe", "pe_fig_lines", "pe_fig_similarity",
-                              "pe_fig_similarity_rows"]
+    assert chart_keys(at) == ["positional_encoding_fig_pe", "positional_encoding_fig_lines",
+                              "positional_encoding_fig_similarity",
+                              "positional_encoding_fig_similarity_rows"]
 
 
 def test_presets_run_without_errors():
@@ -136,10 +146,11 @@ def test_presets_run_without_errors():
     for key in ("seed_004_two_heads", "translation", "bahdanau"):
         at = load_preset(at, key)
         assert not at.error, (key, [e.value for e in at.error])
-        assert metric(at, "without PE") == "0"
+        assert metric(at, text.DIFF_WITHOUT_PE) == "0"
         weights = attnviz.run_scenario(replace(PRESETS[key].build(), use_pe=True)).attention
         z = weights.weights if weights.weights.ndim == 2 else weights.weights[0]
-        np.testing.assert_allclose(chart_z_by_key(at, "pe_fig_weights_pe"), z, atol=1e-15)
+        np.testing.assert_allclose(chart_z_by_key(at, "positional_encoding_fig_weights_pe"), z,
+                                   atol=1e-15)
 
 
 def test_permutation_check_core_properties():

@@ -19,7 +19,9 @@ from attnviz import PRESETS, run_scenario
 from attnviz.io import scenario_io
 from attnviz.scenarios import limits
 from attnviz.scenarios.presets import default_scenario
+from attnviz.teach.text import common
 from attnviz.ui import state
+from attnviz.ui.share import plain, read_scenario_upload
 
 
 @pytest.fixture
@@ -91,18 +93,18 @@ def same_arrays(a, b) -> bool:
 def test_page_shows_every_control():
     at = open_page("share")
     labels = [b.proto.label for b in at.download_button]
-    assert labels == ["Download the scenario (.json)", "CSV", "All matrices (.npz)",
-                      "All matrices (.json)"]
+    assert labels == [common.SHARE_DOWNLOAD_SCENARIO, common.DOWNLOADS_CSV,
+                      common.DOWNLOADS_NPZ, common.DOWNLOADS_JSON]
     assert at.file_uploader(key="share_upload").proto.type == [".json"]
-    assert at.button(key="share_to_address_bar").label == "Put this link in the address bar"
+    assert at.button(key="share_to_address_bar").label == common.SHARE_TO_ADDRESS_BAR
     assert at.radio(key="share_image_format").value == "png"
     assert not at.error and not at.exception
 
 
 def test_scenario_file_download_is_the_current_scenario(downloads):
     at = open_page("share")
-    data = downloads(button(at, "Download the scenario (.json)"))
-    assert button(at, "Download the scenario (.json)").proto.url.endswith(".json")
+    data = downloads(button(at, common.SHARE_DOWNLOAD_SCENARIO))
+    assert button(at, common.SHARE_DOWNLOAD_SCENARIO).proto.url.endswith(".json")
     back = scenario_io.from_json(data)
     assert same_arrays(back, default_scenario())
     assert json.loads(data)["schema_version"] == 2
@@ -135,7 +137,7 @@ def test_too_large_for_a_link_shows_the_file_route():
     warnings = [w.value for w in at.warning]
     assert any("a link may hold; download it as a scenario file" in w for w in warnings)
     assert not [c for c in at.code if "?scenario=" in c.value]
-    assert button(at, "Download the scenario (.json)")  # the file route is still there
+    assert button(at, common.SHARE_DOWNLOAD_SCENARIO)  # the file route is still there
 
 
 def _big(rng, t, d):
@@ -186,7 +188,9 @@ def test_bad_scenario_files_keep_the_current_scenario(name, data, message):
     assert not at.exception
     errors = [e.value for e in at.error]
     assert len(errors) == 1 and message in errors[0], errors
-    assert "The current scenario is kept" in errors[0]
+    with pytest.raises(ValueError) as reason:
+        read_scenario_upload(data, name)
+    assert errors == [plain(common.SHARE_NOT_LOADED.format(reason=reason.value))]
     assert same_arrays(current(at), before)
 
 
@@ -286,8 +290,7 @@ def test_link_is_applied_once_so_later_edits_are_kept():
 def test_bad_link_shows_a_message_and_the_default_scenario(param, message):
     at = run_with_link(param, "playground")
     errors = [e.value for e in at.error]
-    assert errors and errors[0].startswith("This link could not be opened, so the default "
-                                           "scenario is shown\\.")
+    assert errors and errors[0].startswith(plain(common.SHARE_BAD_LINK))
     assert message.replace(",", "\\,") in errors[0] or message in errors[0].replace("\\", "")
     assert same_arrays(current(at), default_scenario())
     assert chart_specs(at)  # the page still draws

@@ -23,9 +23,13 @@ from attnviz.scenarios.presets import PRESETS
 from attnviz.scenarios.scenario import run_scenario
 from attnviz.teach.pitfalls import PITFALLS
 from attnviz.teach.quiz import practice_question
+from attnviz.teach.text import common
+from attnviz.teach.text import pitfalls as pitfalls_text
 from attnviz.teach.text import trace as trace_text
 from attnviz.ui import trace_view
 from attnviz.ui.diagnostics import panel_key
+
+EFFECTIVE = common.DIAGNOSTICS_COLUMNS["effective"]  # a column of the diagnostics table
 
 PAGES = ["trace", "compare", "pitfalls", "why_sqrt_dk", "line_view", "quiz"]
 
@@ -240,28 +244,28 @@ def test_overflow_pitfall_labels_nan():
     at = open_page("pitfalls")
     at.radio(key="pitfalls_choice").set_value("naive_overflow").run()
     spec = spec_by_key(at, "pitfalls_fig_naive_overflow_wrong_weights")
-    assert spec["data"][-1]["name"] == "not a number"
+    assert spec["data"][-1]["name"] == pitfalls_text.NAN_NAME
     assert "NaN" in json.dumps(spec["data"][0]["text"])
-    assert any("not a number" in c.value for c in at.caption)
+    assert pitfalls_text.NAN in [c.value for c in at.caption]
 
 
 # Why √d_k ----------------------------------------------------------------------------------
 
 def test_sqrt_dk_charts_and_controls():
     at = open_page("why_sqrt_dk")
-    spec = spec_by_key(at, "sqrtdk_fig_variance")
+    spec = spec_by_key(at, "why_sqrt_dk_fig_variance")
     d_ks = decode(spec["data"][0]["x"])
     var = decode(spec["data"][0]["y"])
     np.testing.assert_array_equal(d_ks, [1, 2, 4, 8, 16, 32, 64, 128, 256, 512])
     np.testing.assert_allclose(var / d_ks, 1.0, rtol=0.15)
-    at.select_slider(key="sqrtdk_max_dk").set_value(64).run()
-    at.slider(key="sqrtdk_t_k").set_value(8).run()
-    spec = spec_by_key(at, "sqrtdk_fig_entropy")
+    at.select_slider(key="why_sqrt_dk_max_dk").set_value(64).run()
+    at.slider(key="why_sqrt_dk_t_k").set_value(8).run()
+    spec = spec_by_key(at, "why_sqrt_dk_fig_entropy")
     assert len(decode(spec["data"][0]["x"])) == 7
     np.testing.assert_allclose(decode(spec["data"][2]["y"]), np.log(8))
-    bars = spec_by_key(at, "sqrtdk_fig_example")
+    bars = spec_by_key(at, "why_sqrt_dk_fig_example")
     assert len(bars["data"][0]["x"]) == 8
-    assert at.select_slider(key="sqrtdk_example_dk").value == 64
+    assert at.select_slider(key="why_sqrt_dk_example_dk").value == 64
 
 
 # Line view ---------------------------------------------------------------------------------
@@ -272,8 +276,8 @@ def line_traces(spec):
 
 def test_line_view_opacity_is_the_weight():
     at = open_page("line_view")
-    spec = spec_by_key(at, "lines_fig")
-    weights = chart_z_by_key(at, "lines_fig_weights")
+    spec = spec_by_key(at, "line_view_fig")
+    weights = chart_z_by_key(at, "line_view_fig_weights")
     for t in line_traces(spec):
         ys = decode(t["y"]).astype(float)
         for i, j in zip(ys[0::3].astype(int), ys[1::3].astype(int), strict=True):
@@ -282,20 +286,20 @@ def test_line_view_opacity_is_the_weight():
 
 def test_line_view_focus_a_token():
     at = open_page("line_view")
-    at.selectbox(key="lines_focus").set_value("query:2").run()
-    spec = spec_by_key(at, "lines_fig")
+    at.selectbox(key="line_view_focus").set_value("query:2").run()
+    spec = spec_by_key(at, "line_view_fig")
     starts = np.concatenate([decode(t["y"]).astype(float)[0::3] for t in line_traces(spec)])
     assert set(starts.astype(int)) == {2}
-    shapes = spec_by_key(at, "lines_fig_weights")["layout"]["shapes"]
+    shapes = spec_by_key(at, "line_view_fig_weights")["layout"]["shapes"]
     assert shapes[0]["y0"] == 1.5  # the focused query's row outlined in the heatmap
 
 
 def test_line_view_heads():
     at = load(open_page("line_view"), "seed_004_two_heads")
-    spec = spec_by_key(at, "lines_fig")
+    spec = spec_by_key(at, "line_view_fig")
     assert {t["meta"]["head"] for t in line_traces(spec)} == {0, 1}
-    at.multiselect(key="lines_heads").set_value([1]).run()
-    spec = spec_by_key(at, "lines_fig")
+    at.multiselect(key="line_view_heads").set_value([1]).run()
+    spec = spec_by_key(at, "line_view_fig")
     assert {t["meta"]["head"] for t in line_traces(spec)} == {1}
 
 
@@ -357,7 +361,7 @@ def test_presenter_mode_injects_css_only_when_on():
 
 def test_playground_shows_diagnostics_under_the_weights():
     at = open_page("playground")
-    frames = [d.value for d in at.dataframe if "effective tokens" in d.value.columns]
+    frames = [d.value for d in at.dataframe if EFFECTIVE in d.value.columns]
     assert frames, "no diagnostics table on the Playground"
     frame = frames[0]
     np.testing.assert_allclose(frame["row sum"], 1.0)
@@ -371,9 +375,9 @@ def test_diagnostics_are_computed_only_while_their_expander_is_open():
     """Closed (the default) the panel sends no table; opened it does, for the current weights."""
     at = open_page("trace", lazy_open=False)
     assert at.session_state[panel_key("trace_diag")] is False
-    assert not [d for d in at.dataframe if "effective tokens" in d.value.columns]
+    assert not [d for d in at.dataframe if EFFECTIVE in d.value.columns]
     at.session_state[panel_key("trace_diag")] = True
     at.run()
-    frames = [d.value for d in at.dataframe if "effective tokens" in d.value.columns]
+    frames = [d.value for d in at.dataframe if EFFECTIVE in d.value.columns]
     assert len(frames) == 1 and not at.exception
     np.testing.assert_allclose(frames[0]["row sum"], 1.0)

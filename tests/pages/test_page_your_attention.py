@@ -15,6 +15,9 @@ from apptest_helpers import chart_keys, chart_specs, chart_z_by_key, decode, ope
 
 from attnviz.io.examples.make_example import build_example
 from attnviz.scenarios import limits
+from attnviz.teach.text import common
+from attnviz.teach.text import your_attention as text
+from attnviz.ui.share import plain
 
 EXAMPLE, EXAMPLE_TOKENS = build_example()
 LABELS = [f"{i}:{t}" for i, t in enumerate(EXAMPLE_TOKENS)]
@@ -42,7 +45,7 @@ def spec(at, key):
     return chart_specs(at)[chart_keys(at).index(key)]
 
 
-def upload(at, name, data, key="ya_weights"):
+def upload(at, name, data, key="your_attention_weights"):
     at.file_uploader(key=key).set_value((name, data, "application/octet-stream"))
     return at.run()
 
@@ -53,26 +56,31 @@ def at():
 
 
 def test_example_is_shown_without_an_upload(at):
-    assert any("example file shipped with attnviz" in i.value for i in at.info)
-    assert chart_keys(at) == ["ya_fig_weights", "ya_fig_head_0", "ya_fig_head_1",
-                              "ya_fig_head_2", "ya_fig_head_3", "ya_fig_lines",
-                              "ya_fig_entropy"]
+    assert text.EXAMPLE in [i.value for i in at.info]
+    assert chart_keys(at) == ["your_attention_fig_weights", "your_attention_fig_head_0",
+                              "your_attention_fig_head_1", "your_attention_fig_head_2",
+                              "your_attention_fig_head_3", "your_attention_fig_lines",
+                              "your_attention_fig_entropy"]
     # default: layer 0, mean of the heads
-    np.testing.assert_allclose(chart_z_by_key(at, "ya_fig_weights"),
+    np.testing.assert_allclose(chart_z_by_key(at, "your_attention_fig_weights"),
                                EXAMPLE[0].astype(float).mean(axis=0), rtol=0, atol=1e-15)
-    assert spec(at, "ya_fig_weights")["data"][0]["x"] == LABELS
+    assert spec(at, "your_attention_fig_weights")["data"][0]["x"] == LABELS
     for h in range(4):
-        np.testing.assert_array_equal(chart_z_by_key(at, f"ya_fig_head_{h}"), EXAMPLE[0, h])
+        np.testing.assert_array_equal(chart_z_by_key(at, f"your_attention_fig_head_{h}"),
+                                      EXAMPLE[0, h])
     assert not at.error and not at.warning and not at.exception
 
 
 def test_layer_and_head_pickers(at):
-    at.selectbox(key="ya_layer_2").set_value(1).run()
-    at.selectbox(key="ya_head_4").set_value(2).run()
-    np.testing.assert_array_equal(chart_z_by_key(at, "ya_fig_weights"), EXAMPLE[1, 2])
-    assert "**Attention weights — layer 1, head 2**" in [m.value for m in at.markdown]
+    at.selectbox(key="your_attention_layer_2").set_value(1).run()
+    at.selectbox(key="your_attention_head_4").set_value(2).run()
+    np.testing.assert_array_equal(chart_z_by_key(at, "your_attention_fig_weights"), EXAMPLE[1, 2])
+    name = text.SELECTION.format(layer=text.LAYER_NAME.format(i=1),
+                                 head=common.HEAD_NAME.format(h=2))
+    assert f"**{text.WEIGHTS_TITLE.format(name=name)}**" in [m.value for m in at.markdown]
     for h in range(4):  # the grid follows the layer
-        np.testing.assert_array_equal(chart_z_by_key(at, f"ya_fig_head_{h}"), EXAMPLE[1, h])
+        np.testing.assert_array_equal(chart_z_by_key(at, f"your_attention_fig_head_{h}"),
+                                      EXAMPLE[1, h])
     # the diagnostics table follows the head
     table = at.dataframe[0].value
     np.testing.assert_allclose(table["max weight"].to_numpy(), EXAMPLE[1, 2].max(axis=1))
@@ -83,10 +91,10 @@ def test_layer_and_head_pickers(at):
 
 
 def test_line_view_focus(at):
-    lines = spec(at, "ya_fig_lines")
+    lines = spec(at, "your_attention_fig_lines")
     all_traces = len(lines["data"])
-    at.selectbox(key="ya_focus_6").set_value(5).run()
-    focused = spec(at, "ya_fig_lines")
+    at.selectbox(key="your_attention_focus_6").set_value(5).run()
+    focused = spec(at, "your_attention_fig_lines")
     assert len(focused["data"]) < all_traces
     assert not at.exception
 
@@ -94,42 +102,45 @@ def test_line_view_focus(at):
 def test_entropy_chart_golden_for_uniform_rows(at):
     uniform = np.full((2, 4, 4), 0.25)
     upload(at, "u.npy", npy(uniform))
-    z = chart_z_by_key(at, "ya_fig_entropy")
+    z = chart_z_by_key(at, "your_attention_fig_entropy")
     np.testing.assert_allclose(z, np.log(4), rtol=1e-12)  # ln t for a uniform row
 
 
 def test_upload_npy_with_tokens(at):
     w = softmax_rows((3, 5, 5))
     upload(at, "mine.npy", npy(w))
-    assert not any("example file" in i.value for i in at.info)
-    assert at.text[0].value.startswith("Shape in the file (3, 5, 5) → 1 layer(s) × 3 head(s)")
-    assert spec(at, "ya_fig_weights")["data"][0]["x"] == [f"{i}:t{i}" for i in range(5)]
-    assert [k for k in chart_keys(at) if k.startswith("ya_fig_head_")] == [
-        "ya_fig_head_0", "ya_fig_head_1", "ya_fig_head_2"]
-    at.selectbox(key="ya_head_3").set_value(1).run()
-    np.testing.assert_array_equal(chart_z_by_key(at, "ya_fig_weights"), w[1])
-    upload(at, "tokens.txt", b"<b>The</b> cat sat on mats", key="ya_tokens")
-    x = spec(at, "ya_fig_weights")["data"][0]["x"]
+    assert text.EXAMPLE not in [i.value for i in at.info]
+    assert at.text[0].value == text.SHAPE.format(shape=(3, 5, 5), layers=1, heads=3, t=5)
+    assert spec(at, "your_attention_fig_weights")["data"][0]["x"] == [f"{i}:t{i}" for i in range(5)]
+    assert [k for k in chart_keys(at) if k.startswith("your_attention_fig_head_")] == [
+        "your_attention_fig_head_0", "your_attention_fig_head_1", "your_attention_fig_head_2"]
+    at.selectbox(key="your_attention_head_3").set_value(1).run()
+    np.testing.assert_array_equal(chart_z_by_key(at, "your_attention_fig_weights"), w[1])
+    upload(at, "tokens.txt", b"<b>The</b> cat sat on mats", key="your_attention_tokens")
+    x = spec(at, "your_attention_fig_weights")["data"][0]["x"]
     assert x == ["0:<b>The</b>", "1:cat", "2:sat", "3:on", "4:mats"]  # labels only in axes
-    upload(at, "tokens.json", json.dumps(["a", "b", "c", "d", "e"]).encode(), key="ya_tokens")
-    assert spec(at, "ya_fig_weights")["data"][0]["x"][0] == "0:a"
+    upload(at, "tokens.json", json.dumps(["a", "b", "c", "d", "e"]).encode(),
+           key="your_attention_tokens")
+    assert spec(at, "your_attention_fig_weights")["data"][0]["x"][0] == "0:a"
     assert not at.error and not at.exception
 
 
 def test_tokens_of_the_wrong_length_show_an_error_and_default_labels(at):
     upload(at, "w.npy", npy(softmax_rows((4, 4))))
-    upload(at, "t.txt", b"one two three", key="ya_tokens")
+    upload(at, "t.txt", b"one two three", key="your_attention_tokens")
     errors = [e.value for e in at.error]
-    assert len(errors) == 1 and "The token file is not used" in errors[0]
+    assert len(errors) == 1
+    assert errors[0].startswith(plain(text.TOKENS_NOT_USED.split("{")[0]))
     assert "holds 3 tokens but the attention matrices are 4×4" in errors[0].replace("\\", "")
-    assert spec(at, "ya_fig_weights")["data"][0]["x"] == ["0:t0", "1:t1", "2:t2", "3:t3"]
+    assert spec(at, "your_attention_fig_weights")["data"][0]["x"] == ["0:t0", "1:t1", "2:t2",
+                                                                      "3:t3"]
     assert chart_keys(at)  # the page still draws
 
 
 def test_bad_token_file(at):
-    upload(at, "t.json", b"[1, 2]", key="ya_tokens")
+    upload(at, "t.json", b"[1, 2]", key="your_attention_tokens")
     assert "token 0 of the JSON list is not a string" in at.error[0].value.replace("\\", "")
-    assert spec(at, "ya_fig_weights")["data"][0]["x"] == LABELS  # example's own tokens
+    assert spec(at, "your_attention_fig_weights")["data"][0]["x"] == LABELS  # example's own tokens
 
 
 @pytest.mark.parametrize("name, data, message", [
@@ -158,12 +169,12 @@ def test_bad_uploads_show_a_message_never_a_traceback(at, name, data, message):
     upload(at, name, data)
     assert not at.exception
     errors = [e.value.replace("\\", "") for e in at.error]
-    assert len(errors) == 1 and errors[0].startswith("This file cannot be shown: ")
+    assert len(errors) == 1 and errors[0].startswith(text.CANNOT_SHOW.split("{")[0])
     assert message in errors[0], errors
     assert chart_keys(at) == []  # nothing half-drawn
     # a good file afterwards works again
     upload(at, "ok.npy", npy(softmax_rows((2, 2))))
-    assert not at.error and chart_keys(at)[0] == "ya_fig_weights"
+    assert not at.error and chart_keys(at)[0] == "your_attention_fig_weights"
 
 
 def test_rows_not_summing_to_one_warn_and_still_draw(at):
@@ -172,7 +183,7 @@ def test_rows_not_summing_to_one_warn_and_still_draw(at):
     upload(at, "w.npz", npz(attention=w))
     warnings = [x.value.replace("\\", "") for x in at.warning]
     assert len(warnings) == 1 and warnings[0].startswith("1 of 8 rows do not sum to 1")
-    np.testing.assert_array_equal(chart_z_by_key(at, "ya_fig_weights"), w.mean(axis=0))
+    np.testing.assert_array_equal(chart_z_by_key(at, "your_attention_fig_weights"), w.mean(axis=0))
 
 
 def test_long_sequence_is_downsampled_with_a_message(at):
@@ -182,10 +193,9 @@ def test_long_sequence_is_downsampled_with_a_message(at):
     w[:, 1] -= 0.5 / t
     upload(at, "long.npy", npy(w))
     infos = [i.value for i in at.info]
-    assert any(i.startswith("t = 600 is more than 512 tokens: the heatmap shows 300×300 blocks "
-                            "of 2×2 tokens") for i in infos)
-    assert any("line view draws at most 64 tokens" in i for i in infos)
-    main = spec(at, "ya_fig_weights")["data"][0]
+    assert text.DOWNSAMPLED.format(t=600, limit=512, shown=300, f=2) in infos
+    assert text.LINE_VIEW_TOO_LONG.format(limit=64) in infos
+    main = spec(at, "your_attention_fig_weights")["data"][0]
     z = decode(main["z"]).astype(float)
     assert z.shape == (300, 300)
     # queries of a block averaged, keys summed: rows still sum to 1
@@ -193,23 +203,23 @@ def test_long_sequence_is_downsampled_with_a_message(at):
     np.testing.assert_allclose(z.sum(axis=1), 1.0, rtol=1e-5)
     assert main["x"][:2] == ["0–1", "2–3"]
     assert main["xgap"] == 0  # no 1-px gaps between cells of a few pixels
-    grid = decode(spec(at, "ya_fig_head_0")["data"][0]["z"])
+    grid = decode(spec(at, "your_attention_fig_head_0")["data"][0]["z"])
     assert grid.shape == (60, 60)  # the per-head grid is averaged further (≤ 64)
-    assert any(c.value.startswith("t = 600: each head is shown as 60×60 blocks of 10×10 tokens")
-               for c in at.caption)
-    entropy = decode(spec(at, "ya_fig_entropy")["data"][0]["z"])
+    pooled = common.HEADS_POOLED.format(t=600, shown=60, f=10) + text.HEADS_EXACT
+    assert pooled in [c.value for c in at.caption]
+    entropy = decode(spec(at, "your_attention_fig_entropy")["data"][0]["z"])
     assert entropy.shape == (1, 120)  # every head kept, queries averaged in blocks of 5
-    assert spec(at, "ya_fig_entropy")["data"][0]["y"] == ["head 0"]
-    assert "ya_fig_lines" not in chart_keys(at)
+    assert spec(at, "your_attention_fig_entropy")["data"][0]["y"] == ["head 0"]
+    assert "your_attention_fig_lines" not in chart_keys(at)
 
 
 def test_many_heads_are_paged_by_sixteen(at):
     upload(at, "w.npy", npy(softmax_rows((20, 3, 3))))
-    heads = [k for k in chart_keys(at) if k.startswith("ya_fig_head_")]
-    assert heads == [f"ya_fig_head_{h}" for h in range(16)]
-    at.number_input(key="ya_first_head").set_value(4).run()
-    heads = [k for k in chart_keys(at) if k.startswith("ya_fig_head_")]
-    assert heads == [f"ya_fig_head_{h}" for h in range(4, 20)]
+    heads = [k for k in chart_keys(at) if k.startswith("your_attention_fig_head_")]
+    assert heads == [f"your_attention_fig_head_{h}" for h in range(16)]
+    at.number_input(key="your_attention_first_head").set_value(4).run()
+    heads = [k for k in chart_keys(at) if k.startswith("your_attention_fig_head_")]
+    assert heads == [f"your_attention_fig_head_{h}" for h in range(4, 20)]
 
 
 def test_downloads_and_report_button(at):
@@ -219,4 +229,5 @@ def test_downloads_and_report_button(at):
     report = at.download_button[-1]
     assert report.proto.deferred_file_id or report.proto.url  # built on click
     assert not report.proto.disabled
-    assert at.selectbox(key="ya_dl_csv_matrix").options == ["weights", "entropy", "effective"]
+    assert at.selectbox(key="your_attention_dl_csv_matrix").options == ["weights", "entropy",
+                                                                        "effective"]

@@ -11,8 +11,8 @@ import pytest
 from attnviz.core.diagnostics import row_diagnostics
 from attnviz.scenarios.registry import VARIANTS
 from attnviz.scenarios.scenario import Scenario, run_scenario
-from attnviz.teach import text
 from attnviz.teach.sqrt_dk import sqrt_dk_experiment
+from attnviz.teach.text import common, why_sqrt_dk
 
 RNG = np.random.default_rng(2024)
 X = RNG.standard_normal((4, 3))  # target / main tokens
@@ -135,8 +135,8 @@ def test_additive_formula():
 
 def test_matrix_formulas_of_the_playground():
     """S = QKᵀ, S' = S·scale/τ, S'' = −∞ where masked, A = softmax(S''), O = AV."""
-    assert text.MATRICES["scores"][1] == r"S = Q K^\top"
-    assert text.MATRICES["output"][1] == r"O = A V"
+    assert common.MATRICES["scores"][1] == r"S = Q K^\top"
+    assert common.MATRICES["output"][1] == r"O = A V"
     res = run("causal", temperature=TAU)
     q, k, v = res.q, res.k, res.v
     s = q @ k.T
@@ -162,7 +162,7 @@ def test_trace_formulas_name_the_steps_the_code_takes():
 
 
 def test_diagnostics_formula():
-    assert r"N_i = e^{H_i}" in text.DIAGNOSTICS_FORMULA
+    assert r"N_i = e^{H_i}" in common.DIAGNOSTICS_FORMULA
     w = np.array([[0.5, 0.25, 0.25]])
     h = -(0.5 * math.log(0.5) + 2 * 0.25 * math.log(0.25))
     d = row_diagnostics(w)
@@ -172,7 +172,7 @@ def test_diagnostics_formula():
 
 def test_sqrt_dk_formula():
     """Var(q·k) = d_k and Var(q·k/√d_k) = 1 for unit-variance q, k."""
-    assert r"= d_k" in text.SQRT_DK_FORMULA and r"\right) = 1" in text.SQRT_DK_FORMULA
+    assert r"= d_k" in why_sqrt_dk.FORMULA and r"\right) = 1" in why_sqrt_dk.FORMULA
     res = sqrt_dk_experiment((8, 64), t_k=32, n_queries=800, seed=3)
     np.testing.assert_allclose(res.var_unscaled, [8, 64], rtol=0.08)
     np.testing.assert_allclose(res.var_scaled, [1, 1], rtol=0.08)

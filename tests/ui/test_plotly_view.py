@@ -91,8 +91,8 @@ def test_clickable_charts_ask_the_component_for_clicks(static_serving):
     at = open_page("line_view")
     specs = dict(zip(chart_keys(at), chart_specs(at), strict=True))
     assert {e.type for e in charts(at)} == {"bidi_component"}
-    assert specs["lines_fig"]["clickable"] is True
-    assert all(spec["clickable"] is False for key, spec in specs.items() if key != "lines_fig")
+    assert specs["line_view_fig"]["clickable"] is True
+    assert all(spec["clickable"] is False for key, spec in specs.items() if key != "line_view_fig")
 
 
 def test_without_static_serving_clicks_come_from_st_plotly_chart_selections(static_serving):

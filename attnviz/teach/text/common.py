@@ -1,0 +1,361 @@
+"""Strings several pages share, and those of the ``attnviz.ui`` helpers and ``attnviz.figures``.
+
+Also, until those pages get namespaces of their own, the strings of Playground, Multi-head and
+Compare, under their old prefixed names (``MHA_``, ``COMPARE_``); ``attnviz.ui.controls`` and
+``heads`` read them here too.
+
+Templates: ``FIELDS`` names the ``str.format`` fields of every template of this module (a
+comment above each template says what its fields are); ``tests/teach/test_text.py`` checks them.
+"""
+
+from __future__ import annotations
+
+FIELDS: dict[str, tuple[str, ...]] = {
+    "MHA_BAD_HEADS": ("n", "dk", "dv", "choices", "nearest", "shown"),
+    "MHA_ZERO_HEADS": ("dk", "dv", "choices", "nearest", "shown"),
+    "MHA_OUTPUTS_SCALE": ("bound",),
+    "COMPARE_NOT_APPLICABLE": ("reason",),
+    "SHARE_LINK_HELP": ("n", "limit"),
+    "HEADS_POOLED": ("t", "shown", "f"),
+    "LIMITS_CAPTION": ("tokens", "d_model", "width", "heads", "chars"),
+    "LIMITS_TOKENS_HELP": ("tokens", "chars"),
+    "LIMITS_HEADS_REPLACED": ("n", "dk", "dv", "shown", "choices"),
+    "LIMITS_MASKED_ROWS": ("rows",),
+    "HEAD_NAME": ("h",),
+    "SIDEBAR_SCENARIO": ("variant", "t", "d_model"),
+    "SIDEBAR_HEADS": ("n_heads",),
+    "EDITOR_BAD_SHAPE": ("label", "rows", "cols", "got_rows", "got_cols"),
+    "EDITOR_BAD_CELLS": ("label", "cells", "more"),
+    "EDITOR_MORE": ("n",),
+    "MASK_EDITOR_BAD_SHAPE": ("rows", "cols"),
+    "DIAGNOSTICS_INVALID": ("reason",),
+    "DIAGNOSTICS_ENTROPY_HELP": ("max_entropy",),
+    "SHARE_BAD_LINK_REASON": ("reason",),
+    "SHARE_CANNOT_SAVE": ("reason",),
+    "SHARE_TOO_LARGE": ("size_mb", "limit"),
+    "SHARE_UPLOAD_HELP": ("limit",),
+    "SHARE_NOT_LOADED": ("reason",),
+    "REPORT_FIGURE": ("n",),
+    "REPORT_MADE": ("stamp",),
+}
+
+# One entry per matrix shown on the Playground: (title, LaTeX formula, one-line explanation).
+MATRICES = {
+    "x": ("X — token embeddings", r"X \in \mathbb{R}^{t \times d_{model}}",
+          "One row per token: the vectors attention works on."),
+    "x_pe": ("X + PE — embeddings with positional encoding", r"X' = X + PE",
+             "The sinusoidal position code is added so that order becomes visible."),
+    "q": ("Q — queries", r"Q = X W_Q", "What each token is looking for."),
+    "k": ("K — keys", r"K = X W_K", "What each token offers to be found by."),
+    "v": ("V — values", r"V = X W_V", "What each token passes on when attended to."),
+    "scores": ("Raw scores", r"S = Q K^\top", "S_ij = q_i · k_j: how well key j matches query i."),
+    "scaled": ("Scaled scores", r"S' = \frac{S \cdot \text{scale}}{\tau}",
+               "Scores times the scale (1/√d_k by default) and divided by the temperature τ."),
+    "mask": ("Mask", r"M_{ij} \in \{\text{True}, \text{False}\}",
+             "True (blue ✓): query i may attend to key j; False (grey ✕): masked, its score "
+             "becomes −∞."),
+    "masked": ("Masked scores", r"S'' = \begin{cases} S'_{ij} & M_{ij}\\ -\infty & "
+               r"\text{otherwise}\end{cases}",
+               "Masked pairs get −∞, so exp(−∞) = 0 removes them from the softmax."),
+    "weights": ("Attention weights", r"A_{ij} = \frac{e^{S''_{ij}}}{\sum_{j'} e^{S''_{ij'}}}",
+                "Softmax over the keys: each row is positive and sums to 1."),
+    "output": ("Output", r"O = A V", "Each row is the weighted average of the value rows."),
+    "concat": ("Concatenated heads", r"\mathrm{Concat}(O_1, \dots, O_h)",
+               "The heads' outputs side by side (np.hstack)."),
+    "mha_output": ("Multi-head output", r"O = \mathrm{Concat}(O_1, \dots, O_h)\, W_O",
+                   "The concatenation projected by W_O."),
+    "features": ("Alignment features", r"\tanh(q_i W_q + k_j W_k)",
+                 "The hidden layer of the additive scorer (shown for the first query)."),
+    "additive_scores": ("Alignment scores", r"e_{ij} = v_a^\top \tanh(q_i W_q + k_j W_k)",
+                        "A small network, not a dot product, scores each pair."),
+}
+
+FULLY_MASKED_ROW = (
+    "A query whose keys are all masked has nothing to attend to: attnviz gives it a weights "
+    "row of zeros and an output row of zeros (a naive softmax would give 0/0 = NaN)."
+)
+
+SCALE_MODES = {"sqrt_dk": "1/√d_k", "none": "none (1)", "custom": "custom"}
+
+INIT_KINDS = {"randint": "random integers 0–2 (notebooks)", "normal": "normal N(0, 1)",
+              "glorot_uniform": "Glorot uniform", "identity": "identity", "zeros": "zeros"}
+
+
+MASKS_ALL_BLOCKED = (
+    "Every cell of the mask is blocked: no query may attend to any key. All weights and all "
+    "outputs are 0. The figures still show what happens."
+)
+
+MHA_INTRO = (
+    "Multi-head attention cuts the columns of W_Q, W_K and W_V into h equal blocks. Each block "
+    "is one head: it computes its own weights and its own output with the same steps as "
+    "single-head attention. The heads' outputs are put side by side (concatenated) and "
+    "multiplied by W_O. This page always computes multi-head self-attention on the current "
+    "tokens, with the scenario's mask, scale and temperature, whatever variant is picked."
+)
+
+MHA_DIRECT = (
+    "This scenario gives Q, K and V directly, as its seed notebook does. Multi-head attention "
+    "needs token embeddings and the weight matrices W_Q, W_K, W_V (their columns are split into "
+    "heads), so there is nothing to split here. Load a scenario with embeddings and weights:"
+)
+
+MHA_HEADS_HELP = (
+    "The number of heads h must divide the Q/K width and the V width: each head gets "
+    "width / h columns."
+)
+
+# {n}, {dk}, {dv}, {choices}, {nearest}, {shown} are filled in by the page.
+MHA_BAD_HEADS = (
+    "{n} heads cannot split the Q/K width ({dk}) and the V width ({dv}) into equal blocks. "
+    "Valid choices: {choices}; nearest: {nearest}. Still showing {shown} heads."
+)
+
+# {dk}, {dv}, {choices}, {nearest}, {shown}: as in MHA_BAD_HEADS
+MHA_ZERO_HEADS = (
+    "0 heads: attention needs at least 1 head. Valid choices for the Q/K width ({dk}) and the "
+    "V width ({dv}): {choices}; nearest: {nearest}. Still showing {shown} heads."
+)
+
+MHA_WEIGHTS = (
+    "One weights matrix per head, all on the same 0–1 colour scale: rows are queries, columns "
+    "keys. Different heads can attend to different tokens."
+)
+
+MHA_WEIGHTS_SCALE = "Colour: dark purple = 0, yellow = 1; hover a cell for its exact value."
+
+MHA_HEAD_OUTPUTS = "Each head's output O_h = A_h V_h (shared colour scale across the heads)."
+
+# {bound}: the largest absolute output value (the colour scale runs from -bound to +bound)
+MHA_OUTPUTS_SCALE = "Colour: blue < 0 < red, from −{bound:.3g} to +{bound:.3g}."
+
+MHA_MIX = (
+    "Seed 004 combines the heads with one number per head instead of W_O: "
+    "output = Σ_h w_h · O_h. This needs every head to have the same width d_v and mixes them "
+    "column by column. Edit the weights below (default: the average, 1/h each)."
+)
+
+MHA_MIX_FORMULA = r"O_{\text{mix}} = \sum_{h} w_h\, O_h"
+
+MHA_WO_FORMULA = r"O = \mathrm{Concat}(O_1, \dots, O_h)\, W_O"
+
+
+COMPARE_INTRO = (
+    "The same tokens, embeddings and weights under two settings, side by side, and their "
+    "difference A − B (red: A gives more, blue: B gives more, white: no change). Only the one "
+    "thing named in the choice differs; the scenario itself is not changed."
+)
+
+COMPARE_KINDS = {
+    "scale": "Scaled (1/√d_k) vs unscaled",
+    "causal": "Causal vs bidirectional",
+    "heads": "1 head vs several heads",
+    "pe": "With vs without positional encoding",
+    "temperature": "Temperature τ vs another τ",
+    "variants": "Any two variants",
+}
+
+COMPARE_WEIGHTS = "Attention weights (rows are queries, columns keys)."
+
+COMPARE_HEADS_MEAN = (
+    "With several heads each head has its own weights; shown here is their mean over the "
+    "heads (its rows still sum to 1). The outputs compare directly: both are Concat(heads)·W_O."
+)
+
+COMPARE_DIFF = "A − B, on a colour scale centred at 0."
+
+COMPARE_SHAPES = (
+    "A and B have different shapes (for example another number of keys), so there is no "
+    "element-wise difference to show."
+)
+
+COMPARE_OUTPUT = "Outputs (rows are queries)."
+
+# {reason}: why the comparison does not apply (a sentence without its full stop)
+COMPARE_NOT_APPLICABLE = "This comparison does not apply to the current scenario: {reason}."
+
+DIAGNOSTICS_TITLE = "Row diagnostics"
+
+DIAGNOSTICS_INTRO = (
+    "For each query row: its entropy H = −Σ α ln α (0 = all weight on one key, ln t_k = "
+    "uniform), the effective number of attended tokens exp(H), the largest weight and its key, "
+    "and the row sum, which must be 1 (or 0 for a fully masked query)."
+)
+
+DIAGNOSTICS_FORMULA = (
+    r"H_i = -\sum_j \alpha_{ij} \ln \alpha_{ij},\quad N_i = e^{H_i},\quad "
+    r"\textstyle\sum_j \alpha_{ij} = 1"
+)
+
+DIAGNOSTICS_COLUMNS = {
+    "entropy": "entropy (nats)",
+    "effective": "effective tokens",
+    "max_weight": "max weight",
+    "argmax": "most-attended key",
+    "row_sum": "row sum",
+    "ok": "row sum OK",
+}
+
+DIAGNOSTICS_ALL_OK = "Every row sums to 1 (fully masked rows: 0)."
+
+DIAGNOSTICS_NOT_OK = "Some rows do not sum to 1: these are not softmax weights."
+
+# {n}: the link's length in characters; {limit}: the longest link allowed
+SHARE_LINK_HELP = (
+    "Anyone opening this link on a machine that serves attnviz gets this exact scenario on "
+    "the Playground ({n:,} characters; links hold at most {limit:,}). The link carries the "
+    "numbers themselves, compressed: nothing is stored on the server."
+)
+
+SHARE_LINK_LOADED = "Scenario loaded from the link."
+
+SHARE_BAD_LINK = "This link could not be opened, so the default scenario is shown."
+
+SHARE_FILE_HELP = (
+    "A JSON file with every number of the scenario (schema version 1); load it here to "
+    "restore the scenario exactly."
+)
+
+SHARE_FILE_LOADED = "Scenario loaded from the file; every page now uses it."
+
+SHARE_REPORT_HELP = (
+    "One HTML file with every figure of this page, interactive (hover for the values) and "
+    "readable offline: plotly.js is inside the file (about 5 MB)."
+)
+
+SHARE_IMAGE_HELP = (
+    "The camera icon in each chart's toolbar saves the chart as it is on screen, drawn by "
+    "your browser (offline). PNG at twice the resolution for slides; SVG for papers."
+)
+
+# {t}, {shown}, {f}; then the page's own sentence on where the exact weights are
+HEADS_POOLED = (
+    "t = {t}: each head is shown as {shown}×{shown} blocks of {f}×{f} tokens, how much "
+    "attention a block's queries pay on average to its keys (rows still sum to 1; the hover "
+    "names a block's positions). "
+)
+
+HEADS_EXACT_PLAYGROUND = ("The exact weights of a head: Step by step, Trace a cell, or the "
+                          "downloads below.")
+
+# {tokens}, {d_model}, {width}, {heads}, {chars} come from attnviz.scenarios.limits.
+LIMITS_CAPTION = (
+    "Limits: at most {tokens} tokens, d_model up to {d_model}, Q/K and V widths up to {width}, "
+    "up to {heads} heads; token labels are cut to {chars} characters."
+)
+
+# {tokens}, {chars}: as in LIMITS_CAPTION
+LIMITS_TOKENS_HELP = (
+    "Up to {tokens} tokens, each at most {chars} characters. The same word may appear twice: "
+    "labels are told apart by position (0:the, 4:the)."
+)
+
+# {n}, {dk}, {dv}, {shown}, {choices} are filled in by attnviz.ui.controls.
+LIMITS_HEADS_REPLACED = (
+    "This scenario asks for {n} heads, but the number of heads must divide the Q/K width "
+    "({dk}) and the V width ({dv}); {shown} heads are used instead. Valid counts: {choices}."
+)
+
+# {rows}: the fully masked query rows, e.g. "0, 3"
+LIMITS_MASKED_ROWS = (
+    "Query row(s) {rows} (counting from 0) may attend to no key under this mask: their "
+    "weights and outputs are all 0."
+)
+
+# --- Words every page shares (axis titles, head names) -------------------------------------
+
+AXIS_QUERY = "query"
+AXIS_KEY = "key"
+AXIS_QUERIES = "queries"
+AXIS_KEYS = "keys"
+AXIS_POSITION = "position"
+HEAD_LABEL = "Head"
+HEADS_LABEL = "Heads"
+SEED_LABEL = "Seed"
+# {h}: a head's index, from 0
+HEAD_NAME = "head {h}"
+NO_VALUE = "—"  # a table cell with nothing in it (no key, no prediction)
+
+# --- Sidebar (attnviz.ui.sidebar) -----------------------------------------------------------
+
+SIDEBAR_PRESETS = "Presets"
+SIDEBAR_PRESET_CHOICE = "Classroom demos"
+SIDEBAR_LOAD = "Load preset"
+SIDEBAR_LOAD_HELP = "Replaces the whole scenario (tokens, embeddings, weights, settings)"
+SIDEBAR_CURRENT = "Current scenario"
+# {variant}: the variant's name; {t}: number of tokens; {d_model}: the embedding width
+SIDEBAR_SCENARIO = "{variant}\n{t} tokens · d_model {d_model}"
+# {n_heads}: number of heads (appended to SIDEBAR_SCENARIO for multi-head variants)
+SIDEBAR_HEADS = " · {n_heads} heads"
+SIDEBAR_PRESENTER = "Presenter mode"
+SIDEBAR_PRESENTER_HELP = "Bigger type and figures, editors collapsed — for a projector"
+
+# --- Matrix and mask editors (attnviz.ui.editors, attnviz.ui.mask_editor) -------------------
+
+# {label}: the editor's label; {rows}×{cols}: expected shape; {got_rows}×{got_cols}: received
+EDITOR_BAD_SHAPE = (
+    "{label}: expected a {rows}×{cols} matrix, got {got_rows}×{got_cols}; the previous values "
+    "are kept."
+)
+# {label}: the editor's label; {cells}: the first bad cells; {more}: EDITOR_MORE or ""
+EDITOR_BAD_CELLS = (
+    "{label}: cell {cells}{more} is empty or not a finite number; its previous value is kept. "
+    "Enter a number (e.g. 0.5 or -2)."
+)
+# {n}: how many more bad cells than the ones named
+EDITOR_MORE = " and {n} more"
+# {rows}×{cols}: the mask's shape (t_q × t_k)
+MASK_EDITOR_BAD_SHAPE = "The mask grid must be {rows}×{cols}; the previous mask is kept."
+
+# --- Diagnostics panel (attnviz.ui.diagnostics) ---------------------------------------------
+
+# {reason}: why the weights are not attention weights (a ValueError's message)
+DIAGNOSTICS_INVALID = "No diagnostics: {reason}."
+# {max_entropy}: ln t_k, the entropy of uniform weights
+DIAGNOSTICS_ENTROPY_HELP = "ln t_k = {max_entropy:.4f} means uniform"
+DIAGNOSTICS_HEAD = "head"
+
+# --- Scenario files, links and downloads (attnviz.ui.share) ---------------------------------
+
+# {reason}: what is wrong with the link, as a sentence
+SHARE_BAD_LINK_REASON = SHARE_BAD_LINK + " {reason}."
+SHARE_TO_ADDRESS_BAR = "Put this link in the address bar"
+# {reason}: why the scenario cannot be written to a file
+SHARE_CANNOT_SAVE = "This scenario cannot be saved: {reason}."
+SHARE_DOWNLOAD_SCENARIO = "Download the scenario (.json)"
+# {size_mb}: the file's size in MB; {limit}: the upload limit in MB
+SHARE_TOO_LARGE = "the file is {size_mb:.1f} MB; uploads may be at most {limit} MB"
+SHARE_NOT_JSON = "a scenario file is a .json file saved by attnviz"
+SHARE_UPLOAD_LABEL = "Load a scenario file (.json)"
+# {limit}: the upload limit in MB
+SHARE_UPLOAD_HELP = "A file saved here, at most {limit} MB."
+# {reason}: why the file was refused
+SHARE_NOT_LOADED = "This file was not loaded: {reason}. The current scenario is kept."
+DOWNLOADS_NONE = "No matrices to download."
+DOWNLOADS_MATRIX_LABEL = "Matrix"
+DOWNLOADS_MATRIX_HELP = "Every matrix of this page; 3-D ones are in the .npz and JSON"
+DOWNLOADS_CSV = "CSV"
+DOWNLOADS_NPZ = "All matrices (.npz)"
+DOWNLOADS_NPZ_HELP = "np.load(f, allow_pickle=False)"
+DOWNLOADS_JSON = "All matrices (.json)"
+REPORT_BUTTON = "Download an HTML report of these figures"
+IMAGE_FORMAT_LABEL = "The camera button of every chart saves"
+IMAGE_FORMATS = {"png": "PNG (2× resolution)", "svg": "SVG (vector, for slides and papers)"}
+
+# --- Figures (attnviz.figures) ----------------------------------------------------------------
+
+FIGURE_ROW = "row"  # hover name of a heatmap's rows when it has no y title
+FIGURE_COLUMN = "column"  # hover name of its columns when it has no x title
+FIGURE_VALUE = "value"
+FIGURE_MAY_ATTEND = "may attend"
+FIGURE_MASKED = "masked"
+FIGURE_MINUS_INF = "−∞ (masked)"
+REPORT_TITLE = "attnviz report"
+# {n}: the figure's number, from 1
+REPORT_FIGURE = "Figure {n}"
+# {stamp}: date and time the report was made
+REPORT_MADE = (
+    "Made with attnviz on {stamp}. Opens offline; hover for exact values; the camera icon saves "
+    "a figure as SVG."
+)
+REPORT_EMPTY = "This page shows no figures."

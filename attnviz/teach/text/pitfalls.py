@@ -1,0 +1,116 @@
+"""Pitfalls: bugs that real tutorials ship, each computed wrong and right on the same inputs.
+
+Templates: ``FIELDS`` names the ``str.format`` fields of every template of this module (a
+comment above each template says what its fields are); ``tests/teach/test_text.py`` checks them.
+"""
+
+from __future__ import annotations
+
+FIELDS: dict[str, tuple[str, ...]] = {
+    "SOURCE": ("source",),
+    "SYMPTOM": ("symptom",),
+    "PANEL_TITLE": ("side", "matrix"),
+}
+
+INTRO = (
+    "Bugs that real attention tutorials ship — several from the seed notebooks this dashboard "
+    "grew out of. For each one the wrong code and the right code run on the same inputs; both "
+    "results are computed live (the wrong function is shown exactly as it runs)."
+)
+
+# title, source, the symptom in one sentence, what to look at.
+PITFALLS = {
+    "softmax_over_queries": dict(
+        title="Softmax over the queries instead of the keys",
+        source="seed 001 (its causal example prints [[0, 0.3595, 0], [1, 0.6405, 1]])",
+        symptom="The columns of the weights sum to 1 instead of the rows, so query 0 gets "
+                "weight 0.36 instead of 1 on the only key it may see and its output is "
+                "[0, 0.36, 0] instead of v_0 = [0, 1, 0].",
+        look="The mask is built with a batch axis, shape (1, t, t); np.where broadcasts the "
+             "scores to (1, t, t), so the notebook's axis=1 is now the query axis. Normalise "
+             "over the last axis (axis=-1) and the right answer appears.",
+    ),
+    "softmax_length_one": dict(
+        title="Softmax over an axis of length one",
+        source="seed 004 (Keras: K.softmax(score) on a score of shape (batch, t, 1))",
+        symptom="Every weight is exactly 1, so the 'context vector' is the plain sum of the "
+                "values ([3, 4, 1] here) and the scores have no effect at all.",
+        look="K.softmax normalises over the last axis; with one neuron that axis has length "
+             "one and exp(s)/exp(s) = 1. Squeeze the score to (t,) first, as the notebook's "
+             "earlier cell does, so the softmax runs over the tokens.",
+    ),
+    "sum_broadcast": dict(
+        title="A hand-written softmax whose sum broadcasts along the wrong axis",
+        source="seed 004 (softmax = np.exp(x) / np.sum(np.exp(x), axis=axis))",
+        symptom="Without keepdims the (t,) vector of row sums is divided along the columns: "
+                "entry (i, j) is divided by the sum of row j, so rows sum to anything (0.07 "
+                "to 3.3 here) and no error is raised.",
+        look="The diagonal is right (row i divided by its own sum), which makes the bug easy "
+             "to miss on a glance. Use np.sum(..., keepdims=True), or the stable softmax.",
+    ),
+    "scale_by_length": dict(
+        title="Scaling by √(sequence length) instead of √d_k",
+        source="seed 004 (batched_tensor_dot divides by np.sqrt(q.shape[0]))",
+        symptom="q.shape[0] is the number of tokens (6), not the width d_k (3): the scores are "
+                "divided by √6 instead of √3, so every row is flatter than it should be — and "
+                "the same sentence would attend differently if it were longer.",
+        look="Compare the diagonals: 'reads' attends to itself with 0.92 instead of 0.98. For "
+             "the single query the notebook's q.shape[0] happened to be d (q was a vector), "
+             "which hid the bug.",
+    ),
+    "naive_overflow": dict(
+        title="The naive exp overflowing for large scores",
+        source="the textbook formula exp(s) / Σ exp(s)",
+        symptom="exp(710) is larger than the largest float64 (≈ 1.8e308) and becomes inf; "
+                "inf/inf = NaN, so a row with a large score gives NaN (or 0 and NaN) weights "
+                "although the right weights are perfectly ordinary.",
+        look="Subtracting the row maximum first, exp(s − max s), changes nothing mathematically "
+             "(the factor cancels) and the largest exponent becomes exp(0) = 1.",
+    ),
+    "mask_after_softmax": dict(
+        title="The mask applied after the softmax instead of before",
+        source="a common mistake when adding a causal mask",
+        symptom="Zeroing forbidden weights after normalising leaves rows that sum to less than "
+                "1 (0.24 for the first word): the output shrinks and the future still "
+                "influenced how much weight the allowed keys got.",
+        look="Set forbidden scores to −∞ before the softmax; the allowed weights are then "
+             "renormalised among themselves and every row sums to 1.",
+    ),
+    "fully_masked_row": dict(
+        title="−1e9 instead of −∞, and a fully masked row",
+        source="seed 001 fills masked scores with −1e9",
+        symptom="A query whose keys are all masked (the left padding token here) gets a row of "
+                "equal scores −1e9, so the softmax spreads it uniformly (1/3 each) over keys it "
+                "must not see and its output is their average.",
+        look="Rows with at least one allowed key agree (exp(−1e9 − max) is exactly 0). With "
+             "−∞ a fully masked row is 0/0 in a naive softmax; attnviz's rule gives it zero "
+             "weights and a zero output, which downstream code can detect.",
+    ),
+    "pe_base_typo": dict(
+        title="The positional-encoding base 1000 instead of 10000",
+        source="seed 002 (its formula prints w_k = 1/1000^(2k/d))",
+        symptom="Nothing crashes, but the slow dimensions turn up to 10 times faster, so the "
+                "code differs from the paper and from every pretrained model, and distant "
+                "positions look alike sooner.",
+        look="Columns d0 and d1 are identical in both (frequency 1); the later columns differ "
+             "more and more (column d2 reaches 0.46 instead of 1.00 at t = 15).",
+    ),
+}
+
+WRONG = "Wrong"
+
+RIGHT = "Right"
+
+INPUTS = "Inputs (the same for both)"
+
+NAN = "NaN (grey cells) means 'not a number': the computation produced 0/0 or inf/inf."
+NAN_NAME = "not a number"  # the legend name of the NaN cells' overlay
+
+TITLE = "Pitfalls"
+CHOICE_LABEL = "Pitfall"
+# {source}: where the bug was found (PITFALLS[...]["source"])
+SOURCE = "Source: {source}"
+# {symptom}: what goes wrong (PITFALLS[...]["symptom"])
+SYMPTOM = "Symptom: {symptom}"
+# {side}: WRONG or RIGHT; {matrix}: the panel's name
+PANEL_TITLE = "{side}: {matrix}"
