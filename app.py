@@ -2,10 +2,12 @@
 
 import streamlit as st
 
-from attnviz.ui import presenter, sidebar, state
+from attnviz.ui import blas, presenter, share, sidebar, state
 
+blas.one_blas_thread()  # small matrices, many sessions: see attnviz/ui/blas.py
 st.set_page_config(page_title="attnviz", page_icon="🔍", layout="wide")
 state.init_state()
+share.restore_from_link()  # a shared link (?scenario=...) replaces the scenario once
 
 PAGES = {
     # one line per page, grouped in the sidebar; no icons (emoji need a font offline machines lack)

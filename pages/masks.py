@@ -5,12 +5,12 @@ import pandas as pd
 import streamlit as st
 
 from attnviz import position_labels
-from attnviz.core.attention import MultiHeadResult, softmax
+from attnviz.core.attention import softmax
 from attnviz.figures import heatmap, mask_figure
 from attnviz.scenarios.scenario import MASK_KINDS, user_mask
 from attnviz.teach.text import common
 from attnviz.teach.text import masks as text
-from attnviz.ui import controls, state
+from attnviz.ui import controls, heads, state
 from attnviz.ui.mask_editor import mask_editor
 from attnviz.ui.panels import matrix_panel, scenario_caption
 
@@ -81,11 +81,8 @@ result = controls.compute(scenario)
 if result is None:
     st.stop()
 att = result.attention
-if isinstance(att, MultiHeadResult):
-    h = st.selectbox(common.HEAD_LABEL, range(att.n_heads), key="masks_head",
-                     format_func=lambda r: common.HEAD_NAME.format(h=r))
-    att = att.heads[min(h, att.n_heads - 1)]
-before_mask = getattr(att, "scaled", att.scores)  # additive attention has no scale step
+att = att.head(heads.head_picker(att, "masks_head") or 0)
+before_mask = att.scaled  # additive attention: its scores (no scale step)
 mask = result.mask
 blocked_rows = np.flatnonzero(~mask.any(axis=1))
 if not mask.any():

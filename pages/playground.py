@@ -2,7 +2,6 @@
 
 import streamlit as st
 
-from attnviz.core.attention import MultiHeadResult
 from attnviz.core.downsample import block_factor, block_labels, downsample
 from attnviz.figures import heatmap, mask_figure
 from attnviz.io import export
@@ -64,7 +63,7 @@ with views:
                     z = getattr(att, name)
                     panel(name, z, [f"{name}{j}" for j in range(z.shape[1])],
                           q_lab if name == "q" else k_lab)
-        if isinstance(att, MultiHeadResult):
+        if scenario.spec.always_heads:
             st.markdown("**Attention weights per head** (shared 0–1 scale)")
             # narrow columns: long sequences are pooled, as on Your own attention
             thumb = limits.THUMBNAIL_T

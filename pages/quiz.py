@@ -6,13 +6,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attnviz.core.additive import AdditiveResult
-from attnviz.core.attention import MultiHeadResult
 from attnviz.figures import heatmap, mask_figure
 from attnviz.teach.quiz import practice_question, score_predictions
 from attnviz.teach.text import common
 from attnviz.teach.text import quiz as text
-from attnviz.ui import controls, state
+from attnviz.ui import controls, heads, state
 from attnviz.ui.panels import show_figure
 
 MAX_QUERIES = 12
@@ -35,9 +33,7 @@ else:
     if result is None:
         st.stop()
     part, q_lab, k_lab = result.attention, result.q_labels, result.k_labels
-    if isinstance(part, MultiHeadResult):
-        part = part.heads[st.selectbox(common.HEAD_LABEL, range(part.n_heads), key="quiz_head",
-                                       format_func=lambda h: common.HEAD_NAME.format(h=h))]
+    part = part.head(heads.head_picker(part, "quiz_head") or 0)
 weights = np.atleast_2d(part.weights)
 if weights.shape[0] > MAX_QUERIES:
     st.info(text.TOO_MANY.format(limit=MAX_QUERIES, n=weights.shape[0]))
@@ -46,7 +42,7 @@ question = hashlib.sha1(weights.tobytes() + str(weights.shape).encode()).hexdige
 revealed = st.session_state.get("quiz_revealed_for") == question
 
 st.markdown(f"**{text.KNOWN}**")
-if isinstance(part, AdditiveResult):
+if source != "practice" and not scenario.spec.projections:  # additive: no Q and K
     st.markdown(f"**{text.SCORES}**")
     show_figure(heatmap(part.scores, k_lab, q_lab), key="quiz_fig_scores")
 else:

@@ -4,14 +4,12 @@ import numpy as np
 import streamlit as st
 
 from attnviz import position_labels
-from attnviz.core.additive import AdditiveResult
-from attnviz.core.attention import MultiHeadResult
 from attnviz.core.explain import AdditiveInputs, explain_row
 from attnviz.figures import heatmap
 from attnviz.teach.explain import formulas_for, number, output_symbol, settings_of
 from attnviz.teach.text import step_by_step as text
 from attnviz.teach.text.common import FULLY_MASKED_ROW
-from attnviz.ui import controls, state, steps
+from attnviz.ui import controls, heads, state, steps
 from attnviz.ui.editors import matrix_editor
 from attnviz.ui.panels import scenario_caption, show_figure
 
@@ -68,8 +66,7 @@ def one_query(result, scenario) -> None:
     head reruns this part alone, not the page's header and its Q, K, V editors."""
     att = result.attention
     q_lab, k_lab = result.q_labels, result.k_labels
-    multi = isinstance(att, MultiHeadResult)
-    head = None
+    multi = scenario.spec.always_heads  # the path goes on through W_O
 
     pick, fig_col = st.columns([1, 2], gap="large")
     with pick:
@@ -80,18 +77,17 @@ def one_query(result, scenario) -> None:
                          format_func=lambda r: q_lab[r] if 0 <= r < t_q else str(r))
         if multi:
             st.caption(text.MULTI_HEAD)
-            head = st.selectbox(text.HEAD_LABEL, range(att.n_heads), key="sbs_head",
-                                format_func=lambda r: text.HEAD_OPTION.format(h=r))
-            head = min(head, att.n_heads - 1)
+        head = heads.head_picker(att, "sbs_head")
+        head = 0 if head is None and multi else head  # one head of a multi-head result
         st.caption(text.PICK)
     with fig_col:
         st.markdown(text.WEIGHTS_TITLE)
-        weights = att.heads[head].weights if multi else att.weights
+        weights = att.head(head or 0).weights
         fig = heatmap(weights, k_lab, q_lab, kind="weights", highlight_rows=[i],
                       y_title="query", x_title="key")
         show_figure(fig, key="sbs_fig_weights", filename="step_weights")
 
-    if isinstance(att, AdditiveResult):
+    if not scenario.spec.projections:  # additive: its own score network
         source = result.source_x if result.source_x is not None else result.x
         row = explain_row(att, i, additive=AdditiveInputs(
             result.x, source, source, scenario.w_a_q, scenario.w_a_k, scenario.v_a))

@@ -3,13 +3,11 @@
 import numpy as np
 import streamlit as st
 
-from attnviz.core.additive import AdditiveResult
-from attnviz.core.attention import MultiHeadResult
 from attnviz.core.explain import AdditiveInputs, explain_row
 from attnviz.figures import heatmap
 from attnviz.figures.clickable import MAX_PICKER_CELLS, add_cell_picker
 from attnviz.teach.text import trace as text
-from attnviz.ui import controls, state, trace_view
+from attnviz.ui import controls, heads, state, trace_view
 from attnviz.ui.diagnostics import diagnostics_panel
 from attnviz.ui.panels import show_figure
 
@@ -21,14 +19,11 @@ if result is None:
     st.stop()
 att = result.attention
 q_lab, k_lab = result.q_labels, result.k_labels
-multi = isinstance(att, MultiHeadResult)
+multi = scenario.spec.always_heads  # the path goes on through W_O
 
 c_head, c_query, c_key = st.columns(3)
-head = 0
-if multi:
-    head = c_head.selectbox(text.HEAD_LABEL, range(att.n_heads),
-                            format_func=lambda h: text.HEAD_OPTION.format(h=h), key="trace_head")
-part = att.heads[head] if multi else att
+head = heads.head_picker(att, "trace_head", c_head) or 0
+part = att.head(head)
 weights = np.atleast_2d(part.weights)
 t_q, t_k = weights.shape
 tag = trace_view.labels_key(q_lab, k_lab)  # new tokens: new select boxes (fresh labels)
@@ -50,7 +45,7 @@ with left:
     else:
         show_figure(fig, key="trace_fig_weights")
     diagnostics_panel(weights, q_lab, k_lab, key="trace_diag")
-    if not isinstance(att, AdditiveResult):
+    if scenario.spec.projections:  # additive attention has no Q, K, V matrices
         for name, z, labels, row in (("Q", part.q, q_lab, i), ("K", part.k, k_lab, j),
                                      ("V", part.v, k_lab, j)):
             st.markdown(text.MATRIX_TITLE.format(name=name, row=row))
@@ -59,7 +54,7 @@ with left:
 
 with right:
     st.text(text.CHOSEN.format(query=q_lab[i], key=k_lab[j]))
-    if isinstance(att, AdditiveResult):
+    if not scenario.spec.projections:  # additive: its own score network
         source = result.source_x if result.source_x is not None else result.x
         row = explain_row(att, i, additive=AdditiveInputs(
             result.x, source, source, scenario.w_a_q, scenario.w_a_k, scenario.v_a))

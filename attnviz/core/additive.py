@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from attnviz.core.attention import _mix_values, _read_only, _softmax
 from attnviz.core.checks import as_array, as_mask, check_head, float_dtype
+from attnviz.core.numerics import read_only, stable_softmax, weighted_sum
 
 Array = NDArray[np.floating]
 
@@ -127,12 +127,12 @@ def additive_attention(query, keys, values, w_q, w_k, v_a, *, bias=None,
                          "smaller values in the query, keys, w_q, w_k, bias or v_a")
     # 3) mask, 4) normalise over the keys, 5) context
     masked = scores if full_mask.all() else np.where(full_mask, scores, dtype.type(-np.inf))
-    weights = _softmax(masked, axis=-1)
-    output = _mix_values(weights, values, "values").astype(dtype, copy=False)  # (t_q, d_v)
+    weights = stable_softmax(masked, axis=-1)
+    output = weighted_sum(weights, values, "values").astype(dtype, copy=False)  # (t_q, d_v)
     if single:
         features, scores, masked, weights, output, full_mask = (
             a[0] for a in (features, scores, masked, weights, output, full_mask))
-    _read_only(features, scores, masked, weights, output)
+    read_only(features, scores, masked, weights, output)
     return AdditiveResult(features, scores, scores, masked, weights, output, mask=full_mask)
 
 
@@ -176,9 +176,9 @@ def attention_pooling(x, w, b=0.0) -> PoolingResult:
                          "smaller values in x or w")
     with np.errstate(over="ignore"):  # a finite x · w plus b may still reach ±inf: tanh gives ±1
         scores = np.tanh(pre + b).astype(dtype, copy=False)  # (t,)
-    weights = _softmax(scores, axis=0)
-    output = _mix_values(weights, x, "x").astype(dtype, copy=False)  # (d,)
-    _read_only(scores, weights, output)
+    weights = stable_softmax(scores, axis=0)
+    output = weighted_sum(weights, x, "x").astype(dtype, copy=False)  # (d,)
+    read_only(scores, weights, output)
     return PoolingResult(scores, weights, output)
 
 

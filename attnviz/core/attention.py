@@ -30,6 +30,7 @@ from attnviz.core.checks import (
     float_dtype,
 )
 from attnviz.core.masks import causal_mask
+from attnviz.core.numerics import read_only, stable_softmax, weighted_sum
 
 Array = NDArray[np.floating]
 
@@ -160,7 +161,7 @@ def softmax(x, axis: int = -1) -> Array:
     ValueError
         If ``x`` is not numeric or holds NaN or +inf.
     """
-    return _softmax(as_scores("x", x), axis)
+    return stable_softmax(as_scores("x", x), axis)
 
 
 def scaled_dot_product_attention(q, k, v, *, mask=None, scale: float | None = None,
@@ -314,7 +315,7 @@ def multi_head_attention(x_q, x_kv, w_q, w_k, w_v, w_o=None, *, n_heads: int, ma
     # 4) project
     output = concat if w_o is None else _product("output = concat @ w_o", concat, w_o,
                                                  concat.dtype)  # (t_q, d_out)
-    _read_only(q, k, v, qh, kh, vh, scores, scaled, masked, weights, head_outputs, concat,
+    read_only(q, k, v, qh, kh, vh, scores, scaled, masked, weights, head_outputs, concat,
                output)
     heads = tuple(
         AttentionResult(qh[h], kh[h], vh[h], scores[h], scaled[h], masked[h], weights[h],
@@ -372,7 +373,7 @@ def _single_head(q: Array, k: Array, v: Array, mask, scale, temperature) -> Atte
     temperature = check_positive("temperature", temperature)
     mask = as_mask("mask", mask, (q.shape[0], k.shape[0]))
     scores, scaled, masked, weights, output = _attend(q, k, v, mask, scale / temperature)
-    _read_only(q, k, v, scores, scaled, masked, weights, output)
+    read_only(q, k, v, scores, scaled, masked, weights, output)
     return AttentionResult(q, k, v, scores, scaled, masked, weights, output, mask, scale,
                            temperature)
 
@@ -410,36 +411,10 @@ def _attend(q: Array, k: Array, v: Array, mask: NDArray[np.bool_], factor: float
     # 3) mask: −inf where attending is forbidden
     masked = scaled if mask.all() else np.where(mask, scaled, scaled.dtype.type(-np.inf))
     # 4) normalise over the keys
-    weights = _softmax(masked, axis=-1)
+    weights = stable_softmax(masked, axis=-1)
     # 5) mix the values
-    output = _mix_values(weights, v, "v")  # (..., t_q, d_v)
+    output = weighted_sum(weights, v, "v")  # (..., t_q, d_v)
     return scores, scaled, masked, weights, output
-
-
-def _softmax(x: Array, axis: int) -> Array:
-    """:func:`softmax` on a float array of finite values and −inf."""
-    if x.size == 0:
-        return np.zeros_like(x)
-    # 1) subtract the largest entry of each slice, so that exp never overflows
-    top = np.max(x, axis=axis, keepdims=True)
-    top[np.isneginf(top)] = 0  # an all −inf slice stays −inf
-    with np.errstate(over="ignore"):  # x − top below −max_float is −inf: weight 0, as it should
-        exp = np.exp(x - top)
-    # 2) normalise; an all-zero slice (all −inf) stays zero
-    total = exp.sum(axis=axis, keepdims=True)
-    total[total == 0] = 1
-    exp /= total
-    return exp
-
-
-def _mix_values(weights: Array, values: Array, name: str) -> Array:
-    """``weights @ values``; a ValueError if rounding pushes values near the float limit to inf."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        output = weights @ values
-    if not np.isfinite(output).all():
-        raise ValueError(f"the attention output overflows the floating-point range; use smaller "
-                         f"values in {name}")
-    return output
 
 
 def _resolve_scale(scale, d_k: int) -> float:
@@ -497,7 +472,3 @@ def _with_causal(mask, causal: bool, t_q: int, t_k: int):
     return tri if mask is None else np.logical_and(as_mask("mask", mask, (t_q, t_k)), tri)
 
 
-def _read_only(*arrays: np.ndarray) -> None:
-    """Mark arrays read-only, so that results cannot be changed behind a view's back."""
-    for a in arrays:
-        a.flags.writeable = False

@@ -197,7 +197,9 @@ def variant_picker(prefix: str, scenario: Scenario) -> Scenario:
     if key != scenario.variant:  # with the parts the new variant reads (a source, ...)
         scenario = with_variant(state.get_scenario(), key)
         state.set_scenario(scenario)
-    pick.caption(VARIANTS[key].description)
+    spec = VARIANTS[key]
+    pick.caption(spec.description + (" " + text.VARIANT_SAME_AS.format(
+        name=VARIANTS[spec.same_as].name) if spec.same_as else ""))
     formula.latex(VARIANTS[key].formula)
     return scenario
 

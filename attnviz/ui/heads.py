@@ -21,6 +21,18 @@ from attnviz.ui.editors import matrix_editor
 from attnviz.ui.fitting import fit_vector
 
 
+def head_picker(result, key: str, where=st) -> int | None:
+    """The one head picker of every page: a select box over the heads of ``result`` (any core
+    result: they share ``n_heads`` and ``head(h)``), drawn in ``where``; None, and nothing
+    drawn, when the result has one head. A stored choice beyond the heads falls back to 0."""
+    if result.n_heads == 1:
+        return None
+    if st.session_state.get(key) not in range(result.n_heads):
+        st.session_state.pop(key, None)  # fewer heads than before: back to head 0
+    return where.selectbox(text.HEAD_LABEL, range(result.n_heads), key=key,
+                           format_func=lambda h: text.HEAD_NAME.format(h=h))
+
+
 def head_choices(scenario: Scenario) -> list[int]:
     """Head counts (up to MAX_HEADS) that divide both the Q/K width and the V width."""
     return [h for h in valid_head_counts(int(scenario.w_q.shape[1]), limits.MAX_HEADS)

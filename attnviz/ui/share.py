@@ -59,7 +59,8 @@ def show_flash() -> None:
 # ---------------------------------------------------------------------------------------------
 
 def restore_from_link() -> None:
-    """Apply ``?scenario=...`` from the URL once per session (called by ``state.init_state``).
+    """Apply ``?scenario=...`` from the URL once per session (called by the frame, app.py,
+    before the page runs).
 
     A link that cannot be read shows a message and leaves the current (default) scenario.
     """

@@ -60,9 +60,6 @@ def init_state() -> None:
         st.session_state[SCENARIO] = default_scenario()
     st.session_state.setdefault(EDITOR_VERSION, 0)
     st.session_state.setdefault(PRESENTER, False)
-    from attnviz.ui.share import restore_from_link  # share imports this module
-
-    restore_from_link()  # a shared link (?scenario=...) replaces the scenario once
 
 
 def get_scenario() -> Scenario:

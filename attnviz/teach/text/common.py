@@ -22,6 +22,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "LIMITS_HEADS_REPLACED": ("n", "dk", "dv", "shown", "choices"),
     "LIMITS_MASKED_ROWS": ("rows",),
     "HEAD_NAME": ("h",),
+    "VARIANT_SAME_AS": ("name",),
     "SIDEBAR_SCENARIO": ("variant", "t", "d_model"),
     "SIDEBAR_HEADS": ("n_heads",),
     "EDITOR_BAD_SHAPE": ("label", "rows", "cols", "got_rows", "got_cols"),
@@ -275,6 +276,10 @@ SEED_LABEL = "Seed"
 # {h}: a head's index, from 0
 HEAD_NAME = "head {h}"
 NO_VALUE = "—"  # a table cell with nothing in it (no key, no prediction)
+# {name}: the name of the variant that computes exactly the same (Variant.same_as)
+VARIANT_SAME_AS = (
+    "Computes exactly what {name} computes: two names from two literatures for one formula."
+)
 
 # --- Sidebar (attnviz.ui.sidebar) -----------------------------------------------------------
 

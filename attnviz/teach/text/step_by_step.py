@@ -3,7 +3,7 @@
 The formulas are not here: both explanation pages take them from
 :func:`attnviz.teach.explain.formulas` (one table, the same symbols, following the settings).
 Templates and their fields: ``QUERY_VECTOR``, ``CONCAT_ROW``, ``OUTPUT_ROW`` {i};
-``CONCAT_SLICE`` {h} {start} {stop}; ``HEAD_OPTION`` {h}; ``DIMENSION`` {name} {m};
+``CONCAT_SLICE`` {h} {start} {stop}; ``DIMENSION`` {name} {m};
 ``VALUE_TERM`` {m}; ``SCALE_LINE`` {root} {scale}; ``TAU_LINE`` {tau}.
 """
 
@@ -20,8 +20,6 @@ DIRECT = (
     "every page uses the edited values."
 )
 QUERY_LABEL = "Query token"
-HEAD_LABEL = "Head"
-HEAD_OPTION = "head {h}"
 PICK = (
     "Pick the query whose row you want to follow; the weights map shows every query's row, "
     "this one outlined."

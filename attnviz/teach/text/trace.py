@@ -1,7 +1,7 @@
 """Words of the Trace a cell page (pages/trace.py, keys ``trace_``, attnviz/ui/trace_view.py).
 
 The formulas are not here: both explanation pages take them from
-:func:`attnviz.teach.explain.formulas`. Templates and their fields: ``HEAD_OPTION`` {h};
+:func:`attnviz.teach.explain.formulas`. Templates and their fields:
 ``WEIGHTS_TITLE`` {head}; ``HEAD_SUFFIX`` {h}; ``MATRIX_TITLE`` {name} {row}; ``CHOSEN`` {query}
 {key}; ``CHECK_LINES`` {recomputed} {core}; ``DIMENSION`` {m}; ``HEAD_ROWS`` {h}.
 """
@@ -13,8 +13,6 @@ INTRO = (
     "numbers: from the query and key vectors to the weight α_ij and to α_ij·v_j, the share of "
     "key j in the output of query i. The matching rows and cells are outlined in orange."
 )
-HEAD_LABEL = "Head"
-HEAD_OPTION = "head {h}"
 QUERY_LABEL = "Query i"
 KEY_LABEL = "Key j"
 CLICK = "Click a cell to trace it."
