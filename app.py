@@ -2,9 +2,10 @@
 
 import streamlit as st
 
-from attnviz.ui import blas, presenter, share, sidebar, state
+from attnviz.ui import blas, plotly_view, presenter, share, sidebar, state
 
 blas.one_blas_thread()  # small matrices, many sessions: see attnviz/ui/blas.py
+plotly_view.serve_static_from(__file__)  # static/ beside this script holds plotly.min.js
 st.set_page_config(page_title="attnviz", page_icon="🔍", layout="wide")
 state.init_state()
 share.restore_from_link()  # a shared link (?scenario=...) replaces the scenario once

@@ -14,14 +14,15 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from attnviz.core.checks import as_array, as_mask, check_head, float_dtype
+from attnviz.core.attention import SingleHead
+from attnviz.core.checks import as_array, as_mask, float_dtype
 from attnviz.core.numerics import read_only, stable_softmax, weighted_sum
 
 Array = NDArray[np.floating]
 
 
 @dataclass(frozen=True, eq=False)
-class AdditiveResult:
+class AdditiveResult(SingleHead):
     """Every intermediate of additive (Bahdanau) attention.
 
     With a single query (1-D ``query``) the query axis is dropped from every field below.
@@ -52,16 +53,6 @@ class AdditiveResult:
     weights: Array
     output: Array
     mask: NDArray[np.bool_]
-
-    @property
-    def n_heads(self) -> int:
-        """One: additive attention has a single head."""
-        return 1
-
-    def head(self, h: int) -> AdditiveResult:
-        """Head ``h`` (only 0 exists): the result itself."""
-        check_head(h, self.n_heads)
-        return self
 
 
 @dataclass(frozen=True, eq=False)

@@ -39,8 +39,23 @@ _SCORES_OVERFLOW = ("the attention scores overflow the floating-point range; use
                     "temperature")
 
 
+class SingleHead:
+    """The result protocol of a single-head result: ``n_heads`` is 1 and its only head is the
+    result itself (multi-head results give ``head(h)`` from their ``heads``)."""
+
+    @property
+    def n_heads(self) -> int:
+        """One."""
+        return 1
+
+    def head(self, h: int):
+        """Head ``h`` (only 0 exists): the result itself."""
+        check_head(h, self.n_heads)
+        return self
+
+
 @dataclass(frozen=True, eq=False)
-class AttentionResult:
+class AttentionResult(SingleHead):
     """Every intermediate of one attention computation.
 
     Attributes
@@ -79,16 +94,6 @@ class AttentionResult:
     mask: NDArray[np.bool_]
     scale: float
     temperature: float
-
-    @property
-    def n_heads(self) -> int:
-        """One: a single-head result is its own only head."""
-        return 1
-
-    def head(self, h: int) -> AttentionResult:
-        """Head ``h`` (only 0 exists): the result itself."""
-        check_head(h, self.n_heads)
-        return self
 
 
 @dataclass(frozen=True, eq=False)

@@ -33,11 +33,6 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import streamlit as st
 
-try:  # the main script's folder: Streamlit 1.67 has no public API for it (st.context has none)
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-except ImportError:  # a Streamlit that moved it: charts fall back to st.plotly_chart
-    get_script_run_ctx = None
-
 _LOG = logging.getLogger(__name__)
 NAME = "attnviz_plotly"
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
@@ -68,6 +63,16 @@ def copy_plotly_js(static_dir: Path) -> bool:
         return False
 
 
+_MAIN_SCRIPT: list[str] = []  # the main script's path, as the frame gave it (serve_static_from)
+
+
+def serve_static_from(main_script_path: str) -> None:
+    """Tell the chart component where the main script is: Streamlit serves ``static/`` beside
+    it. The frame (app.py) calls this with its own ``__file__`` on every run (Streamlit has no
+    public API that names the main script)."""
+    _MAIN_SCRIPT[:] = [main_script_path]
+
+
 @functools.cache
 def _copied_beside(main_script_path: str) -> bool:
     """:func:`copy_plotly_js` into the ``static/`` folder Streamlit serves (beside the main
@@ -77,12 +82,11 @@ def _copied_beside(main_script_path: str) -> bool:
 
 def plotly_js_ready() -> bool:
     """True when the browser can load ``plotly.min.js`` from this server: static serving is on
-    and the file is in the ``static/`` folder Streamlit serves (beside the main script, whose
-    path only Streamlit's private script-run context holds)."""
-    ctx = get_script_run_ctx() if get_script_run_ctx is not None else None
-    if not (ctx and ctx.main_script_path and st.get_option("server.enableStaticServing")):
+    and the file is in the ``static/`` folder Streamlit serves (beside the main script the frame
+    named with :func:`serve_static_from`; without it, charts use ``st.plotly_chart``)."""
+    if not (_MAIN_SCRIPT and st.get_option("server.enableStaticServing")):
         return False
-    return _copied_beside(ctx.main_script_path)
+    return _copied_beside(_MAIN_SCRIPT[0])
 
 
 @functools.cache
