@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from attnviz.figures.heatmap import _LINE_PX, _TITLE_PX
+from attnviz.figures.heatmap import LINE_PX, TITLE_PX
 
 
 def compact(fig: go.Figure, *, y_labels: bool = True, colour_bar: bool = True) -> go.Figure:
@@ -34,9 +34,9 @@ def compact(fig: go.Figure, *, y_labels: bool = True, colour_bar: bool = True) -
             trace.showscale = colour_bar
     margin = fig.layout.margin
     if fig.layout.xaxis.title.text and margin.t is not None:  # room the titles no longer need
-        margin.t = max(margin.t - _TITLE_PX, 10)
+        margin.t = max(margin.t - TITLE_PX, 10)
     if fig.layout.yaxis.title.text and margin.l is not None:
-        margin.l = max(margin.l - _LINE_PX, 4)
+        margin.l = max(margin.l - LINE_PX, 4)
     fig.layout.xaxis.title = None
     fig.layout.yaxis.title = None
     fig.layout.yaxis.showticklabels = y_labels

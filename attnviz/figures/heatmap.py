@@ -170,8 +170,8 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
 
 # Rough text metrics of the 13 px axis font, for the margins below.
 _CHAR_PX = 8  # a generous average character width
-_LINE_PX = 22  # the y axis title
-_TITLE_PX = 12  # what the top axis title adds to the tick labels' height
+LINE_PX = 22  # the y axis title
+TITLE_PX = 12  # what the top axis title adds to the tick labels' height
 
 
 def _colour_bar_chars(trace: dict) -> int:
@@ -201,9 +201,9 @@ def _margins(x_labels: list[str], y_labels: list[str], x_title: str, y_title: st
     # (in a narrow column of the page: about 180 px between the margins)
     upright = len(x_labels) * (x_chars * _CHAR_PX + 6) <= 180
     top = 44 if upright else x_chars * 6 + 20  # labels, ticks and the colour bar's end
-    return dict(l=max(36, 10 + y_chars * _CHAR_PX) + (_LINE_PX if y_title else 0),
+    return dict(l=max(36, 10 + y_chars * _CHAR_PX) + (LINE_PX if y_title else 0),
                 r=max(58, 30 + colour_bar * 7) if colour_bar else 10,
-                t=top + (_TITLE_PX if x_title else 0), b=10)
+                t=top + (TITLE_PX if x_title else 0), b=10)
 
 
 def tick_text(label: str) -> str:
