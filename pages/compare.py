@@ -6,7 +6,7 @@ from attnviz.figures import heatmap
 from attnviz.scenarios.compare import KINDS, compare, head_choices
 from attnviz.scenarios.registry import VARIANTS
 from attnviz.teach.text import common as text
-from attnviz.ui import state
+from attnviz.ui import controls, state
 from attnviz.ui.diagnostics import diagnostics_panel
 from attnviz.ui.panels import show_figure
 
@@ -36,7 +36,7 @@ elif kind == "variants":
                                         format_func=lambda k: VARIANTS[k].name,
                                         key="compare_variant_b")
 try:
-    comparison = compare(scenario, kind, **options)
+    comparison = compare(scenario, kind, run=controls.run, **options)
 except ValueError as exc:
     st.info(text.COMPARE_NOT_APPLICABLE.format(reason=exc))
     st.stop()

@@ -11,6 +11,7 @@ For multi-head attention the weights shown are the mean over the heads (each hea
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -150,15 +151,18 @@ def comparison_pair(scenario: Scenario, kind: str, *, n_heads: int | None = None
             VARIANTS[b].name)
 
 
-def run_side(scenario: Scenario, label: str, *, force_heads: int | None = None) -> Side:
+def run_side(scenario: Scenario, label: str, *, force_heads: int | None = None,
+             run: Callable[..., ScenarioResult] = run_scenario) -> Side:
     """Compute one side; a ValueError becomes ``Side.error`` instead of propagating.
 
     ``force_heads`` runs multi-head attention with that many heads whatever the variant.
+    ``run`` is the run path (``run_scenario``, or the dashboard's memo of it, which takes the
+    same arguments).
     """
     q_lab = position_labels(scenario.tokens)
     k_lab = position_labels(scenario.key_tokens)
     try:
-        res: ScenarioResult = run_scenario(scenario, heads=force_heads)
+        res: ScenarioResult = run(scenario, heads=force_heads)
         att = res.attention
         q_lab, k_lab = res.q_labels, res.k_labels
     except ValueError as exc:
@@ -178,7 +182,8 @@ def _diff(a: Array | None, b: Array | None) -> Array | None:
     return a - b
 
 
-def compare(scenario: Scenario, kind: str, **options) -> Comparison:
+def compare(scenario: Scenario, kind: str, *,
+            run: Callable[..., ScenarioResult] = run_scenario, **options) -> Comparison:
     """Run both sides of :func:`comparison_pair` and their differences A − B.
 
     Raises
@@ -188,8 +193,8 @@ def compare(scenario: Scenario, kind: str, **options) -> Comparison:
     """
     sa, sb, la, lb = comparison_pair(scenario, kind, **options)
     if kind == "heads":
-        a = run_side(sa, la, force_heads=sa.n_heads)
-        b = run_side(sb, lb, force_heads=sb.n_heads)
+        a = run_side(sa, la, force_heads=sa.n_heads, run=run)
+        b = run_side(sb, lb, force_heads=sb.n_heads, run=run)
     else:
-        a, b = run_side(sa, la), run_side(sb, lb)
+        a, b = run_side(sa, la, run=run), run_side(sb, lb, run=run)
     return Comparison(a, b, _diff(a.weights, b.weights), _diff(a.output, b.output))

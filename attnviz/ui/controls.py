@@ -248,6 +248,15 @@ _MEMO_ENTRIES = 4  # a page may compute two or three variants of the scenario
 _MEMO_BYTES = 32 * 2**20  # per session; the newest result is always kept
 
 
+def run(scenario: Scenario, *, heads: int | None = None) -> ScenarioResult:
+    """``run_scenario(scenario, heads=heads)`` through this session's memo (see
+    :func:`compute`); a scenario that cannot be computed raises its ValueError again."""
+    result, error = _memo(scenario, heads)
+    if error is not None:
+        raise ValueError(error)
+    return result
+
+
 def compute(scenario: Scenario, *, heads: int | None = None,
             what: str = "this scenario") -> ScenarioResult | None:
     """Run the scenario (``run_scenario(scenario, heads=heads)``); on bad input show the
@@ -260,6 +269,14 @@ def compute(scenario: Scenario, *, heads: int | None = None,
     result between reruns is safe. (``st.cache_data`` would pickle the result on every hit: at 256
     tokens and 8 heads that costs more than computing it again — see benchmarks/RESULTS.md.)
     """
+    result, error = _memo(scenario, heads)
+    if error is not None:
+        st.error(f"Cannot compute {what}: {error}.")
+    return result
+
+
+def _memo(scenario: Scenario, heads: int | None) -> tuple[ScenarioResult | None, str | None]:
+    """(result, None) or (None, the ValueError's message), from the memo or computed now."""
     key = fingerprint((scenario, heads))
     memo = st.session_state.setdefault(_MEMO, {})
     if key in memo:
@@ -271,9 +288,7 @@ def compute(scenario: Scenario, *, heads: int | None = None,
             result, error = None, str(exc)
     memo[key] = (result, error)  # newest last
     _trim(memo)
-    if error is not None:
-        st.error(f"Cannot compute {what}: {error}.")
-    return result
+    return result, error
 
 
 def _trim(memo: dict) -> None:
