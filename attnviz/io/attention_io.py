@@ -339,7 +339,8 @@ def as_attention(raw) -> tuple[Array, list[str]]:
     """
     arr = np.asarray(raw)
     _check_weights_header(tuple(arr.shape), arr.dtype, "the array")
-    w = arr.astype(np.float64).reshape((1,) * (4 - arr.ndim) + arr.shape)  # (L, H, t, t)
+    with np.errstate(over="ignore", invalid="ignore"):  # a longdouble beyond float64 -> inf
+        w = arr.astype(np.float64).reshape((1,) * (4 - arr.ndim) + arr.shape)  # (L, H, t, t)
     finite = np.isfinite(w)
     if not finite.all():
         where = _where(np.argwhere(~finite)[0])
