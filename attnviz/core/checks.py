@@ -6,6 +6,7 @@ Messages name the argument, what was expected and what was received.
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any
 
@@ -13,6 +14,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 FLOAT_TYPES = (np.float32, np.float64)
+# Most entries of one array a core function builds from sizes alone (masks, positional
+# encodings, initial weights): 128 MiB of float64. The dashboard's largest (1024 × 1024 upload
+# masks, 256 tokens × 64 dimensions) are far below; 10**9 tokens raise here, not MemoryError.
+MAX_ENTRIES = 2**24
 
 
 def float_dtype(*arrays: NDArray) -> np.dtype:
@@ -100,6 +105,18 @@ def check_count(name: str, value: Any, *, minimum: int = 1) -> int:
     if value < minimum:
         raise ValueError(f"{name} must be a whole number >= {minimum}, got {value}")
     return int(value)
+
+
+def check_entries(name: str, shape: tuple[int, ...]) -> None:
+    """Raise unless an array of ``shape`` holds at most :data:`MAX_ENTRIES` entries.
+
+    Called with checked sizes, before anything is allocated.
+    """
+    entries = math.prod(shape)
+    if entries > MAX_ENTRIES:
+        sizes = " × ".join(f"{n:,}" for n in shape)
+        raise ValueError(f"{name} would hold {sizes} = {entries:,} entries; at most "
+                         f"{MAX_ENTRIES:,} (2**24) are allowed — use smaller sizes")
 
 
 def as_mask(name: str, mask: Any, shape: tuple[int, int]) -> NDArray[np.bool_]:

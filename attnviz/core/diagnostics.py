@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from attnviz.core.checks import as_array
+from attnviz.core.checks import as_array, check_positive
 
 Array = NDArray[np.float64]
 ROW_SUM_TOL = 1e-9
@@ -63,8 +63,12 @@ class RowDiagnostics:
 
 
 def entropy(weights: ArrayLike, axis: int = -1) -> Array:
-    """Shannon entropy −Σ p ln p along ``axis`` in nats, with 0 ln 0 = 0."""
+    """Shannon entropy −Σ p ln p along ``axis`` (a whole number) in nats, with 0 ln 0 = 0."""
     p = np.asarray(weights, dtype=np.float64)
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        raise ValueError(f"axis must be a whole number, got {axis!r}")
+    if not -p.ndim <= axis < p.ndim:
+        raise ValueError(f"axis {axis} is out of range for weights of {p.ndim} dimensions")
     safe = np.where(p > 0, p, 1.0)  # ln 1 = 0 for the zero entries
     return -np.sum(np.where(p > 0, p * np.log(safe), 0.0), axis=axis)
 
@@ -77,12 +81,13 @@ def row_diagnostics(weights: ArrayLike, *, tol: float = ROW_SUM_TOL) -> RowDiagn
     weights : array_like of shape (t_q, t_k) or (n_heads, t_q, t_k)
         Attention weights (softmax over the last axis).
     tol : float
-        Allowed |row sum − 1|.
+        Allowed |row sum − 1|, a finite number >= 0.
 
     Returns
     -------
     RowDiagnostics
     """
+    tol = check_positive("tol", tol, allow_zero=True)
     w = as_array("weights", weights, (1, 2, 3)).astype(np.float64, copy=False)
     if w.ndim == 1:
         w = w[None, :]  # one query

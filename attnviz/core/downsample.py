@@ -19,13 +19,21 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from attnviz.core.checks import check_count
+
 Array = NDArray[np.float64]
 
 
 def block_factor(n: int, max_size: int) -> int:
-    """Tokens per block so that n tokens fit in at most ``max_size`` blocks (1 = no pooling)."""
-    if max_size < 1:
+    """Tokens per block so that n tokens fit in at most ``max_size`` blocks (1 = no pooling).
+
+    ``n`` is a whole number >= 0, ``max_size`` a whole number >= 1 (else a ValueError).
+    """
+    n = check_count("n", n, minimum=0)
+    if isinstance(max_size, (int, np.integer)) and not isinstance(max_size, bool) \
+            and max_size < 1:
         raise ValueError(f"max_size must be at least 1, got {max_size}")
+    max_size = check_count("max_size", max_size)
     return max(1, math.ceil(n / max_size))
 
 
@@ -52,7 +60,8 @@ def downsample(weights: ArrayLike, max_size: int) -> Array:
     weights : array_like of shape (..., t_q, t_k)
         Attention weights (rows over keys sum to 1); leading axes (heads, layers) are kept.
     max_size : int >= 1
-        Largest number of cells on each side of the result.
+        Largest number of cells on each side of the result (a whole number: not a float,
+        a bool or a string).
 
     Returns
     -------
@@ -65,8 +74,9 @@ def downsample(weights: ArrayLike, max_size: int) -> Array:
     ------
     ValueError
         If ``weights`` has fewer than 2 dimensions, is empty or holds NaN/inf, or
-        ``max_size`` < 1.
+        ``max_size`` is not a whole number >= 1.
     """
+    block_factor(1, max_size)  # checks max_size before any work
     w = np.array(weights, dtype=np.float64)  # a copy: the result never aliases the input
     if w.ndim < 2 or w.size == 0:
         raise ValueError(f"weights must be a non-empty matrix (..., t_q, t_k), got shape "

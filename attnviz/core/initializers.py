@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from attnviz.core.checks import check_count
+from attnviz.core.checks import MAX_ENTRIES, check_count, check_entries
 
 INIT_KINDS = ("randint", "normal", "glorot_uniform", "identity", "zeros")
 
@@ -38,21 +38,37 @@ def init_weights(kind: str, shapes: Sequence[tuple[int, int]], *,
         ``"identity"`` gives ones on the main diagonal (np.eye) for any shape.
     shapes : sequence of (rows, cols)
     seed : int
-        Same seed, same matrices.
+        Same seed, same matrices; 0 <= seed < 2**32 (the legacy stream's range).
 
     Returns
     -------
     list of ndarray
+
+    Raises
+    ------
+    ValueError
+        An unknown kind, a shape that is not two whole numbers >= 1, more than
+        :data:`~attnviz.core.checks.MAX_ENTRIES` (2**24) entries in one matrix or in all, or a
+        seed outside 0 .. 2**32 − 1.
     """
-    if kind not in INIT_KINDS:
+    if not isinstance(kind, str) or kind not in INIT_KINDS:
         raise ValueError(f"kind must be one of {', '.join(INIT_KINDS)}; got {kind!r}")
-    checked = []
+    if isinstance(shapes, (str, bytes)) or not isinstance(shapes, Sequence):
+        raise ValueError(f"shapes must be a list of (rows, cols) pairs, got {shapes!r:.80}")
+    checked, total = [], 0
     for i, shape in enumerate(shapes):
         dims = tuple(shape) if isinstance(shape, (tuple, list, np.ndarray)) else ()
         if len(dims) != 2:
             raise ValueError(f"shapes[{i}] must be (rows, cols), got {shape!r}")
         checked.append(tuple(check_count(f"shapes[{i}] size", n) for n in dims))
+        check_entries(f"shapes[{i}]", checked[-1])
+        total += checked[-1][0] * checked[-1][1]
+        if total > MAX_ENTRIES:
+            raise ValueError(f"the shapes would hold {total:,} entries in all; at most "
+                             f"{MAX_ENTRIES:,} (2**24) are allowed — use smaller sizes")
     seed = check_count("seed", seed, minimum=0)
+    if seed > 2**32 - 1:
+        raise ValueError(f"seed must be at most {2**32 - 1:,}, got {seed}")
     if kind == "randint":
         return _draw_randint(checked, seed)
     if kind == "identity":

@@ -2,7 +2,9 @@
 
 Every mask has shape (t_q, t_k): row i says which keys query i may look at. Combine masks with
 ``np.logical_and``. A row with no True entry is a fully masked query: the core gives it zero
-weights and a zero output (see :func:`attnviz.core.attention.softmax`).
+weights and a zero output (see :func:`attnviz.core.attention.softmax`). A mask holds at most
+:data:`~attnviz.core.checks.MAX_ENTRIES` (2**24) entries; larger sizes raise a ValueError
+before anything is allocated.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from attnviz.core.checks import check_count
+from attnviz.core.checks import check_count, check_entries, check_flag
 
 BoolArray = NDArray[np.bool_]
 
@@ -28,9 +30,15 @@ def causal_mask(t_q: int, t_k: int | None = None) -> BoolArray:
     Returns
     -------
     ndarray of bool, shape (t_q, t_k)
+
+    Raises
+    ------
+    ValueError
+        Sizes that are not whole numbers >= 1, or t_q·t_k above 2**24.
     """
     t_q = check_count("t_q", t_q)
     t_k = t_q if t_k is None else check_count("t_k", t_k)
+    check_entries("the causal mask", (t_q, t_k))
     return np.tri(t_q, t_k, dtype=bool)
 
 
@@ -49,6 +57,11 @@ def padding_mask(valid_len: int, t_k: int, t_q: int | None = None) -> BoolArray:
     Returns
     -------
     ndarray of bool, shape (t_q, t_k)
+
+    Raises
+    ------
+    ValueError
+        Sizes that are not whole numbers >= 1, or t_q·t_k above 2**24.
         Column j is True for every query when j < valid_len.
     """
     t_k = check_count("t_k", t_k)
@@ -56,6 +69,7 @@ def padding_mask(valid_len: int, t_k: int, t_q: int | None = None) -> BoolArray:
     valid_len = check_count("valid_len", valid_len, minimum=0)
     if valid_len > t_k:
         raise ValueError(f"valid_len ({valid_len}) must be at most t_k ({t_k})")
+    check_entries("the padding mask", (t_q, t_k))
     row = np.arange(t_k) < valid_len  # (t_k,)
     return np.broadcast_to(row, (t_q, t_k)).copy()
 
@@ -77,10 +91,17 @@ def window_mask(t_q: int, t_k: int | None = None, *, width: int,
     Returns
     -------
     ndarray of bool, shape (t_q, t_k)
+
+    Raises
+    ------
+    ValueError
+        Sizes that are not whole numbers >= 1, or t_q·t_k above 2**24.
     """
     t_q = check_count("t_q", t_q)
     t_k = t_q if t_k is None else check_count("t_k", t_k)
     width = check_count("width", width, minimum=0)
+    causal = check_flag("causal", causal)
+    check_entries("the window mask", (t_q, t_k))
     offset = np.arange(t_k)[None, :] - np.arange(t_q)[:, None]  # (t_q, t_k): j − i
     allowed = np.abs(offset) <= width
     return allowed & (offset <= 0) if causal else allowed

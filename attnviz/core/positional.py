@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from attnviz.core.checks import check_count, check_positive
+from attnviz.core.checks import check_count, check_entries, check_positive
 
 
 def sinusoidal_positional_encoding(n_positions: int, d_model: int, *,
@@ -30,10 +30,17 @@ def sinusoidal_positional_encoding(n_positions: int, d_model: int, *,
     Returns
     -------
     ndarray of shape (n_positions, d_model)
+
+    Raises
+    ------
+    ValueError
+        Sizes that are not whole numbers >= 1, n_positions·d_model above
+        :data:`~attnviz.core.checks.MAX_ENTRIES` (2**24), or a base that is not a number > 0.
     """
     n_positions = check_count("n_positions", n_positions)
     d_model = check_count("d_model", d_model)
     base = check_positive("base", base)
+    check_entries("the positional encoding", (n_positions, d_model))
     positions = np.arange(n_positions, dtype=np.float64)[:, None]  # (t, 1)
     pair = np.arange(d_model) // 2  # i for columns 2i and 2i+1
     angle = positions / base ** (2.0 * pair / d_model)  # (t, d_model)

@@ -12,8 +12,10 @@ the declared number of bytes is then read. A ``.npz`` is a zip of ``.npy`` files
 member's header is checked the same way, and nothing more than the chosen arrays' declared
 size is decompressed.
 
-Checks on the values: finite and non-negative (else refused); rows summing to 1 within
-:data:`ROW_SUM_TOL` (else a warning — the weights are still shown as they are).
+Checks on the values: finite, non-negative and at most :data:`MAX_WEIGHT` (else refused); rows
+summing to 1 within :data:`ROW_SUM_TOL` (else a warning — the weights are still shown as they
+are). Token labels (from a token file or an ``.npz``) must be valid Unicode: a lone UTF-16
+surrogate, which JSON and numpy text arrays can carry but no page can send, is refused.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
 import zipfile
 import zlib
 from dataclasses import dataclass
@@ -28,12 +31,18 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from attnviz.io.scenario_io import quote
+from attnviz.io.scenario_io import quote, unicode_text
 from attnviz.scenarios import limits
 
 Array = NDArray[np.float64]
 
 ROW_SUM_TOL = 1e-3
+# Largest accepted weight. Attention weights lie in [0, 1]; the page still shows rows that do not
+# sum to 1, but its views add up to MAX_UPLOAD_VALUES (2**22) weights (head mean, row sums,
+# block pooling) and take w·ln(w) (entropy): with every value <= 1e100 each of these stays below
+# 1e100 · 2**22 · 231 ≈ 1e109, far from float64's overflow at 1.8e308. Larger values (1e306 and
+# up made every view overflow) are refused at upload time rather than drawn as inf.
+MAX_WEIGHT = 1e100
 ATTENTION_NAMES = ("attention", "attentions", "attention_weights", "attn", "weights")
 TOKEN_NAMES = ("tokens", "labels")
 _MAX_MEMBERS = 32
@@ -104,6 +113,11 @@ def _read_header(fp, what: str) -> tuple[tuple[int, ...], bool, np.dtype]:
         # IndexError, TypeError, RecursionError, ...): each is a damaged header
         raise ValueError(f"{what} is not a valid .npy array (its header cannot be read)") \
             from None
+    if any(not isinstance(n, int) or n < 0 for n in shape):
+        # numpy writes and reads such headers; reshape or the byte count would then fail in
+        # numpy's words ("can only specify one unknown dimension", "-216 bytes")
+        raise ValueError(f"{what} declares a negative size in its shape; it is damaged — save "
+                         "the array again with np.save")
     if dtype.hasobject:
         raise ValueError(f"{what} holds Python objects (pickled data); attnviz never unpickles "
                          "uploads. Save plain numbers instead, e.g. "
@@ -175,8 +189,9 @@ def _check_size(data: bytes, what: str) -> None:
     if len(data) == 0:
         raise ValueError(f"{what} is empty")
     if len(data) > limits.MAX_UPLOAD_BYTES:
-        raise ValueError(f"{what} is {len(data) / 2**20:.1f} MB; uploads may be at most "
-                         f"{limits.MAX_UPLOAD_MB} MB")
+        # in bytes: "5.0 MB; at most 5 MB" read as if the two sizes were the same
+        raise ValueError(f"{what} is {len(data):,} bytes; uploads may be at most "
+                         f"{limits.MAX_UPLOAD_BYTES:,} bytes ({limits.MAX_UPLOAD_MB} MB)")
 
 
 def _safe_name(name: str) -> str:
@@ -230,7 +245,8 @@ def _load_npz(data: bytes) -> tuple[np.ndarray, str, tuple[str, ...] | None]:
         t_what = f"array {token_name} of the .npz"
         _check_tokens_header(t_shape, t_dtype, t_what)
         raw = _read_member(archive, t_info, t_shape, t_fortran, t_dtype, t_what)
-        tokens = tuple(_label(v) for v in raw.tolist())
+        tokens = tuple(unicode_text(f"token {i} of {t_what}", _label(v))
+                       for i, v in enumerate(raw.tolist()))
     return weights, weight_name, tokens
 
 
@@ -323,7 +339,8 @@ def as_attention(raw) -> tuple[Array, list[str]]:
     """
     arr = np.asarray(raw)
     _check_weights_header(tuple(arr.shape), arr.dtype, "the array")
-    w = arr.astype(np.float64).reshape((1,) * (4 - arr.ndim) + arr.shape)  # (L, H, t, t)
+    with np.errstate(over="ignore", invalid="ignore"):  # a longdouble beyond float64 -> inf
+        w = arr.astype(np.float64).reshape((1,) * (4 - arr.ndim) + arr.shape)  # (L, H, t, t)
     finite = np.isfinite(w)
     if not finite.all():
         where = _where(np.argwhere(~finite)[0])
@@ -334,6 +351,12 @@ def as_attention(raw) -> tuple[Array, list[str]]:
         raise ValueError(f"the weights hold negative values ({w[tuple(pos)]:.4g} at "
                          f"{_where(pos)}); attention weights are >= 0. Did you save the scores "
                          "before the softmax?")
+    if (w > MAX_WEIGHT).any():
+        pos = np.argwhere(w > MAX_WEIGHT)[0]
+        raise ValueError(f"the weights hold {w[tuple(pos)]:.4g} at {_where(pos)}; attention "
+                         "weights lie between 0 and 1, and values above "
+                         f"{MAX_WEIGHT:.0e} cannot be drawn (their sums overflow). Save the "
+                         "weights after the softmax")
     warnings = []
     sums = w.sum(axis=-1)  # (L, H, t)
     off = np.abs(sums - 1.0) > ROW_SUM_TOL
@@ -366,7 +389,8 @@ def _cut_labels(tokens) -> tuple[tuple[str, ...], list[str]]:
 def parse_tokens(data: bytes, filename: str = "") -> tuple[tuple[str, ...], list[str]]:
     """Token labels from a text file or a JSON list.
 
-    * ``.json`` (or text starting with ``[``): a JSON list of strings;
+    * ``.json``, or text starting with ``["`` or ``[]`` (spaces allowed): a JSON list of
+      strings; a BERT-style ``[CLS] ...`` text is tokens, not JSON;
     * other text with several lines: one token per line (trailing empty lines are dropped);
     * a single line: tokens separated by whitespace.
 
@@ -379,7 +403,8 @@ def parse_tokens(data: bytes, filename: str = "") -> tuple[tuple[str, ...], list
     Raises
     ------
     ValueError
-        Empty, too large, not UTF-8, invalid JSON, not a list of strings, too many tokens.
+        Empty, too large, not UTF-8, invalid JSON, not a list of strings, too many tokens, a
+        token that is not valid Unicode (a lone surrogate from a JSON escape).
     """
     if not isinstance(data, (bytes, bytearray)):
         raise ValueError("the token file must be bytes")
@@ -393,7 +418,7 @@ def parse_tokens(data: bytes, filename: str = "") -> tuple[tuple[str, ...], list
     if not text.strip():
         raise ValueError("the token file is empty; give one token per line, tokens separated "
                          "by spaces, or a JSON list of strings")
-    if str(filename).lower().endswith(".json") or text.lstrip().startswith("["):
+    if str(filename).lower().endswith(".json") or _JSON_LIST.match(text):
         tokens = _json_tokens(text)
     else:
         lines = text.splitlines()
@@ -404,6 +429,9 @@ def parse_tokens(data: bytes, filename: str = "") -> tuple[tuple[str, ...], list
         raise ValueError(f"the token file holds {len(tokens):,} tokens; at most "
                          f"{limits.MAX_UPLOAD_T} are allowed")
     return _cut_labels(tokens)
+
+
+_JSON_LIST = re.compile(r"\s*\[\s*[\"\]]")  # '["a", ...]' or '[]', not '[CLS]'
 
 
 def _json_tokens(text: str) -> list[str]:
@@ -421,6 +449,7 @@ def _json_tokens(text: str) -> list[str]:
         if not isinstance(tok, str):
             raise ValueError(f"token {i} of the JSON list is not a string; give a list of "
                              "strings")
+        unicode_text(f"token {i} of the token file", tok)
     return tokens
 
 

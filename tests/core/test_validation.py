@@ -7,6 +7,7 @@ here loudly rather than silently passing.
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import replace
 
 import numpy as np
@@ -30,15 +31,19 @@ from attnviz import (
     window_mask,
 )
 from attnviz.core.checks import (
+    MAX_ENTRIES,
     as_array,
     as_mask,
     as_scores,
     check_count,
+    check_entries,
     check_flag,
     check_head,
     check_inner,
     check_positive,
 )
+from attnviz.core.diagnostics import entropy, row_diagnostics
+from attnviz.core.downsample import block_factor, block_labels, downsample
 from attnviz.scenarios.scenario import permutation_check
 
 I3 = np.eye(3)
@@ -584,3 +589,74 @@ def test_permutation_check():
     for perm in ([0, 1, 2], [0, 1, 2, 2], [0, 1, 2, 4], [[0, 1, 2, 3]]):
         with raises("perm must be a permutation of 0..3"):
             permutation_check(seed_000(), perm, with_pe=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Size bounds (issue 14): a ValueError before allocating, never MemoryError or minutes of work
+# ---------------------------------------------------------------------------------------------
+
+def test_max_entries_is_two_to_the_24():
+    assert MAX_ENTRIES == 2**24
+    check_entries("a mask", (2**12, 2**12))  # exactly at the bound
+    with raises("a mask would hold 4,097 × 4,096 = 16,781,312 entries; at most 16,777,216 "
+                "(2**24) are allowed"):
+        check_entries("a mask", (4097, 4096))
+
+
+@pytest.mark.parametrize(("call", "fragment"), [
+    (lambda: causal_mask(10**9), "the causal mask would hold 1,000,000,000 × 1,000,000,000"),
+    (lambda: causal_mask(3, 10**9), "the causal mask would hold 3 × 1,000,000,000"),
+    (lambda: padding_mask(1, 10**9), "the padding mask would hold 1,000,000,000 × "),
+    (lambda: padding_mask(1, 2, 10**12), "the padding mask would hold 1,000,000,000,000 × 2"),
+    (lambda: window_mask(10**9, width=1), "the window mask would hold 1,000,000,000 × "),
+    (lambda: window_mask(2, 10**18, width=1), "the window mask would hold 2 × "),
+    (lambda: init_weights("zeros", [(10**6, 10**6)]),
+     "shapes[0] would hold 1,000,000 × 1,000,000 = 1,000,000,000,000 entries"),
+    (lambda: init_weights("randint", [(2, 2), (2**24, 2)]), "shapes[1] would hold"),
+    (lambda: init_weights("normal", [(2**12, 2**12), (1, 1)]),
+     "the shapes would hold 16,777,217 entries in all; at most 16,777,216"),
+    (lambda: sinusoidal_positional_encoding(10**6, 512),
+     "the positional encoding would hold 1,000,000 × 512 = 512,000,000 entries"),
+])
+def test_huge_sizes_are_refused_quickly(call, fragment):
+    start = time.perf_counter()
+    with raises(fragment):
+        call()
+    assert time.perf_counter() - start < 0.5
+
+
+def test_sizes_at_the_bound_still_work():
+    assert causal_mask(4096).shape == (4096, 4096)
+    assert sinusoidal_positional_encoding(2**15, 512).shape == (2**15, 512)
+    assert init_weights("zeros", [(2**12, 2**12)])[0].shape == (2**12, 2**12)
+
+
+@pytest.mark.parametrize(("call", "fragment"), [
+    (lambda: window_mask(3, width=1, causal="no"), "causal must be True or False, got 'no'"),
+    (lambda: window_mask(3, width=1, causal=1), "causal must be True or False, got 1"),
+    (lambda: window_mask(3, width=1.5), "width must be a whole number >= 0, got 1.5"),
+    (lambda: window_mask(3, width=True), "width must be a whole number >= 0, got True"),
+    (lambda: padding_mask(True, 3), "valid_len must be a whole number >= 0, got True"),
+    (lambda: init_weights(["zeros"], [(2, 2)]), "kind must be one of randint, normal"),
+    (lambda: init_weights("zeros", [(2, 2)], seed=1.0), "seed must be a whole number >= 0"),
+    (lambda: init_weights("zeros", [(2, 2)], seed=2**32),
+     "seed must be at most 4,294,967,295, got 4294967296"),
+    (lambda: init_weights("zeros", "ab"), "shapes must be a list of (rows, cols) pairs"),
+    (lambda: init_weights("zeros", [(2, 2.0)]), "shapes[0] size must be a whole number >= 1"),
+    (lambda: sinusoidal_positional_encoding(3, 4, base="10000"),
+     "base must be a number, got '10000'"),
+    (lambda: sinusoidal_positional_encoding(3, 4, base=True), "base must be a number, got True"),
+    (lambda: sinusoidal_positional_encoding(3.0, 4), "n_positions must be a whole number >= 1"),
+    (lambda: downsample(np.eye(3), 2.5), "max_size must be a whole number >= 1, got 2.5"),
+    (lambda: downsample(np.eye(3), "2"), "max_size must be a whole number >= 1, got '2'"),
+    (lambda: downsample(np.eye(3), True), "max_size must be a whole number >= 1, got True"),
+    (lambda: block_factor(3.5, 2), "n must be a whole number >= 0, got 3.5"),
+    (lambda: block_labels(["a"], "1"), "max_size must be a whole number >= 1, got '1'"),
+    (lambda: row_diagnostics(np.eye(2), tol="0.1"), "tol must be a number, got '0.1'"),
+    (lambda: row_diagnostics(np.eye(2), tol=-1.0), "tol must be a finite number >= 0"),
+    (lambda: entropy(np.eye(2), axis=1.0), "axis must be a whole number, got 1.0"),
+    (lambda: entropy(np.eye(2), axis=2), "axis 2 is out of range for weights of 2 dimensions"),
+])
+def test_core_functions_take_only_the_documented_types(call, fragment):
+    with raises(fragment):
+        call()

@@ -132,7 +132,8 @@ def test_a_raw_pickle_is_not_an_array():
 
 def test_oversize_upload_is_refused():
     data = b"\x93NUMPY" + b"\0" * limits.MAX_UPLOAD_BYTES
-    with pytest.raises(ValueError, match=r"is 5.0 MB; uploads may be at most 5 MB"):
+    with pytest.raises(ValueError, match=r"is 5,242,886 bytes; uploads may be at most "
+                                         r"5,242,880 bytes \(5 MB\)"):
         aio.load_attention(data, "w.npy")
 
 
@@ -391,3 +392,109 @@ def test_an_npz_member_with_an_empty_name_is_a_message():
     raw = npz_with_member("", npy(softmax_rows((2, 3, 3))))
     with pytest.raises(ValueError, match=r"the \.npz holds '', which is not a \.npy array"):
         aio.load_attention(raw, "w.npz")
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 14: lone surrogates, huge values, BERT-style token files, odd headers, size wording
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("data, name, message", [
+    (b'["a", "\\ud800", "b"]', "t.json", r"token 1 of the token file holds a character that is "
+                                         r"not valid Unicode \(a lone surrogate"),
+    (b'["\\udfff"]', "t.txt", r"token 0 of the token file holds a character that is not valid"),
+    ("a \ud800 b".encode("utf-8", "surrogatepass"), "t.txt", r"the token file is not UTF-8"),
+    ("a\n\ud800\nb".encode("utf-8", "surrogatepass"), "t.txt", r"the token file is not UTF-8"),
+])
+def test_token_files_with_a_lone_surrogate_are_refused(data, name, message):
+    with pytest.raises(ValueError, match=message):
+        aio.parse_tokens(data, name)
+
+
+def test_npz_tokens_with_a_lone_surrogate_are_refused():
+    w = softmax_rows((2, 3, 3))
+    data = npz(attention=w, tokens=np.array(["a", "\ud800", "c"]))
+    with pytest.raises(ValueError, match=r"token 1 of array tokens of the \.npz holds a "
+                                         r"character that is not valid Unicode"):
+        aio.load_attention(data, "w.npz")
+    # every token that does reach a page encodes as UTF-8
+    good = aio.load_attention(npz(attention=w, tokens=np.array(["a", "é", "😀"])), "w.npz")
+    assert good.tokens == ("a", "é", "😀")
+
+
+@pytest.mark.parametrize("value", [1e306, 1e308, np.finfo(np.float64).max, 1.1e101])
+def test_weights_too_large_for_the_views_are_refused(value):
+    w = softmax_rows((2, 4, 4))
+    w[1, 2, 3] = value
+    with pytest.raises(ValueError, match=r"the weights hold \S+ at layer 0, head 1, row 2, "
+                                         r"column 3; attention weights lie between 0 and 1, "
+                                         r"and values above 1e\+100 cannot be drawn"):
+        aio.load_attention(npy(w), "w.npy")
+
+
+@pytest.mark.parametrize("value", [1e100, -0.0, 5e-324, 2.2250738585072014e-308, 0.0])
+def test_extreme_but_computable_weights_load(value):
+    w = np.full((2, 3, 3), value)
+    got = aio.load_attention(npy(w), "w.npy")
+    np.testing.assert_array_equal(got.weights[0], w)
+    assert np.isfinite(got.weights.sum(axis=(1, 3))).all()  # head mean and row sums finite
+
+
+@pytest.mark.parametrize("data, expected", [
+    (b"[CLS]\nthe\ncat\n[SEP]\n", ("[CLS]", "the", "cat", "[SEP]")),
+    (b"[CLS] the cat [SEP]", ("[CLS]", "the", "cat", "[SEP]")),
+    (b"  [CLS]\r\n[MASK]\r\n", ("  [CLS]", "[MASK]")),
+    (b"[", ("[",)),
+    (b"[1]\n[2]\n", ("[1]", "[2]")),
+])
+def test_bert_style_token_text_is_read_as_tokens(data, expected):
+    for name in ("tokens.txt", "tokens"):
+        tokens, warnings = aio.parse_tokens(data, name)
+        assert tokens == expected
+        assert warnings == []
+
+
+def test_json_lists_in_a_txt_are_still_json_and_a_json_file_must_be_json():
+    assert aio.parse_tokens(b'[ "a", "b" ]', "t.txt")[0] == ("a", "b")
+    assert aio.parse_tokens(b'\n["a"]', "t.txt")[0] == ("a",)
+    with pytest.raises(ValueError, match=r"not valid JSON"):
+        aio.parse_tokens(b"[CLS] a", "t.json")
+    with pytest.raises(ValueError, match=r"not valid JSON"):
+        aio.parse_tokens(b'["a", ', "t.txt")
+
+
+def header_only(shape, descr="<f8") -> bytes:
+    """A .npy header announcing ``shape`` (numpy writes negative sizes without complaint)."""
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": descr, "fortran_order": False,
+                                                  "shape": shape})
+    return header.getvalue()
+
+
+@pytest.mark.parametrize("shape", [(-1, -1), (-1, 2, 2), (-3, 3, 3), (2, -1, -1), (1, 1, -2, -2),
+                                   (-2, -2)])
+def test_negative_sizes_in_a_header_are_a_message_in_our_words(shape):
+    raw = header_only(shape) + b"\0" * 64
+    for data, name in ((raw, "w.npy"), (npz_with_member("attention.npy", raw), "w.npz")):
+        with pytest.raises(ValueError, match=r"declares a negative size") as err:
+            aio.load_attention(data, name)
+        assert "unknown dimension" not in str(err.value)
+        assert "-" not in str(err.value).split("declares")[0]
+
+
+def test_negative_sizes_of_an_npz_tokens_array_are_a_message():
+    w = npy(softmax_rows((3, 3)))
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        zf.writestr("attention.npy", w)
+        zf.writestr("tokens.npy", header_only((-3,), "<U1") + b"\0" * 64)
+    with pytest.raises(ValueError, match=r"array 'tokens' of the \.npz declares a negative size"):
+        aio.load_attention(buffer.getvalue(), "w.npz")
+
+
+@pytest.mark.parametrize("size", [limits.MAX_UPLOAD_BYTES + 1, limits.MAX_UPLOAD_BYTES + 40_000])
+def test_oversize_message_gives_two_different_sizes(size):
+    with pytest.raises(ValueError) as err:
+        aio.load_attention(b"\x93NUMPY" + b"\0" * (size - 6), "w.npy")
+    message = str(err.value)
+    assert message == (f"the file is {size:,} bytes; uploads may be at most "
+                       f"{limits.MAX_UPLOAD_BYTES:,} bytes ({limits.MAX_UPLOAD_MB} MB)")

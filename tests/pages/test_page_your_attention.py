@@ -150,7 +150,8 @@ def test_bad_token_file(at):
     ("z.npz", b"PK\x03\x04junk", "damaged or not a .npz"),
     ("s.npy", npy(np.zeros((2, 3))), "the last two sizes must be equal (t, t)"),
     ("n.npy", npy(-softmax_rows((3, 3))), "negative values"),
-    ("big.npy", b"\x93NUMPY" + b"\0" * limits.MAX_UPLOAD_BYTES, "uploads may be at most 5 MB"),
+    ("big.npy", b"\x93NUMPY" + b"\0" * limits.MAX_UPLOAD_BYTES,
+     "uploads may be at most 5,242,880 bytes (5 MB)"),
     ("long.npy", None, "has t = 1025 tokens; at most 1024 are allowed"),
 ], ids=["pickled", "empty", "corrupt", "corrupt-zip", "not-square", "negative", "oversize",
         "too-long"])
@@ -231,3 +232,68 @@ def test_downloads_and_report_button(at):
     assert not report.proto.disabled
     assert at.selectbox(key="your_attention_dl_csv_matrix").options == ["weights", "entropy",
                                                                         "effective"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 14: huge and tiny values, BERT-style token files, lone surrogates
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("value", [1e306, 1e308, np.finfo(np.float64).max])
+def test_weights_too_large_to_draw_are_a_message(at, value):
+    w = softmax_rows((4, 6, 6))
+    w[2, 3, 1] = value
+    upload(at, "huge.npy", npy(w))
+    assert not at.exception
+    errors = [e.value.replace("\\", "") for e in at.error]
+    assert len(errors) == 1 and errors[0].startswith(text.CANNOT_SHOW.split("{")[0])
+    assert "at layer 0, head 2, row 3, column 1; attention weights lie between 0 and 1" \
+        in errors[0]
+    assert chart_keys(at) == []
+
+
+@pytest.mark.parametrize("value", [-0.0, 5e-324, 2.2250738585072014e-308, 1e100])
+def test_extreme_but_computable_weights_draw_every_view(at, value):
+    w = softmax_rows((2, 5, 5))
+    w[1, 2] = value  # one row of -0.0, subnormals or huge values
+    upload(at, "w.npy", npy(w))
+    assert not at.exception and not at.error
+    assert len(chart_keys(at)) == 5  # weights, 2 heads, lines, entropy
+    np.testing.assert_array_equal(chart_z_by_key(at, "your_attention_fig_weights"),
+                                  w.mean(axis=0))
+    entropy = chart_z_by_key(at, "your_attention_fig_entropy")
+    assert np.isfinite(entropy).all()
+    table = at.dataframe[0].value
+    assert np.isfinite(table.select_dtypes("number").to_numpy()).all()
+
+
+def test_a_bert_style_token_file_labels_the_axes(at):
+    upload(at, "w.npy", npy(softmax_rows((2, 4, 4))))
+    upload(at, "tokens.txt", b"[CLS]\nhello\nworld\n[SEP]\n", key="your_attention_tokens")
+    assert not at.error and not at.exception
+    assert spec(at, "your_attention_fig_weights")["data"][0]["x"] == [
+        "0:[CLS]", "1:hello", "2:world", "3:[SEP]"]
+    upload(at, "tokens2.txt", b"[CLS] a b [SEP]", key="your_attention_tokens")
+    assert spec(at, "your_attention_fig_weights")["data"][0]["x"][0] == "0:[CLS]"
+
+
+@pytest.mark.parametrize("name, data, message", [
+    ("t.json", b'["a", "b", "\\ud800", "d", "e", "f"]',
+     "token 2 of the token file holds a character that is not valid Unicode"),
+    ("t.txt", b'["\\udc00", "b", "c", "d", "e", "f"]',
+     "token 0 of the token file holds a character that is not valid Unicode"),
+])
+def test_a_token_file_with_a_lone_surrogate_is_a_message(at, name, data, message):
+    upload(at, name, data, key="your_attention_tokens")
+    assert not at.exception
+    errors = [e.value.replace("\\", "") for e in at.error]
+    assert len(errors) == 1 and message in errors[0]
+    assert spec(at, "your_attention_fig_weights")["data"][0]["x"] == LABELS  # example's tokens
+
+
+def test_npz_tokens_with_a_lone_surrogate_are_a_message(at):
+    data = npz(attention=softmax_rows((2, 3, 3)), tokens=np.array(["a", "\udfff", "c"]))
+    upload(at, "w.npz", data)
+    assert not at.exception
+    errors = [e.value.replace("\\", "") for e in at.error]
+    assert len(errors) == 1
+    assert "token 1 of array tokens of the .npz holds a character that is not valid" in errors[0]
