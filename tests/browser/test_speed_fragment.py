@@ -24,7 +24,7 @@ _WATCH = """() => {
 
 
 def _q(page) -> np.ndarray:
-    rows = page.evaluate("() => Array.from(document.querySelector('.st-key-pg_fig_q "
+    rows = page.evaluate("() => Array.from(document.querySelector('.st-key-playground_fig_q "
                          ".js-plotly-plot')._fullData[0].z, r => Array.from(r))")
     return np.array(rows, dtype=float)
 
@@ -38,7 +38,7 @@ def test_seed_change_reruns_only_the_fragment_and_regenerate_redraws(page, app_s
     page.wait_for_timeout(300)
     page.evaluate("() => { window.__draws = 0; }")
     before = _q(page)
-    seed = page.locator(".st-key-pg_init_seed input")
+    seed = page.locator(".st-key-playground_init_seed input")
     seed.fill("7")
     seed.press("Enter")
     wait_for_app_run(page)
