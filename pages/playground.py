@@ -86,7 +86,7 @@ with views:
                     figures.append((report.format(h=h), fig))
             diagnostics_panel(att.weights, q_lab, k_lab, key="playground_diag_heads")
             panel("concat", att.concat, [f"c{j}" for j in range(att.concat.shape[1])], q_lab)
-            panel("mha_output", att.output, [f"o{j}" for j in range(att.output.shape[1])],
+            panel("multi_head_output", att.output, [f"o{j}" for j in range(att.output.shape[1])],
                   q_lab)
         else:
             score_name = "scores" if scenario.spec.projections else "additive_scores"

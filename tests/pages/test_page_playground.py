@@ -163,7 +163,8 @@ def test_multi_head_variant_shows_one_chart_per_head():
     expected = attnviz.multi_head_attention(sc.x, None, sc.w_q, sc.w_k, sc.w_v, sc.w_o,
                                             n_heads=2)
     np.testing.assert_allclose(chart_z_by_key(at, "playground_fig_head_1"), expected.weights[1])
-    np.testing.assert_allclose(chart_z_by_key(at, "playground_fig_mha_output"), expected.output)
+    np.testing.assert_allclose(chart_z_by_key(at, "playground_fig_multi_head_output"),
+                               expected.output)
 
 
 def test_huge_values_give_a_message_not_a_traceback():
@@ -250,7 +251,7 @@ def test_long_sequences_pool_the_head_thumbnails_and_say_so():
                                    rtol=0, atol=1e-15)
         np.testing.assert_allclose(z.sum(axis=1), 1.0, atol=1e-12)
     assert any("each head is shown as 44×44 blocks of 3×3 tokens" in c.value for c in at.caption)
-    np.testing.assert_allclose(chart_z_by_key(at, "playground_fig_mha_output"), att.output,
+    np.testing.assert_allclose(chart_z_by_key(at, "playground_fig_multi_head_output"), att.output,
                                atol=1e-13)
 
 

@@ -61,7 +61,7 @@ MATRICES = {
     "output": ("Output", r"O = A V", "Each row is the weighted average of the value rows."),
     "concat": ("Concatenated heads", r"\mathrm{Concat}(O_1, \dots, O_h)",
                "The heads' outputs side by side (np.hstack)."),
-    "mha_output": ("Multi-head output", r"O = \mathrm{Concat}(O_1, \dots, O_h)\, W_O",
+    "multi_head_output": ("Multi-head output", r"O = \mathrm{Concat}(O_1, \dots, O_h)\, W_O",
                    "The concatenation projected by W_O."),
     "features": ("Alignment features", r"\tanh(q_i W_q + k_j W_k)",
                  "The hidden layer of the additive scorer (shown for the first query)."),
