@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 from helpers import assert_no_exception, goto_page, wait_for_app_run, wait_for_plots
 
+from attnviz.teach.text import common
+
 # counts every (re)draw of any Plotly chart on the page
 _WATCH = """() => {
     window.__draws = 0;
@@ -45,7 +47,7 @@ def test_seed_change_reruns_only_the_fragment_and_regenerate_redraws(page, app_s
     page.wait_for_timeout(1000)
     assert page.evaluate("() => window.__draws") == 0  # no chart was redrawn: no page rerun
     np.testing.assert_array_equal(_q(page), before)
-    page.get_by_role("button", name="Regenerate").first.click()
+    page.get_by_role("button", name=common.REGENERATE).first.click()
     wait_for_app_run(page)
     page.wait_for_function("() => window.__draws > 0")
     wait_for_app_run(page)
