@@ -5,40 +5,40 @@ import streamlit as st
 from attnviz.figures import heatmap
 from attnviz.scenarios.compare import KINDS, compare, head_choices
 from attnviz.scenarios.registry import VARIANTS
-from attnviz.teach.text import common as text
+from attnviz.teach.text import compare as text
 from attnviz.ui import controls, state
 from attnviz.ui.diagnostics import diagnostics_panel
 from attnviz.ui.panels import show_figure
 
 scenario = state.get_scenario()
-st.header("Compare")
-st.write(text.COMPARE_INTRO)
+st.header(text.HEADER)
+st.write(text.INTRO)
 
-kind = st.selectbox("What to compare", KINDS, format_func=text.COMPARE_KINDS.get,
+kind = st.selectbox(text.KIND_LABEL, KINDS, format_func=text.KINDS.get,
                     key="compare_kind")
 options = {}
 choices = head_choices(scenario)
 if kind == "heads" and choices:
     default = max([h for h in choices if h <= 4] or choices[:1])
-    options["n_heads"] = st.select_slider("Heads in B", choices, value=default,
+    options["n_heads"] = st.select_slider(text.HEADS_B, choices, value=default,
                                           key="compare_n_heads")
 elif kind == "temperature":
-    options["temperature"] = st.slider("τ in B", 0.05, 5.0, 0.5, step=0.05,
+    options["temperature"] = st.slider(text.TEMPERATURE_B, 0.05, 5.0, 0.5, step=0.05,
                                        key="compare_temperature")
 elif kind == "variants":
     keys = list(VARIANTS)
     c1, c2 = st.columns(2)
-    options["variant_a"] = c1.selectbox("Variant A", keys, index=keys.index(scenario.variant),
+    options["variant_a"] = c1.selectbox(text.VARIANT_A, keys, index=keys.index(scenario.variant),
                                         format_func=lambda k: VARIANTS[k].name,
                                         key="compare_variant_a")
-    options["variant_b"] = c2.selectbox("Variant B", keys,
+    options["variant_b"] = c2.selectbox(text.VARIANT_B, keys,
                                         index=keys.index("dot_product"),
                                         format_func=lambda k: VARIANTS[k].name,
                                         key="compare_variant_b")
 try:
     comparison = compare(scenario, kind, run=controls.run, **options)
 except ValueError as exc:
-    st.info(text.COMPARE_NOT_APPLICABLE.format(reason=exc))
+    st.info(text.NOT_APPLICABLE.format(reason=exc))
     st.stop()
 a, b = comparison.a, comparison.b
 
@@ -51,38 +51,39 @@ def row(what, za, zb, diff, **kw):
             kw.update(kind="signed", zmin=-max(-kw["zmin"], kw["zmax"]),
                       zmax=max(-kw["zmin"], kw["zmax"]))
     cols = st.columns(3)
-    for col, side, z, tag in ((cols[0], a, za, "A"), (cols[1], b, zb, "B")):
+    for col, side, z, tag in ((cols[0], a, za, "a"), (cols[1], b, zb, "b")):
         with col:
-            st.markdown(f"**{tag}: {side.label}**")
+            name = text.SIDES[side is b]
+            st.markdown(text.SIDE_TITLE.format(side=name, label=side.label))
             if side.error:
-                st.error(f"Cannot compute: {side.error}.")
+                st.error(text.CANNOT_COMPUTE.format(side=name, reason=side.error))
             else:
                 x = side.k_labels if what == "weights" else [f"o{m}" for m in range(z.shape[1])]
                 show_figure(heatmap(z, x, side.q_labels, **kw),
-                            key=f"compare_fig_{what}_{tag.lower()}")
+                            key=f"compare_fig_{what}_{tag}")
     with cols[2]:
-        st.markdown("**A − B**")
+        st.markdown(text.DIFF_TITLE)
         if diff is None:
-            st.caption(text.COMPARE_SHAPES)
+            st.caption(text.SHAPES)
         else:
             x = a.k_labels if what == "weights" else [f"o{m}" for m in range(diff.shape[1])]
             show_figure(heatmap(diff, x, a.q_labels, kind="signed"),
                         key=f"compare_fig_{what}_diff")
 
 
-st.subheader("Attention weights")
-st.caption(text.COMPARE_WEIGHTS + " " + text.COMPARE_DIFF)
+st.subheader(text.WEIGHTS_HEADER)
+st.caption(text.WEIGHTS + " " + text.DIFF)
 if kind == "heads" or a.head_weights is not None or b.head_weights is not None:
-    st.caption(text.COMPARE_HEADS_MEAN)
+    st.caption(text.HEADS_MEAN)
 row("weights", a.weights, b.weights, comparison.weights_diff, kind="weights")
-st.subheader("Outputs")
-st.caption(text.COMPARE_OUTPUT)
+st.subheader(text.OUTPUTS_HEADER)
+st.caption(text.OUTPUT)
 row("output", a.output, b.output, comparison.output_diff)
 
 c1, c2 = st.columns(2)
 for col, side, tag in ((c1, a, "a"), (c2, b, "b")):
     with col:
         if side.weights is not None:
-            st.text(f"{'AB'[side is b]}: {side.label}")
+            st.text(text.SIDE_NAME.format(side=text.SIDES[side is b], label=side.label))
             weights = side.head_weights if side.head_weights is not None else side.weights
             diagnostics_panel(weights, side.q_labels, side.k_labels, key=f"compare_diag_{tag}")

@@ -7,8 +7,8 @@ from attnviz import position_labels
 from attnviz.core.explain import AdditiveInputs, explain_row
 from attnviz.figures import heatmap
 from attnviz.teach.explain import formulas_for, number, output_symbol, settings_of
+from attnviz.teach.text import common
 from attnviz.teach.text import step_by_step as text
-from attnviz.teach.text.common import FULLY_MASKED_ROW
 from attnviz.ui import controls, heads, state, steps
 from attnviz.ui.editors import matrix_editor
 from attnviz.ui.panels import scenario_caption, show_figure
@@ -48,8 +48,8 @@ if scenario.direct:
             old, letter = getattr(scenario, name), name[0]
             col.markdown(f"**{letter.upper()}**")
             with col:
-                new = matrix_editor(letter.upper(), old, key=f"sbs_{name}", row_labels=rows,
-                                    col_labels=controls.dims(letter, old.shape[1]))
+                new = matrix_editor(letter.upper(), old, key=f"step_by_step_{name}",
+                                    row_labels=rows, col_labels=controls.dims(letter, old.shape[1]))
             if not np.array_equal(new, old):
                 edits[name] = new
         if edits:
@@ -71,21 +71,22 @@ def one_query(result, scenario) -> None:
     pick, fig_col = st.columns([1, 2], gap="large")
     with pick:
         t_q = len(q_lab)
-        if st.session_state.get("sbs_query") not in range(t_q):
-            st.session_state.pop("sbs_query", None)  # fewer tokens than before: back to query 0
-        i = st.selectbox(text.QUERY_LABEL, range(t_q), key="sbs_query",
+        if st.session_state.get("step_by_step_query") not in range(t_q):
+            # fewer tokens than before: back to query 0
+            st.session_state.pop("step_by_step_query", None)
+        i = st.selectbox(text.QUERY_LABEL, range(t_q), key="step_by_step_query",
                          format_func=lambda r: q_lab[r] if 0 <= r < t_q else str(r))
         if multi:
             st.caption(text.MULTI_HEAD)
-        head = heads.head_picker(att, "sbs_head")
+        head = heads.head_picker(att, "step_by_step_head")
         head = 0 if head is None and multi else head  # one head of a multi-head result
         st.caption(text.PICK)
     with fig_col:
         st.markdown(text.WEIGHTS_TITLE)
         weights = att.head(head or 0).weights
         fig = heatmap(weights, k_lab, q_lab, kind="weights", highlight_rows=[i],
-                      y_title="query", x_title="key")
-        show_figure(fig, key="sbs_fig_weights", filename="step_weights")
+                      y_title=common.AXIS_QUERY, x_title=common.AXIS_KEY)
+        show_figure(fig, key="step_by_step_fig_weights", filename="step_weights")
 
     if not scenario.spec.projections:  # additive: its own score network
         source = result.source_x if result.source_x is not None else result.x
@@ -138,7 +139,7 @@ def one_query(result, scenario) -> None:
     step("mask")
     step("softmax")
     if row.fully_masked:
-        st.warning(text.FULLY_MASKED + FULLY_MASKED_ROW)
+        st.warning(text.FULLY_MASKED + common.FULLY_MASKED_ROW)
     else:
         st.latex(rf"m_{{{i}}} = {number(row.row_max, 6, 'latex')},\quad "
                  rf"Z_{{{i}}} = {number(row.row_sum, 6, 'latex')}")

@@ -6,6 +6,7 @@ import streamlit as st
 from attnviz.core.explain import AdditiveInputs, explain_row
 from attnviz.figures import heatmap
 from attnviz.figures.clickable import MAX_PICKER_CELLS, add_cell_picker
+from attnviz.teach.text import common
 from attnviz.teach.text import trace as text
 from attnviz.ui import controls, heads, state, trace_view
 from attnviz.ui.diagnostics import diagnostics_panel
@@ -35,8 +36,8 @@ j = c_key.selectbox(text.KEY_LABEL, range(t_k), format_func=lambda c: k_lab[c], 
 left, right = st.columns([5, 7], gap="large")
 with left:
     st.markdown(text.WEIGHTS_TITLE.format(head=text.HEAD_SUFFIX.format(h=head) if multi else ""))
-    fig = heatmap(weights, k_lab, q_lab, kind="weights", x_title="key",
-                  y_title="query", highlight_rows=[i], highlight_cells=[(i, j)])
+    fig = heatmap(weights, k_lab, q_lab, kind="weights", x_title=common.AXIS_KEY,
+                  y_title=common.AXIS_QUERY, highlight_rows=[i], highlight_cells=[(i, j)])
     if weights.size <= MAX_PICKER_CELLS:
         curve = add_cell_picker(fig, weights, k_lab, q_lab, value_name="α")
         st.caption(text.CLICK)

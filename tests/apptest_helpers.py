@@ -178,7 +178,7 @@ def lazy_tab_sets(at: AppTest) -> dict[str, list[str]]:
 
 
 def show_weight_tab(at: AppTest, name: str) -> AppTest:
-    """Select the tab of editor ``name`` ("pg_w_k") when its editor is not on the page, as a
+    """Select the tab of editor ``name`` ("playground_w_k") when its editor is not on the page, as a
     user clicks a tab first: only the selected tab's editor runs.
 
     Tries the tabs of every lazy tab set of the page, the labels most like ``name`` first,

@@ -40,11 +40,10 @@ def parse_tokens(raw: str) -> tuple[str, ...] | None:
     """Split a space-separated token string; report empty input or over-long labels."""
     tokens = tuple(raw.split())
     if not tokens:
-        st.error("Enter at least one token (separated by spaces); the previous tokens are kept.")
+        st.error(text.NO_TOKENS)
         return None
     if len(tokens) > limits.MAX_TOKENS:
-        st.error(f"At most {limits.MAX_TOKENS} tokens can be edited; you entered {len(tokens)}. "
-                 "The previous tokens are kept.")
+        st.error(text.TOO_MANY_TOKENS.format(limit=limits.MAX_TOKENS, n=len(tokens)))
         return None
     if any(len(t) > limits.MAX_LABEL_CHARS for t in tokens):
         st.warning(_LABELS_CUT)
@@ -52,14 +51,14 @@ def parse_tokens(raw: str) -> tuple[str, ...] | None:
     return tokens
 
 
-_LABELS_CUT = f"Token labels are cut to {limits.MAX_LABEL_CHARS} characters."
+_LABELS_CUT = text.LABELS_CUT.format(chars=limits.MAX_LABEL_CHARS)
 _CUT_NOTE = "_tokens_cut_note"  # the token box whose labels were cut before a rerun
 
 
 def token_controls(prefix: str, scenario: Scenario, *, source: bool = False) -> Scenario:
     """A text box of space-separated tokens; a different count resizes the sequence."""
     current = scenario.source_tokens if source else scenario.tokens
-    label = "Source tokens (keys/values)" if source else "Tokens (separated by spaces)"
+    label = text.SOURCE_TOKENS_LABEL if source else text.TOKENS_LABEL
     name = f"{prefix}_src_tokens" if source else f"{prefix}_tokens"
     raw = st.text_input(label, " ".join(current), key=state.vkey(name),
                         help=text.LIMITS_TOKENS_HELP.format(tokens=limits.MAX_TOKENS,
@@ -83,15 +82,15 @@ def token_controls(prefix: str, scenario: Scenario, *, source: bool = False) -> 
 def size_controls(prefix: str, scenario: Scenario) -> Scenario:
     """Number inputs for d_model and the projection widths; values that still fit are kept."""
     c1, c2, c3 = st.columns(3)
-    d_model = c1.number_input("d_model", 1, limits.MAX_D_MODEL, scenario.d_model,
+    d_model = c1.number_input(text.D_MODEL_LABEL, 1, limits.MAX_D_MODEL, scenario.d_model,
                               key=state.vkey(f"{prefix}_d_model"),
-                              help=f"Embedding width, 1 to {limits.MAX_D_MODEL}.")
-    d_k = c2.number_input("Q/K width", 1, limits.MAX_WIDTH, int(scenario.w_q.shape[1]),
+                              help=text.D_MODEL_HELP.format(limit=limits.MAX_D_MODEL))
+    d_k = c2.number_input(text.QK_WIDTH_LABEL, 1, limits.MAX_WIDTH, int(scenario.w_q.shape[1]),
                           key=state.vkey(f"{prefix}_d_k"),
-                          help=f"n_heads · d_k, 1 to {limits.MAX_WIDTH}.")
-    d_v = c3.number_input("V width", 1, limits.MAX_WIDTH, int(scenario.w_v.shape[1]),
+                          help=text.QK_WIDTH_HELP.format(limit=limits.MAX_WIDTH))
+    d_v = c3.number_input(text.V_WIDTH_LABEL, 1, limits.MAX_WIDTH, int(scenario.w_v.shape[1]),
                           key=state.vkey(f"{prefix}_d_v"),
-                          help=f"n_heads · d_v, 1 to {limits.MAX_WIDTH}.")
+                          help=text.V_WIDTH_HELP.format(limit=limits.MAX_WIDTH))
     st.caption(limits_caption())
     sizes = dict(d_model=int(d_model), d_k=int(d_k), d_v=int(d_v))
     if (sizes["d_model"], sizes["d_k"], sizes["d_v"]) != (
@@ -123,7 +122,7 @@ def embedding_editor(prefix: str, scenario: Scenario, *, source: bool = False) -
     """Edit X (or the source embeddings) cell by cell."""
     tokens = scenario.source_tokens if source else scenario.tokens
     matrix = scenario.source_x if source else scenario.x
-    name = "source X" if source else "X (embeddings)"
+    name = text.SOURCE_EMBEDDINGS_LABEL if source else text.EMBEDDINGS_LABEL
     new = matrix_editor(name, matrix, key=f"{prefix}_{'src_x' if source else 'x'}",
                         row_labels=[f"{i}:{t}" for i, t in enumerate(tokens)],
                         col_labels=dims("d", matrix.shape[1]))
@@ -166,11 +165,10 @@ def _regenerate_controls(prefix: str) -> None:
     three widgets, not the page; Regenerate then reruns the whole app with the new weights.
     """
     c1, c2, c3 = st.columns([2, 1, 1], vertical_alignment="bottom")
-    kind = c1.selectbox("Initialiser", INIT_KINDS, format_func=text.INIT_KINDS.get,
+    kind = c1.selectbox(text.INIT_LABEL, INIT_KINDS, format_func=text.INIT_KINDS.get,
                         key=f"{prefix}_init_kind")
-    seed = c2.number_input("Seed", 0, 2**31 - 1, 42, key=f"{prefix}_init_seed")
-    if c3.button("Regenerate", key=f"{prefix}_regenerate",
-                 help="Draw new W_Q, W_K, W_V with this initialiser and seed"):
+    seed = c2.number_input(text.SEED_LABEL, 0, 2**31 - 1, 42, key=f"{prefix}_init_seed")
+    if c3.button(text.REGENERATE, key=f"{prefix}_regenerate", help=text.REGENERATE_HELP):
         scenario = state.get_scenario()  # the latest edits, not the page's last full run
         shapes = [scenario.w_q.shape, scenario.w_k.shape, scenario.w_v.shape]
         w_q, w_k, w_v = init_weights(kind, shapes, seed=int(seed))
@@ -191,7 +189,7 @@ def variant_picker(prefix: str, scenario: Scenario) -> Scenario:
     """Choose the attention variant from the registry; shows its description and formula."""
     keys = list(VARIANTS)
     pick, formula = st.columns([1, 2], vertical_alignment="center")
-    key = pick.selectbox("Attention variant", keys, index=keys.index(scenario.variant),
+    key = pick.selectbox(text.VARIANT_LABEL, keys, index=keys.index(scenario.variant),
                          format_func=lambda k: VARIANTS[k].name,
                          key=state.vkey(f"{prefix}_variant"))
     if key != scenario.variant:  # with the parts the new variant reads (a source, ...)
@@ -210,22 +208,23 @@ def settings_controls(prefix: str, scenario: Scenario) -> Scenario:
     c1, c2 = st.columns(2)
     fixed_scale = scenario.spec.scale_fixed is not None
     modes = list(text.SCALE_MODES)
-    mode = c1.radio("Scale", modes, index=modes.index(scenario.scale_mode),
+    mode = c1.radio(text.SCALE_LABEL, modes, index=modes.index(scenario.scale_mode),
                     format_func=text.SCALE_MODES.get, horizontal=True,
                     key=state.vkey(f"{prefix}_scale_mode"), disabled=fixed_scale,
-                    help="Unscaled by definition for this variant" if fixed_scale else None)
+                    help=text.SCALE_FIXED_HELP if fixed_scale else None)
     changes["scale_mode"] = mode
     if mode == "custom":
         changes["custom_scale"] = c2.number_input(
-            "Custom scale", 0.0, max(100.0, float(scenario.custom_scale)),  # a file may hold more
+            text.CUSTOM_SCALE_LABEL, 0.0,
+            max(100.0, float(scenario.custom_scale)),  # a file may hold more
             float(scenario.custom_scale), step=0.05,
             key=state.vkey(f"{prefix}_custom_scale"))
     changes["temperature"] = st.slider(
-        "Temperature τ (divides the scaled scores)", 0.05, 5.0, float(scenario.temperature),
+        text.TEMPERATURE_LABEL, 0.05, 5.0, float(scenario.temperature),
         step=0.05, key=state.vkey(f"{prefix}_temperature"))
     if not scenario.direct:
-        changes["use_pe"] = st.toggle("Add sinusoidal positional encoding to X",
-                                      scenario.use_pe, key=state.vkey(f"{prefix}_use_pe"))
+        changes["use_pe"] = st.toggle(text.PE_TOGGLE, scenario.use_pe,
+                                      key=state.vkey(f"{prefix}_use_pe"))
     if scenario.spec.always_heads:
         choices = [h for h in valid_head_counts(scenario.w_q.shape[1], limits.MAX_HEADS)
                    if scenario.w_v.shape[1] % h == 0]
@@ -235,7 +234,7 @@ def settings_controls(prefix: str, scenario: Scenario) -> Scenario:
                 n=scenario.n_heads, dk=scenario.w_q.shape[1], dv=scenario.w_v.shape[1],
                 shown=n, choices=", ".join(map(str, choices))))
         changes["n_heads"] = st.select_slider(
-            "Heads (must divide the Q/K and V widths)", choices, value=n,
+            text.HEADS_SLIDER_LABEL, choices, value=n,
             key=state.vkey(f"{prefix}_n_heads"))
     if any(getattr(scenario, k) != v for k, v in changes.items()):
         scenario = state.update(**changes)
@@ -258,7 +257,7 @@ def run(scenario: Scenario, *, heads: int | None = None) -> ScenarioResult:
 
 
 def compute(scenario: Scenario, *, heads: int | None = None,
-            what: str = "this scenario") -> ScenarioResult | None:
+            what: str = text.THIS_SCENARIO) -> ScenarioResult | None:
     """Run the scenario (``run_scenario(scenario, heads=heads)``); on bad input show the
     core's message ('Cannot compute <what>: ...') and return None.
 
@@ -271,7 +270,7 @@ def compute(scenario: Scenario, *, heads: int | None = None,
     """
     result, error = _memo(scenario, heads)
     if error is not None:
-        st.error(f"Cannot compute {what}: {error}.")
+        st.error(text.CANNOT_COMPUTE.format(what=what, reason=error))
     return result
 
 
@@ -324,9 +323,9 @@ def require_projection(prefix: str, message: str, default_preset: str) -> None:
     st.info(message)
     projected = [k for k, p in PRESETS.items() if not p.build().direct]
     c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
-    choice = c1.selectbox("Preset", projected, index=projected.index(default_preset),
+    choice = c1.selectbox(text.PRESET_LABEL, projected, index=projected.index(default_preset),
                           format_func=lambda k: PRESETS[k].title, key=f"{prefix}_preset")
-    if c2.button("Load preset", key=f"{prefix}_load_preset"):
+    if c2.button(text.PRESET_LOAD, key=f"{prefix}_load_preset"):
         state.load_preset(choice)
         st.rerun()
     st.stop()

@@ -15,7 +15,8 @@ import streamlit as st
 from attnviz.core.attention import valid_head_counts
 from attnviz.scenarios import limits
 from attnviz.scenarios.scenario import Scenario
-from attnviz.teach.text import common as text
+from attnviz.teach.text import common
+from attnviz.teach.text import multi_head as text
 from attnviz.ui import state
 from attnviz.ui.editors import matrix_editor
 from attnviz.ui.fitting import fit_vector
@@ -29,8 +30,8 @@ def head_picker(result, key: str, where=st) -> int | None:
         return None
     if st.session_state.get(key) not in range(result.n_heads):
         st.session_state.pop(key, None)  # fewer heads than before: back to head 0
-    return where.selectbox(text.HEAD_LABEL, range(result.n_heads), key=key,
-                           format_func=lambda h: text.HEAD_NAME.format(h=h))
+    return where.selectbox(common.HEAD_LABEL, range(result.n_heads), key=key,
+                           format_func=lambda h: common.HEAD_NAME.format(h=h))
 
 
 def head_choices(scenario: Scenario) -> list[int]:
@@ -67,8 +68,8 @@ def head_count_control(prefix: str, scenario: Scenario) -> tuple[Scenario, int, 
         st.session_state[key] = min(max(int(scenario.n_heads), 0), limits.MAX_HEADS)
         st.session_state[synced_key] = token
     choices = head_choices(scenario)
-    n = int(st.number_input("Number of heads h", min_value=0, max_value=limits.MAX_HEADS,
-                            step=1, key=key, help=text.MHA_HEADS_HELP))
+    n = int(st.number_input(text.HEADS_LABEL, min_value=0, max_value=limits.MAX_HEADS,
+                            step=1, key=key, help=text.HEADS_HELP))
     dk, dv = int(scenario.w_q.shape[1]), int(scenario.w_v.shape[1])
     if n in choices:
         if n != scenario.n_heads:
@@ -77,9 +78,10 @@ def head_count_control(prefix: str, scenario: Scenario) -> tuple[Scenario, int, 
             st.session_state[synced_key] = (state.editor_version(), n)
         return scenario, n, None
     shown = scenario.n_heads if scenario.n_heads in choices else nearest(n, choices)[0]
-    template = text.MHA_ZERO_HEADS if n == 0 else text.MHA_BAD_HEADS
+    template = text.ZERO_HEADS if n == 0 else text.BAD_HEADS
     message = template.format(n=n, dk=dk, dv=dv, choices=", ".join(map(str, choices)),
-                              nearest=" or ".join(map(str, nearest(n, choices))), shown=shown)
+                              nearest=text.NEAREST_OR.join(map(str, nearest(n, choices))),
+                              shown=shown)
     return scenario, shown, message
 
 
@@ -104,8 +106,9 @@ def label_room(labels: list[str], per_row: int, page_px: int = 1060) -> float:
 def head_mix_editor(prefix: str, scenario: Scenario, n: int) -> np.ndarray:
     """Edit seed 004's one-weight-per-head mix; edits are written to ``scenario.head_mix``."""
     mix = fit_mix(scenario.head_mix, n)
-    new = matrix_editor("Head weights", mix[None, :], key=f"{prefix}_head_mix_{n}",
-                        row_labels=["w_h"], col_labels=[f"head {h}" for h in range(n)])[0]
+    new = matrix_editor(text.MIX_EDITOR_LABEL, mix[None, :], key=f"{prefix}_head_mix_{n}",
+                        row_labels=["w_h"],
+                        col_labels=[common.HEAD_NAME.format(h=h) for h in range(n)])[0]
     if not np.array_equal(new, mix) or (scenario.head_mix is not None
                                         and scenario.head_mix.shape != (n,)):
         state.update(head_mix=new)

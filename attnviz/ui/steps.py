@@ -38,7 +38,7 @@ def written_dot(a: Array, b: Array, name: str, value: float) -> str:
     terms = " + ".join(f"{_factor(x)}×{_factor(y)}" for x, y in zip(a[:shown], b[:shown],
                                                                    strict=True))
     if shown < n:
-        terms += f" + … ({n} terms)"
+        terms += text.MORE_TERMS.format(n=n)
     return f"{name} = {terms} = {number(value)}"
 
 

@@ -42,7 +42,7 @@ def _sum_terms(terms) -> str:
     """'a + b + c' for a few terms, or 'Σ of n terms' for many."""
     terms = list(terms)
     if len(terms) > MAX_TERMS:
-        return rf"\textstyle\sum(\text{{{len(terms)} terms}})"
+        return text.SUM_OF_TERMS.format(n=len(terms))
     return " + ".join(terms) if terms else "0"
 
 

@@ -24,14 +24,14 @@ def test_an_edit_redraws_the_same_chart_element_with_the_new_numbers(page, app_s
     goto_page(page, app_server, "playground")
     wait_for_plots(page, 10)
     wait_for_app_run(page)
-    assert page.evaluate(_MARK, "pg_fig_x") == 4
-    _, before = page.evaluate(_STATE, "pg_fig_x")
+    assert page.evaluate(_MARK, "playground_fig_x") == 4
+    _, before = page.evaluate(_STATE, "playground_fig_x")
     editor = page.get_by_test_id("stDataFrame").first  # X, the token embeddings
     edit_cell(page, editor, row=0, col=0, text="7.5")
     page.wait_for_function(
         """key => Array.from(document.querySelector('.st-key-' + key + ' .js-plotly-plot')
-                 ._fullData[0].z[0])[0] === 7.5""", arg="pg_fig_x")
-    mark, after = page.evaluate(_STATE, "pg_fig_x")
+                 ._fullData[0].z[0])[0] === 7.5""", arg="playground_fig_x")
+    mark, after = page.evaluate(_STATE, "playground_fig_x")
     assert mark == "kept"  # not a new element: Plotly.react on the chart already there
     assert after[0] == 7.5 and after[1:] == before[1:]
     screenshot(page, "playground_after_edit_in_place")

@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 from helpers import assert_no_exception, goto_page, wait_for_app_run, wait_for_plots
 
+from attnviz.teach.text import common
+
 # counts every (re)draw of any Plotly chart on the page
 _WATCH = """() => {
     window.__draws = 0;
@@ -24,7 +26,7 @@ _WATCH = """() => {
 
 
 def _q(page) -> np.ndarray:
-    rows = page.evaluate("() => Array.from(document.querySelector('.st-key-pg_fig_q "
+    rows = page.evaluate("() => Array.from(document.querySelector('.st-key-playground_fig_q "
                          ".js-plotly-plot')._fullData[0].z, r => Array.from(r))")
     return np.array(rows, dtype=float)
 
@@ -38,14 +40,14 @@ def test_seed_change_reruns_only_the_fragment_and_regenerate_redraws(page, app_s
     page.wait_for_timeout(300)
     page.evaluate("() => { window.__draws = 0; }")
     before = _q(page)
-    seed = page.locator(".st-key-pg_init_seed input")
+    seed = page.locator(".st-key-playground_init_seed input")
     seed.fill("7")
     seed.press("Enter")
     wait_for_app_run(page)
     page.wait_for_timeout(1000)
     assert page.evaluate("() => window.__draws") == 0  # no chart was redrawn: no page rerun
     np.testing.assert_array_equal(_q(page), before)
-    page.get_by_role("button", name="Regenerate").first.click()
+    page.get_by_role("button", name=common.REGENERATE).first.click()
     wait_for_app_run(page)
     page.wait_for_function("() => window.__draws > 0")
     wait_for_app_run(page)

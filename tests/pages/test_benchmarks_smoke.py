@@ -87,7 +87,7 @@ def test_server_benchmark_quick(tmp_path):
     playground = [r for r in section["rows"] if r["path"] == "pages/playground.py"]
     assert playground and all(not r.get("error") for r in playground)
     assert all(r["charts"] > 0 and r["fig_bytes"] > 0 for r in playground)
-    assert all(r["what"].startswith("editor pg_x") for r in playground)
+    assert all(r["what"].startswith("editor playground_x") for r in playground)
 
 
 def test_pages_are_read_from_app_py():

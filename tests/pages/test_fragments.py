@@ -20,7 +20,7 @@ FRAGMENTS = {  # page: groups of widget keys, each group one fragment
                             ["positional_encoding_perm_kind", "positional_encoding_perm_seed",
                              "positional_encoding_perm_case"]],
     "encoder_decoder": [["encoder_decoder_pool_w_v0", "encoder_decoder_pool_b_v0"]],
-    "step_by_step": [["sbs_query"]],
+    "step_by_step": [["step_by_step_query"]],
 }
 
 

@@ -62,6 +62,8 @@ SCENARIO_PAGES = [p for p in ALL_PAGES if p not in SCENARIO_FREE]
 
 NOT_A_NUMBER = "is empty or not a finite number"
 ALLOWED_NUMBER = "Enter a number"
+# "Cannot compute this scenario: ", the start of the message naming what the core refused
+CANNOT_COMPUTE = text.CANNOT_COMPUTE.format(what=text.THIS_SCENARIO, reason="")[:-1]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -140,19 +142,19 @@ BAD_CELLS = {
 # (page, preset, editor key, scenario field, column names). The editor's columns are the ones
 # the page draws; a 1-D field (v_a, pool_w, pool_b, head_mix) is edited as a one-row editor.
 EDITORS = [
-    ("playground", "seed_000", "pg_x", "x", ["d0", "d1"]),
-    ("playground", "seed_000", "pg_w_q", "w_q", ["q0", "q1"]),
-    ("playground", "seed_000", "pg_w_k", "w_k", ["k0", "k1"]),
-    ("playground", "seed_000", "pg_w_v", "w_v", ["v0", "v1"]),
-    ("playground", "seed_004_two_heads", "pg_w_o", "w_o", ["o0", "o1"]),
-    ("playground", "translation", "pg_src_x", "source_x", ["d0", "d1"]),
-    ("step_by_step", "seed_001_causal", "sbs_q_in", "q_in", ["q0", "q1"]),
-    ("step_by_step", "seed_001_causal", "sbs_k_in", "k_in", ["k0", "k1"]),
-    ("step_by_step", "seed_001_causal", "sbs_v_in", "v_in", ["v0", "v1"]),
-    ("multi_head", "seed_004_two_heads", "mha_x", "x", ["d0", "d1"]),
-    ("multi_head", "seed_004_two_heads", "mha_w_q", "w_q", ["q0", "q1"]),
-    ("multi_head", "seed_004_two_heads", "mha_w_v", "w_v", ["v0", "v1"]),
-    ("multi_head", "seed_004_two_heads", "mha_w_o", "w_o", ["o0", "o1"]),
+    ("playground", "seed_000", "playground_x", "x", ["d0", "d1"]),
+    ("playground", "seed_000", "playground_w_q", "w_q", ["q0", "q1"]),
+    ("playground", "seed_000", "playground_w_k", "w_k", ["k0", "k1"]),
+    ("playground", "seed_000", "playground_w_v", "w_v", ["v0", "v1"]),
+    ("playground", "seed_004_two_heads", "playground_w_o", "w_o", ["o0", "o1"]),
+    ("playground", "translation", "playground_src_x", "source_x", ["d0", "d1"]),
+    ("step_by_step", "seed_001_causal", "step_by_step_q_in", "q_in", ["q0", "q1"]),
+    ("step_by_step", "seed_001_causal", "step_by_step_k_in", "k_in", ["k0", "k1"]),
+    ("step_by_step", "seed_001_causal", "step_by_step_v_in", "v_in", ["v0", "v1"]),
+    ("multi_head", "seed_004_two_heads", "multi_head_x", "x", ["d0", "d1"]),
+    ("multi_head", "seed_004_two_heads", "multi_head_w_q", "w_q", ["q0", "q1"]),
+    ("multi_head", "seed_004_two_heads", "multi_head_w_v", "w_v", ["v0", "v1"]),
+    ("multi_head", "seed_004_two_heads", "multi_head_w_o", "w_o", ["o0", "o1"]),
     ("encoder_decoder", "translation", "encoder_decoder_x", "x", ["d0", "d1"]),
     ("encoder_decoder", "translation", "encoder_decoder_src_x", "source_x", ["d0", "d1"]),
     ("encoder_decoder", "translation", "encoder_decoder_w_k", "w_k", ["k0", "k1"]),
@@ -162,7 +164,7 @@ EDITORS = [
 ONE_ROW_EDITORS = [  # (page, preset, key, field, columns): a vector edited as one row
     ("encoder_decoder", "bahdanau", "encoder_decoder_v_a", "v_a", ["a0", "a1"]),
     ("encoder_decoder", "seed_000", "encoder_decoder_pool_w", "pool_w", ["d0", "d1"]),
-    ("multi_head", "seed_004_two_heads", "mha_head_mix_2", "head_mix", ["head 0", "head 1"]),
+    ("multi_head", "seed_004_two_heads", "multi_head_head_mix_2", "head_mix", ["head 0", "head 1"]),
 ]
 
 
@@ -209,20 +211,21 @@ def test_bad_cells_warn_keep_the_previous_value_and_other_edits(page, key_preset
 def test_every_kind_of_bad_cell_on_the_playground(name):
     """Each kind of bad value alone, after edits to X and W_Q that must both survive."""
     at = on_page("playground")
-    edit(at, "pg_w_q", {0: {"q0": -1.5}})
-    edit(at, "pg_x", {0: {"d0": 2.5}})
-    weights = chart_z_by_key(at, "pg_fig_weights")
-    edit(at, "pg_x", {0: {"d0": 2.5}, 1: {"d1": BAD_CELLS[name]}})
+    edit(at, "playground_w_q", {0: {"q0": -1.5}})
+    edit(at, "playground_x", {0: {"d0": 2.5}})
+    weights = chart_z_by_key(at, "playground_fig_weights")
+    edit(at, "playground_x", {0: {"d0": 2.5}, 1: {"d1": BAD_CELLS[name]}})
     sc = scenario(at)
     assert sc.x[0, 0] == 2.5 and sc.w_q[0, 0] == -1.5
     assert sc.x[1, 1] == PRESETS["seed_000"].build().x[1, 1]
     assert any(NOT_A_NUMBER in w and "(1:word_2, d1)" in plain(w) for w in warnings(at))
-    np.testing.assert_array_equal(chart_z_by_key(at, "pg_fig_weights"), weights)
+    np.testing.assert_array_equal(chart_z_by_key(at, "playground_fig_weights"), weights)
 
 
 @pytest.mark.parametrize("page, key, field", [
-    ("playground", "pg_x", "x"), ("multi_head", "mha_x", "x"),
-    ("encoder_decoder", "encoder_decoder_src_x", "source_x"), ("step_by_step", "sbs_q_in", "q_in"),
+    ("playground", "playground_x", "x"), ("multi_head", "multi_head_x", "x"),
+    ("encoder_decoder", "encoder_decoder_src_x", "source_x"),
+    ("step_by_step", "step_by_step_q_in", "q_in"),
 ])
 def test_huge_magnitudes_give_an_overflow_message_and_keep_the_edit(page, key, field):
     """1e308 is a finite number: it is kept, and the core says the scores overflow."""
@@ -256,9 +259,9 @@ def test_mask_grid_with_empty_or_text_cells_keeps_the_previous_ticks():
 # ---------------------------------------------------------------------------------------------
 
 TOKEN_BOXES = [  # (page, preset, text-input name, field, editor key and column to edit first)
-    ("playground", "seed_000", "pg_tokens", "tokens", "pg_x"),
-    ("playground", "translation", "pg_src_tokens", "source_tokens", "pg_src_x"),
-    ("multi_head", "seed_004_two_heads", "mha_tokens", "tokens", "mha_x"),
+    ("playground", "seed_000", "playground_tokens", "tokens", "playground_x"),
+    ("playground", "translation", "playground_src_tokens", "source_tokens", "playground_src_x"),
+    ("multi_head", "seed_004_two_heads", "multi_head_tokens", "tokens", "multi_head_x"),
     ("encoder_decoder", "translation", "encoder_decoder_tokens", "tokens", "encoder_decoder_x"),
     ("encoder_decoder", "translation", "encoder_decoder_src_tokens", "source_tokens",
      "encoder_decoder_src_x"),
@@ -272,9 +275,9 @@ def _type_tokens(at: AppTest, name: str, raw: str) -> AppTest:
 
 
 @pytest.mark.parametrize("raw, message", [
-    ("   ", "Enter at least one token"),
+    ("   ", text.NO_TOKENS),
     (" ".join(f"w{i}" for i in range(limits.MAX_TOKENS + 1)),
-     f"At most {limits.MAX_TOKENS} tokens can be edited; you entered {limits.MAX_TOKENS + 1}"),
+     text.TOO_MANY_TOKENS.format(limit=limits.MAX_TOKENS, n=limits.MAX_TOKENS + 1)),
 ], ids=["empty", "too-many"])
 @pytest.mark.parametrize("page, key_preset, name, field, editor", TOKEN_BOXES, ids=TOKEN_IDS)
 def test_refused_token_lists_keep_tokens_and_edits(page, key_preset, name, field, editor, raw,
@@ -301,7 +304,7 @@ def test_long_labels_are_cut_with_a_warning_and_edits_kept(page, key_preset, nam
     tokens = getattr(scenario(at), field)
     assert tokens[0] == "x" * limits.MAX_LABEL_CHARS and len(tokens) == n
     # said after the rerun that stores the cut labels (a message before it would be lost)
-    assert f"Token labels are cut to {limits.MAX_LABEL_CHARS} characters." in warnings(at)
+    assert text.LABELS_CUT.format(chars=limits.MAX_LABEL_CHARS) in warnings(at)
     at.run()
     assert not warnings(ok(at))  # once
     x = scenario(at).source_x if field == "source_tokens" else scenario(at).x
@@ -324,16 +327,16 @@ def test_one_token_and_duplicate_tokens_work(page, key_preset, name, field, edit
 
 def test_one_token_attends_to_itself_with_weight_one():
     at = on_page("playground")
-    _type_tokens(at, "pg_tokens", "solo")
-    np.testing.assert_array_equal(chart_z_by_key(at, "pg_fig_weights"), [[1.0]])
+    _type_tokens(at, "playground_tokens", "solo")
+    np.testing.assert_array_equal(chart_z_by_key(at, "playground_fig_weights"), [[1.0]])
 
 
 def test_markup_in_token_labels_is_escaped_in_messages():
     """A label with Markdown reaches a warning only escaped (shown literally)."""
     at = on_page("playground")
     label = "**b**_:smile:_<i>$x$"
-    _type_tokens(at, "pg_tokens", f"{label} cat sat on")
-    edit(at, "pg_x", {0: {"d0": float("nan")}})
+    _type_tokens(at, "playground_tokens", f"{label} cat sat on")
+    edit(at, "playground_x", {0: {"d0": float("nan")}})
     found = [w for w in warnings(at) if NOT_A_NUMBER in w]
     assert found and md_escape(f"0:{label}") in found[0], found
 
@@ -345,14 +348,14 @@ def test_markup_in_token_labels_is_escaped_in_messages():
 @pytest.mark.parametrize("n, message", [(0, "0 heads"), (4, "4 heads"), (5, "5 heads")])
 def test_head_counts_that_do_not_divide_are_refused_with_the_valid_ones(n, message):
     at = on_page("multi_head", PRESETS["seed_004_two_heads"].build())  # widths 6 and 4
-    edit(at, "mha_x", {0: {"d0": 7.0}})
-    at.number_input(key="mha_n_heads").set_value(n).run()
+    edit(at, "multi_head_x", {0: {"d0": 7.0}})
+    at.number_input(key="multi_head_n_heads").set_value(n).run()
     ok(at)
     found = [e for e in errors(at) if "1, 2" in e]
     assert found, errors(at)
     assert scenario(at).n_heads == 2 and scenario(at).x[0, 0] == 7.0
-    assert [k for k in chart_keys(at) if k.startswith("mha_fig_head_")] == \
-        ["mha_fig_head_0", "mha_fig_head_1"]  # the last valid count is still drawn
+    assert [k for k in chart_keys(at) if k.startswith("multi_head_fig_head_")] == \
+        ["multi_head_fig_head_0", "multi_head_fig_head_1"]  # the last valid count is still drawn
 
 
 def test_head_count_from_a_file_that_does_not_divide_is_replaced_with_a_warning():
@@ -377,7 +380,7 @@ def test_custom_mask_blocking_a_row_or_everything(page, mask, message):
     at = on_page(page, sc)
     shown = warnings(at)
     if page == "step_by_step":
-        at.selectbox(key="sbs_query").set_value(1).run()
+        at.selectbox(key="step_by_step_query").set_value(1).run()
         shown = warnings(at)
         assert any("Every key of this query is masked" in w for w in shown), shown
     elif page == "masks" and mask.any():
@@ -386,7 +389,7 @@ def test_custom_mask_blocking_a_row_or_everything(page, mask, message):
         assert message in shown, shown
     assert not errors(at) and chart_keys(at)
     if page == "playground":
-        weights = chart_z_by_key(at, "pg_fig_weights")
+        weights = chart_z_by_key(at, "playground_fig_weights")
         blocked = ~mask.any(axis=1)
         assert not np.isnan(weights).any()
         np.testing.assert_array_equal(weights[blocked], 0.0)
@@ -475,14 +478,14 @@ def test_every_page_survives_a_scenario_that_does_not_fit_together(name):
 @pytest.mark.parametrize("name", ["additive-w-rows", "additive-w-cols", "additive-v-length"])
 def test_mismatched_additive_weights_are_named_on_the_encoder_decoder_page(name):
     at = on_page("encoder_decoder", TAMPERED[name][0])
-    assert any("Cannot compute this scenario" in e for e in errors(at)), errors(at)
+    assert any(CANNOT_COMPUTE in e for e in errors(at)), errors(at)
     assert "encoder_decoder_fig_cross_weights" in chart_keys(at)  # cross-attention still draws
 
 
 def test_a_scale_beyond_the_widget_range_is_kept():
     at = on_page("playground", TAMPERED["scale-huge"][0])
     assert scenario(at).custom_scale == 1e300
-    assert at.number_input(key=vkey(at, "pg_custom_scale")).value == 1e300
+    assert at.number_input(key=vkey(at, "playground_custom_scale")).value == 1e300
 
 
 def test_sizes_at_the_limits_draw_every_page_in_time():
@@ -547,7 +550,7 @@ BAD_FILES = {  # name: (file name, bytes, fragment of the message)
 def test_bad_scenario_files_keep_the_users_edits(name):
     file_name, data, message = BAD_FILES[name]
     at = on_page("playground")
-    edit(at, "pg_x", {0: {"d0": 2.5}})
+    edit(at, "playground_x", {0: {"d0": 2.5}})
     at.switch_page("pages/share.py").run()
     at.file_uploader(key="share_upload").set_value((file_name, data, "application/json"))
     ok(at.run())
@@ -566,7 +569,7 @@ def test_a_file_that_loads_but_does_not_fit_together_is_explained_on_the_pages()
     at.file_uploader(key="share_upload").set_value(("s.json", data, "application/json"))
     ok(at.run())
     at.switch_page("pages/playground.py").run()
-    assert any("Cannot compute this scenario: w_k must have one row per embedding dimension"
+    assert any(CANNOT_COMPUTE + "w_k must have one row per embedding dimension"
                in e for e in errors(ok(at))), errors(at)
 
 
@@ -593,7 +596,7 @@ BAD_LINKS = {
 @pytest.mark.parametrize("page", ["playground", "multi_head"])
 def test_bad_links_show_a_message_and_keep_the_users_edits(name, page):
     at = on_page(page, PRESETS["seed_004_two_heads"].build())
-    edit(at, "pg_x" if page == "playground" else "mha_x", {0: {"d0": 2.5}})
+    edit(at, "playground_x" if page == "playground" else "multi_head_x", {0: {"d0": 2.5}})
     at.query_params[scenario_io.LINK_PARAM] = BAD_LINKS[name]
     ok(at.run())
     found = [plain(e) for e in errors(at) if "This link could not be opened" in plain(e)]
@@ -632,7 +635,7 @@ BAD_UPLOADS = {  # name: (file name, bytes, fragment)
 def test_bad_attention_uploads_show_a_message_and_keep_the_scenario(name):
     file_name, data, message = BAD_UPLOADS[name]
     at = on_page("playground")
-    edit(at, "pg_x", {0: {"d0": 2.5}})
+    edit(at, "playground_x", {0: {"d0": 2.5}})
     at.switch_page("pages/your_attention.py").run()
     at.file_uploader(key="your_attention_weights").set_value((file_name, data,
                                                               "application/octet-stream"))
@@ -670,9 +673,9 @@ def test_bad_token_files_are_explained_and_the_weights_still_draw(data, name, me
 # 6) Limits on screen, user text shown literally
 # ---------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("page, prefix", [("playground", "pg"), ("multi_head", "mha"),
-                                          ("encoder_decoder", "encoder_decoder")])
-def test_limits_are_stated_next_to_the_size_controls(page, prefix):
+@pytest.mark.parametrize("page", ["playground", "multi_head", "encoder_decoder"])
+def test_limits_are_stated_next_to_the_size_controls(page):
+    prefix = page  # a page's widget keys start with its file's name
     sc = PRESETS["seed_004_two_heads" if page == "multi_head" else "translation"].build()
     at = on_page(page, sc)
     captions = [c.value for c in at.caption]
@@ -691,7 +694,7 @@ def test_limits_are_stated_next_to_the_size_controls(page, prefix):
 
 def test_head_limit_is_the_widgets_bound():
     at = on_page("multi_head", PRESETS["seed_004_two_heads"].build())
-    assert at.number_input(key="mha_n_heads").proto.max == limits.MAX_HEADS
+    assert at.number_input(key="multi_head_n_heads").proto.max == limits.MAX_HEADS
 
 
 def test_upload_limits_are_stated_on_the_upload_pages():

@@ -170,7 +170,7 @@ def test_custom_edit_survives_a_page_switch(at):
     assert not at.exception
     chain = next(d.value for d in at.dataframe if "may attend" in d.value.columns)
     assert chain["may attend"].tolist() == [True] * 4  # query 0 is untouched
-    at.selectbox(key="sbs_query").set_value(1).run()
+    at.selectbox(key="step_by_step_query").set_value(1).run()
     chain = next(d.value for d in at.dataframe if "may attend" in d.value.columns)
     assert chain["may attend"].tolist() == [False, True, True, True]
     at.switch_page("pages/masks.py").run()

@@ -9,6 +9,7 @@ from apptest_helpers import chart_keys, chart_z_by_key, edit_cells, open_page
 
 import attnviz
 from attnviz.scenarios.presets import PRESETS
+from attnviz.teach.text import multi_head as text
 
 PAGE = "multi_head"
 
@@ -22,7 +23,7 @@ def load_preset(at, key: str):
 
 
 def head_keys(at) -> list[str]:
-    return [k for k in chart_keys(at) if k.startswith("mha_fig_head_")]
+    return [k for k in chart_keys(at) if k.startswith("multi_head_fig_head_")]
 
 
 def expected_mha(key: str, n_heads: int | None = None, **changes):
@@ -38,93 +39,91 @@ def expected_mha(key: str, n_heads: int | None = None, **changes):
 
 def test_default_scenario_one_head_equals_single_head_attention():
     at = open_page(PAGE)
-    assert at.header[0].value == "Multi-head attention"
-    assert head_keys(at) == ["mha_fig_head_0"]
+    assert at.header[0].value == text.HEADER
+    assert head_keys(at) == ["multi_head_fig_head_0"]
     sc = PRESETS["seed_000"].build()
     single = attnviz.self_attention(sc.x, sc.w_q, sc.w_k, sc.w_v)
-    np.testing.assert_allclose(chart_z_by_key(at, "mha_fig_head_0"), single.weights,
+    np.testing.assert_allclose(chart_z_by_key(at, "multi_head_fig_head_0"), single.weights,
                                atol=1e-15)
     # W_O is the identity in this preset: the output is the concatenation = the single head
-    np.testing.assert_allclose(chart_z_by_key(at, "mha_fig_output"), single.output, atol=1e-15)
-    np.testing.assert_allclose(chart_z_by_key(at, "mha_fig_concat"), single.output, atol=1e-15)
+    for key in ("multi_head_fig_output", "multi_head_fig_concat"):
+        np.testing.assert_allclose(chart_z_by_key(at, key), single.output, atol=1e-15)
 
 
 def test_seed_004_two_heads_preset_heads_concat_and_mix():
     at = load_preset(open_page(PAGE), "seed_004_two_heads")
-    assert at.number_input(key="mha_n_heads").value == 2
-    assert head_keys(at) == ["mha_fig_head_0", "mha_fig_head_1"]
+    assert at.number_input(key="multi_head_n_heads").value == 2
+    assert head_keys(at) == ["multi_head_fig_head_0", "multi_head_fig_head_1"]
     expected = expected_mha("seed_004_two_heads")
     for h in range(2):
-        np.testing.assert_allclose(chart_z_by_key(at, f"mha_fig_head_{h}"), expected.weights[h],
-                                   atol=1e-15)
-        np.testing.assert_allclose(chart_z_by_key(at, f"mha_fig_out_{h}"),
+        np.testing.assert_allclose(chart_z_by_key(at, f"multi_head_fig_head_{h}"),
+                                   expected.weights[h], atol=1e-15)
+        np.testing.assert_allclose(chart_z_by_key(at, f"multi_head_fig_out_{h}"),
                                    expected.head_outputs[h], atol=1e-15)
-    np.testing.assert_allclose(chart_z_by_key(at, "mha_fig_concat"),
+    np.testing.assert_allclose(chart_z_by_key(at, "multi_head_fig_concat"),
                                np.hstack(expected.head_outputs), atol=1e-15)
     mixed = 0.7 * expected.head_outputs[0] - 0.4 * expected.head_outputs[1]  # seed 004's w_h
-    np.testing.assert_allclose(chart_z_by_key(at, "mha_fig_mixed"), mixed, atol=1e-14)
-    np.testing.assert_allclose(chart_z_by_key(at, "mha_fig_head_0").sum(axis=1), 1.0)
+    np.testing.assert_allclose(chart_z_by_key(at, "multi_head_fig_mixed"), mixed, atol=1e-14)
+    np.testing.assert_allclose(chart_z_by_key(at, "multi_head_fig_head_0").sum(axis=1), 1.0)
 
 
 @pytest.mark.parametrize("n_heads", [4, 2, 1])
 def test_changing_heads_draws_one_chart_per_head_with_the_core_weights(n_heads):
     at = load_preset(open_page(PAGE), "cat_sat")  # widths 4 and 4, causal, PE on
-    at.number_input(key="mha_n_heads").set_value(n_heads).run()
+    at.number_input(key="multi_head_n_heads").set_value(n_heads).run()
     assert not at.exception and not at.error
-    assert head_keys(at) == [f"mha_fig_head_{h}" for h in range(n_heads)]
-    assert len([k for k in chart_keys(at) if k.startswith("mha_fig_out_")]) == n_heads
+    assert head_keys(at) == [f"multi_head_fig_head_{h}" for h in range(n_heads)]
+    assert len([k for k in chart_keys(at) if k.startswith("multi_head_fig_out_")]) == n_heads
     expected = expected_mha("cat_sat", n_heads)
     for h in range(n_heads):
-        z = chart_z_by_key(at, f"mha_fig_head_{h}")
+        z = chart_z_by_key(at, f"multi_head_fig_head_{h}")
         np.testing.assert_allclose(z, expected.weights[h], atol=1e-15)
         assert np.all(z[np.triu_indices(6, 1)] == 0)  # the preset's causal mask
-    np.testing.assert_allclose(chart_z_by_key(at, "mha_fig_output"), expected.output,
+    np.testing.assert_allclose(chart_z_by_key(at, "multi_head_fig_output"), expected.output,
                                atol=1e-14)
     assert at.session_state["scenario"].n_heads == n_heads
 
 
 def test_invalid_head_count_shows_valid_choices_and_keeps_last_valid():
     at = load_preset(open_page(PAGE), "cat_sat")
-    at.number_input(key="mha_n_heads").set_value(4).run()
-    at.number_input(key="mha_n_heads").set_value(3).run()
+    at.number_input(key="multi_head_n_heads").set_value(4).run()
+    at.number_input(key="multi_head_n_heads").set_value(3).run()
     assert not at.exception
-    msg = " ".join(e.value for e in at.error)
-    assert "Q/K width (4)" in msg and "V width (4)" in msg
-    assert "Valid choices: 1, 2, 4" in msg and "nearest: 2 or 4" in msg
-    assert "Still showing 4 heads" in msg
+    assert [e.value for e in at.error] == [text.BAD_HEADS.format(
+        n=3, dk=4, dv=4, choices="1, 2, 4", nearest=text.NEAREST_OR.join(["2", "4"]), shown=4)]
     assert len(head_keys(at)) == 4  # still drawn with the last valid count
     assert at.session_state["scenario"].n_heads == 4
-    np.testing.assert_allclose(chart_z_by_key(at, "mha_fig_head_3"),
+    np.testing.assert_allclose(chart_z_by_key(at, "multi_head_fig_head_3"),
                                expected_mha("cat_sat", 4).weights[3], atol=1e-15)
 
 
 def test_zero_heads_is_an_error_too():
     at = load_preset(open_page(PAGE), "seed_004_two_heads")  # widths 6 and 4
-    at.number_input(key="mha_n_heads").set_value(0).run()
+    at.number_input(key="multi_head_n_heads").set_value(0).run()
     assert not at.exception
-    msg = " ".join(e.value for e in at.error)
-    assert "at least 1 head" in msg and "Valid choices" in msg and "1, 2" in msg
+    assert [e.value for e in at.error] == [text.ZERO_HEADS.format(
+        dk=6, dv=4, choices="1, 2", nearest="1", shown=2)]
     assert len(head_keys(at)) == 2
 
 
 def test_loading_a_preset_resets_the_head_count_widget():
     at = load_preset(open_page(PAGE), "seed_004_two_heads")
-    at.number_input(key="mha_n_heads").set_value(1).run()
-    assert head_keys(at) == ["mha_fig_head_0"]
+    at.number_input(key="multi_head_n_heads").set_value(1).run()
+    assert head_keys(at) == ["multi_head_fig_head_0"]
     at = load_preset(at, "seed_004_two_heads")
-    assert at.number_input(key="mha_n_heads").value == 2
+    assert at.number_input(key="multi_head_n_heads").value == 2
     assert len(head_keys(at)) == 2
 
 
 def test_editing_w_o_changes_the_output():
     at = load_preset(open_page(PAGE), "seed_004_two_heads")
     version = at.session_state["editor_version"]
-    at = edit_cells(at, f"mha_w_o_v{version}", {0: {"o1": 2.0}})
+    at = edit_cells(at, f"multi_head_w_o_v{version}", {0: {"o1": 2.0}})
     assert not at.exception
     w_o = np.eye(4)
     w_o[0, 1] = 2.0
     expected = expected_mha("seed_004_two_heads", w_o=w_o)
-    np.testing.assert_allclose(chart_z_by_key(at, "mha_fig_output"), expected.output,
+    np.testing.assert_allclose(chart_z_by_key(at, "multi_head_fig_output"), expected.output,
                                atol=1e-14)
     np.testing.assert_array_equal(at.session_state["scenario"].w_o, w_o)
 
@@ -132,10 +131,10 @@ def test_editing_w_o_changes_the_output():
 def test_editing_a_head_weight_changes_the_mix():
     at = load_preset(open_page(PAGE), "seed_004_two_heads")
     version = at.session_state["editor_version"]
-    at = edit_cells(at, f"mha_head_mix_2_v{version}", {0: {"head 1": 0.5}})
+    at = edit_cells(at, f"multi_head_head_mix_2_v{version}", {0: {"head 1": 0.5}})
     assert not at.exception
     expected = expected_mha("seed_004_two_heads")
-    np.testing.assert_allclose(chart_z_by_key(at, "mha_fig_mixed"),
+    np.testing.assert_allclose(chart_z_by_key(at, "multi_head_fig_mixed"),
                                attnviz.mix_heads(expected.head_outputs, [0.7, 0.5]), atol=1e-14)
     np.testing.assert_array_equal(at.session_state["scenario"].head_mix, [0.7, 0.5])
 
@@ -144,7 +143,7 @@ def test_direct_mode_explains_and_offers_a_preset():
     at = load_preset(open_page(PAGE), "seed_001_causal")
     assert not chart_keys(at)
     assert any("needs token embeddings" in i.value for i in at.info)
-    at.button(key="mha_load_preset").click().run()
+    at.button(key="multi_head_load_preset").click().run()
     assert not at.exception
     assert at.session_state["scenario"].n_heads == 2
     assert len(head_keys(at)) == 2
@@ -154,7 +153,7 @@ def test_direct_mode_explains_and_offers_a_preset():
 def test_other_presets_compute_self_attention_heads(key):
     at = load_preset(open_page(PAGE), key)
     assert not at.error, [e.value for e in at.error]
-    np.testing.assert_allclose(chart_z_by_key(at, "mha_fig_head_0"),
+    np.testing.assert_allclose(chart_z_by_key(at, "multi_head_fig_head_0"),
                                expected_mha(key).weights[0], atol=1e-15)
 
 
@@ -172,19 +171,19 @@ def test_inputs_expander_runs_its_editors_only_while_open():
     """Closed (the default) it costs no editor; opened it shows them; edits survive closing."""
     at = open_page(PAGE, lazy_open=False)
     editors_closed = len(at.get("data_editor"))
-    assert at.session_state["mha_inputs"] is False
-    assert f"mha_x_v{at.session_state['editor_version']}" not in at.session_state
-    at.session_state["mha_inputs"] = True
+    assert at.session_state["multi_head_inputs"] is False
+    assert f"multi_head_x_v{at.session_state['editor_version']}" not in at.session_state
+    at.session_state["multi_head_inputs"] = True
     at.run()
     # x and the selected weight tab's editor (W_Q): the weight tabs are lazy too
     assert len(at.get("data_editor")) == editors_closed + 2
     version = at.session_state["editor_version"]
-    at = edit_cells(at, f"mha_x_v{version}", {0: {"d0": 9.0}})
+    at = edit_cells(at, f"multi_head_x_v{version}", {0: {"d0": 9.0}})
     assert at.session_state["scenario"].x[0, 0] == 9.0
-    at.session_state["mha_inputs"] = False
+    at.session_state["multi_head_inputs"] = False
     at.run()
     assert len(at.get("data_editor")) == editors_closed and not at.exception
     assert at.session_state["scenario"].x[0, 0] == 9.0  # the edit is in the scenario
-    at.session_state["mha_inputs"] = True
+    at.session_state["multi_head_inputs"] = True
     at.run()
     assert at.session_state["scenario"].x[0, 0] == 9.0 and not at.exception

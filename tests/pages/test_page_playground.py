@@ -15,12 +15,13 @@ from apptest_helpers import (
 
 import attnviz
 from attnviz.scenarios.presets import PRESETS
+from attnviz.teach.text import playground as text
 
 SEED_000 = PRESETS["seed_000"].build()
 
 
 def weights_of(at) -> np.ndarray:
-    return chart_z_by_key(at, "pg_fig_weights")
+    return chart_z_by_key(at, "playground_fig_weights")
 
 
 def test_home_lists_pages_and_presets():
@@ -35,34 +36,34 @@ def test_home_load_button_loads_preset_and_opens_playground():
     at.button(key="home_load_translation").click().run()
     assert not at.exception
     assert at.session_state["scenario"].variant == "cross"
-    assert at.header[0].value == "Playground"
+    assert at.header[0].value == text.HEADER
 
 
 def test_playground_default_matches_seed_000():
     at = open_page("playground")
     expected = attnviz.self_attention(SEED_000.x, SEED_000.w_q, SEED_000.w_k, SEED_000.w_v)
     np.testing.assert_allclose(weights_of(at), expected.weights, atol=1e-15)
-    np.testing.assert_allclose(chart_z_by_key(at, "pg_fig_output"), expected.output,
+    np.testing.assert_allclose(chart_z_by_key(at, "playground_fig_output"), expected.output,
                                atol=1e-15)
-    np.testing.assert_allclose(chart_z_by_key(at, "pg_fig_scores")[0], [8, 2, 10, 2])
-    assert {"pg_fig_x", "pg_fig_q", "pg_fig_k", "pg_fig_v", "pg_fig_mask",
-            "pg_fig_masked", "pg_fig_scaled"} <= set(chart_keys(at))
+    np.testing.assert_allclose(chart_z_by_key(at, "playground_fig_scores")[0], [8, 2, 10, 2])
+    assert {f"playground_fig_{name}" for name in ("x", "q", "k", "v", "mask", "masked", "scaled")
+            } <= set(chart_keys(at))
 
 
 def test_variant_causal_zeroes_upper_triangle():
     at = open_page("playground")
-    at.selectbox(key="pg_variant_v0").set_value("causal").run()
+    at.selectbox(key="playground_variant_v0").set_value("causal").run()
     w = weights_of(at)
     assert np.all(w[np.triu_indices(4, 1)] == 0)
     np.testing.assert_allclose(w.sum(axis=1), 1.0)
-    mask = chart_z_by_key(at, "pg_fig_mask")
+    mask = chart_z_by_key(at, "playground_fig_mask")
     np.testing.assert_array_equal(mask, attnviz.causal_mask(4).astype(float))
 
 
 def test_editing_an_embedding_cell_changes_weights_and_survives_page_switch():
     at = open_page("playground")
     before = weights_of(at)
-    at = edit_cells(at, "pg_x_v0", {0: {"d1": 2.5}})
+    at = edit_cells(at, "playground_x_v0", {0: {"d1": 2.5}})
     x = SEED_000.x.copy()
     x[0, 1] = 2.5
     expected = attnviz.self_attention(x, SEED_000.w_q, SEED_000.w_k, SEED_000.w_v).weights
@@ -71,45 +72,46 @@ def test_editing_an_embedding_cell_changes_weights_and_survives_page_switch():
     at.switch_page("pages/home.py").run()
     at.switch_page("pages/playground.py").run()
     assert not at.exception
-    np.testing.assert_allclose(chart_z_by_key(at, "pg_fig_x")[0], [1, 2.5, 0])
+    np.testing.assert_allclose(chart_z_by_key(at, "playground_fig_x")[0], [1, 2.5, 0])
     np.testing.assert_allclose(weights_of(at), expected, atol=1e-15)
 
 
 def test_empty_cell_warns_and_keeps_previous_value_and_other_edits():
     at = open_page("playground")
-    at = edit_cells(at, "pg_x_v0", {0: {"d0": None, "d1": 3.0}})
+    at = edit_cells(at, "playground_x_v0", {0: {"d0": None, "d1": 3.0}})
     assert not at.exception
     assert any("empty or not a finite number" in w.value for w in at.warning)
-    np.testing.assert_allclose(chart_z_by_key(at, "pg_fig_x")[0], [1, 3.0, 0])
+    np.testing.assert_allclose(chart_z_by_key(at, "playground_fig_x")[0], [1, 3.0, 0])
 
 
 def test_temperature_slider_divides_scaled_scores():
     at = open_page("playground")
-    at.slider(key="pg_temperature_v0").set_value(2.0).run()
-    scores = chart_z_by_key(at, "pg_fig_scores")
-    np.testing.assert_allclose(chart_z_by_key(at, "pg_fig_scaled"), scores / np.sqrt(3) / 2.0)
+    at.slider(key="playground_temperature_v0").set_value(2.0).run()
+    scores = chart_z_by_key(at, "playground_fig_scores")
+    np.testing.assert_allclose(chart_z_by_key(at, "playground_fig_scaled"),
+                               scores / np.sqrt(3) / 2.0)
 
 
 def test_scale_mode_none_and_custom():
     at = open_page("playground")
-    at.radio(key="pg_scale_mode_v0").set_value("none").run()
-    scores = chart_z_by_key(at, "pg_fig_scores")
-    np.testing.assert_allclose(chart_z_by_key(at, "pg_fig_scaled"), scores)
-    at.radio(key="pg_scale_mode_v0").set_value("custom").run()
-    at.number_input(key="pg_custom_scale_v0").set_value(0.25).run()
-    np.testing.assert_allclose(chart_z_by_key(at, "pg_fig_scaled"), scores * 0.25)
+    at.radio(key="playground_scale_mode_v0").set_value("none").run()
+    scores = chart_z_by_key(at, "playground_fig_scores")
+    np.testing.assert_allclose(chart_z_by_key(at, "playground_fig_scaled"), scores)
+    at.radio(key="playground_scale_mode_v0").set_value("custom").run()
+    at.number_input(key="playground_custom_scale_v0").set_value(0.25).run()
+    np.testing.assert_allclose(chart_z_by_key(at, "playground_fig_scaled"), scores * 0.25)
 
 
 def test_positional_encoding_toggle_adds_pe():
     at = open_page("playground")
-    at.toggle(key="pg_use_pe_v0").set_value(True).run()
+    at.toggle(key="playground_use_pe_v0").set_value(True).run()
     pe = attnviz.sinusoidal_positional_encoding(4, 3)
-    np.testing.assert_allclose(chart_z_by_key(at, "pg_fig_x_pe"), SEED_000.x + pe)
+    np.testing.assert_allclose(chart_z_by_key(at, "playground_fig_x_pe"), SEED_000.x + pe)
 
 
 def test_tokens_text_resizes_and_keeps_values():
     at = open_page("playground")
-    at.text_input(key="pg_tokens_v0").input("a b c d e").run()
+    at.text_input(key="playground_tokens_v0").input("a b c d e").run()
     assert not at.exception
     sc = at.session_state["scenario"]
     assert sc.tokens == ("a", "b", "c", "d", "e")
@@ -120,7 +122,7 @@ def test_tokens_text_resizes_and_keeps_values():
 
 def test_empty_tokens_give_message_and_keep_scenario():
     at = open_page("playground")
-    at.text_input(key="pg_tokens_v0").input("   ").run()
+    at.text_input(key="playground_tokens_v0").input("   ").run()
     assert not at.exception
     assert any("at least one token" in e.value for e in at.error)
     assert at.session_state["scenario"].tokens == SEED_000.tokens
@@ -128,7 +130,7 @@ def test_empty_tokens_give_message_and_keep_scenario():
 
 def test_d_model_resize_keeps_values():
     at = open_page("playground")
-    at.number_input(key="pg_d_model_v0").set_value(5).run()
+    at.number_input(key="playground_d_model_v0").set_value(5).run()
     sc = at.session_state["scenario"]
     assert sc.x.shape == (4, 5) and sc.w_q.shape == (5, 3)
     np.testing.assert_array_equal(sc.x[:, :3], SEED_000.x)
@@ -137,36 +139,37 @@ def test_d_model_resize_keeps_values():
 
 def test_regenerate_identity_weights():
     at = open_page("playground")
-    at.selectbox(key="pg_init_kind").set_value("identity").run()
-    at.button(key="pg_regenerate").click().run()
+    at.selectbox(key="playground_init_kind").set_value("identity").run()
+    at.button(key="playground_regenerate").click().run()
     sc = at.session_state["scenario"]
     np.testing.assert_array_equal(sc.w_q, np.eye(3))
-    np.testing.assert_allclose(chart_z_by_key(at, "pg_fig_q"), SEED_000.x)
+    np.testing.assert_allclose(chart_z_by_key(at, "playground_fig_q"), SEED_000.x)
 
 
 def multi_head_playground(n_heads: int):
     """The Playground with Q/K and V widths 4, switched to multi-head with ``n_heads``."""
     at = open_page("playground")
-    at.number_input(key="pg_d_k_v0").set_value(4).run()
-    at.number_input(key="pg_d_v_v1").set_value(4).run()
-    at.selectbox(key="pg_variant_v2").set_value("multi_head").run()
-    return at.select_slider(key="pg_n_heads_v2").set_value(n_heads).run()
+    at.number_input(key="playground_d_k_v0").set_value(4).run()
+    at.number_input(key="playground_d_v_v1").set_value(4).run()
+    at.selectbox(key="playground_variant_v2").set_value("multi_head").run()
+    return at.select_slider(key="playground_n_heads_v2").set_value(n_heads).run()
 
 
 def test_multi_head_variant_shows_one_chart_per_head():
     at = multi_head_playground(2)
     keys = chart_keys(at)
-    assert "pg_fig_head_0" in keys and "pg_fig_head_1" in keys
+    assert "playground_fig_head_0" in keys and "playground_fig_head_1" in keys
     sc = at.session_state["scenario"]
     expected = attnviz.multi_head_attention(sc.x, None, sc.w_q, sc.w_k, sc.w_v, sc.w_o,
                                             n_heads=2)
-    np.testing.assert_allclose(chart_z_by_key(at, "pg_fig_head_1"), expected.weights[1])
-    np.testing.assert_allclose(chart_z_by_key(at, "pg_fig_mha_output"), expected.output)
+    np.testing.assert_allclose(chart_z_by_key(at, "playground_fig_head_1"), expected.weights[1])
+    np.testing.assert_allclose(chart_z_by_key(at, "playground_fig_multi_head_output"),
+                               expected.output)
 
 
 def test_huge_values_give_a_message_not_a_traceback():
     at = open_page("playground")
-    at = edit_cells(at, "pg_x_v0", {0: {"d0": 1e308}})
+    at = edit_cells(at, "playground_x_v0", {0: {"d0": 1e308}})
     assert not at.exception
     assert any("overflow" in e.value or "finite" in e.value for e in at.error)
 
@@ -191,9 +194,9 @@ def test_sidebar_preset_box_follows_a_preset_loaded_from_home():
 
 def test_downloads_are_prepared_only_while_their_expander_is_open():
     at = open_page("playground", lazy_open=False)
-    assert at.session_state["pg_downloads"] is False
+    assert at.session_state["playground_downloads"] is False
     assert not at.download_button  # nothing built for a closed expander
-    at.session_state["pg_downloads"] = True
+    at.session_state["playground_downloads"] = True
     at.run()
     labels = [b.proto.label for b in at.download_button]
     assert any("HTML report" in label for label in labels), labels
@@ -205,20 +208,21 @@ def test_weight_tabs_run_only_the_selected_editor_and_keep_edits_across_tabs():
     at = open_page("playground")
     version = at.session_state["editor_version"]
 
-    assert f"pg_w_q_v{version}" in editor_keys(at)
-    assert not {f"pg_w_k_v{version}", f"pg_w_v_v{version}"} & editor_keys(at)
-    at = edit_cells(at, f"pg_w_q_v{version}", {0: {"q0": 3.5}})
+    assert f"playground_w_q_v{version}" in editor_keys(at)
+    assert not {f"playground_w_k_v{version}", f"playground_w_v_v{version}"} & editor_keys(at)
+    at = edit_cells(at, f"playground_w_q_v{version}", {0: {"q0": 3.5}})
     assert at.session_state["scenario"].w_q[0, 0] == 3.5
-    at.session_state["pg_weights"] = "W_K"
+    at.session_state["playground_weights"] = "W_K"
     at.run()
-    assert f"pg_w_k_v{version}" in editor_keys(at)
-    assert f"pg_w_q_v{version}" not in editor_keys(at)
-    at = edit_cells(at, f"pg_w_k_v{version}", {1: {"k1": -2.0}})
+    assert f"playground_w_k_v{version}" in editor_keys(at)
+    assert f"playground_w_q_v{version}" not in editor_keys(at)
+    at = edit_cells(at, f"playground_w_k_v{version}", {1: {"k1": -2.0}})
     sc = at.session_state["scenario"]
     assert sc.w_q[0, 0] == 3.5 and sc.w_k[1, 1] == -2.0 and not at.exception
-    at.session_state["pg_weights"] = "W_Q"
+    at.session_state["playground_weights"] = "W_Q"
     at.run()  # back on W_Q: the editor starts from the scenario, with the edit in it
-    frame = next(e for e in at.get("data_editor") if e.proto.id.endswith(f"pg_w_q_v{version}"))
+    frame = next(e for e in at.get("data_editor")
+                 if e.proto.id.endswith(f"playground_w_q_v{version}"))
     assert frame.value.iloc[0, 0] == 3.5 and at.session_state["scenario"].w_k[1, 1] == -2.0
 
 
@@ -241,20 +245,21 @@ def test_long_sequences_pool_the_head_thumbnails_and_say_so():
     assert not at.exception
     att = run_scenario(sc).attention
     for h in range(att.n_heads):
-        z = chart_z_by_key(at, f"pg_fig_head_{h}")
+        z = chart_z_by_key(at, f"playground_fig_head_{h}")
         assert z.shape == (44, 44)  # ceil(130 / 3) blocks of 3 tokens
         np.testing.assert_allclose(z, downsample(att.weights[h], limits.THUMBNAIL_T),
                                    rtol=0, atol=1e-15)
         np.testing.assert_allclose(z.sum(axis=1), 1.0, atol=1e-12)
     assert any("each head is shown as 44×44 blocks of 3×3 tokens" in c.value for c in at.caption)
-    np.testing.assert_allclose(chart_z_by_key(at, "pg_fig_mha_output"), att.output, atol=1e-13)
+    np.testing.assert_allclose(chart_z_by_key(at, "playground_fig_multi_head_output"), att.output,
+                               atol=1e-13)
 
 
 def test_head_thumbnails_share_one_colour_bar_beyond_two_heads():
     at = multi_head_playground(4)
-    bars = [spec_by_key(at, f"pg_fig_head_{h}")["data"][0].get("showscale", True)
+    bars = [spec_by_key(at, f"playground_fig_head_{h}")["data"][0].get("showscale", True)
             for h in range(4)]
     assert bars == [False, False, False, True] and not at.exception
-    at.select_slider(key="pg_n_heads_v2").set_value(2).run()  # two heads: a bar each
-    assert all(spec_by_key(at, f"pg_fig_head_{h}")["data"][0].get("showscale", True)
+    at.select_slider(key="playground_n_heads_v2").set_value(2).run()  # two heads: a bar each
+    assert all(spec_by_key(at, f"playground_fig_head_{h}")["data"][0].get("showscale", True)
                for h in range(2))

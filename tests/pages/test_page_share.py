@@ -255,9 +255,10 @@ def test_link_restores_the_identical_scenario_and_weights(key):
     expected = run_scenario(scenario).attention.weights
     if expected.ndim == 3:
         for h in range(expected.shape[0]):
-            np.testing.assert_array_equal(chart_z_by_key(at, f"pg_fig_head_{h}"), expected[h])
+            np.testing.assert_array_equal(chart_z_by_key(at, f"playground_fig_head_{h}"),
+                                          expected[h])
     else:
-        np.testing.assert_array_equal(chart_z_by_key(at, "pg_fig_weights"), expected)
+        np.testing.assert_array_equal(chart_z_by_key(at, "playground_fig_weights"), expected)
 
 
 @pytest.mark.parametrize("page", ["masks", "step_by_step", "share", "your_attention"])

@@ -54,7 +54,8 @@ def load_preset(at, key: str):
 
 def highlighted_rows(at) -> list[tuple[float, float]]:
     """(y0, y1) of every outline drawn on the weights chart."""
-    shapes = chart_specs(at)[chart_keys(at).index("sbs_fig_weights")]["layout"].get("shapes", [])
+    spec = chart_specs(at)[chart_keys(at).index("step_by_step_fig_weights")]
+    shapes = spec["layout"].get("shapes", [])
     return [(s["y0"], s["y1"]) for s in shapes]
 
 
@@ -82,9 +83,9 @@ def test_default_scenario_shows_seed_000_first_word(at):
 def test_numbers_equal_the_core(at):
     """Every number in the step table is the core's, for every query."""
     res = run_scenario(PRESETS["seed_000"].build()).attention
-    np.testing.assert_array_equal(chart_z_by_key(at, "sbs_fig_weights"), res.weights)
+    np.testing.assert_array_equal(chart_z_by_key(at, "step_by_step_fig_weights"), res.weights)
     for i in range(4):
-        at.selectbox(key="sbs_query").set_value(i).run()
+        at.selectbox(key="step_by_step_query").set_value(i).run()
         chain = frame_with(at, CHAIN_COL)
         np.testing.assert_array_equal(chain[COL["score"]].to_numpy(), res.scores[i])
         np.testing.assert_array_equal(chain[COL["scaled"]].to_numpy(), res.scaled[i])
@@ -99,7 +100,7 @@ def test_numbers_equal_the_core(at):
 
 def test_changing_the_query_moves_the_highlight_and_the_numbers(at):
     before = frame_with(at, CHAIN_COL)[COL["score"]].to_numpy()
-    at.selectbox(key="sbs_query").set_value(2).run()
+    at.selectbox(key="step_by_step_query").set_value(2).run()
     assert highlighted_rows(at) == [(1.5, 2.5)]
     after = frame_with(at, CHAIN_COL)[COL["score"]].to_numpy()
     assert not np.array_equal(before, after)
@@ -121,12 +122,12 @@ def test_seed_002_first_word(at):
 def test_seed_001_causal_preset_gives_the_right_weights(at):
     load_preset(at, "seed_001_causal")
     assert at.session_state["scenario"].direct
-    weights = chart_z_by_key(at, "sbs_fig_weights")
+    weights = chart_z_by_key(at, "step_by_step_fig_weights")
     np.testing.assert_allclose(weights, [[1, 0], [1 - W11, W11]], rtol=1e-14, atol=0)
     chain = frame_with(at, CHAIN_COL)  # query 0: key 1 is in the future
     assert chain[COL["allowed"]].tolist() == [True, False]
     assert chain[COL["masked"]].iloc[1] == "−∞" and chain[COL["exp"]].iloc[1] == 0  # −∞ written out
-    at.selectbox(key="sbs_query").set_value(1).run()
+    at.selectbox(key="step_by_step_query").set_value(1).run()
     chain = frame_with(at, CHAIN_COL)
     np.testing.assert_allclose(chain[CHAIN_COL].to_numpy(), [0.1503254469, 0.8496745531],
                                atol=1e-10)
@@ -139,7 +140,7 @@ def test_seed_001_causal_preset_gives_the_right_weights(at):
 def test_direct_mode_edits_q_and_the_edit_survives_a_page_switch(at):
     load_preset(at, "seed_001_causal")
     version = at.session_state["editor_version"]
-    edit_cells(at, f"sbs_q_in_v{version}", {0: {"q1": 2.0}})  # q_0 = [1, 2, 0]
+    edit_cells(at, f"step_by_step_q_in_v{version}", {0: {"q1": 2.0}})  # q_0 = [1, 2, 0]
     assert not at.exception
     assert at.session_state["scenario"].q_in.tolist() == [[1, 2, 0], [0, 1, 0]]
     chain = frame_with(at, CHAIN_COL)
@@ -147,7 +148,7 @@ def test_direct_mode_edits_q_and_the_edit_survives_a_page_switch(at):
     # q_1 is unchanged; its weights follow the core on the edited Q
     expected = scaled_dot_product_attention([[1, 2, 0], [0, 1, 0]], [[1, 2, 3], [4, 5, 6]],
                                             [[0, 1, 0], [1, 0, 1]], mask=causal_mask(2))
-    np.testing.assert_array_equal(chart_z_by_key(at, "sbs_fig_weights"), expected.weights)
+    np.testing.assert_array_equal(chart_z_by_key(at, "step_by_step_fig_weights"), expected.weights)
     at.switch_page("pages/masks.py").run()
     at.switch_page("pages/step_by_step.py").run()
     assert not at.exception
@@ -171,10 +172,10 @@ def test_sleepy_single_query_seed_004(at):
 def test_multi_head_picks_a_head(at):
     load_preset(at, "seed_004_two_heads")
     res = run_scenario(PRESETS["seed_004_two_heads"].build()).attention
-    np.testing.assert_array_equal(chart_z_by_key(at, "sbs_fig_weights"), res.weights[0])
-    at.selectbox(key="sbs_head").set_value(1).run()
-    at.selectbox(key="sbs_query").set_value(3).run()
-    np.testing.assert_array_equal(chart_z_by_key(at, "sbs_fig_weights"), res.weights[1])
+    np.testing.assert_array_equal(chart_z_by_key(at, "step_by_step_fig_weights"), res.weights[0])
+    at.selectbox(key="step_by_step_head").set_value(1).run()
+    at.selectbox(key="step_by_step_query").set_value(3).run()
+    np.testing.assert_array_equal(chart_z_by_key(at, "step_by_step_fig_weights"), res.weights[1])
     chain = frame_with(at, CHAIN_COL)
     np.testing.assert_array_equal(chain[COL["score"]].to_numpy(), res.heads[1].scores[3])
     np.testing.assert_array_equal(chain[CHAIN_COL].to_numpy(), res.heads[1].weights[3])
@@ -192,7 +193,7 @@ def test_additive_shows_its_own_chain(at):
     sc = PRESETS["bahdanau"].build()
     res = run_scenario(sc)
     att = res.attention
-    at.selectbox(key="sbs_query").set_value(1).run()
+    at.selectbox(key="step_by_step_query").set_value(1).run()
     chain = frame_with(at, CHAIN_COL)
     assert COL["score"] not in chain.columns
     np.testing.assert_array_equal(chain[COL["additive_score"]].to_numpy(), att.scores[1])
@@ -234,9 +235,9 @@ def test_tables_format_numbers_in_the_grid_and_write_minus_infinity(at):
 
 
 def test_fewer_tokens_resets_the_query_choice(at):
-    at.selectbox(key="sbs_query").set_value(3).run()
+    at.selectbox(key="step_by_step_query").set_value(3).run()
     load_preset(at, "seed_001_causal")  # two queries: query 3 no longer exists
-    assert at.selectbox(key="sbs_query").value == 0
+    assert at.selectbox(key="step_by_step_query").value == 0
     assert highlighted_rows(at) == [(-0.5, 0.5)]
 
 
@@ -269,7 +270,7 @@ def test_every_preset_draws_with_the_core_numbers(at, key):
     assert not at.error
     res = run_scenario(PRESETS[key].build()).attention
     weights = res.weights[0] if res.weights.ndim == 3 else res.weights  # head 0
-    np.testing.assert_array_equal(chart_z_by_key(at, "sbs_fig_weights"), weights)
+    np.testing.assert_array_equal(chart_z_by_key(at, "step_by_step_fig_weights"), weights)
     np.testing.assert_array_equal(frame_with(at, CHAIN_COL)[CHAIN_COL].to_numpy(), weights[0])
 
 

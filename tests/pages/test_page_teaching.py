@@ -24,6 +24,7 @@ from attnviz.scenarios.scenario import run_scenario
 from attnviz.teach.pitfalls import PITFALLS
 from attnviz.teach.quiz import practice_question
 from attnviz.teach.text import common
+from attnviz.teach.text import compare as compare_text
 from attnviz.teach.text import pitfalls as pitfalls_text
 from attnviz.teach.text import trace as trace_text
 from attnviz.ui import trace_view
@@ -208,10 +209,32 @@ def test_compare_heads_slider_and_direct_scenario_message():
     at = load(open_page("compare"), "seed_004_two_heads")
     at.selectbox(key="compare_kind").set_value("heads").run()
     assert any("2 heads" in m.value for m in at.markdown)
+    expected = compare(PRESETS["seed_004_two_heads"].build(), "heads", n_heads=2)
+    assert compare_text.SIDE_TITLE.format(side="B", label=expected.b.label) in [
+        m.value for m in at.markdown]
     at = load(at, "seed_001_causal")
     at.selectbox(key="compare_kind").set_value("pe").run()
     assert any("does not apply" in i.value for i in at.info)
+    with pytest.raises(ValueError) as refused:
+        compare(PRESETS["seed_001_causal"].build(), "pe")
+    assert [i.value for i in at.info] == [compare_text.NOT_APPLICABLE.format(
+        reason=refused.value)]
     assert not charts(at)
+
+
+def test_compare_names_the_side_that_cannot_be_computed():
+    """Additive weights that do not fit: side A (the additive variant) says why, B still draws."""
+    broken = replace(PRESETS["bahdanau"].build(), w_a_q=np.ones((2, 3)))
+    with pytest.raises(ValueError) as refused:
+        run_scenario(broken)
+    at = open_page("compare")
+    at.session_state["scenario"] = broken
+    at.selectbox(key="compare_kind").set_value("variants").run()
+    assert not at.exception
+    assert compare_text.CANNOT_COMPUTE.format(side="A", reason=refused.value) in [
+        e.value for e in at.error]
+    assert "compare_fig_weights_b" in chart_keys(at)
+    assert "compare_fig_weights_a" not in chart_keys(at)
 
 
 # Pitfalls ----------------------------------------------------------------------------------

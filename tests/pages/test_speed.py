@@ -144,17 +144,17 @@ def test_compute_memo_is_bounded():
 
 def test_playground_edit_is_never_stale():
     at = open_page("playground")
-    before = chart_z_by_key(at, "pg_fig_weights")
-    key = next(k for k in editor_keys(at) if k.endswith("pg_x_v0"))
+    before = chart_z_by_key(at, "playground_fig_weights")
+    key = next(k for k in editor_keys(at) if k.endswith("playground_x_v0"))
     edit_cells(at, key, {0: {"d0": 5.0}})
     assert not at.exception
-    after = chart_z_by_key(at, "pg_fig_weights")
+    after = chart_z_by_key(at, "playground_fig_weights")
     want = run_scenario(at.session_state["scenario"]).attention.weights
     assert at.session_state["scenario"].x[0, 0] == 5.0
     np.testing.assert_allclose(after, want, atol=1e-12)
     assert not np.allclose(after, before)
     edit_cells(at, key, {0: {"d0": 1.0}})  # back to the original value: the original picture
-    np.testing.assert_allclose(chart_z_by_key(at, "pg_fig_weights"), before, atol=1e-12)
+    np.testing.assert_allclose(chart_z_by_key(at, "playground_fig_weights"), before, atol=1e-12)
 
 
 # ------------------------------------------------------------------------------ heatmap

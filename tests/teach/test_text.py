@@ -87,7 +87,8 @@ def comments_above(module, name: str) -> str:
 
 def test_every_namespace_is_found():
     assert {"common", "home", "masks", "positional_encoding", "encoder_decoder", "pitfalls",
-            "why_sqrt_dk", "line_view", "quiz", "share", "your_attention"} <= set(NAMESPACES)
+            "why_sqrt_dk", "line_view", "quiz", "share", "your_attention", "playground",
+            "step_by_step", "multi_head", "trace", "compare"} <= set(NAMESPACES)
 
 
 @pytest.mark.parametrize("name", NAMESPACES)
@@ -151,13 +152,12 @@ def test_the_package_itself_defines_no_strings():
 
 # --- One name per page ------------------------------------------------------------------------
 
-TABLE_ROW = re.compile(r"^(pages/\w+\.py)\s+``(\w+)``( \*)?\s+``(\w+)``( \*)?\s+(\S+)", re.M)
+TABLE_ROW = re.compile(r"^(pages/\w+\.py)\s+``(\w+)``\s+``(\w+)``\s+(\S+)", re.M)
 
 
-def page_table() -> list[tuple[str, str, bool, str, str]]:
-    """(file, key prefix, pending, namespace, url) from the package docstring's table."""
-    return [(f, prefix, bool(star or star2), ns, url)
-            for f, prefix, star, ns, star2, url in TABLE_ROW.findall(text_package.__doc__)]
+def page_table() -> list[tuple[str, str, str, str]]:
+    """(file, key prefix, namespace, url) from the package docstring's table."""
+    return TABLE_ROW.findall(text_package.__doc__)
 
 
 KEYED_HELPERS = {"token_controls", "size_controls", "embedding_editor", "weight_editors",
@@ -194,15 +194,12 @@ def test_the_table_lists_every_page_once():
 
 @pytest.mark.parametrize("row", page_table(), ids=lambda r: r[0])
 def test_file_keys_and_namespace_share_one_name(row):
-    file, prefix, pending, ns, _ = row
+    file, prefix, ns, _ = row
     stem = Path(file).stem
     keys = widget_keys(ROOT / file)
     assert keys, f"{file} has no widget key"
     wrong = [k for k in keys if not (k.startswith(prefix) or k == prefix[:-1])]
     assert not wrong, f"{file}: keys without the prefix {prefix}: {wrong}"
-    if pending:  # not done yet: its words are in common or already in its own namespace
-        assert ns in ("common", stem)
-        return
     assert prefix == f"{stem}_" and ns == stem
     source = (ROOT / file).read_text(encoding="utf-8")
     assert f"from attnviz.teach.text import {stem} as text" in source
@@ -257,15 +254,15 @@ NOT_SHOWN_KEYWORDS = {"key", "mime", "file_name", "type", "language", "format", 
                       "tickmode", "texttemplate", "hovertemplate", "colorscale",
                       "selection_mode", "layout", "orientation", "textposition"}
 WORDS = re.compile(r"[A-Za-z]{2,}.*\s.*[A-Za-z]{2,}|[A-Za-z]{2,} |\s[A-Za-z]{2,}", re.S)
-# ui modules still being rewritten on other branches (issue 13)
-PENDING_UI = {"controls", "heads", "steps", "trace_view", "state"}
+LATEX_COMMAND = re.compile(r"\\[A-Za-z]+")  # \times, \frac: markup, not words
 
 
 def literal_messages(path: Path) -> list[tuple[int, str]]:
     """String literals of a module that read as words shown to the user: a str constant or an
     f-string (not a docstring, an exception or a log message, a key, a subscript, CSS or bare
-    HTML) that holds two words, or that is the first argument of a Streamlit element or a
-    shown keyword (label=, help=, title= ...) and holds a letter."""
+    HTML) that holds two words (LaTeX commands such as ``\\times`` are not words; what a
+    ``\\text{...}`` holds is), or that is the first argument of a Streamlit element or a shown
+    keyword (label=, help=, title= ...) and holds a letter."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
     docstrings = {id(n.body[0].value) for n in ast.walk(tree)
@@ -311,17 +308,17 @@ def literal_messages(path: Path) -> list[tuple[int, str]]:
         bare = re.sub(r"<[^>]*>|\{\}", "", s).strip()
         if not bare or s.startswith("_") or "<style" in s or hidden(node):
             continue
-        if WORDS.search(s) or (shown_slot(node) and re.search(r"[A-Za-z]", s)):
+        if WORDS.search(LATEX_COMMAND.sub("", s)) or (shown_slot(node)
+                                                      and re.search(r"[A-Za-z]", s)):
             found.append((node.lineno, s))
     return found
 
 
-DONE_PAGES = [f for f, _, pending, _, _ in page_table() if not pending]
-DONE_UI = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "attnviz" / "ui").glob("*.py")
-                 if p.stem not in PENDING_UI)
+PAGES = [f for f, *_ in page_table()]
+UI_MODULES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "attnviz" / "ui").glob("*.py"))
 
 
-@pytest.mark.parametrize("file", DONE_PAGES + DONE_UI)
+@pytest.mark.parametrize("file", PAGES + UI_MODULES)
 def test_pages_and_ui_hold_no_literal_messages(file):
     assert literal_messages(ROOT / file) == []
 
@@ -330,5 +327,7 @@ def test_the_literal_finder_finds_messages(tmp_path):
     page = tmp_path / "page.py"
     page.write_text('import streamlit as st\nst.header("Masks")\n'
                     'st.caption(f"{n} tokens shown")\nst.slider("d_k", key="x_d_k")\n'
-                    'st.session_state["some key here"] = 1\n', encoding="utf-8")
-    assert [line for line, _ in literal_messages(page)] == [2, 3, 4]
+                    'st.session_state["some key here"] = 1\n'
+                    'st.latex(rf"{a} \\times {b} = {c}")\n'
+                    'st.latex(rf"\\sum(\\text{{{n} terms}})")\n', encoding="utf-8")
+    assert [line for line, _ in literal_messages(page)] == [2, 3, 4, 7]

@@ -17,14 +17,14 @@ name (``tests/teach/test_text.py`` reads this table and checks the pages against
 page file                     widget key prefix        text namespace          URL path
 ============================= ======================== ======================= ====================
 pages/home.py                 ``home_``                ``home``                / (default page)
-pages/playground.py           ``pg_`` *                ``common`` *            /playground
-pages/step_by_step.py         ``sbs_`` *               ``step_by_step``        /step_by_step
+pages/playground.py           ``playground_``          ``playground``          /playground
+pages/step_by_step.py         ``step_by_step_``        ``step_by_step``        /step_by_step
 pages/masks.py                ``masks_``               ``masks``               /masks
-pages/multi_head.py           ``mha_`` *               ``common`` *            /multi_head
+pages/multi_head.py           ``multi_head_``          ``multi_head``          /multi_head
 pages/positional_encoding.py  ``positional_encoding_`` ``positional_encoding`` /positional_encoding
 pages/encoder_decoder.py      ``encoder_decoder_``     ``encoder_decoder``     /encoder_decoder
 pages/trace.py                ``trace_``               ``trace``               /trace
-pages/compare.py              ``compare_``             ``common`` *            /compare
+pages/compare.py              ``compare_``             ``compare``             /compare
 pages/pitfalls.py             ``pitfalls_``            ``pitfalls``            /pitfalls
 pages/why_sqrt_dk.py          ``why_sqrt_dk_``         ``why_sqrt_dk``         /why_sqrt_dk
 pages/line_view.py            ``line_view_``           ``line_view``           /line_view
@@ -32,11 +32,6 @@ pages/quiz.py                 ``quiz_``                ``quiz``                /
 pages/your_attention.py       ``your_attention_``      ``your_attention``      /your_attention
 pages/share.py                ``share_``               ``share``               /share
 ============================= ======================== ======================= ====================
-
-\\* Not done yet: Playground, Multi-head and Compare's strings still live in :mod:`common` under
-their old prefixed names (``MHA_``, ``COMPARE_``), and Playground, Step by step and Multi-head
-keep their short key prefixes; each moves to a namespace named after its file, with keys prefixed
-by the file name, when that page is done.
 
 :mod:`common` holds the strings several pages or the shared ``attnviz.ui`` helpers use
 (matrix titles, axis titles, diagnostics, downloads, the sidebar, limits).

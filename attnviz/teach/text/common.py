@@ -1,9 +1,5 @@
 """Strings several pages share, and those of the ``attnviz.ui`` helpers and ``attnviz.figures``.
 
-Also, until those pages get namespaces of their own, the strings of Playground, Multi-head and
-Compare, under their old prefixed names (``MHA_``, ``COMPARE_``); ``attnviz.ui.controls`` and
-``heads`` read them here too.
-
 Templates: ``FIELDS`` names the ``str.format`` fields of every template of this module (a
 comment above each template says what its fields are); ``tests/teach/test_text.py`` checks them.
 """
@@ -11,10 +7,6 @@ comment above each template says what its fields are); ``tests/teach/test_text.p
 from __future__ import annotations
 
 FIELDS: dict[str, tuple[str, ...]] = {
-    "MHA_BAD_HEADS": ("n", "dk", "dv", "choices", "nearest", "shown"),
-    "MHA_ZERO_HEADS": ("dk", "dv", "choices", "nearest", "shown"),
-    "MHA_OUTPUTS_SCALE": ("bound",),
-    "COMPARE_NOT_APPLICABLE": ("reason",),
     "SHARE_LINK_HELP": ("n", "limit"),
     "HEADS_POOLED": ("t", "shown", "f"),
     "LIMITS_CAPTION": ("tokens", "d_model", "width", "heads", "chars"),
@@ -38,6 +30,12 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "SHARE_NOT_LOADED": ("reason",),
     "REPORT_FIGURE": ("n",),
     "REPORT_MADE": ("stamp",),
+    "TOO_MANY_TOKENS": ("limit", "n"),
+    "LABELS_CUT": ("chars",),
+    "D_MODEL_HELP": ("limit",),
+    "QK_WIDTH_HELP": ("limit",),
+    "V_WIDTH_HELP": ("limit",),
+    "CANNOT_COMPUTE": ("what", "reason"),
 }
 
 # One entry per matrix shown on the Playground: (title, LaTeX formula, one-line explanation).
@@ -63,7 +61,7 @@ MATRICES = {
     "output": ("Output", r"O = A V", "Each row is the weighted average of the value rows."),
     "concat": ("Concatenated heads", r"\mathrm{Concat}(O_1, \dots, O_h)",
                "The heads' outputs side by side (np.hstack)."),
-    "mha_output": ("Multi-head output", r"O = \mathrm{Concat}(O_1, \dots, O_h)\, W_O",
+    "multi_head_output": ("Multi-head output", r"O = \mathrm{Concat}(O_1, \dots, O_h)\, W_O",
                    "The concatenation projected by W_O."),
     "features": ("Alignment features", r"\tanh(q_i W_q + k_j W_k)",
                  "The hidden layer of the additive scorer (shown for the first query)."),
@@ -86,94 +84,6 @@ MASKS_ALL_BLOCKED = (
     "Every cell of the mask is blocked: no query may attend to any key. All weights and all "
     "outputs are 0. The figures still show what happens."
 )
-
-MHA_INTRO = (
-    "Multi-head attention cuts the columns of W_Q, W_K and W_V into h equal blocks. Each block "
-    "is one head: it computes its own weights and its own output with the same steps as "
-    "single-head attention. The heads' outputs are put side by side (concatenated) and "
-    "multiplied by W_O. This page always computes multi-head self-attention on the current "
-    "tokens, with the scenario's mask, scale and temperature, whatever variant is picked."
-)
-
-MHA_DIRECT = (
-    "This scenario gives Q, K and V directly, as its seed notebook does. Multi-head attention "
-    "needs token embeddings and the weight matrices W_Q, W_K, W_V (their columns are split into "
-    "heads), so there is nothing to split here. Load a scenario with embeddings and weights:"
-)
-
-MHA_HEADS_HELP = (
-    "The number of heads h must divide the Q/K width and the V width: each head gets "
-    "width / h columns."
-)
-
-# {n}, {dk}, {dv}, {choices}, {nearest}, {shown} are filled in by the page.
-MHA_BAD_HEADS = (
-    "{n} heads cannot split the Q/K width ({dk}) and the V width ({dv}) into equal blocks. "
-    "Valid choices: {choices}; nearest: {nearest}. Still showing {shown} heads."
-)
-
-# {dk}, {dv}, {choices}, {nearest}, {shown}: as in MHA_BAD_HEADS
-MHA_ZERO_HEADS = (
-    "0 heads: attention needs at least 1 head. Valid choices for the Q/K width ({dk}) and the "
-    "V width ({dv}): {choices}; nearest: {nearest}. Still showing {shown} heads."
-)
-
-MHA_WEIGHTS = (
-    "One weights matrix per head, all on the same 0–1 colour scale: rows are queries, columns "
-    "keys. Different heads can attend to different tokens."
-)
-
-MHA_WEIGHTS_SCALE = "Colour: dark purple = 0, yellow = 1; hover a cell for its exact value."
-
-MHA_HEAD_OUTPUTS = "Each head's output O_h = A_h V_h (shared colour scale across the heads)."
-
-# {bound}: the largest absolute output value (the colour scale runs from -bound to +bound)
-MHA_OUTPUTS_SCALE = "Colour: blue < 0 < red, from −{bound:.3g} to +{bound:.3g}."
-
-MHA_MIX = (
-    "Seed 004 combines the heads with one number per head instead of W_O: "
-    "output = Σ_h w_h · O_h. This needs every head to have the same width d_v and mixes them "
-    "column by column. Edit the weights below (default: the average, 1/h each)."
-)
-
-MHA_MIX_FORMULA = r"O_{\text{mix}} = \sum_{h} w_h\, O_h"
-
-MHA_WO_FORMULA = r"O = \mathrm{Concat}(O_1, \dots, O_h)\, W_O"
-
-
-COMPARE_INTRO = (
-    "The same tokens, embeddings and weights under two settings, side by side, and their "
-    "difference A − B (red: A gives more, blue: B gives more, white: no change). Only the one "
-    "thing named in the choice differs; the scenario itself is not changed."
-)
-
-COMPARE_KINDS = {
-    "scale": "Scaled (1/√d_k) vs unscaled",
-    "causal": "Causal vs bidirectional",
-    "heads": "1 head vs several heads",
-    "pe": "With vs without positional encoding",
-    "temperature": "Temperature τ vs another τ",
-    "variants": "Any two variants",
-}
-
-COMPARE_WEIGHTS = "Attention weights (rows are queries, columns keys)."
-
-COMPARE_HEADS_MEAN = (
-    "With several heads each head has its own weights; shown here is their mean over the "
-    "heads (its rows still sum to 1). The outputs compare directly: both are Concat(heads)·W_O."
-)
-
-COMPARE_DIFF = "A − B, on a colour scale centred at 0."
-
-COMPARE_SHAPES = (
-    "A and B have different shapes (for example another number of keys), so there is no "
-    "element-wise difference to show."
-)
-
-COMPARE_OUTPUT = "Outputs (rows are queries)."
-
-# {reason}: why the comparison does not apply (a sentence without its full stop)
-COMPARE_NOT_APPLICABLE = "This comparison does not apply to the current scenario: {reason}."
 
 DIAGNOSTICS_TITLE = "Row diagnostics"
 
@@ -235,9 +145,6 @@ HEADS_POOLED = (
     "attention a block's queries pay on average to its keys (rows still sum to 1; the hover "
     "names a block's positions). "
 )
-
-HEADS_EXACT_PLAYGROUND = ("The exact weights of a head: Step by step, Trace a cell, or the "
-                          "downloads below.")
 
 # {tokens}, {d_model}, {width}, {heads}, {chars} come from attnviz.scenarios.limits.
 LIMITS_CAPTION = (
@@ -364,3 +271,43 @@ REPORT_MADE = (
     "a figure as SVG."
 )
 REPORT_EMPTY = "This page shows no figures."
+
+# --- Scenario controls (attnviz.ui.controls) ------------------------------------------------
+
+TOKENS_LABEL = "Tokens (separated by spaces)"
+SOURCE_TOKENS_LABEL = "Source tokens (keys/values)"
+NO_TOKENS = "Enter at least one token (separated by spaces); the previous tokens are kept."
+# {limit}: the most tokens the editors take; {n}: how many were entered
+TOO_MANY_TOKENS = (
+    "At most {limit} tokens can be edited; you entered {n}. The previous tokens are kept: "
+    "remove some tokens."
+)
+# {chars}: the longest token label kept
+LABELS_CUT = "Token labels are cut to {chars} characters."
+D_MODEL_LABEL = "d_model"
+# {limit}: the largest d_model
+D_MODEL_HELP = "Embedding width, 1 to {limit}."
+QK_WIDTH_LABEL = "Q/K width"
+# {limit}: the largest width
+QK_WIDTH_HELP = "n_heads · d_k, 1 to {limit}."
+V_WIDTH_LABEL = "V width"
+# {limit}: the largest width
+V_WIDTH_HELP = "n_heads · d_v, 1 to {limit}."
+EMBEDDINGS_LABEL = "X (embeddings)"
+SOURCE_EMBEDDINGS_LABEL = "source X"
+INIT_LABEL = "Initialiser"
+REGENERATE = "Regenerate"
+REGENERATE_HELP = "Draw new W_Q, W_K, W_V with this initialiser and seed"
+VARIANT_LABEL = "Attention variant"
+SCALE_LABEL = "Scale"
+SCALE_FIXED_HELP = "Unscaled by definition for this variant"
+CUSTOM_SCALE_LABEL = "Custom scale"
+TEMPERATURE_LABEL = "Temperature τ (divides the scaled scores)"
+PE_TOGGLE = "Add sinusoidal positional encoding to X"
+HEADS_SLIDER_LABEL = "Heads (must divide the Q/K and V widths)"
+PRESET_LABEL = "Preset"
+PRESET_LOAD = "Load preset"
+THIS_SCENARIO = "this scenario"  # what compute() could not compute, unless a page says
+# {what}: what could not be computed (THIS_SCENARIO or a page's words); {reason}: the core's
+# message (a sentence without its full stop, naming the field and what is wrong with it)
+CANNOT_COMPUTE = "Cannot compute {what}: {reason}."

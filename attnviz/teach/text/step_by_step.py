@@ -1,11 +1,23 @@
-"""Words of the Step by step page (pages/step_by_step.py, keys ``sbs_``, attnviz/ui/steps.py).
+"""Words of the Step by step page (pages/step_by_step.py, keys ``step_by_step_``,
+attnviz/ui/steps.py).
 
 The formulas are not here: both explanation pages take them from
 :func:`attnviz.teach.explain.formulas` (one table, the same symbols, following the settings).
-Templates and their fields: ``QUERY_VECTOR``, ``CONCAT_ROW``, ``OUTPUT_ROW`` {i};
-``CONCAT_SLICE`` {h} {start} {stop}; ``DIMENSION`` {name} {m};
-``VALUE_TERM`` {m}; ``SCALE_LINE`` {root} {scale}; ``TAU_LINE`` {tau}.
+
+Templates: ``FIELDS`` names the ``str.format`` fields of every template of this module (a
+comment above each template says what its fields are); ``tests/teach/test_text.py`` checks them.
+The LaTeX lines (``SCALE_LINE``, ``TAU_LINE``, and the row labels written as ``q_{i}``, which
+read as LaTeX too) are formatted the same way but, being LaTeX, are not in ``FIELDS``.
 """
+
+from __future__ import annotations
+
+FIELDS: dict[str, tuple[str, ...]] = {
+    "DIMENSION": ("name", "m"),
+    "VALUE_TERM": ("m",),
+    "CONCAT_SLICE": ("h", "start", "stop"),
+    "MORE_TERMS": ("n",),
+}
 
 HEADER = "Step by step"
 INTRO = (
@@ -46,7 +58,9 @@ TITLES = {
 }
 ADDITIVE_TITLES = {**TITLES, "score": "Score with v_a",
                    "output": "Context: weighted sum of the values"}
+# LaTeX; {root}: " = 1/√d_k" written in LaTeX, or ""; {scale}: the scale factor
 SCALE_LINE = r"\text{{scale}}{root} = {scale}"
+# LaTeX; {tau}: the temperature
 TAU_LINE = r"\tau = {tau}"
 SOFTMAX_NOTE = (
     "Subtracting the row maximum m_i changes nothing in the result (it cancels in the fraction) "
@@ -70,13 +84,19 @@ COLUMNS = {
     "alpha": "α",
 }
 KEY_AXIS = "key"
+# Row labels of the one-row tables; {i}: the query's index
 QUERY_VECTOR = "q_{i}"
-ADDITIVE_QUERY_VECTOR = "a_{i}"
+ADDITIVE_QUERY_VECTOR = "a_{i}"  # {i}: the query's index
+# {name}: the vector's name (q, k, v, f, ...); {m}: the dimension's index
 DIMENSION = "{name}[{m}]"
+# {m}: the dimension of the values (a column of α_ij·v_j)
 VALUE_TERM = "α·v[{m}]"
 SUM_LABEL = "Σ = output"
-CONCAT_ROW = "concat_{i}"
-OUTPUT_ROW = "o_{i}"
+CONCAT_ROW = "concat_{i}"  # {i}: the query's index
+OUTPUT_ROW = "o_{i}"  # {i}: the query's index
+# {n}: the number of terms of a dot product too long to write out (after the first few)
+MORE_TERMS = " + … ({n} terms)"
+# {h}: the head; {start}…{stop}: its columns in the concatenation
 CONCAT_SLICE = (
     "Head {h}'s output row is columns {start}…{stop} of the concatenation (the other heads' rows "
     "are recomputed the same way); the output row is the concatenation times W_O."

@@ -1,10 +1,24 @@
 """Words of the Trace a cell page (pages/trace.py, keys ``trace_``, attnviz/ui/trace_view.py).
 
 The formulas are not here: both explanation pages take them from
-:func:`attnviz.teach.explain.formulas`. Templates and their fields:
-``WEIGHTS_TITLE`` {head}; ``HEAD_SUFFIX`` {h}; ``MATRIX_TITLE`` {name} {row}; ``CHOSEN`` {query}
-{key}; ``CHECK_LINES`` {recomputed} {core}; ``DIMENSION`` {m}; ``HEAD_ROWS`` {h}.
+:func:`attnviz.teach.explain.formulas`.
+
+Templates: ``FIELDS`` names the ``str.format`` fields of every template of this module (a
+comment above each template says what its fields are); ``tests/teach/test_text.py`` checks them.
+The LaTeX pieces (``HEAD_ROWS``, ``SUM_OF_TERMS``) are formatted the same way but, being LaTeX,
+are not in ``FIELDS``.
 """
+
+from __future__ import annotations
+
+FIELDS: dict[str, tuple[str, ...]] = {
+    "WEIGHTS_TITLE": ("head",),
+    "HEAD_SUFFIX": ("h",),
+    "MATRIX_TITLE": ("name", "row"),
+    "DIMENSION": ("m",),
+    "CHOSEN": ("query", "key"),
+    "CHECK_LINES": ("recomputed", "core"),
+}
 
 HEADER = "Trace a cell"
 INTRO = (
@@ -16,10 +30,14 @@ INTRO = (
 QUERY_LABEL = "Query i"
 KEY_LABEL = "Key j"
 CLICK = "Click a cell to trace it."
+# {head}: HEAD_SUFFIX for a multi-head scenario, else ""
 WEIGHTS_TITLE = "**Attention weights{head}**"
+# {h}: the head shown
 HEAD_SUFFIX = " — head {h}"
+# {name}: Q, K or V; {row}: the row outlined (the query i or the key j)
 MATRIX_TITLE = "**{name}** (row {row} outlined)"
-DIMENSION = "d{m}"
+DIMENSION = "d{m}"  # {m}: a column of Q, K or V
+# {query}, {key}: the labels of the chosen query i and key j
 CHOSEN = "query i = {query}\nkey j = {key}"
 # Title of each step shown (formulas: attnviz.teach.explain.formulas); the page numbers them.
 TITLES = {
@@ -37,6 +55,7 @@ TITLES = {
 }
 ADDITIVE_TITLES = {**TITLES, "features": "Alignment features", "score": "Score with v_a",
                    "term": "Its share of the context"}
+# LaTeX; {h}: the head whose rows of W_O the term meets
 HEAD_ROWS = r"W_O[\text{{head {h}}}]"
 SHIFT_NOTE = (
     "Subtracting m_i does not change α_ij (it cancels in e_ij / Z_i) but keeps exp from "
@@ -48,6 +67,7 @@ FULLY_MASKED = (
 )
 MASKED = "Key j is masked for query i: its score is −∞ and its weight is exactly 0."
 CHECK = "Check: α_ij recomputed here and the value in the heatmap (the vectorised core)."
+# {recomputed}: α_ij recomputed step by step; {core}: the heatmap's value (17 digits each)
 CHECK_LINES = "recomputed here: {recomputed}\nheatmap (core):  {core}"
 W_O = (
     "In multi-head attention the head outputs are concatenated and multiplied by W_O. Head h "
@@ -58,3 +78,5 @@ MIXED = (
     "This scenario combines its heads with one weight per head (seed 004) as well; the trace "
     "follows W_O."
 )
+# LaTeX; {n}: the number of terms of a sum too long to write out
+SUM_OF_TERMS = r"\textstyle\sum(\text{{{n} terms}})"

@@ -1,0 +1,46 @@
+"""Words of the Playground (pages/playground.py, keys ``playground_``): edit tokens, embeddings
+and weights, pick a variant, see every matrix.
+
+The matrices' titles, formulas and explanations are in :data:`common.MATRICES` (the Masks and
+Multi-head pages show some of them too); the editors' words are in :mod:`common`.
+
+Templates: ``FIELDS`` names the ``str.format`` fields of every template of this module (a
+comment above each template says what its fields are); ``tests/teach/test_text.py`` checks them.
+"""
+
+from __future__ import annotations
+
+FIELDS: dict[str, tuple[str, ...]] = {
+    "REPORT_HEAD": ("h",),
+    "REPORT_HEAD_POOLED": ("h",),
+}
+
+HEADER = "Playground"
+
+INPUTS_EXPANDER = "Tokens and embeddings"
+
+DIRECT = (
+    "This scenario gives Q, K and V directly (as the seed notebook does); edit them on the Step "
+    "by step page or load another preset."
+)
+
+WEIGHTS_EXPANDER = "Weight matrices"
+
+SETTINGS_EXPANDER = "Settings"
+
+AXIS_TOKEN = "token"  # the rows of X
+AXIS_DIMENSION = "dimension"  # the columns of X
+
+HEADS_TITLE = "**Attention weights per head** (shared 0–1 scale)"
+
+# Follows common.HEADS_POOLED when long sequences are pooled in the heads' thumbnails.
+HEADS_EXACT = "The exact weights of a head: Step by step, Trace a cell, or the downloads below."
+
+# {h}: the head; the title of its figure in the HTML report
+REPORT_HEAD = "Attention weights, head {h}"
+# {h}: the head, when its thumbnail pools blocks of tokens
+REPORT_HEAD_POOLED = "Attention weights, head {h} (pooled)"
+
+DOWNLOADS_EXPANDER = "Download these matrices and figures"
+
+REPORT_TITLE = "attnviz — Playground"
