@@ -626,7 +626,8 @@ BAD_UPLOADS = {  # name: (file name, bytes, fragment)
     "wrong-type": ("w.npy", b'{"json": true}', "not a valid .npy"),
     "pickled": ("w.npz", _pickled_npz(), "attnviz never unpickles uploads"),
     "raw-pickle": ("w.npy", pickle.dumps(ATTENTION), "not a valid .npy"),
-    "too-large": ("w.npy", b"\x93NUMPY" + b"\0" * limits.MAX_UPLOAD_BYTES, "at most 5,242,880 bytes (5 MB)"),
+    "too-large": ("w.npy", b"\x93NUMPY" + b"\0" * limits.MAX_UPLOAD_BYTES,
+                  "at most 5,242,880 bytes (5 MB)"),
     "nan": ("w.npz", _npz(attention=np.full((3, 3), np.nan)), "NaN"),
 }
 
