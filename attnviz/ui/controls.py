@@ -57,16 +57,29 @@ _CUT_NOTE = "_tokens_cut_note"  # the token box whose labels were cut before a r
 
 
 def token_controls(prefix: str, scenario: Scenario, *, source: bool = False) -> Scenario:
-    """A text box of space-separated tokens; a different count resizes the sequence."""
+    """A text box of space-separated tokens; a different count resizes the sequence.
+
+    The box is read only when the user changed its text: labels that came from a file or a
+    link are kept exactly as given, even with spaces in them ("New York") or empty. Its key
+    is not tied to the editor generation (a second list typed while the first one's rerun
+    runs would be sent to a box that no longer exists); it follows the scenario instead.
+    """
     current = scenario.source_tokens if source else scenario.tokens
     label = "Source tokens (keys/values)" if source else "Tokens (separated by spaces)"
     name = f"{prefix}_src_tokens" if source else f"{prefix}_tokens"
-    raw = st.text_input(label, " ".join(current), key=state.vkey(name),
+    shown = f"_shown_{name}"  # the tokens the box was last filled from
+    joined = " ".join(current)
+    if st.session_state.get(shown) != current or name not in st.session_state:
+        st.session_state[name] = joined  # new box, or tokens replaced from outside
+        st.session_state[shown] = current
+    raw = st.text_input(label, key=name,
                         help=text.LIMITS_TOKENS_HELP.format(tokens=limits.MAX_TOKENS,
                                                             chars=limits.MAX_LABEL_CHARS))
     if st.session_state.get(_CUT_NOTE) == name:  # cut on the run before the rerun below
         del st.session_state[_CUT_NOTE]
         st.warning(_LABELS_CUT)
+    if raw == joined:  # the user did not change the text: keep the labels as they are
+        return scenario
     tokens = parse_tokens(raw)
     if tokens is None or tokens == current:
         return scenario
@@ -75,6 +88,7 @@ def token_controls(prefix: str, scenario: Scenario, *, source: bool = False) -> 
     field = "source_tokens" if source else "tokens"
     size = {"t_source" if source else "t": len(tokens)}
     new = resize(scenario, **size) if len(tokens) != len(current) else scenario
+    st.session_state[shown] = tokens  # the box keeps what the user typed
     state.set_scenario(replace(new, **{field: tokens}), reset_editors=True)
     st.rerun()
     return scenario

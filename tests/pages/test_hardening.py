@@ -267,7 +267,7 @@ TOKEN_IDS = [f"{b[0]}-{b[2]}" for b in TOKEN_BOXES]
 
 
 def _type_tokens(at: AppTest, name: str, raw: str) -> AppTest:
-    at.text_input(key=vkey(at, name)).set_value(raw).run()
+    at.text_input(key=name).set_value(raw).run()
     return ok(at)
 
 

@@ -109,7 +109,7 @@ def test_positional_encoding_toggle_adds_pe():
 
 def test_tokens_text_resizes_and_keeps_values():
     at = open_page("playground")
-    at.text_input(key="pg_tokens_v0").input("a b c d e").run()
+    at.text_input(key="pg_tokens").input("a b c d e").run()
     assert not at.exception
     sc = at.session_state["scenario"]
     assert sc.tokens == ("a", "b", "c", "d", "e")
@@ -120,7 +120,7 @@ def test_tokens_text_resizes_and_keeps_values():
 
 def test_empty_tokens_give_message_and_keep_scenario():
     at = open_page("playground")
-    at.text_input(key="pg_tokens_v0").input("   ").run()
+    at.text_input(key="pg_tokens").input("   ").run()
     assert not at.exception
     assert any("at least one token" in e.value for e in at.error)
     assert at.session_state["scenario"].tokens == SEED_000.tokens
@@ -219,7 +219,8 @@ def test_weight_tabs_run_only_the_selected_editor_and_keep_edits_across_tabs():
     at.session_state["pg_weights"] = "W_Q"
     at.run()  # back on W_Q: the editor starts from the scenario, with the edit in it
     frame = next(e for e in at.get("data_editor") if e.proto.id.endswith(f"pg_w_q_v{version}"))
-    assert frame.value.iloc[0, 0] == 3.5 and at.session_state["scenario"].w_k[1, 1] == -2.0
+    # cells are shown as text (what a person types is parsed in Python)
+    assert float(frame.value.iloc[0, 0]) == 3.5 and at.session_state["scenario"].w_k[1, 1] == -2.0
 
 
 def test_long_sequences_pool_the_head_thumbnails_and_say_so():
