@@ -83,12 +83,13 @@ def token_controls(prefix: str, scenario: Scenario, *, source: bool = False) -> 
     tokens = parse_tokens(raw)
     if tokens is None or tokens == current:
         return scenario
+    st.session_state[shown] = tokens  # the box keeps what the user typed
     if any(len(t) > limits.MAX_LABEL_CHARS for t in raw.split()):
         st.session_state[_CUT_NOTE] = name  # say so again after the rerun
+        st.session_state[shown] = None  # and show the cut labels in the box
     field = "source_tokens" if source else "tokens"
     size = {"t_source" if source else "t": len(tokens)}
     new = resize(scenario, **size) if len(tokens) != len(current) else scenario
-    st.session_state[shown] = tokens  # the box keeps what the user typed
     state.set_scenario(replace(new, **{field: tokens}), reset_editors=True)
     st.rerun()
     return scenario
@@ -138,11 +139,12 @@ def embedding_editor(prefix: str, scenario: Scenario, *, source: bool = False) -
     tokens = scenario.source_tokens if source else scenario.tokens
     matrix = scenario.source_x if source else scenario.x
     name = "source X" if source else "X (embeddings)"
+    field = "source_x" if source else "x"
     new = matrix_editor(name, matrix, key=f"{prefix}_{'src_x' if source else 'x'}",
                         row_labels=[f"{i}:{t}" for i, t in enumerate(tokens)],
-                        col_labels=dims("d", matrix.shape[1]))
+                        col_labels=dims("d", matrix.shape[1]), field=field)
     if not np.array_equal(new, matrix):
-        scenario = state.update(**{"source_x" if source else "x": new})
+        scenario = state.update(**{field: new})
     return scenario
 
 
@@ -163,7 +165,7 @@ def weight_editors(prefix: str, scenario: Scenario, *, with_w_o: bool = False) -
             rows = dims("v", matrix.shape[0]) if name == "w_o" else dims("d", matrix.shape[0])
             cols = dims(name[-1] if name != "w_o" else "o", matrix.shape[1])
             new = matrix_editor(name.upper(), matrix, key=f"{prefix}_{name}",
-                                row_labels=rows, col_labels=cols)
+                                row_labels=rows, col_labels=cols, field=name)
             if not np.array_equal(new, matrix):
                 changes[name] = new
     if changes:

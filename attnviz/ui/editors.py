@@ -66,7 +66,8 @@ def parse_cell(raw) -> float | None:
 
 
 def matrix_editor(label: str, matrix: np.ndarray, *, key: str, row_labels: Sequence[str],
-                  col_labels: Sequence[str], disabled: bool = False) -> np.ndarray:
+                  col_labels: Sequence[str], disabled: bool = False,
+                  field: str | None = None) -> np.ndarray:
     """Show an editable matrix and return its current values.
 
     Cells are edited as text and parsed here (:func:`parse_cell`): Streamlit's number column
@@ -82,6 +83,10 @@ def matrix_editor(label: str, matrix: np.ndarray, *, key: str, row_labels: Seque
         The current value (from the scenario).
     key : str
         Page-prefixed widget key; the editor generation is appended.
+    field : str, optional
+        The scenario field ``matrix`` comes from. Given, the edit is also written to the
+        scenario by the editor's change callback, which Streamlit runs before any script, so
+        an edit followed at once by a page switch (whose run never draws this editor) is kept.
 
     Returns
     -------
@@ -95,13 +100,40 @@ def matrix_editor(label: str, matrix: np.ndarray, *, key: str, row_labels: Seque
     if widget_key not in st.session_state or stored is None or stored.shape != matrix.shape:
         st.session_state[base_key] = matrix.copy()  # new or dropped widget: start from scenario
     base = st.session_state[base_key]
+    callback = {} if field is None else dict(
+        on_change=_write_edit, args=(widget_key, field, tuple(col_labels)))
     st.data_editor(
         _text_frame(base, row_labels, col_labels), key=widget_key, num_rows="fixed",
         width="stretch", disabled=disabled,
-        column_config={c: st.column_config.TextColumn(c) for c in col_labels},
+        column_config={c: st.column_config.TextColumn(c) for c in col_labels}, **callback,
     )
-    return _accept(label, st.session_state.get(widget_key), base, matrix, row_labels,
-                   col_labels)
+    values, bad, shape_ok = _apply(st.session_state.get(widget_key), base, matrix, col_labels)
+    if not shape_ok:
+        st.error(text.EDITOR_BAD_SHAPE.format(
+            label=label, rows=matrix.shape[0], cols=matrix.shape[1],
+            got_rows=values.shape[0], got_cols=values.shape[1]))
+        return matrix
+    if bad:
+        cells = ", ".join(f"({md_escape(row_labels[r])}, {md_escape(col_labels[c])})"
+                          for r, c in bad[:5])
+        more = "" if len(bad) <= 5 else text.EDITOR_MORE.format(n=len(bad) - 5)
+        st.warning(text.EDITOR_BAD_CELLS.format(label=label, cells=cells, more=more))
+    return values
+
+
+def _write_edit(widget_key: str, field: str, col_labels: tuple[str, ...]) -> None:
+    """The editor's change callback: write its edits to ``scenario.<field>`` (bad cells keep
+    their value; the editor's own run names them when it is drawn)."""
+    base = st.session_state.get(state.base_key(widget_key))
+    current = getattr(state.get_scenario(), field, None)
+    if base is None or current is None:
+        return
+    previous = np.atleast_2d(np.asarray(current, dtype=np.float64))
+    if previous.shape != base.shape:
+        return  # the scenario was replaced since this editor was drawn
+    values, _, shape_ok = _apply(st.session_state.get(widget_key), base, previous, col_labels)
+    if shape_ok and not np.array_equal(values, previous):
+        state.update(**{field: values.reshape(np.shape(current))})
 
 
 def _text_frame(matrix: np.ndarray, row_labels: Sequence[str],
@@ -111,37 +143,30 @@ def _text_frame(matrix: np.ndarray, row_labels: Sequence[str],
     return frame.map(cell_text) if matrix.size else frame.astype(object)
 
 
-def _accept(label: str, delta, base: np.ndarray, previous: np.ndarray,
-            row_labels: Sequence[str], col_labels: Sequence[str]) -> np.ndarray:
+def _apply(delta, base: np.ndarray, previous: np.ndarray,
+           col_labels: Sequence[str]) -> tuple[np.ndarray, list[tuple[int, int]], bool]:
     """``base`` with the edited cells of ``delta`` (Streamlit's ``edited_rows``) applied.
 
-    A cell whose text is not a finite number keeps its ``previous`` value (the scenario's,
-    which holds every accepted edit) and is named in a warning.
+    Returns the values, the (row, column) of cells whose text is not a finite number (they
+    keep their ``previous`` value: the scenario's, which holds every accepted edit), and False
+    when an edit names a row outside the matrix.
     """
     values = base.copy()
-    edited = (delta or {}).get("edited_rows", {}) if isinstance(delta, dict) else {}
+    edited = delta.get("edited_rows", {}) if isinstance(delta, dict) else {}
     columns = {c: j for j, c in enumerate(col_labels)}
     bad: list[tuple[int, int]] = []
-    for row, cells in edited.items():
+    for row, cells in (edited or {}).items():
         r = int(row)
+        if not 0 <= r < values.shape[0]:
+            return np.zeros((r + 1, values.shape[1])), [], False
         for col, raw in (cells or {}).items():
             c = columns.get(col)
             if c is None:  # the index column (row labels): not a value
                 continue
-            if not 0 <= r < values.shape[0]:
-                st.error(text.EDITOR_BAD_SHAPE.format(
-                    label=label, rows=previous.shape[0], cols=previous.shape[1],
-                    got_rows=max(r + 1, values.shape[0]), got_cols=values.shape[1]))
-                return previous
             number = parse_cell(raw)
             if number is None:
                 bad.append((r, c))
                 values[r, c] = previous[r, c]
             else:
                 values[r, c] = number
-    if bad:
-        cells = ", ".join(f"({md_escape(row_labels[r])}, {md_escape(col_labels[c])})"
-                          for r, c in bad[:5])
-        more = "" if len(bad) <= 5 else text.EDITOR_MORE.format(n=len(bad) - 5)
-        st.warning(text.EDITOR_BAD_CELLS.format(label=label, cells=cells, more=more))
-    return values
+    return values, bad, True

@@ -682,7 +682,7 @@ def test_limits_are_stated_next_to_the_size_controls(page, prefix):
     for number in (limits.MAX_TOKENS, limits.MAX_D_MODEL, limits.MAX_WIDTH, limits.MAX_HEADS,
                    limits.MAX_LABEL_CHARS):
         assert str(number) in limits_caption()
-    assert str(limits.MAX_TOKENS) in at.text_input(key=vkey(at, f"{prefix}_tokens")).help
+    assert str(limits.MAX_TOKENS) in at.text_input(key=f"{prefix}_tokens").help
     for name, bound in (("d_model", limits.MAX_D_MODEL), ("d_k", limits.MAX_WIDTH),
                         ("d_v", limits.MAX_WIDTH)):
         widget = at.number_input(key=vkey(at, f"{prefix}_{name}"))

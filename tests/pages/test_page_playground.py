@@ -259,3 +259,81 @@ def test_head_thumbnails_share_one_colour_bar_beyond_two_heads():
     at.select_slider(key="pg_n_heads_v2").set_value(2).run()  # two heads: a bar each
     assert all(spec_by_key(at, f"pg_fig_head_{h}")["data"][0].get("showscale", True)
                for h in range(2))
+
+
+# --- Issue 14: typed cell text, labels kept as given, memory per session ---------------------
+
+def _x_edit(at, text: str):
+    version = at.session_state["editor_version"]
+    return edit_cells(at, f"pg_x_v{version}", {1: {"d1": text}})
+
+
+@pytest.mark.parametrize("typed, value", [("1e-3", 1e-3), ("2.5e2", 250.0), ("-0", -0.0),
+                                          ("\u22121.5", -1.5)])
+def test_typed_cell_text_means_what_was_typed(typed, value):
+    at = _x_edit(open_page("playground"), typed)
+    got = at.session_state["scenario"].x[1, 1]
+    assert got == value and np.signbit(got) == np.signbit(value) and not at.warning
+
+
+@pytest.mark.parametrize("typed", ["1,5", "1.2.3", "1e400", "inf", "abc"])
+def test_typed_cell_text_that_is_not_one_finite_number_is_refused_by_name(typed):
+    at = open_page("playground")
+    before = at.session_state["scenario"].x.copy()
+    at = _x_edit(at, typed)
+    np.testing.assert_array_equal(at.session_state["scenario"].x, before)
+    found = [w.value for w in at.warning if "not a finite number" in w.value]
+    assert found and "(1\\:word\\_2, d1)" in found[0] and "not 1,5" in found[0], found
+
+
+@pytest.mark.parametrize("page", ["playground", "multi_head", "encoder_decoder"])
+@pytest.mark.parametrize("tokens", [("New York", "is", "big", "city"),
+                                    ("", "  ", "a", "b"), ("a  b", "\tc", "d", "e")])
+def test_labels_from_a_file_or_link_are_kept_exactly_on_open(page, tokens):
+    from dataclasses import replace
+
+    sc = replace(PRESETS["seed_004_two_heads" if page == "multi_head" else "translation"
+                         if page == "encoder_decoder" else "seed_000"].build())
+    sc = replace(sc, tokens=tokens[: len(sc.tokens)] + tuple(
+        f"w{i}" for i in range(len(sc.tokens) - len(tokens))))
+    at = open_page("home")
+    at.session_state["scenario"] = sc
+    at.session_state["editor_version"] = at.session_state["editor_version"] + 1
+    at.switch_page(f"pages/{page}.py").run()
+    at.run()  # and a second run (any widget change)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    after = at.session_state["scenario"]
+    assert after.tokens == sc.tokens and after.x.shape == sc.x.shape
+    np.testing.assert_array_equal(after.x, sc.x)
+
+
+def test_editing_the_token_box_still_splits_it():
+    at = open_page("playground")
+    at.text_input(key="pg_tokens").input("New York is big").run()
+    assert at.session_state["scenario"].tokens == ("New", "York", "is", "big")
+
+
+def test_a_second_token_list_sent_before_the_first_rerun_ends_is_kept():
+    """The token box keeps one key across editor generations: a list typed while the first
+    one's rerun runs reaches a box that still exists (issue 14, item 6)."""
+    at = open_page("playground")
+    at.text_input(key="pg_tokens").input("a b c d e").run()
+    assert at.session_state["editor_version"] >= 1
+    at.text_input(key="pg_tokens").input("p q r").run()
+    assert at.session_state["scenario"].tokens == ("p", "q", "r")
+    assert at.text_input(key="pg_tokens").value == "p q r"
+
+
+def test_session_state_does_not_grow_over_50_edits():
+    """Old editor generations' base copies are released (issue 14, item 8)."""
+    at = open_page("playground")
+    counts, bases = [], []
+    for i in range(50):
+        at.text_input(key="pg_tokens").input(f"t{i} b c d" if i % 2 else f"t{i} b c").run()
+        version = at.session_state["editor_version"]
+        at = edit_cells(at, f"pg_x_v{version}", {0: {"d0": str(i)}})
+        assert at.session_state["scenario"].x[0, 0] == i
+        keys = [str(k) for k in at.session_state.keys()]
+        counts.append(len(at.session_state._state._state))  # every key and widget id
+        bases.append(sum(k.startswith("_base_") for k in keys))
+    assert counts[-1] <= counts[4] and max(bases) <= 4, (counts, bases)
