@@ -11,6 +11,7 @@ from apptest_helpers import (
     editor_keys,
     open_page,
     spec_by_key,
+    switch_to,
 )
 
 import attnviz
@@ -299,7 +300,8 @@ def test_labels_from_a_file_or_link_are_kept_exactly_on_open(page, tokens):
     at = open_page("home")
     at.session_state["scenario"] = sc
     at.session_state["editor_version"] = at.session_state["editor_version"] + 1
-    at.switch_page(f"pages/{page}.py").run()
+    switch_to(at, page)  # with its expanders open (the token box may sit in one)
+    assert any("_tokens" in t.key for t in at.text_input), page
     at.run()  # and a second run (any widget change)
     assert not at.exception and not at.error, [e.value for e in at.error]
     after = at.session_state["scenario"]
