@@ -56,21 +56,36 @@ _CUT_NOTE = "_tokens_cut_note"  # the token box whose labels were cut before a r
 
 
 def token_controls(prefix: str, scenario: Scenario, *, source: bool = False) -> Scenario:
-    """A text box of space-separated tokens; a different count resizes the sequence."""
+    """A text box of space-separated tokens; a different count resizes the sequence.
+
+    The box is read only when the user changed its text: labels that came from a file or a
+    link are kept exactly as given, even with spaces in them ("New York") or empty. Its key
+    is not tied to the editor generation (a second list typed while the first one's rerun
+    runs would be sent to a box that no longer exists); it follows the scenario instead.
+    """
     current = scenario.source_tokens if source else scenario.tokens
     label = text.SOURCE_TOKENS_LABEL if source else text.TOKENS_LABEL
     name = f"{prefix}_src_tokens" if source else f"{prefix}_tokens"
-    raw = st.text_input(label, " ".join(current), key=state.vkey(name),
+    shown = f"_shown_{name}"  # the tokens the box was last filled from
+    joined = " ".join(current)
+    if st.session_state.get(shown) != current or name not in st.session_state:
+        st.session_state[name] = joined  # new box, or tokens replaced from outside
+        st.session_state[shown] = current
+    raw = st.text_input(label, key=name,
                         help=text.LIMITS_TOKENS_HELP.format(tokens=limits.MAX_TOKENS,
                                                             chars=limits.MAX_LABEL_CHARS))
     if st.session_state.get(_CUT_NOTE) == name:  # cut on the run before the rerun below
         del st.session_state[_CUT_NOTE]
         st.warning(_LABELS_CUT)
+    if raw == joined:  # the user did not change the text: keep the labels as they are
+        return scenario
     tokens = parse_tokens(raw)
     if tokens is None or tokens == current:
         return scenario
+    st.session_state[shown] = tokens  # the box keeps what the user typed
     if any(len(t) > limits.MAX_LABEL_CHARS for t in raw.split()):
         st.session_state[_CUT_NOTE] = name  # say so again after the rerun
+        st.session_state[shown] = None  # and show the cut labels in the box
     field = "source_tokens" if source else "tokens"
     size = {"t_source" if source else "t": len(tokens)}
     new = resize(scenario, **size) if len(tokens) != len(current) else scenario
@@ -123,11 +138,12 @@ def embedding_editor(prefix: str, scenario: Scenario, *, source: bool = False) -
     tokens = scenario.source_tokens if source else scenario.tokens
     matrix = scenario.source_x if source else scenario.x
     name = text.SOURCE_EMBEDDINGS_LABEL if source else text.EMBEDDINGS_LABEL
+    field = "source_x" if source else "x"
     new = matrix_editor(name, matrix, key=f"{prefix}_{'src_x' if source else 'x'}",
                         row_labels=[f"{i}:{t}" for i, t in enumerate(tokens)],
-                        col_labels=dims("d", matrix.shape[1]))
+                        col_labels=dims("d", matrix.shape[1]), field=field)
     if not np.array_equal(new, matrix):
-        scenario = state.update(**{"source_x" if source else "x": new})
+        scenario = state.update(**{field: new})
     return scenario
 
 
@@ -148,7 +164,7 @@ def weight_editors(prefix: str, scenario: Scenario, *, with_w_o: bool = False) -
             rows = dims("v", matrix.shape[0]) if name == "w_o" else dims("d", matrix.shape[0])
             cols = dims(name[-1] if name != "w_o" else "o", matrix.shape[1])
             new = matrix_editor(name.upper(), matrix, key=f"{prefix}_{name}",
-                                row_labels=rows, col_labels=cols)
+                                row_labels=rows, col_labels=cols, field=name)
             if not np.array_equal(new, matrix):
                 changes[name] = new
     if changes:

@@ -8,6 +8,7 @@ dropped (after a page switch) starts again from the current scenario, which hold
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -32,11 +33,46 @@ def _frame(matrix: np.ndarray, row_labels: Sequence[str],
                         columns=pd.Index(list(col_labels), dtype=object))
 
 
+def cell_text(value: float) -> str:
+    """How a cell shows a number: the shortest text that reads back as the same float64
+    (``repr``), so opening a cell and pressing Enter never rounds it."""
+    return repr(float(value))
+
+
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def parse_cell(raw) -> float | None:
+    """The number a person typed into a cell, or None when it is not one finite number.
+
+    Accepted: an optional sign, digits with at most one decimal point, an optional exponent
+    (``1e-3``, ``2.5E2``, ``-0``, ``.5``); a Unicode minus (U+2212) counts as ``-``. Refused:
+    anything else, including a decimal comma (``1,5`` could be 1.5 or, with a thousands
+    separator, 15; guessing would silently change a number a thousandfold, so the cell is named
+    and the user types a point), several points (``1.2.3``), words (``inf``, ``nan``) and
+    numbers that overflow to ±inf (``1e400``). AppTest and the editors' own numbers pass
+    through as floats.
+    """
+    if raw is None or isinstance(raw, bool):
+        return None
+    if isinstance(raw, (int, float, np.integer, np.floating)):
+        value = float(raw)
+    else:
+        cleaned = str(raw).strip().replace("\u2212", "-")
+        if not _NUMBER.fullmatch(cleaned):
+            return None
+        value = float(cleaned)
+    return value if np.isfinite(value) else None
+
+
 def matrix_editor(label: str, matrix: np.ndarray, *, key: str, row_labels: Sequence[str],
-                  col_labels: Sequence[str], disabled: bool = False) -> np.ndarray:
+                  col_labels: Sequence[str], disabled: bool = False,
+                  field: str | None = None) -> np.ndarray:
     """Show an editable matrix and return its current values.
 
-    Cells left empty or holding NaN/±inf keep their previous value, and a warning names them,
+    Cells are edited as text and parsed here (:func:`parse_cell`): Streamlit's number column
+    drops the characters it does not accept while a person types (``1e-3`` became -13). A cell
+    that is empty or not one finite number keeps its previous value, and a warning names it,
     so one bad cell never throws away the user's other edits.
 
     Parameters
@@ -47,6 +83,10 @@ def matrix_editor(label: str, matrix: np.ndarray, *, key: str, row_labels: Seque
         The current value (from the scenario).
     key : str
         Page-prefixed widget key; the editor generation is appended.
+    field : str, optional
+        The scenario field ``matrix`` comes from. Given, the edit is also written to the
+        scenario by the editor's change callback, which Streamlit runs before any script, so
+        an edit followed at once by a page switch (whose run never draws this editor) is kept.
 
     Returns
     -------
@@ -55,37 +95,78 @@ def matrix_editor(label: str, matrix: np.ndarray, *, key: str, row_labels: Seque
     """
     matrix = np.atleast_2d(np.asarray(matrix, dtype=np.float64))
     widget_key = f"{key}_v{state.editor_version()}"
-    base_key = f"_base_{widget_key}"
+    base_key = state.base_key(widget_key)
     stored = st.session_state.get(base_key)
     if widget_key not in st.session_state or stored is None or stored.shape != matrix.shape:
         st.session_state[base_key] = matrix.copy()  # new or dropped widget: start from scenario
     base = st.session_state[base_key]
-    edited = st.data_editor(
-        _frame(base, row_labels, col_labels), key=widget_key, num_rows="fixed",
+    callback = {} if field is None else dict(
+        on_change=_write_edit, args=(widget_key, field, tuple(col_labels)))
+    st.data_editor(
+        _text_frame(base, row_labels, col_labels), key=widget_key, num_rows="fixed",
         width="stretch", disabled=disabled,
-        column_config={c: st.column_config.NumberColumn(c, format="%.4g")
-                       for c in col_labels},
+        column_config={c: st.column_config.TextColumn(c) for c in col_labels}, **callback,
     )
-    return _accept(label, edited, matrix, row_labels, col_labels)
-
-
-def _accept(label: str, edited: pd.DataFrame, previous: np.ndarray,
-            row_labels: Sequence[str], col_labels: Sequence[str]) -> np.ndarray:
-    """Numbers from the editor; non-finite or empty cells fall back to ``previous``."""
-    frame = pd.DataFrame(edited)
-    if not all(pd.api.types.is_numeric_dtype(t) for t in frame.dtypes):  # text typed in a cell
-        frame = frame.apply(pd.to_numeric, errors="coerce")  # (per column: ~50x slower)
-    values = frame.to_numpy(dtype=np.float64, na_value=np.nan)
-    if values.shape != previous.shape:
-        st.error(text.EDITOR_BAD_SHAPE.format(label=label, rows=previous.shape[0],
-                                              cols=previous.shape[1], got_rows=values.shape[0],
-                                              got_cols=values.shape[1]))
-        return previous
-    bad = ~np.isfinite(values)
-    if bad.any():
+    values, bad, shape_ok = _apply(st.session_state.get(widget_key), base, matrix, col_labels)
+    if not shape_ok:
+        st.error(text.EDITOR_BAD_SHAPE.format(
+            label=label, rows=matrix.shape[0], cols=matrix.shape[1],
+            got_rows=values.shape[0], got_cols=values.shape[1]))
+        return matrix
+    if bad:
         cells = ", ".join(f"({md_escape(row_labels[r])}, {md_escape(col_labels[c])})"
-                          for r, c in np.argwhere(bad)[:5])
-        more = "" if bad.sum() <= 5 else text.EDITOR_MORE.format(n=int(bad.sum()) - 5)
+                          for r, c in bad[:5])
+        more = "" if len(bad) <= 5 else text.EDITOR_MORE.format(n=len(bad) - 5)
         st.warning(text.EDITOR_BAD_CELLS.format(label=label, cells=cells, more=more))
-        values = np.where(bad, previous, values)
     return values
+
+
+def _write_edit(widget_key: str, field: str, col_labels: tuple[str, ...]) -> None:
+    """The editor's change callback: write its edits to ``scenario.<field>`` (bad cells keep
+    their value; the editor's own run names them when it is drawn)."""
+    base = st.session_state.get(state.base_key(widget_key))
+    current = getattr(state.get_scenario(), field, None)
+    if base is None or current is None:
+        return
+    previous = np.atleast_2d(np.asarray(current, dtype=np.float64))
+    if previous.shape != base.shape:
+        return  # the scenario was replaced since this editor was drawn
+    values, _, shape_ok = _apply(st.session_state.get(widget_key), base, previous, col_labels)
+    if shape_ok and not np.array_equal(values, previous):
+        state.update(**{field: values.reshape(np.shape(current))})
+
+
+def _text_frame(matrix: np.ndarray, row_labels: Sequence[str],
+                col_labels: Sequence[str]) -> pd.DataFrame:
+    """The matrix as a frame of cell texts (:func:`cell_text`), labels as in :func:`_frame`."""
+    frame = _frame(matrix, row_labels, col_labels)
+    return frame.map(cell_text) if matrix.size else frame.astype(object)
+
+
+def _apply(delta, base: np.ndarray, previous: np.ndarray,
+           col_labels: Sequence[str]) -> tuple[np.ndarray, list[tuple[int, int]], bool]:
+    """``base`` with the edited cells of ``delta`` (Streamlit's ``edited_rows``) applied.
+
+    Returns the values, the (row, column) of cells whose text is not a finite number (they
+    keep their ``previous`` value: the scenario's, which holds every accepted edit), and False
+    when an edit names a row outside the matrix.
+    """
+    values = base.copy()
+    edited = delta.get("edited_rows", {}) if isinstance(delta, dict) else {}
+    columns = {c: j for j, c in enumerate(col_labels)}
+    bad: list[tuple[int, int]] = []
+    for row, cells in (edited or {}).items():
+        r = int(row)
+        if not 0 <= r < values.shape[0]:
+            return np.zeros((r + 1, values.shape[1])), [], False
+        for col, raw in (cells or {}).items():
+            c = columns.get(col)
+            if c is None:  # the index column (row labels): not a value
+                continue
+            number = parse_cell(raw)
+            if number is None:
+                bad.append((r, c))
+                values[r, c] = previous[r, c]
+            else:
+                values[r, c] = number
+    return values, bad, True

@@ -47,7 +47,7 @@ def mask_editor(mask: NDArray[np.bool_], *, key: str, row_labels: Sequence[str],
     """
     mask = np.asarray(mask, dtype=bool)
     widget_key = f"{key}_v{state.editor_version()}"
-    base_key = f"_base_{widget_key}"
+    base_key = state.base_key(widget_key)
     stored = st.session_state.get(base_key)
     if widget_key not in st.session_state or stored is None or stored.shape != mask.shape:
         st.session_state[base_key] = mask.copy()  # new or dropped widget: start from scenario

@@ -27,6 +27,7 @@ PRESET_CHOICE = "sidebar_preset"
 PRESET_LOADED = "_preset_loaded"  # set by load_preset, read by the sidebar
 IMAGE_FORMAT = "image_format"  # "png" or "svg": what the charts' camera button saves
 LINK_APPLIED = "_link_applied"  # the ?scenario= value already applied in this session
+BASE_PREFIX = "_base_"  # + an editor's widget key: the matrix that editor generation started from
 
 
 def use_app_frame() -> None:
@@ -73,6 +74,20 @@ def set_scenario(scenario: Scenario, *, reset_editors: bool = False) -> None:
     st.session_state[SCENARIO] = scenario
     if reset_editors:
         st.session_state[EDITOR_VERSION] = st.session_state.get(EDITOR_VERSION, 0) + 1
+        release_editor_bases()
+
+
+def base_key(widget_key: str) -> str:
+    """The session-state key of the matrix an editor generation started from."""
+    return f"{BASE_PREFIX}{widget_key}"
+
+
+def release_editor_bases() -> None:
+    """Drop every editor's base matrix: called when the generation changes, after which no
+    editor reads them (each new generation copies the scenario again). Without this a session
+    kept one copy of every matrix per edit of the tokens or sizes, for as long as it lived."""
+    for k in [k for k in st.session_state if str(k).startswith(BASE_PREFIX)]:
+        del st.session_state[k]
 
 
 def update(**changes) -> Scenario:

@@ -270,7 +270,7 @@ TOKEN_IDS = [f"{b[0]}-{b[2]}" for b in TOKEN_BOXES]
 
 
 def _type_tokens(at: AppTest, name: str, raw: str) -> AppTest:
-    at.text_input(key=vkey(at, name)).set_value(raw).run()
+    at.text_input(key=name).set_value(raw).run()
     return ok(at)
 
 
@@ -686,7 +686,7 @@ def test_limits_are_stated_next_to_the_size_controls(page):
     for number in (limits.MAX_TOKENS, limits.MAX_D_MODEL, limits.MAX_WIDTH, limits.MAX_HEADS,
                    limits.MAX_LABEL_CHARS):
         assert str(number) in limits_caption()
-    assert str(limits.MAX_TOKENS) in at.text_input(key=vkey(at, f"{prefix}_tokens")).help
+    assert str(limits.MAX_TOKENS) in at.text_input(key=f"{prefix}_tokens").help
     for name, bound in (("d_model", limits.MAX_D_MODEL), ("d_k", limits.MAX_WIDTH),
                         ("d_v", limits.MAX_WIDTH)):
         widget = at.number_input(key=vkey(at, f"{prefix}_{name}"))

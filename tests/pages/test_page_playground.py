@@ -11,6 +11,7 @@ from apptest_helpers import (
     editor_keys,
     open_page,
     spec_by_key,
+    switch_to,
 )
 
 import attnviz
@@ -111,7 +112,7 @@ def test_positional_encoding_toggle_adds_pe():
 
 def test_tokens_text_resizes_and_keeps_values():
     at = open_page("playground")
-    at.text_input(key="playground_tokens_v0").input("a b c d e").run()
+    at.text_input(key="playground_tokens").input("a b c d e").run()
     assert not at.exception
     sc = at.session_state["scenario"]
     assert sc.tokens == ("a", "b", "c", "d", "e")
@@ -122,7 +123,7 @@ def test_tokens_text_resizes_and_keeps_values():
 
 def test_empty_tokens_give_message_and_keep_scenario():
     at = open_page("playground")
-    at.text_input(key="playground_tokens_v0").input("   ").run()
+    at.text_input(key="playground_tokens").input("   ").run()
     assert not at.exception
     assert any("at least one token" in e.value for e in at.error)
     assert at.session_state["scenario"].tokens == SEED_000.tokens
@@ -223,7 +224,8 @@ def test_weight_tabs_run_only_the_selected_editor_and_keep_edits_across_tabs():
     at.run()  # back on W_Q: the editor starts from the scenario, with the edit in it
     frame = next(e for e in at.get("data_editor")
                  if e.proto.id.endswith(f"playground_w_q_v{version}"))
-    assert frame.value.iloc[0, 0] == 3.5 and at.session_state["scenario"].w_k[1, 1] == -2.0
+    # cells are shown as text (what a person types is parsed in Python)
+    assert float(frame.value.iloc[0, 0]) == 3.5 and at.session_state["scenario"].w_k[1, 1] == -2.0
 
 
 def test_long_sequences_pool_the_head_thumbnails_and_say_so():
@@ -263,3 +265,82 @@ def test_head_thumbnails_share_one_colour_bar_beyond_two_heads():
     at.select_slider(key="playground_n_heads_v2").set_value(2).run()  # two heads: a bar each
     assert all(spec_by_key(at, f"playground_fig_head_{h}")["data"][0].get("showscale", True)
                for h in range(2))
+
+
+# --- Issue 14: typed cell text, labels kept as given, memory per session ---------------------
+
+def _x_edit(at, text: str):
+    version = at.session_state["editor_version"]
+    return edit_cells(at, f"playground_x_v{version}", {1: {"d1": text}})
+
+
+@pytest.mark.parametrize("typed, value", [("1e-3", 1e-3), ("2.5e2", 250.0), ("-0", -0.0),
+                                          ("\u22121.5", -1.5)])
+def test_typed_cell_text_means_what_was_typed(typed, value):
+    at = _x_edit(open_page("playground"), typed)
+    got = at.session_state["scenario"].x[1, 1]
+    assert got == value and np.signbit(got) == np.signbit(value) and not at.warning
+
+
+@pytest.mark.parametrize("typed", ["1,5", "1.2.3", "1e400", "inf", "abc"])
+def test_typed_cell_text_that_is_not_one_finite_number_is_refused_by_name(typed):
+    at = open_page("playground")
+    before = at.session_state["scenario"].x.copy()
+    at = _x_edit(at, typed)
+    np.testing.assert_array_equal(at.session_state["scenario"].x, before)
+    found = [w.value for w in at.warning if "not a finite number" in w.value]
+    assert found and "(1\\:word\\_2, d1)" in found[0] and "not 1,5" in found[0], found
+
+
+@pytest.mark.parametrize("page", ["playground", "multi_head", "encoder_decoder"])
+@pytest.mark.parametrize("tokens", [("New York", "is", "big", "city"),
+                                    ("", "  ", "a", "b"), ("a  b", "\tc", "d", "e")])
+def test_labels_from_a_file_or_link_are_kept_exactly_on_open(page, tokens):
+    from dataclasses import replace
+
+    sc = replace(PRESETS["seed_004_two_heads" if page == "multi_head" else "translation"
+                         if page == "encoder_decoder" else "seed_000"].build())
+    sc = replace(sc, tokens=tokens[: len(sc.tokens)] + tuple(
+        f"w{i}" for i in range(len(sc.tokens) - len(tokens))))
+    at = open_page("home")
+    at.session_state["scenario"] = sc
+    at.session_state["editor_version"] = at.session_state["editor_version"] + 1
+    switch_to(at, page)  # with its expanders open (the token box may sit in one)
+    assert any("_tokens" in t.key for t in at.text_input), page
+    at.run()  # and a second run (any widget change)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    after = at.session_state["scenario"]
+    assert after.tokens == sc.tokens and after.x.shape == sc.x.shape
+    np.testing.assert_array_equal(after.x, sc.x)
+
+
+def test_editing_the_token_box_still_splits_it():
+    at = open_page("playground")
+    at.text_input(key="playground_tokens").input("New York is big").run()
+    assert at.session_state["scenario"].tokens == ("New", "York", "is", "big")
+
+
+def test_a_second_token_list_sent_before_the_first_rerun_ends_is_kept():
+    """The token box keeps one key across editor generations: a list typed while the first
+    one's rerun runs reaches a box that still exists (issue 14, item 6)."""
+    at = open_page("playground")
+    at.text_input(key="playground_tokens").input("a b c d e").run()
+    assert at.session_state["editor_version"] >= 1
+    at.text_input(key="playground_tokens").input("p q r").run()
+    assert at.session_state["scenario"].tokens == ("p", "q", "r")
+    assert at.text_input(key="playground_tokens").value == "p q r"
+
+
+def test_session_state_does_not_grow_over_50_edits():
+    """Old editor generations' base copies are released (issue 14, item 8)."""
+    at = open_page("playground")
+    counts, bases = [], []
+    for i in range(50):
+        at.text_input(key="playground_tokens").input(f"t{i} b c d" if i % 2 else f"t{i} b c").run()
+        version = at.session_state["editor_version"]
+        at = edit_cells(at, f"playground_x_v{version}", {0: {"d0": str(i)}})
+        assert at.session_state["scenario"].x[0, 0] == i
+        keys = [str(k) for k in at.session_state.keys()]
+        counts.append(len(at.session_state._state._state))  # every key and widget id
+        bases.append(sum(k.startswith("_base_") for k in keys))
+    assert counts[-1] <= counts[4] and max(bases) <= 4, (counts, bases)

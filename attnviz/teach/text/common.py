@@ -212,7 +212,7 @@ EDITOR_BAD_SHAPE = (
 # {label}: the editor's label; {cells}: the first bad cells; {more}: EDITOR_MORE or ""
 EDITOR_BAD_CELLS = (
     "{label}: cell {cells}{more} is empty or not a finite number; its previous value is kept. "
-    "Enter a number (e.g. 0.5 or -2)."
+    "Enter a number with a decimal point (e.g. 0.5, -2 or 1e-3; not 1,5)."
 )
 # {n}: how many more bad cells than the ones named
 EDITOR_MORE = " and {n} more"
