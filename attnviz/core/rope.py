@@ -76,7 +76,8 @@ def rope_angles(positions, d_rot: int, *, base: float = 10000.0) -> Array:
 
 
 def apply_rope(x, positions=None, *, base: float = 10000.0, layout: str = "split_half",
-               rotary_fraction: float = 1.0, offset: float = 0.0) -> Array:
+               rotary_fraction: float = 1.0, offset: float = 0.0,
+               d_rot: int | None = None) -> Array:
     """Rotate the rows of ``x`` (queries or keys, one head or several) by their positions.
 
     Parameters
@@ -93,6 +94,9 @@ def apply_rope(x, positions=None, *, base: float = 10000.0, layout: str = "split
         Rotate the first int(d · rotary_fraction) dimensions (even); the rest pass through.
     offset : float
         Added to every position.
+    d_rot : int, optional
+        The number of rotated dimensions given directly (even, 2..d), instead of
+        ``rotary_fraction``.
 
     Returns
     -------
@@ -102,7 +106,10 @@ def apply_rope(x, positions=None, *, base: float = 10000.0, layout: str = "split
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r:.40}")
     t, d = x.shape[-2:]
-    d_rot = rotary_dims(d, rotary_fraction)
+    if d_rot is None:
+        d_rot = rotary_dims(d, rotary_fraction)
+    elif not 2 <= d_rot <= d or d_rot % 2:
+        raise ValueError(f"d_rot must be an even number between 2 and d = {d}, got {d_rot}")
     if positions is None:
         positions = np.arange(t, dtype=float)
     positions = as_array("positions", positions, 1)
