@@ -27,13 +27,13 @@ def local_heads():
     """Hand-built: identical tokens, so only ALiBi's distance penalty shapes the weights."""
     from attnviz.scenarios.scenario import projected  # the scenario module reads the registry
 
-    tokens = [f"w{i}" for i in range(8)]
-    x = np.ones((8, 4)) + 0.1 * init_weights("normal", [(8, 4)], seed=2)[0]
+    tokens = ["la"] * 8
+    x = np.tile([1.0, 0.5, -0.5, 0.25], (8, 1))  # the same embedding at every position
     w_q, w_k, w_v = init_weights("glorot_uniform", [(4, 4)] * 3, seed=4)
     return projected(tokens, x, w_q, w_k, w_v, variant="alibi", n_heads=4,
                      title="ALiBi: each head looks as far back as its slope allows",
-                     description="Nearly identical tokens: the scores alone would spread the "
-                                 "weights evenly. Head 0 (slope 1/4) favours the nearest "
+                     description="Identical tokens: the scores alone would spread the weights "
+                                 "evenly over the past. Head 0 (slope 1/4) favours the nearest "
                                  "tokens; head 3 (slope 1/256) spreads almost evenly over the "
                                  "whole past.")
 
