@@ -105,7 +105,8 @@ class MultiHeadResult:
     q : ndarray of shape (t_q, n_heads·d_k)
     k : ndarray of shape (t_k, n_heads·d_k)
     v : ndarray of shape (t_k, n_heads·d_v)
-        The full projections before the split into heads.
+        The full projections before the split into heads (n_kv_heads in place of n_heads for
+        k and v when heads share them: :func:`attend_heads`).
     heads : tuple of AttentionResult
         One result per head (views into the stacked arrays below).
     scores, scaled, masked, weights : ndarray of shape (n_heads, t_q, t_k)
@@ -311,7 +312,8 @@ def multi_head_attention(x_q, x_kv, w_q, w_k, w_v, w_o=None, *, n_heads: int, ma
 
 
 def attend_heads(q_h, k_h, v_h, *, mask=None, scale: float | None = None,
-                 temperature: float = 1.0, bias=None, w_o=None) -> MultiHeadResult:
+                 temperature: float = 1.0, bias=None, softcap: float | None = None,
+                 w_o=None) -> MultiHeadResult:
     """Attention over heads already split: the one path every multi-head variant goes through.
 
     A variant that transforms q and k per head (RoPE, QK-norm), adds a bias to the scores
@@ -319,7 +321,7 @@ def attend_heads(q_h, k_h, v_h, *, mask=None, scale: float | None = None,
     ``v_h`` and ``bias`` and calls this; the scale, temperature, mask, softmax, concatenation
     and W_O are the same code for all of them::
 
-        scaled_h = q_h k_hᵀ · scale / temperature + bias_h
+        scaled_h = q_h k_hᵀ · scale / temperature + bias_h     (then c·tanh(scaled_h / c))
         weights_h = softmax(scaled_h, masked)          output = Concat_h(weights_h v_h) W_O
 
     Parameters
@@ -339,6 +341,9 @@ def attend_heads(q_h, k_h, v_h, *, mask=None, scale: float | None = None,
         Divides ``q_h k_hᵀ · scale`` (not the bias); must be > 0.
     bias : array_like broadcastable to (n_heads, t_q, t_k), optional
         Added to the scaled scores before the mask (PyTorch's float ``attn_mask``).
+    softcap : float, optional
+        Logit soft-capping (Gemma 2): the scaled scores s become c·tanh(s / c), before the
+        mask; must be > 0. Nearly the identity for |s| ≪ c, never beyond ±c.
     w_o : array_like of shape (n_heads·d_v, d_out), optional
 
     Returns
@@ -370,6 +375,8 @@ def attend_heads(q_h, k_h, v_h, *, mask=None, scale: float | None = None,
     scale = _resolve_scale(scale, d_k)
     temperature = check_positive("temperature", temperature)
     mask = as_mask("mask", mask, (t_q, t_k))
+    if softcap is not None:
+        softcap = check_positive("softcap", softcap)
     if bias is not None:
         bias = as_array("bias", bias, (1, 2, 3)).astype(dtype, copy=False)
         try:
@@ -389,7 +396,7 @@ def attend_heads(q_h, k_h, v_h, *, mask=None, scale: float | None = None,
     vq = np.repeat(v_h, group, axis=0) if group > 1 else v_h  # (n_heads, t_k, d_v)
     # 2) attend in every head at once
     scores, scaled, masked, weights, head_outputs = _attend(q_h, kq, vq, mask,
-                                                            scale / temperature, bias)
+                                                            scale / temperature, bias, softcap)
     # 3) concatenate the heads side by side
     concat = head_outputs.transpose(1, 0, 2).reshape(t_q, -1)  # (t_q, n_heads·d_v)
     # 4) project
@@ -462,7 +469,8 @@ def _single_head(q: Array, k: Array, v: Array, mask, scale, temperature) -> Atte
 
 
 def _attend(q: Array, k: Array, v: Array, mask: NDArray[np.bool_], factor: float,
-            bias: Array | None = None) -> tuple[Array, Array, Array, Array, Array]:
+            bias: Array | None = None, softcap: float | None = None
+            ) -> tuple[Array, Array, Array, Array, Array]:
     """The computing path on trusted inputs, with any leading (head) axes.
 
     Parameters
@@ -475,6 +483,8 @@ def _attend(q: Array, k: Array, v: Array, mask: NDArray[np.bool_], factor: float
         scale / temperature.
     bias : ndarray broadcastable to (..., t_q, t_k), optional
         Added to the scaled scores.
+    softcap : float, optional
+        Scaled scores s become softcap·tanh(s / softcap).
 
     Returns
     -------
@@ -495,6 +505,8 @@ def _attend(q: Array, k: Array, v: Array, mask: NDArray[np.bool_], factor: float
             scaled = scaled + bias
     if not np.isfinite(scaled).all():
         raise ValueError(_SCORES_OVERFLOW)
+    if softcap is not None:
+        scaled = softcap * np.tanh(scaled / scaled.dtype.type(softcap))
     # 3) mask: −inf where attending is forbidden
     masked = scaled if mask.all() else np.where(mask, scaled, scaled.dtype.type(-np.inf))
     # 4) normalise over the keys

@@ -7,6 +7,7 @@ inputs, so every page shows numbers from one place.
 from __future__ import annotations
 
 from dataclasses import replace
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -118,14 +119,25 @@ def expected_result(scenario: Scenario, mask):
                                     mask=mask, scale=scale, temperature=s.temperature)
     if s.variant == "alibi":
         return alibi_by_hand(s, mask, scale)
+    if s.variant in ("softcap", "qk_norm"):  # default cap 50; default gain 1, eps 1e-6
+        q, k = s.x @ s.w_q, s.x @ s.w_k
+        if s.variant == "qk_norm":
+            q, k = (a / np.sqrt((a * a).mean(axis=1, keepdims=True) + 1e-6) for a in (q, k))
+        factor = (1 / np.sqrt(q.shape[1]) if scale is None else scale) / s.temperature
+        logits = q @ k.T * factor
+        if s.variant == "softcap":
+            logits = 50 * np.tanh(logits / 50)
+        # the logits as queries against one-hot keys: softmax(logits + M) V with the core's mask
+        # rule; this computation has no raw scores of its own to compare
+        by_hand = scaled_dot_product_attention(logits, np.eye(len(k)), s.x @ s.w_v, mask=mask,
+                                               scale=1.0)
+        return SimpleNamespace(scores=None, weights=by_hand.weights, output=by_hand.output)
     return self_attention(s.x, s.w_q, s.w_k, s.w_v, mask=mask, scale=scale,
                           temperature=s.temperature, causal=s.variant == "causal")
 
 
 def alibi_by_hand(s: Scenario, mask, scale):
     """Causal multi-head attention with −m_h·(i − j) added, head by head in plain numpy."""
-    from types import SimpleNamespace
-
     n, t = s.n_heads, s.t
     d_k, d_v = s.w_q.shape[1] // n, s.w_v.shape[1] // n
     scale = 1 / np.sqrt(d_k) if scale is None else scale

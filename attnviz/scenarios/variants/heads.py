@@ -1,8 +1,9 @@
 """Projecting and splitting into heads, then attending: shared by the modern variants.
 
-The modern variants (RoPE, ALiBi, GQA/MQA) are a change to q and k per head, a bias on the
-scores or a mapping of query heads to key/value heads; each prepares its heads with
-:func:`project_heads`, changes what it changes, and calls :func:`attend` — which goes through
+The modern variants (RoPE, QK-norm, ALiBi, soft-capping, GQA/MQA) are a change to q and k per
+head, a bias on or a function of the scores, or a mapping of query heads to key/value heads;
+each prepares its heads with :func:`project_heads`, changes what it changes, and calls
+:func:`attend` — which goes through
 the core's :func:`~attnviz.core.attention.attend_heads`, the same softmax, mask and scale code
 as multi-head attention.
 """
@@ -67,7 +68,8 @@ def project_heads(inputs: Inputs, *, n_kv_heads: int | None = None
 
 
 def attend(inputs: Inputs, q_h, k_h, v_h, *, causal: bool = False, bias=None,
-           always_heads: bool = False) -> AttentionResult | MultiHeadResult:
+           softcap: float | None = None, always_heads: bool = False
+           ) -> AttentionResult | MultiHeadResult:
     """Attend over the prepared heads with the inputs' mask, scale and temperature.
 
     Returns the single head's :class:`AttentionResult` when there is one head and the variant
@@ -80,6 +82,6 @@ def attend(inputs: Inputs, q_h, k_h, v_h, *, causal: bool = False, bias=None,
         mask = tri if mask is None else (tri & mask)
     heads = always_heads or inputs.n_heads > 1
     result = attend_heads(q_h, k_h, v_h, mask=mask, scale=inputs.scale,
-                          temperature=inputs.temperature, bias=bias,
+                          temperature=inputs.temperature, bias=bias, softcap=softcap,
                           w_o=inputs.scenario.w_o if heads else None)
     return result if heads else result.head(0)
