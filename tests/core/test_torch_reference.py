@@ -273,3 +273,28 @@ def test_rope_matches_the_hugging_face_and_meta_formulas(layout, case):
     reference = (rope_neox if layout == "split_half" else rope_meta)(t64(x), positions, base,
                                                                       d_rot)
     close(ours, reference)
+
+
+@pytest.mark.parametrize("case", range(8))
+def test_qk_norm_and_softcap_match_torch(case):
+    """rms_norm against torch.nn.functional.rms_norm; softcap as Gemma 2 writes it in torch
+    (logits / c, tanh, · c, then the mask), through F.scaled_dot_product_attention."""
+    from attnviz.core.qk_norm import rms_norm
+
+    rng = np.random.default_rng(14000 + case)
+    n, t, d = int(rng.integers(1, 4)), int(rng.integers(1, 7)), int(rng.integers(1, 6))
+    q_h, k_h, v_h = (rng.normal(size=(n, t, d)) * 3 for _ in range(3))
+    gain, eps = rng.normal(size=d), 1e-6
+    close(rms_norm(q_h, gain, eps=eps), F.rms_norm(t64(q_h), (d,), weight=t64(gain), eps=eps))
+
+    cap = float(rng.uniform(0.5, 20))
+    result = attend_heads(q_h, k_h, v_h, mask=np.tri(t, dtype=bool), softcap=cap)
+    logits = t64(q_h) @ t64(k_h).transpose(-1, -2) / math.sqrt(d)
+    logits = torch.tanh(logits / cap) * cap
+    causal = torch.ones(t, t, dtype=torch.bool).tril()
+    close(result.weights, torch.softmax(logits.masked_fill(~causal, float("-inf")), dim=-1))
+    heads = F.scaled_dot_product_attention(
+        torch.eye(t, dtype=torch.float64).expand(n, t, t), torch.eye(t, dtype=torch.float64)
+        .expand(n, t, t), t64(v_h), attn_mask=logits.masked_fill(~causal, float("-inf")),
+        scale=0.0)
+    close(result.head_outputs, heads)

@@ -1,5 +1,6 @@
-"""AppTest: the modern variants (RoPE, GQA/MQA, ALiBi) are drawn by the Playground when picked
-in the existing variant picker (with their default settings) and from their presets."""
+"""AppTest: the modern variants (RoPE, GQA/MQA, ALiBi, soft-capping, QK-norm) are drawn by the
+Playground when picked in the existing variant picker (with their default settings) and from
+their presets."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from apptest_helpers import chart_z_by_key, open_page
 from attnviz import PRESETS, MultiHeadResult, run_scenario
 from attnviz.scenarios.scenario import with_variant
 
-NEW = ("rope", "gqa", "alibi")
+NEW = ("rope", "gqa", "alibi", "softcap", "qk_norm")
 TOL = {"rtol": 1e-12, "atol": 1e-15}
 
 
@@ -38,7 +39,8 @@ def test_the_playground_draws_each_new_variant_picked_with_its_defaults(key):
     assert_drawn(at, run_scenario(with_variant(PRESETS["seed_000"].build(), key)).attention)
 
 
-@pytest.mark.parametrize("preset", ["rope_shift", "gqa_8_2", "alibi_local"])
+@pytest.mark.parametrize("preset", ["rope_shift", "gqa_8_2", "alibi_local", "softcap_2",
+                                    "qk_norm_tamed"])
 def test_each_new_preset_loads_from_home_and_draws(preset):
     at = open_page()
     at.button(key=f"home_load_{preset}").click().run()
