@@ -105,7 +105,8 @@ class MultiHeadResult:
     q : ndarray of shape (t_q, n_heads·d_k)
     k : ndarray of shape (t_k, n_heads·d_k)
     v : ndarray of shape (t_k, n_heads·d_v)
-        The full projections before the split into heads.
+        The full projections before the split into heads (n_kv_heads in place of n_heads for
+        k and v when heads share them: :func:`attend_heads`).
     heads : tuple of AttentionResult
         One result per head (views into the stacked arrays below).
     scores, scaled, masked, weights : ndarray of shape (n_heads, t_q, t_k)
@@ -302,28 +303,112 @@ def multi_head_attention(x_q, x_kv, w_q, w_k, w_v, w_o=None, *, n_heads: int, ma
     scale = _resolve_scale(scale, q.shape[1] // n_heads)
     temperature = check_positive("temperature", temperature)
     mask = as_mask("mask", _with_causal(mask, causal, t_q, t_k), (t_q, t_k))
-    if w_o is not None:
-        w_o = as_array("w_o", w_o, 2)
-        if w_o.shape[0] != v.shape[1]:
-            raise ValueError(
-                f"w_o must have n_heads·d_v = {v.shape[1]} rows, got shape {w_o.shape}"
-            )
     # 1) split the projections into heads
     qh = q.reshape(t_q, n_heads, -1).transpose(1, 0, 2)  # (n_heads, t_q, d_k)
     kh = k.reshape(t_k, n_heads, -1).transpose(1, 0, 2)  # (n_heads, t_k, d_k)
     vh = v.reshape(t_k, n_heads, -1).transpose(1, 0, 2)  # (n_heads, t_k, d_v)
+    # 2) attend in every head, concatenate, project
+    return attend_heads(qh, kh, vh, mask=mask, scale=scale, temperature=temperature, w_o=w_o)
+
+
+def attend_heads(q_h, k_h, v_h, *, mask=None, scale: float | None = None,
+                 temperature: float = 1.0, bias=None, softcap: float | None = None,
+                 w_o=None) -> MultiHeadResult:
+    """Attention over heads already split: the one path every multi-head variant goes through.
+
+    A variant that transforms q and k per head (RoPE, QK-norm), adds a bias to the scores
+    (ALiBi) or shares key/value heads between query heads (GQA, MQA) prepares ``q_h``, ``k_h``,
+    ``v_h`` and ``bias`` and calls this; the scale, temperature, mask, softmax, concatenation
+    and W_O are the same code for all of them::
+
+        scaled_h = q_h k_hᵀ · scale / temperature + bias_h     (then c·tanh(scaled_h / c))
+        weights_h = softmax(scaled_h, masked)          output = Concat_h(weights_h v_h) W_O
+
+    Parameters
+    ----------
+    q_h : array_like of shape (n_heads, t_q, d_k)
+    k_h : array_like of shape (n_kv_heads, t_k, d_k)
+    v_h : array_like of shape (n_kv_heads, t_k, d_v)
+        n_kv_heads must divide n_heads: query head h uses key/value head
+        h // (n_heads / n_kv_heads) (grouped-query attention; PyTorch's ``enable_gqa``,
+        Hugging Face's ``repeat_kv``). n_kv_heads = n_heads is multi-head attention, 1 is
+        multi-query attention.
+    mask : array_like of bool, broadcastable to (t_q, t_k), optional
+        True = may attend; the same for every head.
+    scale : float, optional
+        None means 1/sqrt(d_k).
+    temperature : float
+        Divides ``q_h k_hᵀ · scale`` (not the bias); must be > 0.
+    bias : array_like broadcastable to (n_heads, t_q, t_k), optional
+        Added to the scaled scores before the mask (PyTorch's float ``attn_mask``).
+    softcap : float, optional
+        Logit soft-capping (Gemma 2): the scaled scores s become c·tanh(s / c), before the
+        mask; must be > 0. Nearly the identity for |s| ≪ c, never beyond ±c.
+    w_o : array_like of shape (n_heads·d_v, d_out), optional
+
+    Returns
+    -------
+    MultiHeadResult
+        ``q`` is ``q_h`` with its heads side by side, (t_q, n_heads·d_k); ``k`` and ``v`` are
+        ``k_h`` and ``v_h`` likewise, (t_k, n_kv_heads·d_k) and (t_k, n_kv_heads·d_v). Head h's
+        ``k`` and ``v`` are the key/value head it uses; its ``scaled`` includes the bias.
+    """
+    q_h = as_array("q_h", q_h, 3)
+    k_h = as_array("k_h", k_h, 3)
+    v_h = as_array("v_h", v_h, 3)
+    n_heads, t_q, d_k = q_h.shape
+    n_kv, t_k = k_h.shape[:2]
+    if k_h.shape[2] != d_k:
+        raise ValueError(f"q_h and k_h must have the same head width d_k; q_h is {q_h.shape} "
+                         f"and k_h is {k_h.shape}")
+    if v_h.shape[:2] != (n_kv, t_k):
+        raise ValueError(f"v_h must have as many heads and rows as k_h (n_kv_heads, t_k) = "
+                         f"({n_kv}, {t_k}); got shape {v_h.shape}")
+    if n_heads % n_kv:
+        choices = ", ".join(map(str, valid_head_counts(n_heads)))
+        raise ValueError(f"n_kv_heads ({n_kv}, the heads of k_h and v_h) must divide n_heads "
+                         f"({n_heads}, the heads of q_h); valid choices: {choices}")
+    dtype = float_dtype(q_h, k_h, v_h)
+    # copies: the result is read-only and must neither freeze nor alias the caller's arrays
+    q_h, k_h, v_h = (a.astype(dtype, copy=True) for a in (q_h, k_h, v_h))
+    d_v = v_h.shape[2]
+    scale = _resolve_scale(scale, d_k)
+    temperature = check_positive("temperature", temperature)
+    mask = as_mask("mask", mask, (t_q, t_k))
+    if softcap is not None:
+        softcap = check_positive("softcap", softcap)
+    if bias is not None:
+        bias = as_array("bias", bias, (1, 2, 3)).astype(dtype, copy=False)
+        try:
+            bias = np.broadcast_to(bias, (n_heads, t_q, t_k))
+        except ValueError:
+            raise ValueError(f"bias must be broadcastable to (n_heads, t_q, t_k) = ({n_heads}, "
+                             f"{t_q}, {t_k}), got shape {bias.shape}") from None
+    if w_o is not None:
+        w_o = as_array("w_o", w_o, 2)
+        if w_o.shape[0] != n_heads * d_v:
+            raise ValueError(
+                f"w_o must have n_heads·d_v = {n_heads * d_v} rows, got shape {w_o.shape}"
+            )
+    # 1) key/value head of each query head (repeat_interleave: 0,0,1,1 for 4 heads on 2)
+    group = n_heads // n_kv
+    kq = np.repeat(k_h, group, axis=0) if group > 1 else k_h  # (n_heads, t_k, d_k)
+    vq = np.repeat(v_h, group, axis=0) if group > 1 else v_h  # (n_heads, t_k, d_v)
     # 2) attend in every head at once
-    scores, scaled, masked, weights, head_outputs = _attend(qh, kh, vh, mask,
-                                                            scale / temperature)
+    scores, scaled, masked, weights, head_outputs = _attend(q_h, kq, vq, mask,
+                                                            scale / temperature, bias, softcap)
     # 3) concatenate the heads side by side
     concat = head_outputs.transpose(1, 0, 2).reshape(t_q, -1)  # (t_q, n_heads·d_v)
     # 4) project
     output = concat if w_o is None else _product("output = concat @ w_o", concat, w_o,
                                                  concat.dtype)  # (t_q, d_out)
-    read_only(q, k, v, qh, kh, vh, scores, scaled, masked, weights, head_outputs, concat,
+    q = q_h.transpose(1, 0, 2).reshape(t_q, -1)  # (t_q, n_heads·d_k)
+    k = k_h.transpose(1, 0, 2).reshape(t_k, -1)  # (t_k, n_kv_heads·d_k)
+    v = v_h.transpose(1, 0, 2).reshape(t_k, -1)  # (t_k, n_kv_heads·d_v)
+    read_only(q, k, v, q_h, kq, vq, scores, scaled, masked, weights, head_outputs, concat,
                output)
     heads = tuple(
-        AttentionResult(qh[h], kh[h], vh[h], scores[h], scaled[h], masked[h], weights[h],
+        AttentionResult(q_h[h], kq[h], vq[h], scores[h], scaled[h], masked[h], weights[h],
                         head_outputs[h], mask, scale, temperature)
         for h in range(n_heads)
     )
@@ -383,7 +468,8 @@ def _single_head(q: Array, k: Array, v: Array, mask, scale, temperature) -> Atte
                            temperature)
 
 
-def _attend(q: Array, k: Array, v: Array, mask: NDArray[np.bool_], factor: float
+def _attend(q: Array, k: Array, v: Array, mask: NDArray[np.bool_], factor: float,
+            bias: Array | None = None, softcap: float | None = None
             ) -> tuple[Array, Array, Array, Array, Array]:
     """The computing path on trusted inputs, with any leading (head) axes.
 
@@ -395,6 +481,10 @@ def _attend(q: Array, k: Array, v: Array, mask: NDArray[np.bool_], factor: float
     mask : ndarray of bool, shape (t_q, t_k)
     factor : float
         scale / temperature.
+    bias : ndarray broadcastable to (..., t_q, t_k), optional
+        Added to the scaled scores.
+    softcap : float, optional
+        Scaled scores s become softcap·tanh(s / softcap).
 
     Returns
     -------
@@ -411,8 +501,12 @@ def _attend(q: Array, k: Array, v: Array, mask: NDArray[np.bool_], factor: float
         scores = q @ np.swapaxes(k, -1, -2)  # (..., t_q, t_k)
         # 2) scale and apply the temperature (0 · inf = NaN when the factor itself overflows)
         scaled = scores * scores.dtype.type(factor)
+        if bias is not None:
+            scaled = scaled + bias
     if not np.isfinite(scaled).all():
         raise ValueError(_SCORES_OVERFLOW)
+    if softcap is not None:
+        scaled = softcap * np.tanh(scaled / scaled.dtype.type(softcap))
     # 3) mask: −inf where attending is forbidden
     masked = scaled if mask.all() else np.where(mask, scaled, scaled.dtype.type(-np.inf))
     # 4) normalise over the keys

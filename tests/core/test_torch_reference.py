@@ -174,3 +174,127 @@ def test_self_attention_causal_matches_torch_is_causal():
                                             t64(x) @ t64(w_v), is_causal=True, scale=factor)
     close(result.output, theirs)
     close(result.q, t64(x) @ t64(w_q))
+
+
+# ---------------------------------------------------------------------------------------------
+# Modern attention: attend_heads with a bias (ALiBi) and shared key/value heads (GQA), RoPE
+# ---------------------------------------------------------------------------------------------
+
+from attnviz.core.alibi import alibi_bias  # noqa: E402 - after the importorskip
+from attnviz.core.attention import attend_heads  # noqa: E402
+from attnviz.core.rope import apply_rope  # noqa: E402
+
+
+def mask_with_a_key_per_query(rng, t_q, t_k):
+    """A random mask where every query may attend to at least one key (torch's float
+    ``attn_mask`` gives NaN for a row of −inf)."""
+    mask = rng.random((t_q, t_k)) < 0.6
+    mask[np.arange(t_q), rng.integers(t_k, size=t_q)] = True
+    return mask
+
+
+@pytest.mark.parametrize(("n_heads", "n_kv"), [(1, 1), (2, 1), (4, 2), (6, 3), (8, 2), (8, 8),
+                                                (3, 3), (6, 1)])
+@pytest.mark.parametrize("case", range(6))
+def test_attend_heads_matches_torch_sdpa_with_gqa_and_a_float_bias(n_heads, n_kv, case):
+    rng = np.random.default_rng(12000 + 100 * n_heads + 10 * n_kv + case)
+    t_q, t_k, d_k, d_v = (int(n) for n in rng.integers(1, 8, size=4))
+    q_h = rng.normal(size=(n_heads, t_q, d_k))
+    k_h, v_h = rng.normal(size=(n_kv, t_k, d_k)), rng.normal(size=(n_kv, t_k, d_v))
+    mask = None if case % 3 == 0 else mask_with_a_key_per_query(rng, t_q, t_k)
+    bias = None if case % 2 == 0 else rng.normal(size=(n_heads, t_q, t_k))
+    scale, temperature = SCALES[case % 4], TEMPERATURES[case % 3]
+    result = attend_heads(q_h, k_h, v_h, mask=mask, scale=scale, temperature=temperature,
+                          bias=bias)
+
+    factor = (1 / math.sqrt(d_k) if scale is None else scale) / temperature
+    attn_mask = torch.zeros(n_heads, t_q, t_k, dtype=torch.float64)
+    if bias is not None:
+        attn_mask = attn_mask + t64(bias)
+    if mask is not None:
+        attn_mask = attn_mask.masked_fill(~t64(mask), float("-inf"))
+    heads = F.scaled_dot_product_attention(t64(q_h), t64(k_h), t64(v_h), attn_mask=attn_mask,
+                                           scale=factor, enable_gqa=True)
+    close(result.head_outputs, heads)
+    close(result.concat, heads.transpose(0, 1).reshape(t_q, n_heads * d_v))
+    # the weights, written out: repeat_kv (Hugging Face) then softmax(q kᵀ·factor + bias)
+    k_rep = t64(k_h).repeat_interleave(n_heads // n_kv, dim=0)
+    logits = t64(q_h) @ k_rep.transpose(-1, -2) * factor + attn_mask
+    close(result.weights, torch.softmax(logits, dim=-1))
+
+
+@pytest.mark.parametrize("n_heads", [1, 2, 3, 5, 8, 12])
+def test_alibi_as_a_float_attn_mask_matches_torch(n_heads):
+    rng = np.random.default_rng(12500 + n_heads)
+    t, d = 7, 3
+    q_h, k_h, v_h = (rng.normal(size=(n_heads, t, d)) for _ in range(3))
+    bias = alibi_bias(n_heads, t)
+    result = attend_heads(q_h, k_h, v_h, mask=np.tri(t, dtype=bool), bias=bias)
+    attn_mask = t64(bias).masked_fill(~torch.ones(t, t, dtype=torch.bool).tril(),
+                                      float("-inf"))
+    heads = F.scaled_dot_product_attention(t64(q_h), t64(k_h), t64(v_h), attn_mask=attn_mask)
+    close(result.head_outputs, heads)
+
+
+def rope_neox(x, positions, base, d_rot):
+    """Hugging Face / GPT-NeoX: cat(freqs, freqs), x·cos + rotate_half(x)·sin on d_rot dims."""
+    inv_freq = 1.0 / (base ** (torch.arange(0, d_rot, 2, dtype=torch.float64) / d_rot))
+    freqs = positions[:, None] * inv_freq[None, :]
+    emb = torch.cat((freqs, freqs), dim=-1)
+    cos, sin = emb.cos(), emb.sin()
+    rot, rest = x[..., :d_rot], x[..., d_rot:]
+    half = d_rot // 2
+    rotated_half = torch.cat((-rot[..., half:], rot[..., :half]), dim=-1)
+    return torch.cat((rot * cos + rotated_half * sin, rest), dim=-1)
+
+
+def rope_meta(x, positions, base, d_rot):
+    """Meta's apply_rotary_emb: adjacent pairs as complex numbers times e^{i·m·θ}."""
+    freqs = 1.0 / (base ** (torch.arange(0, d_rot, 2, dtype=torch.float64) / d_rot))
+    freqs_cis = torch.polar(torch.ones(len(positions), d_rot // 2, dtype=torch.float64),
+                            torch.outer(positions, freqs))
+    rot, rest = x[..., :d_rot], x[..., d_rot:]
+    pairs = torch.view_as_complex(rot.reshape(*rot.shape[:-1], -1, 2).contiguous())
+    out = torch.view_as_real(pairs * freqs_cis).flatten(-2)
+    return torch.cat((out, rest), dim=-1)
+
+
+@pytest.mark.parametrize("layout", ["split_half", "interleaved"])
+@pytest.mark.parametrize("case", range(12))
+def test_rope_matches_the_hugging_face_and_meta_formulas(layout, case):
+    rng = np.random.default_rng(13000 + case)
+    n_heads, t = int(rng.integers(1, 4)), int(rng.integers(1, 10))
+    d = int(rng.integers(1, 5)) * 2
+    d_rot = int(rng.choice(np.arange(2, d + 1, 2)))
+    base, offset = float(rng.choice([10000.0, 500000.0, 10.0, 2.5])), int(rng.integers(0, 50))
+    x = rng.normal(size=(n_heads, t, d))
+    ours = apply_rope(x, base=base, layout=layout, offset=offset, d_rot=d_rot)
+    positions = torch.arange(t, dtype=torch.float64) + offset
+    reference = (rope_neox if layout == "split_half" else rope_meta)(t64(x), positions, base,
+                                                                      d_rot)
+    close(ours, reference)
+
+
+@pytest.mark.parametrize("case", range(8))
+def test_qk_norm_and_softcap_match_torch(case):
+    """rms_norm against torch.nn.functional.rms_norm; softcap as Gemma 2 writes it in torch
+    (logits / c, tanh, · c, then the mask), through F.scaled_dot_product_attention."""
+    from attnviz.core.qk_norm import rms_norm
+
+    rng = np.random.default_rng(14000 + case)
+    n, t, d = int(rng.integers(1, 4)), int(rng.integers(1, 7)), int(rng.integers(1, 6))
+    q_h, k_h, v_h = (rng.normal(size=(n, t, d)) * 3 for _ in range(3))
+    gain, eps = rng.normal(size=d), 1e-6
+    close(rms_norm(q_h, gain, eps=eps), F.rms_norm(t64(q_h), (d,), weight=t64(gain), eps=eps))
+
+    cap = float(rng.uniform(0.5, 20))
+    result = attend_heads(q_h, k_h, v_h, mask=np.tri(t, dtype=bool), softcap=cap)
+    logits = t64(q_h) @ t64(k_h).transpose(-1, -2) / math.sqrt(d)
+    logits = torch.tanh(logits / cap) * cap
+    causal = torch.ones(t, t, dtype=torch.bool).tril()
+    close(result.weights, torch.softmax(logits.masked_fill(~causal, float("-inf")), dim=-1))
+    heads = F.scaled_dot_product_attention(
+        torch.eye(t, dtype=torch.float64).expand(n, t, t), torch.eye(t, dtype=torch.float64)
+        .expand(n, t, t), t64(v_h), attn_mask=logits.masked_fill(~causal, float("-inf")),
+        scale=0.0)
+    close(result.head_outputs, heads)

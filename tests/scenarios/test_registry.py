@@ -20,6 +20,11 @@ EXPECTED = {
     "multi_head": (None, False, False, True, True, False, ()),
     "cross": (None, False, True, False, False, False, ("source",)),
     "additive": (None, False, True, False, False, False, ("source", "additive")),
+    "rope": (None, False, False, False, False, False, ()),
+    "gqa": (None, False, False, False, True, False, ()),
+    "alibi": (None, True, False, False, True, False, ()),
+    "softcap": (None, False, False, False, False, False, ()),
+    "qk_norm": (None, False, False, False, False, False, ()),
 }
 
 
@@ -67,7 +72,8 @@ def test_an_unknown_part_is_refused():
 
 def test_presets_declared_by_variants_are_collected():
     keys = [p.key for p in registry.variant_presets()]
-    assert keys == ["cat_sat", "translation", "bahdanau"]
+    assert keys == ["cat_sat", "translation", "bahdanau", "rope_shift", "gqa_8_2", "alibi_local",
+                    "softcap_2", "qk_norm_tamed"]
     assert VARIANTS["cross"].presets[0].build().variant == "cross"
 
 

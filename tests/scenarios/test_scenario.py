@@ -7,6 +7,7 @@ inputs, so every page shows numbers from one place.
 from __future__ import annotations
 
 from dataclasses import replace
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -33,6 +34,7 @@ from attnviz import (
     sinusoidal_positional_encoding,
     window_mask,
 )
+from attnviz.core.rope import apply_rope
 from attnviz.scenarios.scenario import (
     MASK_KINDS,
     SCALE_MODES,
@@ -106,11 +108,59 @@ def expected_result(scenario: Scenario, mask):
     if s.variant == "cross":
         return cross_attention(s.x, s.source_x, s.w_q, s.w_k, s.w_v, mask=mask, scale=scale,
                                temperature=s.temperature)
+    if s.variant == "rope":  # one head of width 3: the first pair rotated, split-half
+        q, k = (apply_rope(s.x @ w, d_rot=2) for w in (s.w_q, s.w_k))
+        return scaled_dot_product_attention(q, k, s.x @ s.w_v, mask=mask, scale=scale,
+                                            temperature=s.temperature)
+    if s.variant == "gqa":  # one key/value head (the default): every head uses W_K's block 0
+        d_k, d_v = s.w_k.shape[1] // s.n_heads, s.w_v.shape[1] // s.n_heads
+        w_k, w_v = np.tile(s.w_k[:, :d_k], s.n_heads), np.tile(s.w_v[:, :d_v], s.n_heads)
+        return multi_head_attention(s.x, None, s.w_q, w_k, w_v, s.w_o, n_heads=s.n_heads,
+                                    mask=mask, scale=scale, temperature=s.temperature)
+    if s.variant == "alibi":
+        return alibi_by_hand(s, mask, scale)
+    if s.variant in ("softcap", "qk_norm"):  # default cap 50; default gain 1, eps 1e-6
+        q, k = s.x @ s.w_q, s.x @ s.w_k
+        if s.variant == "qk_norm":
+            q, k = (a / np.sqrt((a * a).mean(axis=1, keepdims=True) + 1e-6) for a in (q, k))
+        factor = (1 / np.sqrt(q.shape[1]) if scale is None else scale) / s.temperature
+        logits = q @ k.T * factor
+        if s.variant == "softcap":
+            logits = 50 * np.tanh(logits / 50)
+        # the logits as queries against one-hot keys: softmax(logits + M) V with the core's mask
+        # rule; this computation has no raw scores of its own to compare
+        by_hand = scaled_dot_product_attention(logits, np.eye(len(k)), s.x @ s.w_v, mask=mask,
+                                               scale=1.0)
+        return SimpleNamespace(scores=None, weights=by_hand.weights, output=by_hand.output)
     return self_attention(s.x, s.w_q, s.w_k, s.w_v, mask=mask, scale=scale,
                           temperature=s.temperature, causal=s.variant == "causal")
 
 
-RESULT_TYPES = {"multi_head": MultiHeadResult, "additive": AdditiveResult}
+def alibi_by_hand(s: Scenario, mask, scale):
+    """Causal multi-head attention with −m_h·(i − j) added, head by head in plain numpy."""
+    n, t = s.n_heads, s.t
+    d_k, d_v = s.w_q.shape[1] // n, s.w_v.shape[1] // n
+    scale = 1 / np.sqrt(d_k) if scale is None else scale
+    keep = causal_mask(t) if mask is None else causal_mask(t) & mask
+    # the reference code's get_slopes(3): get_slopes_power_of_2(2) + get_slopes(4)[0::2][:1]
+    slopes = {1: [2 ** -8], 3: [2 ** -4, 2 ** -8, 2 ** -2]}[n]
+    heads, weights = [], []
+    for h in range(n):
+        q, k, v = (s.x @ w[:, h * d: (h + 1) * d] for w, d in
+                   ((s.w_q, d_k), (s.w_k, d_k), (s.w_v, d_v)))
+        logits = q @ k.T * scale / s.temperature
+        logits = logits - slopes[h] * (np.arange(t)[:, None] - np.arange(t)[None, :])
+        e = np.where(keep, np.exp(logits - logits.max(axis=1, keepdims=True)), 0.0)
+        sums = e.sum(axis=1, keepdims=True)
+        w_h = np.divide(e, sums, out=np.zeros_like(e), where=sums > 0)
+        weights.append(w_h)
+        heads.append(w_h @ v)
+    output = np.hstack(heads) @ s.w_o
+    return SimpleNamespace(scores=None, weights=np.array(weights), output=output)
+
+
+RESULT_TYPES = {"multi_head": MultiHeadResult, "additive": AdditiveResult,
+                "gqa": MultiHeadResult, "alibi": MultiHeadResult}
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
@@ -123,7 +173,8 @@ def test_run_scenario_calls_the_variants_core_function(variant, settings):
     expected = expected_result(scenario, None)
     assert isinstance(result.attention, RESULT_TYPES.get(variant, AttentionResult))
     for name in ("scores", "weights", "output"):
-        assert_same(getattr(result.attention, name), getattr(expected, name))
+        if getattr(expected, name) is not None:  # the ALiBi loop has no raw scores
+            assert_same(getattr(result.attention, name), getattr(expected, name))
     assert result.q_labels == position_labels(scenario.tokens)
     assert result.k_labels == position_labels(scenario.key_tokens)
     t_k = 3 if VARIANTS[variant].uses_source else 4
@@ -170,7 +221,7 @@ def test_mask_kinds(kind, variant):
     assert (user_mask(scenario, 4, t_k) is None) == (mask is None)
     result = run_scenario(scenario)
     full = np.ones((4, t_k), dtype=bool) if mask is None else mask
-    if variant == "causal":
+    if VARIANTS[variant].causal:
         full = full & causal_mask(4)
     np.testing.assert_array_equal(result.mask, full)
     weights = np.asarray(result.attention.weights)
@@ -437,7 +488,7 @@ def test_switching_to_any_variant_from_any_preset_computes(key):
         np.testing.assert_allclose(np.asarray(result.attention.weights).sum(axis=-1), 1.0,
                                    rtol=1e-12)
     with pytest.raises(ValueError, match="variant must be one of"):
-        with_variant(PRESETS["seed_000"].build(), "rope")
+        with_variant(PRESETS["seed_000"].build(), "no_such_variant")
 
 
 def test_switching_to_cross_attention_keeps_the_numbers_it_had_before_parts():

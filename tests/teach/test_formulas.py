@@ -62,7 +62,8 @@ def run(key, *, source=None, **fields):
 
 def test_every_variant_is_checked_here():
     assert set(VARIANTS) == {"dot_product", "scaled_dot_product", "causal", "bidirectional",
-                             "multi_head", "cross", "additive"}
+                             "multi_head", "cross", "additive", "rope", "gqa", "alibi",
+                             "softcap", "qk_norm"}
 
 
 @pytest.mark.parametrize("key, divisor_has_sqrt, causal", [
@@ -114,6 +115,81 @@ def test_multi_head_formula():
     np.testing.assert_allclose(res.concat, concat, rtol=1e-12)
     np.testing.assert_allclose(res.output, np.array(matmul(concat.tolist(), W_O.tolist())),
                                rtol=1e-12)
+
+
+def test_rope_formula():
+    """(R_m q_m)ᵀ(R_n k_n) with θ_i = b^(−2i/d): one head of width 4, pairs (0, 2) and (1, 3)."""
+    formula = VARIANTS["rope"].formula
+    assert r"R_{\Theta,m}" in formula and r"\theta_i = b^{-2i/d}" in formula
+    b, d = 10000.0, 4
+
+    def rotate(rows):
+        out = []
+        for m, r in enumerate(rows):
+            r = list(r)
+            for i, (a, c) in enumerate([(0, 2), (1, 3)]):
+                angle = m * b ** (-2 * i / d)
+                r[a], r[c] = (r[a] * math.cos(angle) - r[c] * math.sin(angle),
+                              r[a] * math.sin(angle) + r[c] * math.cos(angle))
+            out.append(r)
+        return np.array(out)
+
+    q, k = rotate(matmul(X, W_Q)), rotate(matmul(X, W_K))
+    weights, out = attention_formula(q, k, np.array(matmul(X, W_V)), divisor=math.sqrt(d) * TAU)
+    res = run("rope", temperature=TAU)
+    np.testing.assert_allclose(res.weights, weights, rtol=1e-12)
+    np.testing.assert_allclose(res.output, out, rtol=1e-12, atol=1e-15)
+
+
+def test_gqa_formula():
+    """head_h uses K_g(h), V_g(h) with g(h) = ⌊h / (n_heads / n_kv)⌋: 2 heads on 1 KV head."""
+    assert r"g(h) = \left\lfloor" in VARIANTS["gqa"].formula
+    res = run("gqa", n_heads=2, w_o=np.eye(2), temperature=TAU)
+    q, k, v = (np.array(matmul(X, w)) for w in (W_Q, W_K, W_V))
+    for h in range(2):  # key/value head 0 = the first column block of W_K and W_V
+        weights, out = attention_formula(q[:, 2 * h:2 * h + 2], k[:, :2], v[:, :1],
+                                         divisor=math.sqrt(2) * TAU)
+        np.testing.assert_allclose(res.weights[h], weights, rtol=1e-12)
+        np.testing.assert_allclose(res.head_outputs[h], out, rtol=1e-12, atol=1e-15)
+
+
+def test_alibi_formula():
+    """softmax(QKᵀ/(√d_k τ) − m_h (i − j) + M) with m = 2^(−8(h+1)/n): 2 heads, m = 1/16, 1/256."""
+    assert r"m_h\,(i - j)" in VARIANTS["alibi"].formula
+    res = run("alibi", n_heads=2, w_o=np.eye(2), temperature=TAU)
+    q, k = np.array(matmul(X, W_Q)), np.array(matmul(X, W_K))
+    for h, m in enumerate([2 ** -4, 2 ** -8]):
+        for i in range(len(X)):
+            row = [sum(a * c for a, c in zip(q[i, 2 * h:2 * h + 2], k[j, 2 * h:2 * h + 2],
+                                             strict=True)) / (math.sqrt(2) * TAU) - m * (i - j)
+                   + (NEG_INF if j > i else 0.0) for j in range(len(X))]
+            np.testing.assert_allclose(res.weights[h, i], softmax_j(row), rtol=1e-12)
+
+
+def test_softcap_formula():
+    """softmax(c·tanh(QKᵀ/(√d_k τ c)) + M) V with c = 0.5 (every score bent)."""
+    assert r"c\,\tanh" in VARIANTS["softcap"].formula
+    res = run("softcap", temperature=TAU, params={"softcap": 0.5})
+    q, k = np.array(matmul(X, W_Q)), np.array(matmul(X, W_K))
+    for i in range(len(X)):
+        row = [0.5 * math.tanh(sum(a * c for a, c in zip(q[i], k[j], strict=True))
+                               / (2 * TAU * 0.5)) for j in range(len(X))]
+        np.testing.assert_allclose(res.weights[i], softmax_j(row), rtol=1e-12)
+
+
+def test_qk_norm_formula():
+    """q̂ = q / sqrt(mean(q²) + ε) · g, likewise k̂, then softmax(Q̂K̂ᵀ/(√d_k τ)) V; g = 1.5."""
+    assert r"\mathrm{mean}(q^2) + \epsilon" in VARIANTS["qk_norm"].formula
+    res = run("qk_norm", temperature=TAU, params={"qk_gain": 1.5})
+
+    def norm(rows):
+        return np.array([[x / math.sqrt(sum(y * y for y in r) / len(r) + 1e-6) * 1.5 for x in r]
+                         for r in rows])
+
+    q, k = norm(matmul(X, W_Q)), norm(matmul(X, W_K))
+    weights, out = attention_formula(q, k, np.array(matmul(X, W_V)), divisor=2 * TAU)
+    np.testing.assert_allclose(res.weights, weights, rtol=1e-12)
+    np.testing.assert_allclose(res.output, out, rtol=1e-12, atol=1e-15)
 
 
 def test_additive_formula():

@@ -1,0 +1,45 @@
+"""QK-norm: RMS-normalise each query and key (per head) before the scores, with a gain.
+
+Henry et al. (2020), "Query-Key Normalization for Transformers", https://arxiv.org/abs/2010.04245;
+with RMSNorm (Zhang & Sennrich, 2019) as in OLMo 2, Gemma 3 and Qwen 3:
+
+    rms_norm(x) = x / sqrt(mean(x²) + eps) · g
+
+applied to every row of q and of k, over one head's d_k dimensions. The scores then lie in
+[−d_k·g_q·g_k, d_k·g_q·g_k] whatever the size of the embeddings and weights, so the softmax
+cannot saturate from growing logits.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from attnviz.core.checks import as_array, check_positive
+
+Array = NDArray[np.floating]
+
+
+def rms_norm(x, gain=1.0, *, eps: float = 1e-6) -> Array:
+    """x / sqrt(mean(x², last axis) + eps) · gain.
+
+    Parameters
+    ----------
+    x : array_like of shape (..., d)
+    gain : float or array_like of shape (d,)
+        The learnable gain g (1 = none).
+    eps : float
+        Added under the root (> 0): a zero row stays zero instead of dividing by 0.
+
+    Returns
+    -------
+    ndarray of the shape of ``x``
+    """
+    x = as_array("x", x, (1, 2, 3))
+    eps = check_positive("eps", eps)
+    gain = as_array("gain", np.atleast_1d(np.asarray(gain, dtype=float)), 1)
+    if gain.shape[0] not in (1, x.shape[-1]):
+        raise ValueError(f"gain must be one number or one per dimension ({x.shape[-1]}), got "
+                         f"{gain.shape[0]}")
+    rms = np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps)  # (..., 1)
+    return x / rms * gain

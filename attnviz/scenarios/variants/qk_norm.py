@@ -1,0 +1,50 @@
+"""QK-norm (Henry et al., 2020; RMSNorm as in OLMo 2 and Qwen 3): q and k normalised per head.
+
+Every query and key row of each head is divided by its root mean square and multiplied by a
+gain g (:func:`attnviz.core.qk_norm.rms_norm`) before the scores; the values are not touched.
+The logits are then bounded by d_k·g² whatever the size of the embeddings and weights. The
+dashboard's gain is one number for queries and keys alike (a model learns one per dimension).
+"""
+
+import numpy as np
+
+from attnviz.core.qk_norm import rms_norm
+from attnviz.scenarios.variant import Inputs, Param, Preset, Variant
+from attnviz.scenarios.variants.formulas import PROJECTIONS
+from attnviz.scenarios.variants.heads import attend, project_heads
+
+PARAMS = (Param("qk_gain", "Gain g", 1.0, low=0.0, high=100.0),)
+
+
+def compute(inputs: Inputs):
+    """softmax(RMS(Q)·g · (RMS(K)·g)ᵀ·scale / τ + M)·V."""
+    gain = inputs.scenario.param("qk_gain")
+    q_h, k_h, v_h = project_heads(inputs)
+    return attend(inputs, rms_norm(q_h, gain), rms_norm(k_h, gain), v_h)
+
+
+def tamed():
+    """Hand-built: large embeddings that saturate plain attention; QK-norm keeps it soft."""
+    from attnviz.scenarios.scenario import projected  # the scenario module reads the registry
+
+    tokens = ["big", "bigger", "small", "tiny"]
+    x = np.array([[8.0, 2, 0, 1], [12, -3, 4, 0], [1, 1, 0.5, 0], [0.2, 0, 0.1, 0.3]])
+    w = np.eye(4)
+    return projected(tokens, x, w, w, w, variant="qk_norm", params={"qk_gain": 1.0},
+                     title="QK-norm: logits bounded by d_k·g²",
+                     description="Plain attention puts all weight on 'bigger'; with q and k "
+                                 "RMS-normalised each score is at most d_k·g² = 4 before "
+                                 "scaling and the weights stay spread. Raise the gain to "
+                                 "sharpen them again.")
+
+
+VARIANT = Variant(
+    key="qk_norm", name="QK-norm", order=120,
+    description="Queries and keys are RMS-normalised per head (times a gain) before the "
+                "scores, so the logits cannot grow with the embeddings.",
+    formula=r"\mathrm{softmax}\!\left(\frac{\hat Q \hat K^\top}{\sqrt{d_k}\,\tau} + M\right)V,"
+            r"\quad \hat q = \frac{q}{\sqrt{\mathrm{mean}(q^2) + \epsilon}}\,g,\quad "
+            + PROJECTIONS,
+    compute=compute, params=PARAMS,
+    presets=(Preset("qk_norm_tamed", "QK-norm tames large logits", "hand-built", tamed),),
+)

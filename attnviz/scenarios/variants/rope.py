@@ -1,0 +1,86 @@
+"""Rotary position embedding (RoPE; Su et al., 2021, RoFormer §3.4): q and k rotated by position.
+
+Each pair of dimensions of every query and key is rotated by position·θ_i with
+θ_i = base^(−2i/d_rot) (:mod:`attnviz.core.rope`), after the projections and before the
+scores; the values are not rotated. The scores then depend on the positions only through
+their difference: the ``offset`` setting shifts every position and leaves the weights as they
+are (the demonstration the preset is built for), whereas the sinusoidal encoding added to x
+(the "positional encoding" switch) does change them.
+
+NoPE — no positional information at all — is the scaled dot-product variant with the
+positional encoding switched off; it is not a variant of its own.
+
+The dashboard rotates the largest even number of dimensions within ``rotary_fraction`` of the
+head width (a head of width 3 rotates one pair and passes the third dimension through), so the
+variant computes for every scenario; the core's :func:`~attnviz.core.rope.apply_rope` refuses
+an odd count given as a fraction, as the libraries do.
+"""
+
+import numpy as np
+
+from attnviz.core.initializers import init_weights
+from attnviz.core.rope import LAYOUTS, apply_rope
+from attnviz.scenarios.variant import Inputs, Param, Preset, Variant
+from attnviz.scenarios.variants.formulas import PROJECTIONS
+from attnviz.scenarios.variants.heads import attend, project_heads
+
+PARAMS = (
+    Param("rope_base", "RoPE base", 10000.0, low=1.0, high=1e6),
+    Param("rope_layout", "Pair layout", "split_half", choices=LAYOUTS),
+    Param("rope_fraction", "Rotated fraction of each head", 1.0, low=0.0, high=1.0),
+    Param("rope_offset", "Position offset", 0, low=0, high=4096),
+)
+
+
+def rotated_dims(d_k: int, fraction: float) -> int:
+    """The even number of dimensions the dashboard rotates: 2·⌊int(d_k·fraction) / 2⌋.
+
+    Raises
+    ------
+    ValueError
+        If that leaves no pair to rotate.
+    """
+    d_rot = 2 * (int(d_k * fraction) // 2)
+    if d_rot < 2:
+        raise ValueError(f"rope_fraction {fraction:g} of the head width d_k = {d_k} rotates no "
+                         f"pair of dimensions; raise rope_fraction or widen W_Q and W_K")
+    return d_rot
+
+
+def compute(inputs: Inputs):
+    """softmax(R_m q_m · (R_n k_n)ᵀ · scale / τ + M) V with R the rotation of each position."""
+    sc = inputs.scenario
+    q_h, k_h, v_h = project_heads(inputs)
+    d_rot = rotated_dims(q_h.shape[2], sc.param("rope_fraction"))
+    kw = dict(base=sc.param("rope_base"), layout=sc.param("rope_layout"),
+              offset=sc.param("rope_offset"), d_rot=d_rot)
+    return attend(inputs, apply_rope(q_h, **kw), apply_rope(k_h, **kw), v_h)
+
+
+def shift():
+    """Hand-built: the same word four times; RoPE tells the copies apart by relative position."""
+    from attnviz.scenarios.scenario import projected  # the scenario module reads the registry
+
+    tokens = ["the", "cat", "the", "cat", "the", "cat"]
+    x = np.array([[1.0, 0, 1, 0], [0, 1, 0, 1]] * 3)
+    w_q, w_k, w_v = init_weights("glorot_uniform", [(4, 4)] * 3, seed=3)
+    return projected(tokens, x, w_q * 2, w_k * 2, w_v, variant="rope",
+                     params={"rope_base": 4.0, "rope_offset": 0},
+                     title="RoPE: shifting every position changes nothing",
+                     description="Repeated words get different weights only through their "
+                                 "distance. Change the position offset: the weights stay "
+                                 "exactly the same; switch on the sinusoidal encoding instead "
+                                 "and they change.")
+
+
+VARIANT = Variant(
+    key="rope", name="RoPE (rotary positions)", order=80,
+    description="Queries and keys are rotated by an angle proportional to their position, so "
+                "the scores depend only on how far apart two tokens are (NoPE: scaled "
+                "dot-product without positional encoding).",
+    formula=r"\mathrm{softmax}\!\left(\frac{(R_{\Theta,m}\,q_m)^\top (R_{\Theta,n}\,k_n)}"
+            r"{\sqrt{d_k}\,\tau} + M\right)V,\quad \theta_i = b^{-2i/d},\quad " + PROJECTIONS,
+    compute=compute, params=PARAMS,
+    presets=(Preset("rope_shift", "RoPE: a shift of positions changes nothing", "hand-built",
+                    shift),),
+)
