@@ -20,20 +20,21 @@ def assert_drawn(at, expected):
     single head, one per head (and the output after W_O) for a multi-head result."""
     if isinstance(expected, MultiHeadResult):
         for h in range(expected.n_heads):
-            np.testing.assert_allclose(chart_z_by_key(at, f"pg_fig_head_{h}"),
+            np.testing.assert_allclose(chart_z_by_key(at, f"playground_fig_head_{h}"),
                                        expected.weights[h], **TOL)
-        np.testing.assert_allclose(chart_z_by_key(at, "pg_fig_mha_output"), expected.output,
-                                   **TOL)
+        np.testing.assert_allclose(chart_z_by_key(at, "playground_fig_multi_head_output"),
+                                   expected.output, **TOL)
     else:
-        np.testing.assert_allclose(chart_z_by_key(at, "pg_fig_weights"), expected.weights,
+        np.testing.assert_allclose(chart_z_by_key(at, "playground_fig_weights"), expected.weights,
                                    **TOL)
-        np.testing.assert_allclose(chart_z_by_key(at, "pg_fig_output"), expected.output, **TOL)
+        np.testing.assert_allclose(chart_z_by_key(at, "playground_fig_output"), expected.output,
+                                   **TOL)
 
 
 @pytest.mark.parametrize("key", NEW)
 def test_the_playground_draws_each_new_variant_picked_with_its_defaults(key):
     at = open_page("playground")
-    at.selectbox(key="pg_variant_v0").set_value(key).run()
+    at.selectbox(key="playground_variant_v0").set_value(key).run()
     assert not at.exception, [e.message for e in at.exception]
     assert at.session_state["scenario"].variant == key
     assert_drawn(at, run_scenario(with_variant(PRESETS["seed_000"].build(), key)).attention)
