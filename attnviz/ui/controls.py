@@ -219,7 +219,8 @@ def variant_picker(prefix: str, scenario: Scenario) -> Scenario:
 
 
 def settings_controls(prefix: str, scenario: Scenario) -> Scenario:
-    """Scale mode, custom scale, temperature, positional encoding, heads."""
+    """Scale mode, custom scale, temperature, positional encoding, heads and the variant's own
+    settings."""
     changes = {}
     c1, c2 = st.columns(2)
     fixed_scale = scenario.spec.scale_fixed is not None
@@ -252,9 +253,38 @@ def settings_controls(prefix: str, scenario: Scenario) -> Scenario:
         changes["n_heads"] = st.select_slider(
             text.HEADS_SLIDER_LABEL, choices, value=n,
             key=state.vkey(f"{prefix}_n_heads"))
+    own = param_controls(prefix, scenario)
+    if any(scenario.param(name) != value for name, value in own.items()):
+        changes["params"] = {**scenario.params, **own}
     if any(getattr(scenario, k) != v for k, v in changes.items()):
         scenario = state.update(**changes)
     return scenario
+
+
+def param_controls(prefix: str, scenario: Scenario) -> dict:
+    """One widget per setting the variant declares (``Variant.params``), from the scenario's
+    value (or the declared default); returns ``{name: value}`` as the widgets show them.
+
+    A choice is a select box, a flag a toggle, a number a number box bounded by the setting's
+    range (the ranges of RoPE's base or a soft cap span decades: a slider would hide most of
+    them).
+    """
+    values = {}
+    for p in scenario.spec.params:
+        key = state.vkey(f"{prefix}_param_{p.name}")
+        value = scenario.param(p.name)
+        if p.choices:
+            values[p.name] = st.selectbox(p.label, p.choices, index=p.choices.index(value),
+                                          key=key)
+        elif isinstance(p.default, bool):
+            values[p.name] = st.toggle(p.label, bool(value), key=key)
+        elif isinstance(p.default, int):
+            values[p.name] = int(st.number_input(p.label, int(p.low), int(p.high), int(value),
+                                                 step=1, key=key))
+        else:
+            values[p.name] = float(st.number_input(p.label, float(p.low), float(p.high),
+                                                   float(value), key=key, format="%g"))
+    return values
 
 
 # Results of the last few scenarios this session computed, keyed by content (see compute).

@@ -49,3 +49,55 @@ def test_each_new_preset_loads_from_home_and_draws(preset):
     scenario = at.session_state["scenario"]
     assert scenario.variant == PRESETS[preset].build().variant
     assert_drawn(at, run_scenario(scenario).attention)
+
+
+def _param_widget(at, name: str):
+    """The Playground's widget of the variant's setting ``name`` (key prefix_param_name_vN)."""
+    version = at.session_state["editor_version"]
+    key = f"playground_param_{name}_v{version}"
+    for kind in ("number_input", "selectbox", "toggle"):
+        found = [w for w in at.get(kind) if getattr(w, "key", None) == key]
+        if found:
+            return found[0]
+    raise AssertionError(f"no widget {key}")
+
+
+def _rope_shift_on_playground():
+    at = open_page()
+    at.button(key="home_load_rope_shift").click().run()
+    at.switch_page("pages/playground.py").run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+def test_the_variants_own_settings_have_controls_on_the_playground():
+    """Every Param of the variant gets a widget showing the scenario's value."""
+    at = _rope_shift_on_playground()
+    sc = at.session_state["scenario"]
+    for p in sc.spec.params:
+        assert _param_widget(at, p.name).value == sc.param(p.name)
+    assert _param_widget(at, "rope_base").value == 4.0  # the preset's own, not the default
+
+
+def test_a_position_offset_changes_nothing_and_the_base_changes_the_weights():
+    """RoPE's lesson on screen: shifting every position keeps the weights; the base does not."""
+    at = _rope_shift_on_playground()
+    before = chart_z_by_key(at, "playground_fig_weights")
+    _param_widget(at, "rope_offset").set_value(7).run()
+    sc = at.session_state["scenario"]
+    assert sc.params["rope_offset"] == 7 and not at.exception
+    np.testing.assert_allclose(chart_z_by_key(at, "playground_fig_weights"), before,
+                               rtol=0, atol=1e-12)
+    _param_widget(at, "rope_base").set_value(10000.0).run()
+    after = chart_z_by_key(at, "playground_fig_weights")
+    assert at.session_state["scenario"].params["rope_base"] == 10000.0
+    assert np.max(np.abs(after - before)) > 1e-3
+    np.testing.assert_allclose(after, run_scenario(at.session_state["scenario"]).attention.weights,
+                               **TOL)
+
+
+def test_a_choice_setting_is_a_select_box():
+    at = _rope_shift_on_playground()
+    _param_widget(at, "rope_layout").set_value("interleaved").run()
+    assert at.session_state["scenario"].params["rope_layout"] == "interleaved"
+    assert not at.exception
