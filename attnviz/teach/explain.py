@@ -119,7 +119,7 @@ def formulas(settings: Settings) -> dict[str, str]:
     table: dict[str, str] = {}
     if additive:
         table["projections"] = r"a_i = x_i W_q,\qquad b_j = k_j W_k"
-        table["features"] = r"f_{ij} = \tanh(a_i + b_j)"
+        table["features"] = r"f_{ij} = \tanh(a_i + b_j) = \tanh(x_i W_q + k_j W_k)"
         table["score"] = r"e_{ij} = v_a \cdot f_{ij} = \sum_m v_{a,m}\, f_{ijm}"
     else:
         table["query"] = r"q_i = x_i W_Q"
