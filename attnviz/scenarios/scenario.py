@@ -2,8 +2,10 @@
 
 A :class:`Scenario` holds tokens, embeddings, weight matrices, the variant and its settings.
 It is immutable: edits make a new scenario with :func:`dataclasses.replace` or :func:`resize`.
-:func:`run_scenario` turns it into a :class:`ScenarioResult` by calling the core function the
-variant registry names, so every page shows numbers from the same place.
+:func:`run_scenario` turns it into a :class:`ScenarioResult`: it prepares the inputs every
+variant shares (positional encoding added here and only here, the mask, the scale) and calls the
+chosen variant's ``compute`` (:mod:`attnviz.scenarios.variants`), so every page shows numbers
+from the same place.
 
 Two input modes:
 
