@@ -86,7 +86,7 @@ if additive_weights.open:
                 rows = ["v_a"] if name == "v_a" else controls.dims("d", value.shape[0])
                 # each with its own width: in a scenario file they may disagree (compute says so)
                 new = matrix_editor(label, value, key=f"encoder_decoder_{name}", row_labels=rows,
-                                    col_labels=controls.dims("a", value.shape[-1]))
+                                    col_labels=controls.dims("a", value.shape[-1]), field=name)
                 new = new[0] if name == "v_a" else new
                 if not np.array_equal(new, value):
                     changes[name] = new
@@ -128,11 +128,11 @@ def attention_pooling_section() -> None:
     with c1:
         new_w = matrix_editor(text.POOL_W, pool_w[None, :], key="encoder_decoder_pool_w",
                               row_labels=["w"],
-                              col_labels=controls.dims("d", scenario.d_model))[0]
+                              col_labels=controls.dims("d", scenario.d_model), field="pool_w")[0]
     with c2:
         new_b = matrix_editor(text.POOL_B, pool_b[None, :], key="encoder_decoder_pool_b",
                               row_labels=["b"],
-                              col_labels=tgt_labels)[0]
+                              col_labels=tgt_labels, field="pool_b")[0]
     if not (np.array_equal(new_w, scenario.pool_w) and np.array_equal(new_b, scenario.pool_b)):
         scenario = state.update(pool_w=new_w, pool_b=new_b)
     x_in, _ = with_positions(np.asarray(scenario.x, dtype=float), scenario)

@@ -108,7 +108,8 @@ def head_mix_editor(prefix: str, scenario: Scenario, n: int) -> np.ndarray:
     mix = fit_mix(scenario.head_mix, n)
     new = matrix_editor(text.MIX_EDITOR_LABEL, mix[None, :], key=f"{prefix}_head_mix_{n}",
                         row_labels=["w_h"],
-                        col_labels=[common.HEAD_NAME.format(h=h) for h in range(n)])[0]
+                        col_labels=[common.HEAD_NAME.format(h=h) for h in range(n)],
+                        field="head_mix")[0]
     if not np.array_equal(new, mix) or (scenario.head_mix is not None
                                         and scenario.head_mix.shape != (n,)):
         state.update(head_mix=new)

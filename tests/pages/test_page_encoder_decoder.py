@@ -228,3 +228,4 @@ def test_only_the_pooling_editors_run_while_the_input_expanders_are_closed():
     at.session_state["encoder_decoder_additive_inputs"] = True
     at.run()
     assert f"encoder_decoder_w_a_q_v{version}" in editor_keys(at) and not at.exception
+

@@ -49,3 +49,79 @@ def test_apply_refuses_a_row_outside_the_matrix():
     _, _, ok = _apply({"edited_rows": {5: {"d0": "1"}}}, np.zeros((2, 1)), np.zeros((2, 1)),
                       ["d0"])
     assert not ok
+
+
+def _edit_then_switch(preset: str, editor: str, field: str, row_labels, col_labels, edit):
+    """Draw one page's editor for ``field``, then run what the editor's change callback runs when
+    the edit arrives together with a page switch (the new page never draws the editor)."""
+    from streamlit.testing.v1 import AppTest
+
+    def script(preset, editor, field, row_labels, col_labels, edit):
+        import numpy as np
+        import streamlit as st
+
+        from attnviz.ui import editors, state
+
+        if "drawn" not in st.session_state:
+            state.load_preset(preset)
+            value = np.atleast_2d(getattr(state.get_scenario(), field))
+            editors.matrix_editor(field, value, key=editor, row_labels=row_labels,
+                                  col_labels=col_labels, field=field)
+            st.session_state["drawn"] = True
+        else:  # the page-switch run: only the callback sees the edit
+            widget_key = f"{editor}_v{state.editor_version()}"
+            st.session_state[widget_key] = {"edited_rows": edit, "added_rows": [],
+                                            "deleted_rows": []}
+            editors._write_edit(widget_key, field, tuple(col_labels))
+
+    at = AppTest.from_function(script, args=(preset, editor, field, row_labels, col_labels,
+                                              edit)).run()
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at.session_state["scenario"]
+
+
+@pytest.mark.parametrize("preset, field, rows, cols, edit, where", [
+    ("bahdanau", "w_a_q", ["d0", "d1", "d2"], None, {1: {"a2": "-1.5"}}, (1, 2)),
+    ("bahdanau", "v_a", ["v_a"], None, {0: {"a0": "3"}}, (0,)),
+    ("seed_004_two_heads", "pool_b", ["b"], None, {0: {"c3": "-2"}}, (3,)),
+    ("seed_004_two_heads", "head_mix", ["w_h"], None, {0: {"c1": "0.5"}}, (1,)),
+])
+def test_the_change_callback_writes_vectors_and_matrices_in_their_own_shape(
+        preset, field, rows, cols, edit, where):
+    """Encoder–decoder's additive and pooling editors and Multi-head's head mix pass ``field=``
+    (issue 14: an edit followed at once by a page switch was lost there)."""
+    from attnviz.scenarios.presets import PRESETS
+
+    before = np.asarray(getattr(PRESETS[preset].build(), field), dtype=float)
+    width = np.atleast_2d(before).shape[1]
+    prefix = "a" if field in ("w_a_q", "v_a") else "c"
+    cols = [f"{prefix}{j}" for j in range(width)]
+    rows = rows if len(rows) == np.atleast_2d(before).shape[0] else \
+        [f"r{i}" for i in range(np.atleast_2d(before).shape[0])]
+    after = getattr(_edit_then_switch(preset, "page_" + field, field, rows, cols, edit), field)
+    value = float(next(iter(next(iter(edit.values())).values())))
+    expected = before.copy()
+    expected[where] = value
+    assert after.shape == before.shape
+    np.testing.assert_array_equal(after, expected)
+
+
+@pytest.mark.parametrize("page, editor", [
+    ("pages/encoder_decoder.py", "encoder_decoder_{name}"),
+    ("pages/encoder_decoder.py", "encoder_decoder_pool_w"),
+    ("pages/encoder_decoder.py", "encoder_decoder_pool_b"),
+    ("attnviz/ui/heads.py", "{prefix}_head_mix_{n}"),
+])
+def test_these_editors_pass_their_scenario_field(page, editor):
+    """The editors above hand their field to matrix_editor (read from the source: AppTest cannot
+    deliver a grid edit and a page switch in one message, as a browser does)."""
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse((Path(__file__).parents[2] / page).read_text(encoding="utf-8"))
+    calls = [c for c in ast.walk(tree) if isinstance(c, ast.Call)
+             and getattr(c.func, "id", None) == "matrix_editor"
+             and any(k.arg == "key" and editor.split("{")[0] in ast.unparse(k.value)
+                     for k in c.keywords)]
+    assert calls and all(any(k.arg == "field" for k in c.keywords) for c in calls)
