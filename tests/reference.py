@@ -272,3 +272,32 @@ def positional_encoding(n_positions: int, d_model: int, base: float = 10000.0) -
             row.append(math.sin(angle) if col % 2 == 0 else math.cos(angle))
         out.append(row)
     return np.array(out, dtype=np.float64)
+
+
+# --- random inputs shared by the reference tests (tests/core) ----------------------------------
+
+def random_mask(rng, t_q: int, t_k: int) -> np.ndarray:
+    """A random boolean mask (True = may attend), half of the time with a fully masked query."""
+    mask = rng.random((t_q, t_k)) < 0.7
+    if rng.random() < 0.5:
+        mask[rng.integers(t_q)] = False
+    return mask
+
+
+def random_multi_head_case(rng, n_heads: int, case: int, *, high: int) -> dict:
+    """Random inputs of multi-head attention, sizes 1 ≤ n < ``high`` per head.
+
+    Odd cases are cross-attention (``x_kv`` given), every third case has no W_O and every
+    fourth no mask. Returns the arrays by their argument names (``x_q``, ``x_kv``, ``w_q``,
+    ``w_k``, ``w_v``, ``w_o``, ``mask``) and the sizes ``t_q``, ``t_k``, ``d_k``, ``d_v``.
+    """
+    t_q, t_k, d_model, d_k, d_v, d_out = (int(n) for n in rng.integers(1, high, size=6))
+    cross = case % 2 == 1
+    x_q = rng.normal(size=(t_q, d_model))
+    x_kv = rng.normal(size=(t_k, d_model)) if cross else None
+    t_k = t_k if cross else t_q
+    w_q, w_k, w_v = (rng.normal(size=(d_model, n_heads * d)) for d in (d_k, d_k, d_v))
+    w_o = None if case % 3 == 0 else rng.normal(size=(n_heads * d_v, d_out))
+    mask = None if case % 4 == 0 else random_mask(rng, t_q, t_k)
+    return dict(x_q=x_q, x_kv=x_kv, w_q=w_q, w_k=w_k, w_v=w_v, w_o=w_o, mask=mask,
+                t_q=t_q, t_k=t_k, d_k=d_k, d_v=d_v)

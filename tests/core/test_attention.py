@@ -379,12 +379,7 @@ SCALES = (None, 1.0, 0.37)
 TEMPERATURES = (1.0, 0.5, 2.5)
 
 
-def _random_mask(rng, t_q, t_k):
-    """A random boolean mask with, half of the time, one fully masked query."""
-    mask = rng.random((t_q, t_k)) < 0.7
-    if rng.random() < 0.5:
-        mask[rng.integers(t_q)] = False
-    return mask
+_random_mask = reference.random_mask
 
 
 def _settings(rng):
@@ -409,7 +404,7 @@ def test_scaled_dot_product_attention_matches_the_loop_reference(case):
     result = scaled_dot_product_attention(q, k, v, mask=mask, **settings)
     ref = reference.sdpa(q, k, v, mask=mask, **settings)
     _assert_single(result, ref, with_projections=False)
-    assert result.scale == pytest.approx(1 / math.sqrt(d_k) if settings["scale"] is None
+    assert result.scale == pytest.approx(1 / math.sqrt(c["d_k"]) if settings["scale"] is None
                                          else settings["scale"])
 
 
@@ -444,14 +439,9 @@ def test_cross_attention_matches_the_loop_reference(case):
 @pytest.mark.parametrize("case", range(10))
 def test_multi_head_attention_matches_the_loop_reference(n_heads, case):
     rng = np.random.default_rng(4000 + 10 * n_heads + case)
-    t_q, t_k, d_model, d_k, d_v, d_out = (int(n) for n in rng.integers(1, 5, size=6))
-    cross = case % 2 == 1
-    x_q = rng.normal(size=(t_q, d_model))
-    x_kv = rng.normal(size=(t_k, d_model)) if cross else None
-    t_k = t_k if cross else t_q
-    w_q, w_k, w_v = (rng.normal(size=(d_model, n_heads * d)) for d in (d_k, d_k, d_v))
-    w_o = None if case % 3 == 0 else rng.normal(size=(n_heads * d_v, d_out))
-    mask = None if case % 4 == 0 else _random_mask(rng, t_q, t_k)
+    c = reference.random_multi_head_case(rng, n_heads, case, high=5)
+    x_q, x_kv, w_q, w_k, w_v, w_o, mask = (c[k] for k in ("x_q", "x_kv", "w_q", "w_k", "w_v",
+                                                          "w_o", "mask"))
     causal = case % 5 == 2
     settings = _settings(rng)
     result = multi_head_attention(x_q, x_kv, w_q, w_k, w_v, w_o, n_heads=n_heads, mask=mask,
@@ -469,7 +459,7 @@ def test_multi_head_attention_matches_the_loop_reference(n_heads, case):
     # the full projections are the per-head blocks side by side
     assert_close(result.q, np.concatenate(list(ref["q"]), axis=1))
     assert_close(result.v, np.concatenate(list(ref["v"]), axis=1))
-    assert result.scale == pytest.approx(1 / math.sqrt(d_k) if settings["scale"] is None
+    assert result.scale == pytest.approx(1 / math.sqrt(c["d_k"]) if settings["scale"] is None
                                          else settings["scale"])
 
 

@@ -21,6 +21,7 @@ import math
 
 import numpy as np
 import pytest
+import reference
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
@@ -49,12 +50,7 @@ def t64(a) -> torch.Tensor:
     return torch.from_numpy(a.copy() if a.dtype == bool else a.astype(np.float64))
 
 
-def random_mask(rng, t_q, t_k):
-    """A random boolean mask (True = may attend), half of the time with a fully masked query."""
-    mask = rng.random((t_q, t_k)) < 0.7
-    if rng.random() < 0.5:
-        mask[rng.integers(t_q)] = False
-    return mask
+random_mask = reference.random_mask
 
 
 def torch_weights(q, k, mask, factor):
@@ -95,14 +91,10 @@ def test_scaled_dot_product_attention_matches_torch(case):
 @pytest.mark.parametrize("case", range(8))
 def test_multi_head_attention_matches_explicit_torch(n_heads, case):
     rng = np.random.default_rng(9500 + 10 * n_heads + case)
-    t_q, t_k, d_model, d_k, d_v, d_out = (int(n) for n in rng.integers(1, 7, size=6))
-    cross = case % 2 == 1
-    x_q = rng.normal(size=(t_q, d_model))
-    x_kv = rng.normal(size=(t_k, d_model)) if cross else None
-    t_k = t_k if cross else t_q
-    w_q, w_k, w_v = (rng.normal(size=(d_model, n_heads * d)) for d in (d_k, d_k, d_v))
-    w_o = None if case % 3 == 0 else rng.normal(size=(n_heads * d_v, d_out))
-    mask = None if case % 4 == 0 else random_mask(rng, t_q, t_k)
+    c = reference.random_multi_head_case(rng, n_heads, case, high=7)
+    x_q, x_kv, w_q, w_k, w_v, w_o, mask = (c[k] for k in ("x_q", "x_kv", "w_q", "w_k", "w_v",
+                                                          "w_o", "mask"))
+    t_q, t_k, d_k, d_v = c["t_q"], c["t_k"], c["d_k"], c["d_v"]
     causal = case % 4 == 2
     scale, temperature = SCALES[case % 4], TEMPERATURES[case % 3]
     result = multi_head_attention(x_q, x_kv, w_q, w_k, w_v, w_o, n_heads=n_heads, mask=mask,
