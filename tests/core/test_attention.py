@@ -404,7 +404,7 @@ def test_scaled_dot_product_attention_matches_the_loop_reference(case):
     result = scaled_dot_product_attention(q, k, v, mask=mask, **settings)
     ref = reference.sdpa(q, k, v, mask=mask, **settings)
     _assert_single(result, ref, with_projections=False)
-    assert result.scale == pytest.approx(1 / math.sqrt(c["d_k"]) if settings["scale"] is None
+    assert result.scale == pytest.approx(1 / math.sqrt(d_k) if settings["scale"] is None
                                          else settings["scale"])
 
 
