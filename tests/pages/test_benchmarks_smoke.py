@@ -138,6 +138,17 @@ def test_load_benchmark_quick(tmp_path):
     assert section["data"]["rss_peak"] > 0
 
 
+def test_websocket_load_quick(tmp_path):
+    """Two simulated students edit for a few seconds; every run is checked against the core."""
+    section = _run("ws_load.py", tmp_path)
+    (row,) = section["data"]["rows"]
+    assert row["students"] == 2 and row["edits"] > 0
+    assert row["errors"] == 0 and row["edits_lost"] == 0, row
+    assert row["rss_peak_mib"] >= row["rss_idle_mib"] > 0
+    (table,) = tables(section["markdown"])
+    assert table[1][:2] == ["2", str(row["edits"])]
+
+
 def test_run_all_writes_a_report(tmp_path):
     report = tmp_path / "RESULTS.md"
     proc = subprocess.run([sys.executable, str(BENCH / "run_all.py"), "--quick", "--only",

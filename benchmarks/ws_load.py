@@ -1,0 +1,297 @@
+"""A class on one server, without a browser per student: simulated students over the WebSocket.
+
+    python benchmarks/ws_load.py [--students 20,60,120] [--seconds 120] [--every 3]
+                                 [--url http://127.0.0.1:PORT] [--json PATH]
+
+Each simulated student is one Streamlit session that speaks the browser's own protocol to the
+real server: the ``BackMsg`` and ``ForwardMsg`` protobuf messages of the installed streamlit
+package, over ``ws://<host>/_stcore/stream`` (the ``websockets`` client Streamlit's own server
+stack installs). A student
+
+1. opens the Playground (the lecture page) and reads every chart the run sends;
+2. every ``--every`` seconds (±50 %, so the class does not edit in lock step) makes one edit, in
+   turn: a cell of the embeddings editor, the temperature slider, the variant select box — sent
+   as the widget states the browser would send (all the student's edits so far, the grid's
+   cumulative ``edited_rows`` included);
+3. after each edit waits for the run to finish and checks the drawn weights and output against
+   ``run_scenario`` on the scenario the student expects (its own copy, edited the same way):
+   a chart that differs by more than 1e-12, or is missing, counts as an *edit lost*; an
+   exception element, a closed socket or a run that does not finish in ``WAIT_S`` as an *error*.
+
+Reported per class size: students, edits, p50/p95 latency from sending an edit to the run's
+``script_finished`` (what a student waits for before the picture is complete), errors, edits
+lost, and the server's RSS (idle, peak, end). Bounded: at most ``--students`` sessions for
+``--seconds`` each; without ``--url`` the server is started on a free port of 127.0.0.1 and
+stopped afterwards; nothing but loopback is contacted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import threading
+import time
+from dataclasses import dataclass, field, replace
+from urllib.parse import urlparse
+
+import _common as c
+import numpy as np
+import websockets
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+from attnviz.scenarios.registry import VARIANTS
+from attnviz.scenarios.scenario import run_scenario, with_variant
+
+PAGE = "playground"
+WAIT_S = 60.0  # longest wait for one run
+TOL = 1e-12
+VARIANT_CYCLE = ("causal", "scaled_dot_product")  # the select box alternates between these
+CHECKED = {"weights": "playground_fig_weights", "output": "playground_fig_output"}
+
+
+def user_key(widget_id: str) -> str:
+    """The ``key=`` a widget or chart was made with (Streamlit ids end with ``-<key>``)."""
+    return widget_id.split("-", 2)[-1] if widget_id.startswith("$$ID-") else widget_id
+
+
+def chart_z(element) -> np.ndarray:
+    """The z matrix of an attnviz chart component (plotly JSON sent as UTF-8 bytes)."""
+    import base64
+
+    z = json.loads(element.bytes)["data"][0]["z"]
+    if isinstance(z, dict) and "bdata" in z:
+        arr = np.frombuffer(base64.b64decode(z["bdata"]), dtype=np.dtype(z["dtype"]))
+        shape = z.get("shape")
+        if shape:
+            arr = arr.reshape([int(s) for s in str(shape).split(",")] if isinstance(shape, str)
+                              else shape)
+        return arr.astype(np.float64)
+    return np.asarray(z, dtype=np.float64)
+
+
+@dataclass
+class Run:
+    """What one script run sent: widget ids by key, chart z by key, exceptions."""
+
+    widgets: dict[str, str] = field(default_factory=dict)
+    charts: dict[str, np.ndarray] = field(default_factory=dict)
+    exceptions: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Student:
+    """One simulated student: its socket, its widget states and the scenario it expects."""
+
+    index: int
+    scenario: object
+    ws: object = None
+    widgets: dict[str, str] = field(default_factory=dict)  # key -> id
+    states: dict[str, object] = field(default_factory=dict)  # id -> WidgetState
+    cell_edits: dict[str, dict[str, str]] = field(default_factory=dict)
+    latencies: list[float] = field(default_factory=list)
+    edits: int = 0
+    lost: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+async def read_run(ws) -> Run:
+    """Read ForwardMsgs until the script run finishes; collect widgets, charts, exceptions."""
+    run = Run()
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        raw = await asyncio.wait_for(ws.recv(), max(0.1, deadline - time.monotonic()))
+        msg = ForwardMsg()
+        msg.ParseFromString(raw)
+        kind = msg.WhichOneof("type")
+        if kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
+            element = msg.delta.new_element
+            sub = getattr(element, element.WhichOneof("type"))
+            widget_id = getattr(sub, "id", "")
+            if element.WhichOneof("type") == "exception":
+                run.exceptions.append(f"{sub.type}: {sub.message}"[:200])
+            elif element.WhichOneof("type") == "bidi_component":
+                run.charts[user_key(sub.id)] = chart_z(sub)
+            elif widget_id:
+                run.widgets[user_key(widget_id)] = widget_id
+        elif kind == "script_finished":
+            # FINISHED_SUCCESSFULLY = 0; a run cut short for the next rerun is followed by it
+            if msg.script_finished == 0:
+                return run
+
+
+async def rerun(student: Student) -> Run:
+    """Send the student's widget states (as the browser does after an edit) and read the run."""
+    back = BackMsg()
+    back.rerun_script.query_string = ""
+    back.rerun_script.page_name = PAGE
+    for state in student.states.values():
+        back.rerun_script.widget_states.widgets.append(state)
+    await student.ws.send(back.SerializeToString())
+    return await read_run(student.ws)
+
+
+def widget_state(widget_id: str, **value):
+    """A WidgetState proto for one widget id and one value field."""
+    from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+    state = WidgetState(id=widget_id)
+    (name, v), = value.items()
+    if name == "double_array_value":
+        state.double_array_value.data.extend(v)
+    else:
+        setattr(state, name, v)
+    return state
+
+
+def edit(student: Student, step: int, rng: random.Random) -> None:
+    """Make the student's next edit (cell, temperature, variant in turn) on its widget states and
+    on the scenario it expects."""
+    s = student.scenario
+    kind = step % 3
+    if kind == 0:  # a cell of the embeddings: the grid sends all edits of this editor so far
+        r, col = rng.randrange(s.x.shape[0]), rng.randrange(s.x.shape[1])
+        value = round(rng.uniform(-2, 2), 3)
+        student.cell_edits.setdefault(str(r), {})[f"d{col}"] = repr(value)
+        x = np.array(s.x, dtype=float)
+        x[r, col] = value
+        student.scenario = replace(s, x=x)
+        key = next(k for k in student.widgets if k.startswith(f"{PAGE}_x_v"))
+        payload = {"edited_rows": student.cell_edits, "added_rows": [], "deleted_rows": []}
+        state = widget_state(student.widgets[key], string_value=json.dumps(payload))
+    elif kind == 1:  # the temperature slider
+        value = round(rng.uniform(0.3, 3.0), 1)
+        student.scenario = replace(s, temperature=value)
+        key = next(k for k in student.widgets if k.startswith(f"{PAGE}_temperature"))
+        state = widget_state(student.widgets[key], double_array_value=[value])
+    else:  # the variant select box: its value is the option's label
+        variant = VARIANT_CYCLE[(step // 3) % 2]
+        student.scenario = with_variant(s, variant)
+        key = next(k for k in student.widgets if k.startswith(f"{PAGE}_variant"))
+        state = widget_state(student.widgets[key], string_value=VARIANTS[variant].name)
+    student.states[state.id] = state
+
+
+def check(student: Student, run: Run) -> None:
+    """Count an exception as an error and a chart that differs from the core as an edit lost."""
+    if run.exceptions:
+        student.errors.extend(run.exceptions)
+        return
+    student.widgets.update(run.widgets)
+    expected = run_scenario(student.scenario).attention
+    for name, key in CHECKED.items():
+        got = run.charts.get(key)
+        want = np.asarray(getattr(expected, name), dtype=float)
+        if got is None or got.shape != want.shape or not np.allclose(got, want, rtol=0,
+                                                                      atol=TOL):
+            student.lost += 1
+            return
+
+
+async def student_session(student: Student, ws_url: str, seconds: float, every: float,
+                          start_delay: float) -> None:
+    """Open the page, then edit every ``every`` s (±50 %) for ``seconds``; check every run."""
+    rng = random.Random(student.index)
+    await asyncio.sleep(start_delay)
+    try:
+        async with websockets.connect(ws_url, subprotocols=["streamlit"], max_size=None,
+                                      open_timeout=WAIT_S) as ws:
+            student.ws = ws
+            check(student, await rerun(student))
+            end = time.monotonic() + seconds
+            step = 0
+            while time.monotonic() < end:
+                await asyncio.sleep(every * rng.uniform(0.5, 1.5))
+                edit(student, step, rng)
+                step += 1
+                t0 = time.perf_counter()
+                run = await rerun(student)
+                student.latencies.append(time.perf_counter() - t0)
+                student.edits += 1
+                check(student, run)
+    except (TimeoutError, OSError, websockets.WebSocketException, StopIteration) as err:
+        student.errors.append(f"{type(err).__name__}: {err}"[:200])
+
+
+def sample_rss(pid: int | None, stop: threading.Event, peak: list[float]) -> None:
+    """Keep the largest RSS of the server seen every 0.25 s in ``peak[0]``."""
+    while pid is not None and not stop.is_set():
+        peak[0] = max(peak[0], c.rss_mib(pid)[0])
+        stop.wait(0.25)
+
+
+def run_class(base: str, pid: int | None, students: int, seconds: float, every: float) -> dict:
+    """One class: ``students`` sessions at once (starting 50 ms apart); figures as a dict."""
+    ws_url = f"ws://{urlparse(base).netloc}/_stcore/stream"
+    from attnviz.scenarios.presets import default_scenario
+
+    crowd = [Student(i, default_scenario()) for i in range(students)]
+    idle = c.rss_mib(pid)[0] if pid else float("nan")
+    stop, peak = threading.Event(), [idle]
+    sampler = threading.Thread(target=sample_rss, args=(pid, stop, peak), daemon=True)
+    sampler.start()
+    t0 = time.monotonic()
+
+    async def all_students():
+        await asyncio.gather(*(student_session(s, ws_url, seconds, every, 0.05 * s.index)
+                               for s in crowd))
+
+    asyncio.run(all_students())
+    stop.set()
+    sampler.join()
+    latencies = [x for s in crowd for x in s.latencies]
+    errors = [e for s in crowd for e in s.errors]
+    return {
+        "students": students, "seconds": seconds, "every_s": every,
+        "wall_s": round(time.monotonic() - t0, 1),
+        "edits": sum(s.edits for s in crowd),
+        "p50_ms": round(1000 * c.percentile(latencies, 50), 1) if latencies else None,
+        "p95_ms": round(1000 * c.percentile(latencies, 95), 1) if latencies else None,
+        "errors": len(errors), "error_examples": sorted(set(errors))[:3],
+        "edits_lost": sum(s.lost for s in crowd),
+        "rss_idle_mib": round(idle, 1), "rss_peak_mib": round(peak[0], 1),
+        "rss_end_mib": round(c.rss_mib(pid)[0], 1) if pid else None,
+        "load_average": c.load_average(),
+    }
+
+
+def main() -> None:
+    parser = c.parser(__doc__.splitlines()[0])
+    parser.add_argument("--students", default="20,60,120",
+                        help="class sizes, comma-separated (each a separate run)")
+    parser.add_argument("--seconds", type=float, default=120.0, help="editing time per student")
+    parser.add_argument("--every", type=float, default=3.0, help="mean seconds between edits")
+    parser.add_argument("--url", default="", help="use this running server instead of starting one")
+    args = parser.parse_args()
+    if args.quick:  # checks the script works: two students, a few edits
+        args.students, args.seconds, args.every = "2", 3.0, 0.5
+    sizes = [int(n) for n in args.students.split(",") if n.strip()]
+    rows = []
+    if args.url:
+        rows = [run_class(args.url, None, n, args.seconds, args.every) for n in sizes]
+    else:
+        for n in sizes:  # a fresh server per class size: RSS figures do not carry over
+            log = c.RESULTS_DIR / f"ws-load-server-{n}.log"
+            with c.streamlit_server(log) as (base, proc):
+                rows.append(run_class(base, proc.pid, n, args.seconds, args.every))
+            rows[-1]["server_log_errors"] = len(c.server_errors(log))
+    headers = ["students", "edits", "p50 (ms)", "p95 (ms)", "errors", "edits lost",
+               "RSS idle / peak / end (MiB)", "load average"]
+    table = c.md_table(headers, [[r["students"], r["edits"], r["p50_ms"], r["p95_ms"],
+                                  r["errors"], r["edits_lost"],
+                                  f"{r['rss_idle_mib']} / {r['rss_peak_mib']} / "
+                                  f"{r['rss_end_mib']}", r["load_average"]] for r in rows])
+    targets = [c.target(f"load: {r['students']} simulated students edit for {r['seconds']:g} s; "
+                        "0 errors, 0 edits lost", f"{r['errors']} errors, {r['edits_lost']} lost "
+                        f"of {r['edits']} edits", r["errors"] == 0 and r["edits_lost"] == 0)
+               for r in rows]
+    markdown = (f"### Load: simulated students over the WebSocket (`benchmarks/ws_load.py`)\n\n"
+                f"Each student edits every {args.every:g} s on average (a cell, the temperature, "
+                "the variant in turn) and checks the drawn weights and output against the core. "
+                "Latency: sending an edit to the end of its run.\n\n" + table + "\n")
+    c.emit(args, {"name": "ws_load", "title": "Load: simulated students over the WebSocket",
+                  "data": {"rows": rows}, "targets": targets, "markdown": markdown})
+
+if __name__ == "__main__":
+    main()
