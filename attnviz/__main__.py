@@ -3,6 +3,8 @@
 Runs ``streamlit run <repo>/app.py`` from the repository root, so the repository's
 ``.streamlit/config.toml`` applies (loopback address, 5 MB upload cap, XSRF protection).
 Extra arguments go to Streamlit, e.g. ``python -m attnviz --server.port 8600``.
+``python -m attnviz class ...`` starts several servers behind nginx instead
+(:mod:`attnviz.classroom`).
 
 The dashboard's pages (``app.py``, ``pages/``) live next to the package in a repository
 checkout, so this works from a checkout or an editable install (``pip install -e ".[ui]"``);
@@ -24,6 +26,10 @@ APP = REPO_ROOT / "app.py"
 def main(argv: list[str] | None = None) -> int:
     """Start ``streamlit run app.py``; returns Streamlit's exit code (2 if it cannot start)."""
     args = sys.argv[1:] if argv is None else list(argv)
+    if args[:1] == ["class"]:
+        from attnviz import classroom
+
+        return classroom.main(args[1:])
     if not APP.is_file() or not (REPO_ROOT / "pages").is_dir():
         print(f"attnviz: the dashboard (app.py and pages/) is not next to the package in "
               f"{REPO_ROOT}.\nRun it from a repository checkout or an editable install: "

@@ -4,9 +4,9 @@
 #   bash tests/run_all.sh [pytest args...]
 #
 # Needs Debian, Python 3.11 with pip, apt-get, and root or sudo. Steps:
-#   1. Debian's chromium via apt-get if /usr/bin/chromium is missing (the browser tests drive it
+#   1. Debian's chromium and nginx via apt-get if missing (the browser tests drive chromium
 #      through Playwright's executable_path; `playwright install` is never run: it downloads a
-#      browser and fails offline);
+#      browser and fails offline; nginx fronts several servers in tests/pages/test_classroom.py);
 #   2. the core tests (tests/core, tests/scenarios, tests/io, tests/teach) in a virtual
 #      environment that has numpy and scipy only (+ pytest, hypothesis and the package without
 #      its `ui` extra), made once in .venv-core/ (CORE_VENV chooses another place): proves
@@ -35,13 +35,17 @@ run_pytest() {
     return "$status"
 }
 
-section "1/5 System browser: /usr/bin/chromium"
-if [[ ! -x /usr/bin/chromium ]]; then
+section "1/5 System packages: /usr/bin/chromium, nginx"
+MISSING=()
+[[ -x /usr/bin/chromium ]] || MISSING+=(chromium)
+[[ -x /usr/sbin/nginx ]] || MISSING+=(nginx)  # tests/pages/test_classroom.py: the class proxy
+if [[ ${#MISSING[@]} -gt 0 ]]; then
     SUDO=""
     if [[ "$(id -u)" -ne 0 ]]; then SUDO="sudo"; fi
-    echo "not found: installing Debian's chromium with apt-get"
+    echo "not found: installing Debian's ${MISSING[*]} with apt-get"
     $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update
-    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -o DPkg::Lock::Timeout=300 chromium
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -o DPkg::Lock::Timeout=300 \
+        "${MISSING[@]}"
 fi
 # (Debian's launcher may print a harmless "[: ... unexpected operator" from /etc/chromium.d/dev-shm)
 /usr/bin/chromium --version

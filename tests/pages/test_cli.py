@@ -62,3 +62,9 @@ def test_python_m_attnviz_serves_the_app_on_loopback(tmp_path):
             proc.wait(timeout=15)
     out = proc.stdout.read().decode()
     assert f"http://127.0.0.1:{port}" in out  # .streamlit/config.toml: address = 127.0.0.1
+
+
+def test_class_refuses_zero_processes():
+    proc = subprocess.run([sys.executable, "-m", "attnviz", "class", "--processes", "0"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "--processes must be at least 1" in proc.stderr

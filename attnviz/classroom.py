@@ -1,0 +1,219 @@
+"""``python -m attnviz class``: several attnviz server processes behind nginx, for a lecture hall.
+
+One Streamlit process runs every session's script on one core. For a class larger than one
+process serves, this starts ``--processes`` servers (default: one per core) on free loopback
+ports and Debian's nginx in front of them on ``--address``:``--port``:
+
+* **sticky sessions**: a browser's first request is given a cookie (``attnviz_node``) whose
+  value nginx hashes (``hash ... consistent``) to pick the process; every later request of that
+  browser — the page, the WebSocket, file uploads — carries it and reaches the same process.
+  A new browser has no cookie and is placed by its request id, so a class spreads evenly.
+* **a process that stops** loses only its own sessions: nginx marks it failed and hashes the
+  affected browsers onto the others (``proxy_next_upstream``); Streamlit's page reconnects by
+  itself and starts a new session there (the scenario comes back if the link holds it).
+* the processes share one cookie secret, so an XSRF cookie set by one is valid on the others.
+
+Nothing is downloaded; nginx comes from Debian (``sudo apt install nginx``). The proxy's files
+(config, logs, pid) live in a temporary folder removed at exit. Spreading over several machines
+is the same config with other machines' addresses in the ``upstream`` block (README, "Serving a
+class").
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+APP = REPO_ROOT / "app.py"
+NGINX_CANDIDATES = ("nginx", "/usr/sbin/nginx")
+COOKIE = "attnviz_node"
+START_TIMEOUT_S = 90.0
+
+
+@dataclass(frozen=True)
+class ClassServer:
+    """A running class: the proxy's URL, the backends' ports and their processes."""
+
+    url: str
+    ports: tuple[int, ...]
+    backends: tuple[subprocess.Popen, ...]
+    proxy: subprocess.Popen
+    folder: Path
+
+
+def nginx_config(ports: list[int] | tuple[int, ...], *, address: str, port: int,
+                 folder: Path) -> str:
+    """The nginx configuration for the backends on 127.0.0.1:<ports>, listening on
+    ``address``:``port``, with every file nginx writes inside ``folder``."""
+    servers = "\n".join(f"        server 127.0.0.1:{p} max_fails=1 fail_timeout=30s;"
+                        for p in ports)
+    return f"""worker_processes 1;
+pid {folder}/nginx.pid;
+error_log {folder}/error.log warn;
+events {{ worker_connections 4096; }}
+http {{
+    access_log {folder}/access.log;
+    client_body_temp_path {folder}/body;
+    proxy_temp_path {folder}/proxy;
+    fastcgi_temp_path {folder}/fastcgi;
+    uwsgi_temp_path {folder}/uwsgi;
+    scgi_temp_path {folder}/scgi;
+    client_max_body_size 6m;  # Streamlit refuses uploads over 5 MB with its own message
+
+    # a browser with the cookie goes where its value hashes; a new one by its request id,
+    # and gets that id as its cookie
+    map $cookie_{COOKIE} $attnviz_key {{
+        ""      $request_id;
+        default $cookie_{COOKIE};
+    }}
+    map $http_upgrade $connection_upgrade {{
+        default upgrade;
+        ""      close;
+    }}
+    upstream attnviz {{
+        hash $attnviz_key consistent;
+{servers}
+    }}
+    server {{
+        listen {address}:{port};
+        location / {{
+            proxy_pass http://attnviz;
+            proxy_http_version 1.1;
+            proxy_set_header Host $http_host;
+            proxy_set_header Upgrade $http_upgrade;
+            proxy_set_header Connection $connection_upgrade;
+            proxy_read_timeout 1h;
+            proxy_next_upstream error timeout http_502 http_503;
+            add_header Set-Cookie "{COOKIE}=$attnviz_key; Path=/; HttpOnly; SameSite=Lax" always;
+            add_header X-Attnviz-Backend $upstream_addr always;
+        }}
+    }}
+}}
+"""
+
+
+def find_nginx() -> str | None:
+    """The nginx executable, or None."""
+    for name in NGINX_CANDIDATES:
+        found = shutil.which(name) or (name if os.access(name, os.X_OK) else None)
+        if found:
+            return found
+    return None
+
+
+def free_port() -> int:
+    """A free TCP port on the loopback interface."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return response.read().decode().strip() == "ok"
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen, what: str) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while not _healthy(url):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"{what} did not start (exit code {proc.poll()})")
+        time.sleep(0.1)
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def running_class(processes: int, *, address: str = "127.0.0.1", port: int | None = None,
+                  log_folder: Path | None = None) -> Iterator[ClassServer]:
+    """Start ``processes`` attnviz servers and nginx in front; stop them all on exit."""
+    nginx = find_nginx()
+    if nginx is None:
+        raise RuntimeError("nginx is not installed: sudo apt install nginx")
+    folder = Path(tempfile.mkdtemp(prefix="attnviz-class-"))
+    logs = log_folder or folder
+    port = port or free_port()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1",
+           "STREAMLIT_SERVER_COOKIE_SECRET": secrets.token_hex(32)}  # one secret for all
+    backends: list[subprocess.Popen] = []
+    proxy = None
+    try:
+        ports = []
+        for i in range(processes):
+            ports.append(free_port())
+            log = (logs / f"backend-{i}.log").open("w")
+            backends.append(subprocess.Popen(
+                [sys.executable, "-m", "streamlit", "run", str(APP), "--server.headless=true",
+                 "--server.address=127.0.0.1", f"--server.port={ports[-1]}"],
+                cwd=REPO_ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log,
+                stderr=subprocess.STDOUT))
+        for p, proc in zip(ports, backends, strict=True):
+            _wait_healthy(f"http://127.0.0.1:{p}/_stcore/health", proc, f"attnviz on port {p}")
+        conf = folder / "nginx.conf"
+        conf.write_text(nginx_config(ports, address=address, port=port, folder=folder))
+        proxy = subprocess.Popen([nginx, "-p", str(folder), "-c", str(conf), "-g",
+                                  "daemon off;"], stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        host = "127.0.0.1" if address in ("0.0.0.0", "") else address
+        url = f"http://{host}:{port}"
+        _wait_healthy(f"{url}/_stcore/health", proxy, "nginx")
+        yield ClassServer(url, tuple(ports), tuple(backends), proxy, folder)
+    finally:
+        for proc in ([proxy] if proxy else []) + backends:
+            _stop(proc)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def main(argv: list[str]) -> int:
+    """``python -m attnviz class [--processes N] [--address A] [--port P]``."""
+    parser = argparse.ArgumentParser(prog="python -m attnviz class",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--processes", type=int, default=os.cpu_count() or 1,
+                        help="attnviz server processes (default: one per core)")
+    parser.add_argument("--address", default="127.0.0.1",
+                        help="where nginx listens: 0.0.0.0 lets students' browsers reach it")
+    parser.add_argument("--port", type=int, default=8501)
+    args = parser.parse_args(argv)
+    if args.processes < 1:
+        parser.error("--processes must be at least 1")
+    stop = {"now": False}
+    signal.signal(signal.SIGTERM, lambda *_: stop.update(now=True))
+    try:
+        with running_class(args.processes, address=args.address, port=args.port) as served:
+            print(f"attnviz for a class: {args.processes} processes behind nginx.\n"
+                  f"Open {served.url} (students: this machine's LAN address, port {args.port})."
+                  "\nStop with Ctrl+C.", flush=True)
+            while not stop["now"] and served.proxy.poll() is None:
+                time.sleep(0.5)
+    except RuntimeError as err:
+        print(f"attnviz: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        pass
+    return 0
