@@ -123,7 +123,8 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def _healthy(url: str) -> bool:
+def healthy(url: str) -> bool:
+    """True when a Streamlit health URL answers "ok" (within 2 s)."""
     try:
         with urllib.request.urlopen(url, timeout=2) as response:
             return response.read().decode().strip() == "ok"
@@ -133,7 +134,7 @@ def _healthy(url: str) -> bool:
 
 def _wait_healthy(url: str, proc: subprocess.Popen, what: str) -> None:
     deadline = time.monotonic() + START_TIMEOUT_S
-    while not _healthy(url):
+    while not healthy(url):
         if proc.poll() is not None or time.monotonic() > deadline:
             raise RuntimeError(f"{what} did not start (exit code {proc.poll()})")
         time.sleep(0.1)

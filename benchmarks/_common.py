@@ -12,13 +12,10 @@ import json
 import os
 import platform
 import re
-import socket
 import statistics
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
@@ -27,6 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run from a fresh clone without installing the package
     sys.path.insert(0, str(ROOT))
+
+from attnviz.classroom import free_port, healthy  # noqa: E402 - after the path
 
 APP = ROOT / "app.py"
 RESULTS_DIR = ROOT / "benchmarks" / "results"
@@ -229,21 +228,6 @@ def big_scenario(t: int = BIG_T, n_heads: int = BIG_HEADS, d_model: int = BIG_D_
 
 # ---------------------------------------------------------------- a server for browser runs
 
-def free_port() -> int:
-    """A free TCP port on the loopback interface."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as response:
-            return response.read().decode().strip() == "ok"
-    except (urllib.error.URLError, OSError):
-        return False
-
-
 @contextmanager
 def streamlit_server(log_path: Path, env: dict | None = None, timeout: float = 90,
                      script: Path = APP) -> Iterator[tuple[str, subprocess.Popen]]:
@@ -264,7 +248,7 @@ def streamlit_server(log_path: Path, env: dict | None = None, timeout: float = 9
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + timeout
-        while not _healthy(f"{base}/_stcore/health"):
+        while not healthy(f"{base}/_stcore/health"):
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"streamlit server did not start; see {log_path}")
             time.sleep(0.1)

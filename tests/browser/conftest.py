@@ -19,12 +19,9 @@ Recipe and timings: /work/shared/BROWSER.md. Helpers for waiting and reading plo
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -40,6 +37,8 @@ from helpers import (
     track_reruns,
 )
 from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
+
+from attnviz.classroom import free_port, healthy
 
 HERE = Path(__file__).resolve().parent
 SERVER_LOG = ARTIFACTS / "streamlit-server.log"
@@ -67,27 +66,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> pytes
     return report
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as response:
-            return response.read().decode().strip() == "ok"
-    except (urllib.error.URLError, OSError):
-        return False
-
-
 @pytest.fixture(scope="session")
 def app_server() -> Iterator[str]:
     """Run the app with ``streamlit run`` on a free port; yield ``http://127.0.0.1:PORT``."""
     app = Path(os.environ.get("ATTNVIZ_APP", REPO_ROOT / "app.py")).resolve()
     if not app.is_file():
         pytest.fail(f"Streamlit app not found: {app} (set ATTNVIZ_APP to override)")
-    port = _free_port()
+    port = free_port()
     cmd = [
         sys.executable, "-m", "streamlit", "run", str(app),
         "--server.headless=true",
@@ -107,7 +92,7 @@ def app_server() -> Iterator[str]:
     base_url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + HEALTH_TIMEOUT_S
-        while not _healthy(f"{base_url}/_stcore/health"):
+        while not healthy(f"{base_url}/_stcore/health"):
             if proc.poll() is not None or time.monotonic() > deadline:
                 state = (
                     f"exited with code {proc.returncode}"

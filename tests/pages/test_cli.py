@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -12,14 +11,9 @@ import urllib.request
 from pathlib import Path
 
 import attnviz.__main__ as cli
+from attnviz.classroom import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_command_runs_the_repo_app():
@@ -36,7 +30,7 @@ def test_missing_app_gives_a_message(monkeypatch, capsys):
 
 
 def test_python_m_attnviz_serves_the_app_on_loopback(tmp_path):
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "attnviz", f"--server.port={port}", "--server.headless=true"],
         cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},
