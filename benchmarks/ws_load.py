@@ -195,8 +195,9 @@ async def student_session(student: Student, ws_url: str, seconds: float, every: 
     rng = random.Random(student.index)
     await asyncio.sleep(start_delay)
     try:
+        # no client pings: a browser sends none (Streamlit's server keeps the socket alive)
         async with websockets.connect(ws_url, subprotocols=["streamlit"], max_size=None,
-                                      open_timeout=WAIT_S) as ws:
+                                      open_timeout=WAIT_S, ping_interval=None) as ws:
             student.ws = ws
             check(student, await rerun(student))
             end = time.monotonic() + seconds
