@@ -1,6 +1,7 @@
 """A class on one server, without a browser per student: simulated students over the WebSocket.
 
     python benchmarks/ws_load.py [--students 20,60,120] [--seconds 120] [--every 3]
+                                 [--scenario default|largest] [--expire S]
                                  [--url http://127.0.0.1:PORT] [--json PATH]
 
 Each simulated student is one Streamlit session that speaks the browser's own protocol to the
@@ -17,6 +18,11 @@ stack installs). A student
    ``run_scenario`` on the scenario the student expects (its own copy, edited the same way):
    a chart that differs by more than 1e-12, or is missing, counts as an *edit lost*; an
    exception element, a closed socket or a run that does not finish in ``WAIT_S`` as an *error*.
+
+``--scenario largest`` opens the page with the ``?scenario=`` link of the largest preset a link
+can carry (the most numbers), as a class following the lecturer's link does. ``--expire S``
+reads the server's RSS again S seconds after the last student left (Streamlit keeps a closed
+session for ``server.disconnectedSessionTTL`` = 120 s, so S > 120 shows what is given back).
 
 Reported per class size: students, edits, p50/p95 latency from sending an edit to the run's
 ``script_finished`` (what a student waits for before the picture is complete), errors, edits
@@ -78,6 +84,7 @@ class Run:
     widgets: dict[str, str] = field(default_factory=dict)
     charts: dict[str, np.ndarray] = field(default_factory=dict)
     exceptions: list[str] = field(default_factory=list)
+    query: str | None = None  # the address bar's new query string, when the app changed it
 
 
 @dataclass
@@ -86,6 +93,7 @@ class Student:
 
     index: int
     scenario: object
+    query: str = ""  # the page's query string (a scenario link)
     ws: object = None
     widgets: dict[str, str] = field(default_factory=dict)  # key -> id
     states: dict[str, object] = field(default_factory=dict)  # id -> WidgetState
@@ -115,6 +123,8 @@ async def read_run(ws) -> Run:
                 run.charts[user_key(sub.id)] = chart_z(sub)
             elif widget_id:
                 run.widgets[user_key(widget_id)] = widget_id
+        elif kind == "page_info_changed":  # st.query_params changed the address bar
+            run.query = msg.page_info_changed.query_string
         elif kind == "script_finished":
             # FINISHED_SUCCESSFULLY = 0; a run cut short for the next rerun is followed by it
             if msg.script_finished == 0:
@@ -124,12 +134,15 @@ async def read_run(ws) -> Run:
 async def rerun(student: Student) -> Run:
     """Send the student's widget states (as the browser does after an edit) and read the run."""
     back = BackMsg()
-    back.rerun_script.query_string = ""
+    back.rerun_script.query_string = student.query
     back.rerun_script.page_name = PAGE
     for state in student.states.values():
         back.rerun_script.widget_states.widgets.append(state)
     await student.ws.send(back.SerializeToString())
-    return await read_run(student.ws)
+    run = await read_run(student.ws)
+    if run.query is not None:  # the browser sends the address bar as it now is
+        student.query = run.query
+    return run
 
 
 def widget_state(widget_id: str, **value):
@@ -222,12 +235,33 @@ def sample_rss(pid: int | None, stop: threading.Event, peak: list[float]) -> Non
         stop.wait(0.25)
 
 
-def run_class(base: str, pid: int | None, students: int, seconds: float, every: float) -> dict:
+def largest_linkable_preset() -> tuple[str, object]:
+    """The preset whose link is longest (the most numbers a link can carry) and its scenario."""
+    from attnviz.io import scenario_io
+    from attnviz.scenarios.presets import PRESETS
+
+    best = (0, "")
+    for key, preset in PRESETS.items():
+        try:
+            best = max(best, (len(scenario_io.to_link_param(preset.build())), key))
+        except ValueError:
+            continue
+    return best[1], PRESETS[best[1]].build()
+
+
+def run_class(base: str, pid: int | None, students: int, seconds: float, every: float, *,
+              scenario: str = "default", expire: float = 0.0) -> dict:
     """One class: ``students`` sessions at once (starting 50 ms apart); figures as a dict."""
     ws_url = f"ws://{urlparse(base).netloc}/_stcore/stream"
+    from attnviz.io import scenario_io
     from attnviz.scenarios.presets import default_scenario
 
-    crowd = [Student(i, default_scenario()) for i in range(students)]
+    if scenario == "largest":
+        key, start = largest_linkable_preset()
+        query = f"{scenario_io.LINK_PARAM}={scenario_io.to_link_param(start)}"
+        crowd = [Student(i, start, query) for i in range(students)]
+    else:
+        key, crowd = "default", [Student(i, default_scenario()) for i in range(students)]
     idle = c.rss_mib(pid)[0] if pid else float("nan")
     stop, peak = threading.Event(), [idle]
     sampler = threading.Thread(target=sample_rss, args=(pid, stop, peak), daemon=True)
@@ -241,10 +275,13 @@ def run_class(base: str, pid: int | None, students: int, seconds: float, every: 
     asyncio.run(all_students())
     stop.set()
     sampler.join()
+    end_rss = c.rss_mib(pid)[0] if pid else float("nan")
+    if expire > 0 and pid:
+        time.sleep(expire)
     latencies = [x for s in crowd for x in s.latencies]
     errors = [e for s in crowd for e in s.errors]
     return {
-        "students": students, "seconds": seconds, "every_s": every,
+        "students": students, "seconds": seconds, "every_s": every, "scenario": key,
         "wall_s": round(time.monotonic() - t0, 1),
         "edits": sum(s.edits for s in crowd),
         "p50_ms": round(1000 * c.percentile(latencies, 50), 1) if latencies else None,
@@ -252,7 +289,9 @@ def run_class(base: str, pid: int | None, students: int, seconds: float, every: 
         "errors": len(errors), "error_examples": sorted(set(errors))[:3],
         "edits_lost": sum(s.lost for s in crowd),
         "rss_idle_mib": round(idle, 1), "rss_peak_mib": round(peak[0], 1),
-        "rss_end_mib": round(c.rss_mib(pid)[0], 1) if pid else None,
+        "rss_end_mib": round(end_rss, 1),
+        "rss_expired_mib": round(c.rss_mib(pid)[0], 1) if pid and expire > 0 else None,
+        "expire_s": expire,
         "load_average": c.load_average(),
     }
 
@@ -263,6 +302,10 @@ def main() -> None:
                         help="class sizes, comma-separated (each a separate run)")
     parser.add_argument("--seconds", type=float, default=120.0, help="editing time per student")
     parser.add_argument("--every", type=float, default=3.0, help="mean seconds between edits")
+    parser.add_argument("--scenario", choices=("default", "largest"), default="default",
+                        help="open the page with the default scenario or the largest link")
+    parser.add_argument("--expire", type=float, default=0.0,
+                        help="read the RSS again this many seconds after the class left")
     parser.add_argument("--url", default="", help="use this running server instead of starting one")
     args = parser.parse_args()
     if args.quick:  # checks the script works: two students, a few edits
@@ -270,19 +313,24 @@ def main() -> None:
     sizes = [int(n) for n in args.students.split(",") if n.strip()]
     rows = []
     if args.url:
-        rows = [run_class(args.url, None, n, args.seconds, args.every) for n in sizes]
+        rows = [run_class(args.url, None, n, args.seconds, args.every,
+                          scenario=args.scenario) for n in sizes]
     else:
         for n in sizes:  # a fresh server per class size: RSS figures do not carry over
             log = c.RESULTS_DIR / f"ws-load-server-{n}.log"
             with c.streamlit_server(log) as (base, proc):
-                rows.append(run_class(base, proc.pid, n, args.seconds, args.every))
+                rows.append(run_class(base, proc.pid, n, args.seconds, args.every,
+                                      scenario=args.scenario, expire=args.expire))
             rows[-1]["server_log_errors"] = len(c.server_errors(log))
-    headers = ["students", "edits", "p50 (ms)", "p95 (ms)", "errors", "edits lost",
-               "RSS idle / peak / end (MiB)", "load average"]
-    table = c.md_table(headers, [[r["students"], r["edits"], r["p50_ms"], r["p95_ms"],
-                                  r["errors"], r["edits_lost"],
+    headers = ["students", "scenario", "edits", "p50 (ms)", "p95 (ms)", "errors", "edits lost",
+               "RSS idle / peak / end (MiB)", "RSS after expiry (MiB)", "load average"]
+    table = c.md_table(headers, [[r["students"], r["scenario"], r["edits"], r["p50_ms"],
+                                  r["p95_ms"], r["errors"], r["edits_lost"],
                                   f"{r['rss_idle_mib']} / {r['rss_peak_mib']} / "
-                                  f"{r['rss_end_mib']}", r["load_average"]] for r in rows])
+                                  f"{r['rss_end_mib']}",
+                                  f"{r['rss_expired_mib']} ({r['expire_s']:g} s)"
+                                  if r["rss_expired_mib"] else "not measured",
+                                  r["load_average"]] for r in rows])
     targets = [c.target(f"load: {r['students']} simulated students edit for {r['seconds']:g} s; "
                         "0 errors, 0 edits lost", f"{r['errors']} errors, {r['edits_lost']} lost "
                         f"of {r['edits']} edits", r["errors"] == 0 and r["edits_lost"] == 0)

@@ -146,7 +146,7 @@ def test_websocket_load_quick(tmp_path):
     assert row["errors"] == 0 and row["edits_lost"] == 0, row
     assert row["rss_peak_mib"] >= row["rss_idle_mib"] > 0
     (table,) = tables(section["markdown"])
-    assert table[1][:2] == ["2", str(row["edits"])]
+    assert table[1][:3] == ["2", "default", str(row["edits"])]
 
 
 def test_run_all_writes_a_report(tmp_path):
