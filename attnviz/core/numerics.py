@@ -21,7 +21,8 @@ def stable_softmax(x: Array, axis: int) -> Array:
     top = np.max(x, axis=axis, keepdims=True)
     top[np.isneginf(top)] = 0  # an all −inf slice stays −inf
     with np.errstate(over="ignore"):  # x − top below −max_float is −inf: weight 0, as it should
-        exp = np.exp(x - top)
+        exp = x - top
+        np.exp(exp, out=exp)  # in place: one array of the scores' size, not two
     # 2) normalise; an all-zero slice (all −inf) stays zero
     total = exp.sum(axis=axis, keepdims=True)
     total[total == 0] = 1
