@@ -36,6 +36,9 @@ PAGES = {
 }
 
 navigation = st.navigation(PAGES, expanded=True)  # every page listed, no "View more"
-sidebar.render()
+summary = sidebar.render()
 presenter.apply()
-navigation.run()
+try:
+    navigation.run()
+finally:  # also when a page stops early (st.stop) or reruns
+    sidebar.current(summary)

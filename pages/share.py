@@ -3,6 +3,7 @@
 import streamlit as st
 
 from attnviz.io import export
+from attnviz.teach.text import common
 from attnviz.teach.text import share as text
 from attnviz.ui import controls, share, state
 
@@ -11,7 +12,7 @@ st.header(text.TITLE)
 st.write(text.INTRO)
 share.show_flash()
 st.text(text.CURRENT.format(title=scenario.title or text.UNTITLED, variant=scenario.spec.name,
-                            t=scenario.t, d_model=scenario.d_model))
+                            tokens=common.count(scenario.t, "token"), d_model=scenario.d_model))
 
 st.subheader(text.FILE_TITLE)
 c1, c2 = st.columns(2, gap="large")

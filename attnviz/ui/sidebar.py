@@ -9,9 +9,8 @@ from attnviz.teach.text import common as text
 from attnviz.ui import state
 
 
-def render() -> None:
-    """Draw the shared sidebar."""
-    scenario = state.get_scenario()
+def render():
+    """Draw the shared sidebar; return the slot :func:`current` fills after the page ran."""
     with st.sidebar:
         st.markdown(f"### {text.SIDEBAR_PRESETS}")
         keys = list(PRESETS)
@@ -24,10 +23,20 @@ def render() -> None:
             state.load_preset(choice)
             st.rerun()
         st.markdown(f"### {text.SIDEBAR_CURRENT}")
+        slot = st.empty()
+        st.toggle(text.SIDEBAR_PRESENTER, key=state.PRESENTER, help=text.SIDEBAR_PRESENTER_HELP)
+    return slot
+
+
+def current(slot) -> None:
+    """The current scenario in the sidebar, written after the page ran: the page's own edits
+    (a variant picked, a cell typed) are in it, so it never lags one rerun behind."""
+    scenario = state.get_scenario()
+    with slot.container():
         if scenario.title:
             st.text(scenario.title)  # may come from an uploaded file: never as Markdown
-        st.text(text.SIDEBAR_SCENARIO.format(variant=scenario.spec.name, t=scenario.t,
+        st.text(text.SIDEBAR_SCENARIO.format(variant=scenario.spec.name,
+                                             tokens=text.count(scenario.t, "token"),
                                              d_model=scenario.d_model)
-                + (text.SIDEBAR_HEADS.format(n_heads=scenario.n_heads)
+                + (text.SIDEBAR_HEADS.format(heads=text.count(scenario.n_heads, "head"))
                    if scenario.spec.always_heads else ""))
-        st.toggle(text.SIDEBAR_PRESENTER, key=state.PRESENTER, help=text.SIDEBAR_PRESENTER_HELP)

@@ -6,6 +6,11 @@ comment above each template says what its fields are); ``tests/teach/test_text.p
 
 from __future__ import annotations
 
+
+def count(n: int, word: str) -> str:
+    """``n`` and the noun: "1 token", "3 tokens" (``word`` is the singular; plural adds "s")."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
 FIELDS: dict[str, tuple[str, ...]] = {
     "SHARE_LINK_HELP": ("n", "limit"),
     "HEADS_POOLED": ("t", "shown", "f"),
@@ -15,8 +20,8 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "LIMITS_MASKED_ROWS": ("rows",),
     "HEAD_NAME": ("h",),
     "VARIANT_SAME_AS": ("name",),
-    "SIDEBAR_SCENARIO": ("variant", "t", "d_model"),
-    "SIDEBAR_HEADS": ("n_heads",),
+    "SIDEBAR_SCENARIO": ("variant", "tokens", "d_model"),
+    "SIDEBAR_HEADS": ("heads",),
     "EDITOR_BAD_SHAPE": ("label", "rows", "cols", "got_rows", "got_cols"),
     "EDITOR_BAD_CELLS": ("label", "cells", "more"),
     "EDITOR_MORE": ("n",),
@@ -195,10 +200,10 @@ SIDEBAR_PRESET_CHOICE = "Classroom demos"
 SIDEBAR_LOAD = "Load preset"
 SIDEBAR_LOAD_HELP = "Replaces the whole scenario (tokens, embeddings, weights, settings)"
 SIDEBAR_CURRENT = "Current scenario"
-# {variant}: the variant's name; {t}: number of tokens; {d_model}: the embedding width
-SIDEBAR_SCENARIO = "{variant}\n{t} tokens · d_model {d_model}"
-# {n_heads}: number of heads (appended to SIDEBAR_SCENARIO for multi-head variants)
-SIDEBAR_HEADS = " · {n_heads} heads"
+# {variant}: the variant's name; {tokens}: count(t, "token"); {d_model}: the embedding width
+SIDEBAR_SCENARIO = "{variant}\n{tokens} · d_model {d_model}"
+# {heads}: count(n_heads, "head") (appended to SIDEBAR_SCENARIO for multi-head variants)
+SIDEBAR_HEADS = " · {heads}"
 SIDEBAR_PRESENTER = "Presenter mode"
 SIDEBAR_PRESENTER_HELP = "Bigger type and figures, editors collapsed — for a projector"
 

@@ -7,7 +7,7 @@ comment above each template says what its fields are); ``tests/teach/test_text.p
 from __future__ import annotations
 
 FIELDS: dict[str, tuple[str, ...]] = {
-    "CURRENT": ("title", "variant", "t", "d_model"),
+    "CURRENT": ("title", "variant", "tokens", "d_model"),
 }
 
 INTRO = (
@@ -23,9 +23,10 @@ MATRICES = (
 )
 
 TITLE = "Save & share"
-# {title}: the scenario's title, or UNTITLED; {variant}: the variant's name; {t}: tokens;
+# {title}: the scenario's title, or UNTITLED; {variant}: the variant's name;
+# {tokens}: common.count(t, "token");
 # {d_model}: the embedding width
-CURRENT = "Current scenario: {title}\n{variant} · {t} tokens · d_model {d_model}"
+CURRENT = "Current scenario: {title}\n{variant} · {tokens} · d_model {d_model}"
 UNTITLED = "your edited scenario"
 FILE_TITLE = "Scenario file"
 LINK_TITLE = "Link"

@@ -1,0 +1,56 @@
+"""AppTest: the text around the numbers follows them at once (issue 15, "text that never lies").
+
+The sidebar's "Current scenario" is written after the page ran, so it shows the page's own
+change in the same run; counts read "1 token", "2 heads".
+"""
+
+from __future__ import annotations
+
+from apptest_helpers import edit_cells, open_page
+
+from attnviz.scenarios.registry import VARIANTS
+from attnviz.teach.text import common
+
+
+def sidebar_texts(at) -> list[str]:
+    return [t.value for t in at.sidebar.text]
+
+
+def summary(at) -> str:
+    """The sidebar's line naming the variant and the sizes."""
+    return next(t for t in sidebar_texts(at) if "d_model" in t)
+
+
+def test_the_summary_shows_a_variant_picked_on_the_page_in_the_same_run():
+    at = open_page("playground")
+    assert summary(at).startswith(VARIANTS["scaled_dot_product"].name)
+    at.selectbox(key="playground_variant_v0").set_value("causal").run()
+    assert summary(at).startswith(VARIANTS["causal"].name)
+
+
+def test_the_summary_counts_heads_and_tokens_in_words():
+    at = open_page("playground")
+    at.number_input(key="playground_d_k_v0").set_value(4).run()
+    at.number_input(key="playground_d_v_v1").set_value(4).run()
+    at.selectbox(key="playground_variant_v2").set_value("multi_head").run()
+    at.select_slider(key="playground_n_heads_v2").set_value(2).run()
+    assert summary(at).endswith("· 2 heads")
+    at.select_slider(key="playground_n_heads_v2").set_value(1).run()
+    assert summary(at).endswith("· 1 head")
+    at.text_input(key="playground_tokens").input("solo").run()
+    assert "\n1 token · d_model" in summary(at)
+
+
+def test_the_summary_follows_a_cell_edit_that_changes_nothing_it_shows():
+    """A cell edit keeps the variant and sizes: the summary stays, and no exception."""
+    at = open_page("playground")
+    before = summary(at)
+    version = at.session_state["editor_version"]
+    at = edit_cells(at, f"playground_x_v{version}", {0: {"d0": "2"}})
+    assert not at.exception and summary(at) == before
+
+
+def test_count_words():
+    assert common.count(1, "token") == "1 token"
+    assert common.count(0, "head") == "0 heads"
+    assert common.count(3, "token") == "3 tokens"
