@@ -6,7 +6,8 @@ from attnviz.ui import blas, plotly_view, presenter, share, sidebar, state
 
 blas.one_blas_thread()  # small matrices, many sessions: see attnviz/ui/blas.py
 plotly_view.serve_static_from(__file__)  # static/ beside this script holds plotly.min.js
-st.set_page_config(page_title="attnviz", page_icon="🔍", layout="wide")
+st.set_page_config(page_title="attnviz", page_icon="🔍", layout="wide",
+                   initial_sidebar_state=presenter.sidebar_state())
 state.init_state()
 share.restore_from_link()  # a shared link (?scenario=...) replaces the scenario once
 

@@ -1,122 +1,274 @@
-"""Playground: edit tokens, embeddings and weights, pick a variant, see every matrix."""
+"""Playground: edit tokens, embeddings and weights, pick a variant, see every matrix.
 
+The lecture view: a focus switch picks which stage of the computation fills the screen, with
+the controls that change it on the same screen (1024×768 and up, no scrolling); cells that the
+last change moved are outlined. "Every matrix" is the full view: every intermediate with its
+formula, the diagnostics and the downloads.
+"""
+
+import numpy as np
 import streamlit as st
 
 from attnviz.core.downsample import block_factor, block_labels, downsample
 from attnviz.figures import heatmap, mask_figure
+from attnviz.figures.heatmap import CELL_TEXT_LIMIT
 from attnviz.io import export
 from attnviz.scenarios import limits
 from attnviz.teach.text import common
 from attnviz.teach.text import playground as text
-from attnviz.ui import controls, share, state
+from attnviz.ui import controls, presenter, share, state
 from attnviz.ui.diagnostics import diagnostics_panel
-from attnviz.ui.panels import matrix_panel, scenario_caption
+from attnviz.ui.panels import matrix_panel, scenario_caption, show_figure
+from attnviz.ui.safe import md_escape
 
-st.header(text.HEADER)
-scenario = state.get_scenario()
-scenario_caption(scenario)
+LECTURE_SETTINGS = ("temperature", "pe", "heads", "params")  # beside the inputs; scale on top
+PREVIOUS = "playground_previous"  # the matrices last shown, to outline what a change moved
+M = common.MATRICES
 
-scenario = controls.variant_picker("playground", scenario)
-inputs, views = st.columns([4, 8], gap="medium")
-with inputs:
-    with st.expander(text.INPUTS_EXPANDER, expanded=not state.presenter()):
+
+def changed_cells(name: str, z: np.ndarray) -> list[tuple[int, int]]:
+    """The cells of ``z`` that differ from the matrix shown under ``name`` on the last run
+    (none the first time, or when the shape changed); remembers ``z`` for the next run."""
+    previous = st.session_state.setdefault(PREVIOUS, {})
+    old, z = previous.get(name), np.asarray(z, dtype=float)
+    previous[name] = z.copy()
+    if old is None or old.shape != z.shape or max(z.shape) > CELL_TEXT_LIMIT:
+        return []
+    moved = ~np.isclose(z, old, rtol=1e-9, atol=1e-12, equal_nan=True)
+    return [(int(r), int(c)) for r, c in np.argwhere(moved)]
+
+
+def lecture_panel(name: str, z, x_labels, y_labels, *, key: str, row_labels: bool = True,
+                  **kw) -> None:
+    """One matrix of the lecture view: its title and formula on one line, the heatmap with
+    the cells the last change moved outlined; ``row_labels=False`` leaves the row labels to
+    the panel on its left (the same queries), giving the cells their room."""
+    title, formula, _ = M[name]
+    formula = text.LECTURE_FORMULAS.get(name, formula)
+    st.markdown(f"**{title}** &nbsp; ${formula}$")
+    rows = np.atleast_2d(z).shape[0]
+    height = 50 + 28 * rows if rows <= CELL_TEXT_LIMIT else None  # one screen: compact rows
+    fig = heatmap(z, x_labels, y_labels, highlight_cells=changed_cells(key, z), height=height,
+                  **kw)
+    if not row_labels:
+        fig.update_yaxes(showticklabels=False, title_text="")
+        fig.update_layout(margin_l=8)
+    show_figure(fig, key=f"playground_fig_{key}", filename=title)
+
+
+def inputs_row(scenario, focus: str):
+    """The controls of the lecture view: the editor of what the focus starts from (X, or the
+    weights for Q, K, V), the tokens and the settings."""
+    left, right = st.columns([3, 2], gap="medium")
+    with left:
         if scenario.direct:
             st.info(text.DIRECT)
-        else:
-            scenario = controls.token_controls("playground", scenario)
-            controls.size_controls("playground", scenario)
-            scenario = controls.embedding_editor("playground", scenario)
-            if scenario.spec.uses_source:
-                scenario = controls.token_controls("playground", scenario, source=True)
-                scenario = controls.embedding_editor("playground", scenario, source=True)
-    if not scenario.direct and scenario.spec.projections:
-        with st.expander(text.WEIGHTS_EXPANDER, expanded=not state.presenter()):
+        elif focus == "projections" and scenario.spec.projections:
             scenario = controls.weight_editors("playground", scenario,
                                                with_w_o=scenario.spec.always_heads)
-    with st.expander(text.SETTINGS_EXPANDER, expanded=True):
-        scenario = controls.settings_controls("playground", scenario)
-
-with views:
-    result = controls.compute(scenario)  # a message shows at the top of the figures' column
-    if result is not None:
-        controls.masked_rows_warning(result.mask)
-        att = result.attention
-        q_lab, k_lab = result.q_labels, result.k_labels
-        M = common.MATRICES
-        axes = dict(y_title=common.AXIS_QUERY, x_title=common.AXIS_KEY)  # scores and weights
-        figures = []  # (title, figure) for the HTML report
-
-        def panel(name, z, x_labels, y_labels, **kw):
-            """One matrix with its title, formula and explanation from attnviz.teach.text."""
-            title, formula, why = M[name]
-            fig = heatmap(z, x_labels, y_labels, **kw)
-            figures.append((title, fig))
-            matrix_panel(title, fig, key=f"playground_fig_{name}", formula=formula, explanation=why)
-
-        if not scenario.direct:
-            x_name = "x_pe" if result.pe is not None else "x"
-            panel(x_name, result.x, [f"d{j}" for j in range(result.x.shape[1])], q_lab,
-                  y_title=text.AXIS_TOKEN, x_title=text.AXIS_DIMENSION)
-        if scenario.spec.projections:
-            c1, c2, c3 = st.columns(3)
-            for col, name in zip((c1, c2, c3), ("q", "k", "v"), strict=True):
-                with col:
-                    z = getattr(att, name)
-                    panel(name, z, [f"{name}{j}" for j in range(z.shape[1])],
-                          q_lab if name == "q" else k_lab)
-        if scenario.spec.always_heads:
-            st.markdown(text.HEADS_TITLE)
-            # narrow columns: long sequences are pooled, as on Your own attention
-            thumb = limits.THUMBNAIL_T
-            pooled = max(block_factor(len(q_lab), thumb), block_factor(len(k_lab), thumb))
-            kx, qy = block_labels(k_lab, thumb), block_labels(q_lab, thumb)
-            if pooled > 1:
-                st.caption(common.HEADS_POOLED.format(t=len(q_lab), shown=len(qy), f=pooled)
-                           + text.HEADS_EXACT)
-            for col, h in zip(st.columns(att.n_heads), range(att.n_heads), strict=True):
-                with col:
-                    fig = heatmap(downsample(att.weights[h], thumb), kx, qy, kind="weights",
-                                  title=common.HEAD_NAME.format(h=h),
-                                  show_text=att.n_heads <= 2)
-                    if att.n_heads > 2 and h < att.n_heads - 1:  # one bar for the shared scale
-                        fig.update_traces(showscale=False)
-                    matrix_panel(common.HEAD_NAME.format(h=h), fig,
-                                 key=f"playground_fig_head_{h}")
-                    report = text.REPORT_HEAD_POOLED if pooled > 1 else text.REPORT_HEAD
-                    figures.append((report.format(h=h), fig))
-            diagnostics_panel(att.weights, q_lab, k_lab, key="playground_diag_heads")
-            panel("concat", att.concat, [f"c{j}" for j in range(att.concat.shape[1])], q_lab)
-            panel("multi_head_output", att.output, [f"o{j}" for j in range(att.output.shape[1])],
-                  q_lab)
         else:
-            score_name = "scores" if scenario.spec.projections else "additive_scores"
-            c1, c2 = st.columns(2)
-            with c1:
-                panel(score_name, att.scores, k_lab, q_lab, **axes)
-            with c2:
-                if scenario.spec.projections:  # additive scores are not scaled
-                    panel("scaled", att.scaled, k_lab, q_lab, **axes)
-            c1, c2 = st.columns(2)
-            with c1:
-                title, formula, why = M["mask"]
-                figures.append((title, mask_figure(result.mask, k_lab, q_lab)))
-                matrix_panel(title, figures[-1][1], key="playground_fig_mask",
-                             formula=formula, explanation=why)
-            with c2:
-                panel("masked", att.masked, k_lab, q_lab, **axes)
-            panel("weights", att.weights, k_lab, q_lab, kind="weights", **axes)
-            diagnostics_panel(att.weights, q_lab, k_lab, key="playground_diag")
-            out = att.output
-            panel("output", out, [f"o{j}" for j in range(out.shape[-1])], q_lab)
-        # lazy: the downloads are prepared only while it is open
-        downloads = st.expander(text.DOWNLOADS_EXPANDER, key="playground_downloads",
-                                on_change="rerun")
-        if downloads.open:
-            with downloads:
-                share.matrix_downloads(export.matrices(result), key="playground_dl",
-                                       stem=share.file_stem(scenario),
-                                       labels=export.axis_labels(result), q_labels=q_lab,
-                                       k_labels=k_lab)
-                share.report_button(figures, key="playground_report", title=text.REPORT_TITLE,
-                                    notes=[scenario.title],
-                                    file_name=f"{share.file_stem(scenario)}_playground.html")
+            scenario = controls.embedding_editor("playground", scenario)
+    with right:
+        if not scenario.direct:
+            scenario = controls.token_controls("playground", scenario)
+        scenario = controls.settings_controls("playground", scenario, compact=True,
+                                              only=LECTURE_SETTINGS)
+    return scenario
+
+
+def lecture(scenario, focus: str) -> None:
+    """The lecture view of one focus: controls, then three matrices side by side."""
+    scenario = inputs_row(scenario, focus)
+    result = controls.compute(scenario)
+    if result is None:
+        return
+    att, q_lab, k_lab = result.attention, result.q_labels, result.k_labels
+    axes = {}  # rows are queries, columns keys: said by the formula, not by axis titles
+    out_cols = [f"o{j}" for j in range(att.output.shape[-1])]
+    if focus == "heads" and att.n_heads > 1:
+        heads_row(att, q_lab, k_lab)
+        return
+    h = 0
+    if att.n_heads > 1:
+        h = st.segmented_control(text.HEAD_LABEL, list(range(att.n_heads)), default=0,
+                                 format_func=lambda i: common.HEAD_NAME.format(h=i),
+                                 key="playground_lecture_head") or 0
+    head = att.head(h)
+    if focus == "projections" and scenario.spec.projections:
+        panels = [(n, getattr(head, n), [f"{n}{j}" for j in range(getattr(head, n).shape[1])],
+                   q_lab if n == "q" else k_lab, {}) for n in ("q", "k", "v")]
+    elif focus == "scores":
+        score_name = "scores" if scenario.spec.projections else "additive_scores"
+        panels = [(score_name, head.scores, k_lab, q_lab, axes),
+                  ("scaled", head.scaled, k_lab, q_lab, axes),
+                  ("masked", head.masked, k_lab, q_lab, axes)]
+    else:
+        panels = [("scaled", head.scaled, k_lab, q_lab, axes),
+                  ("weights", head.weights, k_lab, q_lab, dict(kind="weights", **axes)),
+                  ("multi_head_output" if att.n_heads > 1 else "output", att.output, out_cols,
+                   q_lab, {})]
+    same_rows = focus != "projections"  # Q has the queries' rows, K and V the keys'
+    for i, (col, (name, z, x_labels, y_labels, kw)) in enumerate(
+            zip(st.columns(3, gap="small"), panels, strict=True)):
+        with col:
+            lecture_panel(name, z, x_labels, y_labels, key=f"{focus}_{name}",
+                          row_labels=i == 0 or not same_rows, **kw)
+
+
+def heads_row(att, q_lab, k_lab) -> None:
+    """Every head's weights on one shared 0–1 scale, pooled for long sequences."""
+    thumb = limits.THUMBNAIL_T
+    pooled = max(block_factor(len(q_lab), thumb), block_factor(len(k_lab), thumb))
+    kx, qy = block_labels(k_lab, thumb), block_labels(q_lab, thumb)
+    if pooled > 1:
+        st.caption(common.HEADS_POOLED.format(t=len(q_lab), shown=len(qy), f=pooled)
+                   + text.HEADS_EXACT)
+    per_row = min(att.n_heads, 4)
+    for start in range(0, att.n_heads, per_row):
+        for col, h in zip(st.columns(per_row), range(start, min(start + per_row, att.n_heads)),
+                          strict=False):
+            with col:
+                z = downsample(att.weights[h], thumb)
+                fig = heatmap(z, kx, qy, kind="weights", title=common.HEAD_NAME.format(h=h),
+                              show_text=att.n_heads <= 4,
+                              highlight_cells=changed_cells(f"heads_{h}", z))
+                show_figure(fig, key=f"playground_fig_lecture_head_{h}",
+                            filename=common.HEAD_NAME.format(h=h))
+
+
+def every_matrix(scenario) -> None:
+    """The full view: every intermediate with its formula and explanation, the diagnostics and
+    the downloads."""
+    inputs, views = st.columns([4, 8], gap="medium")
+    with inputs:
+        with st.expander(text.INPUTS_EXPANDER, expanded=not state.presenter()):
+            if scenario.direct:
+                st.info(text.DIRECT)
+            else:
+                scenario = controls.token_controls("playground", scenario)
+                controls.size_controls("playground", scenario)
+                scenario = controls.embedding_editor("playground", scenario)
+                if scenario.spec.uses_source:
+                    scenario = controls.token_controls("playground", scenario, source=True)
+                    scenario = controls.embedding_editor("playground", scenario, source=True)
+        if not scenario.direct and scenario.spec.projections:
+            with st.expander(text.WEIGHTS_EXPANDER, expanded=not state.presenter()):
+                scenario = controls.weight_editors("playground", scenario,
+                                                   with_w_o=scenario.spec.always_heads)
+        with st.expander(text.SETTINGS_EXPANDER, expanded=True):
+            scenario = controls.settings_controls("playground", scenario)
+    with views:
+        result = controls.compute(scenario)  # a message shows at the top of the figures' column
+        if result is not None:
+            all_panels(scenario, result)
+
+
+def all_panels(scenario, result) -> None:
+    """Every matrix of the result, then the downloads."""
+    controls.masked_rows_warning(result.mask)
+    att = result.attention
+    q_lab, k_lab = result.q_labels, result.k_labels
+    axes = dict(y_title=common.AXIS_QUERY, x_title=common.AXIS_KEY)  # scores and weights
+    figures = []  # (title, figure) for the HTML report
+
+    def panel(name, z, x_labels, y_labels, **kw):
+        """One matrix with its title, formula and explanation from attnviz.teach.text."""
+        title, formula, why = M[name]
+        fig = heatmap(z, x_labels, y_labels, **kw)
+        figures.append((title, fig))
+        matrix_panel(title, fig, key=f"playground_fig_{name}", formula=formula, explanation=why)
+
+    if not scenario.direct:
+        x_name = "x_pe" if result.pe is not None else "x"
+        panel(x_name, result.x, [f"d{j}" for j in range(result.x.shape[1])], q_lab,
+              y_title=text.AXIS_TOKEN, x_title=text.AXIS_DIMENSION)
+    if scenario.spec.projections:
+        c1, c2, c3 = st.columns(3)
+        for col, name in zip((c1, c2, c3), ("q", "k", "v"), strict=True):
+            with col:
+                z = getattr(att, name)
+                panel(name, z, [f"{name}{j}" for j in range(z.shape[1])],
+                      q_lab if name == "q" else k_lab)
+    if scenario.spec.always_heads:
+        st.markdown(text.HEADS_TITLE)
+        # narrow columns: long sequences are pooled, as on Your own attention
+        thumb = limits.THUMBNAIL_T
+        pooled = max(block_factor(len(q_lab), thumb), block_factor(len(k_lab), thumb))
+        kx, qy = block_labels(k_lab, thumb), block_labels(q_lab, thumb)
+        if pooled > 1:
+            st.caption(common.HEADS_POOLED.format(t=len(q_lab), shown=len(qy), f=pooled)
+                       + text.HEADS_EXACT)
+        for col, h in zip(st.columns(att.n_heads), range(att.n_heads), strict=True):
+            with col:
+                fig = heatmap(downsample(att.weights[h], thumb), kx, qy, kind="weights",
+                              title=common.HEAD_NAME.format(h=h),
+                              show_text=att.n_heads <= 2)
+                if att.n_heads > 2 and h < att.n_heads - 1:  # one bar for the shared scale
+                    fig.update_traces(showscale=False)
+                matrix_panel(common.HEAD_NAME.format(h=h), fig,
+                             key=f"playground_fig_head_{h}")
+                report = text.REPORT_HEAD_POOLED if pooled > 1 else text.REPORT_HEAD
+                figures.append((report.format(h=h), fig))
+        diagnostics_panel(att.weights, q_lab, k_lab, key="playground_diag_heads")
+        panel("concat", att.concat, [f"c{j}" for j in range(att.concat.shape[1])], q_lab)
+        panel("multi_head_output", att.output, [f"o{j}" for j in range(att.output.shape[1])],
+              q_lab)
+    else:
+        score_name = "scores" if scenario.spec.projections else "additive_scores"
+        c1, c2 = st.columns(2)
+        with c1:
+            panel(score_name, att.scores, k_lab, q_lab, **axes)
+        with c2:
+            if scenario.spec.projections:  # additive scores are not scaled
+                panel("scaled", att.scaled, k_lab, q_lab, **axes)
+        c1, c2 = st.columns(2)
+        with c1:
+            title, formula, why = M["mask"]
+            figures.append((title, mask_figure(result.mask, k_lab, q_lab)))
+            matrix_panel(title, figures[-1][1], key="playground_fig_mask",
+                         formula=formula, explanation=why)
+        with c2:
+            panel("masked", att.masked, k_lab, q_lab, **axes)
+        panel("weights", att.weights, k_lab, q_lab, kind="weights", **axes)
+        diagnostics_panel(att.weights, q_lab, k_lab, key="playground_diag")
+        out = att.output
+        panel("output", out, [f"o{j}" for j in range(out.shape[-1])], q_lab)
+    # lazy: the downloads are prepared only while it is open
+    downloads = st.expander(text.DOWNLOADS_EXPANDER, key="playground_downloads",
+                            on_change="rerun")
+    if downloads.open:
+        with downloads:
+            share.matrix_downloads(export.matrices(result), key="playground_dl",
+                                   stem=share.file_stem(scenario),
+                                   labels=export.axis_labels(result), q_labels=q_lab,
+                                   k_labels=k_lab)
+            share.report_button(figures, key="playground_report", title=text.REPORT_TITLE,
+                                notes=[scenario.title],
+                                file_name=f"{share.file_stem(scenario)}_playground.html")
+
+
+presenter.compact_page()
+scenario = state.get_scenario()
+focus = st.session_state.get("playground_focus") or "weights"
+if focus == "all":
+    st.header(text.HEADER)
+    scenario_caption(scenario)
+elif scenario.title and not state.presenter():  # one line: every pixel for the matrices
+    st.caption(md_escape(scenario.title))
+pick, focus_box, scale_box = st.columns([3, 4, 4], vertical_alignment="top")
+with pick:
+    scenario = controls.variant_picker("playground", scenario, compact=focus != "all")
+with focus_box:
+    foci = [f for f in text.FOCUS if f != "heads" or scenario.spec.always_heads]
+    focus = st.segmented_control(text.FOCUS_LABEL, foci, format_func=text.FOCUS.get,
+                                 default="weights", key="playground_focus",
+                                 help=text.FOCUS_HELP) or "weights"
+    focus = focus if focus in foci else "weights"
+if focus == "all":
+    every_matrix(scenario)
+else:
+    with scale_box:
+        scenario = controls.settings_controls("playground", scenario, compact=True,
+                                              only=("scale",))
+    st.latex(scenario.spec.formula)
+    lecture(scenario, focus)

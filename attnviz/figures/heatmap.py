@@ -41,9 +41,12 @@ def matrix_kind(z: np.ndarray) -> str:
     return "signed" if finite.size and finite.min() < 0 else "sequential"
 
 
-def _cell_text(z: np.ndarray, digits: int) -> np.ndarray:
-    """Formatted cell values: "−∞" for masked cells, "+∞" and "NaN" written as such."""
-    text = np.char.mod(f"%.{digits}g", np.where(np.isfinite(z), z, 0.0))
+def _cell_text(z: np.ndarray, digits: int, *, fixed: bool = False) -> np.ndarray:
+    """Formatted cell values: ``digits`` significant digits, or ``digits`` decimals when
+    ``fixed`` (weights: every probability the same width, 0.007 beside 0.236); "−∞" for masked
+    cells, "+∞" and "NaN" written as such."""
+    fmt = f"%.{digits}f" if fixed else f"%.{digits}g"
+    text = np.char.mod(fmt, np.where(np.isfinite(z), z, 0.0))
     text = np.where(np.isnan(z), "NaN", text)
     text = np.where(np.isposinf(z), "+∞", text)
     return np.where(np.isneginf(z), "−∞", text)
@@ -99,7 +102,8 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
     zmin, zmax : float, optional
         Shared colour range (e.g. the same scale for every head).
     digits : int
-        Significant digits of the numbers written in the cells.
+        Significant digits of the numbers written in the cells; decimals for ``"weights"``
+        (probabilities: 0.007 and 0.236 have the same width, the hover has every digit).
     highlight_rows, highlight_cells
         Rows / (row, col) cells outlined in orange.
     show_text : bool, optional
@@ -133,7 +137,8 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
                   f"{x_title or common.FIGURE_COLUMN} %{{x}}<br>")
     if show_text:
         exact = _cell_text(z, 17)
-        trace.update(text=_cell_text(z, digits), texttemplate="%{text}", customdata=exact,
+        trace.update(text=_cell_text(z, digits, fixed=kind == "weights"), texttemplate="%{text}",
+                     customdata=exact,
                      hovertemplate=(hover_rows + common.FIGURE_VALUE
                                     + " %{customdata}<extra></extra>"))
         if kind == "mask":

@@ -201,64 +201,99 @@ def fill_parts(scenario: Scenario, parts) -> Scenario:
     return filled
 
 
-def variant_picker(prefix: str, scenario: Scenario) -> Scenario:
-    """Choose the attention variant from the registry; shows its description and formula."""
+def variant_picker(prefix: str, scenario: Scenario, *, compact: bool = False) -> Scenario:
+    """Choose the attention variant from the registry; shows its description and formula.
+
+    ``compact`` (the lecture view): the select box alone, its description in its help; the
+    caller shows the formula where it has room.
+    """
     keys = list(VARIANTS)
-    pick, formula = st.columns([1, 2], vertical_alignment="center")
-    key = pick.selectbox(text.VARIANT_LABEL, keys, index=keys.index(scenario.variant),
-                         format_func=lambda k: VARIANTS[k].name,
-                         key=state.vkey(f"{prefix}_variant"))
+    if compact:
+        pick = formula = None
+        where = st
+    else:
+        pick, formula = st.columns([1, 2], vertical_alignment="center")
+        where = pick
+    key = where.selectbox(text.VARIANT_LABEL, keys, index=keys.index(scenario.variant),
+                          format_func=lambda k: VARIANTS[k].name,
+                          key=state.vkey(f"{prefix}_variant"),
+                          help=variant_about(scenario.variant) if compact else None)
     if key != scenario.variant:  # with the parts the new variant reads (a source, ...)
         scenario = with_variant(state.get_scenario(), key)
         state.set_scenario(scenario)
-    spec = VARIANTS[key]
-    pick.caption(spec.description + (" " + text.VARIANT_SAME_AS.format(
-        name=VARIANTS[spec.same_as].name) if spec.same_as else ""))
-    formula.latex(VARIANTS[key].formula)
+    if not compact:
+        pick.caption(variant_about(key))
+        formula.latex(VARIANTS[key].formula)
     return scenario
 
 
-def settings_controls(prefix: str, scenario: Scenario) -> Scenario:
+def variant_about(key: str) -> str:
+    """A variant's one-line description, and which variant computes the same thing if any."""
+    spec = VARIANTS[key]
+    same = (" " + text.VARIANT_SAME_AS.format(name=VARIANTS[spec.same_as].name)
+            if spec.same_as else "")
+    return spec.description + same
+
+
+SETTINGS = ("scale", "temperature", "pe", "heads", "params")
+
+
+def settings_controls(prefix: str, scenario: Scenario, *, compact: bool = False,
+                      only: tuple[str, ...] = SETTINGS) -> Scenario:
     """Scale mode, custom scale, temperature, positional encoding, heads and the variant's own
-    settings."""
+    settings (``only`` some of them: the lecture view places them in two spots); ``compact``
+    stacks the scale mode and the custom scale (a narrow column)."""
     changes = {}
-    c1, c2 = st.columns(2)
+    if "scale" in only:
+        c1, c2 = (st.container(), st.container()) if compact else st.columns(2)
+        changes.update(_scale_controls(prefix, scenario, c1, c2))
+    if "temperature" in only:
+        changes["temperature"] = st.slider(
+            text.TEMPERATURE_LABEL, 0.05, 5.0, float(scenario.temperature),
+            step=0.05, key=state.vkey(f"{prefix}_temperature"), help=text.TEMPERATURE_HELP)
+    if "pe" in only and not scenario.direct:
+        changes["use_pe"] = st.toggle(text.PE_TOGGLE, scenario.use_pe,
+                                      key=state.vkey(f"{prefix}_use_pe"))
+    if "heads" in only and scenario.spec.always_heads:
+        changes["n_heads"] = _heads_control(prefix, scenario)
+    if "params" in only:
+        own = param_controls(prefix, scenario)
+        if any(scenario.param(name) != value for name, value in own.items()):
+            changes["params"] = {**scenario.params, **own}
+    if any(getattr(scenario, k) != v for k, v in changes.items()):
+        scenario = state.update(**changes)
+    return scenario
+
+
+def _scale_controls(prefix: str, scenario: Scenario, c1, c2) -> dict:
+    """The scale mode (and the custom scale when chosen) as scenario changes."""
     fixed_scale = scenario.spec.scale_fixed is not None
     modes = list(text.SCALE_MODES)
     mode = c1.radio(text.SCALE_LABEL, modes, index=modes.index(scenario.scale_mode),
                     format_func=text.SCALE_MODES.get, horizontal=True,
                     key=state.vkey(f"{prefix}_scale_mode"), disabled=fixed_scale,
                     help=text.SCALE_FIXED_HELP if fixed_scale else None)
-    changes["scale_mode"] = mode
+    changes = {"scale_mode": mode}
     if mode == "custom":
         changes["custom_scale"] = c2.number_input(
             text.CUSTOM_SCALE_LABEL, 0.0,
             max(100.0, float(scenario.custom_scale)),  # a file may hold more
             float(scenario.custom_scale), step=0.05,
             key=state.vkey(f"{prefix}_custom_scale"))
-    changes["temperature"] = st.slider(
-        text.TEMPERATURE_LABEL, 0.05, 5.0, float(scenario.temperature),
-        step=0.05, key=state.vkey(f"{prefix}_temperature"))
-    if not scenario.direct:
-        changes["use_pe"] = st.toggle(text.PE_TOGGLE, scenario.use_pe,
-                                      key=state.vkey(f"{prefix}_use_pe"))
-    if scenario.spec.always_heads:
-        choices = [h for h in valid_head_counts(scenario.w_q.shape[1], limits.MAX_HEADS)
-                   if scenario.w_v.shape[1] % h == 0]
-        n = scenario.n_heads if scenario.n_heads in choices else choices[-1]
-        if n != scenario.n_heads:  # e.g. from a file or link, or after a width change
-            st.warning(text.LIMITS_HEADS_REPLACED.format(
-                n=scenario.n_heads, dk=scenario.w_q.shape[1], dv=scenario.w_v.shape[1],
-                shown=n, choices=", ".join(map(str, choices))))
-        changes["n_heads"] = st.select_slider(
-            text.HEADS_SLIDER_LABEL, choices, value=n,
-            key=state.vkey(f"{prefix}_n_heads"))
-    own = param_controls(prefix, scenario)
-    if any(scenario.param(name) != value for name, value in own.items()):
-        changes["params"] = {**scenario.params, **own}
-    if any(getattr(scenario, k) != v for k, v in changes.items()):
-        scenario = state.update(**changes)
-    return scenario
+    return changes
+
+
+def _heads_control(prefix: str, scenario: Scenario) -> int:
+    """The number of heads, among the counts that divide both widths."""
+    choices = [h for h in valid_head_counts(scenario.w_q.shape[1], limits.MAX_HEADS)
+               if scenario.w_v.shape[1] % h == 0]
+    n = scenario.n_heads if scenario.n_heads in choices else choices[-1]
+    if n != scenario.n_heads:  # e.g. from a file or link, or after a width change
+        st.warning(text.LIMITS_HEADS_REPLACED.format(
+            n=scenario.n_heads, dk=scenario.w_q.shape[1], dv=scenario.w_v.shape[1],
+            shown=n, choices=", ".join(map(str, choices))))
+    return st.select_slider(text.HEADS_SLIDER_LABEL, choices, value=n,
+                            key=state.vkey(f"{prefix}_n_heads"))
 
 
 def param_controls(prefix: str, scenario: Scenario) -> dict:

@@ -40,7 +40,10 @@ def show_figure(fig: go.Figure, *, key: str, filename: str | None = None,
     ``{"selection": {"points": [{"curve_number": ..., "point_index": ...}]}}`` either way.
     """
     if state.presenter():
-        fig.update_layout(font=dict(size=18), height=int((fig.layout.height or 300) * 1.3))
+        # cell numbers follow the layout font, shrunk only where a cell is too narrow for them
+        fig.update_layout(font=dict(size=22), height=int((fig.layout.height or 300) * 1.3))
+        fig.update_xaxes(tickfont_size=16)  # labels a step smaller: room for the numbers
+        fig.update_yaxes(tickfont_size=16)
     config = chart_config(filename or key)
     if plotly_js_ready():
         return plotly_view(fig, key=key, config=config, on_select=on_select)

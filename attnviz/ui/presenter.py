@@ -1,8 +1,9 @@
-"""Presenter mode: bigger type for a projector.
+"""Presenter mode: bigger type for a projector, and the lecture view's compact page.
 
-The sidebar toggle (``state.PRESENTER``) switches it on. :func:`apply` (called by app.py on
-every run) injects one static CSS block; it contains no user data. Figures grow in
-``panels.show_figure`` and the Playground collapses its editors (``state.presenter()``).
+The sidebar toggle (``state.PRESENTER``) switches it on. app.py collapses the sidebar while it
+is on (:func:`sidebar_state`) and calls :func:`apply` on every run, which injects one static
+CSS block; it contains no user data. Figures grow in ``panels.show_figure`` and the
+Playground's full view collapses its editors (``state.presenter()``).
 """
 
 from __future__ import annotations
@@ -21,17 +22,39 @@ PRESENTER_CSS = """
 [data-testid="stMain"] h1 { font-size: 3rem; }
 [data-testid="stMain"] h2 { font-size: 2.4rem; }
 [data-testid="stMain"] h3 { font-size: 2rem; }
-[data-testid="stMain"] .katex { font-size: 1.5em; }
+[data-testid="stMain"] .katex-display .katex { font-size: 1.5em; }
 [data-testid="stMain"] code { font-size: 1.15rem; }
 [data-testid="stMain"] [data-testid="stWidgetLabel"] p { font-size: 1.2rem; }
 [data-testid="stMain"] [data-baseweb="select"] div,
 [data-testid="stMain"] input { font-size: 1.2rem; }
 [data-testid="stMain"] [data-testid="stMetricValue"] { font-size: 3rem; }
+[data-testid="stMain"] [data-testid="stTable"] td,
+[data-testid="stMain"] [data-testid="stTable"] th { font-size: 1.3rem; }
+[data-testid="stMainBlockContainer"] { padding-left: 1.5rem; padding-right: 1.5rem; }
 </style>
 """
+
+# A page that must fit one screen (the Playground's lecture view): less empty space above.
+COMPACT_CSS = """
+<style>
+[data-testid="stMainBlockContainer"] { padding-top: 2rem; padding-bottom: 1rem; }
+[data-testid="stMain"] h1 { padding-top: 0; }
+</style>
+"""
+
+
+def sidebar_state() -> str:
+    """The sidebar's state for ``st.set_page_config``: collapsed in presenter mode (its toggle
+    stays one click away, behind the sidebar's arrow)."""
+    return "collapsed" if state.presenter() else "auto"
 
 
 def apply() -> None:
     """Inject the presenter CSS when presenter mode is on (static CSS only)."""
     if state.presenter():
-        st.markdown(PRESENTER_CSS, unsafe_allow_html=True)
+        st.html(PRESENTER_CSS)
+
+
+def compact_page() -> None:
+    """Less empty space above the page's first element (static CSS only)."""
+    st.html(COMPACT_CSS)

@@ -52,6 +52,13 @@ def test_small_matrices_show_numbers_and_exact_hover():
     assert float(trace.customdata[0][0]) == 1 / 3  # hover shows the exact float64
 
 
+def test_weights_are_written_with_three_decimals_and_exact_hover():
+    z = np.array([[0.00739, 0.236, 0.75661, 0.0]])
+    trace = heatmap(z, kind="weights").data[0]
+    assert list(trace.text[0]) == ["0.007", "0.236", "0.757", "0.000"]
+    assert float(trace.customdata[0][0]) == 0.00739
+
+
 def test_large_matrices_have_no_cell_text_and_send_float32():
     n = 200
     assert n > CELL_TEXT_LIMIT

@@ -308,6 +308,10 @@ SCALE_LABEL = "Scale"
 SCALE_FIXED_HELP = "Unscaled by definition for this variant"
 CUSTOM_SCALE_LABEL = "Custom scale"
 TEMPERATURE_LABEL = "Temperature τ (divides the scaled scores)"
+TEMPERATURE_HELP = (
+    "A teaching knob: standard attention (Vaswani et al.) has none, i.e. τ = 1. Below 1 the "
+    "softmax sharpens towards the largest score; above 1 it flattens towards uniform weights."
+)
 PE_TOGGLE = "Add sinusoidal positional encoding to X"
 HEADS_SLIDER_LABEL = "Heads (must divide the Q/K and V widths)"
 PRESET_LABEL = "Preset"

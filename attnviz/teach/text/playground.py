@@ -17,6 +17,30 @@ FIELDS: dict[str, tuple[str, ...]] = {
 
 HEADER = "Playground"
 
+# The focus switch: which stage of the computation fills the screen (the lecture view).
+FOCUS_LABEL = "Focus"
+FOCUS = {
+    "weights": "Weights",
+    "scores": "Scores",
+    "projections": "Q K V",
+    "heads": "Heads",
+    "all": "All",
+}
+FOCUS_HELP = (
+    "What fills the screen: scaled scores, weights and output; raw, scaled and masked scores; "
+    "the projections Q, K, V (with the weight editors); every head. Each keeps the controls "
+    "beside the matrices they change, and outlines in orange the cells your last change "
+    "moved. \"All\" shows every matrix of the computation, with formulas, diagnostics and "
+    "downloads."
+)
+HEAD_LABEL = "Head"
+# One-line formulas of the lecture view's matrices (common.MATRICES has the full ones).
+LECTURE_FORMULAS = {
+    "scaled": r"S' = S \cdot \mathrm{scale} \,/\, \tau",
+    "weights": r"A = \mathrm{softmax}(S'')",
+    "masked": r"S'' = S' \text{ where } M, \text{ else } -\infty",
+}
+
 INPUTS_EXPANDER = "Tokens and embeddings"
 
 DIRECT = (
