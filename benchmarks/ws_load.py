@@ -54,7 +54,8 @@ PAGE = "playground"
 WAIT_S = 60.0  # longest wait for one run
 TOL = 1e-12
 VARIANT_CYCLE = ("causal", "scaled_dot_product")  # the select box alternates between these
-CHECKED = {"weights": "playground_fig_weights", "output": "playground_fig_output"}
+# the lecture view (the Playground's default focus) draws these two
+CHECKED = {"weights": "playground_fig_weights_weights", "output": "playground_fig_weights_output"}
 
 
 def user_key(widget_id: str) -> str:

@@ -6,14 +6,16 @@ last change moved are outlined. "Every matrix" is the full view: every intermedi
 formula, the diagnostics and the downloads.
 """
 
+from functools import partial
+
 import numpy as np
 import streamlit as st
 
 from attnviz.core.downsample import block_factor, block_labels, downsample
 from attnviz.figures import heatmap, mask_figure
-from attnviz.figures.heatmap import CELL_TEXT_LIMIT
+from attnviz.figures.heatmap import CELL_TEXT_LIMIT, with_slider
 from attnviz.io import export
-from attnviz.scenarios import limits
+from attnviz.scenarios import limits, sweep
 from attnviz.teach.text import common
 from attnviz.teach.text import playground as text
 from attnviz.ui import controls, presenter, share, state
@@ -38,22 +40,52 @@ def changed_cells(name: str, z: np.ndarray) -> list[tuple[int, int]]:
     return [(int(r), int(c)) for r, c in np.argwhere(moved)]
 
 
+def land_temperature(chart_key: str) -> None:
+    """The weights' slider was released: its step becomes the scenario's exact temperature
+    (and the temperature slider's value), before the rerun computes everything from it."""
+    label = (st.session_state.get(chart_key) or {}).get("slider")
+    try:
+        value = float(label)
+    except (TypeError, ValueError):
+        return
+    state.update(temperature=value)
+    st.session_state[state.vkey("playground_temperature")] = value
+
+
+def temperature_frames(fig, scenario, head: int) -> list[dict] | None:
+    """Frames of the weights over the temperature slider's values, with the figure's slider
+    set to the current temperature (None when the sequence is too long to send them all)."""
+    grid = sweep.temperature_grid()
+    if scenario.t > CELL_TEXT_LIMIT:
+        return None
+    zs = sweep.sweep(scenario, "temperature", grid, "weights", head=head)
+    active = int(np.argmin([abs(v - scenario.temperature) for v in grid]))
+    return with_slider(fig, zs, [f"{v:g}" for v in grid], active, prefix=text.TAU_PREFIX,
+                       kind="weights")
+
+
 def lecture_panel(name: str, z, x_labels, y_labels, *, key: str, row_labels: bool = True,
-                  **kw) -> None:
+                  live=None, **kw) -> None:
     """One matrix of the lecture view: its title and formula on one line, the heatmap with
     the cells the last change moved outlined; ``row_labels=False`` leaves the row labels to
     the panel on its left (the same queries), giving the cells their room."""
     title, formula, _ = M[name]
     formula = text.LECTURE_FORMULAS.get(name, formula)
+    title = text.LECTURE_TITLES.get(name, title)
     st.markdown(f"**{title}** &nbsp; ${formula}$")
     rows = np.atleast_2d(z).shape[0]
-    height = 50 + 28 * rows if rows <= CELL_TEXT_LIMIT else None  # one screen: compact rows
+    row_px = 44 if state.presenter() else 28  # room for 22 px numbers on a projector
+    height = 50 + row_px * rows if rows <= CELL_TEXT_LIMIT else None  # one screen
     fig = heatmap(z, x_labels, y_labels, highlight_cells=changed_cells(key, z), height=height,
                   **kw)
     if not row_labels:
         fig.update_yaxes(showticklabels=False, title_text="")
         fig.update_layout(margin_l=8)
-    show_figure(fig, key=f"playground_fig_{key}", filename=title)
+    chart_key = f"playground_fig_{key}"
+    frames = live(fig) if live else None
+    show_figure(fig, key=chart_key, filename=title, frames=frames,
+                on_slider=partial(land_temperature, chart_key) if frames else None,
+                grow=height is None)
 
 
 def inputs_row(scenario, focus: str):
@@ -111,8 +143,12 @@ def lecture(scenario, focus: str) -> None:
     for i, (col, (name, z, x_labels, y_labels, kw)) in enumerate(
             zip(st.columns(3, gap="small"), panels, strict=True)):
         with col:
-            lecture_panel(name, z, x_labels, y_labels, key=f"{focus}_{name}",
-                          row_labels=i == 0 or not same_rows, **kw)
+            chart = "output" if name == "multi_head_output" else name  # one key per slot
+            live = None
+            if focus == "weights" and name == "weights":  # τ dragged in the browser
+                live = partial(temperature_frames, scenario=scenario, head=h)
+            lecture_panel(name, z, x_labels, y_labels, key=f"{focus}_{chart}",
+                          row_labels=i == 0 or not same_rows, live=live, **kw)
 
 
 def heads_row(att, q_lab, k_lab) -> None:

@@ -215,27 +215,35 @@ def each_weight_tab(at: AppTest) -> list[str]:
     return visited
 
 
-def switch_to(at: AppTest, page: str, *, lazy_open: bool = True) -> AppTest:
+PLAYGROUND_FOCUS = "playground_focus"
+
+
+def switch_to(at: AppTest, page: str, *, lazy_open: bool = True,
+              focus: str | None = "all") -> AppTest:
     """Switch to ``pages/<page>.py`` and run it.
 
     ``lazy_open``: open every lazy expander of the page (see ``open_lazy_expanders``; those met
     before are opened for the first run already, so a page usually runs once).
+    ``focus``: the Playground's focus; by default "all", the full view with every matrix,
+    which most page tests check (the lecture view's tests ask for theirs; None keeps it).
     """
     for key in _LAZY_SEEN if lazy_open else ():
         at.session_state[key] = True
+    if page == "playground" and focus is not None:
+        at.session_state[PLAYGROUND_FOCUS] = focus
     at.switch_page(f"pages/{page}.py").run()
     return open_lazy_expanders(at) if lazy_open else at
 
 
 def open_page(page: str | None = None, *, timeout: float = 30,
-              lazy_open: bool = True) -> AppTest:
+              lazy_open: bool = True, focus: str | None = "all") -> AppTest:
     """Run app.py, then switch to ``pages/<page>.py`` (None = Home); fail on any exception.
 
-    ``lazy_open``: open every lazy expander of the page (see ``switch_to``).
+    ``lazy_open``, ``focus``: see ``switch_to``.
     """
     at = AppTest.from_file(APP, default_timeout=timeout).run()
     if page:
-        switch_to(at, page, lazy_open=lazy_open)
+        switch_to(at, page, lazy_open=lazy_open, focus=focus)
     assert not at.exception, [e.message for e in at.exception]
     return at
 

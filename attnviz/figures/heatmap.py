@@ -250,3 +250,37 @@ def mask_figure(mask: ArrayLike, x_labels: Sequence[str] | None = None,
                 y_labels: Sequence[str] | None = None, **kwargs) -> go.Figure:
     """A boolean mask in two colours: blue ✓ = may attend, grey ✕ = masked."""
     return heatmap(np.asarray(mask, dtype=float), x_labels, y_labels, kind="mask", **kwargs)
+
+
+def with_slider(fig: go.Figure, matrices, labels: Sequence[str], active: int, *,
+                prefix: str, kind: str | None = None, digits: int = 3) -> list[dict]:
+    """Give a :func:`heatmap` a slider that steps through ``matrices`` (one per label) in the
+    browser; returns the Plotly frames to send with it (``attnviz.ui.plotly_view``).
+
+    Each frame replaces the heatmap's z, cell text and exact hover values; the slider starts
+    at ``active`` and writes ``prefix`` + the label of the step it is on.
+    """
+    frames = []
+    for label, z in zip(labels, matrices, strict=True):
+        z = np.atleast_2d(np.asarray(z, dtype=float))
+        trace = dict(z=np.where(np.isneginf(z), np.nan, z))
+        if fig.data[0].text is not None:
+            trace.update(text=_cell_text(z, digits, fixed=(kind or matrix_kind(z)) == "weights"),
+                         customdata=_cell_text(z, 17))
+        frames.append(dict(name=str(label), data=[trace], traces=[0]))
+    steps = [dict(label=str(label), method="animate",
+                  args=[[str(label)], dict(mode="immediate", frame=dict(duration=0, redraw=True),
+                                           transition=dict(duration=0))])
+             for label in labels]
+    fig.update_layout(
+        sliders=[dict(active=active, steps=steps, pad=dict(t=4, b=0), len=1.0, x=0,
+                      currentvalue=dict(prefix=prefix, xanchor="left",
+                                        font=dict(size=15, color="#31333F")),
+                      ticklen=0, minorticklen=0, tickwidth=0,
+                      font=dict(size=1, color="rgba(0,0,0,0)"))],  # no tick labels: 100 steps
+        height=(fig.layout.height or 300) + SLIDER_PX)
+    return frames
+
+
+SLIDER_PX = 48  # what the slider adds below the heatmap
+

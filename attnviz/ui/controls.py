@@ -7,8 +7,6 @@ bad input in the page with a message instead of an exception.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 import streamlit as st
 
@@ -26,9 +24,11 @@ from attnviz.scenarios.scenario import (
     with_parts,
     with_variant,
 )
+from attnviz.scenarios.tokens import retoken
 from attnviz.teach.text import common as text
 from attnviz.ui import state
 from attnviz.ui.editors import matrix_editor
+from attnviz.ui.safe import md_escape
 
 
 def dims(prefix: str, n: int) -> list[str]:
@@ -53,6 +53,7 @@ def parse_tokens(raw: str) -> tuple[str, ...] | None:
 
 _LABELS_CUT = text.LABELS_CUT.format(chars=limits.MAX_LABEL_CHARS)
 _CUT_NOTE = "_tokens_cut_note"  # the token box whose labels were cut before a rerun
+_VECTORS_NOTE = "_tokens_vectors_note"  # (box, new words, repeated words) of the last list
 
 
 def token_controls(prefix: str, scenario: Scenario, *, source: bool = False) -> Scenario:
@@ -77,6 +78,7 @@ def token_controls(prefix: str, scenario: Scenario, *, source: bool = False) -> 
     if st.session_state.get(_CUT_NOTE) == name:  # cut on the run before the rerun below
         del st.session_state[_CUT_NOTE]
         st.warning(_LABELS_CUT)
+    _vectors_note(name)
     if raw == joined:  # the user did not change the text: keep the labels as they are
         return scenario
     tokens = parse_tokens(raw)
@@ -86,12 +88,27 @@ def token_controls(prefix: str, scenario: Scenario, *, source: bool = False) -> 
     if any(len(t) > limits.MAX_LABEL_CHARS for t in raw.split()):
         st.session_state[_CUT_NOTE] = name  # say so again after the rerun
         st.session_state[shown] = None  # and show the cut labels in the box
-    field = "source_tokens" if source else "tokens"
-    size = {"t_source" if source else "t": len(tokens)}
-    new = resize(scenario, **size) if len(tokens) != len(current) else scenario
-    state.set_scenario(replace(new, **{field: tokens}), reset_editors=True)
+    done = retoken(scenario, tokens, source=source)
+    state.set_scenario(done.scenario, reset_editors=True)
+    st.session_state[_VECTORS_NOTE] = (name, done.fresh, done.reused)  # said after the rerun
     st.rerun()
     return scenario
+
+
+def _vectors_note(name: str) -> None:
+    """Say which words of the list just typed got new vectors, and which reuse one."""
+    note = st.session_state.get(_VECTORS_NOTE)
+    if not note or note[0] != name:
+        return
+    del st.session_state[_VECTORS_NOTE]
+    _, fresh, reused = note
+    words = []
+    if fresh:
+        words.append(text.TOKENS_NEW_VECTORS.format(words=", ".join(fresh)))
+    if reused:
+        words.append(text.TOKENS_REUSED_VECTORS.format(words=", ".join(reused)))
+    if words:
+        st.info(md_escape(" ".join(words)))
 
 
 def size_controls(prefix: str, scenario: Scenario) -> Scenario:

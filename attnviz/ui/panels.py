@@ -31,22 +31,29 @@ def chart_config(filename: str, image_format: str | None = None) -> dict:
 
 
 def show_figure(fig: go.Figure, *, key: str, filename: str | None = None,
-                on_select: Callable[[], None] | None = None) -> None:
+                on_select: Callable[[], None] | None = None, frames: list[dict] | None = None,
+                on_slider: Callable[[], None] | None = None, grow: bool = True) -> None:
     """Show a figure full-width with the shared toolbar config; bigger in presenter mode.
 
     Drawn by :func:`attnviz.ui.plotly_view.plotly_view` (updated in place on later reruns), or
     by ``st.plotly_chart`` when the browser cannot load plotly.js from this server.
     ``on_select`` is called when a point is clicked; ``st.session_state[key]`` then holds
     ``{"selection": {"points": [{"curve_number": ..., "point_index": ...}]}}`` either way.
+    ``frames`` and ``on_slider``: a figure whose slider steps through frames in the browser
+    (:func:`attnviz.ui.plotly_view.plotly_view`); ``st.plotly_chart`` shows its first state.
+    ``grow=False``: the caller sized the figure for presenter mode itself (only the type grows).
     """
     if state.presenter():
         # cell numbers follow the layout font, shrunk only where a cell is too narrow for them
-        fig.update_layout(font=dict(size=22), height=int((fig.layout.height or 300) * 1.3))
+        fig.update_layout(font=dict(size=22))
+        if grow:
+            fig.update_layout(height=int((fig.layout.height or 300) * 1.3))
         fig.update_xaxes(tickfont_size=16)  # labels a step smaller: room for the numbers
         fig.update_yaxes(tickfont_size=16)
     config = chart_config(filename or key)
     if plotly_js_ready():
-        return plotly_view(fig, key=key, config=config, on_select=on_select)
+        return plotly_view(fig, key=key, config=config, on_select=on_select, frames=frames,
+                           on_slider=on_slider)
     clicks = dict(on_select=on_select, selection_mode="points") if on_select else {}
     return st.plotly_chart(fig, key=key, width="stretch", theme=None, config=config, **clicks)
 

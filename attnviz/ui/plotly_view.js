@@ -41,6 +41,17 @@ function sendClicks(div) {
   });
 }
 
+// The slider of a figure with frames steps through them in the browser; its release sends the
+// step's label as the trigger value "slider", when the chart asks for it.
+function sendSliderEnds(div) {
+  if (div.__attnvizSlider) return;
+  div.__attnvizSlider = true;
+  div.on("plotly_sliderend", (event) => {
+    const send = div.__attnvizSendSlider;
+    if (send && event.step) send("slider", String(event.step.label));
+  });
+}
+
 export default function (component) {
   const { data, parentElement, setTriggerValue } = component;
   let div = parentElement.querySelector(":scope > div.attnviz-chart");
@@ -62,9 +73,15 @@ export default function (component) {
   const spec = JSON.parse(typeof data === "string" ? data : new TextDecoder().decode(data));
   const config = Object.assign({ responsive: true }, spec.config);
   div.__attnvizSend = spec.clickable ? setTriggerValue : null;
+  div.__attnvizSendSlider = spec.sliderEvents ? setTriggerValue : null;
+  const figure = { data: spec.data, layout: spec.layout, config: config };
+  if (spec.frames && spec.frames.length) figure.frames = spec.frames;
   loadPlotly()
-    .then((Plotly) => Plotly.react(div, spec.data, spec.layout, config))
-    .then(() => spec.clickable && sendClicks(div))
+    .then((Plotly) => Plotly.react(div, figure))
+    .then(() => {
+      if (spec.clickable) sendClicks(div);
+      if (spec.sliderEvents) sendSliderEnds(div);
+    })
     .catch((err) => {
       div.textContent = "This chart could not be drawn: " + err.message +
         ". Reload the page; if it persists, start attnviz with the README's command.";

@@ -114,40 +114,52 @@ def _typed_array(value):
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
-def figure_json(fig: go.Figure, config: dict, *, clickable: bool = False) -> str:
-    """The figure, its Plotly config and whether clicks are sent back, as the JSON the
-    component's script parses.
+def figure_json(fig: go.Figure, config: dict, *, clickable: bool = False,
+                frames: list[dict] | None = None, slider_events: bool = False) -> str:
+    """The figure, its Plotly config, its frames (a slider stepping through them) and which
+    events are sent back, as the JSON the component's script parses.
 
     The figure's own lists and dicts are encoded as they are (``fig.to_plotly_json()`` would
     deep-copy them first: 0.9 of its 1.1 ms for a small heatmap), numpy float arrays as
     Plotly's base64 typed arrays. Anything plain JSON cannot hold exactly (NaN or ∞ outside a
     numpy array, another object) takes plotly's own, slower way.
     """
+    extra = {"config": config, "clickable": clickable, "frames": frames or [],
+             "sliderEvents": slider_events}
     data, layout = getattr(fig, "_data", None), getattr(fig, "_layout", None)
     if isinstance(data, list) and isinstance(layout, dict):
         try:
-            return json.dumps({"data": data, "layout": layout, "config": config,
-                               "clickable": clickable},
+            return json.dumps({"data": data, "layout": layout, **extra},
                               default=_typed_array, allow_nan=False, separators=(",", ":"))
         except (TypeError, ValueError):
             pass
     spec = fig.to_plotly_json()
-    spec["config"] = config
-    spec["clickable"] = clickable
+    spec.update(extra)
     return pio.to_json(spec, validate=False)
 
 
 def plotly_view(fig: go.Figure, *, key: str, config: dict,
-                on_select: Callable[[], None] | None = None) -> None:
+                on_select: Callable[[], None] | None = None,
+                frames: list[dict] | None = None,
+                on_slider: Callable[[], None] | None = None) -> None:
     """Show ``fig`` full-width, updated in place on later reruns with the same ``key``.
 
     ``on_select``: called (before the rerun) when a point of the chart is clicked; then
     ``st.session_state[key]["selection"]`` is ``{"points": [{"curve_number": c,
     "point_index": i}]}``, the shape of ``st.plotly_chart``'s selection events, so
     :mod:`attnviz.figures.clickable` reads both.
+    ``frames``: what the figure's slider steps through in the browser (no server round trip
+    while dragging, see :func:`attnviz.figures.heatmap.with_slider`); ``on_slider``: called
+    when the slider is released, with ``st.session_state[key]["slider"]`` the label of the
+    step it stopped on.
     """
-    clicks = {"on_selection_change": on_select} if on_select else {}
+    events = {}
+    if on_select:
+        events["on_selection_change"] = on_select
+    if on_slider:
+        events["on_slider_change"] = on_slider
     # sent as UTF-8 bytes: a str would be JSON-encoded a second time (every quote escaped) and
     # canonicalised again for the element's identity; bytes go as they are, identity = a hash
-    payload = figure_json(fig, config, clickable=bool(clicks)).encode("utf-8")
-    _component()(key=key, data=payload, **clicks)
+    payload = figure_json(fig, config, clickable=bool(on_select), frames=frames,
+                          slider_events=bool(on_slider)).encode("utf-8")
+    _component()(key=key, data=payload, **events)

@@ -22,7 +22,7 @@ PRESENTER_CSS = """
 [data-testid="stMain"] h1 { font-size: 3rem; }
 [data-testid="stMain"] h2 { font-size: 2.4rem; }
 [data-testid="stMain"] h3 { font-size: 2rem; }
-[data-testid="stMain"] .katex-display .katex { font-size: 1.5em; }
+[data-testid="stMain"] .katex-display .katex { font-size: 1.25em; }
 [data-testid="stMain"] code { font-size: 1.15rem; }
 [data-testid="stMain"] [data-testid="stWidgetLabel"] p { font-size: 1.2rem; }
 [data-testid="stMain"] [data-baseweb="select"] div,
@@ -37,7 +37,7 @@ PRESENTER_CSS = """
 # A page that must fit one screen (the Playground's lecture view): less empty space above.
 COMPACT_CSS = """
 <style>
-[data-testid="stMainBlockContainer"] { padding-top: 2rem; padding-bottom: 1rem; }
+[data-testid="stMainBlockContainer"] { padding-top: 2rem; padding-bottom: 0.25rem; }
 [data-testid="stMain"] h1 { padding-top: 0; }
 </style>
 """

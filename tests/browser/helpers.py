@@ -236,3 +236,13 @@ def load_preset(page: Page, title: str) -> None:
     wait_for_app_run(page)
     with expect_rerun(page):
         page.get_by_test_id("stSidebar").get_by_role("button", name="Load preset").click()
+
+
+def playground_focus(page: Page, label: str) -> None:
+    """Pick the Playground's focus by its label ("All": the full view with every matrix) and
+    wait for the page to redraw."""
+    wait_for_app_run(page)
+    with expect_rerun(page):
+        page.locator(".st-key-playground_focus").get_by_role("button", name=label,
+                                                             exact=True).click()
+    wait_for_app_run(page)

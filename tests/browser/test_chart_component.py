@@ -7,6 +7,7 @@ from helpers import (
     assert_no_exception,
     edit_cell,
     goto_page,
+    playground_focus,
     screenshot,
     wait_for_app_run,
     wait_for_plots,
@@ -22,6 +23,7 @@ def test_an_edit_redraws_the_same_chart_element_with_the_new_numbers(page, app_s
     requests: list[str] = []
     page.on("request", lambda r: requests.append(r.url))
     goto_page(page, app_server, "playground")
+    playground_focus(page, "All")  # the full view draws X
     wait_for_plots(page, 10)
     wait_for_app_run(page)
     assert page.evaluate(_MARK, "playground_fig_x") == 4

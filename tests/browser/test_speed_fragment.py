@@ -4,7 +4,13 @@ reruns the page with new weights, and the charts show them."""
 from __future__ import annotations
 
 import numpy as np
-from helpers import assert_no_exception, goto_page, wait_for_app_run, wait_for_plots
+from helpers import (
+    assert_no_exception,
+    goto_page,
+    playground_focus,
+    wait_for_app_run,
+    wait_for_plots,
+)
 
 from attnviz.teach.text import common
 
@@ -33,6 +39,7 @@ def _q(page) -> np.ndarray:
 
 def test_seed_change_reruns_only_the_fragment_and_regenerate_redraws(page, app_server):
     goto_page(page, app_server, "playground")
+    playground_focus(page, "All")  # the full view draws Q
     wait_for_plots(page, 5)
     page.wait_for_timeout(1000)  # let responsive charts settle
     wait_for_app_run(page)

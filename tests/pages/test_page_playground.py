@@ -16,7 +16,6 @@ from apptest_helpers import (
 
 import attnviz
 from attnviz.scenarios.presets import PRESETS
-from attnviz.teach.text import playground as text
 
 SEED_000 = PRESETS["seed_000"].build()
 
@@ -37,7 +36,7 @@ def test_home_load_button_loads_preset_and_opens_playground():
     at.button(key="home_load_translation").click().run()
     assert not at.exception
     assert at.session_state["scenario"].variant == "cross"
-    assert at.header[0].value == text.HEADER
+    assert at.session_state["playground_focus"] == "weights"  # the Playground's lecture view
 
 
 def test_playground_default_matches_seed_000():
@@ -243,6 +242,7 @@ def test_long_sequences_pool_the_head_thumbnails_and_say_so():
     at = open_page("home")
     at.session_state["scenario"] = sc
     at.session_state["editor_version"] = at.session_state["editor_version"] + 1
+    at.session_state["playground_focus"] = "all"
     at.switch_page("pages/playground.py").run()
     assert not at.exception
     att = run_scenario(sc).attention

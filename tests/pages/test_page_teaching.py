@@ -373,13 +373,18 @@ def test_quiz_on_the_current_scenario():
 
 # Presenter mode and the diagnostics panel --------------------------------------------------
 
+def _styles(at) -> list[str]:
+    """The CSS blocks the run injected (``st.html`` of a static <style> block)."""
+    return [e.proto.body for e in at.get("html") if "<style>" in e.proto.body]
+
+
 def test_presenter_mode_injects_css_only_when_on():
     at = open_page("pitfalls")
-    assert not any("<style>" in m.value for m in at.markdown)
+    assert not any("font-size" in css for css in _styles(at))
     at.toggle(key="presenter_mode").set_value(True).run()
-    assert any("<style>" in m.value and "font-size" in m.value for m in at.markdown)
+    assert any("font-size" in css for css in _styles(at))
     assert spec_by_key(at, "pitfalls_fig_softmax_over_queries_wrong_weights")["layout"][
-        "font"]["size"] == 18
+        "font"]["size"] == 22
 
 
 def test_playground_shows_diagnostics_under_the_weights():

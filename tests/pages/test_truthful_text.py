@@ -54,3 +54,24 @@ def test_count_words():
     assert common.count(1, "token") == "1 token"
     assert common.count(0, "head") == "0 heads"
     assert common.count(3, "token") == "3 tokens"
+
+
+def test_a_typed_sentence_gets_real_vectors_and_says_which_are_new():
+    """Issue 15 item 5: no silent zero rows; the message names the new and repeated words."""
+    import numpy as np
+
+    from attnviz.scenarios.presets import PRESETS
+    from attnviz.scenarios.tokens import spread, word_vector
+
+    at = open_page("playground")
+    at.text_input(key="playground_tokens").input("the cat sat on the mat").run()
+    assert not at.exception
+    sc = at.session_state["scenario"]
+    old = PRESETS["seed_000"].build().x
+    np.testing.assert_array_equal(sc.x[4], sc.x[0])
+    np.testing.assert_array_equal(sc.x[5], word_vector("mat", 3, spread(old)))
+    said = " ".join(i.value for i in at.info)
+    assert common.TOKENS_NEW_VECTORS.format(words="mat") in said
+    assert common.TOKENS_REUSED_VECTORS.format(words="the") in said
+    at.run()  # said once: gone on the next run
+    assert common.TOKENS_NEW_VECTORS.format(words="mat") not in " ".join(i.value for i in at.info)

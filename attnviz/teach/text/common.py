@@ -21,6 +21,8 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "HEAD_NAME": ("h",),
     "VARIANT_SAME_AS": ("name",),
     "SIDEBAR_SCENARIO": ("variant", "tokens", "d_model"),
+    "TOKENS_NEW_VECTORS": ("words",),
+    "TOKENS_REUSED_VECTORS": ("words",),
     "SIDEBAR_HEADS": ("heads",),
     "EDITOR_BAD_SHAPE": ("label", "rows", "cols", "got_rows", "got_cols"),
     "EDITOR_BAD_CELLS": ("label", "cells", "more"),
@@ -199,6 +201,14 @@ SIDEBAR_PRESETS = "Presets"
 SIDEBAR_PRESET_CHOICE = "Classroom demos"
 SIDEBAR_LOAD = "Load preset"
 SIDEBAR_LOAD_HELP = "Replaces the whole scenario (tokens, embeddings, weights, settings)"
+# {words}: the new words, comma-separated (after a token list was typed)
+TOKENS_NEW_VECTORS = (
+    "New words get a vector seeded by the word itself (the same in every session): {words}. "
+    "Edit them in the embeddings table."
+)
+# {words}: the repeated words, comma-separated
+TOKENS_REUSED_VECTORS = "A repeated word reuses its first occurrence's vector: {words}."
+
 SIDEBAR_CURRENT = "Current scenario"
 # {variant}: the variant's name; {tokens}: count(t, "token"); {d_model}: the embedding width
 SIDEBAR_SCENARIO = "{variant}\n{tokens} · d_model {d_model}"

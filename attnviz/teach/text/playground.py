@@ -34,6 +34,10 @@ FOCUS_HELP = (
     "downloads."
 )
 HEAD_LABEL = "Head"
+# Before the temperature the weights' own slider shows while it is dragged.
+TAU_PREFIX = "drag τ = "
+# Short titles where the lecture view's columns are narrow (common.MATRICES has the others).
+LECTURE_TITLES = {"weights": "Weights", "multi_head_output": "Output"}
 # One-line formulas of the lecture view's matrices (common.MATRICES has the full ones).
 LECTURE_FORMULAS = {
     "scaled": r"S' = S \cdot \mathrm{scale} \,/\, \tau",

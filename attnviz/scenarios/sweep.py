@@ -1,0 +1,39 @@
+"""One matrix over a grid of values of a setting: what a slider shows while it is dragged.
+
+The browser steps through the precomputed matrices (Plotly frames) as the slider moves, with no
+server round trip; releasing it sets the exact value it stopped on, and every other view is
+computed again from the scenario. The matrices come from :func:`run_scenario`, the one run
+path: no maths here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+from numpy.typing import NDArray
+
+from attnviz.scenarios.scenario import Scenario, run_scenario
+
+Array = NDArray[np.float64]
+
+MAX_CELLS = 20_000  # numbers per sweep (grid × matrix): bounds what one figure sends
+
+
+def temperature_grid(low: float = 0.05, high: float = 5.0, step: float = 0.05) -> list[float]:
+    """The temperature slider's values, rounded as the slider shows them."""
+    n = int(round((high - low) / step)) + 1
+    return [round(low + i * step, 2) for i in range(n)]
+
+
+def sweep(scenario: Scenario, setting: str, values, matrix: str = "weights", *,
+          head: int = 0) -> list[Array]:
+    """``matrix`` of head ``head`` (``run_scenario(...).attention.head(head)``) for each value
+    of the scenario field ``setting``; a ValueError when the grid would exceed MAX_CELLS."""
+    values = list(values)
+    cells = scenario.t * scenario.t * len(values)
+    if cells > MAX_CELLS:
+        raise ValueError(f"a sweep of {len(values)} values over {scenario.t} tokens needs "
+                         f"{cells:,} numbers, more than {MAX_CELLS:,}")
+    return [np.asarray(getattr(run_scenario(replace(scenario, **{setting: v}))
+                               .attention.head(head), matrix)) for v in values]

@@ -1,0 +1,89 @@
+"""New token lists keep every vector they can and give a new word a real, repeatable vector.
+
+When a user types a new token list (the first thing a lecturer tries: "the cat sat on the
+mat"), each position's embedding row is chosen by :func:`retoken`:
+
+1. a word seen earlier in the new list reuses that row (the second "the" is the first "the");
+2. a word of the old list keeps its old row, wherever it moves;
+3. a renamed position (its old word is gone from the list) keeps its row: relabelling rows
+   never changes a number;
+4. any other word gets :func:`word_vector`: normal entries from a generator seeded by the
+   word's UTF-8 bytes (BLAKE2b), so the same word has the same vector in every session and on
+   every machine, at the spread of the existing embeddings, rounded to 2 decimals to be
+   readable and editable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, replace
+
+import numpy as np
+from numpy.typing import NDArray
+
+from attnviz.scenarios.scenario import Scenario, resize
+
+Array = NDArray[np.float64]
+DECIMALS = 2
+
+
+@dataclass(frozen=True)
+class Retokened:
+    """A scenario with a new token list, and what happened to its vectors.
+
+    Attributes
+    ----------
+    scenario : Scenario
+    fresh : tuple of str
+        Words that got a new vector from :func:`word_vector` (in order, once each).
+    reused : tuple of str
+        Words repeated in the list, whose later occurrences reuse the first one's vector.
+    """
+
+    scenario: Scenario
+    fresh: tuple[str, ...]
+    reused: tuple[str, ...]
+
+
+def word_vector(word: str, d_model: int, scale: float = 1.0) -> Array:
+    """The vector a new word gets: ``d_model`` normal(0, scale²) entries, rounded to 2
+    decimals, from a generator seeded by the BLAKE2b hash of the word's UTF-8 bytes."""
+    digest = hashlib.blake2b(word.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    rng = np.random.default_rng(int.from_bytes(digest, "little"))
+    return np.round(rng.normal(0.0, scale, size=d_model), DECIMALS)
+
+
+def spread(x: Array) -> float:
+    """The scale of new vectors: the standard deviation of the nonzero entries of ``x``
+    (1 when there are none)."""
+    nonzero = np.asarray(x, dtype=float)[np.asarray(x) != 0]
+    s = float(nonzero.std()) if nonzero.size > 1 else 0.0
+    return s if np.isfinite(s) and s > 0 else 1.0
+
+
+def retoken(scenario: Scenario, tokens, *, source: bool = False) -> Retokened:
+    """The scenario with ``tokens`` as its token list (or source tokens), rows chosen as the
+    module docstring says; every other size follows (:func:`resize`)."""
+    tokens = tuple(tokens)
+    old = scenario.source_tokens if source else scenario.tokens
+    old_x = np.asarray(scenario.source_x if source else scenario.x, dtype=float)
+    sized = resize(scenario, **{"t_source" if source else "t": len(tokens)})
+    x = np.zeros((len(tokens), old_x.shape[1]))
+    scale = spread(old_x)
+    fresh, reused, first = [], [], {}
+    for i, word in enumerate(tokens):
+        if word in first:  # 1) a repeat
+            x[i] = x[first[word]]
+            if word not in reused:
+                reused.append(word)
+            continue
+        first[word] = i
+        if word in old:  # 2) a word of the old list
+            x[i] = old_x[old.index(word)]
+        elif i < len(old) and old[i] not in tokens:  # 3) a renamed position
+            x[i] = old_x[i]
+        else:  # 4) a new word
+            x[i] = word_vector(word, x.shape[1], scale)
+            fresh.append(word)
+    field, x_field = ("source_tokens", "source_x") if source else ("tokens", "x")
+    return Retokened(replace(sized, **{field: tokens, x_field: x}), tuple(fresh), tuple(reused))

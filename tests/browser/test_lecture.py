@@ -1,0 +1,123 @@
+"""Real browser: the Playground's lecture view on classroom screens (issue 15 items 1 and 2).
+
+Measured in Chromium at the resolutions classrooms have: in presenter mode the sidebar is
+collapsed, the three matrices sit on the first screen, no heatmap is narrower than 240 px and
+the numbers in the cells are drawn at least 14 px (1024×768) or 22 px (1920×1080) high; the
+variant box and the formula are not clipped; a typed cell edit outlines the moved cells; the
+presenter switch repaints in under a second. Screenshots: tests/artifacts/screenshots/lecture_*.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from helpers import (
+    TIMEOUT_MS,
+    assert_no_exception,
+    edit_cell,
+    expect_rerun,
+    goto_page,
+    screenshot,
+    track_reruns,
+    wait_for_app_run,
+    wait_for_plots,
+)
+from playwright.sync_api import Browser, Page
+
+# per chart: [left, top, width, bottom] and the rendered font sizes of its cell numbers
+MEASURE = """() => {
+  const plots = [...document.querySelectorAll('.js-plotly-plot')];
+  return {
+    vh: window.innerHeight,
+    sidebar: Math.round(document.querySelector('[data-testid=stSidebar]')
+                        ?.getBoundingClientRect().width || 0),
+    plots: plots.map(p => {
+      const r = p.getBoundingClientRect();
+      const sizes = [...p.querySelectorAll('.heatmaplayer text')]
+        .map(t => parseFloat(getComputedStyle(t).fontSize));
+      return {top: r.top, bottom: r.bottom, width: r.width, fonts: sizes,
+              shapes: p.querySelectorAll('.shapelayer path').length};
+    }),
+    clipped: [...document.querySelectorAll(
+        '.katex-display, [data-testid=stSelectbox] [data-baseweb=select] > div')]
+      .filter(e => e.scrollWidth > e.clientWidth + 1).length,
+  };
+}"""
+
+# resolution -> the smallest cell number (px) presenter mode must draw there
+SCREENS = {(1024, 768): 14, (1280, 800): 14, (1366, 768): 14, (1920, 1080): 22}
+
+
+def open_lecture(browser: Browser, app_server: str, width: int, height: int) -> Page:
+    """A new browser (a new session) at this size, on the Playground's lecture view."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    context.set_default_timeout(TIMEOUT_MS)
+    page = context.new_page()
+    track_reruns(page)
+    goto_page(page, app_server, "playground")
+    wait_for_plots(page, 3)
+    return page
+
+
+def presenter_on(page: Page) -> float:
+    """Switch presenter mode on in the sidebar; the seconds until the page has repainted."""
+    start = time.perf_counter()
+    with expect_rerun(page):
+        page.get_by_test_id("stSidebar").get_by_text("Presenter mode").click()
+    wait_for_plots(page, 3)
+    page.wait_for_timeout(300)  # the sidebar's collapse animation
+    return time.perf_counter() - start
+
+
+@pytest.mark.parametrize("width, height", list(SCREENS))
+def test_presenter_mode_fits_the_lecture_view_on_one_screen(browser: Browser, app_server: str,
+                                                             width: int, height: int) -> None:
+    page = open_lecture(browser, app_server, width, height)
+    try:
+        took = presenter_on(page)
+        page.evaluate("() => window.scrollTo(0, 0)")
+        m = page.evaluate(MEASURE)
+        screenshot(page, f"lecture_presenter_{width}x{height}")
+        assert_no_exception(page)
+        assert m["sidebar"] == 0, "presenter mode collapses the sidebar"
+        assert len(m["plots"]) == 3
+        for plot in m["plots"]:
+            assert plot["bottom"] <= m["vh"] + 1, f"a chart ends below the screen: {plot}"
+            assert plot["width"] >= 240, f"a heatmap is narrower than 240 px: {plot}"
+            assert plot["fonts"] and min(plot["fonts"]) >= SCREENS[(width, height)], plot
+        assert m["clipped"] == 0, "the variant box or the formula is clipped"
+        assert took < 1.0 + 0.5, f"presenter mode took {took:.2f} s to repaint"  # 0.5 s: clicks
+    finally:
+        page.context.close()
+
+
+def test_without_presenter_mode_the_controls_and_matrices_share_a_1366x768_screen(
+        browser: Browser, app_server: str) -> None:
+    page = open_lecture(browser, app_server, 1366, 768)
+    try:
+        m = page.evaluate(MEASURE)
+        screenshot(page, "lecture_1366x768")
+        assert [p["bottom"] <= 768 + 1 for p in m["plots"]] == [True] * 3, m["plots"]
+        slider = page.get_by_test_id("stSlider").first.bounding_box()
+        assert slider is not None and slider["y"] + slider["height"] <= 768
+    finally:
+        page.context.close()
+
+
+def test_a_typed_cell_edit_outlines_the_cells_it_moved(browser: Browser,
+                                                        app_server: str) -> None:
+    page = open_lecture(browser, app_server, 1366, 768)
+    try:
+        assert [p["shapes"] for p in page.evaluate(MEASURE)["plots"]] == [0, 0, 0]
+        editor = page.locator(".st-key-playground_x_v0").get_by_test_id("stDataFrame")
+        edit_cell(page, editor, 3, 2, "3")
+        wait_for_app_run(page)
+        page.wait_for_timeout(500)
+        shapes = [p["shapes"] for p in page.evaluate(MEASURE)["plots"]]
+        screenshot(page, "lecture_after_edit")
+        # word_4's third dimension moves row 3 of the scores and all rows' column 3, ...
+        assert all(n > 0 for n in shapes), shapes
+        assert_no_exception(page)
+    finally:
+        page.context.close()

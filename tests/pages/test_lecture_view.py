@@ -1,0 +1,97 @@
+"""AppTest: the Playground's lecture view (issue 15 item 1) — each focus shows the matrices it
+names, computed by the core, beside the controls that change them; the cells a change moved
+are outlined; "All" is the full view."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from apptest_helpers import chart_keys, edit_cells, open_page, spec_by_key
+
+from attnviz.scenarios.presets import PRESETS
+from attnviz.scenarios.scenario import run_scenario
+
+SEED_000 = PRESETS["seed_000"].build()
+FOCUS_CHARTS = {
+    "weights": ["playground_fig_weights_scaled", "playground_fig_weights_weights",
+                "playground_fig_weights_output"],
+    "scores": ["playground_fig_scores_scores", "playground_fig_scores_scaled",
+               "playground_fig_scores_masked"],
+    "projections": ["playground_fig_projections_q", "playground_fig_projections_k",
+                    "playground_fig_projections_v"],
+}
+
+
+def z_of(at, key: str) -> np.ndarray:
+    from apptest_helpers import decode
+
+    return decode(spec_by_key(at, key)["data"][0]["z"]).astype(float)
+
+
+def outlined(at, key: str) -> set[tuple[int, int]]:
+    """The (row, col) cells outlined in a chart."""
+    shapes = spec_by_key(at, key)["layout"].get("shapes", [])
+    return {(round(s["y0"] + 0.5), round(s["x0"] + 0.5)) for s in shapes}
+
+
+@pytest.mark.parametrize("focus", list(FOCUS_CHARTS))
+def test_each_focus_shows_its_three_matrices_from_the_core(focus):
+    at = open_page("playground", focus=focus)
+    assert chart_keys(at) == FOCUS_CHARTS[focus]
+    att = run_scenario(SEED_000).attention
+    names = [k.rsplit("_", 1)[1] for k in FOCUS_CHARTS[focus]]
+    for key, name in zip(FOCUS_CHARTS[focus], names, strict=True):
+        np.testing.assert_allclose(z_of(at, key), getattr(att, name), rtol=0, atol=1e-15)
+
+
+def test_the_default_is_the_weights_focus_and_all_is_the_full_view():
+    at = open_page("playground", focus=None)
+    assert at.session_state["playground_focus"] == "weights"
+    assert chart_keys(at) == FOCUS_CHARTS["weights"]
+    at.session_state["playground_focus"] = "all"
+    at.run()
+    assert "playground_fig_mask" in chart_keys(at) and "playground_fig_x" in chart_keys(at)
+
+
+def test_a_cell_edit_outlines_exactly_the_cells_it_moved():
+    at = open_page("playground", focus="weights")
+    assert not outlined(at, "playground_fig_weights_weights")  # nothing changed yet
+    version = at.session_state["editor_version"]
+    before = run_scenario(SEED_000).attention
+    at = edit_cells(at, f"playground_x_v{version}", {3: {"d2": "3"}})
+    after = run_scenario(at.session_state["scenario"]).attention
+    for name in ("scaled", "weights", "output"):
+        moved = {(int(r), int(c)) for r, c in np.argwhere(
+            ~np.isclose(getattr(after, name), getattr(before, name), rtol=1e-9, atol=1e-12))}
+        assert moved and outlined(at, f"playground_fig_weights_{name}") == moved, name
+    at.run()  # a rerun that changes nothing clears the outlines
+    assert not outlined(at, "playground_fig_weights_weights")
+
+
+def test_temperature_beside_the_weights_changes_them():
+    at = open_page("playground", focus="weights")
+    at.slider(key="playground_temperature_v0").set_value(0.5).run()
+    expected = run_scenario(SEED_000.__class__(**{**SEED_000.__dict__, "temperature": 0.5}))
+    np.testing.assert_allclose(z_of(at, "playground_fig_weights_weights"),
+                               expected.attention.weights, rtol=0, atol=1e-15)
+
+
+def test_heads_focus_shows_every_head_and_the_weights_focus_picks_one():
+    at = open_page("playground", focus="all")
+    at.number_input(key="playground_d_k_v0").set_value(4).run()
+    at.number_input(key="playground_d_v_v1").set_value(4).run()
+    at.selectbox(key="playground_variant_v2").set_value("multi_head").run()
+    at.select_slider(key="playground_n_heads_v2").set_value(2).run()
+    at.session_state["playground_focus"] = "heads"
+    at.run()
+    att = run_scenario(at.session_state["scenario"]).attention
+    assert chart_keys(at) == ["playground_fig_lecture_head_0", "playground_fig_lecture_head_1"]
+    np.testing.assert_allclose(z_of(at, "playground_fig_lecture_head_1"), att.weights[1],
+                               rtol=0, atol=1e-15)
+    at.session_state["playground_focus"] = "weights"
+    at.session_state["playground_lecture_head"] = 1
+    at.run()
+    np.testing.assert_allclose(z_of(at, "playground_fig_weights_weights"), att.weights[1],
+                               rtol=0, atol=1e-15)
+    np.testing.assert_allclose(z_of(at, "playground_fig_weights_output"), att.output,
+                               rtol=0, atol=1e-15)
