@@ -103,12 +103,12 @@ def _vectors_note(name: str) -> None:
     del st.session_state[_VECTORS_NOTE]
     _, fresh, reused = note
     words = []
-    if fresh:
-        words.append(text.TOKENS_NEW_VECTORS.format(words=", ".join(fresh)))
+    if fresh:  # the words may come from anyone: escaped, the sentence around them is ours
+        words.append(text.TOKENS_NEW_VECTORS.format(words=md_escape(", ".join(fresh))))
     if reused:
-        words.append(text.TOKENS_REUSED_VECTORS.format(words=", ".join(reused)))
+        words.append(text.TOKENS_REUSED_VECTORS.format(words=md_escape(", ".join(reused))))
     if words:
-        st.info(md_escape(" ".join(words)))
+        st.info(" ".join(words))
 
 
 def size_controls(prefix: str, scenario: Scenario) -> Scenario:

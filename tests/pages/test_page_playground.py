@@ -115,8 +115,9 @@ def test_tokens_text_resizes_and_keeps_values():
     assert not at.exception
     sc = at.session_state["scenario"]
     assert sc.tokens == ("a", "b", "c", "d", "e")
-    np.testing.assert_array_equal(sc.x[:4], SEED_000.x)
-    np.testing.assert_array_equal(sc.x[4], 0)
+    np.testing.assert_array_equal(sc.x[:4], SEED_000.x)  # renamed rows keep their vectors
+    from attnviz.scenarios.tokens import spread, word_vector
+    np.testing.assert_array_equal(sc.x[4], word_vector("e", 3, spread(SEED_000.x)))  # not 0
     assert weights_of(at).shape == (5, 5)
 
 
