@@ -6,40 +6,41 @@ from attnviz.ui import blas, plotly_view, presenter, share, sidebar, state
 
 blas.one_blas_thread()  # small matrices, many sessions: see attnviz/ui/blas.py
 plotly_view.serve_static_from(__file__)  # static/ beside this script holds plotly.min.js
-st.set_page_config(page_title="attnviz", page_icon="🔍", layout="wide",
-                   initial_sidebar_state=presenter.sidebar_state())
-state.init_state()
-share.restore_from_link()  # a shared link (?scenario=...) replaces the scenario once
+with state.frame_run():  # pages know they run inside this frame (state.use_app_frame)
+    st.set_page_config(page_title="attnviz", page_icon="🔍", layout="wide",
+                       initial_sidebar_state=presenter.sidebar_state())
+    state.init_state()
+    share.restore_from_link()  # a shared link (?scenario=...) replaces the scenario once
 
-PAGES = {
-    # one line per page, grouped in the sidebar; no icons (emoji need a font offline machines lack)
-    "Explore": [
-        st.Page("pages/home.py", title="Home", default=True),
-        st.Page("pages/playground.py", title="Playground"),
-        st.Page("pages/step_by_step.py", title="Step by step"),
-        st.Page("pages/masks.py", title="Masks"),
-        st.Page("pages/multi_head.py", title="Multi-head"),
-        st.Page("pages/positional_encoding.py", title="Positional encoding"),
-        st.Page("pages/encoder_decoder.py", title="Encoder–decoder & additive"),
-    ],
-    "Teach": [
-        st.Page("pages/trace.py", title="Trace a cell"),
-        st.Page("pages/compare.py", title="Compare"),
-        st.Page("pages/pitfalls.py", title="Pitfalls"),
-        st.Page("pages/why_sqrt_dk.py", title="Why √d_k"),
-        st.Page("pages/line_view.py", title="Line view"),
-        st.Page("pages/quiz.py", title="Quiz"),
-    ],
-    "Your data": [
-        st.Page("pages/your_attention.py", title="Your own attention"),
-        st.Page("pages/share.py", title="Save & share"),
-    ],
-}
+    PAGES = {
+        # one line per page, grouped in the sidebar; no icons (offline machines lack emoji fonts)
+        "Explore": [
+            st.Page("pages/home.py", title="Home", default=True),
+            st.Page("pages/playground.py", title="Playground"),
+            st.Page("pages/step_by_step.py", title="Step by step"),
+            st.Page("pages/masks.py", title="Masks"),
+            st.Page("pages/multi_head.py", title="Multi-head"),
+            st.Page("pages/positional_encoding.py", title="Positional encoding"),
+            st.Page("pages/encoder_decoder.py", title="Encoder–decoder & additive"),
+        ],
+        "Teach": [
+            st.Page("pages/trace.py", title="Trace a cell"),
+            st.Page("pages/compare.py", title="Compare"),
+            st.Page("pages/pitfalls.py", title="Pitfalls"),
+            st.Page("pages/why_sqrt_dk.py", title="Why √d_k"),
+            st.Page("pages/line_view.py", title="Line view"),
+            st.Page("pages/quiz.py", title="Quiz"),
+        ],
+        "Your data": [
+            st.Page("pages/your_attention.py", title="Your own attention"),
+            st.Page("pages/share.py", title="Save & share"),
+        ],
+    }
 
-navigation = st.navigation(PAGES, expanded=True)  # every page listed, no "View more"
-summary = sidebar.render()
-presenter.apply()
-try:
-    navigation.run()
-finally:  # also when a page stops early (st.stop) or reruns
-    sidebar.current(summary)
+    navigation = st.navigation(PAGES, expanded=True)  # every page listed, no "View more"
+    summary = sidebar.render()
+    presenter.apply()
+    try:
+        navigation.run()
+    finally:  # also when a page stops early (st.stop) or reruns
+        sidebar.current(summary)

@@ -16,6 +16,7 @@ from attnviz.figures import heatmap, mask_figure
 from attnviz.figures.heatmap import CELL_TEXT_LIMIT, with_slider
 from attnviz.io import export
 from attnviz.scenarios import limits, sweep
+from attnviz.scenarios.presets import truthful
 from attnviz.teach.text import common
 from attnviz.teach.text import playground as text
 from attnviz.ui import controls, presenter, share, state
@@ -289,8 +290,8 @@ focus = st.session_state.get("playground_focus") or "weights"
 if focus == "all":
     st.header(text.HEADER)
     scenario_caption(scenario)
-elif scenario.title and not state.presenter():  # one line: every pixel for the matrices
-    st.caption(md_escape(scenario.title))
+elif truthful(scenario).title and not state.presenter():  # one line, for the matrices
+    st.caption(md_escape(truthful(scenario).title))
 pick, focus_box, scale_box = st.columns([3, 4, 4], vertical_alignment="top")
 with pick:
     scenario = controls.variant_picker("playground", scenario, compact=focus != "all")

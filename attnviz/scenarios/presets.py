@@ -6,9 +6,13 @@ reproduce the notebooks' numbers where the notebook is right (see tests/scenario
 
 from __future__ import annotations
 
+import functools
+from dataclasses import replace
+
 import numpy as np
 
 from attnviz.core.initializers import init_weights
+from attnviz.scenarios.fingerprint import fingerprint
 from attnviz.scenarios.patterns import PATTERNS
 from attnviz.scenarios.registry import variant_presets
 from attnviz.scenarios.scenario import Scenario, projected
@@ -111,3 +115,39 @@ DEFAULT_PRESET = "seed_000"
 def default_scenario() -> Scenario:
     """The scenario a new session starts with."""
     return PRESETS[DEFAULT_PRESET].build()
+
+
+EDITED_FROM = "Edited from {title}"  # the title of a preset's scenario once it was edited
+
+
+@functools.cache
+def _built() -> dict[str, tuple[str, str]]:
+    """Every preset's scenario title and content fingerprint (presets are deterministic)."""
+    out = {}
+    for key, preset in PRESETS.items():
+        scenario = preset.build()
+        out[key] = (scenario.title, fingerprint(scenario))
+    return out
+
+
+def preset_of(scenario: Scenario) -> str | None:
+    """The key of the preset this scenario still is (every number and setting equal), or None
+    (edited, or not from a preset)."""
+    digest = None
+    for key, (title, print_) in _built().items():
+        if title == scenario.title:
+            digest = digest or fingerprint(scenario)
+            if digest == print_:
+                return key
+    return None
+
+
+def truthful(scenario: Scenario) -> Scenario:
+    """The scenario with a title and description that hold for its numbers: a preset's own
+    while it is that preset; "Edited from <preset>" and no description (its claims about the
+    notebook's numbers no longer hold) once edited; anything else as it is."""
+    titles = {title for title, _ in _built().values()}
+    if scenario.title in titles and preset_of(scenario) is None:
+        return replace(scenario, title=EDITED_FROM.format(title=scenario.title),
+                       description="")
+    return scenario

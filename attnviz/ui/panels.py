@@ -8,6 +8,7 @@ from collections.abc import Callable
 import plotly.graph_objects as go
 import streamlit as st
 
+from attnviz.scenarios.presets import truthful
 from attnviz.ui import state
 from attnviz.ui.plotly_view import plotly_js_ready, plotly_view
 from attnviz.ui.safe import md_escape
@@ -70,7 +71,9 @@ def matrix_panel(title: str, fig: go.Figure, *, key: str, formula: str = "",
 
 
 def scenario_caption(scenario) -> None:
-    """The preset's title and description under a page header (escaped: they may come from a
-    file or a link)."""
+    """The scenario's title and description under a page header — a preset's only while the
+    scenario still is that preset ("Edited from ..." after an edit; ``presets.truthful``) —
+    escaped: they may come from a file or a link."""
+    scenario = truthful(scenario)
     if scenario.title:
-        st.caption(md_escape(f"{scenario.title} — {scenario.description}"))
+        st.caption(md_escape(" — ".join(t for t in (scenario.title, scenario.description) if t)))

@@ -21,6 +21,7 @@ import streamlit as st
 
 from attnviz.io import export, scenario_io
 from attnviz.scenarios import limits
+from attnviz.scenarios.presets import truthful
 from attnviz.scenarios.scenario import Scenario
 from attnviz.teach.text import common as text
 from attnviz.ui import state
@@ -97,7 +98,7 @@ def link_url(scenario: Scenario, *, here: str, page: str = LINK_PAGE) -> str:
     ValueError
         If the scenario is too large for a link (share the file instead).
     """
-    param = scenario_io.to_link_param(scenario)
+    param = scenario_io.to_link_param(truthful(scenario))  # "Edited from ..." once edited
     base = page_base_url(here)
     return f"{base}/{page}?{scenario_io.LINK_PARAM}={param}"
 
@@ -126,7 +127,7 @@ def link_box(scenario: Scenario, *, key: str, here: str) -> str | None:
 def scenario_download(scenario: Scenario, *, key: str) -> None:
     """A download button for the scenario as a JSON file (or the reason it cannot be saved)."""
     try:
-        data = scenario_io.to_json(scenario).encode("utf-8")
+        data = scenario_io.to_json(truthful(scenario)).encode("utf-8")  # as the link does
     except ValueError as exc:
         st.error(plain(text.SHARE_CANNOT_SAVE.format(reason=exc)))
         return

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from attnviz.scenarios.presets import PRESETS
+from attnviz.scenarios.presets import PRESETS, truthful
 from attnviz.teach.text import common as text
 from attnviz.ui import state
 
@@ -31,7 +31,7 @@ def render():
 def current(slot) -> None:
     """The current scenario in the sidebar, written after the page ran: the page's own edits
     (a variant picked, a cell typed) are in it, so it never lags one rerun behind."""
-    scenario = state.get_scenario()
+    scenario = truthful(state.get_scenario())
     with slot.container():
         if scenario.title:
             st.text(scenario.title)  # may come from an uploaded file: never as Markdown

@@ -8,6 +8,8 @@ a resize, an upload) bumps the version so every editor restarts from the new val
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from dataclasses import replace
 
 import streamlit as st
@@ -52,6 +54,26 @@ def use_app_frame() -> None:
     if getattr(PagesManager, "uses_pages_directory", False):
         PagesManager.uses_pages_directory = False
         st.rerun()
+    if not getattr(_FRAME, "running", False) and not st.session_state.get(_FRAME_RERUN):
+        # a page that ran alone although the mode is off now: it started in legacy mode
+        # while another session switched it off (a class opening a link at once on a freshly
+        # started server); its frame never ran, so no link was applied. Once per session.
+        st.session_state[_FRAME_RERUN] = True
+        st.rerun()
+
+
+_FRAME = threading.local()  # .running: this script run went through app.py (see frame_run)
+_FRAME_RERUN = "_frame_rerun"  # this session reran once to get the frame
+
+
+@contextlib.contextmanager
+def frame_run():
+    """app.py wraps its whole run in this: pages then know they are drawn inside the frame."""
+    _FRAME.running = True
+    try:
+        yield
+    finally:
+        _FRAME.running = False
 
 
 def init_state() -> None:

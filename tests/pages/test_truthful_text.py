@@ -75,3 +75,37 @@ def test_a_typed_sentence_gets_real_vectors_and_says_which_are_new():
     assert common.TOKENS_REUSED_VECTORS.format(words="the") in said
     at.run()  # said once: gone on the next run
     assert common.TOKENS_NEW_VECTORS.format(words="mat") not in " ".join(i.value for i in at.info)
+
+
+def captions(at) -> str:
+    return " ".join(c.value for c in at.caption)
+
+
+def test_a_preset_caption_holds_only_while_the_scenario_is_that_preset():
+    """Issue 15 item 4: after an edit the page, the sidebar, the link and the file say
+    "Edited from <preset>" and drop the preset's claims about the notebook's numbers."""
+    import json
+
+    from attnviz.io import scenario_io
+    from attnviz.scenarios.presets import EDITED_FROM, PRESETS, truthful
+    from attnviz.ui.safe import md_escape
+
+    seed = PRESETS["seed_002"].build()
+    at = open_page("playground")  # the full view: title and description
+    at.selectbox(key="sidebar_preset").set_value("seed_002").run()
+    at.button(key="sidebar_load_preset").click().run()
+    claim = md_escape(seed.description)[:30]  # the notebook's scores
+    assert md_escape(seed.title) in captions(at) and claim in captions(at)
+    version = at.session_state["editor_version"]
+    # in a browser the editor's change callback stores the edit before the run draws the
+    # caption; AppTest cannot deliver a grid edit that way, so look at the next run
+    at = edit_cells(at, f"playground_x_v{version}", {0: {"d0": "9"}}).run()
+    edited = EDITED_FROM.format(title=seed.title)
+    assert md_escape(edited) in captions(at)
+    assert claim not in captions(at)
+    assert any(edited in t for t in sidebar_texts(at))
+    saved = json.loads(scenario_io.to_json(truthful(at.session_state["scenario"])))
+    assert saved["title"] == edited and saved["description"] == ""
+    # editing the cell back makes it the preset again
+    at = edit_cells(at, f"playground_x_v{version}", {0: {"d0": repr(float(seed.x[0, 0]))}}).run()
+    assert any(seed.title == t for t in sidebar_texts(at))
