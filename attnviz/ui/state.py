@@ -54,22 +54,24 @@ def use_app_frame() -> None:
     if getattr(PagesManager, "uses_pages_directory", False):
         PagesManager.uses_pages_directory = False
         st.rerun()
-    if not getattr(_FRAME, "running", False) and not st.session_state.get(_FRAME_RERUN):
+    if not getattr(_FRAME, "running", False) and not st.session_state.get(_FRAME_SEEN):
         # a page that ran alone although the mode is off now: it started in legacy mode
         # while another session switched it off (a class opening a link at once on a freshly
-        # started server); its frame never ran, so no link was applied. Once per session.
-        st.session_state[_FRAME_RERUN] = True
+        # started server); its frame never ran, so no link was applied. Once per session
+        # (callbacks run outside any script, after the session has seen its frame).
+        st.session_state[_FRAME_SEEN] = True
         st.rerun()
 
 
 _FRAME = threading.local()  # .running: this script run went through app.py (see frame_run)
-_FRAME_RERUN = "_frame_rerun"  # this session reran once to get the frame
+_FRAME_SEEN = "_frame_seen"  # this session has run app.py (or reran once to get it)
 
 
 @contextlib.contextmanager
 def frame_run():
     """app.py wraps its whole run in this: pages then know they are drawn inside the frame."""
     _FRAME.running = True
+    st.session_state[_FRAME_SEEN] = True
     try:
         yield
     finally:

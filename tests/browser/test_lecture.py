@@ -126,3 +126,55 @@ def test_a_typed_cell_edit_outlines_the_cells_it_moved(browser: Browser,
         assert_no_exception(page)
     finally:
         page.context.close()
+
+
+WEIGHTS_TEXT = ("() => [...document.querySelectorAll("
+                "'.st-key-playground_fig_weights_weights .heatmaplayer text')]"
+                ".map(t => t.textContent)")
+
+
+def test_dragging_tau_moves_the_weights_in_the_browser_and_release_sets_it(
+        browser: Browser, app_server: str) -> None:
+    """Issue 15 item 3: while the weights' τ slider is dragged the cells change with no
+    script run; on release τ becomes the step's exact value and every matrix follows."""
+    from helpers import _finished_runs
+
+    import attnviz
+    from attnviz.scenarios.presets import PRESETS
+
+    page = open_lecture(browser, app_server, 1366, 768)
+    try:
+        wait_for_app_run(page)
+        start = page.evaluate(WEIGHTS_TEXT)
+        rail = page.locator(".st-key-playground_fig_weights_weights .slider-rail-rect")
+        box = rail.bounding_box()
+        assert box is not None
+        runs = len(_finished_runs[page])
+        y = box["y"] + box["height"] / 2
+        page.mouse.move(box["x"] + 0.2 * box["width"], y)  # near τ = 1 (step 20 of 100)
+        page.mouse.down()
+        seen, times = [], []
+        for frac in (0.1, 0.05, 0.02):  # towards τ = 0.05: the weights sharpen
+            t0 = time.perf_counter()
+            page.mouse.move(box["x"] + frac * box["width"], y, steps=2)
+            page.wait_for_timeout(50)
+            times.append(time.perf_counter() - t0)
+            seen.append(page.evaluate(WEIGHTS_TEXT))
+        assert len(_finished_runs[page]) == runs, "dragging must not run the script"
+        assert seen[-1] != start and len(set(map(tuple, seen))) >= 2, seen
+        with expect_rerun(page):
+            page.mouse.up()
+        wait_for_app_run(page)
+        page.wait_for_timeout(500)
+        tau = page.get_by_test_id("stSlider").first.get_by_test_id("stSliderThumbValue")
+        value = float(tau.inner_text())
+        assert value < 0.5  # the Streamlit slider shows the released step
+        sc = PRESETS["seed_000"].build()
+        from dataclasses import replace
+        expected = attnviz.run_scenario(replace(sc, temperature=value)).attention.weights
+        shown = page.evaluate(WEIGHTS_TEXT)
+        assert shown == [f"{v:.3f}" for v in expected.ravel()], (shown, value)
+        screenshot(page, "lecture_tau_dragged")
+        print(f"ms per drag step (incl. 50 ms wait): {[round(1000 * t) for t in times]}")
+    finally:
+        page.context.close()
