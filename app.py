@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from attnviz.ui import blas, plotly_view, presenter, share, sidebar, state
+from attnviz.ui import blas, panels, plotly_view, presenter, share, sidebar, state
 
 blas.one_blas_thread()  # small matrices, many sessions: see attnviz/ui/blas.py
 plotly_view.serve_static_from(__file__)  # static/ beside this script holds plotly.min.js
@@ -44,3 +44,4 @@ with state.frame_run():  # pages know they run inside this frame (state.use_app_
         navigation.run()
     finally:  # also when a page stops early (st.stop) or reruns
         sidebar.current(summary)
+        panels.settle_captions()

@@ -73,7 +73,7 @@ def lecture_panel(name: str, z, x_labels, y_labels, *, key: str, row_labels: boo
     title, formula, _ = M[name]
     formula = text.LECTURE_FORMULAS.get(name, formula)
     title = text.LECTURE_TITLES.get(name, title)
-    st.markdown(f"**{title}** &nbsp; ${formula}$")
+    st.markdown(text.LECTURE_PANEL_TITLE.format(title=title, formula=formula))
     rows = np.atleast_2d(z).shape[0]
     row_px = 44 if state.presenter() else 28  # room for 22 px numbers on a projector
     height = 50 + row_px * rows if rows <= CELL_TEXT_LIMIT else None  # one screen

@@ -94,15 +94,41 @@ def seed_004_two_heads() -> Scenario:
                              "the notebook combines them with a weight per head instead of W_O.")
 
 
+# Where each seed preset differs from its notebook (checked against ../shared/seeds and
+# tests/scenarios/test_presets.py); the bugs among them are on the Pitfalls page.
+FIDELITY = {
+    "seed_000": "Same numbers as the notebook: its scores, weights and outputs are reproduced "
+                "exactly (np.random.seed(42) integer weights).",
+    "seed_001_causal": "The notebook prints [[0, 0.3595, 0], [1, 0.6405, 1]] for this masked "
+                       "self-attention: its softmax normalises over the queries; over the keys "
+                       "the output is [[0, 1, 0], [0.8497, 0.1503, 0.8497]], shown here. Its "
+                       "markdown example mask [[0, 0], [−1e9, 0]] has the wrong triangle "
+                       "(query 0 sees the future key 1). Both are on the Pitfalls page.",
+    "seed_002": "Same numbers as the notebook: word 1's scores [23, 11, 18, 29], the weights "
+                "and the outputs are reproduced exactly.",
+    "seed_003_glorot": "The notebook prints no numbers and names no tokens (these are "
+                       "invented). Its W_V is drawn with the limit √(6/(d_L + d_K)) — d_K where "
+                       "W_V's size needs d_V; here W_V uses √(6/(d_L + d_V)) (Pitfalls).",
+    "seed_004_sleepy": "The notebook never uses this table: it prints −0.1116 from unseeded "
+                       "random arrays, and prints K transposed (3×6 for \"Keys: (6, 3)\"). "
+                       "From the table, softmax(K q / √3)·V = 0.3078, shown here.",
+    "seed_004_two_heads": "The notebook's two heads use unseeded random weights, so its numbers "
+                          "cannot be reproduced; these are seeded. Its \"in one catch\" pooling "
+                          "cell drops the tanh its step-by-step cells apply (Pitfalls).",
+}
+
 PRESETS: dict[str, Preset] = {p.key: p for p in (
-    Preset("seed_000", "Four words (seed 000)", "seed 000", seed_000),
-    Preset("seed_001_causal", "Causal example (seed 001)", "seed 001", seed_001_causal),
-    Preset("seed_002", "Step-by-step self-attention (seed 002)", "seed 002", seed_002),
-    Preset("seed_003_glorot", "Glorot attention class (seed 003)", "seed 003", seed_003_glorot),
+    Preset("seed_000", "Four words (seed 000)", "seed 000", seed_000, FIDELITY["seed_000"]),
+    Preset("seed_001_causal", "Causal example (seed 001)", "seed 001", seed_001_causal,
+           FIDELITY["seed_001_causal"]),
+    Preset("seed_002", "Step-by-step self-attention (seed 002)", "seed 002", seed_002,
+           FIDELITY["seed_002"]),
+    Preset("seed_003_glorot", "Glorot attention class (seed 003)", "seed 003", seed_003_glorot,
+           FIDELITY["seed_003_glorot"]),
     Preset("seed_004_sleepy", "The sleepy child reads a book (seed 004)", "seed 004",
-           seed_004_sleepy),
+           seed_004_sleepy, FIDELITY["seed_004_sleepy"]),
     Preset("seed_004_two_heads", "Two heads mixed by weights (seed 004)", "seed 004",
-           seed_004_two_heads),
+           seed_004_two_heads, FIDELITY["seed_004_two_heads"]),
     *variant_presets(),
 )}
 # attention patterns built by construction (attnviz.scenarios.patterns)

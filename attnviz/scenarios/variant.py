@@ -107,12 +107,16 @@ class Preset:
     source : str
         Where it comes from ("seed 000", "hand-built", ...).
     build : callable returning Scenario
+    fidelity : str
+        For a seed notebook's example: where the preset differs from the notebook and why,
+        with the notebook's own printed value where it has one ("" = reproduces it).
     """
 
     key: str
     title: str
     source: str
     build: Callable[[], Scenario]
+    fidelity: str = ""
 
 
 @dataclass(frozen=True, eq=False)

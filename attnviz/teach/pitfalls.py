@@ -417,6 +417,112 @@ def pe_base_typo() -> PitfallCase:
                        wrong_seed002_positional_encoding, right_positional_encoding)
 
 
+# --------------------------------------------------------------------------------------------
+# 9) seed 001's example mask: the wrong triangle
+# --------------------------------------------------------------------------------------------
+
+SEED001_MARKDOWN_MASK = np.array([[0.0, 0.0], [-1e9, 0.0]])  # the notebook's additive mask
+
+
+def wrong_seed001_triangle(query: Array, key: Array, value: Array) -> tuple[Array, Array]:
+    """WRONG — seed 001's markdown example mask added to the scaled scores: it blocks query 1
+    from key 0 (its past) and lets query 0 see key 1 (its future)."""
+    dots = query @ key.T / np.sqrt(query.shape[-1]) + SEED001_MARKDOWN_MASK
+    weights = softmax(dots, axis=-1)
+    return weights, weights @ value
+
+
+def seed001_wrong_triangle() -> PitfallCase:
+    """Seed 001's q, k, v with the notebook's example mask and with the causal mask."""
+    q, k, v = SEED001_Q, SEED001_K, SEED001_V
+    ql, kl = _labels("q", 2), _labels("k", 2)
+    inputs = (Panel("notebook mask (added)", SEED001_MARKDOWN_MASK, kl, ql, "signed"),
+              Panel("causal mask", causal_mask(2).astype(float), kl, ql, "mask"))
+
+    def side(result):
+        w, out = result
+        return (Panel("weights", w, kl, ql, "weights"),
+                Panel("output", out, _labels("o", 3), ql, "sequential"))
+
+    return PitfallCase("seed001_wrong_triangle", inputs, side(wrong_seed001_triangle(q, k, v)),
+                       side(right_causal_attention(q, k, v)), wrong_seed001_triangle,
+                       right_causal_attention)
+
+
+# --------------------------------------------------------------------------------------------
+# 10) seed 004's "in one catch" pooling: the tanh dropped
+# --------------------------------------------------------------------------------------------
+
+def wrong_seed004_no_tanh(x: Array, w: Array, b: Array) -> tuple[Array, Array]:
+    """WRONG — seed 004's "in one catch" cell: score = x·w + b, no tanh, then the softmax."""
+    e = (x @ w)[:, 0] + b
+    alpha = softmax(e, axis=0)
+    return alpha[None, :], (alpha @ x)[None, :]
+
+
+def right_seed004_pooling(x: Array, w: Array, b: Array) -> tuple[Array, Array]:
+    """RIGHT — the pooling its step-by-step cells build: e = tanh(x·w + b), softmax over time."""
+    e = np.tanh((x @ w)[:, 0] + b)
+    alpha = softmax(e, axis=0)
+    return alpha[None, :], (alpha @ x)[None, :]
+
+
+def seed004_dropped_tanh() -> PitfallCase:
+    """The sleepy-child embeddings pooled with and without the tanh."""
+    x = np.asarray(SLEEPY_EMBEDDINGS, dtype=float)
+    w, b = POOL_W * 3, np.zeros(x.shape[0])  # larger scores: the tanh visibly bounds them
+    tl = _tokens(SLEEPY_TOKENS)
+    inputs = (Panel("embeddings x", x, _labels("d", x.shape[1]), tl),
+              Panel("scoring weights w", w.T, _labels("d", x.shape[1]), ("w",)))
+
+    def side(result):
+        alpha, context = result
+        return (Panel("weights", alpha, tl, ("α",), "weights"),
+                Panel("context", context, _labels("d", x.shape[1]), ("c",)))
+
+    return PitfallCase("seed004_dropped_tanh", inputs, side(wrong_seed004_no_tanh(x, w, b)),
+                       side(right_seed004_pooling(x, w, b)), wrong_seed004_no_tanh,
+                       right_seed004_pooling)
+
+
+# --------------------------------------------------------------------------------------------
+# 11) seed 003's Glorot limit for W_V computed with d_K
+# --------------------------------------------------------------------------------------------
+
+GLOROT_D_L, GLOROT_D_K, GLOROT_D_V = 4, 1, 16  # sizes where the two limits differ clearly
+
+
+def wrong_seed003_limit(d_l: int, d_k: int, d_v: int) -> Array:
+    """WRONG — seed 003's ``limit = np.sqrt(6 / (d_K + d_L))`` reused for W_V (d_L × d_V)."""
+    limit = np.sqrt(6 / (d_k + d_l))
+    return np.array([[limit, np.sqrt(6 / (d_l + d_v))]])
+
+
+def right_seed003_limit(d_l: int, d_k: int, d_v: int) -> Array:
+    """RIGHT — Glorot's limit from W_V's own fan-in and fan-out: √(6 / (d_L + d_V))."""
+    limit = np.sqrt(6 / (d_l + d_v))
+    return np.array([[limit, limit]])
+
+
+def seed003_glorot_limit() -> PitfallCase:
+    """The limit W_V is drawn with, beside the one its shape asks for, and the variance of a
+    unit input after W_V (Glorot: about 2 / (fan_in + fan_out) · fan_in)."""
+    sizes = (GLOROT_D_L, GLOROT_D_K, GLOROT_D_V)
+    cols = ("limit used", "limit for W_V's shape")
+    inputs = (Panel("sizes", np.array([sizes], dtype=float), ("d_L", "d_K", "d_V"), ("",)),)
+
+    def side(limits):
+        used = float(limits[0, 0])
+        # variance of x·W_V for unit-variance x: d_L · limit² / 3 (uniform on ±limit)
+        spread = np.array([[GLOROT_D_L * used**2 / 3]])
+        return (Panel("limits", limits, cols, ("W_V",), "sequential"),
+                Panel("variance of x·W_V", spread, ("var",), ("",), "sequential"))
+
+    return PitfallCase("seed003_glorot_limit", inputs, side(wrong_seed003_limit(*sizes)),
+                       side(right_seed003_limit(*sizes)), wrong_seed003_limit,
+                       right_seed003_limit)
+
+
 PITFALLS: MappingProxyType[str, Callable[[], PitfallCase]] = MappingProxyType({
     "softmax_over_queries": softmax_over_queries,
     "softmax_length_one": softmax_length_one,
@@ -426,4 +532,7 @@ PITFALLS: MappingProxyType[str, Callable[[], PitfallCase]] = MappingProxyType({
     "mask_after_softmax": mask_after_softmax,
     "fully_masked_row": fully_masked_row,
     "pe_base_typo": pe_base_typo,
+    "seed001_wrong_triangle": seed001_wrong_triangle,
+    "seed004_dropped_tanh": seed004_dropped_tanh,
+    "seed003_glorot_limit": seed003_glorot_limit,
 })

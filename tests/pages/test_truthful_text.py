@@ -109,3 +109,21 @@ def test_a_preset_caption_holds_only_while_the_scenario_is_that_preset():
     # editing the cell back makes it the preset again
     at = edit_cells(at, f"playground_x_v{version}", {0: {"d0": repr(float(seed.x[0, 0]))}}).run()
     assert any(seed.title == t for t in sidebar_texts(at))
+
+
+def test_a_seed_preset_says_where_it_differs_from_its_notebook_while_it_is_that_preset():
+    """Issue 15 item 6: the note (with the notebook's printed value) is beside the numbers."""
+    from attnviz.scenarios.presets import PRESETS
+    from attnviz.ui.safe import md_escape
+
+    at = open_page("playground")
+    at.selectbox(key="sidebar_preset").set_value("seed_004_sleepy").run()
+    at.button(key="sidebar_load_preset").click().run()
+    note = md_escape(PRESETS["seed_004_sleepy"].fidelity)
+    assert note in captions(at) and "0.1116" in PRESETS["seed_004_sleepy"].fidelity
+    at.slider(key=f"playground_temperature_v{at.session_state['editor_version']}") \
+        .set_value(2.0).run()
+    assert note not in captions(at)  # edited: the note no longer describes these numbers
+    for key in ("seed_000", "seed_001_causal", "seed_002", "seed_003_glorot",
+                "seed_004_two_heads"):
+        assert PRESETS[key].fidelity, key

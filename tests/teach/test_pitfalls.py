@@ -37,10 +37,11 @@ def softmax_row(row):
     return [x / z for x in e]
 
 
-def test_the_gallery_has_the_eight_pitfalls_of_the_issue():
+def test_the_gallery_has_the_pitfalls_of_the_issues():
     assert list(PITFALLS) == ["softmax_over_queries", "softmax_length_one", "sum_broadcast",
                               "scale_by_length", "naive_overflow", "mask_after_softmax",
-                              "fully_masked_row", "pe_base_typo"]
+                              "fully_masked_row", "pe_base_typo", "seed001_wrong_triangle",
+                              "seed004_dropped_tanh", "seed003_glorot_limit"]
     for key, build in PITFALLS.items():
         case = build()
         assert case.key == key
@@ -313,3 +314,36 @@ def test_pe_base_typo_by_hand():
             close(right[t, i], trig(t / 10000 ** (2 * k / d)))
     close(panel("pe_base_typo", "right", "similarity PE·PEᵀ"), right @ right.T)
     close(np.diag(panel("pe_base_typo", "wrong", "similarity PE·PEᵀ")), np.full(16, 4.0))
+
+
+
+def test_seed001_wrong_triangle_lets_query_0_see_the_future():
+    case = PITFALLS["seed001_wrong_triangle"]()
+    wrong = case.panel("wrong", "weights").z
+    right = case.panel("right", "weights").z
+    assert wrong[0, 1] > 0.8 and wrong[1, 0] == 0  # the future seen, the past hidden
+    w1 = 1 / (1 + math.exp(math.sqrt(3)))  # softmax([2, 5] / √3)[0], written out
+    np.testing.assert_allclose(right, [[1, 0], [w1, 1 - w1]], rtol=1e-12)
+
+
+def test_seed004_pooling_without_tanh_concentrates_the_weights():
+    from attnviz.core.additive import attention_pooling
+    from attnviz.scenarios.presets import SLEEPY_EMBEDDINGS
+
+    case = PITFALLS["seed004_dropped_tanh"]()
+    x = np.asarray(SLEEPY_EMBEDDINGS, dtype=float)
+    w = case.panel("inputs", "scoring weights w").z.T
+    core = attention_pooling(x, w[:, 0], 0.0)  # the core's pooling applies the tanh
+    np.testing.assert_allclose(case.panel("right", "weights").z[0], core.weights, rtol=1e-12)
+    np.testing.assert_allclose(case.panel("right", "context").z[0], core.output, rtol=1e-12)
+    assert case.panel("wrong", "weights").z.max() > 0.9 > core.weights.max()
+
+
+def test_seed003_limit_for_w_v_follows_glorot():
+    case = PITFALLS["seed003_glorot_limit"]()
+    d_l, d_k, d_v = (int(v) for v in case.panel("inputs", "sizes").z[0])
+    assert case.panel("wrong", "limits").z[0, 0] == pytest.approx(math.sqrt(6 / (d_l + d_k)))
+    assert case.panel("right", "limits").z[0, 0] == pytest.approx(math.sqrt(6 / (d_l + d_v)))
+    # uniform on ±a has variance a²/3; d_L unit inputs add up
+    assert case.panel("right", "variance of x·W_V").z[0, 0] == pytest.approx(
+        d_l * (6 / (d_l + d_v)) / 3)

@@ -95,6 +95,32 @@ PITFALLS = {
         look="Columns d0 and d1 are identical in both (frequency 1); the later columns differ "
              "more and more (column d2 reaches 0.46 instead of 1.00 at t = 15).",
     ),
+    "seed001_wrong_triangle": dict(
+        title="A causal mask with the wrong triangle",
+        source="seed 001's markdown example mask [[0, 0], [−1e9, 0]]",
+        symptom="The −1e9 sits below the diagonal: query 0 attends to the future key 1 "
+                "(weight 0.85) and query 1 may not see its past key 0 (weight 0). Nothing "
+                "errors; the model simply looks ahead.",
+        look="Causal attention hides the keys above the diagonal (j > i): query 0 sees only "
+             "itself (weights [1, 0]) and query 1 gets [0.15, 0.85].",
+    ),
+    "seed004_dropped_tanh": dict(
+        title="Attention pooling without its tanh",
+        source="seed 004's \"in one catch\" cell (its step-by-step cells apply the tanh)",
+        symptom="Without tanh the scores are unbounded: one time step takes 0.93 of the "
+                "weight and the context is nearly that one embedding.",
+        look="With e = tanh(x·w + b) every score lies in (−1, 1): the weights stay spread "
+             "(the largest 0.31) and the context mixes several time steps.",
+    ),
+    "seed003_glorot_limit": dict(
+        title="Glorot's limit for W_V computed from d_K",
+        source="seed 003 (limit = √(6/(d_K + d_L)) for W_Q, W_K and W_V alike)",
+        symptom="W_V is d_L × d_V, but its entries are drawn within √(6/(d_L + d_K)): with "
+                "d_K = 1 and d_V = 16 that is 1.10 instead of 0.55, so the values come out "
+                "with 4 times the variance Glorot's rule aims for (1.6 instead of 0.4).",
+        look="Each matrix takes the limit from its own shape: W_V's is √(6/(d_L + d_V)). The "
+             "seed 003 preset draws its W_V that way.",
+    ),
 }
 
 WRONG = "Wrong"

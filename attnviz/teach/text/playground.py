@@ -11,6 +11,7 @@ comment above each template says what its fields are); ``tests/teach/test_text.p
 from __future__ import annotations
 
 FIELDS: dict[str, tuple[str, ...]] = {
+    "LECTURE_PANEL_TITLE": ("title", "formula"),
     "REPORT_HEAD": ("h",),
     "REPORT_HEAD_POOLED": ("h",),
 }
@@ -36,6 +37,8 @@ FOCUS_HELP = (
 HEAD_LABEL = "Head"
 # Before the temperature the weights' own slider shows while it is dragged.
 TAU_PREFIX = "drag τ = "
+# {title}: the matrix's name; {formula}: its one-line LaTeX (a lecture-view panel's heading)
+LECTURE_PANEL_TITLE = "**{title}** &nbsp; ${formula}$"
 # Short titles where the lecture view's columns are narrow (common.MATRICES has the others).
 LECTURE_TITLES = {"weights": "Weights", "multi_head_output": "Output"}
 # One-line formulas of the lecture view's matrices (common.MATRICES has the full ones).
