@@ -144,9 +144,25 @@ def test_figure_json_sends_plotlys_figure_with_the_exact_numbers(index):
     text = plotly_view.figure_json(fig, {"k": 1}, clickable=index == 0)
     sent = json.loads(text)
     assert sent.pop("config") == {"k": 1} and sent.pop("clickable") is (index == 0)
+    assert sent.pop("frames") == [] and sent.pop("sliderEvents") is False
     assert _plain(sent) == _plain(json.loads(pio.to_json(before, validate=False)))
     assert '"bdata"' in text and "NaN" not in text
     assert _plain(json.loads(pio.to_json(fig.to_plotly_json(), validate=False))) == _plain(sent)
+
+
+def test_figure_json_sends_the_frames_a_slider_steps_through():
+    """The lecture view's τ slider: one frame per value with the exact weights."""
+    from attnviz.figures.heatmap import with_slider
+
+    zs = [np.array([[0.25, 0.75], [0.5, 0.5]]), np.array([[0.1, 0.9], [1 / 3, 2 / 3]])]
+    fig = heatmap(zs[0], ["a", "b"], ["c", "d"], kind="weights")
+    frames = with_slider(fig, zs, ["1", "2"], 0, prefix="τ = ", kind="weights")
+    sent = json.loads(plotly_view.figure_json(fig, {}, frames=frames, slider_events=True))
+    assert sent["sliderEvents"] is True and [f["name"] for f in sent["frames"]] == ["1", "2"]
+    np.testing.assert_array_equal(decode(sent["frames"][1]["data"][0]["z"]), zs[1])
+    assert sent["frames"][1]["data"][0]["text"] == [["0.100", "0.900"], ["0.333", "0.667"]]
+    steps = sent["layout"]["sliders"][0]["steps"]
+    assert [s["args"][0] for s in steps] == [["1"], ["2"]] and steps[0]["method"] == "animate"
 
 
 def test_figure_json_falls_back_to_plotly_for_what_json_cannot_hold():
