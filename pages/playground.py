@@ -294,7 +294,7 @@ elif truthful(scenario).title and not state.presenter():  # one line, for the ma
     st.caption(md_escape(truthful(scenario).title))
 pick, focus_box, scale_box = st.columns([3, 4, 4], vertical_alignment="top")
 with pick:
-    scenario = controls.variant_picker("playground", scenario, compact=focus != "all")
+    scenario = controls.variant_picker("playground", scenario, compact=True)
 with focus_box:
     foci = [f for f in text.FOCUS if f != "heads" or scenario.spec.always_heads]
     focus = st.segmented_control(text.FOCUS_LABEL, foci, format_func=text.FOCUS.get,
@@ -302,6 +302,7 @@ with focus_box:
                                  help=text.FOCUS_HELP) or "weights"
     focus = focus if focus in foci else "weights"
 if focus == "all":
+    st.latex(scenario.spec.formula)
     every_matrix(scenario)
 else:
     with scale_box:

@@ -243,6 +243,5 @@ def playground_focus(page: Page, label: str) -> None:
     wait for the page to redraw."""
     wait_for_app_run(page)
     with expect_rerun(page):
-        page.locator(".st-key-playground_focus").get_by_role("button", name=label,
-                                                             exact=True).click()
+        page.get_by_test_id("stButtonGroup").get_by_text(label, exact=True).click()
     wait_for_app_run(page)

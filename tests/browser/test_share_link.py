@@ -21,6 +21,7 @@ from helpers import (
     assert_no_exception,
     goto_page,
     load_preset,
+    playground_focus,
     screenshot,
     wait_for_app_run,
     wait_for_plots,
@@ -130,7 +131,8 @@ def test_tampered_link_shows_a_message_and_the_default(app_server: str, browser:
 def test_html_report_opens_offline(app_server: str, page: Page, browser: Browser,
                                    tmp_path: Path):
     goto_page(page, app_server, "playground")
-    wait_for_chart(page, "playground_fig_weights_weights")
+    playground_focus(page, "All")  # the full view holds the downloads
+    wait_for_chart(page, "playground_fig_weights")
     n_charts = page.locator(".js-plotly-plot").count()
     page.get_by_text("Download these matrices and figures").click()
     wait_for_app_run(page)

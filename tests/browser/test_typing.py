@@ -10,7 +10,14 @@ from __future__ import annotations
 import math
 
 import pytest
-from helpers import TIMEOUT_MS, assert_no_exception, expect_rerun, goto_page, wait_for_app_run
+from helpers import (
+    TIMEOUT_MS,
+    assert_no_exception,
+    expect_rerun,
+    goto_page,
+    playground_focus,
+    wait_for_app_run,
+)
 from helpers import wait_for_plots as wait_plots
 from playwright.sync_api import Locator, Page
 
@@ -34,6 +41,14 @@ def _x_heatmap(page: Page) -> list[list[float]]:
                 for r in range(X.shape[0]) for c in range(X.shape[1]) if (r, c) != (1, 1)):
             return z
     raise AssertionError("no heatmap of X on the page")
+
+
+def _show_all(page: Page) -> None:
+    """The Playground's full view (it draws X), unless it is already shown."""
+    wait_for_app_run(page)
+    if not page.locator(".st-key-playground_fig_x").count():
+        playground_focus(page, "All")
+    wait_plots(page)
 
 
 def _open_cell(page: Page, editor: Locator, row: int, col: int) -> None:
@@ -77,7 +92,7 @@ def _warning(page: Page) -> str:
 def test_typed_numbers_mean_what_was_typed(page: Page, app_server: str, typed: str,
                                            value: float) -> None:
     goto_page(page, app_server, "playground")
-    wait_plots(page)
+    _show_all(page)
     _type_cell(page, typed)
     got = _x_heatmap(page)[1][1]
     assert got == value and math.copysign(1, got) == math.copysign(1, value), (typed, got)
@@ -89,7 +104,7 @@ def test_typed_numbers_mean_what_was_typed(page: Page, app_server: str, typed: s
 def test_typed_text_that_is_not_one_number_is_refused_with_the_cell_named(
         page: Page, app_server: str, typed: str) -> None:
     goto_page(page, app_server, "playground")
-    wait_plots(page)
+    _show_all(page)
     _type_cell(page, "0.75")  # a previous value of our own
     assert _x_heatmap(page)[1][1] == 0.75
     _type_cell(page, typed)
@@ -139,7 +154,7 @@ def test_a_cell_edit_is_kept_when_the_page_is_switched_at_once(page: Page, app_s
     machine), so no server code sees it — a Streamlit frontend limit; this test switches just
     after the debounce, where the edit has left the browser."""
     goto_page(page, app_server, "playground")
-    wait_plots(page)
+    _show_all(page)
     _open_cell(page, page.get_by_test_id("stDataFrame").first, 1, 1)
     page.keyboard.type("4.5", delay=20)
     nav = page.get_by_test_id("stSidebarNav")
@@ -150,7 +165,6 @@ def test_a_cell_edit_is_kept_when_the_page_is_switched_at_once(page: Page, app_s
     wait_for_app_run(page)
     nav.get_by_role("link", name="Playground").click()
     page.wait_for_timeout(500)
-    wait_for_app_run(page)
-    wait_plots(page)
+    _show_all(page)
     assert _x_heatmap(page)[1][1] == 4.5
     assert_no_exception(page)
