@@ -15,6 +15,7 @@ from helpers import (
     expect_rerun,
     goto_page,
     screenshot,
+    wait_for_app_run,
     wait_for_plots,
 )
 from playwright.sync_api import Page
@@ -78,6 +79,9 @@ def _type_tokens(page: Page) -> None:
     box.fill(" ".join(TOKENS))
     with expect_rerun(page):
         box.press("Enter")
+    # a new token list reruns once more (new editors): let that run finish before typing on
+    page.wait_for_timeout(500)
+    wait_for_app_run(page)
     wait_for_plots(page)
 
 
