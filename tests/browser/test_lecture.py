@@ -24,6 +24,7 @@ from helpers import (
     wait_for_plots,
 )
 from playwright.sync_api import Browser, Page
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 # per chart: [left, top, width, bottom] and the rendered font sizes of its cell numbers
 MEASURE = """() => {
@@ -81,6 +82,15 @@ def test_presenter_mode_fits_the_lecture_view_on_one_screen(browser: Browser, ap
             "() => !(document.querySelector('[data-testid=stSidebar]')"
             "?.getBoundingClientRect().width)")
         page.wait_for_timeout(1000)
+        try:  # the charts follow the new width and type: wait (bounded) for the redrawn text
+            page.wait_for_function(
+                """n => [...document.querySelectorAll('.js-plotly-plot')].every(p => {
+                       const s = [...p.querySelectorAll('.heatmaplayer text')]
+                           .map(t => parseFloat(getComputedStyle(t).fontSize));
+                       return s.length && Math.min(...s) >= n; })""",
+                arg=SCREENS[(width, height)], timeout=10_000)
+        except PlaywrightTimeout:
+            pass  # measured and reported below
         page.evaluate("() => window.scrollTo(0, 0)")
         m = page.evaluate(MEASURE)
         screenshot(page, f"lecture_presenter_{width}x{height}")
