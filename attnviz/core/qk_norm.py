@@ -43,3 +43,32 @@ def rms_norm(x, gain=1.0, *, eps: float = 1e-6) -> Array:
                          f"{gain.shape[0]}")
     rms = np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps)  # (..., 1)
     return x / rms * gain
+
+
+def rms_norm_backward(x, d_y, gain=1.0, *, eps: float = 1e-6) -> Array:
+    """The gradient of :func:`rms_norm` with respect to ``x``, given ∂L/∂y.
+
+    With r = sqrt(mean(x²) + eps) over the last axis (width d) and y = x / r · g::
+
+        ∂L/∂x = (g ∘ dy − x · Σ(g ∘ dy ∘ x) / (d r²)) / r
+
+    Parameters
+    ----------
+    x : array_like of shape (..., d)
+        The input the forward normalised.
+    d_y : array_like of the same shape
+    gain, eps
+        As in :func:`rms_norm`.
+
+    Returns
+    -------
+    ndarray of the shape of ``x``
+    """
+    x = as_array("x", x, (1, 2, 3))
+    d_y = as_array("d_y", d_y, (1, 2, 3))
+    eps = check_positive("eps", eps)
+    gain = np.atleast_1d(np.asarray(gain, dtype=float))
+    rms = np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps)  # (..., 1)
+    g_dy = d_y * gain
+    inner = np.sum(g_dy * x, axis=-1, keepdims=True) / (x.shape[-1] * rms * rms)
+    return (g_dy - x * inner) / rms

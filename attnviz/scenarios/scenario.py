@@ -288,6 +288,30 @@ def _check_settings(scenario: Scenario) -> None:
                          f"{len(scenario.source_tokens)} tokens but {len(scenario.source_x)} rows")
 
 
+def scenario_inputs(scenario: Scenario, *, heads: int | None = None) -> Inputs:
+    """The checked :class:`Inputs` a variant computes from (see :func:`run_scenario`).
+
+    Raises
+    ------
+    ValueError
+        For settings the computation cannot use.
+    """
+    _check_settings(scenario)
+    spec = scenario.spec
+    if heads is not None and scenario.direct:
+        raise ValueError("multi-head attention needs token embeddings and weight matrices, but "
+                         "this scenario gives Q, K and V directly")
+    x, _ = with_positions(np.asarray(scenario.x, dtype=float), scenario)
+    source = None
+    if spec.uses_source and heads is None:
+        source, _ = with_positions(np.asarray(scenario.source_x, dtype=float), scenario)
+    n_heads = heads if heads is not None else (scenario.n_heads if spec.always_heads else 1)
+    t_k = scenario.t if heads is not None else len(scenario.key_tokens)
+    return Inputs(scenario=scenario, x=x, source=source,
+                  mask=user_mask(scenario, scenario.t, t_k), scale=scale_of(scenario),
+                  temperature=scenario.temperature, n_heads=n_heads)
+
+
 def run_scenario(scenario: Scenario, *, heads: int | None = None) -> ScenarioResult:
     """Compute the scenario with its variant: the one run path of every page.
 
@@ -305,21 +329,11 @@ def run_scenario(scenario: Scenario, *, heads: int | None = None) -> ScenarioRes
     ValueError
         With a sentence saying what is wrong (sizes, non-finite values, n_heads, ...).
     """
-    _check_settings(scenario)
-    spec = scenario.spec
-    if heads is not None and scenario.direct:
-        raise ValueError("multi-head attention needs token embeddings and weight matrices, but "
-                         "this scenario gives Q, K and V directly")
     # 1) inputs every variant shares: PE added in this one place, the mask, the scale
-    x, pe = with_positions(np.asarray(scenario.x, dtype=float), scenario)
-    source = None
-    if spec.uses_source and heads is None:
-        source, _ = with_positions(np.asarray(scenario.source_x, dtype=float), scenario)
-    n_heads = heads if heads is not None else (scenario.n_heads if spec.always_heads else 1)
-    t_k = scenario.t if heads is not None else len(scenario.key_tokens)
-    inputs = Inputs(scenario=scenario, x=x, source=source,
-                    mask=user_mask(scenario, scenario.t, t_k), scale=scale_of(scenario),
-                    temperature=scenario.temperature, n_heads=n_heads)
+    inputs = scenario_inputs(scenario, heads=heads)
+    spec = scenario.spec
+    x, source = inputs.x, inputs.source
+    _, pe = with_positions(np.asarray(scenario.x, dtype=float), scenario)  # PE to show
     # 2) the variant's computation (or its multi-head form)
     if heads is None:
         result = spec.compute(inputs)

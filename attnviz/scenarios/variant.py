@@ -28,6 +28,7 @@ from attnviz.core.attention import (
     scaled_dot_product_attention,
     self_attention,
 )
+from attnviz.core.backward import AttentionGradients, attention_backward, linear_backward
 from attnviz.core.masks import causal_mask
 
 if TYPE_CHECKING:  # the scenario module imports this one
@@ -192,6 +193,11 @@ class Variant:
         Classroom scenarios that show it.
     same_as : str
         The key of a variant that computes the same thing, when there is one (said on screen).
+    backward : callable(Inputs, result, d_output, d_weights) -> (gradients, params), optional
+        The backward pass of ``compute`` (:mod:`attnviz.core.backward`): given ∂L/∂output and a
+        loss's own ∂L/∂weights (either may be None), the gradients of every intermediate and
+        a mapping from scenario field names ("x", "w_q", ...) to the gradient of each field
+        the computation read. None: the Gradients and Learn pages say the variant has none yet.
     """
 
     key: str
@@ -211,6 +217,7 @@ class Variant:
     params: tuple[Param, ...] = ()
     presets: tuple[Preset, ...] = field(default=())
     same_as: str = ""
+    backward: Callable[..., tuple[Any, dict[str, Array]]] | None = None
 
     def __post_init__(self):
         unknown = [p for p in self.parts if p not in PARTS]
@@ -266,3 +273,69 @@ def dot_product(inputs: Inputs, *, causal: bool = False, scale: float | None = N
                                mask=inputs.mask, **kw)
     return self_attention(inputs.x, sc.w_q, sc.w_k, sc.w_v, mask=inputs.mask, causal=causal,
                           **kw)
+
+
+def dot_product_backward(inputs: Inputs, result: AttentionResult | MultiHeadResult, d_output,
+                         d_weights, *, softcap: float | None = None,
+                         pullback: Callable | None = None
+                         ) -> tuple[AttentionGradients, dict[str, Array]]:
+    """The backward pass of every dot-product variant: attention, then the projections.
+
+    The forward projected x (and the source) with the first column blocks of W_Q, W_K and W_V
+    (all of them, or ``n_kv_heads`` blocks of W_K and W_V for grouped-query attention), maybe
+    changed q and k per head (RoPE, QK-norm: ``pullback``), and attended
+    (:func:`~attnviz.core.attention.attend_heads`). This runs those steps backwards.
+
+    Parameters
+    ----------
+    inputs : Inputs
+        The inputs the forward ran on.
+    result : AttentionResult or MultiHeadResult
+    d_output, d_weights
+        As in :func:`~attnviz.core.backward.attention_backward`.
+    softcap : float, optional
+        The variant's cap c.
+    pullback : callable(Inputs, d_q_h, d_k_h) -> (d_q_h, d_k_h), optional
+        Carries the gradients of the changed q and k back to the projections' q and k.
+
+    Returns
+    -------
+    gradients : AttentionGradients
+    params : dict
+        ∂L/∂ of the scenario fields: "x" (the embeddings with any positional encoding:
+        the encoding is a constant, so this is also ∂L/∂X), "source_x" for cross-attention,
+        "w_q", "w_k", "w_v" ("w_o" with heads); "q_in", "k_in", "v_in" when Q, K and V are
+        given directly. Blocks of W_K and W_V the forward did not read get 0.
+    """
+    sc = inputs.scenario
+    heads = isinstance(result, MultiHeadResult)
+    grads = attention_backward(result, d_output, d_weights=d_weights,
+                               w_o=sc.w_o if heads else None, softcap=softcap)
+    d_q_h, d_k_h = grads.d_q, grads.d_k
+    if pullback is not None:
+        d_q_h, d_k_h = pullback(inputs, d_q_h, d_k_h)
+    d_q, d_k, d_v = (_side_by_side(a) for a in (d_q_h, d_k_h, grads.d_v))
+    if sc.direct:
+        return grads, {"q_in": d_q, "k_in": d_k, "v_in": d_v}
+    x_kv = inputs.x if inputs.source is None else inputs.source
+    params: dict[str, Array] = {}
+    d_x, params["w_q"] = linear_backward(inputs.x, sc.w_q, d_q)
+    d_x_kv = np.zeros_like(x_kv)
+    for name, d in (("w_k", d_k), ("w_v", d_v)):
+        w = np.asarray(getattr(sc, name), dtype=float)
+        d_x_part, d_w_used = linear_backward(x_kv, w[:, :d.shape[1]], d)
+        d_x_kv += d_x_part
+        params[name] = np.zeros_like(w)
+        params[name][:, :d.shape[1]] = d_w_used
+    if inputs.source is None:
+        params["x"] = d_x + d_x_kv
+    else:
+        params["x"], params["source_x"] = d_x, d_x_kv
+    if grads.d_w_o is not None:
+        params["w_o"] = np.asarray(grads.d_w_o)
+    return grads, params
+
+
+def _side_by_side(a: Array) -> Array:
+    """Heads (n, t, d) side by side as one (t, n·d) matrix: head h in columns h·d .. (h+1)·d."""
+    return a.transpose(1, 0, 2).reshape(a.shape[1], -1)

@@ -40,6 +40,7 @@ def test_each_variant_is_complete(key):
     assert (variant.scale_fixed, variant.causal, variant.keys_from_source, variant.heads,
             variant.always_heads, variant.direct, variant.parts) == EXPECTED[key]
     assert callable(variant.compute)
+    assert callable(variant.backward)  # its backward pass (tests/scenarios/test_gradients.py)
     assert variant.name and variant.description and variant.formula
     assert variant.formula.count("{") == variant.formula.count("}")  # balanced LaTeX groups
     assert set(variant.parts) <= set(PARTS)

@@ -3,6 +3,7 @@
 from dataclasses import replace
 
 from attnviz.core.additive import additive_attention
+from attnviz.core.backward import additive_backward
 from attnviz.core.initializers import init_weights
 from attnviz.scenarios.variant import Inputs, Preset, Variant
 from attnviz.scenarios.variants.cross import translation
@@ -13,6 +14,16 @@ def compute(inputs: Inputs):
     sc = inputs.scenario
     return additive_attention(inputs.x, inputs.source, inputs.source, sc.w_a_q, sc.w_a_k,
                               sc.v_a, mask=inputs.mask)
+
+
+def backward(inputs: Inputs, result, d_output, d_weights):
+    """Back through the context, the softmax, v_a and the tanh network (keys = values =
+    the source, whose gradient is the sum of both roles)."""
+    sc = inputs.scenario
+    g = additive_backward(result, inputs.x, inputs.source, inputs.source, sc.w_a_q, sc.w_a_k,
+                          sc.v_a, d_output, d_weights=d_weights)
+    return g, {"x": g.d_query, "source_x": g.d_keys + g.d_values, "w_a_q": g.d_w_q,
+               "w_a_k": g.d_w_k, "v_a": g.d_v_a}
 
 
 def bahdanau():
@@ -31,6 +42,7 @@ VARIANT = Variant(
                 "e = v_aᵀ tanh(W_q q + W_k k).",
     formula=r"e_{ij} = v_a^\top \tanh\!\left(q_i W_q + k_j W_k\right),\quad "
             r"\alpha_{ij} = \mathrm{softmax}_j(e_{ij}),\quad c_i = \sum_j \alpha_{ij} v_j",
-    compute=compute, keys_from_source=True, projections=False, parts=("source", "additive"),
+    compute=compute, backward=backward, keys_from_source=True, projections=False,
+    parts=("source", "additive"),
     presets=(Preset("bahdanau", "Additive (Bahdanau) attention", "hand-built", bahdanau),),
 )

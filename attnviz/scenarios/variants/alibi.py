@@ -12,7 +12,7 @@ import numpy as np
 
 from attnviz.core.alibi import alibi_bias
 from attnviz.core.initializers import init_weights
-from attnviz.scenarios.variant import Inputs, Preset, Variant
+from attnviz.scenarios.variant import Inputs, Preset, Variant, dot_product_backward
 from attnviz.scenarios.variants.heads import attend, project_heads
 
 
@@ -44,6 +44,6 @@ VARIANT = Variant(
                 "so nearer tokens weigh more; no positional encoding is added.",
     formula=r"\mathrm{head}_h = \mathrm{softmax}\!\left(\frac{Q_hK_h^\top}{\sqrt{d_k}\,\tau}"
             r" - m_h\,(i - j) + M\right)V_h,\quad m_h = 2^{-8(h+1)/n_{\text{heads}}}",
-    compute=compute, causal=True, always_heads=True,
+    compute=compute, backward=dot_product_backward, causal=True, always_heads=True,
     presets=(Preset("alibi_local", "ALiBi: one slope per head", "hand-built", local_heads),),
 )

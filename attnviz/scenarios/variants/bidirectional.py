@@ -1,6 +1,6 @@
 """Bidirectional self-attention (encoders, BERT): the same computation as scaled dot-product."""
 
-from attnviz.scenarios.variant import Inputs, Variant, dot_product
+from attnviz.scenarios.variant import Inputs, Variant, dot_product, dot_product_backward
 from attnviz.scenarios.variants.formulas import SDPA
 
 
@@ -13,5 +13,6 @@ VARIANT = Variant(
     key="bidirectional", name="Bidirectional self-attention", order=40,
     description="Each token attends to every token, before and after it (encoders, BERT).",
     formula=SDPA + r",\quad M = 0 \text{ (only padding masked)}",
-    compute=compute, heads=True, direct=True, same_as="scaled_dot_product",
+    compute=compute, backward=dot_product_backward, heads=True, direct=True,
+    same_as="scaled_dot_product",
 )

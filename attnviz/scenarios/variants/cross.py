@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from attnviz.scenarios.variant import Inputs, Preset, Variant, dot_product
+from attnviz.scenarios.variant import Inputs, Preset, Variant, dot_product, dot_product_backward
 from attnviz.scenarios.variants.formulas import SDPA
 
 
@@ -34,6 +34,6 @@ VARIANT = Variant(
                 "sequence.",
     formula=SDPA + r",\quad Q = X_{\text{tgt}}W_Q,\ K = X_{\text{src}}W_K,\ "
                    r"V = X_{\text{src}}W_V",
-    compute=compute, keys_from_source=True, parts=("source",),
+    compute=compute, backward=dot_product_backward, keys_from_source=True, parts=("source",),
     presets=(Preset("translation", "Translation (cross-attention)", "hand-built", translation),),
 )

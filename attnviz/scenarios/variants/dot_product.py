@@ -1,6 +1,6 @@
 """Plain ("general") dot-product attention: the scores are not scaled (Luong et al., 2015)."""
 
-from attnviz.scenarios.variant import Inputs, Variant, dot_product
+from attnviz.scenarios.variant import Inputs, Variant, dot_product, dot_product_backward
 from attnviz.scenarios.variants.formulas import PROJECTIONS
 
 
@@ -13,5 +13,5 @@ VARIANT = Variant(
     key="dot_product", name="Dot-product (unscaled)", order=10,
     description="Plain dot-product ('general') attention: the scores are not scaled.",
     formula=r"\mathrm{softmax}\!\left(\frac{QK^\top}{\tau} + M\right)V,\quad " + PROJECTIONS,
-    compute=compute, scale_fixed=1.0, heads=True, direct=True,
+    compute=compute, backward=dot_product_backward, scale_fixed=1.0, heads=True, direct=True,
 )

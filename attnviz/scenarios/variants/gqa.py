@@ -17,7 +17,7 @@ computes on any scenario.
 import numpy as np
 
 from attnviz.core.initializers import init_weights
-from attnviz.scenarios.variant import Inputs, Param, Preset, Variant
+from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward
 from attnviz.scenarios.variants.heads import attend, project_heads
 
 PARAMS = (Param("n_kv_heads", "Key/value heads", 1, low=1, high=16),)
@@ -60,7 +60,7 @@ VARIANT = Variant(
     formula=r"\mathrm{head}_h = \mathrm{softmax}\!\left(\frac{Q_h K_{g(h)}^\top}"
             r"{\sqrt{d_k}\,\tau} + M\right)V_{g(h)},\quad "
             r"g(h) = \left\lfloor h \,/\, \tfrac{n_{\text{heads}}}{n_{\text{kv}}} \right\rfloor",
-    compute=compute, always_heads=True, params=PARAMS,
+    compute=compute, backward=dot_product_backward, always_heads=True, params=PARAMS,
     presets=(Preset("gqa_8_2", "GQA: 8 query heads, 2 key/value heads", "hand-built",
                     eight_on_two),),
 )

@@ -1,6 +1,6 @@
 """Multi-head attention (Vaswani et al., 2017, §3.2.2): heads on column blocks, then W_O."""
 
-from attnviz.scenarios.variant import Inputs, Variant, dot_product
+from attnviz.scenarios.variant import Inputs, Variant, dot_product, dot_product_backward
 
 
 def compute(inputs: Inputs):
@@ -15,5 +15,5 @@ VARIANT = Variant(
     formula=r"\mathrm{Concat}(\mathrm{head}_1,\dots,\mathrm{head}_h)\,W_O,\quad "
             r"\mathrm{head}_i = \mathrm{softmax}\!\left(\frac{Q_iK_i^\top}{\sqrt{d_k}\,\tau}"
             r" + M\right)V_i",
-    compute=compute, heads=True, always_heads=True,
+    compute=compute, backward=dot_product_backward, heads=True, always_heads=True,
 )

@@ -8,8 +8,8 @@ dashboard's gain is one number for queries and keys alike (a model learns one pe
 
 import numpy as np
 
-from attnviz.core.qk_norm import rms_norm
-from attnviz.scenarios.variant import Inputs, Param, Preset, Variant
+from attnviz.core.qk_norm import rms_norm, rms_norm_backward
+from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward
 from attnviz.scenarios.variants.formulas import PROJECTIONS
 from attnviz.scenarios.variants.heads import attend, project_heads
 
@@ -21,6 +21,18 @@ def compute(inputs: Inputs):
     gain = inputs.scenario.param("qk_gain")
     q_h, k_h, v_h = project_heads(inputs)
     return attend(inputs, rms_norm(q_h, gain), rms_norm(k_h, gain), v_h)
+
+
+def unnormalise(inputs: Inputs, d_q_h, d_k_h):
+    """The gradients of the normalised q and k carried back through the RMS norm."""
+    gain = inputs.scenario.param("qk_gain")
+    q_h, k_h, _ = project_heads(inputs)
+    return rms_norm_backward(q_h, d_q_h, gain), rms_norm_backward(k_h, d_k_h, gain)
+
+
+def backward(inputs: Inputs, result, d_output, d_weights):
+    """The dot-product backward pass, then back through the RMS norm of q and k."""
+    return dot_product_backward(inputs, result, d_output, d_weights, pullback=unnormalise)
 
 
 def tamed():
@@ -45,6 +57,6 @@ VARIANT = Variant(
     formula=r"\mathrm{softmax}\!\left(\frac{\hat Q \hat K^\top}{\sqrt{d_k}\,\tau} + M\right)V,"
             r"\quad \hat q = \frac{q}{\sqrt{\mathrm{mean}(q^2) + \epsilon}}\,g,\quad "
             + PROJECTIONS,
-    compute=compute, params=PARAMS,
+    compute=compute, backward=backward, params=PARAMS,
     presets=(Preset("qk_norm_tamed", "QK-norm tames large logits", "hand-built", tamed),),
 )

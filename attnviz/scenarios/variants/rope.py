@@ -20,7 +20,7 @@ import numpy as np
 
 from attnviz.core.initializers import init_weights
 from attnviz.core.rope import LAYOUTS, apply_rope
-from attnviz.scenarios.variant import Inputs, Param, Preset, Variant
+from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward
 from attnviz.scenarios.variants.formulas import PROJECTIONS
 from attnviz.scenarios.variants.heads import attend, project_heads
 
@@ -47,14 +47,34 @@ def rotated_dims(d_k: int, fraction: float) -> int:
     return d_rot
 
 
+def _rope_settings(inputs: Inputs, d_k: int) -> dict:
+    """The keyword arguments of :func:`apply_rope` for this scenario and head width."""
+    sc = inputs.scenario
+    return dict(base=sc.param("rope_base"), layout=sc.param("rope_layout"),
+                offset=sc.param("rope_offset"), d_rot=rotated_dims(d_k, sc.param("rope_fraction")))
+
+
 def compute(inputs: Inputs):
     """softmax(R_m q_m · (R_n k_n)ᵀ · scale / τ + M) V with R the rotation of each position."""
-    sc = inputs.scenario
     q_h, k_h, v_h = project_heads(inputs)
-    d_rot = rotated_dims(q_h.shape[2], sc.param("rope_fraction"))
-    kw = dict(base=sc.param("rope_base"), layout=sc.param("rope_layout"),
-              offset=sc.param("rope_offset"), d_rot=d_rot)
+    kw = _rope_settings(inputs, q_h.shape[2])
     return attend(inputs, apply_rope(q_h, **kw), apply_rope(k_h, **kw), v_h)
+
+
+def unrotate(inputs: Inputs, d_q_h, d_k_h):
+    """The gradients of the rotated q and k carried back to q and k: R_mᵀ = R_{−m}.
+
+    A rotation's transpose is the rotation by the opposite angle, so the gradient is rotated
+    by −(position + offset)·θ_i (positions given negated, offset 0).
+    """
+    kw = _rope_settings(inputs, d_q_h.shape[2])
+    back = -(np.arange(d_q_h.shape[1], dtype=float) + kw.pop("offset"))
+    return apply_rope(d_q_h, back, **kw), apply_rope(d_k_h, back, **kw)
+
+
+def backward(inputs: Inputs, result, d_output, d_weights):
+    """The dot-product backward pass, with the rotation undone on dQ and dK."""
+    return dot_product_backward(inputs, result, d_output, d_weights, pullback=unrotate)
 
 
 def shift():
@@ -80,7 +100,7 @@ VARIANT = Variant(
                 "dot-product without positional encoding).",
     formula=r"\mathrm{softmax}\!\left(\frac{(R_{\Theta,m}\,q_m)^\top (R_{\Theta,n}\,k_n)}"
             r"{\sqrt{d_k}\,\tau} + M\right)V,\quad \theta_i = b^{-2i/d},\quad " + PROJECTIONS,
-    compute=compute, params=PARAMS,
+    compute=compute, backward=backward, params=PARAMS,
     presets=(Preset("rope_shift", "RoPE: a shift of positions changes nothing", "hand-built",
                     shift),),
 )

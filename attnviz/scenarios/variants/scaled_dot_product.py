@@ -1,6 +1,6 @@
 """Scaled dot-product attention (Vaswani et al., 2017, §3.2.1)."""
 
-from attnviz.scenarios.variant import Inputs, Variant, dot_product
+from attnviz.scenarios.variant import Inputs, Variant, dot_product, dot_product_backward
 from attnviz.scenarios.variants.formulas import PROJECTIONS, SDPA
 
 
@@ -13,5 +13,5 @@ VARIANT = Variant(
     key="scaled_dot_product", name="Scaled dot-product", order=20,
     description="Scores divided by √d_k so the softmax does not saturate as d_k grows.",
     formula=SDPA + r",\quad " + PROJECTIONS,
-    compute=compute, heads=True, direct=True,
+    compute=compute, backward=dot_product_backward, heads=True, direct=True,
 )

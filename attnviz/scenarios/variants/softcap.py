@@ -8,7 +8,7 @@ Gemma 2 uses c = 50 for attention; the preset uses a small cap so the bend is vi
 
 import numpy as np
 
-from attnviz.scenarios.variant import Inputs, Param, Preset, Variant
+from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward
 from attnviz.scenarios.variants.formulas import PROJECTIONS
 from attnviz.scenarios.variants.heads import attend, project_heads
 
@@ -19,6 +19,12 @@ def compute(inputs: Inputs):
     """softmax(c·tanh(Q·Kᵀ·scale / (τ c)) + M)·V, one head (or several with the heads)."""
     q_h, k_h, v_h = project_heads(inputs)
     return attend(inputs, q_h, k_h, v_h, softcap=inputs.scenario.param("softcap"))
+
+
+def backward(inputs: Inputs, result, d_output, d_weights):
+    """The dot-product backward pass through the cap: ∂(c·tanh(s/c))/∂s = 1 − tanh²(s/c)."""
+    return dot_product_backward(inputs, result, d_output, d_weights,
+                                softcap=inputs.scenario.param("softcap"))
 
 
 def capped():
@@ -41,6 +47,6 @@ VARIANT = Variant(
                 "small scores, never beyond ±c (Gemma 2).",
     formula=r"\mathrm{softmax}\!\left(c\,\tanh\!\left(\frac{QK^\top}{\sqrt{d_k}\,\tau\,c}"
             r"\right) + M\right)V,\quad " + PROJECTIONS,
-    compute=compute, params=PARAMS,
+    compute=compute, backward=backward, params=PARAMS,
     presets=(Preset("softcap_2", "Soft-capping at c = 2", "hand-built", capped),),
 )

@@ -1,0 +1,192 @@
+"""The backward pass of a scenario: a loss, and the gradient of everything the forward read.
+
+A :class:`Loss` turns the forward result into one number L:
+
+* ``"output_mse"`` — ½‖O − T‖² with a target output T (the shape of the output);
+* ``"pattern_ce"`` — cross-entropy between a target attention pattern T (rows normalised to
+  sum to 1; a row of zeros asks nothing of its query) and the weights P,
+  L = −(1/n_heads) Σ_h Σ_ij T_ij log P_h,ij: the mean over the heads of each head's sum over
+  the queries;
+* ``"given"`` — L = Σ O ∘ D for a given D, whose gradient is D itself: the user-given
+  upstream gradient dO.
+
+:func:`gradients` runs the scenario (:func:`~attnviz.scenarios.scenario.run_scenario`'s
+inputs), the loss, and the variant's own backward pass (``Variant.backward``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from attnviz.core.checks import as_array
+from attnviz.core.numerics import read_only
+from attnviz.scenarios.scenario import (
+    Scenario,
+    ScenarioResult,
+    run_scenario,
+    scenario_inputs,
+)
+
+Array = NDArray[np.float64]
+
+LOSSES = ("output_mse", "pattern_ce", "given")
+
+
+@dataclass(frozen=True, eq=False)
+class Loss:
+    """A scalar loss of the forward result.
+
+    Attributes
+    ----------
+    kind : {"output_mse", "pattern_ce", "given"}
+    target : ndarray
+        The target output (t_q, d_out), the target pattern (t_q, t_k), or the given dO.
+    """
+
+    kind: str
+    target: Array
+
+    def __post_init__(self):
+        if self.kind not in LOSSES:
+            raise ValueError(f"the loss must be one of {', '.join(LOSSES)}, got {self.kind!r:.40}")
+
+
+@dataclass(frozen=True, eq=False)
+class Gradients:
+    """A loss and its gradients for one scenario.
+
+    Attributes
+    ----------
+    loss : float
+    forward : ScenarioResult
+        The forward pass the gradients are of.
+    attention : AttentionGradients or AdditiveGradients
+        The gradient of every intermediate (:mod:`attnviz.core.backward`).
+    params : Mapping of str to ndarray
+        The gradient of each scenario field the computation read, by field name ("x",
+        "w_q", ...), read-only.
+    """
+
+    loss: float
+    forward: ScenarioResult
+    attention: Any
+    params: Mapping[str, Array]
+
+
+def loss_terms(loss: Loss, result) -> tuple[float, Array | None, Array | None]:
+    """The loss value, ∂L/∂output and ∂L/∂weights of a forward attention result.
+
+    Raises
+    ------
+    ValueError
+        If the target's shape does not fit, a pattern has negative entries, or the target
+        wants weight where the weights are exactly 0 (a masked or underflowed key: the
+        cross-entropy is infinite there).
+    """
+    target = as_array("the target", loss.target, 2)
+    if loss.kind in ("output_mse", "given"):
+        out = np.asarray(result.output)
+        if target.shape != out.shape:
+            raise ValueError(f"the target must have the output's shape {out.shape}, got "
+                             f"{target.shape}")
+        if loss.kind == "given":
+            return float(np.sum(out * target)), target, None
+        diff = out - target
+        return float(0.5 * np.sum(diff * diff)), diff, None
+    weights = np.asarray(result.weights)
+    p = weights if weights.ndim == 3 else weights[None]  # (n, t_q, t_k)
+    if target.shape != p.shape[1:]:
+        raise ValueError(f"the target pattern must have the weights' shape {p.shape[1:]}, got "
+                         f"{target.shape}")
+    if (target < 0).any():
+        raise ValueError("the target pattern must not have negative entries")
+    rows = target.sum(axis=1, keepdims=True)
+    t = np.divide(target, rows, out=np.zeros_like(target), where=rows > 0)
+    wanted = np.broadcast_to(t > 0, p.shape)
+    if (wanted & (p == 0)).any():
+        h, i, j = np.argwhere(wanted & (p == 0))[0]
+        raise ValueError(f"the target pattern wants weight on key {j} of query {i}, where head "
+                         f"{h}'s weight is exactly 0 (masked, or the softmax underflowed): the "
+                         f"cross-entropy is infinite; change the target, the mask or the scale")
+    n = p.shape[0]
+    logs = np.log(np.where(wanted, p, 1.0))
+    value = -float(np.sum(t * logs)) / n
+    d_weights = np.where(wanted, -t / (n * np.where(wanted, p, 1.0)), 0.0)
+    return value, None, d_weights if weights.ndim == 3 else d_weights[0]
+
+
+def gradients(scenario: Scenario, loss: Loss) -> Gradients:
+    """The loss of the scenario's forward pass and the gradient of everything it read.
+
+    Raises
+    ------
+    ValueError
+        If the variant has no backward pass yet, or as :func:`run_scenario` and
+        :func:`loss_terms` do.
+    """
+    spec = scenario.spec
+    if spec.backward is None:
+        raise ValueError(f"gradients are not available for {spec.name} yet")
+    forward = run_scenario(scenario)
+    inputs = scenario_inputs(scenario)
+    value, d_output, d_weights = loss_terms(loss, forward.attention)
+    grads, params = spec.backward(inputs, forward.attention, d_output, d_weights)
+    params = {name: np.array(g, dtype=float) for name, g in params.items()}
+    read_only(*params.values())
+    return Gradients(value, forward, grads, MappingProxyType(params))
+
+
+def default_loss(scenario: Scenario, kind: str) -> Loss:
+    """The loss a page starts with: target output 0, the "previous token" pattern, dO = 1.
+
+    Raises
+    ------
+    ValueError
+        If the scenario does not compute (as :func:`run_scenario`).
+    """
+    result = run_scenario(scenario).attention
+    if kind == "pattern_ce":
+        return Loss(kind, previous_token_pattern(*np.shape(result.head(0).weights)))
+    out = np.shape(result.output)
+    return Loss(kind, np.zeros(out) if kind == "output_mse" else np.ones(out))
+
+
+def previous_token_pattern(t_q: int, t_k: int) -> Array:
+    """Query i attends to key i − 1 (the first query to itself): the induction-head building
+    block, and the Learn page's first target."""
+    pattern = np.zeros((t_q, t_k))
+    for i in range(t_q):
+        pattern[i, min(max(i - 1, 0), t_k - 1)] = 1.0
+    return pattern
+
+
+def norm_sweep(scenario: Scenario, loss: Loss, setting: str, values) -> Array:
+    """‖dS̃‖ (the gradient of the softmax's input, Frobenius norm over every head) for each
+    value of one setting, everything else as in the scenario: the √d_k story.
+
+    Parameters
+    ----------
+    setting : {"scale", "temperature"}
+        "scale" sets a custom scale factor (variants that fix their scale ignore it);
+        "temperature" sets τ.
+    values : array_like of float
+
+    Raises
+    ------
+    ValueError
+        If the scenario does not compute at some value (as :func:`gradients`).
+    """
+    if setting not in ("scale", "temperature"):
+        raise ValueError(f"setting must be scale or temperature, got {setting!r:.40}")
+    norms = []
+    for v in np.asarray(values, dtype=float):
+        sc = (replace(scenario, scale_mode="custom", custom_scale=float(v)) if setting == "scale"
+              else replace(scenario, temperature=float(v)))
+        norms.append(float(np.linalg.norm(gradients(sc, loss).attention.d_scaled)))
+    return np.array(norms)
