@@ -157,6 +157,32 @@ def default_loss(scenario: Scenario, kind: str) -> Loss:
     return Loss(kind, np.zeros(out) if kind == "output_mse" else np.ones(out))
 
 
+PATTERNS = ("previous", "first", "self", "uniform")
+
+
+def target_pattern(kind: str, mask) -> Array:
+    """A target attention pattern of the mask's shape (t_q, t_k), one of :data:`PATTERNS`:
+    the previous token (the first query: itself), the first token, itself (the diagonal), or
+    uniform over the keys the mask lets each query see.
+
+    Raises
+    ------
+    ValueError
+        For an unknown kind.
+    """
+    mask = np.asarray(mask, dtype=bool)
+    t_q, t_k = mask.shape
+    if kind == "previous":
+        return previous_token_pattern(t_q, t_k)
+    if kind == "first":
+        return np.tile(np.arange(t_k) == 0, (t_q, 1)).astype(float)
+    if kind == "self":
+        return np.eye(t_q, t_k)
+    if kind == "uniform":
+        return mask.astype(float)
+    raise ValueError(f"the pattern must be one of {', '.join(PATTERNS)}, got {kind!r:.40}")
+
+
 def previous_token_pattern(t_q: int, t_k: int) -> Array:
     """Query i attends to key i − 1 (the first query to itself): the induction-head building
     block, and the Learn page's first target."""

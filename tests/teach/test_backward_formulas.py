@@ -1,0 +1,37 @@
+"""The backward formulas follow the settings, and one dS̃_ij is written with its numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attnviz.core.backward import softmax_backward
+from attnviz.core.numerics import stable_softmax
+from attnviz.teach.backward import LOSS_FORMULAS, Settings, cell_gradient, cell_latex, formulas
+
+
+def test_the_formulas_name_what_the_settings_turn_on():
+    plain = formulas(Settings())
+    assert r"\tau" not in plain["d_scores"] and "tanh" not in plain["d_scores"]
+    assert plain["d_w_o"] == "" and r"\sum_{h" not in plain["d_k"]
+    assert r"\tau" in formulas(Settings(temperature=0.5))["d_scores"]
+    assert "/ 2" in formulas(Settings(softcap=2.0))["d_scores"]
+    heads = formulas(Settings(w_o=True, shared_kv=True))
+    assert "W_O" in heads["d_w_o"] and r"\sum_{h \in g}" in heads["d_k"]
+    assert "dO_h" in heads["d_weights"]
+    assert r"\partial L" in formulas(Settings(loss="pattern_ce"))["d_weights"]
+    assert "v_a" in formulas(Settings(additive=True))["d_scores"]
+    for kind, latex in LOSS_FORMULAS.items():
+        assert formulas(Settings(loss=kind))["loss"] == latex
+
+
+def test_a_traced_cell_adds_up_to_the_backward_pass():
+    rng = np.random.default_rng(0)
+    p = stable_softmax(rng.normal(size=(3, 4)), axis=-1)
+    dp = rng.normal(size=(3, 4))
+    ds = softmax_backward(p, dp)
+    c = cell_gradient(p, dp, ds, 1, 2)
+    assert c.value == ds[1, 2] and not c.masked
+    assert np.isclose(c.p * (c.dp - c.row_sum), c.value, rtol=1e-12)
+    assert cell_latex(c).endswith(f"= {c.value:.5g}")
+    p[1, 2] = 0
+    assert cell_gradient(p, dp, softmax_backward(p, dp), 1, 2).masked
