@@ -95,10 +95,14 @@ def loss_terms(loss: Loss, result) -> tuple[float, Array | None, Array | None]:
         if target.shape != out.shape:
             raise ValueError(f"the target must have the output's shape {out.shape}, got "
                              f"{target.shape}")
-        if loss.kind == "given":
-            return float(np.sum(out * target)), target, None
-        diff = out - target
-        return float(0.5 * np.sum(diff * diff)), diff, None
+        with np.errstate(over="ignore", invalid="ignore"):
+            diff = out - target
+            value = float(np.sum(out * target) if loss.kind == "given"
+                          else 0.5 * np.sum(diff * diff))
+        if not (np.isfinite(value) and np.isfinite(diff).all()):
+            raise ValueError("the loss overflows the floating-point range; use a target and "
+                             "values of a more usual size")
+        return value, (target if loss.kind == "given" else diff), None
     weights = np.asarray(result.weights)
     p = weights if weights.ndim == 3 else weights[None]  # (n, t_q, t_k)
     if target.shape != p.shape[1:]:
