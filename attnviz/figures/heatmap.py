@@ -52,7 +52,7 @@ def _cell_text(z: np.ndarray, digits: int, *, fixed: bool = False) -> np.ndarray
     return np.where(np.isneginf(z), "−∞", text)
 
 
-def _scale(scale: str | tuple) -> list[list]:
+def colour_scale(scale: str | tuple) -> list[list]:
     """A colour scale as plotly.py's validator writes it (a named scale becomes its colours)."""
     return [list(step) for step in _validated_scale(scale)]
 
@@ -65,22 +65,22 @@ def _validated_scale(scale: str | tuple) -> tuple:
 def _colour_args(z: np.ndarray, kind: str, zmin: float | None, zmax: float | None) -> dict:
     """Colour scale and range for a kind of matrix."""
     if kind == "weights":
-        return dict(colorscale=_scale(WEIGHTS_SCALE), zmin=0.0 if zmin is None else zmin,
+        return dict(colorscale=colour_scale(WEIGHTS_SCALE), zmin=0.0 if zmin is None else zmin,
                     zmax=1.0 if zmax is None else zmax)
     if kind == "mask":
         c0, c1 = MASK_COLOURS
-        return dict(colorscale=_scale(((0, c0), (0.5, c0), (0.5, c1), (1, c1))), zmin=0, zmax=1,
-                    showscale=False)
+        return dict(colorscale=colour_scale(((0, c0), (0.5, c0), (0.5, c1), (1, c1))), zmin=0,
+                    zmax=1, showscale=False)
     finite = z[np.isfinite(z)]
     if kind == "signed":
         bound = float(np.max(np.abs(finite))) if finite.size else 1.0
         bound = bound or 1.0
         lo = -bound if zmin is None else zmin
         hi = bound if zmax is None else zmax
-        return dict(colorscale=_scale(SIGNED_SCALE), zmin=lo, zmax=hi, zmid=0.0)
+        return dict(colorscale=colour_scale(SIGNED_SCALE), zmin=lo, zmax=hi, zmid=0.0)
     lo = float(finite.min()) if zmin is None and finite.size else zmin
     hi = float(finite.max()) if zmax is None and finite.size else zmax
-    return dict(colorscale=_scale(SEQUENTIAL_SCALE), zmin=lo, zmax=hi)
+    return dict(colorscale=colour_scale(SEQUENTIAL_SCALE), zmin=lo, zmax=hi)
 
 
 def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
@@ -236,7 +236,7 @@ def _minus_inf_trace(z: np.ndarray, x_labels, y_labels, show_text: bool) -> dict
     """A grey "−∞" trace over the −inf cells so a masked score never reads as a number."""
     trace = dict(
         type="heatmap", z=np.where(np.isneginf(z), 0.0, np.nan), x=x_labels, y=y_labels,
-        xgap=1, ygap=1, colorscale=_scale(((0, MINUS_INF_BG), (1, MINUS_INF_BG))),
+        xgap=1, ygap=1, colorscale=colour_scale(((0, MINUS_INF_BG), (1, MINUS_INF_BG))),
         showscale=False, text=np.where(np.isneginf(z), "−∞", ""),
         hovertemplate=f"{common.FIGURE_MINUS_INF}<extra></extra>", hoverongaps=False,
         name=common.FIGURE_MASKED,

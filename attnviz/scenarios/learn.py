@@ -44,8 +44,8 @@ class TrainingRun:
     frames : ndarray of int, shape (f,)
         The steps recorded in ``weights`` and ``params`` (0 = before training; the last
         step taken is always one).
-    weights : ndarray of shape (f, n_heads, t_q, t_k)
-        The attention weights at each recorded step.
+    weights : ndarray of shape (f, t_q, t_k)
+        The attention weights of the recorded head at each recorded step.
     params : dict of str to ndarray of shape (f, ...)
         Each trained field at each recorded step.
     final : Scenario
@@ -64,7 +64,7 @@ class TrainingRun:
 
 def train(scenario: Scenario, loss: Loss, *, trainable=("w_q", "w_k"),
           optimizer: str = "adam", lr: float = 0.05, steps: int = 200, seed: int | None = None,
-          progress: Callable[[int, float], None] | None = None) -> TrainingRun:
+          head: int = 0, progress: Callable[[int, float], None] | None = None) -> TrainingRun:
     """Train the fields ``trainable`` of ``scenario`` on ``loss``.
 
     Parameters
@@ -81,6 +81,8 @@ def train(scenario: Scenario, loss: Loss, *, trainable=("w_q", "w_k"),
     seed : int, optional
         Start the trained weight matrices from Glorot-uniform random values drawn with this
         seed (the embeddings X keep their values); None starts from the scenario's own.
+    head : int
+        The head whose weights are recorded (memory: one head's (t_q, t_k) per frame).
     progress : callable(step, loss), optional
         Called after every step (a page's progress bar).
 
@@ -101,12 +103,13 @@ def train(scenario: Scenario, loss: Loss, *, trainable=("w_q", "w_k"),
     if seed is not None:
         scenario = _random_start(scenario, trainable, seed)
     g = gradients(scenario, loss)
+    g.forward.attention.head(head)  # a ValueError naming the heads if there is no such head
     missing = [f for f in trainable if f not in g.params]
     if missing:
         raise ValueError(f"{scenario.spec.name} does not read {', '.join(missing)}; train "
                          f"{', '.join(f for f in trainable if f in g.params) or 'W_Q and W_K'}")
     every = max(1, -(-steps // (MAX_FRAMES - 1)))
-    losses, frames, weights, params = [g.loss], [0], [_weights(g.forward)], [_fields(
+    losses, frames, weights, params = [g.loss], [0], [_weights(g.forward, head)], [_fields(
         scenario, trainable)]
     state, stopped = None, ""
     for step in range(1, steps + 1):
@@ -134,11 +137,11 @@ def train(scenario: Scenario, loss: Loss, *, trainable=("w_q", "w_k"),
             progress(step, g.loss)
         if step % every == 0 or step == steps:
             frames.append(step)
-            weights.append(_weights(g.forward))
+            weights.append(_weights(g.forward, head))
             params.append(_fields(scenario, trainable))
     if frames[-1] != len(losses) - 1:  # stopped early: record the last finite step
         frames.append(len(losses) - 1)
-        weights.append(_weights(g.forward))
+        weights.append(_weights(g.forward, head))
         params.append(_fields(scenario, trainable))
     return TrainingRun(np.array(losses), np.array(frames), np.stack(weights),
                        {f: np.stack([p[f] for p in params]) for f in trainable}, scenario,
@@ -168,10 +171,9 @@ def _random_start(scenario: Scenario, trainable, seed: int) -> Scenario:
     return replace(scenario, **dict(zip(fields, drawn, strict=True)))
 
 
-def _weights(forward) -> Array:
-    """The attention weights of every head, (n_heads, t_q, t_k)."""
-    w = np.asarray(forward.attention.weights, dtype=float)
-    return w if w.ndim == 3 else w[None]
+def _weights(forward, head: int) -> Array:
+    """The attention weights of one head, (t_q, t_k)."""
+    return np.array(forward.attention.head(head).weights, dtype=float)
 
 
 def _fields(scenario: Scenario, names) -> dict[str, Array]:

@@ -79,6 +79,12 @@ export default function (component) {
   loadPlotly()
     .then((Plotly) => Plotly.react(div, figure))
     .then(() => {
+      // the column may have changed width while plotly.js loaded or drew (presenter mode
+      // closing the sidebar): the observer above skipped it, so draw at the width it has now
+      const now = Math.round(div.getBoundingClientRect().width);
+      if (now && div._fullLayout && now !== Math.round(div._fullLayout.width)) {
+        window.Plotly.Plots.resize(div);
+      }
       if (spec.clickable) sendClicks(div);
       if (spec.sliderEvents) sendSliderEnds(div);
     })

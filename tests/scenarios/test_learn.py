@@ -33,7 +33,7 @@ def test_the_previous_token_pattern_is_learned_for_every_seed(seed):
     run = train(sc, previous(sc), steps=STEPS, seed=seed, lr=0.05)
     assert run.stopped == ""
     assert run.losses[-1] < THRESHOLD < run.losses[0]
-    w = run.weights[-1, 0]
+    w = run.weights[-1]
     assert (w.argmax(axis=1) == [0, 0, 1, 2]).all()  # every query looks at its predecessor
 
 
@@ -43,7 +43,7 @@ def test_the_record_is_consistent_with_the_final_scenario():
     assert run.losses.shape == (121,)
     assert run.frames[0] == 0 and run.frames[-1] == 120 and len(run.frames) <= MAX_FRAMES
     np.testing.assert_array_equal(run.params["w_q"][-1], run.final.w_q)
-    np.testing.assert_allclose(run.weights[-1, 0], run_scenario(run.final).attention.weights)
+    np.testing.assert_allclose(run.weights[-1], run_scenario(run.final).attention.weights)
     assert gradients(run.final, previous(sc)).loss == run.losses[-1]
     np.testing.assert_array_equal(run.final.w_v, sc.w_v)  # untrained fields stay
 

@@ -28,6 +28,7 @@ pages/compare.py              ``compare_``             ``compare``             /
 pages/pitfalls.py             ``pitfalls_``            ``pitfalls``            /pitfalls
 pages/why_sqrt_dk.py          ``why_sqrt_dk_``         ``why_sqrt_dk``         /why_sqrt_dk
 pages/gradients.py            ``gradients_``           ``gradients``           /gradients
+pages/learn.py                ``learn_``               ``learn``               /learn
 pages/line_view.py            ``line_view_``           ``line_view``           /line_view
 pages/quiz.py                 ``quiz_``                ``quiz``                /quiz
 pages/your_attention.py       ``your_attention_``      ``your_attention``      /your_attention

@@ -1,0 +1,177 @@
+"""Learn: gradient descent on the scenario's weights toward a pattern or an output, recorded and
+played back in the browser; the trained weights can be loaded into the scenario."""
+
+import time
+from dataclasses import replace
+
+import numpy as np
+import streamlit as st
+
+from attnviz.figures.training import training_figure
+from attnviz.scenarios.fingerprint import fingerprint
+from attnviz.scenarios.gradients import PATTERNS, Loss, target_pattern
+from attnviz.scenarios.learn import (
+    MAX_STEPS,
+    OPTIMIZERS,
+    TRAINABLE,
+    copy_previous_target,
+    train,
+)
+from attnviz.teach.text import learn as text
+from attnviz.ui import controls, heads, state
+from attnviz.ui.editors import matrix_editor
+from attnviz.ui.panels import scenario_caption, show_figure
+
+RATES = [0.0001, 0.001, 0.01, 0.05, 0.1, 0.5, 1.0, 10.0, 100.0, 1000.0]
+RUN = "learn_run"  # (settings fingerprint, TrainingRun, seconds) of the last run
+LOADED = "learn_loaded"  # the trained weights were loaded into the scenario (say so once)
+DEFAULTS = dict(learn_task="previous", learn_optimizer="adam", learn_lr=0.05, learn_steps=200,
+                learn_start="scenario", learn_seed=0)
+# experiment -> (scenario changes, widget values)
+EXPERIMENTS = {
+    "learn_previous": (dict(use_pe=True), dict(
+        learn_task="previous", learn_fields=["w_q", "w_k"], learn_optimizer="adam",
+        learn_lr=0.05, learn_steps=200, learn_start="scenario")),
+    "saturated": (dict(use_pe=True, scale_mode="custom"), dict(
+        learn_task="copy_previous", learn_fields=["w_q", "w_k"], learn_optimizer="sgd",
+        learn_lr=0.1, learn_steps=100, learn_start="scenario")),
+    "diverge": (dict(use_pe=True), dict(
+        learn_task="copy_previous", learn_fields=["w_q", "w_k", "w_v"], learn_optimizer="sgd",
+        learn_lr=1000.0, learn_steps=100, learn_start="scenario")),
+    "w_v_only": ({}, dict(
+        learn_task="previous", learn_fields=["w_v"], learn_optimizer="adam", learn_lr=0.05,
+        learn_steps=100, learn_start="scenario")),
+}
+
+
+def apply_experiment() -> None:
+    """Set the scenario and the controls of the chosen classroom experiment."""
+    key = st.session_state.get("learn_experiment")
+    if key not in EXPERIMENTS:
+        return
+    changes, widgets = EXPERIMENTS[key]
+    sc = state.get_scenario()
+    if changes.get("scale_mode") == "custom":  # 5 × 1/√d_k: the softmax saturates
+        d_k = sc.w_q.shape[1] // (sc.n_heads if sc.spec.always_heads else 1)
+        changes = dict(changes, custom_scale=5.0 / float(np.sqrt(d_k)))
+    if changes:
+        state.set_scenario(replace(sc, **changes))
+    st.session_state.update(widgets)
+
+
+for widget, value in DEFAULTS.items():  # the controls' values live in the session state (the
+    st.session_state.setdefault(widget, value)  # experiments set them)
+scenario = state.get_scenario()
+st.header(text.HEADER)
+scenario_caption(scenario)
+st.write(text.INTRO)
+if st.session_state.pop(LOADED, False):
+    st.success(text.LOADED)
+result = controls.compute(scenario)
+if result is None:
+    st.stop()
+if scenario.spec.backward is None:
+    st.info(text.NO_BACKWARD)
+    st.stop()
+att = result.attention
+q_lab, k_lab = result.q_labels, result.k_labels
+
+pick = st.selectbox(text.EXPERIMENTS_LABEL, list(text.EXPERIMENTS),
+                    format_func=text.EXPERIMENTS.get, key="learn_experiment",
+                    on_change=apply_experiment)
+if pick:
+    st.caption(text.EXPERIMENT_NOTES[pick])
+
+c1, c2, c3 = st.columns([3, 3, 2])
+task = c1.selectbox(text.TASK_LABEL, [*PATTERNS, "custom", "copy_previous"],
+                    format_func=text.TASKS.get, key="learn_task", help=text.TASK_HELP)
+if scenario.direct or not scenario.spec.projections:
+    st.info(text.NO_PROJECTIONS)
+    st.stop()
+with_w_o = hasattr(att, "concat")  # multi-head results go through W_O
+readable = [f for f in TRAINABLE if f != "w_o" or with_w_o]
+st.session_state["learn_fields"] = [f for f in st.session_state.get("learn_fields", ["w_q", "w_k"])
+                                    if f in readable]
+fields = c2.multiselect(text.TRAIN_LABEL, readable, format_func=text.FIELD_NAMES.get,
+                        key="learn_fields")
+head = heads.head_picker(att, "learn_head", c3) or 0
+c4, c5, c6, c7, c8 = st.columns([2, 3, 2, 3, 2])
+optimizer = c4.radio(text.OPTIMIZER_LABEL, OPTIMIZERS, format_func=text.OPTIMIZER_NAMES.get,
+                     key="learn_optimizer")
+lr = c5.select_slider(text.LR_LABEL, RATES, key="learn_lr")
+steps = int(c6.number_input(text.STEPS_LABEL, 1, MAX_STEPS, key="learn_steps",
+                            help=text.STEPS_HELP.format(limit=MAX_STEPS)))
+start = c7.radio(text.START_LABEL, ["scenario", "random"], format_func=text.START_NAMES.get,
+                 key="learn_start", horizontal=True)
+seed = int(c8.number_input(text.SEED_LABEL, 0, 2**31 - 1, key="learn_seed",
+                           disabled=start != "random"))
+if task == "custom":
+    with st.expander(text.CUSTOM_TITLE, expanded=True):
+        kept = st.session_state.get("learn_target")
+        default = target_pattern("previous", result.mask)
+        target = matrix_editor(text.CUSTOM_TITLE, kept if kept is not None and kept.shape ==
+                               default.shape else default, key="learn_edit_target",
+                               row_labels=q_lab, col_labels=k_lab)
+        st.session_state["learn_target"] = target
+    loss = Loss("pattern_ce", target)
+elif task == "copy_previous":
+    loss = Loss("output_mse", copy_previous_target(scenario))
+else:
+    loss = Loss("pattern_ce", target_pattern(task, result.mask))
+if task in ("previous", "copy_previous") and not scenario.use_pe and "x" not in fields:
+    st.info(text.POSITIONS_HINT)
+    if st.button(text.PE_BUTTON, key="learn_pe"):
+        state.update(use_pe=True)
+        st.rerun()
+if fields == ["w_v"] and loss.kind == "pattern_ce":
+    st.info(text.W_V_ONLY)
+
+settings = fingerprint((scenario, loss.kind, loss.target, tuple(fields), optimizer, float(lr),
+                        steps, start, seed, head))
+if st.button(text.TRAIN_BUTTON, type="primary", key="learn_train", disabled=not fields):
+    bar = st.progress(0.0)
+    every = max(1, steps // 100)
+
+    def progress(step: int, value: float) -> None:
+        if step % every == 0 or step == steps:
+            bar.progress(step / steps, text=text.PROGRESS.format(step=step, steps=steps,
+                                                                 loss=f"{value:.6g}"))
+
+    began = time.perf_counter()
+    try:
+        run = train(scenario, loss, trainable=fields, optimizer=optimizer, lr=float(lr),
+                    steps=steps, seed=seed if start == "random" else None, head=head,
+                    progress=progress)
+    except ValueError as exc:
+        bar.empty()
+        st.error(f"{text.CANNOT}: {exc}")
+        st.stop()
+    bar.empty()
+    st.session_state[RUN] = (settings, run, time.perf_counter() - began)
+
+stored = st.session_state.get(RUN)
+if stored is None:
+    st.caption(text.NO_RUN)
+    st.stop()
+ran_with, run, seconds = stored
+if ran_with != settings:
+    st.info(text.STALE)
+if run.stopped:
+    st.warning(text.STOPPED.format(reason=run.stopped))
+st.success(text.DONE.format(steps=len(run.losses) - 1, first=f"{run.losses[0]:.6g}",
+                            last=f"{run.losses[-1]:.6g}", seconds=f"{seconds:.2f}"))
+panels = {text.WEIGHTS_PANEL: (run.weights, k_lab, q_lab, True)}
+for name in [f for f in ("w_q", "w_k", "w_v", "w_o", "x") if f in run.params][:2]:
+    stack = run.params[name]
+    rows = q_lab if name == "x" else controls.dims("r", stack.shape[1])
+    panels[text.FIELD_NAMES[name]] = (stack, controls.dims("c", stack.shape[2]), rows, False)
+st.caption(text.PLAYBACK)
+fig, frames = training_figure(run.losses, run.frames, panels, loss_title=text.LOSS_AXIS,
+                              step_title=text.STEP_AXIS, step_prefix=text.STEP_PREFIX,
+                              play=text.PLAY, pause=text.PAUSE)
+show_figure(fig, key="learn_fig_training", frames=frames)
+if st.button(text.LOAD_BUTTON, key="learn_load", disabled=ran_with != settings):
+    state.set_scenario(run.final, reset_editors=True)
+    st.session_state.pop(RUN, None)
+    st.session_state[LOADED] = True
+    st.rerun()
