@@ -49,9 +49,9 @@ def training_figure(losses: ArrayLike, frames: Sequence[int],
     data = [dict(type="scatter", x=steps, y=losses, mode="lines", name=loss_title,
                  line=dict(color=COLOURS[0], width=2), xaxis="x", yaxis="y",
                  hovertemplate=f"{step_title} %{{x}}<br>{loss_title} %{{y:.6g}}<extra></extra>")]
-    layout = dict(height=height, showlegend=False, margin=dict(l=70, r=20, t=40, b=70),
+    layout = dict(height=height, showlegend=False, margin=dict(l=70, r=20, t=30, b=150),
                   xaxis=axis(step_title, domain=[0, 1], anchor="y"),
-                  yaxis=axis(loss_title, domain=[0.62, 1.0], anchor="x",
+                  yaxis=axis(loss_title, domain=[0.64, 1.0], anchor="x",
                              type="log" if positive else "linear"),
                   annotations=[])
     heatmaps = []
@@ -68,11 +68,11 @@ def training_figure(losses: ArrayLike, frames: Sequence[int],
                          texttemplate="%{z:.2f}" if text else None,
                          hovertemplate="%{y} · %{x}: %{z:.6g}<extra></extra>"))
         lo, hi = _PANELS[n]
-        layout[f"xaxis{n + 2}"] = dict(domain=[lo, hi], anchor=ya, side="top", type="category",
+        layout[f"xaxis{n + 2}"] = dict(domain=[lo, hi], anchor=ya, type="category",
                                        tickangle=-45)
-        layout[f"yaxis{n + 2}"] = dict(domain=[0.0, 0.45], anchor=xa, autorange="reversed",
+        layout[f"yaxis{n + 2}"] = dict(domain=[0.0, 0.43], anchor=xa, autorange="reversed",
                                        type="category")
-        layout["annotations"].append(dict(text=f"<b>{title}</b>", x=(lo + hi) / 2, y=0.53,
+        layout["annotations"].append(dict(text=f"<b>{title}</b>", x=(lo + hi) / 2, y=0.47,
                                           xref="paper", yref="paper", showarrow=False,
                                           font=dict(size=15)))
         heatmaps.append(stack)
@@ -88,14 +88,14 @@ def training_figure(losses: ArrayLike, frames: Sequence[int],
     animate = dict(mode="immediate", frame=dict(duration=0, redraw=True),
                    transition=dict(duration=0))
     layout["sliders"] = [dict(
-        active=len(frames) - 1, len=0.86, x=0.14, y=-0.02, pad=dict(t=30, b=0),
+        active=len(frames) - 1, len=0.86, x=0.14, y=-0.16, yanchor="top", pad=dict(t=0, b=0),
         currentvalue=dict(prefix=step_prefix, xanchor="left", font=dict(size=15)),
         steps=[dict(label=str(s), method="animate", args=[[str(s)], animate]) for s in frames])]
     layout["updatemenus"] = [dict(
-        type="buttons", direction="left", x=0.0, y=-0.02, xanchor="left", yanchor="top",
-        pad=dict(t=30, r=10), showactive=False,
+        type="buttons", direction="left", x=0.0, y=-0.16, xanchor="left", yanchor="top",
+        pad=dict(t=20, r=10), showactive=False,
         buttons=[dict(label=play, method="animate",
-                      args=[None, dict(frame=dict(duration=60, redraw=True), fromcurrent=True,
+                      args=[None, dict(frame=dict(duration=100, redraw=True), fromcurrent=True,
                                        transition=dict(duration=0), mode="immediate")]),
                  dict(label=pause, method="animate", args=[[None], animate])])]
     return figure(data, layout), out
