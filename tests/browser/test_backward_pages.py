@@ -1,0 +1,123 @@
+"""Real browser: the Gradients and Learn pages at classroom sizes and on every preset; the Learn
+playback steps the weights heatmap through the recorded frames in the browser."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import TIMEOUT_MS
+from helpers import (
+    assert_no_exception,
+    expect_rerun,
+    goto_page,
+    load_preset,
+    screenshot,
+    track_reruns,
+    wait_for_plots,
+)
+from playwright.sync_api import Browser, Page
+
+from attnviz.scenarios.gradients import Loss, gradients, previous_token_pattern
+from attnviz.scenarios.learn import train
+from attnviz.scenarios.presets import DEFAULT_PRESET, PRESETS, default_scenario
+
+SIZES = [(1024, 768), (1920, 1080)]
+
+
+def open_at(browser: Browser, app_server: str, path: str, width: int, height: int) -> Page:
+    """A new session at this size on ``path``."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    context.set_default_timeout(TIMEOUT_MS)
+    page = context.new_page()
+    track_reruns(page)
+    goto_page(page, app_server, path)
+    return page
+
+
+def keyed(page: Page, key: str, trace: int = 0) -> dict:
+    """The drawn z (and the chart's width) of the chart with ``key=``."""
+    return page.evaluate(
+        """([key, trace]) => {
+            const g = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+            if (!g || !g._fullData) return null;
+            return {z: Array.from(g._fullData[trace].z, r => Array.from(r)),
+                    width: g.getBoundingClientRect().width};
+        }""", [key, trace])
+
+
+def train_on(page: Page) -> None:
+    with expect_rerun(page):
+        page.get_by_role("button", name="Train", exact=True).click()
+    wait_for_plots(page, 1)
+    page.wait_for_timeout(300)
+
+
+@pytest.mark.parametrize("width, height", SIZES)
+def test_gradients_page_draws_the_exact_gradients(browser, app_server, width, height):
+    page = open_at(browser, app_server, "gradients", width, height)
+    try:
+        wait_for_plots(page, 10)
+        assert_no_exception(page)
+        g = gradients(default_scenario(), Loss("output_mse", np.zeros((4, 3))))
+        drawn = keyed(page, "gradients_scaled_grad")
+        np.testing.assert_allclose(drawn["z"], g.attention.d_scaled[0], rtol=1e-12)
+        assert drawn["width"] >= 240, "a gradient heatmap is too narrow to read"
+        screenshot(page, f"gradients_{width}x{height}")
+    finally:
+        page.context.close()
+
+
+@pytest.mark.parametrize("width, height", SIZES)
+def test_learn_trains_and_the_slider_steps_the_weights_in_the_browser(browser, app_server,
+                                                                      width, height):
+    page = open_at(browser, app_server, "learn", width, height)
+    try:
+        train_on(page)
+        assert_no_exception(page)
+        sc = default_scenario()
+        run = train(sc, Loss("pattern_ce", previous_token_pattern(4, 4)), steps=200, lr=0.05)
+        drawn = keyed(page, "learn_fig_training", trace=1)
+        np.testing.assert_allclose(drawn["z"], run.weights[-1], rtol=1e-12)
+        screenshot(page, f"learn_{width}x{height}")
+        # a click on the slider's rail: no script run, the heatmap shows that recorded step
+        page.locator(".st-key-learn_fig_training .slider-rail-rect").scroll_into_view_if_needed()
+        rail = page.locator(".st-key-learn_fig_training .slider-rail-rect").bounding_box()
+        page.mouse.click(rail["x"] + 0.25 * rail["width"], rail["y"] + rail["height"] / 2)
+        page.wait_for_timeout(500)
+        label = page.locator(".st-key-learn_fig_training .slider-group > .slider-label").text_content()
+        step = int(label.split()[-1])
+        assert 0 < step < 200
+        frame = list(run.frames).index(step)
+        np.testing.assert_allclose(keyed(page, "learn_fig_training", trace=1)["z"],
+                                   run.weights[frame], rtol=1e-12)
+        page.get_by_text("Play", exact=True).click()  # plays to the last recorded step
+        page.wait_for_function(
+            """() => document.querySelector('.st-key-learn_fig_training .slider-group > .slider-label')
+                     ?.textContent.trim().endsWith(' 200')""", timeout=15_000)
+        page.wait_for_timeout(300)
+        np.testing.assert_allclose(keyed(page, "learn_fig_training", trace=1)["z"],
+                                   run.weights[-1], rtol=1e-12)
+        assert_no_exception(page)
+    finally:
+        page.context.close()
+
+
+def test_every_preset_computes_gradients_and_trains(browser, app_server):
+    page = open_at(browser, app_server, "gradients", 1366, 768)
+    try:
+        for key, preset in PRESETS.items():
+            if key != DEFAULT_PRESET:  # the default is loaded already
+                load_preset(page, preset.title)
+            assert_no_exception(page)
+            text = page.locator("[data-testid=stMain]").inner_text()
+            assert "Loss L =" in text or "not available" in text, key
+            with expect_rerun(page):
+                page.get_by_test_id("stSidebarNav").get_by_text("Learn", exact=True).click()
+            if page.get_by_role("button", name="Train", exact=True).count():
+                train_on(page)
+                assert_no_exception(page)
+                assert "Trained" in page.locator("[data-testid=stMain]").inner_text(), key
+            with expect_rerun(page):
+                page.get_by_test_id("stSidebarNav").get_by_text("Gradients", exact=True).click()
+    finally:
+        page.context.close()
