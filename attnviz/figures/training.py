@@ -49,7 +49,7 @@ def training_figure(losses: ArrayLike, frames: Sequence[int],
     data = [dict(type="scatter", x=steps, y=losses, mode="lines", name=loss_title,
                  line=dict(color=COLOURS[0], width=2), xaxis="x", yaxis="y",
                  hovertemplate=f"{step_title} %{{x}}<br>{loss_title} %{{y:.6g}}<extra></extra>")]
-    layout = dict(height=height, showlegend=False, margin=dict(l=70, r=20, t=30, b=150),
+    layout = dict(height=height, showlegend=False, margin=dict(l=70, r=20, t=50, b=130),
                   xaxis=axis(step_title, domain=[0, 1], anchor="y"),
                   yaxis=axis(loss_title, domain=[0.64, 1.0], anchor="x",
                              type="log" if positive else "linear"),
@@ -88,12 +88,12 @@ def training_figure(losses: ArrayLike, frames: Sequence[int],
     animate = dict(mode="immediate", frame=dict(duration=0, redraw=True),
                    transition=dict(duration=0))
     layout["sliders"] = [dict(
-        active=len(frames) - 1, len=0.86, x=0.14, y=-0.16, yanchor="top", pad=dict(t=0, b=0),
+        active=len(frames) - 1, len=1.0, x=0.0, y=-0.16, yanchor="top", pad=dict(t=0, b=0),
         currentvalue=dict(prefix=step_prefix, xanchor="left", font=dict(size=15)),
         steps=[dict(label=str(s), method="animate", args=[[str(s)], animate]) for s in frames])]
     layout["updatemenus"] = [dict(
-        type="buttons", direction="left", x=0.0, y=-0.16, xanchor="left", yanchor="top",
-        pad=dict(t=20, r=10), showactive=False,
+        type="buttons", direction="left", x=0.0, y=1.02, xanchor="left", yanchor="bottom",
+        pad=dict(t=0, r=0), showactive=False,
         buttons=[dict(label=play, method="animate",
                       args=[None, dict(frame=dict(duration=100, redraw=True), fromcurrent=True,
                                        transition=dict(duration=0), mode="immediate")]),

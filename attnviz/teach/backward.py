@@ -119,11 +119,13 @@ def cell_gradient(weights, d_weights, d_scaled, i: int, j: int) -> CellGradient:
 
 
 def cell_latex(c: CellGradient) -> str:
-    """dS̃_ij = P_ij (dP_ij − Σ_k P_ik dP_ik) = numbers = value."""
+    """dS̃_ij = P_ij (dP_ij − Σ_k P_ik dP_ik), then on a second line the numbers = value (two
+    lines: one is too wide for a 1024-pixel screen)."""
     def n(x: float) -> str:
         return f"{x:.5g}".replace("e", r"\mathrm{e}")
 
     def par(x: float) -> str:
         return f"({n(x)})" if x < 0 else n(x)
-    return (r"d\tilde S_{ij} = P_{ij}\left(dP_{ij} - \sum_k P_{ik}\,dP_{ik}\right) = "
-            rf"{n(c.p)} \times \left({n(c.dp)} - {par(c.row_sum)}\right) = {n(c.value)}")
+    return (r"\begin{aligned} d\tilde S_{ij} &= P_{ij}\left(dP_{ij} - \sum_k P_{ik}\,dP_{ik}"
+            rf"\right) \\ &= {n(c.p)} \times \left({n(c.dp)} - {par(c.row_sum)}\right) = "
+            rf"{n(c.value)} \end{{aligned}}")

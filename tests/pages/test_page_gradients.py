@@ -110,7 +110,7 @@ def test_trace_writes_one_d_s_with_its_numbers():
     at.selectbox(key="gradients_trace_j_4").set_value(1).run()
     g = gradients(at.session_state[state.SCENARIO], Loss("output_mse", np.zeros((4, 3))))
     want = f"{g.attention.d_scaled[0, 2, 1]:.5g}".replace("e", r"\mathrm{e}")
-    assert any(r"d\tilde S_{ij}" in m.value and f"= {want}\n" in m.value for m in at.latex)
+    assert any(r"d\tilde S_{ij}" in m.value and f"= {want} \\end" in m.value for m in at.latex)
 
 
 def test_the_sweep_shows_the_norm_and_the_gradient_at_the_chosen_scale():

@@ -32,6 +32,6 @@ def test_a_traced_cell_adds_up_to_the_backward_pass():
     c = cell_gradient(p, dp, ds, 1, 2)
     assert c.value == ds[1, 2] and not c.masked
     assert np.isclose(c.p * (c.dp - c.row_sum), c.value, rtol=1e-12)
-    assert cell_latex(c).endswith(f"= {c.value:.5g}")
+    assert cell_latex(c).endswith(f"= {c.value:.5g} \\end{{aligned}}")
     p[1, 2] = 0
     assert cell_gradient(p, dp, softmax_backward(p, dp), 1, 2).masked
