@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import TIMEOUT_MS
 from helpers import (
+    TIMEOUT_MS,
     assert_no_exception,
     expect_rerun,
     goto_page,
