@@ -22,6 +22,7 @@ from attnviz.scenarios.learn import train
 from attnviz.scenarios.presets import DEFAULT_PRESET, PRESETS, default_scenario
 
 SIZES = [(1024, 768), (1920, 1080)]
+STEP_LABEL = ".st-key-learn_fig_training .slider-group > .slider-label"  # "step 120"
 
 
 def open_at(browser: Browser, app_server: str, path: str, width: int, height: int) -> Page:
@@ -84,7 +85,7 @@ def test_learn_trains_and_the_slider_steps_the_weights_in_the_browser(browser, a
         rail = page.locator(".st-key-learn_fig_training .slider-rail-rect").bounding_box()
         page.mouse.click(rail["x"] + 0.25 * rail["width"], rail["y"] + rail["height"] / 2)
         page.wait_for_timeout(500)
-        label = page.locator(".st-key-learn_fig_training .slider-group > .slider-label").text_content()
+        label = page.locator(STEP_LABEL).text_content()
         step = int(label.split()[-1])
         assert 0 < step < 200
         frame = list(run.frames).index(step)
@@ -92,8 +93,8 @@ def test_learn_trains_and_the_slider_steps_the_weights_in_the_browser(browser, a
                                    run.weights[frame], rtol=1e-12)
         page.get_by_text("Play", exact=True).click()  # plays to the last recorded step
         page.wait_for_function(
-            """() => document.querySelector('.st-key-learn_fig_training .slider-group > .slider-label')
-                     ?.textContent.trim().endsWith(' 200')""", timeout=15_000)
+            "s => document.querySelector(s)?.textContent.trim().endsWith(' 200')",
+            arg=STEP_LABEL, timeout=15_000)
         page.wait_for_timeout(300)
         np.testing.assert_allclose(keyed(page, "learn_fig_training", trace=1)["z"],
                                    run.weights[-1], rtol=1e-12)
