@@ -28,6 +28,7 @@ BENCHMARKS = {  # name: (script, extra arguments of a full run)
     "server": ("bench_server.py", []),
     "browser": ("bench_browser.py", []),
     "floor": ("bench_floor.py", []),
+    "backward": ("bench_backward.py", []),
     "load": ("load.py", []),
     "ws_load": ("ws_load.py", []),
 }

@@ -129,6 +129,15 @@ def test_floor_benchmark_quick(tmp_path):
 
 
 @pytest.mark.browser
+def test_backward_benchmark_quick(tmp_path):
+    section = _run("bench_backward.py", tmp_path)
+    (table,) = tables(section["markdown"])
+    assert [r[0] for r in table[1:]][:3] == ["forward alone (run_scenario)",
+                                              "forward + loss + backward (gradients)", "ratio"]
+    assert all(r[1] and r[1] != "nan ms" for r in table[1:])
+
+
+@pytest.mark.browser
 def test_load_benchmark_quick(tmp_path):
     section = _run("load.py", tmp_path, "--time-limit", "400")
     (table,) = tables(section["markdown"])
