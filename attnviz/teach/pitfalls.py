@@ -23,6 +23,7 @@ import scipy.special
 from numpy.typing import NDArray
 
 from attnviz.core.attention import scaled_dot_product_attention, softmax
+from attnviz.core.backward import attention_backward
 from attnviz.core.initializers import init_weights
 from attnviz.core.masks import causal_mask
 from attnviz.core.positional import sinusoidal_positional_encoding
@@ -523,6 +524,52 @@ def seed003_glorot_limit() -> PitfallCase:
                        right_seed003_limit)
 
 
+# --------------------------------------------------------------------------------------------
+# 12) no 1/√d_k: the softmax saturates and its gradients vanish
+# --------------------------------------------------------------------------------------------
+
+GRADIENT_D_K = 256  # wide enough that unscaled scores (std √256 = 16) saturate the softmax
+
+
+def _weights_and_d_scaled(q: Array, k: Array, v: Array, d_out: Array, scale) -> tuple[Array,
+                                                                                       Array]:
+    """The weights and dS̃ (the softmax input's gradient) for dO = ``d_out``."""
+    result = scaled_dot_product_attention(q, k, v, scale=scale)
+    return np.array(result.weights), np.array(attention_backward(result, d_out).d_scaled[0])
+
+
+def wrong_unscaled_gradients(q: Array, k: Array, v: Array, d_out: Array) -> tuple[Array, Array]:
+    """WRONG — softmax(q kᵀ) v without dividing by √d_k (scale 1): with d_k = 256 the scores
+    have a standard deviation of 16, each row puts almost all its weight on one key, and
+    dS̃ = P ∘ (dP − rowsum(P ∘ dP)) is almost 0 — W_Q and W_K would stop learning."""
+    return _weights_and_d_scaled(q, k, v, d_out, 1.0)
+
+
+def right_scaled_gradients(q: Array, k: Array, v: Array, d_out: Array) -> tuple[Array, Array]:
+    """RIGHT — scaled by 1/√d_k: the scores have a standard deviation of about 1 and the
+    gradient reaches the scores."""
+    return _weights_and_d_scaled(q, k, v, d_out, None)
+
+
+def gradients_vanish() -> PitfallCase:
+    """Random q, k (5 tokens, d_k = 256), v and an upstream gradient dO (seed 0)."""
+    rng = np.random.default_rng(0)
+    q, k = rng.normal(size=(5, GRADIENT_D_K)), rng.normal(size=(5, GRADIENT_D_K))
+    v, d_out = rng.normal(size=(5, 4)), rng.normal(size=(5, 4))
+    tl = _labels("t", 5)
+    inputs = (Panel("scores S = q kᵀ", q @ k.T, tl, tl, "signed"),
+              Panel("upstream dO", d_out, _labels("d", 4), tl, "signed"))
+
+    def side(pair):
+        w, ds = pair
+        return (Panel("weights", w, tl, tl, "weights"), Panel("dS̃ (gradient)", ds, tl, tl,
+                                                              "signed"))
+
+    return PitfallCase("gradients_vanish", inputs, side(wrong_unscaled_gradients(q, k, v, d_out)),
+                       side(right_scaled_gradients(q, k, v, d_out)), wrong_unscaled_gradients,
+                       right_scaled_gradients)
+
+
 PITFALLS: MappingProxyType[str, Callable[[], PitfallCase]] = MappingProxyType({
     "softmax_over_queries": softmax_over_queries,
     "softmax_length_one": softmax_length_one,
@@ -535,4 +582,5 @@ PITFALLS: MappingProxyType[str, Callable[[], PitfallCase]] = MappingProxyType({
     "seed001_wrong_triangle": seed001_wrong_triangle,
     "seed004_dropped_tanh": seed004_dropped_tanh,
     "seed003_glorot_limit": seed003_glorot_limit,
+    "gradients_vanish": gradients_vanish,
 })

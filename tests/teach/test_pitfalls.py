@@ -41,7 +41,7 @@ def test_the_gallery_has_the_pitfalls_of_the_issues():
     assert list(PITFALLS) == ["softmax_over_queries", "softmax_length_one", "sum_broadcast",
                               "scale_by_length", "naive_overflow", "mask_after_softmax",
                               "fully_masked_row", "pe_base_typo", "seed001_wrong_triangle",
-                              "seed004_dropped_tanh", "seed003_glorot_limit"]
+                              "seed004_dropped_tanh", "seed003_glorot_limit", "gradients_vanish"]
     for key, build in PITFALLS.items():
         case = build()
         assert case.key == key
@@ -347,3 +347,11 @@ def test_seed003_limit_for_w_v_follows_glorot():
     # uniform on ±a has variance a²/3; d_L unit inputs add up
     assert case.panel("right", "variance of x·W_V").z[0, 0] == pytest.approx(
         d_l * (6 / (d_l + d_v)) / 3)
+
+
+def test_without_the_scale_the_gradient_of_the_scores_vanishes():
+    case = PITFALLS["gradients_vanish"]()
+    wrong = np.linalg.norm(case.panel("wrong", "dS̃ (gradient)").z)
+    right = np.linalg.norm(case.panel("right", "dS̃ (gradient)").z)
+    assert wrong == pytest.approx(0.0245, abs=5e-4) and right == pytest.approx(1.29, abs=5e-3)
+    assert case.panel("wrong", "weights").z.max(axis=1).min() > 0.99

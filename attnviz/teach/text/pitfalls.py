@@ -121,6 +121,17 @@ PITFALLS = {
         look="Each matrix takes the limit from its own shape: W_V's is √(6/(d_L + d_V)). The "
              "seed 003 preset draws its W_V that way.",
     ),
+    "gradients_vanish": dict(
+        title="No 1/√d_k: the softmax saturates and stops learning",
+        source="the √d_k story (Vaswani et al. 2017, §3.2.1), told with gradients",
+        symptom="Without the scale, scores of width d_k = 256 have a standard deviation of 16: "
+                "each row of weights is almost one-hot, and the gradient of the scores, "
+                "dS̃ = P ∘ (dP − rowsum(P ∘ dP)), is about 50 times smaller (‖dS̃‖ 0.025 "
+                "instead of 1.29) — W_Q and W_K barely learn.",
+        look="Compare the dS̃ heatmaps: nearly white on the wrong side. The Gradients page "
+             "draws ‖dS̃‖ against the scale for your own scenario; the Learn page's 'saturated "
+             "softmax' experiment shows the loss that does not fall.",
+    ),
 }
 
 WRONG = "Wrong"
