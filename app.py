@@ -22,6 +22,7 @@ with state.frame_run():  # pages know they run inside this frame (state.use_app_
             st.Page("pages/multi_head.py", title="Multi-head"),
             st.Page("pages/positional_encoding.py", title="Positional encoding"),
             st.Page("pages/encoder_decoder.py", title="Encoder–decoder & additive"),
+            st.Page("pages/inference.py", title="KV cache & online softmax"),
         ],
         "Teach": [
             st.Page("pages/trace.py", title="Trace a cell"),

@@ -17,7 +17,7 @@ from attnviz.core.checks import check_count, check_entries, check_flag
 BoolArray = NDArray[np.bool_]
 
 
-def causal_mask(t_q: int, t_k: int | None = None) -> BoolArray:
+def causal_mask(t_q: int, t_k: int | None = None, *, align: str = "top_left") -> BoolArray:
     """Query i may attend to keys 0..i (lower triangle, aligned top-left).
 
     Parameters
@@ -26,6 +26,10 @@ def causal_mask(t_q: int, t_k: int | None = None) -> BoolArray:
         Number of queries.
     t_k : int, optional
         Number of keys; defaults to t_q.
+    align : {"top_left", "bottom_right"}
+        "bottom_right": the queries are the *last* t_q positions of the key sequence (cached
+        decoding, PyTorch's ``causal_lower_right``): query i may attend to keys
+        0..i + t_k − t_q. The two agree when t_q = t_k.
 
     Returns
     -------
@@ -39,7 +43,9 @@ def causal_mask(t_q: int, t_k: int | None = None) -> BoolArray:
     t_q = check_count("t_q", t_q)
     t_k = t_q if t_k is None else check_count("t_k", t_k)
     check_entries("the causal mask", (t_q, t_k))
-    return np.tri(t_q, t_k, dtype=bool)
+    if align not in ("top_left", "bottom_right"):
+        raise ValueError(f"align must be top_left or bottom_right, got {align!r:.40}")
+    return np.tri(t_q, t_k, k=t_k - t_q if align == "bottom_right" else 0, dtype=bool)
 
 
 def padding_mask(valid_len: int, t_k: int, t_q: int | None = None) -> BoolArray:

@@ -132,8 +132,9 @@ def expected_result(scenario: Scenario, mask):
         by_hand = scaled_dot_product_attention(logits, np.eye(len(k)), s.x @ s.w_v, mask=mask,
                                                scale=1.0)
         return SimpleNamespace(scores=None, weights=by_hand.weights, output=by_hand.output)
+    # online_softmax computes what scaled dot-product does; kv_cache what causal does
     return self_attention(s.x, s.w_q, s.w_k, s.w_v, mask=mask, scale=scale,
-                          temperature=s.temperature, causal=s.variant == "causal")
+                          temperature=s.temperature, causal=s.variant in ("causal", "kv_cache"))
 
 
 def alibi_by_hand(s: Scenario, mask, scale):

@@ -63,7 +63,22 @@ def run(key, *, source=None, **fields):
 def test_every_variant_is_checked_here():
     assert set(VARIANTS) == {"dot_product", "scaled_dot_product", "causal", "bidirectional",
                              "multi_head", "cross", "additive", "rope", "gqa", "alibi",
-                             "softcap", "qk_norm"}
+                             "softcap", "qk_norm", "online_softmax", "kv_cache"}
+
+
+@pytest.mark.parametrize("key, params, causal", [("online_softmax", {"tile": 3}, False),
+                                                 ("kv_cache", {"prefill": 2}, True)])
+def test_the_inference_variants_compute_the_plain_formula(key, params, causal):
+    """Online softmax is scaled dot-product attention; KV-cache decoding is causal attention."""
+    formula = VARIANTS[key].formula
+    assert (r"\ell" in formula) == (key == "online_softmax")
+    assert (r"K_{\text{cache}}" in formula) == (key == "kv_cache")
+    q, k, v = matmul(X, W_Q), matmul(X, W_K), matmul(X, W_V)
+    weights, out = attention_formula(np.array(q), np.array(k), np.array(v),
+                                     divisor=math.sqrt(W_Q.shape[1]) * TAU, causal=causal)
+    res = run(key, temperature=TAU, params=params)
+    np.testing.assert_allclose(res.weights, weights, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(res.output, out, rtol=1e-12, atol=1e-15)
 
 
 @pytest.mark.parametrize("key, divisor_has_sqrt, causal", [

@@ -1,0 +1,71 @@
+"""Words of the Inference page (pages/inference.py, keys ``inference_``).
+
+Templates: ``FIELDS`` names the ``str.format`` fields of every template of this module (a
+comment above each template says what its fields are); ``tests/teach/test_text.py`` checks them.
+"""
+
+from __future__ import annotations
+
+FIELDS: dict[str, tuple[str, ...]] = {
+    "CALL": ("call", "calls", "rows", "cache"),
+    "DIFFERENCE": ("value",),
+    "ONLINE_DIFFERENCE": ("value",),
+    "CACHE_SIZE": ("entries", "kib", "llama"),
+    "KIB": ("kib",),
+    "TILE": ("tile", "tiles", "start", "stop"),
+    "TILE_CLAMPED": ("t_k",),
+    "PREFILL_CLAMPED": ("t",),
+}
+
+HEADER = "Inference: the KV cache and FlashAttention's online softmax"
+INTRO = (
+    "Two ways a model computes the same attention faster. The KV cache: a decoder computes "
+    "each new token's query against keys and values it has kept from earlier steps. Online "
+    "softmax: FlashAttention goes over the keys tile by tile, keeping only a running maximum "
+    "and sum per query. Both give the same numbers as the plain computation — checked below "
+    "on the current scenario (one head: all the columns of W_Q, W_K and W_V)."
+)
+KV_TAB = "KV-cache decoding"
+ONLINE_TAB = "Online softmax (tiles)"
+PREFILL_LABEL = "Prompt tokens processed at once (prefill)"
+CALL_LABEL = "Model call"
+# {call}, {calls}: this call and their number; {rows}: the query rows it computes; {cache}: keys
+# in the cache after it
+CALL = "Call {call} of {calls}: query row(s) {rows} against the {cache} cached keys and values."
+# {t}: the number of tokens
+PREFILL_CLAMPED = "The prompt is the whole sequence of {t} tokens: one call."
+CACHE_K = "Cached keys K (one row per token so far)"
+CACHE_V = "Cached values V"
+CALL_WEIGHTS = "This call's weights (mask aligned bottom-right)"
+ASSEMBLED = "Rows computed so far (blank: not yet)"
+# {value}: the largest absolute difference
+DIFFERENCE = "Largest difference to full causal attention over all rows: {value}"
+# {entries}: cached numbers of this head; {kib}: their size in KiB (float64); {llama}: the cache
+# of a Llama-3-8B-shaped model at this length
+CACHE_SIZE = ("This head's cache holds {entries} numbers ({kib} KiB in float64). A model "
+              "shaped like Llama 3 8B (32 layers, 8 key/value heads of width 128, bfloat16) "
+              "would hold {llama} at this length.")
+# {kib}: a size in KiB
+KIB = "{kib} KiB"
+ALIGN_NOTE = (
+    "A decoding call has fewer query rows than keys: its causal mask must be aligned "
+    "bottom-right (query row i is position i + t_k − t_q). Aligned top-left, the single new "
+    "query would see key 0 only."
+)
+# {value}: the largest absolute difference
+ONLINE_DIFFERENCE = "Largest difference to the one-pass softmax's output: {value}"
+TILE_SIZE_LABEL = "Keys per tile"
+TILE_STEP_LABEL = "After tile"
+# {t_k}: the number of keys
+TILE_CLAMPED = "The tile holds every key: one tile of {t_k}."
+# {tile}, {tiles}: this tile and their number; {start}, {stop}: its keys
+TILE = "Tile {tile} of {tiles}: keys {start} to {stop}."
+SCORES = "Scaled, masked scores S̃ (this tile outlined)"
+RUNNING_M = "Running max m"
+RUNNING_L = "Running sum ℓ"
+ALPHA = "Rescaling e^(m_old − m) at this tile"
+PARTIAL = "Output so far O / ℓ"
+MEMORY_TITLE = "Memory read and written (numbers of the arrays, this head)"
+MEMORY_COLUMNS = ("path", "read + written", "largest score block kept")
+MEMORY_NAIVE = "naive: S and P written and read back"
+MEMORY_TILED = "tiled: Q, K, V read once, O written; m and ℓ per tile"

@@ -1,0 +1,124 @@
+"""Inference: KV-cache decoding step by step and FlashAttention's online softmax tile by tile,
+on the current scenario (through the kv_cache and online_softmax variants)."""
+
+from dataclasses import replace
+
+import numpy as np
+import streamlit as st
+
+from attnviz.core.decode import cache_bytes
+from attnviz.core.online import memory_traffic
+from attnviz.figures import heatmap
+from attnviz.scenarios.scenario import with_variant
+from attnviz.teach.text import common
+from attnviz.teach.text import inference as text
+from attnviz.ui import controls, state
+from attnviz.ui.panels import scenario_caption, show_figure
+
+
+def with_param(key: str, name: str, value: int):
+    """The scenario under variant ``key`` with its one setting ``name`` = ``value`` (the other
+    variant's settings do not apply to it)."""
+    return replace(with_variant(scenario, key), params={name: int(value)})
+
+
+def column(values, labels, title: str, key: str) -> None:
+    """One number per query as a one-column heatmap."""
+    st.markdown(f"**{title}**")
+    shown = np.where(np.isneginf(values), -np.inf, values)[:, None]
+    show_figure(heatmap(shown, [""], labels, kind="sequential"), key=key)
+
+
+scenario = state.get_scenario()
+st.header(text.HEADER)
+scenario_caption(scenario)
+st.write(text.INTRO)
+kv_tab, online_tab = st.tabs([text.KV_TAB, text.ONLINE_TAB])
+
+with kv_tab:
+    t = scenario.t
+    prefill = st.slider(text.PREFILL_LABEL, 1, max(t, 2), min(2, t), key="inference_prefill",
+                        disabled=t < 2)
+    result = controls.compute(with_param("kv_cache", "prefill", min(prefill, t)))
+    if result is not None:
+        att = result.attention
+        labels = result.q_labels
+        calls = len(att.steps)
+        if calls == 1:
+            st.caption(text.PREFILL_CLAMPED.format(t=t))
+            call = 0
+        else:
+            call = st.slider(text.CALL_LABEL, 1, calls, calls, key="inference_call") - 1
+        step = att.steps[call]
+        rows = step.queries
+        st.markdown(text.CALL.format(call=call + 1, calls=calls, cache=step.cache_len,
+                                     rows=", ".join(labels[i] for i in rows)))
+        left, mid, right = st.columns(3, gap="medium")
+        with left:
+            st.markdown(f"**{text.CACHE_K}**")
+            show_figure(heatmap(np.asarray(att.k)[:step.cache_len],
+                                controls.dims("d", np.shape(att.k)[1]), labels[:step.cache_len]),
+                        key="inference_fig_cache_k")
+        with mid:
+            st.markdown(f"**{text.CALL_WEIGHTS}**")
+            show_figure(heatmap(step.weights, labels[:step.cache_len],
+                                [labels[i] for i in rows], kind="weights",
+                                x_title=common.AXIS_KEY, y_title=common.AXIS_QUERY),
+                        key="inference_fig_call_weights")
+        with right:
+            st.markdown(f"**{text.ASSEMBLED}**")
+            done = np.full(np.shape(att.weights), np.nan)
+            done[:rows.stop] = np.asarray(att.weights)[:rows.stop]
+            show_figure(heatmap(done, labels, labels, kind="weights",
+                                highlight_rows=list(rows)), key="inference_fig_assembled")
+        st.caption(text.ALIGN_NOTE)
+        st.markdown(text.DIFFERENCE.format(value=f"{att.difference:.1e}"))
+        entries = 2 * step.cache_len * int(np.shape(att.k)[1])
+        llama = cache_bytes(step.cache_len, n_layers=32, n_kv_heads=8, d_head=128)
+        st.caption(text.CACHE_SIZE.format(entries=entries, kib=f"{entries * 8 / 1024:.2f}",
+                                          llama=text.KIB.format(kib=f"{llama / 1024:.0f}")))
+
+with online_tab:
+    t_k = len(scenario.key_tokens) if scenario.direct else scenario.t
+    tile = st.slider(text.TILE_SIZE_LABEL, 1, max(t_k, 2), min(2, t_k), key="inference_tile",
+                     disabled=t_k < 2)
+    result = controls.compute(with_param("online_softmax", "tile", min(tile, t_k)))
+    if result is not None:
+        att = result.attention
+        q_lab, k_lab = result.q_labels, result.k_labels
+        n = len(att.tiles)
+        if n == 1:
+            st.caption(text.TILE_CLAMPED.format(t_k=t_k))
+            j = 0
+        else:
+            j = st.slider(text.TILE_STEP_LABEL, 1, n, n, key="inference_tile_step") - 1
+        state_j = att.tiles[j]
+        st.markdown(text.TILE.format(tile=j + 1, tiles=n, start=k_lab[state_j.start],
+                                     stop=k_lab[state_j.stop - 1]))
+        cells = [(i, c) for i in range(len(q_lab)) for c in range(state_j.start, state_j.stop)]
+        st.markdown(f"**{text.SCORES}**")
+        show_figure(heatmap(att.masked, k_lab, q_lab, highlight_cells=cells,
+                            x_title=common.AXIS_KEY, y_title=common.AXIS_QUERY),
+                    key="inference_fig_scores")
+        c1, c2, c3, c4 = st.columns([1, 1, 1, 2], gap="small")
+        with c1:
+            column(state_j.m, q_lab, text.RUNNING_M, "inference_fig_m")
+        with c2:
+            column(state_j.l, q_lab, text.RUNNING_L, "inference_fig_l")
+        with c3:
+            column(state_j.alpha, q_lab, text.ALPHA, "inference_fig_alpha")
+        with c4:
+            st.markdown(f"**{text.PARTIAL}**")
+            partial = np.divide(state_j.o, state_j.l[:, None], out=np.zeros_like(state_j.o),
+                                where=state_j.l[:, None] > 0)
+            show_figure(heatmap(partial, controls.dims("o", partial.shape[1]), q_lab),
+                        key="inference_fig_partial")
+        st.markdown(text.ONLINE_DIFFERENCE.format(value=f"{att.difference:.1e}"))
+        traffic = memory_traffic(len(q_lab), len(k_lab), np.shape(att.q)[1],
+                                 np.shape(att.v)[1], att.tile)
+        st.markdown(f"**{text.MEMORY_TITLE}**")
+        st.dataframe({text.MEMORY_COLUMNS[0]: [text.MEMORY_NAIVE, text.MEMORY_TILED],
+                      text.MEMORY_COLUMNS[1]: [traffic["naive"], traffic["tiled"]],
+                      text.MEMORY_COLUMNS[2]: [traffic["scores_kept_naive"],
+                                               traffic["scores_kept_tiled"]]},
+                     hide_index=True, key="inference_memory")

@@ -1,0 +1,95 @@
+"""AppTest: the KV cache & online softmax page — the calls and tiles it steps through, the numbers
+it draws against the core, and the sizes it states."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from apptest_helpers import decode, open_page, spec_by_key, switch_to
+
+from attnviz.core.decode import cached_decoding
+from attnviz.core.online import memory_traffic, online_softmax_attention
+from attnviz.scenarios.presets import PRESETS
+from attnviz.teach.text import inference as text
+from attnviz.ui import state
+
+
+def ok(at):
+    assert not at.exception, [e.message for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    return at
+
+
+def z(at, key: str) -> np.ndarray:
+    return decode(spec_by_key(at, key)["data"][0]["z"]).astype(float)
+
+
+def qkv(sc):
+    x = np.asarray(sc.x, dtype=float)
+    return x @ sc.w_q, x @ sc.w_k, x @ sc.w_v
+
+
+def on_page(preset: str | None = None):
+    at = open_page("home")
+    if preset:
+        at.selectbox(key="sidebar_preset").set_value(preset)
+        at.button(key="sidebar_load_preset").click().run()
+    return ok(switch_to(at, "inference"))
+
+
+def test_decoding_steps_through_the_calls_of_a_decoder():
+    at = on_page("kv_decoding")
+    sc = at.session_state[state.SCENARIO]
+    q, k, v = qkv(sc)  # positional encoding is on in the preset: x + PE
+    at.slider(key="inference_prefill").set_value(2).run()
+    at.slider(key="inference_call").set_value(3).run()  # the prefill, then tokens 2 and 3
+    ok(at)
+    from attnviz.scenarios.scenario import run_scenario
+    att = run_scenario(sc).attention
+    step = att.steps[2]
+    assert step.queries == range(3, 4) and step.cache_len == 4
+    np.testing.assert_allclose(z(at, "inference_fig_call_weights"), step.weights, rtol=1e-12)
+    assembled = z(at, "inference_fig_assembled")
+    assert np.isnan(assembled[4:]).all() and not np.isnan(assembled[:4]).any()
+    assert z(at, "inference_fig_cache_k").shape == (4, 4)
+    assert any(text.DIFFERENCE.split("{")[0] in m.value for m in at.markdown)
+    assert q.shape == (6, 4) and k.shape == v.shape
+
+
+def test_the_tiles_of_the_online_softmax():
+    at = on_page("online_tiles")
+    sc = at.session_state[state.SCENARIO]
+    at.slider(key="inference_tile").set_value(4).run()
+    at.slider(key="inference_tile_step").set_value(1).run()
+    ok(at)
+    q, k, v = qkv(sc)
+    r = online_softmax_attention(q, k, v, tile=4)
+    np.testing.assert_allclose(z(at, "inference_fig_m")[:, 0], r.tiles[0].m, rtol=1e-12)
+    np.testing.assert_allclose(z(at, "inference_fig_l")[:, 0], r.tiles[0].l, rtol=1e-12)
+    traffic = memory_traffic(6, 6, 4, 4, 4)
+    (table,) = [d.value for d in at.dataframe]
+    assert list(table.iloc[:, 1]) == [traffic["naive"], traffic["tiled"]]
+    assert any(text.TILE.format(tile=1, tiles=2, start="0:we", stop="3:whole") in m.value
+               for m in at.markdown)
+
+
+@pytest.mark.parametrize("preset", ["seed_000", "seed_001_causal", "gqa_8_2", "translation"])
+def test_other_scenarios_draw_or_explain(preset):
+    at = open_page("home")
+    at.selectbox(key="sidebar_preset").set_value(preset)
+    at.button(key="sidebar_load_preset").click().run()
+    switch_to(at, "inference")
+    assert not at.exception, [e.message for e in at.exception]
+    if PRESETS[preset].build().direct:  # Q, K, V given: KV decoding needs embeddings
+        assert at.error
+    else:
+        assert not at.error, [e.value for e in at.error]
+
+
+def test_cached_decoding_on_the_default_scenario_matches_the_core():
+    at = on_page()
+    sc = at.session_state[state.SCENARIO]
+    q, k, v = qkv(sc)
+    r = cached_decoding(q, k, v, prefill=2)
+    np.testing.assert_allclose(z(at, "inference_fig_call_weights"), r.steps[-1].weights,
+                               rtol=1e-12)
