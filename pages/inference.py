@@ -22,13 +22,6 @@ def with_param(key: str, name: str, value: int):
     return replace(with_variant(scenario, key), params={name: int(value)})
 
 
-def column(values, labels, title: str, key: str) -> None:
-    """One number per query as a one-column heatmap."""
-    st.markdown(f"**{title}**")
-    shown = np.where(np.isneginf(values), -np.inf, values)[:, None]
-    show_figure(heatmap(shown, [""], labels, kind="sequential"), key=key)
-
-
 scenario = state.get_scenario()
 st.header(text.HEADER)
 scenario_caption(scenario)
@@ -53,18 +46,16 @@ with kv_tab:
         rows = step.queries
         st.markdown(text.CALL.format(call=call + 1, calls=calls, cache=step.cache_len,
                                      rows=", ".join(labels[i] for i in rows)))
-        left, mid, right = st.columns(3, gap="medium")
+        st.markdown(f"**{text.CALL_WEIGHTS}**")
+        show_figure(heatmap(step.weights, labels[:step.cache_len], [labels[i] for i in rows],
+                            kind="weights", x_title=common.AXIS_KEY, y_title=common.AXIS_QUERY),
+                    key="inference_fig_call_weights")
+        left, right = st.columns([2, 3], gap="large")
         with left:
             st.markdown(f"**{text.CACHE_K}**")
             show_figure(heatmap(np.asarray(att.k)[:step.cache_len],
                                 controls.dims("d", np.shape(att.k)[1]), labels[:step.cache_len]),
                         key="inference_fig_cache_k")
-        with mid:
-            st.markdown(f"**{text.CALL_WEIGHTS}**")
-            show_figure(heatmap(step.weights, labels[:step.cache_len],
-                                [labels[i] for i in rows], kind="weights",
-                                x_title=common.AXIS_KEY, y_title=common.AXIS_QUERY),
-                        key="inference_fig_call_weights")
         with right:
             st.markdown(f"**{text.ASSEMBLED}**")
             done = np.full(np.shape(att.weights), np.nan)
@@ -100,14 +91,14 @@ with online_tab:
         show_figure(heatmap(att.masked, k_lab, q_lab, highlight_cells=cells,
                             x_title=common.AXIS_KEY, y_title=common.AXIS_QUERY),
                     key="inference_fig_scores")
-        c1, c2, c3, c4 = st.columns([1, 1, 1, 2], gap="small")
-        with c1:
-            column(state_j.m, q_lab, text.RUNNING_M, "inference_fig_m")
-        with c2:
-            column(state_j.l, q_lab, text.RUNNING_L, "inference_fig_l")
-        with c3:
-            column(state_j.alpha, q_lab, text.ALPHA, "inference_fig_alpha")
-        with c4:
+        left, right = st.columns(2, gap="large")
+        with left:
+            st.markdown(f"**{text.RUNNING}**")
+            stats = np.column_stack([state_j.m, state_j.l, state_j.alpha])
+            show_figure(heatmap(stats, list(text.RUNNING_COLUMNS), q_lab, kind="sequential"),
+                        key="inference_fig_running")
+            st.caption(text.RUNNING_NOTE)
+        with right:
             st.markdown(f"**{text.PARTIAL}**")
             partial = np.divide(state_j.o, state_j.l[:, None], out=np.zeros_like(state_j.o),
                                 where=state_j.l[:, None] > 0)

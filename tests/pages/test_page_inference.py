@@ -64,8 +64,10 @@ def test_the_tiles_of_the_online_softmax():
     ok(at)
     q, k, v = qkv(sc)
     r = online_softmax_attention(q, k, v, tile=4)
-    np.testing.assert_allclose(z(at, "inference_fig_m")[:, 0], r.tiles[0].m, rtol=1e-12)
-    np.testing.assert_allclose(z(at, "inference_fig_l")[:, 0], r.tiles[0].l, rtol=1e-12)
+    running = z(at, "inference_fig_running")
+    np.testing.assert_allclose(running[:, 0], r.tiles[0].m, rtol=1e-12)
+    np.testing.assert_allclose(running[:, 1], r.tiles[0].l, rtol=1e-12)
+    np.testing.assert_allclose(running[:, 2], r.tiles[0].alpha, rtol=1e-12)
     traffic = memory_traffic(6, 6, 4, 4, 4)
     (table,) = [d.value for d in at.dataframe]
     assert list(table.iloc[:, 1]) == [traffic["naive"], traffic["tiled"]]

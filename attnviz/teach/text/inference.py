@@ -61,9 +61,13 @@ TILE_CLAMPED = "The tile holds every key: one tile of {t_k}."
 # {tile}, {tiles}: this tile and their number; {start}, {stop}: its keys
 TILE = "Tile {tile} of {tiles}: keys {start} to {stop}."
 SCORES = "Scaled, masked scores S̃ (this tile outlined)"
-RUNNING_M = "Running max m"
-RUNNING_L = "Running sum ℓ"
-ALPHA = "Rescaling e^(m_old − m) at this tile"
+RUNNING = "Running statistics of each query after this tile"
+RUNNING_COLUMNS = ("m (max)", "ℓ (sum)", "α (rescale)")
+RUNNING_NOTE = (
+    "m: the largest score seen so far; ℓ: Σ exp(S̃ − m) so far; α = exp(m_old − m): how much "
+    "this tile shrank the earlier ℓ and O because m grew (1: m did not change; an empty −∞ "
+    "row: the query has seen only masked keys)."
+)
 PARTIAL = "Output so far O / ℓ"
 MEMORY_TITLE = "Memory read and written (numbers of the arrays, this head)"
 MEMORY_COLUMNS = ("path", "read + written", "largest score block kept")
