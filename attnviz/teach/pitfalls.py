@@ -22,11 +22,13 @@ import numpy as np
 import scipy.special
 from numpy.typing import NDArray
 
+from attnviz.core.alibi import alibi_slopes
 from attnviz.core.attention import scaled_dot_product_attention, softmax
 from attnviz.core.backward import attention_backward
 from attnviz.core.initializers import init_weights
 from attnviz.core.masks import causal_mask
 from attnviz.core.positional import sinusoidal_positional_encoding
+from attnviz.core.rope import apply_rope
 from attnviz.scenarios.presets import SLEEPY_EMBEDDINGS, SLEEPY_TOKENS
 
 Array = NDArray[np.float64]
@@ -570,6 +572,196 @@ def gradients_vanish() -> PitfallCase:
                        right_scaled_gradients)
 
 
+# --------------------------------------------------------------------------------------------
+# 13) GQA heads grouped with tile (repeat) instead of repeat_interleave
+# --------------------------------------------------------------------------------------------
+
+
+def _gqa_weights(q_h: Array, k_h: Array, kv_of_head) -> Array:
+    """Every query head's weights with its key head ``kv_of_head[h]`` (scale 1/√d_k)."""
+    return np.stack([np.array(scaled_dot_product_attention(q_h[h], k_h[g], k_h[g]).weights)
+                     for h, g in enumerate(kv_of_head)])
+
+
+def wrong_gqa_tile(q_h: Array, k_h: Array) -> tuple[Array, Array]:
+    """WRONG — ``np.tile`` (torch ``repeat``) copies the key/value heads as a block: query head
+    h gets key head h mod n_kv, so heads that should share a key head do not."""
+    n, n_kv = q_h.shape[0], k_h.shape[0]
+    kv_of_head = np.tile(np.arange(n_kv), n // n_kv)
+    return np.eye(n_kv)[kv_of_head], _gqa_weights(q_h, k_h, kv_of_head)
+
+
+def right_gqa_interleave(q_h: Array, k_h: Array) -> tuple[Array, Array]:
+    """RIGHT — ``np.repeat`` (torch ``repeat_interleave``, Hugging Face ``repeat_kv``): query
+    head h uses key head h // (n_heads / n_kv), consecutive heads form a group."""
+    n, n_kv = q_h.shape[0], k_h.shape[0]
+    kv_of_head = np.repeat(np.arange(n_kv), n // n_kv)
+    return np.eye(n_kv)[kv_of_head], _gqa_weights(q_h, k_h, kv_of_head)
+
+
+def gqa_tiled_heads() -> PitfallCase:
+    """4 query heads on 2 key/value heads: random q and k (seed 5), 5 tokens, width 3."""
+    rng = np.random.default_rng(5)
+    q_h, k_h = rng.normal(size=(4, 5, 3)) * 1.5, rng.normal(size=(2, 5, 3)) * 1.5
+    tl, heads, kv = _labels("t", 5), _labels("head ", 4), _labels("kv ", 2)
+    inputs = (Panel("keys of key/value head 0", k_h[0], _labels("d", 3), tl, "signed"),
+              Panel("keys of key/value head 1", k_h[1], _labels("d", 3), tl, "signed"))
+
+    def side(pair):
+        assign, w = pair
+        return (Panel("key/value head of each query head", assign, kv, heads, "mask"),
+                Panel("weights of query head 1", w[1], tl, tl, "weights"))
+
+    return PitfallCase("gqa_tiled_heads", inputs, side(wrong_gqa_tile(q_h, k_h)),
+                       side(right_gqa_interleave(q_h, k_h)), wrong_gqa_tile,
+                       right_gqa_interleave)
+
+
+# --------------------------------------------------------------------------------------------
+# 14) the causal mask aligned top-left during cached decoding
+# --------------------------------------------------------------------------------------------
+
+
+def _decode_rows(q: Array, k: Array, v: Array, align: str) -> tuple[Array, Array]:
+    """One call per token (no prefill): query row i against keys 0..i of the cache."""
+    t = q.shape[0]
+    weights, output = np.zeros((t, t)), np.zeros((t, v.shape[1]))
+    for i in range(t):
+        r = scaled_dot_product_attention(q[i:i + 1], k[:i + 1], v[:i + 1],
+                                         mask=causal_mask(1, i + 1, align=align))
+        weights[i, :i + 1], output[i] = r.weights[0], r.output[0]
+    return weights, output
+
+
+def wrong_decode_top_left(q: Array, k: Array, v: Array) -> tuple[Array, Array]:
+    """WRONG — ``np.tril(ones(t_q, t_k))`` for the decoding call's (1, i + 1) block: aligned
+    top-left, the one new query row may see key 0 only."""
+    return _decode_rows(q, k, v, "top_left")
+
+
+def right_decode_bottom_right(q: Array, k: Array, v: Array) -> tuple[Array, Array]:
+    """RIGHT — the block's mask aligned bottom-right (PyTorch's ``causal_lower_right``): the new
+    query is the last position and sees every cached key."""
+    return _decode_rows(q, k, v, "bottom_right")
+
+
+def decode_top_left() -> PitfallCase:
+    """Random q, k, v of 5 tokens (seed 6), decoded one token per call."""
+    rng = np.random.default_rng(6)
+    q, k, v = rng.normal(size=(5, 3)), rng.normal(size=(5, 3)), rng.normal(size=(5, 2))
+    tl = _labels("t", 5)
+    inputs = (Panel("q", q, _labels("d", 3), tl, "signed"), Panel("k", k, _labels("d", 3), tl,
+                                                                   "signed"))
+
+    def side(pair):
+        w, o = pair
+        return (Panel("weights of the decoding calls", w, tl, tl, "weights"),
+                Panel("output", o, _labels("d", 2), tl))
+
+    return PitfallCase("decode_top_left", inputs, side(wrong_decode_top_left(q, k, v)),
+                       side(right_decode_bottom_right(q, k, v)), wrong_decode_top_left,
+                       right_decode_bottom_right)
+
+
+# --------------------------------------------------------------------------------------------
+# 15) the sliding window off by one
+# --------------------------------------------------------------------------------------------
+
+WINDOW = 3  # keys a query sees, itself included (Mistral's sliding_window)
+
+
+def wrong_window_le(t: int, window: int) -> tuple[Array, Array]:
+    """WRONG — ``i − j <= window``: the query sees window + 1 keys."""
+    d = np.subtract.outer(np.arange(t), np.arange(t))
+    mask = (d >= 0) & (d <= window)
+    return mask.astype(float), mask.sum(axis=1, keepdims=True).astype(float)
+
+
+def right_window_lt(t: int, window: int) -> tuple[Array, Array]:
+    """RIGHT — ``i − j < window`` (causal): exactly ``window`` keys, the query included."""
+    d = np.subtract.outer(np.arange(t), np.arange(t))
+    mask = (d >= 0) & (d < window)
+    return mask.astype(float), mask.sum(axis=1, keepdims=True).astype(float)
+
+
+def window_off_by_one() -> PitfallCase:
+    """A causal sliding window of 3 keys over 6 tokens."""
+    tl = _labels("t", 6)
+    inputs = (Panel("distance i − j", np.subtract.outer(np.arange(6), np.arange(6)).astype(float),
+                    tl, tl, "signed"),)
+
+    def side(pair):
+        mask, count = pair
+        return (Panel("mask (1 = may attend)", mask, tl, tl, "mask"),
+                Panel("keys seen", count, ("keys",), tl, "sequential"))
+
+    return PitfallCase("window_off_by_one", inputs, side(wrong_window_le(6, WINDOW)),
+                       side(right_window_lt(6, WINDOW)), wrong_window_le, right_window_lt)
+
+
+# --------------------------------------------------------------------------------------------
+# 16) ALiBi slopes from the power-of-two formula for 12 heads
+# --------------------------------------------------------------------------------------------
+
+
+def wrong_alibi_geometric(n_heads: int) -> Array:
+    """WRONG — 2^(−8(h+1)/n) for every head count: the power-of-two formula used for 12 heads."""
+    return 2.0 ** (-8.0 * np.arange(1, n_heads + 1) / n_heads)[None, :]
+
+
+def right_alibi_paper(n_heads: int) -> Array:
+    """RIGHT — the paper's rule (its reference code's ``get_slopes``): the 8 slopes of the
+    nearest lower power of two, then every other slope of 16 heads."""
+    return alibi_slopes(n_heads)[None, :]
+
+
+def alibi_twelve_heads() -> PitfallCase:
+    """The slopes of 12 heads."""
+    heads = _labels("h", 12)
+    inputs = (Panel("slopes of 8 heads (a power of two: both rules agree)",
+                    alibi_slopes(8)[None, :], _labels("h", 8), ("m",), "sequential"),)
+    return PitfallCase("alibi_twelve_heads", inputs,
+                       (Panel("slopes", wrong_alibi_geometric(12), heads, ("m",), "sequential"),),
+                       (Panel("slopes", right_alibi_paper(12), heads, ("m",), "sequential"),),
+                       wrong_alibi_geometric, right_alibi_paper)
+
+
+# --------------------------------------------------------------------------------------------
+# 17) RoPE layouts mixed
+# --------------------------------------------------------------------------------------------
+
+
+def _rope_weights(q: Array, k: Array, layout: str) -> Array:
+    return np.array(scaled_dot_product_attention(apply_rope(q, layout=layout),
+                                                 apply_rope(k, layout=layout), k).weights)
+
+
+def wrong_rope_mixed_layout(q: Array, k: Array) -> Array:
+    """WRONG — q and k from weights laid out for split-half (Hugging Face ``rotate_half``)
+    rotated with the interleaved pairs (Meta's ``apply_rotary_emb``): the wrong dimensions
+    are paired, so the positions are encoded into other directions than the model learned."""
+    return _rope_weights(q, k, "interleaved")
+
+
+def right_rope_same_layout(q: Array, k: Array) -> Array:
+    """RIGHT — rotated with the layout the weights were made for (split-half here); to use
+    the other convention, permute the weight columns first (``layout_permutation``)."""
+    return _rope_weights(q, k, "split_half")
+
+
+def rope_mixed_layouts() -> PitfallCase:
+    """q and k of 5 tokens, width 4 (seed 8), RoPE base 10 000."""
+    rng = np.random.default_rng(8)
+    q, k = rng.normal(size=(5, 4)) * 2, rng.normal(size=(5, 4)) * 2
+    tl = _labels("t", 5)
+    inputs = (Panel("q (before rotation)", q, _labels("d", 4), tl, "signed"),
+              Panel("k (before rotation)", k, _labels("d", 4), tl, "signed"))
+    return PitfallCase("rope_mixed_layouts", inputs,
+                       (Panel("weights", wrong_rope_mixed_layout(q, k), tl, tl, "weights"),),
+                       (Panel("weights", right_rope_same_layout(q, k), tl, tl, "weights"),),
+                       wrong_rope_mixed_layout, right_rope_same_layout)
+
+
 PITFALLS: MappingProxyType[str, Callable[[], PitfallCase]] = MappingProxyType({
     "softmax_over_queries": softmax_over_queries,
     "softmax_length_one": softmax_length_one,
@@ -583,4 +775,9 @@ PITFALLS: MappingProxyType[str, Callable[[], PitfallCase]] = MappingProxyType({
     "seed004_dropped_tanh": seed004_dropped_tanh,
     "seed003_glorot_limit": seed003_glorot_limit,
     "gradients_vanish": gradients_vanish,
+    "gqa_tiled_heads": gqa_tiled_heads,
+    "decode_top_left": decode_top_left,
+    "window_off_by_one": window_off_by_one,
+    "alibi_twelve_heads": alibi_twelve_heads,
+    "rope_mixed_layouts": rope_mixed_layouts,
 })

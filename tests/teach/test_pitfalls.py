@@ -41,7 +41,9 @@ def test_the_gallery_has_the_pitfalls_of_the_issues():
     assert list(PITFALLS) == ["softmax_over_queries", "softmax_length_one", "sum_broadcast",
                               "scale_by_length", "naive_overflow", "mask_after_softmax",
                               "fully_masked_row", "pe_base_typo", "seed001_wrong_triangle",
-                              "seed004_dropped_tanh", "seed003_glorot_limit", "gradients_vanish"]
+                              "seed004_dropped_tanh", "seed003_glorot_limit", "gradients_vanish",
+                              "gqa_tiled_heads", "decode_top_left", "window_off_by_one",
+                              "alibi_twelve_heads", "rope_mixed_layouts"]
     for key, build in PITFALLS.items():
         case = build()
         assert case.key == key
@@ -355,3 +357,26 @@ def test_without_the_scale_the_gradient_of_the_scores_vanishes():
     right = np.linalg.norm(case.panel("right", "dS̃ (gradient)").z)
     assert wrong == pytest.approx(0.0245, abs=5e-4) and right == pytest.approx(1.29, abs=5e-3)
     assert case.panel("wrong", "weights").z.max(axis=1).min() > 0.99
+
+
+def test_the_modern_attention_pitfalls_show_what_their_text_says():
+    gqa = PITFALLS["gqa_tiled_heads"]()
+    assert gqa.panel("wrong", "key/value head of each query head").z.argmax(axis=1).tolist() \
+        == [0, 1, 0, 1]
+    assert gqa.panel("right", "key/value head of each query head").z.argmax(axis=1).tolist() \
+        == [0, 0, 1, 1]
+    decode = PITFALLS["decode_top_left"]()
+    wrong = decode.panel("wrong", "weights of the decoding calls").z
+    assert (wrong[:, 0] == 1).all() and (wrong[:, 1:] == 0).all()
+    from attnviz.core.attention import scaled_dot_product_attention as sdpa
+    from attnviz.core.masks import causal_mask
+    q, k = decode.panel("inputs", "q").z, decode.panel("inputs", "k").z
+    right = decode.panel("right", "weights of the decoding calls").z
+    np.testing.assert_allclose(right, sdpa(q, k, k, mask=causal_mask(5)).weights, rtol=1e-12)
+    window = PITFALLS["window_off_by_one"]()
+    assert window.panel("wrong", "keys seen").z[3:, 0].tolist() == [4, 4, 4]
+    assert window.panel("right", "keys seen").z[3:, 0].tolist() == [3, 3, 3]
+    alibi = PITFALLS["alibi_twelve_heads"]()
+    assert alibi.panel("wrong", "slopes").z[0, 0] == pytest.approx(0.63, abs=0.005)
+    assert alibi.panel("right", "slopes").z[0, :9].tolist()[:1] == [0.5]
+    assert alibi.panel("right", "slopes").z[0, 8] == pytest.approx(2 ** -0.5)

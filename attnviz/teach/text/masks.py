@@ -50,7 +50,8 @@ CUSTOM_RESET = (
 TITLE = "Masks"
 KIND_LABEL = "Mask"
 VALID_LEN_LABEL = "Valid length (real keys; the rest is padding)"
-WINDOW_LABEL = "Window width (visible neighbours on each side)"
+WINDOW_LABEL = ("Window width (visible neighbours on each side: a query sees up to 2·width + 1 "
+                "keys, itself included)")
 # The buttons that fill the custom grid: name (the end of the button's key) -> what it fills
 FILLS = {"attend": "All may attend", "causal": "Causal", "blocked": "All blocked"}
 # {fill}: one of FILLS' values

@@ -132,6 +132,54 @@ PITFALLS = {
              "draws ‖dS̃‖ against the scale for your own scenario; the Learn page's 'saturated "
              "softmax' experiment shows the loss that does not fall.",
     ),
+    "gqa_tiled_heads": dict(
+        title="GQA heads grouped with tile instead of repeat_interleave",
+        source="grouped-query attention (Ainslie et al. 2023); torch repeat vs repeat_interleave",
+        symptom="With 4 query heads on 2 key/value heads, np.tile (torch repeat) gives query "
+                "heads 0, 1, 2, 3 the key heads 0, 1, 0, 1; the model was trained with "
+                "groups 0, 0, 1, 1. Query head 1 then looks through the wrong keys.",
+        look="The first panel shows which key/value head each query head uses; the weights of "
+             "query head 1 change completely.",
+    ),
+    "decode_top_left": dict(
+        title="The causal mask aligned top-left during cached decoding",
+        source="KV-cache decoding (PyTorch's causal_upper_left vs causal_lower_right)",
+        symptom="A decoding call has one query row and i + 1 cached keys. np.tril(ones(1, i + "
+                "1)) is aligned top-left: it allows key 0 only, so every decoded token attends "
+                "to the first token alone and every output row equals v_0.",
+        look="Wrong: every row of weights is [1, 0, 0, ...]. Right: the mask aligned "
+             "bottom-right gives exactly the rows of full causal attention.",
+    ),
+    "window_off_by_one": dict(
+        title="A sliding window off by one",
+        source="sliding-window attention (Mistral's sliding_window = keys seen, the query "
+               "included)",
+        symptom="A window of 3 keys written as i − j <= 3 lets each query see 4 keys: itself "
+                "and the 3 before it. Implementations differ by exactly this one key.",
+        look="Compare the 'keys seen' column: 4 instead of 3 from the fourth token on. "
+             "attnviz's Masks page states its own convention next to the control: |i − j| <= "
+             "width, so a query sees up to 2·width + 1 keys (width on each side and itself).",
+    ),
+    "alibi_twelve_heads": dict(
+        title="ALiBi slopes from the power-of-two formula for 12 heads",
+        source="ALiBi (Press et al. 2022) and its reference code's get_slopes",
+        symptom="2^(−8(h+1)/n) is the paper's formula only when n is a power of two. For 12 "
+                "heads the paper takes the 8 slopes of 8 heads (1/2 ... 1/256) and then every "
+                "other slope of 16 heads (2^−0.5, 2^−1.5, ...): the slopes differ, starting "
+                "with the first (0.63 instead of 0.5).",
+        look="The right slopes are not in decreasing order: heads 8 to 11 interleave between "
+             "the first ones — that is the paper's rule, not a bug.",
+    ),
+    "rope_mixed_layouts": dict(
+        title="RoPE layouts mixed",
+        source="RoPE's two layouts: split-half (GPT-NeoX, Hugging Face rotate_half) and "
+               "interleaved (GPT-J, Meta's apply_rotary_emb)",
+        symptom="Weights converted for one layout and rotated with the other pair the wrong "
+                "dimensions: each dimension is rotated with a partner the model never paired "
+                "it with, and the attention pattern changes.",
+        look="Compare the weights: same q and k, same positions, different pairs. The two "
+             "layouts agree only after permuting the dimensions (layout_permutation).",
+    ),
 }
 
 WRONG = "Wrong"
