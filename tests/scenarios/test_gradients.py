@@ -85,6 +85,9 @@ def random_scenario(key: str, rng, *, mask_kind: str = "window") -> object:
         sc = replace(sc, params={"softcap": 1.2})
     if key == "qk_norm":
         sc = replace(sc, params={"qk_gain": 1.5})
+    if key == "sinks":  # the learned sink's column takes part in the softmax: dS̃ as before
+        sc = replace(sc, params={"window": 2, "n_sink": 1, "learned_sink": True,
+                                 "sink_logit": 0.5})
     return sc
 
 

@@ -27,6 +27,7 @@ EXPECTED = {
     "qk_norm": (None, False, False, False, False, False, ()),
     "online_softmax": (None, False, False, False, False, True, ()),
     "kv_cache": (None, True, False, False, False, False, ()),
+    "sinks": (None, True, False, False, False, False, ()),
 }
 
 
@@ -76,7 +77,8 @@ def test_an_unknown_part_is_refused():
 def test_presets_declared_by_variants_are_collected():
     keys = [p.key for p in registry.variant_presets()]
     assert keys == ["cat_sat", "translation", "bahdanau", "rope_shift", "gqa_8_2", "alibi_local",
-                    "softcap_2", "qk_norm_tamed", "online_tiles", "kv_decoding"]
+                    "softcap_2", "qk_norm_tamed", "online_tiles", "kv_decoding",
+                    "sinks_streaming"]
     assert VARIANTS["cross"].presets[0].build().variant == "cross"
 
 

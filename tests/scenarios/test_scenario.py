@@ -35,6 +35,7 @@ from attnviz import (
     window_mask,
 )
 from attnviz.core.rope import apply_rope
+from attnviz.core.sinks import sink_window_mask
 from attnviz.scenarios.scenario import (
     MASK_KINDS,
     SCALE_MODES,
@@ -132,6 +133,10 @@ def expected_result(scenario: Scenario, mask):
         by_hand = scaled_dot_product_attention(logits, np.eye(len(k)), s.x @ s.w_v, mask=mask,
                                                scale=1.0)
         return SimpleNamespace(scores=None, weights=by_hand.weights, output=by_hand.output)
+    if s.variant == "sinks":  # default: a causal window of 3 keys and the first token kept
+        window = sink_window_mask(len(s.x), window=3, n_sink=1)
+        return self_attention(s.x, s.w_q, s.w_k, s.w_v, scale=scale, temperature=s.temperature,
+                              mask=window if mask is None else window & mask)
     # online_softmax computes what scaled dot-product does; kv_cache what causal does
     return self_attention(s.x, s.w_q, s.w_k, s.w_v, mask=mask, scale=scale,
                           temperature=s.temperature, causal=s.variant in ("causal", "kv_cache"))

@@ -63,7 +63,7 @@ def run(key, *, source=None, **fields):
 def test_every_variant_is_checked_here():
     assert set(VARIANTS) == {"dot_product", "scaled_dot_product", "causal", "bidirectional",
                              "multi_head", "cross", "additive", "rope", "gqa", "alibi",
-                             "softcap", "qk_norm", "online_softmax", "kv_cache"}
+                             "softcap", "qk_norm", "online_softmax", "kv_cache", "sinks"}
 
 
 @pytest.mark.parametrize("key, params, causal", [("online_softmax", {"tile": 3}, False),
