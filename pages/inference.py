@@ -16,23 +16,23 @@ from attnviz.ui import controls, state
 from attnviz.ui.panels import scenario_caption, show_figure
 
 
-def with_param(key: str, name: str, value: int):
-    """The scenario under variant ``key`` with its one setting ``name`` = ``value`` (the other
-    variant's settings do not apply to it)."""
-    return replace(with_variant(scenario, key), params={name: int(value)})
+def with_params(key: str, **params):
+    """The scenario under variant ``key`` with these settings of it (the current variant's
+    settings do not apply to it)."""
+    return replace(with_variant(scenario, key), params=params)
 
 
 scenario = state.get_scenario()
 st.header(text.HEADER)
 scenario_caption(scenario)
 st.write(text.INTRO)
-kv_tab, online_tab = st.tabs([text.KV_TAB, text.ONLINE_TAB])
+kv_tab, online_tab, sinks_tab = st.tabs([text.KV_TAB, text.ONLINE_TAB, text.SINKS_TAB])
 
 with kv_tab:
     t = scenario.t
     prefill = st.slider(text.PREFILL_LABEL, 1, max(t, 2), min(2, t), key="inference_prefill",
                         disabled=t < 2)
-    result = controls.compute(with_param("kv_cache", "prefill", min(prefill, t)))
+    result = controls.compute(with_params("kv_cache", prefill=min(prefill, t)))
     if result is not None:
         att = result.attention
         labels = result.q_labels
@@ -73,7 +73,7 @@ with online_tab:
     t_k = len(scenario.key_tokens) if scenario.direct else scenario.t
     tile = st.slider(text.TILE_SIZE_LABEL, 1, max(t_k, 2), min(2, t_k), key="inference_tile",
                      disabled=t_k < 2)
-    result = controls.compute(with_param("online_softmax", "tile", min(tile, t_k)))
+    result = controls.compute(with_params("online_softmax", tile=min(tile, t_k)))
     if result is not None:
         att = result.attention
         q_lab, k_lab = result.q_labels, result.k_labels
@@ -113,3 +113,33 @@ with online_tab:
                       text.MEMORY_COLUMNS[2]: [traffic["scores_kept_naive"],
                                                traffic["scores_kept_tiled"]]},
                      hide_index=True, key="inference_memory")
+
+with sinks_tab:
+    st.write(text.SINKS_INTRO)
+    t = scenario.t
+    c1, c2, c3, c4 = st.columns(4)
+    window = c1.slider(text.WINDOW_LABEL, 1, max(t, 2), min(3, t), key="inference_window")
+    n_sink = c2.slider(text.N_SINK_LABEL, 0, t, min(1, t), key="inference_n_sink")
+    learned = c3.toggle(text.LEARNED_LABEL, key="inference_learned")
+    logit = c4.slider(text.LOGIT_LABEL, -10.0, 10.0, 0.0, 0.5, key="inference_logit",
+                      disabled=not learned)
+    result = controls.compute(with_params("sinks", window=int(window), n_sink=int(n_sink),
+                                          learned_sink=bool(learned), sink_logit=float(logit)))
+    if result is not None:
+        att = result.attention
+        labels = result.q_labels
+        left, mid, right = st.columns([4, 4, 3], gap="medium")
+        with left:
+            st.markdown(f"**{text.SINK_MASK}**")
+            show_figure(heatmap(np.asarray(att.mask, dtype=float), labels, labels, kind="mask"),
+                        key="inference_fig_sink_mask")
+        with mid:
+            st.markdown(f"**{text.SINK_WEIGHTS}**")
+            show_figure(heatmap(att.weights, labels, labels, kind="weights"),
+                        key="inference_fig_sink_weights")
+        with right:
+            st.markdown(f"**{text.SINK_SHARES}**")
+            shares = np.column_stack([np.asarray(att.weights).sum(axis=1), att.sink_weight])
+            show_figure(heatmap(shares, list(text.SINK_COLUMNS), labels, kind="weights"),
+                        key="inference_fig_sink_shares")
+        st.caption(text.SINKS_WHY)

@@ -95,3 +95,23 @@ def test_cached_decoding_on_the_default_scenario_matches_the_core():
     r = cached_decoding(q, k, v, prefill=2)
     np.testing.assert_allclose(z(at, "inference_fig_call_weights"), r.steps[-1].weights,
                                rtol=1e-12)
+
+
+def test_the_sinks_tab_shows_the_mask_the_weights_and_the_sinks_share():
+    at = on_page("sinks_streaming")
+    sc = at.session_state[state.SCENARIO]
+    at.slider(key="inference_window").set_value(2).run()
+    at.toggle(key="inference_learned").set_value(True).run()
+    at.slider(key="inference_logit").set_value(1.0).run()
+    ok(at)
+    from attnviz.core.sinks import attention_with_sink, sink_window_mask
+    from attnviz.scenarios.scenario import with_positions
+    x, _ = with_positions(np.asarray(sc.x, dtype=float), sc)
+    r = attention_with_sink(x @ sc.w_q, x @ sc.w_k, x @ sc.w_v,
+                            mask=sink_window_mask(8, window=2, n_sink=1), sink_logit=1.0)
+    np.testing.assert_allclose(z(at, "inference_fig_sink_weights"), r.weights, rtol=1e-12)
+    shares = z(at, "inference_fig_sink_shares")
+    np.testing.assert_allclose(shares.sum(axis=1), 1.0, rtol=1e-12)
+    assert (shares[:, 1] > 0).all()
+    np.testing.assert_array_equal(z(at, "inference_fig_sink_mask"),
+                                  sink_window_mask(8, window=2, n_sink=1).astype(float))

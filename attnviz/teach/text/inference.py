@@ -26,6 +26,7 @@ INTRO = (
     "on the current scenario (one head: all the columns of W_Q, W_K and W_V)."
 )
 KV_TAB = "KV-cache decoding"
+SINKS_TAB = "Sliding window & sinks"
 ONLINE_TAB = "Online softmax (tiles)"
 PREFILL_LABEL = "Prompt tokens processed at once (prefill)"
 CALL_LABEL = "Model call"
@@ -73,3 +74,25 @@ MEMORY_TITLE = "Memory read and written (numbers of the arrays, this head)"
 MEMORY_COLUMNS = ("path", "read + written", "largest score block kept")
 MEMORY_NAIVE = "naive: S and P written and read back"
 MEMORY_TILED = "tiled: Q, K, V read once, O written; m and ℓ per tile"
+SINKS_INTRO = (
+    "Causal attention over a window of the last keys (the query itself included: a window of 3 "
+    "sees 3 keys), plus the first tokens, which every query keeps seeing (StreamingLLM's "
+    "attention sinks); optionally a learned sink logit that joins each row's softmax and is "
+    "dropped afterwards (gpt-oss), so a row's weights may sum to less than 1."
+)
+WINDOW_LABEL = "Window (keys seen, itself included)"
+N_SINK_LABEL = "First tokens kept (sinks)"
+LEARNED_LABEL = "Learned sink logit"
+LOGIT_LABEL = "Sink logit s"
+SINK_MASK = "Keys each query may see"
+SINK_WEIGHTS = "Weights"
+SINK_SHARES = "Row sum and the sink's share"
+SINK_COLUMNS = ("Σ weights", "sink")
+SINKS_WHY = (
+    "Why models put weight on the first token at all: the softmax must give each row weights "
+    "that sum to 1, even when no key is relevant. Trained models learn to park that weight on "
+    "the first token, which every query can see. A plain sliding window drops it and the "
+    "parked weight is forced onto the window's tokens (StreamingLLM's failure); keeping the "
+    "first tokens, or a learned sink logit that can absorb the weight without being a token, "
+    "fixes it. Load the 'Attention sinks' preset and set the sink tokens to 0."
+)
