@@ -22,7 +22,9 @@ with c2:
     share.scenario_upload(key="share_upload")
 
 st.subheader(text.LINK_TITLE)
-share.link_box(scenario, key="share", here="share")
+url = share.link_box(scenario, key="share", here="share")
+if url is not None:
+    share.room_box(url, key="share")
 
 st.subheader(text.MATRICES_TITLE)
 st.caption(text.MATRICES)

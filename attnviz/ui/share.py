@@ -13,10 +13,15 @@ Every message that may quote a file or a link goes through :func:`plain` (no Mar
 
 from __future__ import annotations
 
+import io
+import ipaddress
 import re
+import socket
 from collections.abc import Mapping, Sequence
+from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
+import segno
 import streamlit as st
 
 from attnviz.io import export, scenario_io
@@ -118,6 +123,80 @@ def link_box(scenario: Scenario, *, key: str, here: str) -> str | None:
         st.session_state[state.LINK_APPLIED] = param  # it is the current scenario already
         st.query_params[scenario_io.LINK_PARAM] = param
     return url
+
+
+def listens_beyond_loopback() -> bool:
+    """True when this server accepts connections from other machines (``server.address`` is
+    not a loopback address; unset means every interface)."""
+    address = (st.get_option("server.address") or "").strip()
+    if not address:
+        return True
+    if address == "localhost":
+        return False
+    try:
+        return not ipaddress.ip_address(address).is_loopback
+    except ValueError:  # a host name: resolved by the machine, assumed reachable
+        return True
+
+
+def lan_address() -> str | None:
+    """This machine's address on its network, from its routing table (a UDP socket is
+    "connected", which sends nothing), or None without a network."""
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+            sock.connect(("10.254.254.254", 9))  # no packet leaves: UDP connect only routes
+            address = sock.getsockname()[0]
+    except OSError:
+        return None
+    return None if ipaddress.ip_address(address).is_loopback else address
+
+
+def room_url(url: str) -> str:
+    """The link as students' machines must open it: a loopback host (the lecturer's own
+    browser on 127.0.0.1 or localhost) replaced by this machine's LAN address, when it has
+    one; any other host kept."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    loopback = host == "localhost"
+    try:
+        loopback = loopback or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        pass
+    lan = lan_address() if loopback else None
+    if not lan:
+        return url
+    netloc = lan if parts.port is None else f"{lan}:{parts.port}"
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def qr_png(url: str) -> bytes | None:
+    """A PNG QR code of ``url`` (segno, offline), large modules for a projector; None when the
+    link is longer than a QR code holds."""
+    try:
+        code = segno.make(url, error="l", micro=False)
+    except segno.DataOverflowError:
+        return None
+    out = io.BytesIO()
+    code.save(out, kind="png", scale=8, border=4)
+    return out.getvalue()
+
+
+def room_box(url: str, *, key: str) -> None:
+    """The link for a room: a warning when students cannot reach this server, else the link
+    with this machine's LAN address and its QR code."""
+    if not listens_beyond_loopback():
+        st.warning(text.SHARE_LOOPBACK)
+        return
+    shared = room_url(url)
+    if shared != url:
+        st.caption(text.SHARE_ROOM_LINK)
+        st.code(shared, language=None, wrap_lines=True)
+    png = qr_png(shared)
+    if png is None:
+        st.caption(text.SHARE_NO_QR.format(n=len(shared)))
+        return
+    st.image(png, width=480, caption=text.SHARE_QR_CAPTION)  # ~5 px a module at 100 modules
+    st.session_state[f"{key}_qr_url"] = shared  # what the code holds (tests read it)
 
 
 # ---------------------------------------------------------------------------------------------

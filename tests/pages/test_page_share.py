@@ -305,3 +305,60 @@ def test_tampered_link_with_markup_is_shown_as_plain_text():
     error = at.error[0].value
     assert "](" not in error and "http://" not in error
     assert "variant must be one of" in error.replace("\\", "")
+
+
+# ---------------------------------------------------------------------------------------------
+# Sharing with a room: the LAN address and the QR code
+# ---------------------------------------------------------------------------------------------
+
+def decode_qr(png: bytes) -> str:
+    """The text a QR code PNG holds, read by an independent decoder (zxing-cpp)."""
+    zxingcpp = pytest.importorskip("zxingcpp")
+    from PIL import Image
+
+    (found,) = zxingcpp.read_barcodes(np.array(Image.open(io.BytesIO(png)).convert("L")),
+                                      formats=zxingcpp.BarcodeFormat.QRCode)
+    return found.text
+
+
+@pytest.mark.parametrize("url, want", [
+    ("http://127.0.0.1:8501/playground?scenario=abc", "http://192.168.1.23:8501/playground?scenario=abc"),
+    ("http://localhost:8501/playground", "http://192.168.1.23:8501/playground"),
+    ("http://10.0.0.5:8501/playground?scenario=abc", "http://10.0.0.5:8501/playground?scenario=abc"),
+    ("https://attnviz.school.example/playground", "https://attnviz.school.example/playground"),
+])
+def test_a_loopback_link_gets_this_machines_lan_address(monkeypatch, url, want):
+    from attnviz.ui import share
+    monkeypatch.setattr(share, "lan_address", lambda: "192.168.1.23")
+    assert share.room_url(url) == want
+
+
+def test_without_a_network_the_link_is_kept(monkeypatch):
+    from attnviz.ui import share
+    monkeypatch.setattr(share, "lan_address", lambda: None)
+    assert share.room_url("http://127.0.0.1:8501/x") == "http://127.0.0.1:8501/x"
+
+
+def test_the_qr_code_decodes_to_the_link():
+    from attnviz.ui.share import link_url, qr_png
+    url = "http://192.168.1.23:8501" + link_url(default_scenario(), here="share")
+    assert decode_qr(qr_png(url)) == url
+    assert qr_png("x" * 3000) is None  # more than a QR code holds
+
+
+def test_the_share_page_warns_when_students_cannot_reach_the_server(monkeypatch):
+    from attnviz.ui import share
+    monkeypatch.setattr(share, "listens_beyond_loopback", lambda: False)
+    at = open_page("share")
+    assert any(common.SHARE_LOOPBACK in w.value for w in at.warning)
+    assert "share_qr_url" not in at.session_state
+
+
+def test_the_share_page_shows_the_rooms_link_as_a_qr_code(monkeypatch):
+    from attnviz.ui import share
+    monkeypatch.setattr(share, "listens_beyond_loopback", lambda: True)
+    at = open_page("share")
+    assert not at.warning
+    shown = at.session_state["share_qr_url"]
+    assert scenario_io.LINK_PARAM + "=" in shown
+    assert shown.endswith(at.code[0].value.split("?", 1)[1])  # the same link as shown above

@@ -13,6 +13,7 @@ def count(n: int, word: str) -> str:
 
 FIELDS: dict[str, tuple[str, ...]] = {
     "SHARE_LINK_HELP": ("n", "limit"),
+    "SHARE_NO_QR": ("n",),
     "HEADS_POOLED": ("t", "shown", "f"),
     "LIMITS_CAPTION": ("tokens", "d_model", "width", "heads", "chars"),
     "LIMITS_TOKENS_HELP": ("tokens", "chars"),
@@ -247,6 +248,17 @@ DIAGNOSTICS_HEAD = "head"
 # {reason}: what is wrong with the link, as a sentence
 SHARE_BAD_LINK_REASON = SHARE_BAD_LINK + " {reason}."
 SHARE_TO_ADDRESS_BAR = "Put this link in the address bar"
+SHARE_LOOPBACK = (
+    "This server listens on this computer only (127.0.0.1): students' browsers cannot open "
+    "the link. To serve a class, start it with `python -m streamlit run app.py "
+    "--server.address 0.0.0.0` (or `python -m attnviz class`): see the README's \"Serving a "
+    "classroom on a LAN\"."
+)
+SHARE_ROOM_LINK = "Students open it at this machine's network address:"
+SHARE_QR_CAPTION = "Scan to open this scenario (the link above)"
+# {n}: the link's length in characters
+SHARE_NO_QR = ("The link has {n} characters, more than a QR code holds (2,953): share the "
+               "scenario file instead, or shorten the scenario.")
 # {reason}: why the scenario cannot be written to a file
 SHARE_CANNOT_SAVE = "This scenario cannot be saved: {reason}."
 SHARE_DOWNLOAD_SCENARIO = "Download the scenario (.json)"
