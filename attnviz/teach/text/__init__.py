@@ -24,6 +24,7 @@ pages/multi_head.py           ``multi_head_``          ``multi_head``          /
 pages/positional_encoding.py  ``positional_encoding_`` ``positional_encoding`` /positional_encoding
 pages/encoder_decoder.py      ``encoder_decoder_``     ``encoder_decoder``     /encoder_decoder
 pages/inference.py            ``inference_``           ``inference``           /inference
+pages/modern.py               ``modern_``              ``modern``              /modern
 pages/trace.py                ``trace_``               ``trace``               /trace
 pages/compare.py              ``compare_``             ``compare``             /compare
 pages/pitfalls.py             ``pitfalls_``            ``pitfalls``            /pitfalls

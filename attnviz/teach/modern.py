@@ -1,0 +1,92 @@
+"""Demonstrations behind the Modern attention page: RoPE's shift invariance next to the
+sinusoidal encoding's, ALiBi's bias at any length, and the key/value heads GQA shares.
+
+Each function computes from the scenario's own embeddings and weights (one head: every column of
+W_Q and W_K), through the core's RoPE, ALiBi and positional-encoding functions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from attnviz.core.positional import sinusoidal_positional_encoding
+from attnviz.core.rope import apply_rope, rope_angles
+from attnviz.scenarios.scenario import Scenario
+
+Array = NDArray[np.float64]
+
+
+@dataclass(frozen=True, eq=False)
+class ShiftCheck:
+    """Scores of the same tokens at positions 0.. and at positions Δ.., two ways.
+
+    Attributes
+    ----------
+    rope, rope_shifted : ndarray of shape (t, t)
+        q·k / √d_k with q and k rotated by RoPE at positions p and p + Δ.
+    pe, pe_shifted : ndarray of shape (t, t)
+        The same with the sinusoidal encoding of positions p and p + Δ added to x instead.
+    rope_change, pe_change : float
+        The largest absolute change of a score under the shift.
+    """
+
+    rope: Array
+    rope_shifted: Array
+    pe: Array
+    pe_shifted: Array
+    rope_change: float
+    pe_change: float
+
+
+def shift_check(scenario: Scenario, delta: int, *, base: float = 10000.0,
+                layout: str = "split_half") -> ShiftCheck:
+    """Shift every position by ``delta``: RoPE's scores stay, the sinusoidal encoding's move.
+
+    Raises
+    ------
+    ValueError
+        If the head width is below 2 (nothing to rotate) or the matrices do not fit.
+    """
+    x = np.asarray(scenario.x, dtype=float)
+    w_q, w_k = np.asarray(scenario.w_q, dtype=float), np.asarray(scenario.w_k, dtype=float)
+    t, d_k = x.shape[0], w_q.shape[1]
+    d_rot = 2 * (d_k // 2)
+    if d_rot < 2:
+        raise ValueError(f"RoPE needs a head width of at least 2; W_Q has {d_k} column(s)")
+    scale = 1.0 / np.sqrt(d_k)
+    q, k = x @ w_q, x @ w_k
+
+    def rope_scores(offset: int) -> Array:
+        kw = dict(base=base, layout=layout, d_rot=d_rot, offset=float(offset))
+        return apply_rope(q, **kw) @ apply_rope(k, **kw).T * scale
+
+    def pe_scores(offset: int) -> Array:
+        pe = sinusoidal_positional_encoding(t + offset, x.shape[1], base=scenario.pe_base)
+        xp = x + pe[offset:]
+        return (xp @ w_q) @ (xp @ w_k).T * scale
+
+    r0, r1, p0, p1 = rope_scores(0), rope_scores(delta), pe_scores(0), pe_scores(delta)
+    return ShiftCheck(r0, r1, p0, p1, float(np.abs(r1 - r0).max()),
+                      float(np.abs(p1 - p0).max()))
+
+
+def angles(t: int, d_k: int, *, base: float = 10000.0) -> Array:
+    """RoPE's angle (radians) of every position (rows) and rotated pair (columns)."""
+    return rope_angles(np.arange(t, dtype=float), 2 * max(d_k // 2, 1), base=base)
+
+
+def kv_sharing(n_heads: int, n_kv: int) -> Array:
+    """One row per query head, one column per key/value head: 1 where the query head reads
+    that key/value head (query head h reads h // (n_heads / n_kv))."""
+    if n_kv < 1 or n_heads % n_kv:
+        raise ValueError(f"n_kv_heads ({n_kv}) must divide n_heads ({n_heads})")
+    return np.eye(n_kv)[np.repeat(np.arange(n_kv), n_heads // n_kv)]
+
+
+def cache_entries_per_token(n_kv: int, d_head: int, n_layers: int = 1) -> int:
+    """Numbers a KV cache keeps per token: a key and a value of every key/value head and
+    layer."""
+    return 2 * n_kv * d_head * n_layers

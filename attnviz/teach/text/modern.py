@@ -1,0 +1,72 @@
+"""Words of the Modern attention page (pages/modern.py, keys ``modern_``).
+
+Templates: ``FIELDS`` names the ``str.format`` fields of every template of this module (a
+comment above each template says what its fields are); ``tests/teach/test_text.py`` checks them.
+"""
+
+from __future__ import annotations
+
+FIELDS: dict[str, tuple[str, ...]] = {
+    "SHIFT_RESULT": ("delta", "rope", "pe"),
+    "ALIBI_HEADS_SHOWN": ("shown", "n"),
+    "ALIBI_SLOPES": ("slopes",),
+    "ALIBI_HEAD": ("h",),
+    "RATIO": ("ratio",),
+    "KV_NAME": ("g",),
+}
+
+HEADER = "Modern attention: RoPE, ALiBi and grouped-query attention"
+INTRO = (
+    "How today's models tell positions apart and share keys and values — computed on the "
+    "current scenario's embeddings and weights (one head: every column of W_Q and W_K). Pick "
+    "the RoPE, ALiBi or GQA variant in the sidebar's scenario (or load their presets) to see "
+    "them on every other page too."
+)
+ROPE_TAB, ALIBI_TAB, GQA_TAB = "RoPE", "ALiBi", "GQA / MQA"
+ROPE_INTRO = (
+    "RoPE rotates each pair of dimensions of q and k by position · θ_i, θ_i = base^(−2i/d). "
+    "A rotation by m·θ dotted with one by n·θ depends on m − n only: shift every position by "
+    "Δ and the scores do not change. Add the sinusoidal encoding to x instead and they do."
+)
+BASE_LABEL = "RoPE base"
+DELTA_LABEL = "Shift every position by Δ"
+ANGLES = "Angle (radians) of each position and pair"
+AXIS_PAIR = "pair i"
+AXIS_POSITION = "position"
+ROPE_SCORES = "RoPE scores, positions shifted by Δ"
+PE_SCORES = "Sinusoidal PE scores, positions shifted by Δ"
+# {delta}: the shift; {rope}, {pe}: the largest change of a score each way
+SHIFT_RESULT = ("Shifted by Δ = {delta}: the largest change of a RoPE score is {rope}; with the "
+                "sinusoidal encoding added to x it is {pe}.")
+ALIBI_INTRO = (
+    "ALiBi adds −m_h·(i − j) to head h's scores: a penalty growing with the distance, a "
+    "different slope per head, and no positional encoding. Nothing in it depends on the "
+    "sequence length, so it applies to longer inputs than the model was trained on: move the "
+    "length past the scenario's tokens."
+)
+HEADS_LABEL = "Heads"
+# {shown}: the heads drawn; {n}: how many heads there are
+ALIBI_HEADS_SHOWN = "Heads {shown} of {n} are drawn (the first, the last and evenly between)."
+LENGTH_LABEL = "Sequence length"
+# {h}: the head
+ALIBI_HEAD = "Bias of head {h}"
+# {slopes}: the slopes, formatted
+ALIBI_SLOPES = "Slopes m_h: {slopes}"
+GQA_INTRO = (
+    "Grouped-query attention: groups of query heads share one key/value head, so the KV "
+    "cache keeps fewer keys and values per token. n_kv_heads = n_heads is multi-head "
+    "attention, 1 is multi-query attention: the two ends of one slider."
+)
+QUERY_HEADS_LABEL = "Query heads"
+KV_HEADS_LABEL = "Key/value heads"
+SHARING = "Which key/value head each query head reads"
+AXIS_QUERY_HEAD = "query head"
+AXIS_KV_HEAD = "key/value head"
+# {g}: a key/value head
+KV_NAME = "kv {g}"
+CACHE_TITLE = "KV cache per token and layer (numbers kept)"
+CACHE_COLUMNS = ("attention", "key/value heads", "numbers per token", "vs multi-head")
+CACHE_NAMES = {"mha": "multi-head (MHA)", "gqa": "grouped-query (GQA)", "mqa": "multi-query (MQA)"}
+# {ratio}: a number of times
+RATIO = "{ratio}×"
+HEAD_WIDTH_LABEL = "Head width d_head"

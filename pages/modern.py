@@ -1,0 +1,103 @@
+"""Modern attention: RoPE's rotation and shift invariance, ALiBi's bias at any length, and the
+key/value heads grouped-query attention shares, with the KV cache each keeps."""
+
+import numpy as np
+import streamlit as st
+
+from attnviz.core.alibi import alibi_bias, alibi_slopes
+from attnviz.figures import heatmap
+from attnviz.figures.heatmap import mask_figure
+from attnviz.teach.modern import angles, cache_entries_per_token, kv_sharing, shift_check
+from attnviz.teach.text import common
+from attnviz.teach.text import modern as text
+from attnviz.ui import heads, state
+from attnviz.ui.panels import scenario_caption, show_figure
+
+scenario = state.get_scenario()
+st.header(text.HEADER)
+scenario_caption(scenario)
+st.write(text.INTRO)
+rope_tab, alibi_tab, gqa_tab = st.tabs([text.ROPE_TAB, text.ALIBI_TAB, text.GQA_TAB])
+labels = [f"{i}:{tok}" for i, tok in enumerate(scenario.tokens)]
+
+with rope_tab:
+    st.write(text.ROPE_INTRO)
+    c1, c2 = st.columns(2)
+    base = c1.select_slider(text.BASE_LABEL, [4.0, 10.0, 100.0, 1000.0, 10000.0, 500000.0],
+                            value=10000.0, key="modern_base")
+    delta = c2.slider(text.DELTA_LABEL, 0, 50, 5, key="modern_delta")
+    try:
+        check = shift_check(scenario, int(delta), base=float(base))
+    except ValueError as exc:
+        st.error(common.CANNOT_COMPUTE.format(what=common.THIS_SCENARIO, reason=exc))
+    else:
+        st.markdown(text.SHIFT_RESULT.format(delta=delta, rope=f"{check.rope_change:.1e}",
+                                             pe=f"{check.pe_change:.3g}"))
+        left, right = st.columns(2, gap="large")
+        with left:
+            st.markdown(f"**{text.ROPE_SCORES}**")
+            show_figure(heatmap(check.rope_shifted, labels, labels, kind="signed"),
+                        key="modern_fig_rope_scores")
+        with right:
+            st.markdown(f"**{text.PE_SCORES}**")
+            show_figure(heatmap(check.pe_shifted, labels, labels, kind="signed"),
+                        key="modern_fig_pe_scores")
+        st.markdown(f"**{text.ANGLES}**")
+        theta = angles(scenario.t + int(delta), int(scenario.w_q.shape[1]), base=float(base))
+        show_figure(heatmap(theta[int(delta):], [f"i={i}" for i in range(theta.shape[1])],
+                            [str(p) for p in range(int(delta), int(delta) + scenario.t)],
+                            kind="sequential", x_title=text.AXIS_PAIR,
+                            y_title=text.AXIS_POSITION), key="modern_fig_angles")
+
+with alibi_tab:
+    st.write(text.ALIBI_INTRO)
+    c1, c2 = st.columns(2)
+    n_heads = c1.select_slider(text.HEADS_LABEL, [1, 2, 4, 8, 12, 16], value=4,
+                               key="modern_alibi_heads")
+    length = c2.slider(text.LENGTH_LABEL, 2, 64, min(max(scenario.t, 2), 64),
+                       key="modern_alibi_length")
+    slopes = alibi_slopes(int(n_heads))
+    st.caption(text.ALIBI_SLOPES.format(slopes=", ".join(f"{m:.4g}" for m in slopes)))
+    bias = alibi_bias(int(n_heads), int(length))
+    causal = np.tri(int(length), dtype=bool)
+    shown_heads = sorted({int(round(h)) for h in np.linspace(0, int(n_heads) - 1,
+                                                            min(int(n_heads), 4))})
+    if len(shown_heads) < int(n_heads):
+        st.caption(text.ALIBI_HEADS_SHOWN.format(shown=", ".join(map(str, shown_heads)),
+                                                 n=int(n_heads)))
+    for h, col in zip(shown_heads, heads.grid(len(shown_heads)), strict=True):
+        with col:
+            st.markdown(f"**{text.ALIBI_HEAD.format(h=h)}**")
+            shown = np.where(causal, bias[h], -np.inf)
+            show_figure(heatmap(shown, show_text=int(length) <= 8, kind="sequential"),
+                        key=f"modern_fig_alibi_{h}")
+
+with gqa_tab:
+    st.write(text.GQA_INTRO)
+    c1, c2, c3 = st.columns(3)
+    n_q = c1.select_slider(text.QUERY_HEADS_LABEL, [1, 2, 4, 8, 16, 32], value=8,
+                           key="modern_gqa_heads")
+    choices = [d for d in range(1, int(n_q) + 1) if int(n_q) % d == 0]
+    if st.session_state.get("modern_gqa_kv") not in choices:
+        st.session_state.pop("modern_gqa_kv", None)  # fewer query heads than before
+    n_kv = c2.select_slider(text.KV_HEADS_LABEL, choices, value=choices[len(choices) // 2],
+                            key="modern_gqa_kv")
+    d_head = c3.select_slider(text.HEAD_WIDTH_LABEL, [8, 16, 32, 64, 128], value=128,
+                              key="modern_gqa_width")
+    st.markdown(f"**{text.SHARING}**")
+    show_figure(mask_figure(kv_sharing(int(n_q), int(n_kv)),
+                            [text.KV_NAME.format(g=g) for g in range(int(n_kv))],
+                            [common.HEAD_NAME.format(h=h) for h in range(int(n_q))]),
+                key="modern_fig_sharing")
+    st.markdown(f"**{text.CACHE_TITLE}**")
+    full = cache_entries_per_token(int(n_q), int(d_head))
+    rows = [(text.CACHE_NAMES["mha"], int(n_q)), (text.CACHE_NAMES["gqa"], int(n_kv)),
+            (text.CACHE_NAMES["mqa"], 1)]
+    st.dataframe({text.CACHE_COLUMNS[0]: [r[0] for r in rows],
+                  text.CACHE_COLUMNS[1]: [r[1] for r in rows],
+                  text.CACHE_COLUMNS[2]: [cache_entries_per_token(r[1], int(d_head))
+                                          for r in rows],
+                  text.CACHE_COLUMNS[3]: [text.RATIO.format(
+                      ratio=f"{cache_entries_per_token(r[1], int(d_head)) / full:.3g}")
+                      for r in rows]},
+                 hide_index=True, key="modern_cache")

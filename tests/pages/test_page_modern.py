@@ -1,0 +1,40 @@
+"""AppTest: the RoPE, ALiBi & GQA page draws what the core computes for the current scenario."""
+
+from __future__ import annotations
+
+import numpy as np
+from apptest_helpers import decode, open_page, spec_by_key
+
+from attnviz.core.alibi import alibi_bias
+from attnviz.teach.modern import shift_check
+from attnviz.teach.text import modern as text
+from attnviz.ui import state
+
+
+def z(at, key):
+    return decode(spec_by_key(at, key)["data"][0]["z"]).astype(float)
+
+
+def test_each_tab_draws_the_cores_numbers():
+    at = open_page("modern")
+    assert not at.error, [e.value for e in at.error]
+    sc = at.session_state[state.SCENARIO]
+    at.slider(key="modern_delta").set_value(9).run()
+    check = shift_check(sc, 9)
+    np.testing.assert_allclose(z(at, "modern_fig_rope_scores"), check.rope_shifted, rtol=1e-12)
+    np.testing.assert_allclose(z(at, "modern_fig_pe_scores"), check.pe_shifted, rtol=1e-12)
+    assert any(text.SHIFT_RESULT.split("{")[0] in m.value for m in at.markdown)
+    at.select_slider(key="modern_alibi_heads").set_value(12).run()
+    at.slider(key="modern_alibi_length").set_value(20).run()
+    drawn = z(at, "modern_fig_alibi_11")
+    want = alibi_bias(12, 20)[11]
+    np.testing.assert_allclose(drawn[np.tri(20, dtype=bool)], want[np.tri(20, dtype=bool)])
+    assert np.isnan(drawn[~np.tri(20, dtype=bool)]).all()  # −inf: drawn as a gap
+    at.select_slider(key="modern_gqa_heads").set_value(8).run()
+    at.select_slider(key="modern_gqa_kv").set_value(2).run()
+    sharing = z(at, "modern_fig_sharing")
+    assert sharing.argmax(axis=1).tolist() == [0, 0, 0, 0, 1, 1, 1, 1]
+    (table,) = [d.value for d in at.dataframe]
+    assert list(table.iloc[:, 2]) == [2048, 512, 256]
+    at.select_slider(key="modern_gqa_heads").set_value(4).run()  # 2 still divides 4
+    assert not at.exception
