@@ -145,7 +145,11 @@ def test_a_pattern_loss_gives_exactly_zero_gradient_to_w_v_and_w_o(key, seed):
     assert "w_o" not in g.params or (g.params["w_o"] == 0).all()
     mask = run_scenario(sc).mask
     assert (g.attention.d_scaled[:, ~mask] == 0).all()
-    np.testing.assert_allclose(g.attention.d_scaled.sum(axis=-1), 0, atol=1e-10)
+    # rows of dS̃ sum to 0, or, when a sink column took a share of the row (the learned sink),
+    # to (1 − Σ_j P_ij) · Σ_j P_ij dP_ij
+    p = np.asarray(g.forward.attention.weights).reshape(g.attention.d_weights.shape)
+    expected = (1 - p.sum(axis=-1)) * (p * g.attention.d_weights).sum(axis=-1)
+    np.testing.assert_allclose(g.attention.d_scaled.sum(axis=-1), expected, atol=1e-10)
 
 
 def test_the_pattern_loss_refuses_weight_on_a_masked_key_in_words():
