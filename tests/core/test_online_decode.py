@@ -137,3 +137,15 @@ def test_prefill_out_of_range_and_cache_size():
     with pytest.raises(ValueError, match="prefill"):
         cached_decoding(q, q, q, prefill=0)
     assert cache_bytes(1, n_layers=32, n_kv_heads=8, d_head=128) == 131072  # Llama-3-8B: 128 KiB
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(1, 8), st.data())
+def test_cached_decoding_equals_causal_attention_for_every_prefill(t, data):
+    prefill = data.draw(st.integers(1, t))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**31)))
+    q, k, v = rng.normal(size=(t, 3)) * 2, rng.normal(size=(t, 3)), rng.normal(size=(t, 2))
+    r = cached_decoding(q, k, v, prefill=prefill)
+    full = scaled_dot_product_attention(q, k, v, mask=causal_mask(t))
+    np.testing.assert_allclose(r.output, full.output, **TOL)
+    assert len(r.steps) == t - prefill + 1
