@@ -10,8 +10,9 @@ convention, heads on the first axis; dX means ∂L/∂X for a scalar loss L)::
     dQ_h = dS_h K_h            dK_h = dS_hᵀ Q_h
 
 Heads that share a key/value head (grouped-query attention) add their dK_h and dV_h into it.
-The additive (Bahdanau) scores have their own step (:func:`additive_backward`), and a linear
-projection ``y = x @ w`` its two products (:func:`linear_backward`).
+The additive (Bahdanau) scores have their own step (:func:`additive_backward`), as has seed
+004's attention pooling (:func:`pooling_backward`), and a linear projection ``y = x @ w`` its
+two products (:func:`linear_backward`).
 
 Every function takes the forward result as computed (read-only arrays of one float dtype) and
 returns a frozen result with read-only arrays; nothing is recomputed from the inputs.
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from attnviz.core.additive import AdditiveResult
+from attnviz.core.additive import AdditiveResult, PoolingResult
 from attnviz.core.attention import AttentionResult, MultiHeadResult
 from attnviz.core.checks import as_array
 from attnviz.core.numerics import read_only
@@ -270,6 +271,58 @@ def additive_backward(result: AdditiveResult, query, keys, values, w_q, w_k, v_a
     read_only(*arrays)
     d_out, dp, d_scores, *rest = arrays
     return AdditiveGradients(d_out, dp, d_scores, d_scores, *rest)
+
+
+@dataclass(frozen=True, eq=False)
+class PoolingGradients:
+    """The gradient of a scalar loss through attention pooling (seed 004's Keras layer).
+
+    Attributes
+    ----------
+    d_output : ndarray of shape (d,)
+    d_weights : ndarray of shape (t,)
+    d_scores : ndarray of shape (t,)
+        The softmax step's gradient (sums to 0).
+    d_x : ndarray of shape (t, d)
+        Through both roles of x: the scores and the weighted sum.
+    d_w : ndarray of shape (d,)
+    d_b : ndarray of shape (t,)
+    """
+
+    d_output: Array
+    d_weights: Array
+    d_scores: Array
+    d_x: Array
+    d_w: Array
+    d_b: Array
+
+
+def pooling_backward(result: PoolingResult, x, w, d_output) -> PoolingGradients:
+    """The gradients of attention pooling e = tanh(x·w + b), α = softmax(e), c = Σ_t α_t x_t.
+
+    Parameters
+    ----------
+    result : PoolingResult
+        The forward result.
+    x : array_like of shape (t, d)
+    w : array_like of shape (d,) or (d, 1)
+    d_output : array_like of shape (d,)
+        ∂L/∂c.
+    """
+    x = as_array("x", x, 2)
+    w = as_array("w", w, (1, 2)).reshape(-1)
+    d_out = as_array("d_output", d_output, 1)
+    alpha, e = np.asarray(result.weights), np.asarray(result.scores)
+    with np.errstate(over="ignore", invalid="ignore"):
+        d_alpha = x @ d_out  # (t,)
+        d_e = _softmax_backward(alpha, d_alpha)
+        d_pre = d_e * (1 - e * e)  # through the tanh
+        d_x = np.outer(alpha, d_out) + np.outer(d_pre, w)
+        d_w = x.T @ d_pre
+    arrays = (d_out, d_alpha, d_e, d_x, d_w, d_pre)
+    _check_finite(*arrays)
+    read_only(*arrays)
+    return PoolingGradients(*arrays)
 
 
 def linear_backward(x, w, d_y) -> tuple[Array, Array]:

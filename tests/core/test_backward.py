@@ -13,12 +13,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attnviz.core.additive import additive_attention
+from attnviz.core.additive import additive_attention, attention_pooling
 from attnviz.core.attention import attend_heads, scaled_dot_product_attention
 from attnviz.core.backward import (
     additive_backward,
     attention_backward,
     linear_backward,
+    pooling_backward,
     softmax_backward,
 )
 from attnviz.core.qk_norm import rms_norm, rms_norm_backward
@@ -145,6 +146,21 @@ def test_additive_backward_matches_finite_differences():
     assert_gradient(g.d_w_k, numeric_gradient(loss, w_k))
     assert_gradient(g.d_v_a, numeric_gradient(loss, v_a))
     assert (g.d_scores[0][~mask] == 0).all() and g.d_scores is g.d_scaled
+
+
+def test_pooling_backward_matches_finite_differences():
+    rng = np.random.default_rng(11)
+    x, w, b = rng.normal(size=(6, 3)), rng.normal(size=3), rng.normal(size=6)
+    d_out = rng.normal(size=3)
+
+    def loss():
+        return np.sum(attention_pooling(x, w, b).output * d_out)
+
+    g = pooling_backward(attention_pooling(x, w, b), x, w, d_out)
+    assert_gradient(g.d_x, numeric_gradient(loss, x))
+    assert_gradient(g.d_w, numeric_gradient(loss, w))
+    assert_gradient(g.d_b, numeric_gradient(loss, b))
+    assert abs(g.d_scores.sum()) < 1e-12
 
 
 def test_linear_and_rms_norm_backward_match_finite_differences():
