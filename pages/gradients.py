@@ -84,7 +84,7 @@ if kind == "pattern_ce":
         with st.expander(text.TARGET_TITLE[kind], expanded=True):
             target = edit_target(kind, target_pattern("previous", result.mask), q_lab, k_lab)
     else:
-        target = target_pattern(pattern, result.mask)
+        target = target_pattern(pattern, result.mask, scenario.tokens)
 else:
     default = np.zeros if kind == "output_mse" else np.ones
     with st.expander(text.TARGET_TITLE[kind], expanded=False):

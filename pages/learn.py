@@ -117,7 +117,7 @@ if task == "custom":
 elif task == "copy_previous":
     loss = Loss("output_mse", copy_previous_target(scenario))
 else:
-    loss = Loss("pattern_ce", target_pattern(task, result.mask))
+    loss = Loss("pattern_ce", target_pattern(task, result.mask, scenario.tokens))
 if task in ("previous", "copy_previous") and not scenario.use_pe and "x" not in fields:
     st.info(text.POSITIONS_HINT)
     if st.button(text.PE_BUTTON, key="learn_pe"):

@@ -161,21 +161,30 @@ def default_loss(scenario: Scenario, kind: str) -> Loss:
     return Loss(kind, np.zeros(out) if kind == "output_mse" else np.ones(out))
 
 
-PATTERNS = ("previous", "first", "self", "uniform")
+PATTERNS = ("previous", "first", "self", "same_word", "uniform")
 
 
-def target_pattern(kind: str, mask) -> Array:
+def target_pattern(kind: str, mask, tokens=None) -> Array:
     """A target attention pattern of the mask's shape (t_q, t_k), one of :data:`PATTERNS`:
-    the previous token (the first query: itself), the first token, itself (the diagonal), or
-    uniform over the keys the mask lets each query see.
+    the previous token (the first query: itself), the first token, itself (the diagonal), the
+    same word earlier (the latest earlier key with the query's token; a first occurrence:
+    itself), or uniform over the keys the mask lets each query see.
 
     Raises
     ------
     ValueError
-        For an unknown kind.
+        For an unknown kind, or "same_word" without one token per key.
     """
     mask = np.asarray(mask, dtype=bool)
     t_q, t_k = mask.shape
+    if kind == "same_word":
+        if tokens is None or len(tokens) < max(t_q, t_k):
+            raise ValueError("the same-word pattern needs the tokens")
+        pattern = np.zeros((t_q, t_k))
+        for i in range(t_q):
+            earlier = [j for j in range(min(i, t_k)) if tokens[j] == tokens[i]]
+            pattern[i, earlier[-1] if earlier else min(i, t_k - 1)] = 1.0
+        return pattern
     if kind == "previous":
         return previous_token_pattern(t_q, t_k)
     if kind == "first":

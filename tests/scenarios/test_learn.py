@@ -95,3 +95,14 @@ def test_settings_out_of_range_are_refused_in_words():
                         (dict(trainable=("w_o",)), "does not read w_o")]:
         with pytest.raises(ValueError, match=message):
             train(sc, loss, **kw)
+
+
+def test_the_same_word_earlier_pattern_is_learned_on_the_pattern_preset():
+    from attnviz.scenarios.gradients import target_pattern
+    sc = PRESETS["pattern_same_word"].build()
+    target = target_pattern("same_word", np.ones((sc.t, sc.t), bool), sc.tokens)
+    first_the = sc.tokens.index("the")
+    second_the = sc.tokens.index("the", first_the + 1)
+    assert target[second_the, first_the] == 1 and target[first_the, first_the] == 1
+    run = train(sc, Loss("pattern_ce", target), steps=200, lr=0.05, trainable=("w_q", "w_k"))
+    assert run.losses[-1] < 0.5 * run.losses[0]

@@ -41,6 +41,7 @@ PATTERN_NAMES = {
     "previous": "attend to the previous token",
     "first": "attend to the first token",
     "self": "attend to itself (diagonal)",
+    "same_word": "attend to the same word earlier (a first occurrence: itself)",
     "uniform": "uniform",
     "custom": "draw your own",
 }

@@ -26,6 +26,7 @@ TASKS = {
     "previous": "attend to the previous token",
     "first": "attend to the first token",
     "self": "attend to itself (diagonal)",
+    "same_word": "attend to the same word earlier (a first occurrence: itself)",
     "uniform": "attend uniformly",
     "custom": "a pattern you draw",
     "copy_previous": "copy the previous token's value (loss on the output)",
