@@ -94,7 +94,9 @@ with online_tab:
         left, right = st.columns(2, gap="large")
         with left:
             st.markdown(f"**{text.RUNNING}**")
-            stats = np.column_stack([state_j.m, state_j.l, state_j.alpha])
+            with np.errstate(divide="ignore"):  # ℓ = 0: a query with only masked keys so far
+                lse = state_j.m + np.log(state_j.l)
+            stats = np.column_stack([state_j.m, state_j.l, state_j.alpha, lse])
             show_figure(heatmap(stats, list(text.RUNNING_COLUMNS), q_lab, kind="sequential"),
                         key="inference_fig_running")
             st.caption(text.RUNNING_NOTE)

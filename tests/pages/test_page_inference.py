@@ -73,6 +73,8 @@ def test_the_tiles_of_the_online_softmax():
     assert list(table.iloc[:, 1]) == [traffic["naive"], traffic["tiled"]]
     assert any(text.TILE.format(tile=1, tiles=2, start="0:we", stop="3:whole") in m.value
                for m in at.markdown)
+    at.slider(key="inference_tile_step").set_value(2).run()  # the last tile: the log-sum-exp
+    np.testing.assert_allclose(z(at, "inference_fig_running")[:, 3], r.lse, rtol=1e-12)
 
 
 @pytest.mark.parametrize("preset", ["seed_000", "seed_001_causal", "gqa_8_2", "translation"])

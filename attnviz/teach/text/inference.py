@@ -63,11 +63,12 @@ TILE_CLAMPED = "The tile holds every key: one tile of {t_k}."
 TILE = "Tile {tile} of {tiles}: keys {start} to {stop}."
 SCORES = "Scaled, masked scores S̃ (this tile outlined)"
 RUNNING = "Running statistics of each query after this tile"
-RUNNING_COLUMNS = ("m (max)", "ℓ (sum)", "α (rescale)")
+RUNNING_COLUMNS = ("m (max)", "ℓ (sum)", "α (rescale)", "m + log ℓ")
 RUNNING_NOTE = (
     "m: the largest score seen so far; ℓ: Σ exp(S̃ − m) so far; α = exp(m_old − m): how much "
     "this tile shrank the earlier ℓ and O because m grew (1: m did not change; an empty −∞ "
-    "row: the query has seen only masked keys)."
+    "row: the query has seen only masked keys); m + log ℓ: the running log-sum-exp, which "
+    "FlashAttention keeps after the last tile for its backward pass."
 )
 PARTIAL = "Output so far O / ℓ"
 MEMORY_TITLE = "Memory read and written (numbers of the arrays, this head)"
