@@ -128,11 +128,13 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
     if show_text is None:
         show_text = rows <= CELL_TEXT_LIMIT and cols <= CELL_TEXT_LIMIT
     gap = 1 if max(rows, cols) <= _GAPLESS_ABOVE else 0  # 1-px gaps would hide small cells
+    colour_bar = dict(thickness=12, len=0.9, outlinewidth=0, x=1, xpad=8)
+    if rows <= 3:  # a short bar: three ticks, not five crowded ones
+        colour_bar["nticks"] = 3
     trace = dict(z=shown, x=x_labels, y=y_labels, xgap=gap, ygap=gap, hoverongaps=True,
                  # the bar at a fixed distance from the plot (Plotly's default is 2 % of the
                  # width), so its margin does not depend on the width either
-                 colorbar=dict(thickness=12, len=0.9, outlinewidth=0, x=1, xpad=8),
-                 **_colour_args(z, kind, zmin, zmax))
+                 colorbar=colour_bar, **_colour_args(z, kind, zmin, zmax))
     hover_rows = (f"{y_title or common.FIGURE_ROW} %{{y}}<br>"
                   f"{x_title or common.FIGURE_COLUMN} %{{x}}<br>")
     if show_text:
