@@ -49,3 +49,4 @@ with state.frame_run():  # pages know they run inside this frame (state.use_app_
     finally:  # also when a page stops early (st.stop) or reruns
         sidebar.current(summary)
         panels.settle_captions()
+        share.keep_in_url(state.get_scenario())  # a reload keeps the scenario

@@ -142,6 +142,8 @@ with sinks_tab:
         with right:
             st.markdown(f"**{text.SINK_SHARES}**")
             shares = np.column_stack([np.asarray(att.weights).sum(axis=1), att.sink_weight])
-            show_figure(heatmap(shares, list(text.SINK_COLUMNS), labels, kind="weights"),
+            # a row sum may round to 1 + 2e-16: the scale reaches it rather than clip it
+            show_figure(heatmap(shares, list(text.SINK_COLUMNS), labels, kind="weights",
+                                zmax=max(1.0, float(shares.max()))),
                         key="inference_fig_sink_shares")
         st.caption(text.SINKS_WHY)

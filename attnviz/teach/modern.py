@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from attnviz.core.checks import as_array
 from attnviz.core.positional import sinusoidal_positional_encoding
 from attnviz.core.rope import apply_rope, rope_angles
 from attnviz.scenarios.scenario import Scenario
@@ -50,14 +51,21 @@ def shift_check(scenario: Scenario, delta: int, *, base: float = 10000.0,
     ValueError
         If the head width is below 2 (nothing to rotate) or the matrices do not fit.
     """
-    x = np.asarray(scenario.x, dtype=float)
-    w_q, w_k = np.asarray(scenario.w_q, dtype=float), np.asarray(scenario.w_k, dtype=float)
+    x = as_array("x", scenario.x, 2)
+    w_q, w_k = as_array("w_q", scenario.w_q, 2), as_array("w_k", scenario.w_k, 2)
+    if not x.shape[1] == w_q.shape[0] == w_k.shape[0] or w_q.shape[1] != w_k.shape[1]:
+        raise ValueError(f"x {x.shape}, W_Q {w_q.shape} and W_K {w_k.shape} do not fit "
+                         f"together (x's columns = the weights' rows; W_Q and W_K as wide)")
     t, d_k = x.shape[0], w_q.shape[1]
     d_rot = 2 * (d_k // 2)
     if d_rot < 2:
         raise ValueError(f"RoPE needs a head width of at least 2; W_Q has {d_k} column(s)")
     scale = 1.0 / np.sqrt(d_k)
-    q, k = x @ w_q, x @ w_k
+    with np.errstate(over="ignore", invalid="ignore"):
+        q, k = x @ w_q, x @ w_k
+    if not (np.isfinite(q).all() and np.isfinite(k).all()):
+        raise ValueError("q = x·W_Q or k = x·W_K overflows the floating-point range; use "
+                         "smaller values")
 
     def rope_scores(offset: int) -> Array:
         kw = dict(base=base, layout=layout, d_rot=d_rot, offset=float(offset))
@@ -68,7 +76,10 @@ def shift_check(scenario: Scenario, delta: int, *, base: float = 10000.0,
         xp = x + pe[offset:]
         return (xp @ w_q) @ (xp @ w_k).T * scale
 
-    r0, r1, p0, p1 = rope_scores(0), rope_scores(delta), pe_scores(0), pe_scores(delta)
+    with np.errstate(over="ignore", invalid="ignore"):
+        r0, r1, p0, p1 = rope_scores(0), rope_scores(delta), pe_scores(0), pe_scores(delta)
+    if not all(np.isfinite(a).all() for a in (r0, r1, p0, p1)):
+        raise ValueError("the scores overflow the floating-point range; use smaller values")
     return ShiftCheck(r0, r1, p0, p1, float(np.abs(r1 - r0).max()),
                       float(np.abs(p1 - p0).max()))
 

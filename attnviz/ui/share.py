@@ -26,6 +26,7 @@ import streamlit as st
 
 from attnviz.io import export, scenario_io
 from attnviz.scenarios import limits
+from attnviz.scenarios.fingerprint import fingerprint
 from attnviz.scenarios.presets import truthful
 from attnviz.scenarios.scenario import Scenario
 from attnviz.teach.text import common as text
@@ -34,6 +35,9 @@ from attnviz.ui import state
 LINK_PAGE = "playground"  # the page a shared link opens
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>$~:=&])")
 _FLASH = "_share_flash"
+_URL_MEMO = "_share_url_memo"  # (scenario fingerprint, its link parameter or None)
+_OWN_PARAMS = "_share_own_params"  # the last links keep_in_url wrote into the address bar
+_OWN_KEPT = 20
 _EAGER_VALUES = 2**16  # matrix downloads with more values in all are built on click
 
 
@@ -71,8 +75,10 @@ def restore_from_link() -> None:
     A link that cannot be read shows a message and leaves the current (default) scenario.
     """
     param = st.query_params.get(scenario_io.LINK_PARAM)
-    if param is None or st.session_state.get(state.LINK_APPLIED) == param:
-        return
+    if param is None or st.session_state.get(state.LINK_APPLIED) == param \
+            or param in st.session_state.get(_OWN_PARAMS, ()):
+        return  # applied already, or written by keep_in_url (a rerun sent before the browser
+        # showed the newer one must not bring an older scenario back)
     st.session_state[state.LINK_APPLIED] = param
     try:
         scenario = scenario_io.from_link_param(param)
@@ -85,6 +91,30 @@ def restore_from_link() -> None:
         return
     state.set_scenario(scenario, reset_editors=True)
     st.toast(text.SHARE_LINK_LOADED)
+
+
+def keep_in_url(scenario: Scenario) -> None:
+    """Write the scenario into the address bar (``?scenario=...``) after every run, so that a
+    reload or a bookmark keeps it (the frame, app.py, calls this). A scenario too large for a
+    link leaves the address bar without one. The link is made once per scenario content."""
+    key = fingerprint(scenario)
+    memo = st.session_state.get(_URL_MEMO)
+    if memo is None or memo[0] != key:
+        try:
+            memo = (key, scenario_io.to_link_param(truthful(scenario)))
+        except ValueError:
+            memo = (key, None)
+        st.session_state[_URL_MEMO] = memo
+    param = memo[1]
+    if param is None:
+        if scenario_io.LINK_PARAM in st.query_params:
+            del st.query_params[scenario_io.LINK_PARAM]
+        return
+    if st.query_params.get(scenario_io.LINK_PARAM) != param:
+        own = st.session_state.setdefault(_OWN_PARAMS, [])
+        own[:] = [*own[-(_OWN_KEPT - 1):], param]
+        st.session_state[state.LINK_APPLIED] = param  # it is the current scenario already
+        st.query_params[scenario_io.LINK_PARAM] = param
 
 
 def page_base_url(here: str) -> str:
