@@ -7,7 +7,13 @@ import streamlit as st
 from attnviz.core.alibi import alibi_bias, alibi_slopes
 from attnviz.figures import heatmap
 from attnviz.figures.heatmap import mask_figure
-from attnviz.teach.modern import angles, cache_entries_per_token, kv_sharing, shift_check
+from attnviz.teach.modern import (
+    angles,
+    cache_entries_per_token,
+    kv_sharing,
+    qk_norm_effect,
+    shift_check,
+)
 from attnviz.teach.text import common
 from attnviz.teach.text import modern as text
 from attnviz.ui import heads, state
@@ -17,7 +23,8 @@ scenario = state.get_scenario()
 st.header(text.HEADER)
 scenario_caption(scenario)
 st.write(text.INTRO)
-rope_tab, alibi_tab, gqa_tab = st.tabs([text.ROPE_TAB, text.ALIBI_TAB, text.GQA_TAB])
+rope_tab, alibi_tab, gqa_tab, norm_tab = st.tabs([text.ROPE_TAB, text.ALIBI_TAB, text.GQA_TAB,
+                                                 text.NORM_TAB])
 labels = [f"{i}:{tok}" for i, tok in enumerate(scenario.tokens)]
 
 with rope_tab:
@@ -101,3 +108,27 @@ with gqa_tab:
                       ratio=f"{cache_entries_per_token(r[1], int(d_head)) / full:.3g}")
                       for r in rows]},
                  hide_index=True, key="modern_cache")
+
+with norm_tab:
+    st.write(text.NORM_INTRO)
+    gain = st.select_slider(text.GAIN_LABEL, [0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0], value=1.0,
+                            key="modern_qk_gain")
+    try:
+        effect = qk_norm_effect(scenario, float(gain))
+    except ValueError as exc:
+        st.error(common.CANNOT_COMPUTE.format(what=common.THIS_SCENARIO, reason=exc))
+    else:
+        st.markdown(text.NORM_RESULT.format(
+            plain=f"{effect.plain_largest:.3g}", normed=f"{effect.normed_largest:.3g}",
+            bound=f"{effect.bound:.3g}", plain_h=f"{effect.plain_entropy:.3f}",
+            normed_h=f"{effect.normed_entropy:.3f}"))
+        left, right = st.columns(2, gap="large")
+        key_labels = [f"{j}:{tok}" for j, tok in enumerate(scenario.key_tokens)]
+        with left:
+            st.markdown(f"**{text.NORM_PLAIN}**")
+            show_figure(heatmap(effect.plain, key_labels, labels, kind="signed"),
+                        key="modern_fig_plain_logits")
+        with right:
+            st.markdown(f"**{text.NORM_NORMED}**")
+            show_figure(heatmap(effect.normed, key_labels, labels, kind="signed"),
+                        key="modern_fig_normed_logits")

@@ -7,15 +7,16 @@ W_Q and W_K), through the core's RoPE, ALiBi and positional-encoding functions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
 
 from attnviz.core.checks import as_array
+from attnviz.core.diagnostics import entropy
 from attnviz.core.positional import sinusoidal_positional_encoding
 from attnviz.core.rope import apply_rope, rope_angles
-from attnviz.scenarios.scenario import Scenario
+from attnviz.scenarios.scenario import Scenario, run_scenario, with_variant
 
 Array = NDArray[np.float64]
 
@@ -101,3 +102,52 @@ def cache_entries_per_token(n_kv: int, d_head: int, n_layers: int = 1) -> int:
     """Numbers a KV cache keeps per token: a key and a value of every key/value head and
     layer."""
     return 2 * n_kv * d_head * n_layers
+
+
+@dataclass(frozen=True, eq=False)
+class NormEffect:
+    """Plain scaled dot-product attention next to QK-norm on the same scenario (one head).
+
+    Attributes
+    ----------
+    plain, normed : ndarray of shape (t_q, t_k)
+        The softmax's input (scaled scores, −inf where masked).
+    plain_largest, normed_largest : float
+        The largest |logit| allowed by the mask.
+    plain_entropy, normed_entropy : float
+        The mean entropy of the weights' rows (nats).
+    bound : float
+        QK-norm's bound on |logit|: d_k · g² · scale / τ.
+    """
+
+    plain: Array
+    normed: Array
+    plain_largest: float
+    normed_largest: float
+    plain_entropy: float
+    normed_entropy: float
+    bound: float
+
+
+def qk_norm_effect(scenario: Scenario, gain: float) -> NormEffect:
+    """The logits and the entropy of the weights with and without QK-norm (gain ``gain``).
+
+    Raises
+    ------
+    ValueError
+        If the scenario does not compute (as :func:`run_scenario`).
+    """
+    plain = run_scenario(replace(with_variant(scenario, "scaled_dot_product"),
+                                 params={})).attention
+    normed = run_scenario(replace(with_variant(scenario, "qk_norm"),
+                                  params={"qk_gain": float(gain)})).attention
+
+    def largest(a) -> float:
+        a = np.asarray(a.masked)
+        return float(np.abs(a[np.isfinite(a)]).max()) if np.isfinite(a).any() else 0.0
+
+    d_k = np.shape(normed.q)[1]
+    bound = d_k * gain ** 2 * normed.scale / normed.temperature
+    return NormEffect(np.asarray(plain.masked), np.asarray(normed.masked), largest(plain),
+                      largest(normed), float(np.mean(entropy(plain.weights))),
+                      float(np.mean(entropy(normed.weights))), float(bound))

@@ -38,3 +38,18 @@ def test_each_tab_draws_the_cores_numbers():
     assert list(table.iloc[:, 2]) == [2048, 512, 256]
     at.select_slider(key="modern_gqa_heads").set_value(4).run()  # 2 still divides 4
     assert not at.exception
+
+
+def test_the_qk_norm_tab_shows_both_logits():
+    from attnviz.teach.modern import qk_norm_effect
+    at = open_page("home")
+    at.selectbox(key="sidebar_preset").set_value("qk_norm_tamed")
+    at.button(key="sidebar_load_preset").click().run()
+    from apptest_helpers import switch_to
+    switch_to(at, "modern")
+    at.select_slider(key="modern_qk_gain").set_value(2.0).run()
+    assert not at.exception and not at.error
+    effect = qk_norm_effect(at.session_state[state.SCENARIO], 2.0)
+    np.testing.assert_allclose(z(at, "modern_fig_normed_logits"), effect.normed, rtol=1e-12)
+    np.testing.assert_allclose(z(at, "modern_fig_plain_logits"), effect.plain, rtol=1e-12)
+    assert any(f"{effect.bound:.3g}" in m.value for m in at.markdown)

@@ -40,3 +40,11 @@ def test_gqa_sharing_and_cache_size():
     with pytest.raises(ValueError, match="must divide"):
         kv_sharing(8, 3)
     assert cache_entries_per_token(8, 128) == 2048 and cache_entries_per_token(1, 128) == 256
+
+
+def test_qk_norm_bounds_the_logits_and_raises_the_entropy_on_its_preset():
+    from attnviz.teach.modern import qk_norm_effect
+    effect = qk_norm_effect(PRESETS["qk_norm_tamed"].build(), 1.0)
+    assert effect.normed_largest <= effect.bound + 1e-12 < effect.plain_largest
+    assert effect.normed_entropy > effect.plain_entropy
+    assert effect.bound == pytest.approx(4 * 1.0 / 2.0)  # d_k g² / √d_k with d_k = 4

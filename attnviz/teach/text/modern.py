@@ -13,6 +13,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "ALIBI_HEAD": ("h",),
     "RATIO": ("ratio",),
     "KV_NAME": ("g",),
+    "NORM_RESULT": ("plain", "normed", "bound", "plain_h", "normed_h"),
 }
 
 HEADER = "Modern attention: RoPE, ALiBi and grouped-query attention"
@@ -22,7 +23,7 @@ INTRO = (
     "the RoPE, ALiBi or GQA variant in the sidebar's scenario (or load their presets) to see "
     "them on every other page too."
 )
-ROPE_TAB, ALIBI_TAB, GQA_TAB = "RoPE", "ALiBi", "GQA / MQA"
+ROPE_TAB, ALIBI_TAB, GQA_TAB, NORM_TAB = "RoPE", "ALiBi", "GQA / MQA", "QK-norm"
 ROPE_INTRO = (
     "RoPE rotates each pair of dimensions of q and k by position · θ_i, θ_i = base^(−2i/d). "
     "A rotation by m·θ dotted with one by n·θ depends on m − n only: shift every position by "
@@ -70,3 +71,17 @@ CACHE_NAMES = {"mha": "multi-head (MHA)", "gqa": "grouped-query (GQA)", "mqa": "
 # {ratio}: a number of times
 RATIO = "{ratio}×"
 HEAD_WIDTH_LABEL = "Head width d_head"
+NORM_INTRO = (
+    "QK-norm divides every query and key row (per head) by its root mean square and multiplies "
+    "by a gain g before the scores: the logits can no longer grow with the embeddings, so the "
+    "softmax cannot saturate from large inputs. Below: the same scenario with and without it "
+    "(one head, the scenario's scale, temperature and mask)."
+)
+GAIN_LABEL = "Gain g"
+NORM_PLAIN = "Plain scaled scores (the softmax's input)"
+NORM_NORMED = "With QK-norm"
+# {plain}, {normed}: the largest |logit| each way; {bound}: QK-norm's bound; {plain_h},
+# {normed_h}: the mean entropy of the weights' rows
+NORM_RESULT = ("Largest |logit|: {plain} plain, {normed} with QK-norm (never above d_k·g²·"
+               "scale/τ = {bound}). Mean entropy of the weights' rows: {plain_h} nats plain, "
+               "{normed_h} with QK-norm.")
