@@ -16,7 +16,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "NORM_RESULT": ("plain", "normed", "bound", "plain_h", "normed_h"),
 }
 
-HEADER = "Modern attention: RoPE, ALiBi and grouped-query attention"
+HEADER = "Modern attention: RoPE, ALiBi, grouped-query attention and QK-norm"
 INTRO = (
     "How today's models tell positions apart and share keys and values — computed on the "
     "current scenario's embeddings and weights (one head: every column of W_Q and W_K). Pick "
