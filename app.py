@@ -23,7 +23,7 @@ with state.frame_run():  # pages know they run inside this frame (state.use_app_
             st.Page("pages/positional_encoding.py", title="Positional encoding"),
             st.Page("pages/encoder_decoder.py", title="Encoder–decoder & additive"),
             st.Page("pages/inference.py", title="KV cache & online softmax"),
-            st.Page("pages/modern.py", title="RoPE, ALiBi, GQA st.Page("pages/modern.py", title="RoPE, ALiBi & GQA") QK-norm"),
+            st.Page("pages/modern.py", title="RoPE, ALiBi, GQA & QK-norm"),
         ],
         "Teach": [
             st.Page("pages/trace.py", title="Trace a cell"),
