@@ -7,12 +7,14 @@ import streamlit as st
 from attnviz import position_labels
 from attnviz.core.attention import softmax
 from attnviz.figures import heatmap, mask_figure
+from attnviz.figures.heatmap import CELL_TEXT_LIMIT, with_slider
+from attnviz.scenarios import sweep
 from attnviz.scenarios.scenario import MASK_KINDS, user_mask
 from attnviz.teach.text import common
 from attnviz.teach.text import masks as text
 from attnviz.ui import controls, heads, state
 from attnviz.ui.mask_editor import mask_editor
-from attnviz.ui.panels import matrix_panel, scenario_caption
+from attnviz.ui.panels import matrix_panel, scenario_caption, show_figure
 
 st.header(text.TITLE)
 scenario = state.get_scenario()
@@ -41,6 +43,28 @@ def on_kind() -> None:
         start = user_mask(old, *shape) if old.mask_kind != "custom" else None
         changes["custom_mask"] = np.ones(shape, dtype=bool) if start is None else start
     state.update(**changes)
+
+
+def window_frames(fig, sc, h: int) -> list[dict] | None:
+    """The weights over every window width, for the figure's own slider (None when the
+    matrices are too large to send them all)."""
+    top = max(t_q, t_k) - 1
+    if max(t_q, t_k) > CELL_TEXT_LIMIT or top < 1:
+        return None
+    widths = list(range(top + 1))
+    zs = sweep.sweep(sc, "window", widths, "weights", head=h)
+    return with_slider(fig, zs, [str(w) for w in widths], min(max(sc.window, 0), top),
+                       prefix=text.WINDOW_PREFIX, kind="weights")
+
+
+def land_window() -> None:
+    """The weights' slider was released: its width becomes the scenario's window."""
+    label = (st.session_state.get("masks_fig_weights") or {}).get("slider")
+    try:
+        width = int(label)
+    except (TypeError, ValueError):
+        return
+    state.update(window=width)
 
 
 kind = st.radio(text.KIND_LABEL, list(MASK_KINDS), horizontal=True, format_func=text.KINDS.get,
@@ -81,7 +105,8 @@ result = controls.compute(scenario)
 if result is None:
     st.stop()
 att = result.attention
-att = att.head(heads.head_picker(att, "masks_head") or 0)
+head = heads.head_picker(att, "masks_head") or 0
+att = att.head(head)
 before_mask = att.scaled  # additive attention: its scores (no scale step)
 mask = result.mask
 blocked_rows = np.flatnonzero(~mask.any(axis=1))
@@ -107,10 +132,14 @@ with c2:
 c1, c2 = st.columns(2)
 with c1:
     title, formula, why = M["weights"]
-    matrix_panel(text.WEIGHTS_MASKED,
-                 heatmap(att.weights, k_lab, q_lab, kind="weights", y_title=Q,
-                         x_title=K, highlight_rows=blocked_rows.tolist()),
-                 key="masks_fig_weights", formula=formula, explanation=why)
+    fig = heatmap(att.weights, k_lab, q_lab, kind="weights", y_title=Q, x_title=K,
+                  highlight_rows=blocked_rows.tolist())
+    frames = window_frames(fig, scenario, head) if kind == "window" else None
+    st.markdown(f"**{text.WEIGHTS_MASKED}**")
+    st.latex(formula)
+    st.caption(text.WINDOW_DRAG if frames else why)
+    show_figure(fig, key="masks_fig_weights", filename=text.WEIGHTS_MASKED, frames=frames,
+                on_slider=land_window if frames else None)
 with c2:
     matrix_panel(text.WEIGHTS_NO_MASK,
                  heatmap(softmax(before_mask), k_lab, q_lab, kind="weights", y_title=Q,

@@ -6,7 +6,14 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from apptest_helpers import chart_keys, chart_specs, chart_z_by_key, edit_cells, open_page
+from apptest_helpers import (
+    chart_keys,
+    chart_specs,
+    chart_z_by_key,
+    decode,
+    edit_cells,
+    open_page,
+)
 
 from attnviz import (
     PRESETS,
@@ -117,6 +124,17 @@ def test_window(at):
     at.slider(key="masks_window").set_value(1).run()
     np.testing.assert_array_equal(mask_z(at), window_mask(4, width=1))
     np.testing.assert_array_equal(weights_z(at), expected(window_mask(4, width=1)).weights)
+
+
+def test_window_weights_carry_a_frame_for_every_width(at):
+    pick_kind(at, "window")
+    spec = chart_specs(at)[chart_keys(at).index("masks_fig_weights")]
+    frames = spec["frames"]
+    assert [f["name"] for f in frames] == ["0", "1", "2", "3"]
+    for width, frame in enumerate(frames):
+        np.testing.assert_allclose(decode(frame["data"][0]["z"]),
+                                   expected(window_mask(4, width=width)).weights, rtol=1e-12)
+    assert spec["sliderEvents"]  # releasing the slider reports the width
 
 
 def test_custom_grid_starts_from_the_previous_mask_and_takes_edits(at):

@@ -75,3 +75,6 @@ NONE_FULLY_MASKED = (
     "No query is fully masked with the current mask; try padding with valid length 0, or untick "
     "a whole row of the custom grid."
 )
+WINDOW_PREFIX = "drag the window width: "
+WINDOW_DRAG = ("Drag the slider under the weights: they follow the window width while you drag "
+               "(computed in advance for every width); releasing it sets the width above.")

@@ -1,0 +1,57 @@
+"""Real browser: the Masks page's sliding-window weights follow their own slider in the browser
+(no script run while the steps change), and releasing it sets the window width."""
+
+from __future__ import annotations
+
+import numpy as np
+from helpers import (
+    _finished_runs,
+    assert_no_exception,
+    expect_rerun,
+    goto_page,
+    wait_for_app_run,
+    wait_for_plots,
+)
+
+from attnviz.core.attention import scaled_dot_product_attention
+from attnviz.core.masks import window_mask
+from attnviz.scenarios.presets import default_scenario
+from attnviz.scenarios.scenario import run_scenario
+
+KEY = "masks_fig_weights"
+
+
+def drawn(page) -> np.ndarray:
+    rows = page.evaluate(
+        """k => Array.from(document.querySelector(`.st-key-${k} .js-plotly-plot`)._fullData[0].z,
+                          r => Array.from(r))""", KEY)
+    return np.array(rows, dtype=float)
+
+
+def test_dragging_the_window_width_moves_the_weights_and_release_sets_it(app_server, page):
+    goto_page(page, app_server, "masks")
+    with expect_rerun(page):
+        page.get_by_test_id("stRadio").first.get_by_text("sliding window").click()
+    wait_for_plots(page, 4)
+    wait_for_app_run(page)
+    base = run_scenario(default_scenario()).attention
+    rail = page.locator(f".st-key-{KEY} .slider-rail-rect")
+    rail.scroll_into_view_if_needed()
+    box = rail.bounding_box()
+    runs = len(_finished_runs[page])
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(box["x"] + box["width"] - 2, y)
+    page.mouse.down()
+    page.mouse.move(box["x"] + 2, y, steps=4)  # to width 0 while the button is held
+    page.wait_for_timeout(200)
+    assert len(_finished_runs[page]) == runs, "dragging must not run the script"
+    np.testing.assert_allclose(drawn(page), np.eye(4), atol=1e-12)  # width 0: itself only
+    with expect_rerun(page):
+        page.mouse.up()
+    wait_for_app_run(page)
+    width = page.get_by_test_id("stSlider").first.get_by_test_id("stSliderThumbValue")
+    assert width.inner_text() == "0"
+    mask = window_mask(4, width=0)
+    expected = scaled_dot_product_attention(base.q, base.k, base.v, mask=mask).weights
+    np.testing.assert_allclose(drawn(page), expected, atol=1e-12)
+    assert_no_exception(page)
