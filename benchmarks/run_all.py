@@ -29,6 +29,7 @@ BENCHMARKS = {  # name: (script, extra arguments of a full run)
     "browser": ("bench_browser.py", []),
     "floor": ("bench_floor.py", []),
     "backward": ("bench_backward.py", []),
+    "drag": ("bench_drag.py", []),
     "load": ("load.py", []),
     "ws_load": ("ws_load.py", []),
 }

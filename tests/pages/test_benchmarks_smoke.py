@@ -138,6 +138,16 @@ def test_backward_benchmark_quick(tmp_path):
 
 
 @pytest.mark.browser
+def test_drag_benchmark_quick(tmp_path):
+    section = _run("bench_drag.py", tmp_path)
+    (table,) = tables(section["markdown"])
+    assert [r[0] for r in table[1:]] == ["Playground: weights over τ",
+                                         "Masks: weights over the window width",
+                                         "Learn: playback of a 200-step run"]
+    assert all(int(r[1]) > 0 and float(r[2]) > 0 for r in table[1:])
+
+
+@pytest.mark.browser
 def test_load_benchmark_quick(tmp_path):
     section = _run("load.py", tmp_path, "--time-limit", "400")
     (table,) = tables(section["markdown"])
