@@ -7,6 +7,7 @@ import streamlit as st
 
 from attnviz.core.positional import sinusoidal_positional_encoding
 from attnviz.figures import heatmap
+from attnviz.figures.heatmap import with_slider
 from attnviz.figures.lines import line_chart
 from attnviz.scenarios.scenario import permutation_check, position_labels
 from attnviz.teach.text import common
@@ -20,6 +21,17 @@ st.write(text.INTRO)
 st.latex(text.FORMULA)
 
 # --- 1) the encoding on its own (independent of the scenario) -----------------------------------
+BASES = [10, 100, 1000, 10000, 100000]
+DRAG_CELLS = 8192  # up to this many PE values the heatmap carries a frame for every base
+
+
+def land_base() -> None:
+    """The PE heatmap's slider was released: its base becomes the base control's value."""
+    label = (st.session_state.get("positional_encoding_fig_pe") or {}).get("slider")
+    if label in {str(b) for b in BASES}:
+        st.session_state["positional_encoding_base"] = int(label)
+
+
 @st.fragment
 def pe_explorer() -> None:
     """The PE matrix, its curves and the similarity of positions for a base, d_model and
@@ -28,8 +40,8 @@ def pe_explorer() -> None:
     st.subheader(text.EXPLORER_TITLE)
     st.caption(text.EXPLORE)
     c1, c2, c3 = st.columns(3)
-    base = c1.select_slider(text.BASE_LABEL, [10, 100, 1000, 10000, 100000], value=10000,
-                            key="positional_encoding_base")
+    st.session_state.setdefault("positional_encoding_base", 10000)  # also set by land_base
+    base = c1.select_slider(text.BASE_LABEL, BASES, key="positional_encoding_base")
     d_model = c2.slider(text.D_MODEL_LABEL, 2, 128, 32, step=2, key="positional_encoding_d_model")
     n_pos = c3.slider(text.POSITIONS_LABEL, 1, 256, 50, key="positional_encoding_positions")
     if base == 1000:
@@ -43,8 +55,18 @@ def pe_explorer() -> None:
                       zmax=1.0, y_title=common.AXIS_POSITION, x_title=text.AXIS_DIMENSION,
                       height=420)
         fig.update_xaxes(tickmode="auto")  # numbers: let Plotly thin them to the plot's width
-        matrix_panel(text.PE_TITLE.format(n_pos=n_pos, d_model=d_model, base=base), fig,
-                     key="positional_encoding_fig_pe")
+        # the matrix for every base, so that the figure's own slider redraws it while dragged
+        frames = None
+        if n_pos * d_model <= DRAG_CELLS:
+            frames = with_slider(fig, [sinusoidal_positional_encoding(n_pos, d_model,
+                                                                      base=float(b))
+                                       for b in BASES], [str(b) for b in BASES],
+                                 BASES.index(base), prefix=text.BASE_PREFIX, kind="signed")
+        st.markdown(f"**{text.PE_TITLE.format(n_pos=n_pos, d_model=d_model, base=base)}**")
+        if frames:
+            st.caption(text.BASE_DRAG)
+        show_figure(fig, key="positional_encoding_fig_pe", frames=frames,
+                    on_slider=land_base if frames else None)
     with right:
         dims_key = "positional_encoding_dims"
         if dims_key in st.session_state:  # drop dimensions that no longer exist (d_model shrank)

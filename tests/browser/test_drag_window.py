@@ -55,3 +55,30 @@ def test_dragging_the_window_width_moves_the_weights_and_release_sets_it(app_ser
     expected = scaled_dot_product_attention(base.q, base.k, base.v, mask=mask).weights
     np.testing.assert_allclose(drawn(page), expected, atol=1e-12)
     assert_no_exception(page)
+
+
+def test_dragging_the_pe_base_redraws_the_matrix_and_release_sets_the_base(app_server, page):
+    from attnviz.core.positional import sinusoidal_positional_encoding
+    key = "positional_encoding_fig_pe"
+    goto_page(page, app_server, "positional_encoding")
+    wait_for_plots(page, 3)
+    rail = page.locator(f".st-key-{key} .slider-rail-rect")
+    rail.scroll_into_view_if_needed()
+    box = rail.bounding_box()
+    runs = len(_finished_runs[page])
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(box["x"] + box["width"] - 2, y)
+    page.mouse.down()
+    page.mouse.move(box["x"] + 2, y, steps=4)  # to base 10
+    page.wait_for_timeout(200)
+    assert len(_finished_runs[page]) == runs, "dragging must not run the script"
+    z = np.array(page.evaluate(
+        """k => Array.from(document.querySelector(`.st-key-${k} .js-plotly-plot`)._fullData[0].z,
+                          r => Array.from(r))""", key), dtype=float)
+    np.testing.assert_allclose(z, sinusoidal_positional_encoding(50, 32, base=10.0), atol=1e-12)
+    with expect_rerun(page):
+        page.mouse.up()
+    wait_for_app_run(page)
+    value = page.locator(".st-key-positional_encoding_base [data-testid=stSliderThumbValue]")
+    assert value.inner_text() == "10"
+    assert_no_exception(page)

@@ -165,3 +165,21 @@ def test_permutation_check_core_properties():
     assert same.max_diff == 0.0  # no shuffle: nothing changes, PE or not
     with pytest.raises(ValueError, match="permutation of 0..4"):
         attnviz.scenarios.scenario.permutation_check(sc, [0, 0, 1, 2, 3], with_pe=False)
+
+
+def test_the_pe_heatmap_carries_a_frame_for_every_base():
+    from apptest_helpers import chart_keys, chart_specs, decode, open_page
+
+    from attnviz.core.positional import sinusoidal_positional_encoding
+    at = open_page("positional_encoding")
+    spec = chart_specs(at)[chart_keys(at).index("positional_encoding_fig_pe")]
+    assert [f["name"] for f in spec["frames"]] == ["10", "100", "1000", "10000", "100000"]
+    for frame in spec["frames"]:
+        np.testing.assert_allclose(decode(frame["data"][0]["z"]),
+                                   sinusoidal_positional_encoding(50, 32, base=float(
+                                       frame["name"])), rtol=1e-12, atol=1e-15)
+    assert spec["sliderEvents"]
+    at.slider(key="positional_encoding_positions").set_value(256).run()
+    at.slider(key="positional_encoding_d_model").set_value(128).run()
+    spec = chart_specs(at)[chart_keys(at).index("positional_encoding_fig_pe")]
+    assert not spec["frames"]  # 32,768 values: no frames (the slider above still works)

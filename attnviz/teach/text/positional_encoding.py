@@ -119,3 +119,6 @@ SHOW_OUTPUTS = "Show the outputs"
 OUTPUT_ORIGINAL = "Output, original order"
 OUTPUT_SHUFFLED = "Output of the shuffled tokens"
 OUTPUT_UNPERMUTED = "Shuffled output, rows put back"
+BASE_PREFIX = "drag the base: "
+BASE_DRAG = ("Drag the slider under the matrix: it follows the base while you drag (computed "
+             "in advance for every base); releasing it sets the base above.")
