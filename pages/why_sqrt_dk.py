@@ -3,6 +3,7 @@
 import streamlit as st
 
 from attnviz.figures.charts import (
+    bars_with_slider,
     entropy_figure,
     grouped_bars,
     max_weight_figure,
@@ -26,6 +27,13 @@ t_k = c2.slider(text.T_K_LABEL, 2, 64, 16, key="why_sqrt_dk_t_k")
 n_queries = c3.select_slider(text.N_QUERIES_LABEL, [50, 100, 200, 400, 800], value=400,
                              key="why_sqrt_dk_n_queries")
 seed = c4.number_input(common.SEED_LABEL, 0, 2**31 - 1, 0, key="why_sqrt_dk_seed")
+
+
+def land_example_dk() -> None:
+    """The example's own slider was released: its d_k becomes the d_k control's value."""
+    label = (st.session_state.get("why_sqrt_dk_fig_example") or {}).get("slider")
+    if label is not None and label.isdigit():
+        st.session_state["why_sqrt_dk_example_dk"] = int(label)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -56,15 +64,20 @@ with right:
     st.markdown(f"**{text.EXAMPLE_TITLE}**")
     if st.session_state.get("why_sqrt_dk_example_dk") not in d_ks:
         st.session_state.pop("why_sqrt_dk_example_dk", None)  # the largest d_k shrank below it
-    pick = st.select_slider(text.EXAMPLE_DK_LABEL, list(d_ks), value=d_ks[-1],
-                            key="why_sqrt_dk_example_dk")
+    st.session_state.setdefault("why_sqrt_dk_example_dk", d_ks[-1])  # also set on release
+    pick = st.select_slider(text.EXAMPLE_DK_LABEL, list(d_ks), key="why_sqrt_dk_example_dk")
     k = d_ks.index(pick)
     st.caption(text.EXAMPLE)
-    show_figure(grouped_bars([text.KEY_NAME.format(j=j) for j in range(res.t_k)],
-                             {text.UNSCALED: res.example_unscaled[k],
+    keys = [text.KEY_NAME.format(j=j) for j in range(res.t_k)]
+    fig = grouped_bars(keys, {text.UNSCALED: res.example_unscaled[k],
                               text.SCALED: res.example_scaled[k]},
-                             y_title=text.AXIS_WEIGHT, y_range=(0.0, 1.05)),
-                key="why_sqrt_dk_fig_example")
+                       y_title=text.AXIS_WEIGHT, y_range=(0.0, 1.05))
+    # every d_k in advance: the figure's own slider moves the bars while it is dragged
+    frames = bars_with_slider(fig, [{text.UNSCALED: res.example_unscaled[i],
+                                     text.SCALED: res.example_scaled[i]}
+                                    for i in range(len(d_ks))], [str(d) for d in d_ks], k,
+                              prefix=text.DK_PREFIX)
+    show_figure(fig, key="why_sqrt_dk_fig_example", frames=frames, on_slider=land_example_dk)
 
 st.dataframe({column: getattr(res, field) for field, column in text.COLUMNS.items()},
              key="why_sqrt_dk_table", hide_index=True)

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
 from attnviz.figures.base import axis, figure
+from attnviz.figures.heatmap import add_step_slider
 from attnviz.figures.lines import COLOURS, line_chart
 from attnviz.teach.sqrt_dk import SqrtDkResult
 from attnviz.teach.text import why_sqrt_dk as text
@@ -66,3 +67,16 @@ def grouped_bars(categories: Sequence[str], series: Mapping[str, ArrayLike], *,
         yaxis=axis(y_title, automargin=True, gridcolor="#eeeeee", **y_range),
         legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0),
     ))
+
+
+def bars_with_slider(fig: go.Figure, steps: Sequence[Mapping[str, ArrayLike]],
+                     labels: Sequence[str], active: int, *, prefix: str) -> list[dict]:
+    """Give :func:`grouped_bars` a slider that steps through ``steps`` (one mapping of series
+    name to bar heights per label, the figure's series in its order) in the browser; returns
+    the frames to send with it (``attnviz.ui.plotly_view``)."""
+    frames = [dict(name=str(label), data=[dict(y=np.asarray(y, dtype=float))
+                                          for y in series.values()],
+                   traces=list(range(len(series))))
+              for label, series in zip(labels, steps, strict=True)]
+    add_step_slider(fig, labels, active, prefix=prefix)
+    return frames

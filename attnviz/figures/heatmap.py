@@ -270,6 +270,14 @@ def with_slider(fig: go.Figure, matrices, labels: Sequence[str], active: int, *,
             trace.update(text=_cell_text(z, digits, fixed=(kind or matrix_kind(z)) == "weights"),
                          customdata=_cell_text(z, 17))
         frames.append(dict(name=str(label), data=[trace], traces=[0]))
+    add_step_slider(fig, labels, active, prefix=prefix)
+    return frames
+
+
+def add_step_slider(fig: go.Figure, labels: Sequence[str], active: int, *, prefix: str) -> None:
+    """Give ``fig`` a slider whose steps show the frames named ``labels`` (no tick labels:
+    there may be 100 steps; the current value is written after ``prefix``); the figure grows
+    by :data:`SLIDER_PX`."""
     steps = [dict(label=str(label), method="animate",
                   args=[[str(label)], dict(mode="immediate", frame=dict(duration=0, redraw=True),
                                            transition=dict(duration=0))])
@@ -279,9 +287,8 @@ def with_slider(fig: go.Figure, matrices, labels: Sequence[str], active: int, *,
                       currentvalue=dict(prefix=prefix, xanchor="left",
                                         font=dict(size=15, color="#31333F")),
                       ticklen=0, minorticklen=0, tickwidth=0,
-                      font=dict(size=1, color="rgba(0,0,0,0)"))],  # no tick labels: 100 steps
+                      font=dict(size=1, color="rgba(0,0,0,0)"))],
         height=(fig.layout.height or 300) + SLIDER_PX)
-    return frames
 
 
 SLIDER_PX = 48  # what the slider adds below the heatmap

@@ -82,3 +82,32 @@ def test_dragging_the_pe_base_redraws_the_matrix_and_release_sets_the_base(app_s
     value = page.locator(".st-key-positional_encoding_base [data-testid=stSliderThumbValue]")
     assert value.inner_text() == "10"
     assert_no_exception(page)
+
+
+def test_dragging_the_example_d_k_moves_the_bars_and_release_sets_it(app_server, page):
+    from attnviz.teach.sqrt_dk import sqrt_dk_experiment
+    key = "why_sqrt_dk_fig_example"
+    goto_page(page, app_server, "why_sqrt_dk")
+    wait_for_plots(page, 4)
+    rail = page.locator(f".st-key-{key} .slider-rail-rect")
+    rail.scroll_into_view_if_needed()
+    box = rail.bounding_box()
+    runs = len(_finished_runs[page])
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(box["x"] + box["width"] - 2, y)
+    page.mouse.down()
+    page.mouse.move(box["x"] + 2, y, steps=4)  # to d_k = 1
+    page.wait_for_timeout(200)
+    assert len(_finished_runs[page]) == runs, "dragging must not run the script"
+    bars = page.evaluate(
+        "k => Array.from(document.querySelector(`.st-key-${k} .js-plotly-plot`)._fullData[0].y)",
+        key)
+    res = sqrt_dk_experiment((1, 2, 4, 8, 16, 32, 64, 128, 256, 512), t_k=16, n_queries=400,
+                             seed=0)
+    np.testing.assert_allclose(bars, res.example_unscaled[0], atol=1e-12)
+    with expect_rerun(page):
+        page.mouse.up()
+    wait_for_app_run(page)
+    value = page.locator(".st-key-why_sqrt_dk_example_dk [data-testid=stSliderThumbValue]")
+    assert value.inner_text() == "1"
+    assert_no_exception(page)

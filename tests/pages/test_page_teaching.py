@@ -289,6 +289,14 @@ def test_sqrt_dk_charts_and_controls():
     bars = spec_by_key(at, "why_sqrt_dk_fig_example")
     assert len(bars["data"][0]["x"]) == 8
     assert at.select_slider(key="why_sqrt_dk_example_dk").value == 64
+    # a frame per d_k: the example's own slider moves the bars while it is dragged
+    assert [f["name"] for f in bars["frames"]] == ["1", "2", "4", "8", "16", "32", "64"]
+    from attnviz.teach.sqrt_dk import sqrt_dk_experiment
+    res = sqrt_dk_experiment((1, 2, 4, 8, 16, 32, 64), t_k=8, n_queries=400, seed=0)
+    np.testing.assert_allclose(decode(bars["frames"][2]["data"][0]["y"]),
+                               res.example_unscaled[2], rtol=1e-12)
+    np.testing.assert_allclose(decode(bars["frames"][2]["data"][1]["y"]),
+                               res.example_scaled[2], rtol=1e-12)
 
 
 # Line view ---------------------------------------------------------------------------------

@@ -68,3 +68,4 @@ AXIS_WEIGHT = "weight"
 # Columns of the summary table: the experiment result's field -> the column's title
 COLUMNS = {"d_ks": "d_k", "var_unscaled": "Var(q·k)", "var_scaled": "Var(q·k/√d_k)",
            "entropy_unscaled": "entropy unscaled", "entropy_scaled": "entropy scaled"}
+DK_PREFIX = "drag d_k: "
