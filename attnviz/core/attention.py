@@ -81,6 +81,10 @@ class AttentionResult(SingleHead):
         The factor applied to the scores (1/sqrt(d_k) unless given).
     temperature : float
         The divisor applied after the scale.
+    bias : ndarray of shape (t_q, t_k) or None
+        A bias added to the scaled scores (ALiBi), when there was one.
+    softcap : float or None
+        The cap c of c·tanh(s / c) applied after the bias (Gemma 2), when there was one.
     """
 
     q: Array
@@ -94,6 +98,8 @@ class AttentionResult(SingleHead):
     mask: NDArray[np.bool_]
     scale: float
     temperature: float
+    bias: Array | None = None
+    softcap: float | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -121,6 +127,9 @@ class MultiHeadResult:
         The factor applied to every head's scores (1/sqrt(d_k) of one head unless given).
     temperature : float
     n_heads : int
+    bias : ndarray of shape (n_heads, t_q, t_k) or None
+    softcap : float or None
+        As in :class:`AttentionResult`.
     """
 
     q: Array
@@ -138,6 +147,8 @@ class MultiHeadResult:
     scale: float
     temperature: float
     n_heads: int
+    bias: Array | None = None
+    softcap: float | None = None
 
     def head(self, h: int) -> AttentionResult:
         """The intermediates of head ``h`` (0-based): ``heads[h]``."""
@@ -409,11 +420,13 @@ def attend_heads(q_h, k_h, v_h, *, mask=None, scale: float | None = None,
                output)
     heads = tuple(
         AttentionResult(q_h[h], kq[h], vq[h], scores[h], scaled[h], masked[h], weights[h],
-                        head_outputs[h], mask, scale, temperature)
+                        head_outputs[h], mask, scale, temperature,
+                        bias=None if bias is None else bias[h], softcap=softcap)
         for h in range(n_heads)
     )
     return MultiHeadResult(q, k, v, heads, scores, scaled, masked, weights, head_outputs,
-                           concat, output, mask, scale, temperature, n_heads)
+                           concat, output, mask, scale, temperature, n_heads, bias=bias,
+                           softcap=softcap)
 
 
 def mix_heads(head_outputs, head_weights) -> Array:

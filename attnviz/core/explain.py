@@ -155,6 +155,17 @@ class RowSteps:
         o_i^(h) W_O[rows of head h]: this head's share of the output row.
     final_output : ndarray of shape (d_out,) or None
         concat_i W_O.
+    sink_exp : float or None
+        A learned sink logit s (attention sinks): its term exp(s − m_i) in the row sum Z_i,
+        which m_i also covers; None without a sink.
+    bias : ndarray of shape (t_k,) or None
+        The bias added to this row's scaled scores (ALiBi); None without one.
+    softcap : float or None
+        The cap c of c·tanh(s / c) applied after the bias (Gemma 2); None without one.
+    factor_scaled : ndarray of shape (t_k,) or None
+        s_ij · scale / τ, before the bias and the cap (``scaled`` includes them).
+    before_cap : ndarray of shape (t_k,) or None
+        After the bias, before the cap.
     core : CoreRow
     """
 
@@ -191,6 +202,11 @@ class RowSteps:
     w_o_block: Array | None = None
     head_share: Array | None = None
     final_output: Array | None = None
+    sink_exp: float | None = None
+    bias: Array | None = None
+    softcap: float | None = None
+    factor_scaled: Array | None = None
+    before_cap: Array | None = None
 
     @property
     def t_k(self) -> int:
@@ -332,8 +348,11 @@ def _dot_row(part: AttentionResult, i: int) -> RowSteps:
     core = CoreRow(scores=_f64(part.scores[i]), scaled=_f64(part.scaled[i]),
                    masked=_f64(part.masked[i]), weights=_f64(part.weights[i]),
                    output=_f64(part.output[i]))
+    bias = getattr(part, "bias", None)
     chain = _chain(products, float(part.scale), float(part.temperature), part.mask[i],
-                   _f64(part.v))
+                   _f64(part.v), sink=getattr(part, "sink_logit", None),
+                   bias=None if bias is None else _f64(bias[i]),
+                   softcap=getattr(part, "softcap", None))
     return RowSteps(kind="dot", i=i, q=q_i, k=k, any_masked=not bool(np.all(part.mask)),
                     head=None, n_heads=1, core=core, **chain)
 
@@ -397,8 +416,12 @@ def _additive_row(result: AdditiveResult, i: int, inputs: AdditiveInputs) -> Row
 # --- the common chain: scale, temperature, mask, softmax, values -------------------------------
 
 def _chain(products: Array, scale: float, temperature: float, mask_row: NDArray[np.bool_],
-           v: Array) -> dict:
-    """Every step after the products, for one row (the fields RowSteps shares across kinds)."""
+           v: Array, *, sink: float | None = None, bias: Array | None = None,
+           softcap: float | None = None) -> dict:
+    """Every step after the products, for one row (the fields RowSteps shares across kinds);
+    ``sink``: a learned sink logit that joins the softmax (its exp in the row sum); ``bias``:
+    this row's bias added to the scaled scores (ALiBi); ``softcap``: the cap c of c·tanh(s/c)
+    applied after it — in the core's order."""
     t_k, d = products.shape
     # 1) score: Σ_m of the products, in order
     scores = np.zeros(t_k)
@@ -407,14 +430,23 @@ def _chain(products: Array, scale: float, temperature: float, mask_row: NDArray[
     # 2) scale, 3) temperature, 4) mask
     times_scale = scores * scale
     scaled = scores * (scale / temperature)  # one factor, as the core applies it (same bits)
+    factor_scaled = scaled
+    if bias is not None:
+        scaled = scaled + bias
+    before_cap = scaled
+    if softcap is not None:
+        scaled = softcap * np.tanh(scaled / softcap)
     mask = np.array(mask_row, dtype=bool)
     masked = np.where(mask, scaled, -math.inf)
     # 5) row maximum, exp of the shifted scores, row sum (exactly rounded), weights
     row_max = float(np.max(scaled[mask])) if mask.any() else None
+    if sink is not None:
+        row_max = float(sink) if row_max is None else max(row_max, float(sink))
     shifted = masked - (row_max if row_max is not None else 0.0)
     exp = np.zeros(t_k)
     exp[mask] = np.exp(shifted[mask])
-    row_sum = math.fsum(exp)
+    sink_exp = None if sink is None else math.exp(float(sink) - row_max)
+    row_sum = math.fsum([*exp, *([sink_exp] if sink_exp is not None else [])])
     weights = exp / row_sum if row_sum > 0 else np.zeros(t_k)
     # 6) the values, weighted, and their sum
     terms = weights[:, None] * v  # (t_k, d_v)
@@ -422,7 +454,8 @@ def _chain(products: Array, scale: float, temperature: float, mask_row: NDArray[
     return dict(products=products, scores=scores, scale=scale, times_scale=times_scale,
                 temperature=temperature, scaled=scaled, mask=mask, masked=masked,
                 row_max=row_max, shifted=shifted, exp=exp, row_sum=row_sum, weights=weights,
-                v=v, terms=terms, output=output)
+                v=v, terms=terms, output=output, sink_exp=sink_exp, bias=bias,
+                softcap=softcap, factor_scaled=factor_scaled, before_cap=before_cap)
 
 
 def _vector_times_matrix(vec: Array, matrix: Array) -> Array:

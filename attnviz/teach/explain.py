@@ -68,6 +68,10 @@ class Settings:
     masked : bool
         The result masks at least one pair.
     multi_head : bool
+    biased : bool
+        A bias is added to the scaled scores (ALiBi).
+    capped : bool
+        The scores are soft-capped, c·tanh(s / c) (Gemma 2).
     """
 
     kind: str = "dot"
@@ -75,6 +79,8 @@ class Settings:
     tempered: bool = False
     masked: bool = False
     multi_head: bool = False
+    biased: bool = False
+    capped: bool = False
 
 
 def settings_of(row: RowSteps) -> Settings:
@@ -86,7 +92,8 @@ def settings_of(row: RowSteps) -> Settings:
     else:
         scale = "custom"
     return Settings(kind=row.kind, scale=scale, tempered=row.temperature != 1.0,
-                    masked=row.any_masked, multi_head=row.n_heads > 1 or row.head is not None)
+                    masked=row.any_masked, multi_head=row.n_heads > 1 or row.head is not None,
+                    biased=row.bias is not None, capped=row.softcap is not None)
 
 
 def output_symbol(settings: Settings, i: int, head: int | None = None) -> str:
@@ -139,6 +146,12 @@ def formulas(settings: Settings) -> dict[str, str]:
             table["temperature"] = rf"s'_{{ij}} = {divided}"
         table["scaled"] = rf"s'_{{ij}} = {divided}"
         current = "s'_{ij}"
+    if settings.biased:  # ALiBi: the bias joins the scaled score
+        table["bias"] = rf"s^{{b}}_{{ij}} = {current} + b_{{ij}},\quad b_{{ij}} = -m_h\,(i - j)"
+        current = "s^{b}_{ij}"
+    if settings.capped:  # soft-capping bends the score into (−c, c)
+        table["cap"] = rf"\hat s_{{ij}} = c\,\tanh\!\left({current} / c\right)"
+        current = r"\hat s_{ij}"
     if settings.masked:
         table["mask"] = (rf"{s}''_{{ij}} = \begin{{cases}} {current} & \text{{if }} M_{{ij}}\\ "
                          r"-\infty & \text{otherwise}\end{cases}")

@@ -112,7 +112,13 @@ def render_cell(cell: CellSteps) -> None:
         step("score", rf"s_{ij} = {_sum_terms(products)} = {num(cell.score)}")
         step("scale", rf"{num(cell.score)} \times {num(row.scale)} = {num(cell.times_scale)}")
         step("temperature", rf"{num(cell.times_scale)} \div {num(row.temperature)} = "
-                            rf"{num(cell.scaled)}")
+                            rf"{num(row.factor_scaled[j])}")
+        if row.bias is not None:  # ALiBi
+            step("bias", rf"{num(row.factor_scaled[j])} + ({num(row.bias[j])}) = "
+                         rf"{num(row.before_cap[j])}")
+        if row.softcap is not None:  # soft-capping
+            step("cap", rf"{num(row.softcap)}\,\tanh({num(row.before_cap[j])} / "
+                        rf"{num(row.softcap)}) = {num(cell.scaled)}")
     _softmax(cell, step, sym="e''" if additive else "s''", e=r"\epsilon" if additive else "e")
     out = output_symbol(settings_of(row), i, row.head)
     step("term", rf"{num(cell.alpha)} \times {vec(cell.v_j)}", rf"= {vec(cell.term)}",
@@ -140,7 +146,10 @@ def _softmax(cell: CellSteps, step: _Steps, sym: str, e: str) -> None:
     step("max", rf"m_{{{i}}} = {num(row.row_max)}")
     step("exp", exp)
     st.caption(text.SHIFT_NOTE)
-    step("sum", rf"Z_{{{i}}} = {_sum_terms(num(x, 3) for x in row.exp)}", rf"= {num(row.row_sum)}")
+    terms = [num(x, 3) for x in row.exp]
+    if row.sink_exp is not None:  # a learned sink logit takes part in the sum (attention sinks)
+        terms.append(rf"\underbrace{{{num(row.sink_exp, 3)}}}_{{\text{{sink}}}}")
+    step("sum", rf"Z_{{{i}}} = {_sum_terms(terms)}", rf"= {num(row.row_sum)}")
     step("weight", rf"\alpha_{ij} = \frac{{{num(cell.exp)}}}{{{num(row.row_sum)}}} "
                    rf"= {num(cell.alpha, 8)}")
     st.caption(text.CHECK)

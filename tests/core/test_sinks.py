@@ -64,3 +64,16 @@ def test_rows_sum_to_one_minus_the_sinks_share(t, window, n_sink, logit, seed):
                             sink_logit=logit)
     np.testing.assert_allclose(r.weights.sum(axis=1) + r.sink_weight, 1.0, rtol=1e-12)
     assert (r.sink_weight > 0).all() and (r.weights[~r.mask] == 0).all()
+
+
+def test_the_traced_row_includes_the_sink_in_its_sum():
+    from attnviz.core.explain import explain_row
+    rng = np.random.default_rng(4)
+    q, k, v = rng.normal(size=(4, 3)), rng.normal(size=(4, 3)), rng.normal(size=(4, 2))
+    r = attention_with_sink(q, k, v, mask=sink_window_mask(4, window=2, n_sink=1),
+                            sink_logit=0.4)
+    for i in range(4):
+        row = explain_row(r, i)
+        np.testing.assert_allclose(row.weights, r.weights[i], rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(row.output, r.output[i], rtol=1e-12, atol=1e-15)
+        assert row.sink_exp == pytest.approx(r.sink_weight[i] * row.row_sum, rel=1e-12)

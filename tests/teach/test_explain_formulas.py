@@ -56,7 +56,8 @@ def test_custom_scale_temperature_and_mask_all_shown():
     assert f["scaled"] == r"s'_{ij} = s_{ij} \times \text{scale} \div \tau"
     assert "M_{ij}" in f["mask"] and r"s''_{ij}" in f["exp"]
     # every formula the pages title exists, and every title has a formula in some setting
-    full = formulas(Settings(scale="custom", tempered=True, masked=True, multi_head=True))
+    full = formulas(Settings(scale="custom", tempered=True, masked=True, multi_head=True,
+                             biased=True, capped=True))
     additive = formulas(Settings(kind="additive", masked=True))
     for titles in (step_by_step.TITLES, trace.TITLES):
         assert set(titles) <= set(full) | set(additive)
@@ -82,3 +83,25 @@ def test_additive_and_multi_head_symbols():
 def test_unknown_scale_kind_is_refused():
     with pytest.raises(ValueError, match="scale must be one of"):
         formulas(Settings(scale="half"))
+
+
+def test_alibi_and_softcap_rows_explain_their_bias_and_cap():
+    """Trace a cell and Step by step recompute exactly the core's scores with the bias (ALiBi)
+    and the cap (soft-capping), and their formulas name both steps."""
+    import numpy as np
+
+    from attnviz.core.explain import explain_row
+    from attnviz.scenarios.presets import PRESETS
+    from attnviz.scenarios.scenario import run_scenario
+
+    for key, head in (("alibi_local", 2), ("softcap_2", None)):
+        sc = PRESETS[key].build()
+        att = run_scenario(sc).attention
+        for i in range(sc.t):
+            row = explain_row(att, i, head=head, w_o=sc.w_o if head is not None else None)
+            part = att.head(head or 0)
+            np.testing.assert_allclose(row.scaled, part.scaled[i], rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(row.weights, part.weights[i], rtol=1e-12, atol=1e-15)
+        f = formulas_for(row)
+        assert ("bias" in f) == (key == "alibi_local") and ("cap" in f) == (key == "softcap_2")
+        assert (r"\hat s_{ij}" in f["exp"]) == (key == "softcap_2")

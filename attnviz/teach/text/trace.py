@@ -45,6 +45,8 @@ TITLES = {
     "score": "Dot product",
     "scale": "Scale",
     "temperature": "Temperature",
+    "bias": "Bias (ALiBi)",
+    "cap": "Soft-capping",
     "mask": "Mask",
     "max": "Row maximum",
     "exp": "Exponential (shifted by the row maximum)",
