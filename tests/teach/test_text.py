@@ -331,3 +331,12 @@ def test_the_literal_finder_finds_messages(tmp_path):
                     'st.latex(rf"{a} \\times {b} = {c}")\n'
                     'st.latex(rf"\\sum(\\text{{{n} terms}})")\n', encoding="utf-8")
     assert [line for line, _ in literal_messages(page)] == [2, 3, 4, 7]
+
+
+def test_home_describes_every_page_of_the_app():
+    import re
+
+    from attnviz.teach.text import home
+    app = (ROOT / "app.py").read_text()
+    titles = re.findall(r'st\.Page\("pages/\w+\.py", title="([^"]+)"', app)
+    assert set(titles) - {"Home"} == set(home.PAGES_OVERVIEW)

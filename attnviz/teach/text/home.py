@@ -31,17 +31,31 @@ PAGES_OVERVIEW = {
                            "attention without it cannot tell word order.",
     "Encoder–decoder & additive": "cross-attention between two sequences, Bahdanau's additive "
                                   "scores and attention pooling.",
+    "KV cache & online softmax": "how a decoder computes attention with a KV cache, call by "
+                                 "call; FlashAttention's online softmax tile by tile; sliding "
+                                 "windows with attention sinks.",
+    "RoPE, ALiBi, GQA & QK-norm": "rotary positions and why a shift changes nothing, ALiBi's "
+                                  "bias per head, which key/value heads GQA shares and what the "
+                                  "KV cache keeps, QK-norm's bounded logits.",
     "Trace a cell": "click any cell of the weights heatmap and follow α_ij back to q_i and k_j, "
                     "number by number (and through W_O for multi-head).",
     "Compare": "the same inputs under two settings side by side — scaled vs unscaled, causal "
                "vs bidirectional, 1 vs several heads, with vs without PE — and A − B.",
-    "Pitfalls": "eight bugs real tutorials ship, each computed wrong and right on the same "
-                "inputs.",
+    "Pitfalls": "bugs real tutorials ship (and modern attention's classic slips), each "
+                "computed wrong and right on the same inputs.",
     "Why √d_k": "random q and k for growing d_k: the variance of q·k grows and the unscaled "
                 "softmax saturates; scaled, it does not.",
     "Line view": "BertViz-style head view: a line from each query to each key, as opaque as "
                  "its weight, one colour per head.",
+    "Gradients": "the backward pass: every gradient beside its matrix, the formulas, one "
+                 "dS̃_ij traced, and why saturated softmax stops learning.",
+    "Learn": "train W_Q and W_K toward a pattern or a task and watch attention being learned, "
+             "step by step in the browser.",
     "Quiz": "predict where each query looks before the weights are revealed.",
+    "Your own attention": "upload your own model's attention weights and explore them with "
+                          "the same views.",
+    "Save & share": "the scenario as a file, a link or a QR code for the room; every matrix "
+                    "as CSV, npz or JSON.",
 }
 
 OVERVIEW_TITLE = "What each page shows"
