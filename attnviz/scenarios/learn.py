@@ -31,6 +31,7 @@ TRAINABLE = ("w_q", "w_k", "w_v", "w_o", "x")
 OPTIMIZERS = ("adam", "sgd")
 MAX_STEPS = 1000  # one run; stated on the page
 MAX_FRAMES = 51  # recorded steps a page can play back (the first and the last included)
+FRAME_CELLS = 400_000  # at most this many recorded weights in all: fewer frames for long inputs
 
 
 @dataclass(frozen=True, eq=False)
@@ -43,7 +44,8 @@ class TrainingRun:
         The loss before any step and after each of the n steps taken.
     frames : ndarray of int, shape (f,)
         The steps recorded in ``weights`` and ``params`` (0 = before training; the last
-        step taken is always one).
+        step taken is always one): up to :data:`MAX_FRAMES`, fewer when the weights are
+        large (at most :data:`FRAME_CELLS` recorded weights in all; 256 tokens: 6 frames).
     weights : ndarray of shape (f, t_q, t_k)
         The attention weights of the recorded head at each recorded step.
     params : dict of str to ndarray of shape (f, ...)
@@ -108,7 +110,9 @@ def train(scenario: Scenario, loss: Loss, *, trainable=("w_q", "w_k"),
     if missing:
         raise ValueError(f"{scenario.spec.name} does not read {', '.join(missing)}; train "
                          f"{', '.join(f for f in trainable if f in g.params) or 'W_Q and W_K'}")
-    every = max(1, -(-steps // (MAX_FRAMES - 1)))
+    t_q, t_k = np.shape(g.forward.attention.head(head).weights)
+    n_frames = max(2, min(MAX_FRAMES, FRAME_CELLS // (t_q * t_k)))
+    every = max(1, -(-steps // (n_frames - 1)))
     losses, frames, weights, params = [g.loss], [0], [_weights(g.forward, head)], [_fields(
         scenario, trainable)]
     state, stopped = None, ""

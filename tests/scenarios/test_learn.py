@@ -106,3 +106,15 @@ def test_the_same_word_earlier_pattern_is_learned_on_the_pattern_preset():
     assert target[second_the, first_the] == 1 and target[first_the, first_the] == 1
     run = train(sc, Loss("pattern_ce", target), steps=200, lr=0.05, trainable=("w_q", "w_k"))
     assert run.losses[-1] < 0.5 * run.losses[0]
+
+
+def test_long_inputs_record_fewer_frames():
+    from attnviz.scenarios import learn
+    sc = default_with_positions()
+    run = train(sc, previous(sc), steps=100)
+    assert len(run.frames) == 51
+    small = replace(sc, tokens=tuple(f"t{i}" for i in range(90)),
+                    x=np.random.default_rng(0).normal(size=(90, 3)))
+    run = train(small, Loss("pattern_ce", previous_token_pattern(90, 90)), steps=100)
+    assert len(run.frames) <= max(2, learn.FRAME_CELLS // (90 * 90)) + 1
+    assert run.weights.size <= learn.FRAME_CELLS + 2 * 90 * 90
