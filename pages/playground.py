@@ -6,6 +6,7 @@ last change moved are outlined. "Every matrix" is the full view: every intermedi
 formula, the diagnostics and the downloads.
 """
 
+from dataclasses import replace
 from functools import partial
 
 import numpy as np
@@ -53,6 +54,36 @@ def land_temperature(chart_key: str) -> None:
     st.session_state[state.vkey("playground_temperature")] = value
 
 
+SCALE_GRID = [round(0.05 * i, 2) for i in range(1, 61)]  # the custom scale's drag steps
+
+
+def land_scale(chart_key: str) -> None:
+    """The scaled scores' slider was released: its step becomes the scenario's custom scale
+    (scale mode "custom", and the scale controls' values), before the rerun."""
+    label = (st.session_state.get(chart_key) or {}).get("slider")
+    try:
+        value = float(label)
+    except (TypeError, ValueError):
+        return
+    state.update(scale_mode="custom", custom_scale=value)
+    st.session_state[state.vkey("playground_scale_mode")] = "custom"
+    st.session_state[state.vkey("playground_custom_scale")] = value
+
+
+def scale_frames(fig, scenario, head: int) -> list[dict] | None:
+    """Frames of the scaled scores over the custom scale's values, with the figure's slider
+    at the scale in use (None when the sequence is too long or the variant fixes its scale)."""
+    if scenario.t > CELL_TEXT_LIMIT or scenario.spec.scale_fixed is not None \
+            or not scenario.spec.projections:
+        return None
+    custom = replace(scenario, scale_mode="custom")
+    zs = sweep.sweep(custom, "custom_scale", SCALE_GRID, "scaled", head=head)
+    now = controls.run(scenario).attention.head(head).scale
+    active = int(np.argmin([abs(v - now) for v in SCALE_GRID]))
+    return with_slider(fig, zs, [f"{v:g}" for v in SCALE_GRID], active,
+                       prefix=text.SCALE_PREFIX)
+
+
 def temperature_frames(fig, scenario, head: int) -> list[dict] | None:
     """Frames of the weights over the temperature slider's values, with the figure's slider
     set to the current temperature (None when the sequence is too long to send them all)."""
@@ -66,7 +97,7 @@ def temperature_frames(fig, scenario, head: int) -> list[dict] | None:
 
 
 def lecture_panel(name: str, z, x_labels, y_labels, *, key: str, row_labels: bool = True,
-                  live=None, **kw) -> None:
+                  live=None, land=land_temperature, **kw) -> None:
     """One matrix of the lecture view: its title and formula on one line, the heatmap with
     the cells the last change moved outlined; ``row_labels=False`` leaves the row labels to
     the panel on its left (the same queries), giving the cells their room."""
@@ -85,7 +116,7 @@ def lecture_panel(name: str, z, x_labels, y_labels, *, key: str, row_labels: boo
     chart_key = f"playground_fig_{key}"
     frames = live(fig) if live else None
     show_figure(fig, key=chart_key, filename=title, frames=frames,
-                on_slider=partial(land_temperature, chart_key) if frames else None,
+                on_slider=partial(land, chart_key) if frames else None,
                 grow=height is None)
 
 
@@ -145,11 +176,13 @@ def lecture(scenario, focus: str) -> None:
             zip(st.columns(3, gap="small"), panels, strict=True)):
         with col:
             chart = "output" if name == "multi_head_output" else name  # one key per slot
-            live = None
+            live, land = None, land_temperature
             if focus == "weights" and name == "weights":  # τ dragged in the browser
                 live = partial(temperature_frames, scenario=scenario, head=h)
+            if focus == "scores" and name == "scaled":  # the custom scale dragged likewise
+                live, land = partial(scale_frames, scenario=scenario, head=h), land_scale
             lecture_panel(name, z, x_labels, y_labels, key=f"{focus}_{chart}",
-                          row_labels=i == 0 or not same_rows, live=live, **kw)
+                          row_labels=i == 0 or not same_rows, live=live, land=land, **kw)
 
 
 def heads_row(att, q_lab, k_lab) -> None:

@@ -111,3 +111,33 @@ def test_dragging_the_example_d_k_moves_the_bars_and_release_sets_it(app_server,
     value = page.locator(".st-key-why_sqrt_dk_example_dk [data-testid=stSliderThumbValue]")
     assert value.inner_text() == "1"
     assert_no_exception(page)
+
+
+def test_dragging_the_custom_scale_moves_the_scaled_scores_and_release_sets_it(app_server, page):
+    from helpers import playground_focus
+    key = "playground_fig_scores_scaled"
+    goto_page(page, app_server, "playground")
+    wait_for_plots(page, 3)
+    playground_focus(page, "Scores")
+    wait_for_plots(page, 3)
+    rail = page.locator(f".st-key-{key} .slider-rail-rect")
+    rail.scroll_into_view_if_needed()
+    box = rail.bounding_box()
+    runs = len(_finished_runs[page])
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(box["x"] + box["width"] / 2, y)
+    page.mouse.down()
+    page.mouse.move(box["x"] + 2, y, steps=4)  # to scale 0.05
+    page.wait_for_timeout(200)
+    assert len(_finished_runs[page]) == runs, "dragging must not run the script"
+    scores = run_scenario(default_scenario()).attention.scores
+    z = np.array(page.evaluate(
+        """k => Array.from(document.querySelector(`.st-key-${k} .js-plotly-plot`)._fullData[0].z,
+                          r => Array.from(r))""", key), dtype=float)
+    np.testing.assert_allclose(z, scores * 0.05, atol=1e-12)
+    with expect_rerun(page):
+        page.mouse.up()
+    wait_for_app_run(page)
+    box = page.get_by_test_id("stNumberInput").filter(has_text="Custom").first
+    assert box.locator("input").input_value() == "0.05"
+    assert_no_exception(page)

@@ -75,3 +75,4 @@ REPORT_HEAD_POOLED = "Attention weights, head {h} (pooled)"
 DOWNLOADS_EXPANDER = "Download these matrices and figures"
 
 REPORT_TITLE = "attnviz — Playground"
+SCALE_PREFIX = "drag the scale: "
