@@ -59,15 +59,23 @@ export default function (component) {
     div = document.createElement("div");
     div.className = "attnviz-chart";
     parentElement.appendChild(div);
-    // follow the column's width (sidebar opened or closed, window resized)
-    let width = 0;
-    new ResizeObserver((entries) => {
-      const w = Math.round(entries[0].contentRect.width);
-      if (w && width && w !== width && window.Plotly && div._fullLayout) {
-        window.Plotly.Plots.resize(div);
-      }
-      width = w;
-    }).observe(div);
+    // follow the column's width (sidebar opened or closed, window resized): once the width
+    // has been still for a moment, redraw if the chart was drawn at another width — also
+    // when the change came while plotly.js was loading or drawing (presenter mode closing
+    // the sidebar during the rerun that redraws every chart)
+    let timer = null;
+    div.__attnvizSettle = (tries = 3) => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        const now = Math.round(div.getBoundingClientRect().width);
+        const fixed = div.layout && div.layout.width;  // a figure with its own width
+        if (tries > 0 && now && !fixed && window.Plotly && div._fullLayout &&
+            Math.abs(now - Math.round(div._fullLayout.width)) > 1) {
+          window.Plotly.Plots.resize(div).then(() => div.__attnvizSettle(tries - 1));
+        }
+      }, 150);
+    };
+    new ResizeObserver(() => div.__attnvizSettle()).observe(div);
   }
   // the figure's JSON arrives as UTF-8 bytes (a string, should Streamlit ever decode it)
   const spec = JSON.parse(typeof data === "string" ? data : new TextDecoder().decode(data));
@@ -79,12 +87,7 @@ export default function (component) {
   loadPlotly()
     .then((Plotly) => Plotly.react(div, figure))
     .then(() => {
-      // the column may have changed width while plotly.js loaded or drew (presenter mode
-      // closing the sidebar): the observer above skipped it, so draw at the width it has now
-      const now = Math.round(div.getBoundingClientRect().width);
-      if (now && div._fullLayout && now !== Math.round(div._fullLayout.width)) {
-        window.Plotly.Plots.resize(div);
-      }
+      div.__attnvizSettle();  // the width may have moved while this drawing was under way
       if (spec.clickable) sendClicks(div);
       if (spec.sliderEvents) sendSliderEnds(div);
     })
