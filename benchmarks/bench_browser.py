@@ -133,7 +133,8 @@ def _nav(page, base: str, path: str) -> None:
         if more.count():
             more.first.click()
     link.first.click()
-    page.wait_for_url(href, timeout=WAIT_MS)
+    # the address bar also carries the scenario (?scenario=...): compare the page's path only
+    page.wait_for_url(lambda url: url.split("?", 1)[0] == href, timeout=WAIT_MS)
     _wait_idle(page)
     _wait_drawn(page)
     _wait_stable(page)
