@@ -114,12 +114,16 @@ def test_version_1_files_and_links_load_with_the_same_numbers(key):
     from_file = from_json((FIXTURES_V1 / f"{key}.json").read_bytes())
     from_link = from_link_param(links[key])
     assert_same_scenario(from_file, from_link)
+    # the same numbers to the last bit or two: a BLAS on another CPU (or another numpy) may sum
+    # the products of a matrix product in another order (seen: 1 ulp on seed 004's output)
+    same = dict(rtol=1e-14, atol=1e-15)
     for scenario in (from_file, from_link):
         result = run_scenario(scenario)
-        np.testing.assert_array_equal(result.attention.weights, expected[f"{key}__weights"])
-        np.testing.assert_array_equal(result.attention.output, expected[f"{key}__output"])
+        np.testing.assert_allclose(result.attention.weights, expected[f"{key}__weights"], **same)
+        np.testing.assert_allclose(result.attention.output, expected[f"{key}__output"], **same)
         if f"{key}__pooling" in expected:
-            np.testing.assert_array_equal(result.pooling.output, expected[f"{key}__pooling"])
+            np.testing.assert_allclose(result.pooling.output, expected[f"{key}__pooling"],
+                                       **same)
     # written again, it is a version-2 file that reads back to the same scenario
     assert_same_matrices(from_file, from_json(to_json(from_file)))
 
