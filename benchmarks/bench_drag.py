@@ -4,7 +4,8 @@
 
 On the default scenario, in Chromium, for each chart whose own slider steps through frames
 computed in advance (no server round trip while dragging): the Playground's weights over τ
-(lecture view), the Masks page's weights over the window width, and the Learn page's playback
+(lecture view), the Masks page's weights over the window width, the Positional encoding page's
+PE matrix over its base and over d_model (up to 50 × 128), and the Learn page's playback
 after a 200-step run. Each step is ``Plotly.animate`` to one frame, awaited — what a drag does
 at every step — over every frame of the chart. Target: <= 50 ms per step (issue 15, item 3).
 """
@@ -49,6 +50,11 @@ def _charts(page, base: str, runs: int) -> dict[str, list[float]]:
     page.wait_for_timeout(1000)
     out["Masks: weights over the window width"] = page.evaluate(
         ANIMATE, ["masks_fig_weights", runs])
+    page.goto(base + "/positional_encoding")
+    page.wait_for_function(DRAWN, arg="positional_encoding_fig_pe", timeout=90_000)
+    page.wait_for_timeout(1000)
+    out["Positional encoding: PE over base and d_model (50 positions)"] = page.evaluate(
+        ANIMATE, ["positional_encoding_fig_pe", runs])
     page.goto(base + "/learn")
     page.get_by_role("button", name="Train", exact=True).click()
     page.wait_for_function(DRAWN, arg="learn_fig_training", timeout=90_000)

@@ -7,7 +7,7 @@ import streamlit as st
 
 from attnviz.core.positional import sinusoidal_positional_encoding
 from attnviz.figures import heatmap
-from attnviz.figures.heatmap import with_slider
+from attnviz.figures.heatmap import axis_title, with_slider
 from attnviz.figures.lines import line_chart
 from attnviz.scenarios.scenario import permutation_check, position_labels
 from attnviz.teach.text import common
@@ -22,14 +22,44 @@ st.latex(text.FORMULA)
 
 # --- 1) the encoding on its own (independent of the scenario) -----------------------------------
 BASES = [10, 100, 1000, 10000, 100000]
-DRAG_CELLS = 8192  # up to this many PE values the heatmap carries a frame for every base
+D_MODELS = [2, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128]  # the d_model slider's drag steps
+DRAG_CELLS = 40_960  # PE values one drag slider may carry (its frames together)
+FIG_PE = "positional_encoding_fig_pe"
 
 
-def land_base() -> None:
-    """The PE heatmap's slider was released: its base becomes the base control's value."""
-    label = (st.session_state.get("positional_encoding_fig_pe") or {}).get("slider")
-    if label in {str(b) for b in BASES}:
-        st.session_state["positional_encoding_base"] = int(label)
+def land() -> None:
+    """One of the PE heatmap's sliders was released: the value it stopped on becomes the
+    base or d_model control's value (frames are named "base:10", "d_model:32")."""
+    name = str((st.session_state.get(FIG_PE) or {}).get("slider") or "")
+    setting, _, value = name.partition(":")
+    if setting == "base" and value in {str(b) for b in BASES}:
+        st.session_state["positional_encoding_base"] = int(value)
+    elif setting == "d_model" and value.isdigit() and int(value) in range(2, 129, 2):
+        st.session_state["positional_encoding_d_model"] = int(value)
+
+
+def pe_frames(fig, n_pos: int, d_model: int, base: int) -> list[dict]:
+    """Frames for the PE heatmap's drag sliders: every base at this d_model, and a grid of
+    d_model values at this base (each slider only while its frames stay within DRAG_CELLS)."""
+    def title(d: int, b: int) -> str:
+        return axis_title(text.PE_TITLE.format(n_pos=n_pos, d_model=d, base=b),
+                          text.AXIS_DIMENSION)
+
+    frames = []
+    if n_pos * d_model * len(BASES) <= DRAG_CELLS:
+        frames += with_slider(
+            fig, [sinusoidal_positional_encoding(n_pos, d_model, base=float(b)) for b in BASES],
+            [str(b) for b in BASES], BASES.index(base), prefix=text.BASE_PREFIX, kind="signed",
+            names=[f"base:{b}" for b in BASES], titles=[title(d_model, b) for b in BASES])
+    widths = sorted({*D_MODELS, d_model})
+    if n_pos * sum(widths) <= DRAG_CELLS:
+        frames += with_slider(
+            fig, [sinusoidal_positional_encoding(n_pos, d, base=float(base)) for d in widths],
+            [str(d) for d in widths], widths.index(d_model), prefix=text.D_MODEL_PREFIX,
+            kind="signed", names=[f"d_model:{d}" for d in widths],
+            x_labels=[[str(j) for j in range(d)] for d in widths],
+            titles=[title(d, base) for d in widths])
+    return frames
 
 
 @st.fragment
@@ -40,9 +70,10 @@ def pe_explorer() -> None:
     st.subheader(text.EXPLORER_TITLE)
     st.caption(text.EXPLORE)
     c1, c2, c3 = st.columns(3)
-    st.session_state.setdefault("positional_encoding_base", 10000)  # also set by land_base
+    st.session_state.setdefault("positional_encoding_base", 10000)  # also set by land()
     base = c1.select_slider(text.BASE_LABEL, BASES, key="positional_encoding_base")
-    d_model = c2.slider(text.D_MODEL_LABEL, 2, 128, 32, step=2, key="positional_encoding_d_model")
+    st.session_state.setdefault("positional_encoding_d_model", 32)  # also set by land()
+    d_model = c2.slider(text.D_MODEL_LABEL, 2, 128, step=2, key="positional_encoding_d_model")
     n_pos = c3.slider(text.POSITIONS_LABEL, 1, 256, 50, key="positional_encoding_positions")
     if base == 1000:
         st.warning(text.BASE_TYPO)
@@ -52,21 +83,15 @@ def pe_explorer() -> None:
     left, right = st.columns(2, gap="large")
     with left:
         fig = heatmap(pe, dim_labels, [str(t) for t in range(n_pos)], kind="signed", zmin=-1.0,
-                      zmax=1.0, y_title=common.AXIS_POSITION, x_title=text.AXIS_DIMENSION,
-                      height=420)
+                      zmax=1.0, title=text.PE_TITLE.format(n_pos=n_pos, d_model=d_model,
+                                                           base=base),
+                      y_title=common.AXIS_POSITION, x_title=text.AXIS_DIMENSION, height=420)
         fig.update_xaxes(tickmode="auto")  # numbers: let Plotly thin them to the plot's width
-        # the matrix for every base, so that the figure's own slider redraws it while dragged
-        frames = None
-        if n_pos * d_model <= DRAG_CELLS:
-            frames = with_slider(fig, [sinusoidal_positional_encoding(n_pos, d_model,
-                                                                      base=float(b))
-                                       for b in BASES], [str(b) for b in BASES],
-                                 BASES.index(base), prefix=text.BASE_PREFIX, kind="signed")
-        st.markdown(f"**{text.PE_TITLE.format(n_pos=n_pos, d_model=d_model, base=base)}**")
+        # the matrix for other bases and widths: the figure's own sliders redraw it while dragged
+        frames = pe_frames(fig, n_pos, d_model, base)
         if frames:
             st.caption(text.BASE_DRAG)
-        show_figure(fig, key="positional_encoding_fig_pe", frames=frames,
-                    on_slider=land_base if frames else None)
+        show_figure(fig, key=FIG_PE, frames=frames, on_slider=land if frames else None)
     with right:
         dims_key = "positional_encoding_dims"
         if dims_key in st.session_state:  # drop dimensions that no longer exist (d_model shrank)

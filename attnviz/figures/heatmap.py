@@ -158,7 +158,7 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
         margin=_margins(x_labels, y_labels, title or x_title, y_title,
                         colour_bar=_colour_bar_chars(trace)),
         plot_bgcolor=MINUS_INF_BG,
-        xaxis=axis(" · ".join(t for t in (title, x_title) if t), side="top", type="category",
+        xaxis=axis(axis_title(title, x_title), side="top", type="category",
                     automargin=True, **_ticks(x_labels)),
         yaxis=axis(y_title, autorange="reversed", type="category", automargin=True,
                     **_ticks(y_labels)),
@@ -173,6 +173,11 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
     if shapes:
         layout["shapes"] = shapes
     return figure(data, layout)
+
+
+def axis_title(title: str, x_title: str) -> str:
+    """A heatmap's top axis title: its title and the x axis's name, joined by " · "."""
+    return " · ".join(t for t in (title, x_title) if t)
 
 
 # Rough text metrics of the 13 px axis font, for the margins below.
@@ -255,35 +260,58 @@ def mask_figure(mask: ArrayLike, x_labels: Sequence[str] | None = None,
 
 
 def with_slider(fig: go.Figure, matrices, labels: Sequence[str], active: int, *,
-                prefix: str, kind: str | None = None, digits: int = 3) -> list[dict]:
+                prefix: str, kind: str | None = None, digits: int = 3,
+                names: Sequence[str] | None = None,
+                x_labels: Sequence[Sequence[str]] | None = None,
+                titles: Sequence[str] | None = None) -> list[dict]:
     """Give a :func:`heatmap` a slider that steps through ``matrices`` (one per label) in the
     browser; returns the Plotly frames to send with it (``attnviz.ui.plotly_view``).
 
     Each frame replaces the heatmap's z, cell text and exact hover values; the slider starts
-    at ``active`` and writes ``prefix`` + the label of the step it is on.
+    at ``active`` and writes ``prefix`` + the label of the step it is on. A figure may get
+    several sliders (each call adds one below the others); their frames then need distinct
+    ``names`` (by default the labels). ``x_labels``: each matrix's column labels, when the
+    number of columns changes from step to step; ``titles``: each step's top axis title, so
+    that the figure's own title follows the slider too.
     """
+    names = [str(n) for n in (labels if names is None else names)]
     frames = []
-    for label, z in zip(labels, matrices, strict=True):
+    for i, (name, z) in enumerate(zip(names, matrices, strict=True)):
         z = np.atleast_2d(np.asarray(z, dtype=float))
         trace = dict(z=np.where(np.isneginf(z), np.nan, z))
+        if x_labels is not None:
+            trace["x"] = list(x_labels[i])
         if fig.data[0].text is not None:
             trace.update(text=_cell_text(z, digits, fixed=(kind or matrix_kind(z)) == "weights"),
                          customdata=_cell_text(z, 17))
-        frames.append(dict(name=str(label), data=[trace], traces=[0]))
-    add_step_slider(fig, labels, active, prefix=prefix)
+        frame = dict(name=name, data=[trace], traces=[0])
+        xaxis = {}
+        if x_labels is not None:  # the axis spans this step's columns, not the first drawing's
+            xaxis["range"] = [-0.5, len(x_labels[i]) - 0.5]
+        if titles is not None:
+            xaxis["title"] = {"text": titles[i]}
+        if xaxis:
+            frame["layout"] = {"xaxis": xaxis}
+        frames.append(frame)
+    add_step_slider(fig, labels, active, prefix=prefix, names=names)
     return frames
 
 
-def add_step_slider(fig: go.Figure, labels: Sequence[str], active: int, *, prefix: str) -> None:
-    """Give ``fig`` a slider whose steps show the frames named ``labels`` (no tick labels:
-    there may be 100 steps; the current value is written after ``prefix``); the figure grows
-    by :data:`SLIDER_PX`."""
+def add_step_slider(fig: go.Figure, labels: Sequence[str], active: int, *, prefix: str,
+                    names: Sequence[str] | None = None) -> None:
+    """Give ``fig`` a slider (below any it has) whose steps show the frames named ``names``
+    (by default the ``labels``; no tick labels: there may be 100 steps; the current value is
+    written after ``prefix``); the figure grows by :data:`SLIDER_PX`."""
+    names = labels if names is None else names
     steps = [dict(label=str(label), method="animate",
-                  args=[[str(label)], dict(mode="immediate", frame=dict(duration=0, redraw=True),
-                                           transition=dict(duration=0))])
-             for label in labels]
+                  args=[[str(name)], dict(mode="immediate", frame=dict(duration=0, redraw=True),
+                                          transition=dict(duration=0))])
+             for label, name in zip(labels, names, strict=True)]
+    below = len(fig.layout.sliders)
     fig.update_layout(
-        sliders=[dict(active=active, steps=steps, pad=dict(t=4, b=0), len=1.0, x=0,
+        sliders=[*fig.layout.sliders,
+                 dict(active=active, steps=steps, pad=dict(t=4 + below * SLIDER_PX, b=0),
+                      len=1.0, x=0,
                       currentvalue=dict(prefix=prefix, xanchor="left",
                                         font=dict(size=15, color="#31333F")),
                       ticklen=0, minorticklen=0, tickwidth=0,

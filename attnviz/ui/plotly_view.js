@@ -42,13 +42,17 @@ function sendClicks(div) {
 }
 
 // The slider of a figure with frames steps through them in the browser; its release sends the
-// step's label as the trigger value "slider", when the chart asks for it.
+// name of the step's frame (its label unless the figure has several sliders) as the trigger
+// value "slider", when the chart asks for it.
 function sendSliderEnds(div) {
   if (div.__attnvizSlider) return;
   div.__attnvizSlider = true;
   div.on("plotly_sliderend", (event) => {
     const send = div.__attnvizSendSlider;
-    if (send && event.step) send("slider", String(event.step.label));
+    if (!send || !event.step) return;
+    const args = event.step.args;
+    const frame = Array.isArray(args) && Array.isArray(args[0]) ? args[0][0] : undefined;
+    send("slider", String(frame === undefined ? event.step.label : frame));
   });
 }
 

@@ -150,8 +150,8 @@ def plotly_view(fig: go.Figure, *, key: str, config: dict,
     :mod:`attnviz.figures.clickable` reads both.
     ``frames``: what the figure's slider steps through in the browser (no server round trip
     while dragging, see :func:`attnviz.figures.heatmap.with_slider`); ``on_slider``: called
-    when the slider is released, with ``st.session_state[key]["slider"]`` the label of the
-    step it stopped on.
+    when a slider is released, with ``st.session_state[key]["slider"]`` the name of the frame
+    it stopped on (the step's label, unless ``with_slider`` was given other ``names``).
     """
     events = {}
     if on_select:

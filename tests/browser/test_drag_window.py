@@ -57,30 +57,69 @@ def test_dragging_the_window_width_moves_the_weights_and_release_sets_it(app_ser
     assert_no_exception(page)
 
 
-def test_dragging_the_pe_base_redraws_the_matrix_and_release_sets_the_base(app_server, page):
-    from attnviz.core.positional import sinusoidal_positional_encoding
-    key = "positional_encoding_fig_pe"
-    goto_page(page, app_server, "positional_encoding")
-    wait_for_plots(page, 3)
-    rail = page.locator(f".st-key-{key} .slider-rail-rect")
+def drag_to_left_end(page, key: str, nth: int = 0) -> int:
+    """Press the nth slider of chart ``key`` at its right end and move it to its left end
+    (button still held); returns how many script runs had finished before."""
+    rail = page.locator(f".st-key-{key} .slider-rail-rect").nth(nth)
     rail.scroll_into_view_if_needed()
     box = rail.bounding_box()
     runs = len(_finished_runs[page])
     y = box["y"] + box["height"] / 2
     page.mouse.move(box["x"] + box["width"] - 2, y)
     page.mouse.down()
-    page.mouse.move(box["x"] + 2, y, steps=4)  # to base 10
+    page.mouse.move(box["x"] + 2, y, steps=4)
     page.wait_for_timeout(200)
+    return runs
+
+
+def test_dragging_the_pe_base_redraws_the_matrix_and_release_sets_the_base(app_server, page):
+    from attnviz.core.positional import sinusoidal_positional_encoding
+    key = "positional_encoding_fig_pe"
+    goto_page(page, app_server, "positional_encoding")
+    wait_for_plots(page, 3)
+    runs = drag_to_left_end(page, key)  # to base 10
     assert len(_finished_runs[page]) == runs, "dragging must not run the script"
     z = np.array(page.evaluate(
         """k => Array.from(document.querySelector(`.st-key-${k} .js-plotly-plot`)._fullData[0].z,
                           r => Array.from(r))""", key), dtype=float)
     np.testing.assert_allclose(z, sinusoidal_positional_encoding(50, 32, base=10.0), atol=1e-12)
+    title = page.evaluate(
+        "k => document.querySelector(`.st-key-${k} .js-plotly-plot`)._fullLayout.xaxis.title.text",
+        key)
+    assert "(50 × 32), base 10 ·" in title  # the title follows the drag
     with expect_rerun(page):
         page.mouse.up()
     wait_for_app_run(page)
     value = page.locator(".st-key-positional_encoding_base [data-testid=stSliderThumbValue]")
     assert value.inner_text() == "10"
+    assert_no_exception(page)
+
+
+def test_dragging_the_pe_width_redraws_the_matrix_and_release_sets_d_model(app_server, page):
+    from attnviz.core.positional import sinusoidal_positional_encoding
+    key = "positional_encoding_fig_pe"
+    goto_page(page, app_server, "positional_encoding")
+    wait_for_plots(page, 3)
+    runs = drag_to_left_end(page, key, nth=1)  # the second slider: to d_model 2
+    assert len(_finished_runs[page]) == runs, "dragging must not run the script"
+    plot = f".st-key-{key} .js-plotly-plot"
+    z = np.array(page.evaluate(
+        "s => Array.from(document.querySelector(s)._fullData[0].z, r => Array.from(r))", plot),
+        dtype=float)
+    np.testing.assert_allclose(z, sinusoidal_positional_encoding(50, 2), atol=1e-12)
+    columns = page.evaluate("s => document.querySelector(s)._fullLayout.xaxis._categories", plot)
+    assert columns == ["0", "1"]  # two columns drawn, not 32 with gaps
+    span = page.evaluate("s => document.querySelector(s)._fullLayout.xaxis.range", plot)
+    np.testing.assert_allclose(span, [-0.5, 1.5])  # filling the plot, not its first 2/32
+    with expect_rerun(page):
+        page.mouse.up()
+    wait_for_app_run(page)
+    value = page.locator(".st-key-positional_encoding_d_model [data-testid=stSliderThumbValue]")
+    assert value.inner_text() == "2"
+    z = np.array(page.evaluate(
+        "s => Array.from(document.querySelector(s)._fullData[0].z, r => Array.from(r))", plot),
+        dtype=float)
+    np.testing.assert_allclose(z, sinusoidal_positional_encoding(50, 2), atol=1e-12)
     assert_no_exception(page)
 
 

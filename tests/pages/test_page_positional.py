@@ -167,19 +167,33 @@ def test_permutation_check_core_properties():
         attnviz.scenarios.scenario.permutation_check(sc, [0, 0, 1, 2, 3], with_pe=False)
 
 
-def test_the_pe_heatmap_carries_a_frame_for_every_base():
+def test_the_pe_heatmap_carries_a_frame_for_every_base_and_a_grid_of_widths():
     from apptest_helpers import chart_keys, chart_specs, decode, open_page
 
     from attnviz.core.positional import sinusoidal_positional_encoding
     at = open_page("positional_encoding")
     spec = chart_specs(at)[chart_keys(at).index("positional_encoding_fig_pe")]
-    assert [f["name"] for f in spec["frames"]] == ["10", "100", "1000", "10000", "100000"]
+    names = [f["name"] for f in spec["frames"]]
+    assert names[:5] == ["base:10", "base:100", "base:1000", "base:10000", "base:100000"]
+    assert names[5:] == [f"d_model:{d}" for d in (2, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128)]
     for frame in spec["frames"]:
+        setting, value = frame["name"].split(":")
+        d, base = (32, float(value)) if setting == "base" else (int(value), 10000.0)
         np.testing.assert_allclose(decode(frame["data"][0]["z"]),
-                                   sinusoidal_positional_encoding(50, 32, base=float(
-                                       frame["name"])), rtol=1e-12, atol=1e-15)
+                                   sinusoidal_positional_encoding(50, d, base=base),
+                                   rtol=1e-12, atol=1e-15)
+        assert len(decode(frame["data"][0]["z"])[0]) == d
+        title = frame["layout"]["xaxis"]["title"]["text"]  # the title follows the slider
+        assert f"(50 × {d}), base {int(base)} ·" in title
+    sliders = spec["layout"]["sliders"]
+    assert [s["active"] for s in sliders] == [3, 7]  # base 10000, d_model 32
+    assert [s["steps"][s["active"]]["label"] for s in sliders] == ["10000", "32"]
     assert spec["sliderEvents"]
+    at.slider(key="positional_encoding_d_model").set_value(34).run()
+    spec = chart_specs(at)[chart_keys(at).index("positional_encoding_fig_pe")]
+    widths = [int(f["name"].split(":")[1]) for f in spec["frames"] if f["name"].startswith("d_")]
+    assert 34 in widths and spec["layout"]["sliders"][1]["steps"][8]["label"] == "34"
     at.slider(key="positional_encoding_positions").set_value(256).run()
     at.slider(key="positional_encoding_d_model").set_value(128).run()
     spec = chart_specs(at)[chart_keys(at).index("positional_encoding_fig_pe")]
-    assert not spec["frames"]  # 32,768 values: no frames (the slider above still works)
+    assert not spec["frames"]  # too many values for either drag slider

@@ -88,7 +88,7 @@ BASE_LABEL = "base"
 D_MODEL_LABEL = "d_model"
 POSITIONS_LABEL = "number of positions"
 # {n_pos}: number of positions; {d_model}: width; {base}: the base of the wavelengths
-PE_TITLE = "PE: {n_pos} positions × {d_model} dimensions, base {base}"
+PE_TITLE = "PE ({n_pos} × {d_model}), base {base}"
 AXIS_DIMENSION = "dimension"
 DIMS_LABEL = "Dimensions to draw"
 # {j}: a column of PE
@@ -120,5 +120,6 @@ OUTPUT_ORIGINAL = "Output, original order"
 OUTPUT_SHUFFLED = "Output of the shuffled tokens"
 OUTPUT_UNPERMUTED = "Shuffled output, rows put back"
 BASE_PREFIX = "drag the base: "
-BASE_DRAG = ("Drag the slider under the matrix: it follows the base while you drag (computed "
-             "in advance for every base); releasing it sets the base above.")
+D_MODEL_PREFIX = "drag d_model: "
+BASE_DRAG = ("Drag a slider under the matrix: it follows the base or d_model while you drag "
+             "(computed in advance for every step); releasing it sets the control above.")
