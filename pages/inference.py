@@ -2,6 +2,7 @@
 on the current scenario (through the kv_cache and online_softmax variants)."""
 
 from dataclasses import replace
+from functools import partial
 
 import numpy as np
 import streamlit as st
@@ -9,11 +10,20 @@ import streamlit as st
 from attnviz.core.decode import cache_bytes
 from attnviz.core.online import memory_traffic
 from attnviz.figures import heatmap
+from attnviz.figures.heatmap import axis_title, with_slider
+from attnviz.scenarios import sweep
 from attnviz.scenarios.scenario import with_variant
 from attnviz.teach.text import common
 from attnviz.teach.text import inference as text
 from attnviz.ui import controls, state
 from attnviz.ui.panels import scenario_caption, show_figure
+
+
+def running_stats(tile_state) -> np.ndarray:
+    """m, ℓ, α and the running log-sum-exp m + log ℓ of each query after a tile, as columns."""
+    with np.errstate(divide="ignore"):  # ℓ = 0: a query with only masked keys so far
+        lse = tile_state.m + np.log(tile_state.l)
+    return np.column_stack([tile_state.m, tile_state.l, tile_state.alpha, lse])
 
 
 def with_params(key: str, **params):
@@ -22,6 +32,25 @@ def with_params(key: str, **params):
     return replace(with_variant(scenario, key), params=params)
 
 
+def land(figure: str, control: str, allowed, cast=int) -> None:
+    """A drag slider of chart ``figure`` was released: the value it stopped on becomes the
+    value of the slider ``control`` (ignored unless it is one of ``allowed``)."""
+    try:
+        value = cast((st.session_state.get(figure) or {}).get("slider"))
+    except (TypeError, ValueError):
+        return
+    if value in allowed:
+        st.session_state[control] = value
+
+
+def start_at(control: str, default, low, top) -> None:
+    """Give slider ``control`` its first value, and bring a stored one back within low..top
+    (the range follows other settings; the drag sliders set the value, not the widget)."""
+    value = st.session_state.get(control, default)
+    st.session_state[control] = min(max(value, low), top)
+
+
+LOGITS = [x / 2 for x in range(-20, 21)]  # the sink logit slider's values, -10..10 by 0.5
 scenario = state.get_scenario()
 st.header(text.HEADER)
 scenario_caption(scenario)
@@ -41,15 +70,33 @@ with kv_tab:
             st.caption(text.PREFILL_CLAMPED.format(t=t))
             call = 0
         else:
-            call = st.slider(text.CALL_LABEL, 1, calls, calls, key="inference_call") - 1
+            start_at("inference_call", calls, 1, calls)
+            call = st.slider(text.CALL_LABEL, 1, calls, key="inference_call") - 1
         step = att.steps[call]
         rows = step.queries
-        st.markdown(text.CALL.format(call=call + 1, calls=calls, cache=step.cache_len,
-                                     rows=", ".join(labels[i] for i in rows)))
+
+        def call_title(c: int) -> str:
+            """Which call a frame shows, written in the figure (it follows the drag)."""
+            s_c = att.steps[c]
+            return text.CALL.format(call=c + 1, calls=calls, rows=len(s_c.queries),
+                                    cache=s_c.cache_len)
+
         st.markdown(f"**{text.CALL_WEIGHTS}**")
-        show_figure(heatmap(step.weights, labels[:step.cache_len], [labels[i] for i in rows],
-                            kind="weights", x_title=common.AXIS_KEY, y_title=common.AXIS_QUERY),
-                    key="inference_fig_call_weights")
+        fig = heatmap(step.weights, labels[:step.cache_len], [labels[i] for i in rows],
+                      kind="weights", title=call_title(call), x_title=common.AXIS_KEY,
+                      y_title=common.AXIS_QUERY)
+        frames = None
+        if 1 < calls and sum(np.size(s_c.weights) for s_c in att.steps) <= sweep.MAX_CELLS:
+            frames = with_slider(
+                fig, [s_c.weights for s_c in att.steps], [str(c + 1) for c in range(calls)],
+                call, prefix=text.CALL_PREFIX, kind="weights",
+                x_labels=[labels[:s_c.cache_len] for s_c in att.steps],
+                y_labels=[[labels[i] for i in s_c.queries] for s_c in att.steps],
+                titles=[axis_title(call_title(c), common.AXIS_KEY) for c in range(calls)])
+            st.caption(text.CALL_DRAG)
+        show_figure(fig, key="inference_fig_call_weights", frames=frames,
+                    on_slider=partial(land, "inference_fig_call_weights", "inference_call",
+                                      range(1, calls + 1)) if frames else None)
         left, right = st.columns([2, 3], gap="large")
         with left:
             st.markdown(f"**{text.CACHE_K}**")
@@ -82,10 +129,15 @@ with online_tab:
             st.caption(text.TILE_CLAMPED.format(t_k=t_k))
             j = 0
         else:
-            j = st.slider(text.TILE_STEP_LABEL, 1, n, n, key="inference_tile_step") - 1
+            start_at("inference_tile_step", n, 1, n)
+            j = st.slider(text.TILE_STEP_LABEL, 1, n, key="inference_tile_step") - 1
         state_j = att.tiles[j]
-        st.markdown(text.TILE.format(tile=j + 1, tiles=n, start=k_lab[state_j.start],
-                                     stop=k_lab[state_j.stop - 1]))
+
+        def tile_title(i: int) -> str:
+            """Which tile a frame shows, written in the figure (it follows the drag)."""
+            return text.TILE.format(tile=i + 1, tiles=n, start=k_lab[att.tiles[i].start],
+                                    stop=k_lab[att.tiles[i].stop - 1])
+
         cells = [(i, c) for i in range(len(q_lab)) for c in range(state_j.start, state_j.stop)]
         st.markdown(f"**{text.SCORES}**")
         show_figure(heatmap(att.masked, k_lab, q_lab, highlight_cells=cells,
@@ -94,17 +146,24 @@ with online_tab:
         left, right = st.columns(2, gap="large")
         with left:
             st.markdown(f"**{text.RUNNING}**")
-            with np.errstate(divide="ignore"):  # ℓ = 0: a query with only masked keys so far
-                lse = state_j.m + np.log(state_j.l)
-            stats = np.column_stack([state_j.m, state_j.l, state_j.alpha, lse])
-            show_figure(heatmap(stats, list(text.RUNNING_COLUMNS), q_lab, kind="sequential"),
-                        key="inference_fig_running")
+            stats = [running_stats(tile_j) for tile_j in att.tiles]
+            fig = heatmap(stats[j], list(text.RUNNING_COLUMNS), q_lab, kind="sequential",
+                          title=tile_title(j))
+            frames = None
+            if n > 1 and n * stats[0].size <= sweep.MAX_CELLS:
+                frames = with_slider(fig, stats, [str(i + 1) for i in range(n)], j,
+                                     prefix=text.TILE_PREFIX, kind="sequential",
+                                     titles=[tile_title(i) for i in range(n)])
+                st.caption(text.TILE_DRAG)
+            show_figure(fig, key="inference_fig_running", frames=frames,
+                        on_slider=partial(land, "inference_fig_running", "inference_tile_step",
+                                          range(1, n + 1)) if frames else None)
             st.caption(text.RUNNING_NOTE)
         with right:
             st.markdown(f"**{text.PARTIAL}**")
-            partial = np.divide(state_j.o, state_j.l[:, None], out=np.zeros_like(state_j.o),
-                                where=state_j.l[:, None] > 0)
-            show_figure(heatmap(partial, controls.dims("o", partial.shape[1]), q_lab),
+            partial_o = np.divide(state_j.o, state_j.l[:, None], out=np.zeros_like(state_j.o),
+                                  where=state_j.l[:, None] > 0)
+            show_figure(heatmap(partial_o, controls.dims("o", partial_o.shape[1]), q_lab),
                         key="inference_fig_partial")
         st.markdown(text.ONLINE_DIFFERENCE.format(value=f"{att.difference:.1e}"))
         traffic = memory_traffic(len(q_lab), len(k_lab), np.shape(att.q)[1],
@@ -123,10 +182,12 @@ with sinks_tab:
     window = c1.slider(text.WINDOW_LABEL, 1, max(t, 2), min(3, t), key="inference_window")
     n_sink = c2.slider(text.N_SINK_LABEL, 0, t, min(1, t), key="inference_n_sink")
     learned = c3.toggle(text.LEARNED_LABEL, key="inference_learned")
-    logit = c4.slider(text.LOGIT_LABEL, -10.0, 10.0, 0.0, 0.5, key="inference_logit",
+    start_at("inference_logit", 0.0, -10.0, 10.0)
+    logit = c4.slider(text.LOGIT_LABEL, -10.0, 10.0, step=0.5, key="inference_logit",
                       disabled=not learned)
-    result = controls.compute(with_params("sinks", window=int(window), n_sink=int(n_sink),
-                                          learned_sink=bool(learned), sink_logit=float(logit)))
+    sinks = with_params("sinks", window=int(window), n_sink=int(n_sink),
+                        learned_sink=bool(learned), sink_logit=float(logit))
+    result = controls.compute(sinks)
     if result is not None:
         att = result.attention
         labels = result.q_labels
@@ -137,8 +198,17 @@ with sinks_tab:
                         key="inference_fig_sink_mask")
         with mid:
             st.markdown(f"**{text.SINK_WEIGHTS}**")
-            show_figure(heatmap(att.weights, labels, labels, kind="weights"),
-                        key="inference_fig_sink_weights")
+            fig = heatmap(att.weights, labels, labels, kind="weights")
+            frames = None
+            if learned and len(LOGITS) * t * t <= sweep.MAX_CELLS:
+                # the weights for every logit: the figure's own slider moves them while dragged
+                frames = with_slider(fig, sweep.sweep(sinks, "params.sink_logit", LOGITS),
+                                     [f"{v:g}" for v in LOGITS], LOGITS.index(float(logit)),
+                                     prefix=text.LOGIT_PREFIX, kind="weights")
+                st.caption(text.LOGIT_DRAG)
+            show_figure(fig, key="inference_fig_sink_weights", frames=frames,
+                        on_slider=partial(land, "inference_fig_sink_weights", "inference_logit",
+                                          LOGITS, float) if frames else None)
         with right:
             st.markdown(f"**{text.SINK_SHARES}**")
             shares = np.column_stack([np.asarray(att.weights).sum(axis=1), att.sink_weight])

@@ -263,6 +263,7 @@ def with_slider(fig: go.Figure, matrices, labels: Sequence[str], active: int, *,
                 prefix: str, kind: str | None = None, digits: int = 3,
                 names: Sequence[str] | None = None,
                 x_labels: Sequence[Sequence[str]] | None = None,
+                y_labels: Sequence[Sequence[str]] | None = None,
                 titles: Sequence[str] | None = None) -> list[dict]:
     """Give a :func:`heatmap` a slider that steps through ``matrices`` (one per label) in the
     browser; returns the Plotly frames to send with it (``attnviz.ui.plotly_view``).
@@ -270,8 +271,8 @@ def with_slider(fig: go.Figure, matrices, labels: Sequence[str], active: int, *,
     Each frame replaces the heatmap's z, cell text and exact hover values; the slider starts
     at ``active`` and writes ``prefix`` + the label of the step it is on. A figure may get
     several sliders (each call adds one below the others); their frames then need distinct
-    ``names`` (by default the labels). ``x_labels``: each matrix's column labels, when the
-    number of columns changes from step to step; ``titles``: each step's top axis title, so
+    ``names`` (by default the labels). ``x_labels``, ``y_labels``: each matrix's column and
+    row labels, when the shape changes from step to step; ``titles``: each step's top axis title, so
     that the figure's own title follows the slider too.
     """
     names = [str(n) for n in (labels if names is None else names)]
@@ -281,6 +282,8 @@ def with_slider(fig: go.Figure, matrices, labels: Sequence[str], active: int, *,
         trace = dict(z=np.where(np.isneginf(z), np.nan, z))
         if x_labels is not None:
             trace["x"] = list(x_labels[i])
+        if y_labels is not None:
+            trace["y"] = list(y_labels[i])
         if fig.data[0].text is not None:
             trace.update(text=_cell_text(z, digits, fixed=(kind or matrix_kind(z)) == "weights"),
                          customdata=_cell_text(z, 17))
@@ -292,6 +295,8 @@ def with_slider(fig: go.Figure, matrices, labels: Sequence[str], active: int, *,
             xaxis["title"] = {"text": titles[i]}
         if xaxis:
             frame["layout"] = {"xaxis": xaxis}
+        if y_labels is not None:  # first row at the top, as the heatmap draws it
+            frame.setdefault("layout", {})["yaxis"] = {"range": [len(y_labels[i]) - 0.5, -0.5]}
         frames.append(frame)
     add_step_slider(fig, labels, active, prefix=prefix, names=names)
     return frames

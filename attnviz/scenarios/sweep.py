@@ -26,14 +26,23 @@ def temperature_grid(low: float = 0.05, high: float = 5.0, step: float = 0.05) -
     return [round(low + i * step, 2) for i in range(n)]
 
 
+def _with(scenario: Scenario, setting: str, value) -> Scenario:
+    """The scenario with ``setting`` (a scenario field, or ``params.<name>`` for a setting of
+    its variant) set to ``value``."""
+    if setting.startswith("params."):
+        return replace(scenario, params={**scenario.params, setting.removeprefix("params."): value})
+    return replace(scenario, **{setting: value})
+
+
 def sweep(scenario: Scenario, setting: str, values, matrix: str = "weights", *,
           head: int = 0) -> list[Array]:
     """``matrix`` of head ``head`` (``run_scenario(...).attention.head(head)``) for each value
-    of the scenario field ``setting``; a ValueError when the grid would exceed MAX_CELLS."""
+    of ``setting`` (a scenario field, or ``params.<name>`` for a setting of the scenario's
+    variant); a ValueError when the grid would exceed MAX_CELLS."""
     values = list(values)
     cells = scenario.t * scenario.t * len(values)
     if cells > MAX_CELLS:
         raise ValueError(f"a sweep of {len(values)} values over {scenario.t} tokens needs "
                          f"{cells:,} numbers, more than {MAX_CELLS:,}")
-    return [np.asarray(getattr(run_scenario(replace(scenario, **{setting: v}))
-                               .attention.head(head), matrix)) for v in values]
+    return [np.asarray(getattr(run_scenario(_with(scenario, setting, v)).attention.head(head),
+                               matrix)) for v in values]

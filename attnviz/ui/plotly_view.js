@@ -72,10 +72,11 @@ export default function (component) {
       clearTimeout(timer);
       timer = setTimeout(() => {
         const now = Math.round(div.getBoundingClientRect().width);
-        const fixed = div.layout && div.layout.width;  // a figure with its own width
-        if (tries > 0 && now && !fixed && window.Plotly && div._fullLayout &&
+        if (tries > 0 && now && !div.__attnvizOwnWidth && window.Plotly && div._fullLayout &&
             Math.abs(now - Math.round(div._fullLayout.width)) > 1) {
-          window.Plotly.Plots.resize(div).then(() => div.__attnvizSettle(tries - 1));
+          // the new width only: Plotly.Plots.resize would also drop the figure's own height,
+          // and a chart redrawn while its tab or column was collapsed then stayed 0 px tall
+          window.Plotly.relayout(div, { width: now }).then(() => div.__attnvizSettle(tries - 1));
         }
       }, 150);
     };
@@ -83,7 +84,10 @@ export default function (component) {
   }
   // the figure's JSON arrives as UTF-8 bytes (a string, should Streamlit ever decode it)
   const spec = JSON.parse(typeof data === "string" ? data : new TextDecoder().decode(data));
-  const config = Object.assign({ responsive: true }, spec.config);
+  // not Plotly's own "responsive" (its window-resize handler is Plots.resize, see above): the
+  // ResizeObserver above follows the column's width
+  const config = Object.assign({}, spec.config, { responsive: false });
+  div.__attnvizOwnWidth = Boolean(spec.layout && spec.layout.width);  // a figure with its own width
   div.__attnvizSend = spec.clickable ? setTriggerValue : null;
   div.__attnvizSendSlider = spec.sliderEvents ? setTriggerValue : null;
   const figure = { data: spec.data, layout: spec.layout, config: config };

@@ -180,3 +180,84 @@ def test_dragging_the_custom_scale_moves_the_scaled_scores_and_release_sets_it(a
     box = page.get_by_test_id("stNumberInput").filter(has_text="Custom").first
     assert box.locator("input").input_value() == "0.05"
     assert_no_exception(page)
+
+
+# --- the Inference page: the calls, the tiles and the sink logit -------------------------------
+
+def plotted(page, key: str) -> np.ndarray:
+    return np.array(page.evaluate(
+        """k => Array.from(document.querySelector(`.st-key-${k} .js-plotly-plot`)._fullData[0].z,
+                          r => Array.from(r))""", key), dtype=float)
+
+
+def inference_result(variant: str, **params):
+    from dataclasses import replace
+
+    from attnviz.scenarios.scenario import with_variant
+    return run_scenario(replace(with_variant(default_scenario(), variant),
+                                params=params)).attention
+
+
+def test_dragging_the_model_call_steps_through_the_calls_and_release_sets_it(app_server, page):
+    from attnviz.teach.text import inference as text
+    key = "inference_fig_call_weights"
+    goto_page(page, app_server, "inference")
+    wait_for_plots(page, 3)
+    att = inference_result("kv_cache", prefill=2)
+    np.testing.assert_allclose(plotted(page, key), att.steps[-1].weights, atol=1e-12)
+    runs = drag_to_left_end(page, key)  # to call 1: the prompt's two rows
+    assert len(_finished_runs[page]) == runs, "dragging must not run the script"
+    np.testing.assert_allclose(plotted(page, key), att.steps[0].weights, atol=1e-12)
+    title = page.evaluate(
+        "k => document.querySelector(`.st-key-${k} .js-plotly-plot`)._fullLayout.xaxis.title.text",
+        key)
+    assert title.startswith(text.CALL.format(call=1, calls=3, rows=2, cache=2))
+    with expect_rerun(page):
+        page.mouse.up()
+    wait_for_app_run(page)
+    value = page.locator(".st-key-inference_call [data-testid=stSliderThumbValue]")
+    assert value.inner_text() == "1"
+    np.testing.assert_allclose(plotted(page, key), att.steps[0].weights, atol=1e-12)
+    assert_no_exception(page)
+
+
+def test_dragging_the_tile_steps_the_running_statistics_and_release_sets_it(app_server, page):
+    from attnviz.teach.text import inference as text
+    key = "inference_fig_running"
+    goto_page(page, app_server, "inference")
+    page.get_by_role("tab", name=text.ONLINE_TAB).click()
+    wait_for_plots(page, 4)
+    first = inference_result("online_softmax", tile=2).tiles[0]
+    runs = drag_to_left_end(page, key)  # to tile 1
+    assert len(_finished_runs[page]) == runs, "dragging must not run the script"
+    np.testing.assert_allclose(plotted(page, key)[:, :3],
+                               np.column_stack([first.m, first.l, first.alpha]), atol=1e-12)
+    with expect_rerun(page):
+        page.mouse.up()
+    wait_for_app_run(page)
+    value = page.locator(".st-key-inference_tile_step [data-testid=stSliderThumbValue]")
+    assert value.inner_text() == "1"
+    assert_no_exception(page)
+
+
+def test_dragging_the_sink_logit_moves_the_weights_and_release_sets_it(app_server, page):
+    from attnviz.teach.text import inference as text
+    key = "inference_fig_sink_weights"
+    goto_page(page, app_server, "inference")
+    page.get_by_role("tab", name=text.SINKS_TAB).click()
+    with expect_rerun(page):
+        page.get_by_text(text.LEARNED_LABEL, exact=True).click()
+    wait_for_app_run(page)
+    page.wait_for_function(
+        """k => document.querySelector(`.st-key-${k} .js-plotly-plot`)?._transitionData
+           ?._frames?.length === 41""", arg=key, timeout=30_000)
+    runs = drag_to_left_end(page, key)  # to logit -10
+    assert len(_finished_runs[page]) == runs, "dragging must not run the script"
+    low = inference_result("sinks", window=3, n_sink=1, learned_sink=True, sink_logit=-10.0)
+    np.testing.assert_allclose(plotted(page, key), low.weights, atol=1e-12)
+    with expect_rerun(page):
+        page.mouse.up()
+    wait_for_app_run(page)
+    value = page.locator(".st-key-inference_logit [data-testid=stSliderThumbValue]")
+    assert value.inner_text() == "-10.00"
+    assert_no_exception(page)

@@ -49,6 +49,16 @@ def test_decoding_steps_through_the_calls_of_a_decoder():
     step = att.steps[2]
     assert step.queries == range(3, 4) and step.cache_len == 4
     np.testing.assert_allclose(z(at, "inference_fig_call_weights"), step.weights, rtol=1e-12)
+    spec = spec_by_key(at, "inference_fig_call_weights")
+    assert spec["layout"]["xaxis"]["title"]["text"].startswith(
+        text.CALL.format(call=3, calls=5, rows=1, cache=4))
+    frames = spec["frames"]  # one per call, each of its own shape, for the figure's slider
+    assert [f["name"] for f in frames] == ["1", "2", "3", "4", "5"]
+    for frame, s_c in zip(frames, att.steps, strict=True):
+        np.testing.assert_allclose(decode(frame["data"][0]["z"]), s_c.weights, rtol=1e-12)
+        assert len(frame["data"][0]["x"]) == s_c.cache_len
+        assert len(frame["data"][0]["y"]) == len(s_c.queries)
+    assert spec["layout"]["sliders"][0]["active"] == 2
     assembled = z(at, "inference_fig_assembled")
     assert np.isnan(assembled[4:]).all() and not np.isnan(assembled[:4]).any()
     assert z(at, "inference_fig_cache_k").shape == (4, 4)
@@ -71,8 +81,17 @@ def test_the_tiles_of_the_online_softmax():
     traffic = memory_traffic(6, 6, 4, 4, 4)
     (table,) = [d.value for d in at.dataframe]
     assert list(table.iloc[:, 1]) == [traffic["naive"], traffic["tiled"]]
-    assert any(text.TILE.format(tile=1, tiles=2, start="0:we", stop="3:whole") in m.value
-               for m in at.markdown)
+    spec = spec_by_key(at, "inference_fig_running")
+    assert spec["layout"]["xaxis"]["title"]["text"] == text.TILE.format(
+        tile=1, tiles=2, start="0:we", stop="3:whole")
+    # a frame per tile for the figure's own slider, each with its own title
+    assert [f["name"] for f in spec["frames"]] == ["1", "2"]
+    for frame, tile_state in zip(spec["frames"], r.tiles, strict=True):
+        np.testing.assert_allclose(decode(frame["data"][0]["z"])[:, :3],
+                                   np.column_stack([tile_state.m, tile_state.l,
+                                                    tile_state.alpha]), rtol=1e-12)
+    assert spec["frames"][1]["layout"]["xaxis"]["title"]["text"].startswith("After tile 2 of 2")
+    assert spec["layout"]["sliders"][0]["active"] == 0
     at.slider(key="inference_tile_step").set_value(2).run()  # the last tile: the log-sum-exp
     np.testing.assert_allclose(z(at, "inference_fig_running")[:, 3], r.lse, rtol=1e-12)
 
@@ -112,6 +131,12 @@ def test_the_sinks_tab_shows_the_mask_the_weights_and_the_sinks_share():
     r = attention_with_sink(x @ sc.w_q, x @ sc.w_k, x @ sc.w_v,
                             mask=sink_window_mask(8, window=2, n_sink=1), sink_logit=1.0)
     np.testing.assert_allclose(z(at, "inference_fig_sink_weights"), r.weights, rtol=1e-12)
+    frames = spec_by_key(at, "inference_fig_sink_weights")["frames"]  # every logit -10..10
+    assert len(frames) == 41 and frames[0]["name"] == "-10" and frames[22]["name"] == "1"
+    np.testing.assert_allclose(decode(frames[22]["data"][0]["z"]), r.weights, rtol=1e-12)
+    low = attention_with_sink(x @ sc.w_q, x @ sc.w_k, x @ sc.w_v,
+                              mask=sink_window_mask(8, window=2, n_sink=1), sink_logit=-10.0)
+    np.testing.assert_allclose(decode(frames[0]["data"][0]["z"]), low.weights, rtol=1e-12)
     shares = z(at, "inference_fig_sink_shares")
     np.testing.assert_allclose(shares.sum(axis=1), 1.0, rtol=1e-12)
     assert (shares[:, 1] > 0).all()

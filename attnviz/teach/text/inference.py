@@ -30,9 +30,12 @@ SINKS_TAB = "Sliding window & sinks"
 ONLINE_TAB = "Online softmax (tiles)"
 PREFILL_LABEL = "Prompt tokens processed at once (prefill)"
 CALL_LABEL = "Model call"
-# {call}, {calls}: this call and their number; {rows}: the query rows it computes; {cache}: keys
-# in the cache after it
-CALL = "Call {call} of {calls}: query row(s) {rows} against the {cache} cached keys and values."
+# {call}, {calls}: this call and their number; {rows}: how many query rows it computes; {cache}:
+# keys in the cache after it
+CALL = "Call {call} of {calls}: {rows} row(s), {cache} keys cached"
+CALL_PREFIX = "drag the call: "
+CALL_DRAG = ("Drag the slider under the weights to step through the calls (computed in "
+             "advance); releasing it sets the model call above.")
 # {t}: the number of tokens
 PREFILL_CLAMPED = "The prompt is the whole sequence of {t} tokens: one call."
 CACHE_K = "Cached keys K (one row per token so far)"
@@ -60,7 +63,10 @@ TILE_STEP_LABEL = "After tile"
 # {t_k}: the number of keys
 TILE_CLAMPED = "The tile holds every key: one tile of {t_k}."
 # {tile}, {tiles}: this tile and their number; {start}, {stop}: its keys
-TILE = "Tile {tile} of {tiles}: keys {start} to {stop}."
+TILE = "After tile {tile} of {tiles} (keys {start} to {stop})"
+TILE_PREFIX = "drag the tile: "
+TILE_DRAG = ("Drag the slider under the statistics to watch m, ℓ and α change tile by tile "
+             "(computed in advance); releasing it sets the tile above.")
 SCORES = "Scaled, masked scores S̃ (this tile outlined)"
 RUNNING = "Running statistics of each query after this tile"
 RUNNING_COLUMNS = ("m (max)", "ℓ (sum)", "α (rescale)", "m + log ℓ")
@@ -85,6 +91,9 @@ WINDOW_LABEL = "Window (keys seen, itself included)"
 N_SINK_LABEL = "First tokens kept (sinks)"
 LEARNED_LABEL = "Learned sink logit"
 LOGIT_LABEL = "Sink logit s"
+LOGIT_PREFIX = "drag the sink logit: "
+LOGIT_DRAG = ("Drag the slider under the weights: they follow the sink logit while you drag "
+              "(computed in advance); releasing it sets the logit.")
 SINK_MASK = "Keys each query may see"
 SINK_WEIGHTS = "Weights"
 SINK_SHARES = "Row sum and the sink's share"
