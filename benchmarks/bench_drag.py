@@ -5,9 +5,11 @@
 On the default scenario, in Chromium, for each chart whose own slider steps through frames
 computed in advance (no server round trip while dragging): the Playground's weights over τ
 (lecture view), the Masks page's weights over the window width, the Positional encoding page's
-PE matrix over its base and over d_model (up to 50 × 128), and the Learn page's playback
-after a 200-step run. Each step is ``Plotly.animate`` to one frame, awaited — what a drag does
-at every step — over every frame of the chart. Target: <= 50 ms per step (issue 15, item 3).
+PE matrix over its base and over d_model (up to 50 × 128), the Inference page's weights over the
+model call and over the sink logit, the Modern page's PE scores over the shift Δ, and the Learn
+page's playback after a 200-step run (the list: CHARTS). Each step is ``Plotly.animate`` to one
+frame, awaited — what a drag does at every step — over every frame of the chart.
+Target: <= 50 ms per step (issue 15, item 3).
 """
 
 from __future__ import annotations
@@ -36,31 +38,45 @@ DRAWN = ("k => document.querySelector(`.st-key-${k} .js-plotly-plot`)?._transiti
          "?._frames?.length > 0")
 
 
-def _charts(page, base: str, runs: int) -> dict[str, list[float]]:
-    """Per-step times (ms) of each chart with frames."""
-    out = {}
-    page.goto(base + "/playground")
-    page.wait_for_function(DRAWN, arg="playground_fig_weights_weights", timeout=90_000)
-    page.wait_for_timeout(1000)
-    out["Playground: weights over τ"] = page.evaluate(
-        ANIMATE, ["playground_fig_weights_weights", runs])
-    page.goto(base + "/masks")
+def _sliding_window(page) -> None:
     page.get_by_test_id("stRadio").first.get_by_text("sliding window").click()
-    page.wait_for_function(DRAWN, arg="masks_fig_weights", timeout=90_000)
-    page.wait_for_timeout(1000)
-    out["Masks: weights over the window width"] = page.evaluate(
-        ANIMATE, ["masks_fig_weights", runs])
-    page.goto(base + "/positional_encoding")
-    page.wait_for_function(DRAWN, arg="positional_encoding_fig_pe", timeout=90_000)
-    page.wait_for_timeout(1000)
-    out["Positional encoding: PE over base and d_model (50 positions)"] = page.evaluate(
-        ANIMATE, ["positional_encoding_fig_pe", runs])
-    page.goto(base + "/learn")
+
+
+def _train(page) -> None:
     page.get_by_role("button", name="Train", exact=True).click()
-    page.wait_for_function(DRAWN, arg="learn_fig_training", timeout=90_000)
-    page.wait_for_timeout(1000)
-    out["Learn: playback of a 200-step run"] = page.evaluate(
-        ANIMATE, ["learn_fig_training", runs])
+
+
+def _learned_sink(page) -> None:
+    from attnviz.teach.text import inference as text
+    page.get_by_role("tab", name=text.SINKS_TAB).click()
+    page.get_by_text(text.LEARNED_LABEL, exact=True).click()
+
+
+# (row name, page path, chart key, what a user does first so that the chart has frames)
+CHARTS = [
+    ("Playground: weights over τ", "playground", "playground_fig_weights_weights", None),
+    ("Masks: weights over the window width", "masks", "masks_fig_weights", _sliding_window),
+    ("Positional encoding: PE over base and d_model (50 positions)", "positional_encoding",
+     "positional_encoding_fig_pe", None),
+    ("Inference: weights over the model call", "inference", "inference_fig_call_weights", None),
+    ("Inference: weights over the sink logit", "inference", "inference_fig_sink_weights",
+     _learned_sink),
+    ("Modern: PE scores over the shift Δ", "modern", "modern_fig_pe_scores", None),
+    ("Learn: playback of a 200-step run", "learn", "learn_fig_training", _train),
+]
+
+
+def _charts(page, base: str, runs: int) -> dict[str, list[float]]:
+    """Per-step times (ms) of each chart in CHARTS."""
+    out = {}
+    for name, path, key, prepare in CHARTS:
+        page.goto(f"{base}/{path}")
+        if prepare:
+            page.wait_for_timeout(2000)  # the page has drawn; now the user acts
+            prepare(page)
+        page.wait_for_function(DRAWN, arg=key, timeout=90_000)
+        page.wait_for_timeout(1000)
+        out[name] = page.evaluate(ANIMATE, [key, runs])
     return out
 
 

@@ -6,7 +6,8 @@ import streamlit as st
 
 from attnviz.core.alibi import alibi_bias, alibi_slopes
 from attnviz.figures import heatmap
-from attnviz.figures.heatmap import mask_figure
+from attnviz.figures.heatmap import mask_figure, with_slider
+from attnviz.scenarios import sweep
 from attnviz.teach.modern import (
     angles,
     cache_entries_per_token,
@@ -18,6 +19,39 @@ from attnviz.teach.text import common
 from attnviz.teach.text import modern as text
 from attnviz.ui import heads, state
 from attnviz.ui.panels import scenario_caption, show_figure
+
+DELTAS = range(0, 51)  # the shift slider's values
+
+
+def land_delta() -> None:
+    """The PE scores' drag slider was released: its shift becomes the Δ slider's value."""
+    label = str((st.session_state.get("modern_fig_pe_scores") or {}).get("slider"))
+    if label.isdigit() and int(label) in DELTAS:
+        st.session_state["modern_delta"] = int(label)
+
+
+def show_pe_shifted(scenario, labels: list[str], check, delta: int, base: float) -> None:
+    """The sinusoidal-PE scores after the shift, with a frame for every Δ (while they fit) so
+    that the figure's own slider moves them during a drag: RoPE's stay, these change."""
+    def title(d: int, change: float) -> str:
+        return text.PE_SHIFT_TITLE.format(delta=d, pe=f"{change:.3g}")
+
+    checks = None
+    if len(DELTAS) * scenario.t ** 2 <= sweep.MAX_CELLS:
+        checks = [shift_check(scenario, d, base=base) for d in DELTAS]
+    zs = [c.pe_shifted for c in checks] if checks else [check.pe_shifted]
+    bound = max(float(np.abs(z).max()) for z in zs) or 1.0  # one colour range for every Δ
+    fig = heatmap(check.pe_shifted, labels, labels, kind="signed", zmin=-bound, zmax=bound,
+                  title=title(delta, check.pe_change))
+    frames = None
+    if checks:
+        frames = with_slider(fig, zs, [str(d) for d in DELTAS], delta, prefix=text.DELTA_PREFIX,
+                             kind="signed", titles=[title(d, c.pe_change)
+                                                    for d, c in zip(DELTAS, checks, strict=True)])
+        st.caption(text.DELTA_DRAG)
+    show_figure(fig, key="modern_fig_pe_scores", frames=frames,
+                on_slider=land_delta if frames else None)
+
 
 scenario = state.get_scenario()
 st.header(text.HEADER)
@@ -32,7 +66,8 @@ with rope_tab:
     c1, c2 = st.columns(2)
     base = c1.select_slider(text.BASE_LABEL, [4.0, 10.0, 100.0, 1000.0, 10000.0, 500000.0],
                             value=10000.0, key="modern_base")
-    delta = c2.slider(text.DELTA_LABEL, 0, 50, 5, key="modern_delta")
+    st.session_state.setdefault("modern_delta", 5)  # also set by land_delta()
+    delta = c2.slider(text.DELTA_LABEL, 0, 50, key="modern_delta")
     try:
         check = shift_check(scenario, int(delta), base=float(base))
     except ValueError as exc:
@@ -47,8 +82,7 @@ with rope_tab:
                         key="modern_fig_rope_scores")
         with right:
             st.markdown(f"**{text.PE_SCORES}**")
-            show_figure(heatmap(check.pe_shifted, labels, labels, kind="signed"),
-                        key="modern_fig_pe_scores")
+            show_pe_shifted(scenario, labels, check, int(delta), float(base))
         st.markdown(f"**{text.ANGLES}**")
         theta = angles(scenario.t + int(delta), int(scenario.w_q.shape[1]), base=float(base))
         show_figure(heatmap(theta[int(delta):], [f"i={i}" for i in range(theta.shape[1])],

@@ -261,3 +261,20 @@ def test_dragging_the_sink_logit_moves_the_weights_and_release_sets_it(app_serve
     value = page.locator(".st-key-inference_logit [data-testid=stSliderThumbValue]")
     assert value.inner_text() == "-10.00"
     assert_no_exception(page)
+
+
+def test_dragging_the_shift_moves_the_pe_scores_and_release_sets_it(app_server, page):
+    from attnviz.teach.modern import shift_check
+    key = "modern_fig_pe_scores"
+    goto_page(page, app_server, "modern")
+    wait_for_plots(page, 3)
+    runs = drag_to_left_end(page, key)  # to Δ = 0: the scores as they are
+    assert len(_finished_runs[page]) == runs, "dragging must not run the script"
+    np.testing.assert_allclose(plotted(page, key), shift_check(default_scenario(), 0).pe_shifted,
+                               atol=1e-12)
+    with expect_rerun(page):
+        page.mouse.up()
+    wait_for_app_run(page)
+    value = page.locator(".st-key-modern_delta [data-testid=stSliderThumbValue]")
+    assert value.inner_text() == "0"
+    assert_no_exception(page)

@@ -53,3 +53,21 @@ def test_the_qk_norm_tab_shows_both_logits():
     np.testing.assert_allclose(z(at, "modern_fig_normed_logits"), effect.normed, rtol=1e-12)
     np.testing.assert_allclose(z(at, "modern_fig_plain_logits"), effect.plain, rtol=1e-12)
     assert any(f"{effect.bound:.3g}" in m.value for m in at.markdown)
+
+
+def test_the_pe_scores_carry_a_frame_for_every_shift_with_one_colour_range():
+    at = open_page("modern")
+    sc = at.session_state[state.SCENARIO]
+    spec = spec_by_key(at, "modern_fig_pe_scores")
+    frames = spec["frames"]
+    assert [f["name"] for f in frames] == [str(d) for d in range(51)]
+    for d in (0, 5, 37, 50):
+        check = shift_check(sc, d)
+        np.testing.assert_allclose(decode(frames[d]["data"][0]["z"]), check.pe_shifted,
+                                   rtol=1e-12)
+        assert frames[d]["layout"]["xaxis"]["title"]["text"] == text.PE_SHIFT_TITLE.format(
+            delta=d, pe=f"{check.pe_change:.3g}")
+    bound = max(np.abs(shift_check(sc, d).pe_shifted).max() for d in range(51))
+    trace = spec["data"][0]
+    assert trace["zmin"] == -bound and trace["zmax"] == bound  # no frame's colours clipped
+    assert spec["layout"]["sliders"][0]["active"] == 5

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 FIELDS: dict[str, tuple[str, ...]] = {
     "SHIFT_RESULT": ("delta", "rope", "pe"),
+    "PE_SHIFT_TITLE": ("delta", "pe"),
     "ALIBI_HEADS_SHOWN": ("shown", "n"),
     "ALIBI_SLOPES": ("slopes",),
     "ALIBI_HEAD": ("h",),
@@ -36,6 +37,11 @@ AXIS_PAIR = "pair i"
 AXIS_POSITION = "position"
 ROPE_SCORES = "RoPE scores, positions shifted by Δ"
 PE_SCORES = "Sinusoidal PE scores, positions shifted by Δ"
+# {delta}: the shift; {pe}: the largest change of a score with the sinusoidal encoding
+PE_SHIFT_TITLE = "Δ = {delta}: scores moved by up to {pe}"
+DELTA_PREFIX = "drag Δ: "
+DELTA_DRAG = ("Drag the slider under these scores: they follow Δ while you drag (computed in "
+              "advance for every Δ), while RoPE's on the left stay; releasing it sets Δ above.")
 # {delta}: the shift; {rope}, {pe}: the largest change of a score each way
 SHIFT_RESULT = ("Shifted by Δ = {delta}: the largest change of a RoPE score is {rope}; with the "
                 "sinusoidal encoding added to x it is {pe}.")
