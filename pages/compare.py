@@ -67,7 +67,8 @@ def row(what, za, zb, diff, **kw):
             st.caption(text.SHAPES)
         else:
             x = a.k_labels if what == "weights" else [f"o{m}" for m in range(diff.shape[1])]
-            show_figure(heatmap(diff, x, a.q_labels, kind="signed"),
+            show_figure(heatmap(diff, x, a.q_labels, kind="signed", fixed=True,
+                                        bar_below=True),
                         key=f"compare_fig_{what}_diff")
 
 

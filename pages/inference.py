@@ -67,7 +67,7 @@ with kv_tab:
         labels = result.q_labels
         calls = len(att.steps)
         if calls == 1:
-            st.caption(text.PREFILL_CLAMPED.format(t=t))
+            st.caption(text.PREFILL_CLAMPED.format(t=common.count(t, "token")))
             call = 0
         else:
             start_at("inference_call", calls, 1, calls)
@@ -78,8 +78,9 @@ with kv_tab:
         def call_title(c: int) -> str:
             """Which call a frame shows, written in the figure (it follows the drag)."""
             s_c = att.steps[c]
-            return text.CALL.format(call=c + 1, calls=calls, rows=len(s_c.queries),
-                                    cache=s_c.cache_len)
+            return text.CALL.format(call=c + 1, calls=calls,
+                                    rows=common.count(len(s_c.queries), "row"),
+                                    cache=common.count(s_c.cache_len, "key"))
 
         st.markdown(f"**{text.CALL_WEIGHTS}**")
         fig = heatmap(step.weights, labels[:step.cache_len], [labels[i] for i in rows],

@@ -17,6 +17,7 @@ from attnviz.scenarios.learn import (
     copy_previous_target,
     train,
 )
+from attnviz.teach.text import common
 from attnviz.teach.text import learn as text
 from attnviz.ui import controls, heads, state
 from attnviz.ui.editors import matrix_editor
@@ -158,8 +159,9 @@ if ran_with != settings:
     st.info(text.STALE)
 if run.stopped:
     st.warning(text.STOPPED.format(reason=run.stopped))
-st.success(text.DONE.format(steps=len(run.losses) - 1, first=f"{run.losses[0]:.6g}",
-                            last=f"{run.losses[-1]:.6g}", seconds=f"{seconds:.2f}"))
+st.success(text.DONE.format(steps=common.count(len(run.losses) - 1, "step"),
+                            first=f"{run.losses[0]:.6g}", last=f"{run.losses[-1]:.6g}",
+                            seconds=f"{seconds:.2f}"))
 panels = {text.WEIGHTS_PANEL: (run.weights, k_lab, q_lab, True)}
 for name in [f for f in ("w_q", "w_k", "w_v", "w_o", "x") if f in run.params][:2]:
     stack = run.params[name]

@@ -23,7 +23,7 @@ c1, c2 = st.columns([1, 3], vertical_alignment="bottom")
 with c1:
     scenario, n, bad_count = heads.head_count_control("multi_head", scenario)
 dk, dv = scenario.w_q.shape[1], scenario.w_v.shape[1]
-c2.text(text.WIDTHS.format(dk=dk, n=n, d_k=dk // n, dv=dv, d_v=dv // n,
+c2.text(text.WIDTHS.format(dk=dk, heads=common.count(n, "head"), d_k=dk // n, dv=dv, d_v=dv // n,
                            choices=", ".join(map(str, heads.head_choices(scenario)))))
 if bad_count:
     st.error(bad_count)

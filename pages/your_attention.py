@@ -44,7 +44,8 @@ if token_error:
     st.error(share.plain(text.TOKENS_NOT_USED.format(reason=token_error)))
 for warning in (*att.warnings, *token_warnings):
     st.warning(share.plain(text.WARNING.format(warning=warning)))
-st.text(text.SHAPE.format(shape=att.source_shape, layers=att.layers, heads=att.heads, t=att.t))
+st.text(text.SHAPE.format(shape=att.source_shape, layers=common.count(att.layers, "layer"),
+                          heads=common.count(att.heads, "head"), t=att.t))
 
 c1, c2 = st.columns(2)
 
@@ -152,6 +153,8 @@ share.matrix_downloads({"weights": matrix, "entropy": diag.entropy,
                                "effective": (head_names, labels)},
                        q_labels=labels, k_labels=labels)
 share.report_button(figures, key="your_attention_report", title=text.REPORT_TITLE,
-                    notes=[text.REPORT_NOTE.format(layers=att.layers, heads=att.heads, t=att.t,
+                    notes=[text.REPORT_NOTE.format(layers=common.count(att.layers, "layer"),
+                                                   heads=common.count(att.heads, "head"),
+                                                   tokens=common.count(att.t, "token"),
                                                    name=name)],
                     file_name=f"{stem}_report.html")

@@ -88,7 +88,8 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
             title: str = "", x_title: str = "", y_title: str = "",
             zmin: float | None = None, zmax: float | None = None, digits: int = 3,
             highlight_rows: Sequence[int] = (), highlight_cells: Sequence[tuple[int, int]] = (),
-            show_text: bool | None = None, height: int | None = None) -> go.Figure:
+            show_text: bool | None = None, height: int | None = None,
+            fixed: bool | None = None, bar_below: bool = False) -> go.Figure:
     """A labelled heatmap of one matrix.
 
     Parameters
@@ -104,6 +105,13 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
     digits : int
         Significant digits of the numbers written in the cells; decimals for ``"weights"``
         (probabilities: 0.007 and 0.236 have the same width, the hover has every digit).
+    fixed : bool, optional
+        Write ``digits`` decimals instead of significant digits; by default only for
+        ``"weights"``. Differences of weights or outputs use it too: 0.007 beside −0.131 keeps
+        the cells' numbers short enough to be read in a narrow chart.
+    bar_below : bool
+        The colour bar under the matrix instead of at its right: a chart in a narrow column
+        (Compare's A − B) keeps that width for its cells and their numbers.
     highlight_rows, highlight_cells
         Rows / (row, col) cells outlined in orange.
     show_text : bool, optional
@@ -139,7 +147,8 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
                   f"{x_title or common.FIGURE_COLUMN} %{{x}}<br>")
     if show_text:
         exact = _cell_text(z, 17)
-        trace.update(text=_cell_text(z, digits, fixed=kind == "weights"), texttemplate="%{text}",
+        fixed = kind == "weights" if fixed is None else fixed
+        trace.update(text=_cell_text(z, digits, fixed=fixed), texttemplate="%{text}",
                      customdata=exact,
                      hovertemplate=(hover_rows + common.FIGURE_VALUE
                                     + " %{customdata}<extra></extra>"))
@@ -165,6 +174,11 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
         font=dict(size=13),
     )
     layout["title"] = {}  # the title is written as the top axis title: they never overlap
+    if bar_below:
+        colour_bar.update(orientation="h", x=0.5, xanchor="center", y=0, yanchor="top",
+                          ypad=8, len=1)
+        layout["height"] += BAR_BELOW_PX - layout["margin"]["b"]  # the cells keep their height
+        layout["margin"].update(r=10, b=BAR_BELOW_PX)
     if np.isneginf(z).any():
         layout["plot_bgcolor"] = "white"
         data.append(_minus_inf_trace(z, x_labels, y_labels, show_text))
@@ -184,6 +198,7 @@ def axis_title(title: str, x_title: str) -> str:
 _CHAR_PX = 8  # a generous average character width
 LINE_PX = 22  # the y axis title
 TITLE_PX = 12  # what the top axis title adds to the tick labels' height
+BAR_BELOW_PX = 46  # a colour bar under the matrix, with its tick labels
 
 
 def _colour_bar_chars(trace: dict) -> int:

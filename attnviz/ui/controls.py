@@ -308,7 +308,7 @@ def _heads_control(prefix: str, scenario: Scenario) -> int:
     if n != scenario.n_heads:  # e.g. from a file or link, or after a width change
         st.warning(text.LIMITS_HEADS_REPLACED.format(
             n=scenario.n_heads, dk=scenario.w_q.shape[1], dv=scenario.w_v.shape[1],
-            shown=n, choices=", ".join(map(str, choices))))
+            shown=text.count(n, "head"), choices=", ".join(map(str, choices))))
     return st.select_slider(text.HEADS_SLIDER_LABEL, choices, value=n,
                             key=state.vkey(f"{prefix}_n_heads"))
 

@@ -81,7 +81,7 @@ def head_count_control(prefix: str, scenario: Scenario) -> tuple[Scenario, int, 
     template = text.ZERO_HEADS if n == 0 else text.BAD_HEADS
     message = template.format(n=n, dk=dk, dv=dv, choices=", ".join(map(str, choices)),
                               nearest=text.NEAREST_OR.join(map(str, nearest(n, choices))),
-                              shown=shown)
+                              shown=common.count(shown, "head"))
     return scenario, shown, message
 
 

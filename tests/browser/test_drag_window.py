@@ -211,7 +211,7 @@ def test_dragging_the_model_call_steps_through_the_calls_and_release_sets_it(app
     title = page.evaluate(
         "k => document.querySelector(`.st-key-${k} .js-plotly-plot`)._fullLayout.xaxis.title.text",
         key)
-    assert title.startswith(text.CALL.format(call=1, calls=3, rows=2, cache=2))
+    assert title.startswith(text.CALL.format(call=1, calls=3, rows="2 rows", cache="2 keys"))
     with expect_rerun(page):
         page.mouse.up()
     wait_for_app_run(page)

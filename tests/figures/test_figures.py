@@ -59,6 +59,26 @@ def test_weights_are_written_with_three_decimals_and_exact_hover():
     assert float(trace.customdata[0][0]) == 0.00739
 
 
+def test_fixed_writes_decimals_for_any_kind():
+    z = np.array([[0.11739, -0.0362, 0.000738, -0.131]])
+    assert list(heatmap(z).data[0].text[0]) == ["0.117", "-0.0362", "0.000738", "-0.131"]
+    trace = heatmap(z, fixed=True).data[0]
+    assert list(trace.text[0]) == ["0.117", "-0.036", "0.001", "-0.131"]
+    assert float(trace.customdata[0][2]) == 0.000738  # every digit on hover
+
+
+def test_a_colour_bar_below_gives_the_cells_the_right_margin():
+    z = np.array([[0.1, -0.2], [0.3, 0.0]])
+    right, below = heatmap(z, LABELS[:2], LABELS[:2]), heatmap(z, LABELS[:2], LABELS[:2],
+                                                              bar_below=True)
+    bar = below.data[0].colorbar
+    assert bar.orientation == "h" and bar.yanchor == "top"
+    assert below.layout.margin.r == 10 < right.layout.margin.r
+    assert below.layout.margin.b > right.layout.margin.b
+    assert below.layout.height == right.layout.height + (below.layout.margin.b
+                                                         - right.layout.margin.b)
+
+
 def test_large_matrices_have_no_cell_text_and_send_float32():
     n = 200
     assert n > CELL_TEXT_LIMIT

@@ -362,7 +362,7 @@ def test_head_count_from_a_file_that_does_not_divide_is_replaced_with_a_warning(
     sc = preset("seed_004_two_heads", n_heads=4)  # passes the file schema (1..16)
     scenario_io.from_dict(scenario_io.to_dict(sc))
     at = on_page("playground", sc)
-    expected = text.LIMITS_HEADS_REPLACED.format(n=4, dk=6, dv=4, shown=2, choices="1, 2")
+    expected = text.LIMITS_HEADS_REPLACED.format(n=4, dk=6, dv=4, shown="2 heads", choices="1, 2")
     assert expected in warnings(at)
     assert scenario(at).n_heads == 2
     at = on_page("multi_head", sc)

@@ -51,7 +51,7 @@ def test_decoding_steps_through_the_calls_of_a_decoder():
     np.testing.assert_allclose(z(at, "inference_fig_call_weights"), step.weights, rtol=1e-12)
     spec = spec_by_key(at, "inference_fig_call_weights")
     assert spec["layout"]["xaxis"]["title"]["text"].startswith(
-        text.CALL.format(call=3, calls=5, rows=1, cache=4))
+        text.CALL.format(call=3, calls=5, rows="1 row", cache="4 keys"))
     frames = spec["frames"]  # one per call, each of its own shape, for the figure's slider
     assert [f["name"] for f in frames] == ["1", "2", "3", "4", "5"]
     for frame, s_c in zip(frames, att.steps, strict=True):

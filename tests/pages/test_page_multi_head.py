@@ -40,6 +40,8 @@ def expected_mha(key: str, n_heads: int | None = None, **changes):
 def test_default_scenario_one_head_equals_single_head_attention():
     at = open_page(PAGE)
     assert at.header[0].value == text.HEADER
+    assert [t.value for t in at.text if t.value.startswith("Q/K width")] == [
+        "Q/K width 3 = 1 head × d_k 3;  V width 3 = 1 head × d_v 3.  Valid head counts: 1, 3"]
     assert head_keys(at) == ["multi_head_fig_head_0"]
     sc = PRESETS["seed_000"].build()
     single = attnviz.self_attention(sc.x, sc.w_q, sc.w_k, sc.w_v)
@@ -90,7 +92,8 @@ def test_invalid_head_count_shows_valid_choices_and_keeps_last_valid():
     at.number_input(key="multi_head_n_heads").set_value(3).run()
     assert not at.exception
     assert [e.value for e in at.error] == [text.BAD_HEADS.format(
-        n=3, dk=4, dv=4, choices="1, 2, 4", nearest=text.NEAREST_OR.join(["2", "4"]), shown=4)]
+        n=3, dk=4, dv=4, choices="1, 2, 4", nearest=text.NEAREST_OR.join(["2", "4"]),
+        shown="4 heads")]
     assert len(head_keys(at)) == 4  # still drawn with the last valid count
     assert at.session_state["scenario"].n_heads == 4
     np.testing.assert_allclose(chart_z_by_key(at, "multi_head_fig_head_3"),
@@ -102,7 +105,7 @@ def test_zero_heads_is_an_error_too():
     at.number_input(key="multi_head_n_heads").set_value(0).run()
     assert not at.exception
     assert [e.value for e in at.error] == [text.ZERO_HEADS.format(
-        dk=6, dv=4, choices="1, 2", nearest="1", shown=2)]
+        dk=6, dv=4, choices="1, 2", nearest="1", shown="2 heads")]
     assert len(head_keys(at)) == 2
 
 

@@ -110,7 +110,8 @@ def test_upload_npy_with_tokens(at):
     w = softmax_rows((3, 5, 5))
     upload(at, "mine.npy", npy(w))
     assert text.EXAMPLE not in [i.value for i in at.info]
-    assert at.text[0].value == text.SHAPE.format(shape=(3, 5, 5), layers=1, heads=3, t=5)
+    assert at.text[0].value == text.SHAPE.format(shape=(3, 5, 5), layers="1 layer",
+                                                 heads="3 heads", t=5)
     assert spec(at, "your_attention_fig_weights")["data"][0]["x"] == [f"{i}:t{i}" for i in range(5)]
     assert [k for k in chart_keys(at) if k.startswith("your_attention_fig_head_")] == [
         "your_attention_fig_head_0", "your_attention_fig_head_1", "your_attention_fig_head_2"]

@@ -169,7 +169,7 @@ LIMITS_TOKENS_HELP = (
 # {n}, {dk}, {dv}, {shown}, {choices} are filled in by attnviz.ui.controls.
 LIMITS_HEADS_REPLACED = (
     "This scenario asks for {n} heads, but the number of heads must divide the Q/K width "
-    "({dk}) and the V width ({dv}); {shown} heads are used instead. Valid counts: {choices}."
+    "({dk}) and the V width ({dv}); it uses {shown} instead. Valid counts: {choices}."
 )
 
 # {rows}: the fully masked query rows, e.g. "0, 3"

@@ -30,14 +30,14 @@ SINKS_TAB = "Sliding window & sinks"
 ONLINE_TAB = "Online softmax (tiles)"
 PREFILL_LABEL = "Prompt tokens processed at once (prefill)"
 CALL_LABEL = "Model call"
-# {call}, {calls}: this call and their number; {rows}: how many query rows it computes; {cache}:
-# keys in the cache after it
-CALL = "Call {call} of {calls}: {rows} row(s), {cache} keys cached"
+# {call}, {calls}: this call and their number; {rows}: the query rows it computes ("1 row",
+# "2 rows"); {cache}: the keys in the cache after it ("4 keys")
+CALL = "Call {call} of {calls}: {rows}, {cache} cached"
 CALL_PREFIX = "drag the call: "
 CALL_DRAG = ("Drag the slider under the weights to step through the calls (computed in "
              "advance); releasing it sets the model call above.")
-# {t}: the number of tokens
-PREFILL_CLAMPED = "The prompt is the whole sequence of {t} tokens: one call."
+# {t}: the number of tokens ("1 token", "4 tokens")
+PREFILL_CLAMPED = "The prompt is the whole sequence of {t}: one call."
 CACHE_K = "Cached keys K (one row per token so far)"
 CACHE_V = "Cached values V"
 CALL_WEIGHTS = "This call's weights (mask aligned bottom-right)"

@@ -52,8 +52,9 @@ SEED_LABEL = "Seed"
 TRAIN_BUTTON = "Train"
 # {step}, {steps}: steps done and asked for; {loss}: the current loss
 PROGRESS = "step {step} of {steps}: loss {loss}"
-# {steps}: steps taken; {first}, {last}: the loss before and after; {seconds}: time taken
-DONE = "Trained {steps} steps in {seconds} s: loss {first} → {last}."
+# {steps}: steps taken ("1 step", "200 steps"); {first}, {last}: the loss before and after;
+# {seconds}: time taken
+DONE = "Trained {steps} in {seconds} s: loss {first} → {last}."
 # {reason}: why training stopped early
 STOPPED = ("Training stopped early — {reason}. The weights of the last finite step are kept; "
            "lower the learning rate.")

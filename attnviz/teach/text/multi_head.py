@@ -11,7 +11,7 @@ from __future__ import annotations
 FIELDS: dict[str, tuple[str, ...]] = {
     "BAD_HEADS": ("n", "dk", "dv", "choices", "nearest", "shown"),
     "ZERO_HEADS": ("dk", "dv", "choices", "nearest", "shown"),
-    "WIDTHS": ("dk", "n", "d_k", "dv", "d_v", "choices"),
+    "WIDTHS": ("dk", "heads", "d_k", "dv", "d_v", "choices"),
     "SETTINGS_LINE": ("scale", "scale_mode", "tau"),
     "HEAD_TITLE": ("h",),
     "HEAD_OUTPUT_TITLE": ("h",),
@@ -45,24 +45,26 @@ HEADS_HELP = (
 )
 
 # {n}: the count typed; {dk}, {dv}: the Q/K and V widths; {choices}: the valid counts;
-# {nearest}: the valid counts nearest to n (joined by NEAREST_OR); {shown}: the count drawn
+# {nearest}: the valid counts nearest to n (joined by NEAREST_OR); {shown}: the heads drawn
+# ("1 head", "2 heads")
 BAD_HEADS = (
     "{n} heads cannot split the Q/K width ({dk}) and the V width ({dv}) into equal blocks. "
-    "Valid choices: {choices}; nearest: {nearest}. Still showing {shown} heads."
+    "Valid choices: {choices}; nearest: {nearest}. Still showing {shown}."
 )
 
 # {dk}, {dv}, {choices}, {nearest}, {shown}: as in BAD_HEADS
 ZERO_HEADS = (
     "0 heads: attention needs at least 1 head. Valid choices for the Q/K width ({dk}) and the "
-    "V width ({dv}): {choices}; nearest: {nearest}. Still showing {shown} heads."
+    "V width ({dv}): {choices}; nearest: {nearest}. Still showing {shown}."
 )
 
 NEAREST_OR = " or "  # joins the two nearest valid counts: "2 or 4"
 
-# {dk}, {dv}: the Q/K and V widths; {n}: the heads; {d_k}, {d_v}: the widths of one head;
+# {dk}, {dv}: the Q/K and V widths; {heads}: the number of heads ("1 head", "3 heads");
+# {d_k}, {d_v}: the widths of one head;
 # {choices}: the valid head counts
 WIDTHS = (
-    "Q/K width {dk} = {n} heads × d_k {d_k};  V width {dv} = {n} heads × d_v {d_v}.  "
+    "Q/K width {dk} = {heads} × d_k {d_k};  V width {dv} = {heads} × d_v {d_v}.  "
     "Valid head counts: {choices}"
 )
 

@@ -21,7 +21,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "HEADS_RANGE": ("first", "last", "n_heads"),
     "HEAD_FIGURE": ("layer", "h"),
     "LINE_VIEW_FIGURE": ("layer",),
-    "REPORT_NOTE": ("layers", "heads", "t", "name"),
+    "REPORT_NOTE": ("layers", "heads", "tokens", "name"),
 }
 
 INTRO = (
@@ -84,8 +84,8 @@ CANNOT_SHOW = "This file cannot be shown: {reason}."
 TOKENS_NOT_USED = "The token file is not used: {reason}."
 # {warning}: one warning about the files, as a sentence without its full stop
 WARNING = "{warning}."
-# {shape}: the array's shape in the file; {layers}, {heads}, {t}: as shown
-SHAPE = "Shape in the file {shape} → {layers} layer(s) × {heads} head(s) × {t} × {t}"
+# {shape}: the array's shape in the file; {layers}, {heads}: "1 layer", "2 heads"; {t}: tokens
+SHAPE = "Shape in the file {shape} → {layers} × {heads} × {t} × {t}"
 LAYER_LABEL = "Layer"
 # {i}: a layer's index
 LAYER_NAME = "layer {i}"
@@ -117,5 +117,6 @@ COLUMNS = {"query": "query", "entropy": "entropy", "effective": "effective keys"
            "max_weight": "max weight", "argmax": "top key", "row_sum": "row sum"}
 DOWNLOAD_TITLE = "Download"
 REPORT_TITLE = "attnviz — your own attention"
-# {layers}, {heads}, {t}: the file's sizes; {name}: the layer and head shown (SELECTION)
-REPORT_NOTE = "{layers} layers × {heads} heads × {t} tokens; {name}"
+# {layers}, {heads}, {tokens}: the file's sizes ("1 layer", "12 heads", "7 tokens");
+# {name}: the layer and head shown (SELECTION)
+REPORT_NOTE = "{layers} × {heads} × {tokens}; {name}"
