@@ -18,6 +18,8 @@ from attnviz.figures.heatmap import CELL_TEXT_LIMIT, with_slider
 from attnviz.io import export
 from attnviz.scenarios import limits, sweep
 from attnviz.scenarios.presets import truthful
+from attnviz.scenarios.scenario import written
+from attnviz.scenarios.variants.formulas import scaled
 from attnviz.teach.text import common
 from attnviz.teach.text import playground as text
 from attnviz.ui import controls, presenter, share, state
@@ -96,13 +98,20 @@ def temperature_frames(fig, scenario, head: int) -> list[dict] | None:
                        kind="weights")
 
 
+def scaled_formula(scenario, result) -> str:
+    """S' as these settings compute it: no √d_k at scale 1, the custom factor as its number,
+    no τ at τ = 1."""
+    return "S' = " + scaled("S", written(scenario, result.mask))
+
+
 def lecture_panel(name: str, z, x_labels, y_labels, *, key: str, row_labels: bool = True,
-                  live=None, land=land_temperature, **kw) -> None:
-    """One matrix of the lecture view: its title and formula on one line, the heatmap with
-    the cells the last change moved outlined; ``row_labels=False`` leaves the row labels to
-    the panel on its left (the same queries), giving the cells their room."""
-    title, formula, _ = M[name]
-    formula = text.LECTURE_FORMULAS.get(name, formula)
+                  live=None, land=land_temperature, formula: str = "", **kw) -> None:
+    """One matrix of the lecture view: its title and formula (``formula``, else the text's) on
+    one line, the heatmap with the cells the last change moved outlined; ``row_labels=False``
+    leaves the row labels to the panel on its left (the same queries), giving the cells their
+    room."""
+    title, general, _ = M[name]
+    formula = formula or text.LECTURE_FORMULAS.get(name, general)
     title = text.LECTURE_TITLES.get(name, title)
     st.markdown(text.LECTURE_PANEL_TITLE.format(title=title, formula=formula))
     rows = np.atleast_2d(z).shape[0]
@@ -182,7 +191,9 @@ def lecture(scenario, focus: str) -> None:
             if focus == "scores" and name == "scaled":  # the custom scale dragged likewise
                 live, land = partial(scale_frames, scenario=scenario, head=h), land_scale
             lecture_panel(name, z, x_labels, y_labels, key=f"{focus}_{chart}",
-                          row_labels=i == 0 or not same_rows, live=live, land=land, **kw)
+                          row_labels=i == 0 or not same_rows, live=live, land=land,
+                          formula=scaled_formula(scenario, result) if name == "scaled" else "",
+                          **kw)
 
 
 def heads_row(att, q_lab, k_lab) -> None:
@@ -242,8 +253,11 @@ def all_panels(scenario, result) -> None:
     figures = []  # (title, figure) for the HTML report
 
     def panel(name, z, x_labels, y_labels, **kw):
-        """One matrix with its title, formula and explanation from attnviz.teach.text."""
+        """One matrix with its title, formula and explanation from attnviz.teach.text (the
+        scaled scores' formula written for the settings)."""
         title, formula, why = M[name]
+        if name == "scaled":
+            formula = scaled_formula(scenario, result)
         fig = heatmap(z, x_labels, y_labels, **kw)
         figures.append((title, fig))
         matrix_panel(title, fig, key=f"playground_fig_{name}", formula=formula, explanation=why)
@@ -334,12 +348,12 @@ with focus_box:
                                  default="weights", key="playground_focus",
                                  help=text.FOCUS_HELP) or "weights"
     focus = focus if focus in foci else "weights"
+formula_slot = st.empty()  # filled after the page ran: the settings below are in it
 if focus == "all":
-    st.latex(scenario.spec.formula)
     every_matrix(scenario)
 else:
     with scale_box:
         scenario = controls.settings_controls("playground", scenario, compact=True,
                                               only=("scale",))
-    st.latex(scenario.spec.formula)
     lecture(scenario, focus)
+formula_slot.latex(controls.variant_formula(state.get_scenario()))

@@ -168,6 +168,24 @@ def preset_of(scenario: Scenario) -> str | None:
     return None
 
 
+def weights_from_preset(scenario: Scenario) -> str | None:
+    """The key of the preset the scenario was loaded from (by its title) while W_Q, W_K and
+    W_V still hold that preset's values, else None (made by an initialiser, edited, or loaded
+    from a file or a link)."""
+    for key, (title, _) in _built().items():
+        if title == scenario.title and all(
+                np.array_equal(getattr(scenario, f), w)
+                for f, w in zip(("w_q", "w_k", "w_v"), _built_weights(key), strict=True)):
+            return key
+    return None
+
+
+@functools.cache
+def _built_weights(key: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    built = PRESETS[key].build()
+    return built.w_q, built.w_k, built.w_v
+
+
 def truthful(scenario: Scenario) -> Scenario:
     """The scenario with a title and description that hold for its numbers: a preset's own
     while it is that preset; "Edited from <preset>" and no description (its claims about the

@@ -33,6 +33,7 @@ from attnviz.core.masks import causal_mask, padding_mask, window_mask
 from attnviz.core.positional import sinusoidal_positional_encoding
 from attnviz.scenarios.registry import VARIANTS
 from attnviz.scenarios.variant import PARTS, Inputs, Variant, dot_product
+from attnviz.scenarios.variants.formulas import Written
 
 Array = NDArray[np.float64]
 
@@ -219,6 +220,18 @@ def scale_of(scenario: Scenario) -> float | None:
     if scenario.spec.scale_fixed is not None:
         return scenario.spec.scale_fixed
     return {"sqrt_dk": None, "none": 1.0}.get(scenario.scale_mode, scenario.custom_scale)
+
+
+def written(scenario: Scenario, mask: NDArray[np.bool_] | None = None) -> Written:
+    """What the variant's formula writes for this scenario: its scale (√d_k, none, or the
+    custom number), τ when it is not 1, and the mask when ``mask`` (the result's) masks a pair;
+    without one, when the scenario or the variant asks for a mask."""
+    scale = scale_of(scenario)
+    kind = "sqrt_dk" if scale is None else "none" if scale == 1.0 else "custom"
+    masked = (not bool(np.all(mask)) if mask is not None
+              else scenario.mask_kind != "none" or scenario.spec.causal)
+    return Written(scale=kind, custom=scale if kind == "custom" else None,
+                   tempered=scenario.temperature != 1.0, masked=masked)
 
 
 def user_mask(scenario: Scenario, t_q: int, t_k: int) -> NDArray[np.bool_] | None:

@@ -30,6 +30,7 @@ from attnviz.core.attention import (
 )
 from attnviz.core.backward import AttentionGradients, attention_backward, linear_backward
 from attnviz.core.masks import causal_mask
+from attnviz.scenarios.variants.formulas import GENERAL, Written
 
 if TYPE_CHECKING:  # the scenario module imports this one
     from attnviz.scenarios.scenario import Scenario
@@ -165,8 +166,10 @@ class Variant:
         Human name.
     description : str
         One sentence.
-    formula : str
-        LaTeX of what ``compute`` computes.
+    formula : str or callable(Written) -> str
+        LaTeX of what ``compute`` computes; a function of what the settings make it write
+        (:mod:`attnviz.scenarios.variants.formulas`: no √d_k at scale 1, no τ at τ = 1, no
+        mask when nothing is masked). Read it with :meth:`written`.
     compute : callable(Inputs) -> result
         The computation, from prepared inputs to a core result.
     order : int
@@ -203,7 +206,7 @@ class Variant:
     key: str
     name: str
     description: str
-    formula: str
+    formula: str | Callable[[Written], str]
     compute: Callable[[Inputs], Result]
     order: int
     keys_from_source: bool = False
@@ -224,6 +227,11 @@ class Variant:
         if unknown:
             raise ValueError(f"variant {self.key}: unknown part(s) {', '.join(unknown)}; "
                              f"the parts are {', '.join(PARTS)}")
+
+    def written(self, w: Written = GENERAL) -> str:
+        """The formula for the settings ``w`` (by default: every step, as the variant is
+        defined)."""
+        return self.formula(w) if callable(self.formula) else self.formula
 
     @property
     def uses_source(self) -> bool:

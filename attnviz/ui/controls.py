@@ -14,7 +14,7 @@ from attnviz.core.attention import valid_head_counts
 from attnviz.core.initializers import INIT_KINDS, init_weights
 from attnviz.scenarios import limits
 from attnviz.scenarios.fingerprint import fingerprint
-from attnviz.scenarios.presets import PRESETS
+from attnviz.scenarios.presets import PRESETS, weights_from_preset
 from attnviz.scenarios.registry import VARIANTS
 from attnviz.scenarios.scenario import (
     Scenario,
@@ -23,6 +23,7 @@ from attnviz.scenarios.scenario import (
     run_scenario,
     with_parts,
     with_variant,
+    written,
 )
 from attnviz.scenarios.tokens import retoken
 from attnviz.teach.text import common as text
@@ -206,7 +207,29 @@ def _regenerate_controls(prefix: str) -> None:
         shapes = [scenario.w_q.shape, scenario.w_k.shape, scenario.w_v.shape]
         w_q, w_k, w_v = init_weights(kind, shapes, seed=int(seed))
         state.set_scenario(state.update(w_q=w_q, w_k=w_k, w_v=w_v), reset_editors=True)
+        st.session_state[WEIGHTS_MADE] = (kind, int(seed), _weights_print(state.get_scenario()))
         st.rerun(scope="app")
+    st.caption(weights_origin(state.get_scenario()))
+
+
+WEIGHTS_MADE = "weights_made_by"  # session state: (initialiser, seed, weights' fingerprint)
+
+
+def _weights_print(scenario: Scenario) -> str:
+    return fingerprint((scenario.w_q, scenario.w_k, scenario.w_v))
+
+
+def weights_origin(scenario: Scenario) -> str:
+    """How the scenario's W_Q, W_K and W_V were made, in one sentence: the last Regenerate
+    while they are still its result, the preset's own while they are still that, else edited
+    (the initialiser widgets show a choice for the next Regenerate, not the current weights)."""
+    made = st.session_state.get(WEIGHTS_MADE)
+    if made is not None and made[2] == _weights_print(scenario):
+        return text.WEIGHTS_FROM_INIT.format(kind=text.INIT_KINDS.get(made[0], made[0]),
+                                             seed=made[1])
+    if weights_from_preset(scenario) is not None:
+        return text.WEIGHTS_FROM_PRESET.format(title=md_escape(scenario.title))
+    return text.WEIGHTS_OTHER
 
 
 def fill_parts(scenario: Scenario, parts) -> Scenario:
@@ -240,8 +263,15 @@ def variant_picker(prefix: str, scenario: Scenario, *, compact: bool = False) ->
         state.set_scenario(scenario)
     if not compact:
         pick.caption(variant_about(key))
-        formula.latex(VARIANTS[key].formula)
+        formula.latex(variant_formula(scenario))
     return scenario
+
+
+def variant_formula(scenario: Scenario) -> str:
+    """The variant's formula for the scenario's settings: its scale, τ when it is not 1, M when
+    the result masks a pair (the result is the one the page shows, computed once)."""
+    result, _ = _memo(scenario, None)
+    return scenario.spec.written(written(scenario, None if result is None else result.mask))
 
 
 def variant_about(key: str) -> str:

@@ -345,3 +345,56 @@ def test_session_state_does_not_grow_over_50_edits():
         counts.append(len(at.session_state._state._state))  # every key and widget id
         bases.append(sum(k.startswith("_base_") for k in keys))
     assert counts[-1] <= counts[4] and max(bases) <= 4, (counts, bases)
+
+
+def test_the_initialiser_says_how_the_current_weights_were_made():
+    """The initialiser widgets show a choice for the next Regenerate; the caption under them
+    says where W_Q, W_K, W_V really come from (issue 15 item 4)."""
+    from attnviz.teach.text import common
+    from attnviz.ui.safe import md_escape
+
+    def origin(at) -> list[str]:
+        return [c.value for c in at.caption if c.value.startswith("W_Q, W_K, W_V now")]
+
+    at = open_page("playground")
+    version = at.session_state["editor_version"]
+    assert origin(at) == [common.WEIGHTS_FROM_PRESET.format(title=md_escape(SEED_000.title))]
+    at.selectbox(key="playground_init_kind").set_value("glorot_uniform").run()
+    at.number_input(key="playground_init_seed").set_value(7).run()
+    assert origin(at) == [common.WEIGHTS_FROM_PRESET.format(  # choosing makes no weights
+        title=md_escape(SEED_000.title))]
+    at.button(key="playground_regenerate").click().run()
+    assert origin(at) == [common.WEIGHTS_FROM_INIT.format(
+        kind=common.INIT_KINDS["glorot_uniform"], seed=7)]
+    version = at.session_state["editor_version"]
+    at = edit_cells(at, f"playground_w_q_v{version}", {0: {"q0": 3.5}})
+    assert at.session_state["scenario"].w_q[0, 0] == 3.5
+    assert origin(at) == [common.WEIGHTS_OTHER]
+    at.selectbox(key="sidebar_preset").set_value("cat_sat").run()
+    at.button(key="sidebar_load_preset").click().run()
+    assert origin(at) == [common.WEIGHTS_FROM_PRESET.format(
+        title=md_escape(PRESETS["cat_sat"].build().title))]
+    assert not at.exception
+
+
+def test_the_formulas_on_screen_follow_the_settings():
+    """The variant's formula and the scaled scores' formula name only the steps that happen:
+    the default (1/√d_k, τ = 1, no mask) has neither τ nor the mask (issue 15 item 4)."""
+
+    def formulas(at) -> str:
+        return " ".join(e.value for e in at.latex) + " ".join(m.value for m in at.markdown)
+
+    at = open_page("playground")
+    top = at.latex[0].value
+    assert r"\sqrt{d_k}" in top and r"\tau" not in top and "mask_M" not in top
+    at.slider(key="playground_temperature_v0").set_value(2.0).run()
+    assert r"\frac{QK^\top}{\sqrt{d_k}\,\tau}" in at.latex[0].value
+    assert r"S' = \frac{S}{\sqrt{d_k}\,\tau}" in formulas(at)
+    at.radio(key="playground_scale_mode_v0").set_value("none").run()
+    assert r"\sqrt{d_k}" not in formulas(at) and r"\frac{QK^\top}{\tau}" in at.latex[0].value
+    at.radio(key="playground_scale_mode_v0").set_value("custom").run()
+    at.number_input(key="playground_custom_scale_v0").set_value(0.25).run()
+    assert r"S' = \frac{0.25\,S}{\tau}" in formulas(at)
+    at.selectbox(key="playground_variant_v0").set_value("causal").run()
+    assert r"\mathrm{mask}_M" in at.latex[0].value and r"M_{ij} = (j \le i)" in at.latex[0].value
+    assert not at.exception

@@ -44,8 +44,8 @@ def test_each_variant_is_complete(key):
             variant.always_heads, variant.direct, variant.parts) == EXPECTED[key]
     assert callable(variant.compute)
     assert callable(variant.backward)  # its backward pass (tests/scenarios/test_gradients.py)
-    assert variant.name and variant.description and variant.formula
-    assert variant.formula.count("{") == variant.formula.count("}")  # balanced LaTeX groups
+    assert variant.name and variant.description and variant.written()
+    assert variant.written().count("{") == variant.written().count("}")  # balanced LaTeX groups
     assert set(variant.parts) <= set(PARTS)
 
 

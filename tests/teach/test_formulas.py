@@ -70,7 +70,7 @@ def test_every_variant_is_checked_here():
                                                  ("kv_cache", {"prefill": 2}, True)])
 def test_the_inference_variants_compute_the_plain_formula(key, params, causal):
     """Online softmax is scaled dot-product attention; KV-cache decoding is causal attention."""
-    formula = VARIANTS[key].formula
+    formula = VARIANTS[key].written()
     assert (r"\ell" in formula) == (key == "online_softmax")
     assert (r"K_{\text{cache}}" in formula) == (key == "kv_cache")
     q, k, v = matmul(X, W_Q), matmul(X, W_K), matmul(X, W_V)
@@ -88,11 +88,11 @@ def test_the_inference_variants_compute_the_plain_formula(key, params, causal):
     ("bidirectional", True, False),
 ])
 def test_single_head_self_attention_formulas(key, divisor_has_sqrt, causal):
-    formula = VARIANTS[key].formula
+    formula = VARIANTS[key].written()
     assert (r"\sqrt{d_k}" in formula) == divisor_has_sqrt
     assert r"\tau" in formula and r"\frac{QK^\top}" in formula
     if causal:
-        assert r"j \le i" in formula and r"-\infty & j > i" in formula
+        assert r"M_{ij} = (j \le i)" in formula  # M boolean: True where i may attend to j
     q, k, v = matmul(X, W_Q), matmul(X, W_K), matmul(X, W_V)  # Q = XW_Q, ...
     d_k = W_Q.shape[1]
     divisor = (math.sqrt(d_k) if divisor_has_sqrt else 1.0) * TAU
@@ -104,7 +104,7 @@ def test_single_head_self_attention_formulas(key, divisor_has_sqrt, causal):
 
 
 def test_cross_attention_formula():
-    formula = VARIANTS["cross"].formula
+    formula = VARIANTS["cross"].written()
     assert r"Q = X_{\text{tgt}}W_Q" in formula and r"K = X_{\text{src}}W_K" in formula
     q, k, v = (np.array(matmul(a, w)) for a, w in ((X, W_Q), (X_SRC, W_K), (X_SRC, W_V)))
     weights, out = attention_formula(q, k, v, divisor=math.sqrt(4) * TAU)
@@ -116,7 +116,7 @@ def test_cross_attention_formula():
 
 def test_multi_head_formula():
     """Concat(head_1..head_h) W_O, head_i on the i-th column block, d_k of one head."""
-    formula = VARIANTS["multi_head"].formula
+    formula = VARIANTS["multi_head"].written()
     assert r"\mathrm{Concat}" in formula and "W_O" in formula
     h = 2
     q, k, v = (np.array(matmul(X, w)) for w in (W_Q, W_K, W_V))
@@ -134,7 +134,7 @@ def test_multi_head_formula():
 
 def test_rope_formula():
     """(R_m q_m)ᵀ(R_n k_n) with θ_i = b^(−2i/d): one head of width 4, pairs (0, 2) and (1, 3)."""
-    formula = VARIANTS["rope"].formula
+    formula = VARIANTS["rope"].written()
     assert r"R_{\Theta,m}" in formula and r"\theta_i = b^{-2i/d}" in formula
     b, d = 10000.0, 4
 
@@ -158,7 +158,7 @@ def test_rope_formula():
 
 def test_gqa_formula():
     """head_h uses K_g(h), V_g(h) with g(h) = ⌊h / (n_heads / n_kv)⌋: 2 heads on 1 KV head."""
-    assert r"g(h) = \left\lfloor" in VARIANTS["gqa"].formula
+    assert r"g(h) = \left\lfloor" in VARIANTS["gqa"].written()
     res = run("gqa", n_heads=2, w_o=np.eye(2), temperature=TAU)
     q, k, v = (np.array(matmul(X, w)) for w in (W_Q, W_K, W_V))
     for h in range(2):  # key/value head 0 = the first column block of W_K and W_V
@@ -170,7 +170,7 @@ def test_gqa_formula():
 
 def test_alibi_formula():
     """softmax(QKᵀ/(√d_k τ) − m_h (i − j) + M) with m = 2^(−8(h+1)/n): 2 heads, m = 1/16, 1/256."""
-    assert r"m_h\,(i - j)" in VARIANTS["alibi"].formula
+    assert r"m_h\,(i - j)" in VARIANTS["alibi"].written()
     res = run("alibi", n_heads=2, w_o=np.eye(2), temperature=TAU)
     q, k = np.array(matmul(X, W_Q)), np.array(matmul(X, W_K))
     for h, m in enumerate([2 ** -4, 2 ** -8]):
@@ -183,7 +183,7 @@ def test_alibi_formula():
 
 def test_softcap_formula():
     """softmax(c·tanh(QKᵀ/(√d_k τ c)) + M) V with c = 0.5 (every score bent)."""
-    assert r"c\,\tanh" in VARIANTS["softcap"].formula
+    assert r"c\,\tanh" in VARIANTS["softcap"].written()
     res = run("softcap", temperature=TAU, params={"softcap": 0.5})
     q, k = np.array(matmul(X, W_Q)), np.array(matmul(X, W_K))
     for i in range(len(X)):
@@ -194,7 +194,7 @@ def test_softcap_formula():
 
 def test_qk_norm_formula():
     """q̂ = q / sqrt(mean(q²) + ε) · g, likewise k̂, then softmax(Q̂K̂ᵀ/(√d_k τ)) V; g = 1.5."""
-    assert r"\mathrm{mean}(q^2) + \epsilon" in VARIANTS["qk_norm"].formula
+    assert r"\mathrm{mean}(q^2) + \epsilon" in VARIANTS["qk_norm"].written()
     res = run("qk_norm", temperature=TAU, params={"qk_gain": 1.5})
 
     def norm(rows):
@@ -208,7 +208,7 @@ def test_qk_norm_formula():
 
 
 def test_additive_formula():
-    formula = VARIANTS["additive"].formula
+    formula = VARIANTS["additive"].written()
     assert r"v_a^\top \tanh" in formula
     w_q, w_k = RNG.standard_normal((3, 3)), RNG.standard_normal((3, 3))
     v_a = RNG.standard_normal(3)

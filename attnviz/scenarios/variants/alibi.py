@@ -13,6 +13,7 @@ import numpy as np
 from attnviz.core.alibi import alibi_bias
 from attnviz.core.initializers import init_weights
 from attnviz.scenarios.variant import Inputs, Preset, Variant, dot_product_backward
+from attnviz.scenarios.variants.formulas import scaled, softmax
 from attnviz.scenarios.variants.heads import attend, project_heads
 
 
@@ -42,8 +43,9 @@ VARIANT = Variant(
     key="alibi", name="ALiBi (linear biases)", order=100,
     description="Each head subtracts its slope times the query–key distance from the scores, "
                 "so nearer tokens weigh more; no positional encoding is added.",
-    formula=r"\mathrm{head}_h = \mathrm{softmax}\!\left(\frac{Q_hK_h^\top}{\sqrt{d_k}\,\tau}"
-            r" - m_h\,(i - j) + M\right)V_h,\quad m_h = 2^{-8(h+1)/n_{\text{heads}}}",
+    formula=lambda w: (
+        r"\mathrm{head}_h = " + softmax(scaled(r"Q_hK_h^\top", w) + r" - m_h\,(i - j)", w)
+        + r"V_h,\quad m_h = 2^{-8(h+1)/n_{\text{heads}}}"),
     compute=compute, backward=dot_product_backward, causal=True, always_heads=True,
     presets=(Preset("alibi_local", "ALiBi: one slope per head", "hand-built", local_heads),),
 )

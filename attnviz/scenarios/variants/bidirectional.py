@@ -1,7 +1,7 @@
 """Bidirectional self-attention (encoders, BERT): the same computation as scaled dot-product."""
 
 from attnviz.scenarios.variant import Inputs, Variant, dot_product, dot_product_backward
-from attnviz.scenarios.variants.formulas import SDPA
+from attnviz.scenarios.variants.formulas import sdpa, with_mask
 
 
 def compute(inputs: Inputs):
@@ -12,7 +12,7 @@ def compute(inputs: Inputs):
 VARIANT = Variant(
     key="bidirectional", name="Bidirectional self-attention", order=40,
     description="Each token attends to every token, before and after it (encoders, BERT).",
-    formula=SDPA + r",\quad M = 0 \text{ (only padding masked)}",
+    formula=lambda w: with_mask(sdpa(w), w, r"M \text{: only padding masked}"),
     compute=compute, backward=dot_product_backward, heads=True, direct=True,
     same_as="scaled_dot_product",
 )

@@ -4,7 +4,7 @@ import numpy as np
 
 from attnviz.core.initializers import init_weights
 from attnviz.scenarios.variant import Inputs, Preset, Variant, dot_product, dot_product_backward
-from attnviz.scenarios.variants.formulas import SDPA
+from attnviz.scenarios.variants.formulas import sdpa, with_mask
 
 
 def compute(inputs: Inputs):
@@ -29,7 +29,7 @@ def cat_sat():
 VARIANT = Variant(
     key="causal", name="Causal self-attention", order=30,
     description="Each token attends only to itself and earlier tokens (decoders, GPT).",
-    formula=SDPA + r",\quad M_{ij} = \begin{cases}0 & j \le i\\ -\infty & j > i\end{cases}",
+    formula=lambda w: with_mask(sdpa(w), w, r"M_{ij} = (j \le i)"),
     compute=compute, backward=dot_product_backward, causal=True, heads=True, direct=True,
     presets=(Preset("cat_sat", "The cat sat on the mat (causal + PE)", "hand-built", cat_sat),),
 )

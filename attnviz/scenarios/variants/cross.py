@@ -3,7 +3,7 @@
 import numpy as np
 
 from attnviz.scenarios.variant import Inputs, Preset, Variant, dot_product, dot_product_backward
-from attnviz.scenarios.variants.formulas import SDPA
+from attnviz.scenarios.variants.formulas import sdpa
 
 
 def compute(inputs: Inputs):
@@ -32,8 +32,8 @@ VARIANT = Variant(
     key="cross", name="Cross-attention (encoder–decoder)", order=60,
     description="Queries come from the target sequence, keys and values from the source "
                 "sequence.",
-    formula=SDPA + r",\quad Q = X_{\text{tgt}}W_Q,\ K = X_{\text{src}}W_K,\ "
-                   r"V = X_{\text{src}}W_V",
+    formula=lambda w: (sdpa(w) + r",\quad Q = X_{\text{tgt}}W_Q,\ "
+                       r"K = X_{\text{src}}W_K,\ V = X_{\text{src}}W_V"),
     compute=compute, backward=dot_product_backward, keys_from_source=True, parts=("source",),
     presets=(Preset("translation", "Translation (cross-attention)", "hand-built", translation),),
 )

@@ -1,7 +1,9 @@
 """Plain ("general") dot-product attention: the scores are not scaled (Luong et al., 2015)."""
 
+from dataclasses import replace
+
 from attnviz.scenarios.variant import Inputs, Variant, dot_product, dot_product_backward
-from attnviz.scenarios.variants.formulas import PROJECTIONS
+from attnviz.scenarios.variants.formulas import PROJECTIONS, sdpa
 
 
 def compute(inputs: Inputs):
@@ -12,6 +14,6 @@ def compute(inputs: Inputs):
 VARIANT = Variant(
     key="dot_product", name="Dot-product (unscaled)", order=10,
     description="Plain dot-product ('general') attention: the scores are not scaled.",
-    formula=r"\mathrm{softmax}\!\left(\frac{QK^\top}{\tau} + M\right)V,\quad " + PROJECTIONS,
+    formula=lambda w: (sdpa(replace(w, scale="none")) + r",\quad " + PROJECTIONS),
     compute=compute, backward=dot_product_backward, scale_fixed=1.0, heads=True, direct=True,
 )

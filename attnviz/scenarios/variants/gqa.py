@@ -18,6 +18,7 @@ import numpy as np
 
 from attnviz.core.initializers import init_weights
 from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward
+from attnviz.scenarios.variants.formulas import sdpa
 from attnviz.scenarios.variants.heads import attend, project_heads
 
 PARAMS = (Param("n_kv_heads", "Key/value heads", 1, low=1, high=16),)
@@ -57,9 +58,9 @@ VARIANT = Variant(
     key="gqa", name="Grouped-query (GQA / MQA)", order=90,
     description="Groups of query heads share one key/value head (n_kv_heads = n_heads: "
                 "multi-head; 1: multi-query), shrinking the KV cache.",
-    formula=r"\mathrm{head}_h = \mathrm{softmax}\!\left(\frac{Q_h K_{g(h)}^\top}"
-            r"{\sqrt{d_k}\,\tau} + M\right)V_{g(h)},\quad "
-            r"g(h) = \left\lfloor h \,/\, \tfrac{n_{\text{heads}}}{n_{\text{kv}}} \right\rfloor",
+    formula=lambda w: (
+        r"\mathrm{head}_h = " + sdpa(w, r"Q_h K_{g(h)}^\top", "V_{g(h)}") + r",\quad "
+        r"g(h) = \left\lfloor h \,/\, \tfrac{n_{\text{heads}}}{n_{\text{kv}}} \right\rfloor"),
     compute=compute, backward=dot_product_backward, always_heads=True, params=PARAMS,
     presets=(Preset("gqa_8_2", "GQA: 8 query heads, 2 key/value heads", "hand-built",
                     eight_on_two),),

@@ -9,12 +9,14 @@ A prefill longer than the sequence is read as the whole sequence (one call); the
 says so.
 """
 
+from dataclasses import replace
+
 import numpy as np
 
 from attnviz.core.decode import cached_decoding
 from attnviz.core.initializers import init_weights
 from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward
-from attnviz.scenarios.variants.formulas import PROJECTIONS
+from attnviz.scenarios.variants.formulas import PROJECTIONS, scaled, softmax
 from attnviz.scenarios.variants.online_softmax import single_head_qkv
 
 PARAMS = (Param("prefill", "Prompt tokens (prefill)", 2, low=1, high=256),)
@@ -47,9 +49,10 @@ VARIANT = Variant(
     key="kv_cache", name="KV-cache decoding", order=140,
     description="Causal attention as a decoder computes it: the prompt at once, then each new "
                 "token's query against the cached keys and values.",
-    formula=r"o_t = \mathrm{softmax}\!\left(\frac{q_t\,[k_0 \dots k_t]^\top}{\sqrt{d_k}\,\tau}"
-            r"\right)[v_0 \dots v_t],\quad K_{\text{cache}} \leftarrow [K_{\text{cache}}; k_t],"
-            r"\quad " + PROJECTIONS,
+    formula=lambda w: (  # the cache holds the keys so far: causal by construction, no M
+        "o_t = " + softmax(scaled(r"q_t\,[k_0 \dots k_t]^\top", w), replace(w, masked=False))
+        + r"[v_0 \dots v_t],\quad K_{\text{cache}} \leftarrow [K_{\text{cache}}; k_t],"
+        r"\quad " + PROJECTIONS),
     compute=compute, backward=dot_product_backward, causal=True, params=PARAMS,
     presets=(Preset("kv_decoding", "KV-cache decoding of 6 tokens", "hand-built", six_tokens),),
 )

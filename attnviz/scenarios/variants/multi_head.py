@@ -1,6 +1,7 @@
 """Multi-head attention (Vaswani et al., 2017, §3.2.2): heads on column blocks, then W_O."""
 
 from attnviz.scenarios.variant import Inputs, Variant, dot_product, dot_product_backward
+from attnviz.scenarios.variants.formulas import sdpa
 
 
 def compute(inputs: Inputs):
@@ -12,8 +13,7 @@ VARIANT = Variant(
     key="multi_head", name="Multi-head", order=50,
     description="h heads attend in parallel on column blocks of W_Q, W_K, W_V; their outputs "
                 "are concatenated and projected by W_O.",
-    formula=r"\mathrm{Concat}(\mathrm{head}_1,\dots,\mathrm{head}_h)\,W_O,\quad "
-            r"\mathrm{head}_i = \mathrm{softmax}\!\left(\frac{Q_iK_i^\top}{\sqrt{d_k}\,\tau}"
-            r" + M\right)V_i",
+    formula=lambda w: (r"\mathrm{Concat}(\mathrm{head}_1,\dots,\mathrm{head}_h)\,W_O,"
+                       r"\quad \mathrm{head}_i = " + sdpa(w, r"Q_iK_i^\top", "V_i")),
     compute=compute, backward=dot_product_backward, heads=True, always_heads=True,
 )

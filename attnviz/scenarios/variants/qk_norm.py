@@ -10,7 +10,7 @@ import numpy as np
 
 from attnviz.core.qk_norm import rms_norm, rms_norm_backward
 from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward
-from attnviz.scenarios.variants.formulas import PROJECTIONS
+from attnviz.scenarios.variants.formulas import PROJECTIONS, sdpa
 from attnviz.scenarios.variants.heads import attend, project_heads
 
 PARAMS = (Param("qk_gain", "Gain g", 1.0, low=0.0, high=100.0),)
@@ -54,9 +54,9 @@ VARIANT = Variant(
     key="qk_norm", name="QK-norm", order=120,
     description="Queries and keys are RMS-normalised per head (times a gain) before the "
                 "scores, so the logits cannot grow with the embeddings.",
-    formula=r"\mathrm{softmax}\!\left(\frac{\hat Q \hat K^\top}{\sqrt{d_k}\,\tau} + M\right)V,"
-            r"\quad \hat q = \frac{q}{\sqrt{\mathrm{mean}(q^2) + \epsilon}}\,g,\quad "
-            + PROJECTIONS,
+    formula=lambda w: (
+        sdpa(w, r"\hat Q \hat K^\top") + r",\quad \hat q = "
+        r"\frac{q}{\sqrt{\mathrm{mean}(q^2) + \epsilon}}\,g,\quad " + PROJECTIONS),
     compute=compute, backward=backward, params=PARAMS,
     presets=(Preset("qk_norm_tamed", "QK-norm tames large logits", "hand-built", tamed),),
 )

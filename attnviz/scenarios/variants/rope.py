@@ -21,7 +21,7 @@ import numpy as np
 from attnviz.core.initializers import init_weights
 from attnviz.core.rope import LAYOUTS, apply_rope
 from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward
-from attnviz.scenarios.variants.formulas import PROJECTIONS
+from attnviz.scenarios.variants.formulas import PROJECTIONS, sdpa
 from attnviz.scenarios.variants.heads import attend, project_heads
 
 PARAMS = (
@@ -98,8 +98,8 @@ VARIANT = Variant(
     description="Queries and keys are rotated by an angle proportional to their position, so "
                 "the scores depend only on how far apart two tokens are (NoPE: scaled "
                 "dot-product without positional encoding).",
-    formula=r"\mathrm{softmax}\!\left(\frac{(R_{\Theta,m}\,q_m)^\top (R_{\Theta,n}\,k_n)}"
-            r"{\sqrt{d_k}\,\tau} + M\right)V,\quad \theta_i = b^{-2i/d},\quad " + PROJECTIONS,
+    formula=lambda w: (sdpa(w, r"(R_{\Theta,m}\,q_m)^\top (R_{\Theta,n}\,k_n)")
+                                + r",\quad \theta_i = b^{-2i/d},\quad " + PROJECTIONS),
     compute=compute, backward=backward, params=PARAMS,
     presets=(Preset("rope_shift", "RoPE: a shift of positions changes nothing", "hand-built",
                     shift),),

@@ -1,7 +1,7 @@
 """Scaled dot-product attention (Vaswani et al., 2017, §3.2.1)."""
 
 from attnviz.scenarios.variant import Inputs, Variant, dot_product, dot_product_backward
-from attnviz.scenarios.variants.formulas import PROJECTIONS, SDPA
+from attnviz.scenarios.variants.formulas import PROJECTIONS, sdpa
 
 
 def compute(inputs: Inputs):
@@ -12,6 +12,6 @@ def compute(inputs: Inputs):
 VARIANT = Variant(
     key="scaled_dot_product", name="Scaled dot-product", order=20,
     description="Scores divided by √d_k so the softmax does not saturate as d_k grows.",
-    formula=SDPA + r",\quad " + PROJECTIONS,
+    formula=lambda w: (sdpa(w) + r",\quad " + PROJECTIONS),
     compute=compute, backward=dot_product_backward, heads=True, direct=True,
 )

@@ -9,7 +9,7 @@ Gemma 2 uses c = 50 for attention; the preset uses a small cap so the bend is vi
 import numpy as np
 
 from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward
-from attnviz.scenarios.variants.formulas import PROJECTIONS
+from attnviz.scenarios.variants.formulas import PROJECTIONS, scaled, softmax
 from attnviz.scenarios.variants.heads import attend, project_heads
 
 PARAMS = (Param("softcap", "Cap c", 50.0, low=0.01, high=1000.0),)
@@ -45,8 +45,9 @@ VARIANT = Variant(
     key="softcap", name="Logit soft-capping", order=110,
     description="Each scaled score s becomes c·tanh(s / c) before the softmax: unchanged for "
                 "small scores, never beyond ±c (Gemma 2).",
-    formula=r"\mathrm{softmax}\!\left(c\,\tanh\!\left(\frac{QK^\top}{\sqrt{d_k}\,\tau\,c}"
-            r"\right) + M\right)V,\quad " + PROJECTIONS,
+    formula=lambda w: (
+        softmax(r"c\,\tanh\!\left(" + scaled(r"QK^\top", w, by="c") + r"\right)", w)
+        + r"V,\quad " + PROJECTIONS),
     compute=compute, backward=backward, params=PARAMS,
     presets=(Preset("softcap_2", "Soft-capping at c = 2", "hand-built", capped),),
 )

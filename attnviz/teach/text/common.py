@@ -44,6 +44,8 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "QK_WIDTH_HELP": ("limit",),
     "V_WIDTH_HELP": ("limit",),
     "CANNOT_COMPUTE": ("what", "reason"),
+    "WEIGHTS_FROM_PRESET": ("title",),
+    "WEIGHTS_FROM_INIT": ("kind", "seed"),
 }
 
 # One entry per matrix shown on the Playground: (title, LaTeX formula, one-line explanation).
@@ -61,8 +63,8 @@ MATRICES = {
     "mask": ("Mask", r"M_{ij} \in \{\text{True}, \text{False}\}",
              "True (blue ✓): query i may attend to key j; False (grey ✕): masked, its score "
              "becomes −∞."),
-    "masked": ("Masked scores", r"S'' = \begin{cases} S'_{ij} & M_{ij}\\ -\infty & "
-               r"\text{otherwise}\end{cases}",
+    "masked": ("Masked scores", r"S''_{ij} = \mathrm{mask}_M(S')_{ij} = \begin{cases} S'_{ij} & "
+               r"M_{ij}\\ -\infty & \text{otherwise}\end{cases}",
                "Masked pairs get −∞, so exp(−∞) = 0 removes them from the softmax."),
     "weights": ("Attention weights", r"A_{ij} = \frac{e^{S''_{ij}}}{\sum_{j'} e^{S''_{ij'}}}",
                 "Softmax over the keys: each row is positive and sums to 1."),
@@ -325,6 +327,12 @@ SOURCE_EMBEDDINGS_LABEL = "source X"
 INIT_LABEL = "Initialiser"
 REGENERATE = "Regenerate"
 REGENERATE_HELP = "Draw new W_Q, W_K, W_V with this initialiser and seed"
+# {title}: the preset whose weights the scenario holds
+WEIGHTS_FROM_PRESET = "W_Q, W_K, W_V now: the preset's own ({title})."
+# {kind}: the initialiser (INIT_KINDS); {seed}: its seed
+WEIGHTS_FROM_INIT = "W_Q, W_K, W_V now: made by Regenerate with {kind}, seed {seed}."
+WEIGHTS_OTHER = ("W_Q, W_K, W_V now: edited, or loaded from a file or a link — not made by the "
+                 "initialiser shown here until you press Regenerate.")
 VARIANT_LABEL = "Attention variant"
 SCALE_LABEL = "Scale"
 SCALE_FIXED_HELP = "Unscaled by definition for this variant"

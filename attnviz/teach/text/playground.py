@@ -43,9 +43,8 @@ LECTURE_PANEL_TITLE = "**{title}** &nbsp; ${formula}$"
 LECTURE_TITLES = {"weights": "Weights", "multi_head_output": "Output"}
 # One-line formulas of the lecture view's matrices (common.MATRICES has the full ones).
 LECTURE_FORMULAS = {
-    "scaled": r"S' = S \cdot \mathrm{scale} \,/\, \tau",
     "weights": r"A = \mathrm{softmax}(S'')",
-    "masked": r"S'' = S' \text{ where } M, \text{ else } -\infty",
+    "masked": r"S'' = \mathrm{mask}_M(S')",  # S' where M, else −∞ (the All view says it)
 }
 
 INPUTS_EXPANDER = "Tokens and embeddings"
