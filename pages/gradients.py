@@ -173,7 +173,7 @@ if spec.projections:
                 memo = (memo_key, str(exc))
             st.session_state["gradients_sweep_memo"] = memo
         if isinstance(memo[1], str):
-            st.warning(memo[1])
+            st.warning(f"{text.CANNOT}: {memo[1]}")
         else:
             fig = line_chart(np.array(values), {text.SWEEP_SERIES: memo[1]},
                              x_title=text.SWEEP_AXIS_SCALE if by_scale
@@ -194,4 +194,4 @@ if spec.projections:
             show_figure(heatmap(d_scaled, k_lab, q_lab, kind="signed"),
                         key="gradients_fig_sweep_heatmap")
         except ValueError as exc:
-            st.warning(str(exc))
+            st.warning(f"{text.CANNOT}: {exc}")

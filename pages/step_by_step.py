@@ -150,6 +150,7 @@ def one_query(result, scenario) -> None:
     c1, c2 = st.columns([2, 3])
     table(steps.value_frame(row.v, k_lab), c1)
     table(steps.sum_frame(row, k_lab), c2)
+    c2.caption(text.SUM_NOTE)
     if row.v.shape[1] <= 8:
         st.latex(output_symbol(settings_of(row), i, row.head) + " = ["
                  + ",\\ ".join(number(x, 6, "latex") for x in row.core.output) + "]")

@@ -35,7 +35,7 @@ def variance_figure(res: SqrtDkResult) -> go.Figure:
 
 def entropy_figure(res: SqrtDkResult) -> go.Figure:
     """Mean softmax entropy against d_k, unscaled vs scaled, with ln t_k (uniform) dashed."""
-    uniform = text.UNIFORM.format(t_k=res.t_k)
+    uniform = text.UNIFORM.format(t_k=res.t_k, value=f"{res.max_entropy:.3g}")
     return line_chart(res.d_ks, {UNSCALED: res.entropy_unscaled, SCALED: res.entropy_scaled,
                                  uniform: np.full(res.d_ks.shape, res.max_entropy)},
                       x_title=text.AXIS_DK, y_title=text.AXIS_ENTROPY,

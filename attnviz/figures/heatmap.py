@@ -190,8 +190,11 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
 
 
 def axis_title(title: str, x_title: str) -> str:
-    """A heatmap's top axis title: its title and the x axis's name, joined by " · "."""
-    return " · ".join(t for t in (title, x_title) if t)
+    """A heatmap's top axis title: its title, with the x axis's name after it in words
+    ("head 0 (columns: key)"), or either alone."""
+    if title and x_title:
+        return common.FIGURE_TITLE_COLUMNS.format(title=title, columns=x_title)
+    return title or x_title
 
 
 # Rough text metrics of the 13 px axis font, for the margins below.

@@ -144,7 +144,7 @@ def link_box(scenario: Scenario, *, key: str, here: str) -> str | None:
     try:
         url = link_url(scenario, here=here)
     except ValueError as exc:
-        st.warning(plain(f"{exc}."))
+        st.warning(plain(text.SHARE_NO_LINK.format(reason=exc)))
         return None
     st.code(url, language=None, wrap_lines=True)
     st.caption(text.SHARE_LINK_HELP.format(n=len(url), limit=limits.MAX_LINK_CHARS))

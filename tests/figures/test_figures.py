@@ -111,7 +111,7 @@ def test_highlighted_rows_and_cells_are_outlined():
 
 def test_title_is_written_with_the_top_axis_title():
     fig = heatmap(np.eye(2), title="head 0", x_title="key")
-    assert fig.layout.xaxis.title.text == "head 0 · key"
+    assert fig.layout.xaxis.title.text == "head 0 (columns: key)"
 
 
 def test_mask_figure_uses_two_colours_and_ticks():

@@ -113,6 +113,7 @@ def test_sqrt_dk_charts():
     fig = entropy_figure(res)
     np.testing.assert_allclose(fig.data[1].y, res.entropy_scaled)
     np.testing.assert_allclose(fig.data[2].y, np.log(8))
+    assert fig.data[2].name == "uniform over 8 keys: 2.08"  # ln 8, as a number
     bars = grouped_bars(["k0", "k1"], {"a": [0.2, 0.8], "b": [0.5, 0.5]})
     assert [t.name for t in bars.data] == ["a", "b"] and bars.layout.barmode == "group"
 

@@ -136,6 +136,7 @@ def test_too_large_for_a_link_shows_the_file_route():
     at.run()
     warnings = [w.value for w in at.warning]
     assert any("a link may hold; download it as a scenario file" in w for w in warnings)
+    assert all(w[:1].isupper() for w in warnings), warnings  # sentences, not the core's clause
     assert not [c for c in at.code if "?scenario=" in c.value]
     assert button(at, common.SHARE_DOWNLOAD_SCENARIO)  # the file route is still there
 

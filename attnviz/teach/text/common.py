@@ -32,6 +32,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "DIAGNOSTICS_INVALID": ("reason",),
     "DIAGNOSTICS_ENTROPY_HELP": ("max_entropy",),
     "SHARE_BAD_LINK_REASON": ("reason",),
+    "SHARE_NO_LINK": ("reason",),
     "SHARE_CANNOT_SAVE": ("reason",),
     "SHARE_TOO_LARGE": ("size_mb", "limit"),
     "SHARE_UPLOAD_HELP": ("limit",),
@@ -44,6 +45,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "QK_WIDTH_HELP": ("limit",),
     "V_WIDTH_HELP": ("limit",),
     "CANNOT_COMPUTE": ("what", "reason"),
+    "FIGURE_TITLE_COLUMNS": ("title", "columns"),
     "WEIGHTS_FROM_PRESET": ("title",),
     "WEIGHTS_FROM_INIT": ("kind", "seed"),
 }
@@ -121,6 +123,8 @@ DIAGNOSTICS_ALL_OK = "Every row sums to 1 (fully masked rows: 0)."
 
 DIAGNOSTICS_NOT_OK = "Some rows do not sum to 1: these are not softmax weights."
 
+# {reason}: why the scenario does not fit in a link (the core's words)
+SHARE_NO_LINK = "No link for this scenario: {reason}."
 # {n}: the link's length in characters; {limit}: the longest link allowed
 SHARE_LINK_HELP = (
     "Anyone opening this link on a machine that serves attnviz gets this exact scenario on "
@@ -287,6 +291,8 @@ IMAGE_FORMATS = {"png": "PNG (2× resolution)", "svg": "SVG (vector, for slides 
 
 FIGURE_ROW = "row"  # hover name of a heatmap's rows when it has no y title
 FIGURE_COLUMN = "column"  # hover name of its columns when it has no x title
+# {title}: a heatmap's title; {columns}: what its columns are (the x axis's name)
+FIGURE_TITLE_COLUMNS = "{title} (columns: {columns})"
 FIGURE_VALUE = "value"
 FIGURE_MAY_ATTEND = "may attend"
 FIGURE_MASKED = "masked"

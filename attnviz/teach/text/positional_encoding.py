@@ -76,8 +76,8 @@ PERMUTATION = (
 
 # {diff}: the largest difference found (rounding only, below 1e-12)
 ROUNDING = (
-    "Without PE the difference is 0 up to floating-point rounding (exactly {diff:.1e}): the "
-    "softmax sums run over the same numbers in another order."
+    "{diff:.1e} is floating-point rounding, not a real difference: the softmax sums run over "
+    "the same numbers in another order."
 )
 
 IDENTITY = "With a single token there is nothing to shuffle."

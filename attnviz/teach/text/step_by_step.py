@@ -91,7 +91,9 @@ ADDITIVE_QUERY_VECTOR = "a_{i}"  # {i}: the query's index
 DIMENSION = "{name}[{m}]"
 # {m}: the dimension of the values (a column of α_ij·v_j)
 VALUE_TERM = "α·v[{m}]"
-SUM_LABEL = "Σ = output"
+SUM_LABEL = "Σ over keys"
+SUM_NOTE = ("Last row: the sums over the keys — the weights α add up to 1, each α·v column adds "
+            "up to one entry of the output row.")
 CONCAT_ROW = "concat_{i}"  # {i}: the query's index
 OUTPUT_ROW = "o_{i}"  # {i}: the query's index
 # {n}: the number of terms of a dot product too long to write out (after the first few)

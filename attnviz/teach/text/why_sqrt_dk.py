@@ -9,7 +9,7 @@ comment above each template says what its fields are); ``tests/teach/test_text.p
 from __future__ import annotations
 
 FIELDS: dict[str, tuple[str, ...]] = {
-    "UNIFORM": ("t_k",),
+    "UNIFORM": ("t_k", "value"),
     "KEY_NAME": ("j",),
 }
 
@@ -46,8 +46,9 @@ UNSCALED = "unscaled q·k"
 SCALED = "scaled q·k/√d_k"
 THEORY_DK = "theory: d_k"
 THEORY_ONE = "theory: 1"
-# {t_k}: the number of keys per query (ln t_k is the entropy of uniform weights)
-UNIFORM = "uniform: ln {t_k}"
+# {t_k}: the number of keys per query; {value}: ln t_k, the entropy of uniform weights (written
+# as a number: "ln" reads as "In" in the chart's font)
+UNIFORM = "uniform over {t_k} keys: {value}"
 AXIS_DK = "d_k"
 AXIS_VARIANCE = "variance of the scores"
 AXIS_ENTROPY = "mean entropy (nats)"
