@@ -339,7 +339,10 @@ if focus == "all":
     scenario_caption(scenario)
 elif truthful(scenario).title and not state.presenter():  # one line, for the matrices
     st.caption(md_escape(truthful(scenario).title))
-pick, focus_box, scale_box = st.columns([3, 4, 4], vertical_alignment="top")
+# the focus switch keeps all its choices whole: wide with the sidebar open (1024 px: 4 choices
+# in 260 px); in presenter mode (no sidebar) the scale's three choices keep one line instead
+widths = [3, 4, 4] if state.presenter() else [3, 6, 3]
+pick, focus_box, scale_box = st.columns(widths, vertical_alignment="top")
 with pick:
     scenario = controls.variant_picker("playground", scenario, compact=True)
 with focus_box:

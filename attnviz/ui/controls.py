@@ -198,11 +198,13 @@ def _regenerate_controls(prefix: str) -> None:
     A fragment: picking an initialiser or a seed changes nothing yet, so it reruns only these
     three widgets, not the page; Regenerate then reruns the whole app with the new weights.
     """
-    c1, c2, c3 = st.columns([2, 1, 1], vertical_alignment="bottom")
-    kind = c1.selectbox(text.INIT_LABEL, INIT_KINDS, format_func=text.INIT_KINDS.get,
+    kind = st.selectbox(text.INIT_LABEL, INIT_KINDS, format_func=text.INIT_KINDS.get,
                         key=f"{prefix}_init_kind")
-    seed = c2.number_input(text.SEED_LABEL, 0, 2**31 - 1, 42, key=f"{prefix}_init_seed")
-    if c3.button(text.REGENERATE, key=f"{prefix}_regenerate", help=text.REGENERATE_HELP):
+    # the seed and the button share the next row: in a narrow column (the lecture view at
+    # 1024 px) a third column cut the button's label to "Rege…"
+    seed_col, button_col = st.columns(2, vertical_alignment="bottom")
+    seed = seed_col.number_input(text.SEED_LABEL, 0, 2**31 - 1, 42, key=f"{prefix}_init_seed")
+    if button_col.button(text.REGENERATE, key=f"{prefix}_regenerate", help=text.REGENERATE_HELP):
         scenario = state.get_scenario()  # the latest edits, not the page's last full run
         shapes = [scenario.w_q.shape, scenario.w_k.shape, scenario.w_v.shape]
         w_q, w_k, w_v = init_weights(kind, shapes, seed=int(seed))

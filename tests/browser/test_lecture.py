@@ -18,6 +18,7 @@ from helpers import (
     edit_cell,
     expect_rerun,
     goto_page,
+    playground_focus,
     screenshot,
     track_reruns,
     wait_for_app_run,
@@ -41,7 +42,9 @@ MEASURE = """() => {
               shapes: p.querySelectorAll('.shapelayer path').length};
     }),
     clipped: [...document.querySelectorAll(
-        '.katex-display, [data-testid=stSelectbox] [data-baseweb=select] > div')]
+        '.katex-display, [data-testid=stSelectbox] [data-baseweb=select] > div, '
+        + '[data-testid=stMain] [data-testid=stButtonGroup] div, '
+        + '[data-testid=stMain] [data-testid=stButton] p')]
       .filter(e => e.scrollWidth > e.clientWidth + 4).length,  // 2 px: KaTeX glyph edges
   };
 }"""
@@ -116,6 +119,26 @@ def test_without_presenter_mode_the_controls_and_matrices_share_a_1366x768_scree
         assert [p["bottom"] <= 768 + 1 for p in m["plots"]] == [True] * 3, m["plots"]
         slider = page.get_by_test_id("stSlider").first.bounding_box()
         assert slider is not None and slider["y"] + slider["height"] <= 768
+    finally:
+        page.context.close()
+
+
+@pytest.mark.parametrize("focus", ["Weights", "Q K V"])
+def test_at_1024x768_with_the_sidebar_open_no_control_is_cut(browser: Browser, app_server: str,
+                                                             focus: str) -> None:
+    """The focus switch (all its choices) and the Regenerate button keep their whole labels
+    in the narrowest classroom screen even before presenter mode closes the sidebar."""
+    page = open_lecture(browser, app_server, 1024, 768)
+    try:
+        if focus != "Weights":
+            playground_focus(page, focus)
+        m = page.evaluate(MEASURE)
+        screenshot(page, f"lecture_sidebar_1024x768_{focus.replace(' ', '')}")
+        assert m["sidebar"] > 0
+        assert m["clipped"] == 0, "a formula, select box, focus choice or button is cut"
+        if focus == "Q K V":
+            assert page.get_by_role("button", name="Regenerate").is_visible()
+        assert_no_exception(page)
     finally:
         page.context.close()
 
