@@ -89,7 +89,7 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
             zmin: float | None = None, zmax: float | None = None, digits: int = 3,
             highlight_rows: Sequence[int] = (), highlight_cells: Sequence[tuple[int, int]] = (),
             show_text: bool | None = None, height: int | None = None,
-            fixed: bool | None = None, bar_below: bool = False) -> go.Figure:
+            fixed: bool | None = None, bar_below: bool | None = None) -> go.Figure:
     """A labelled heatmap of one matrix.
 
     Parameters
@@ -109,9 +109,10 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
         Write ``digits`` decimals instead of significant digits; by default only for
         ``"weights"``. Differences of weights or outputs use it too: 0.007 beside −0.131 keeps
         the cells' numbers short enough to be read in a narrow chart.
-    bar_below : bool
+    bar_below : bool, optional
         The colour bar under the matrix instead of at its right: a chart in a narrow column
-        (Compare's A − B) keeps that width for its cells and their numbers.
+        (Compare's A − B) keeps that width for its cells and their numbers. By default only
+        for one or two rows, whose bar at the right is too short for readable ticks.
     highlight_rows, highlight_cells
         Rows / (row, col) cells outlined in orange.
     show_text : bool, optional
@@ -137,7 +138,9 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
         show_text = rows <= CELL_TEXT_LIMIT and cols <= CELL_TEXT_LIMIT
     gap = 1 if max(rows, cols) <= _GAPLESS_ABOVE else 0  # 1-px gaps would hide small cells
     colour_bar = dict(thickness=12, len=0.9, outlinewidth=0, x=1, xpad=8)
-    if rows <= 3:  # a short bar: three ticks, not five crowded ones
+    if bar_below is None:
+        bar_below = rows <= 2
+    if rows <= 3 and not bar_below:  # a short bar: three ticks, not five crowded ones
         colour_bar["nticks"] = 3
     trace = dict(z=shown, x=x_labels, y=y_labels, xgap=gap, ygap=gap, hoverongaps=True,
                  # the bar at a fixed distance from the plot (Plotly's default is 2 % of the
@@ -174,7 +177,7 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
         font=dict(size=13),
     )
     layout["title"] = {}  # the title is written as the top axis title: they never overlap
-    if bar_below:
+    if bar_below and trace.get("showscale", True):  # (masks have no colour bar)
         colour_bar.update(orientation="h", x=0.5, xanchor="center", y=0, yanchor="top",
                           ypad=8, len=1)
         layout["height"] += BAR_BELOW_PX - layout["margin"]["b"]  # the cells keep their height
@@ -331,9 +334,11 @@ def add_step_slider(fig: go.Figure, labels: Sequence[str], active: int, *, prefi
                                           transition=dict(duration=0))])
              for label, name in zip(labels, names, strict=True)]
     below = len(fig.layout.sliders)
+    bar = any(getattr(getattr(t, "colorbar", None), "orientation", None) == "h" for t in fig.data)
+    top = 4 + below * SLIDER_PX + (BAR_BELOW_PX if bar else 0)  # under a colour bar below
     fig.update_layout(
         sliders=[*fig.layout.sliders,
-                 dict(active=active, steps=steps, pad=dict(t=4 + below * SLIDER_PX, b=0),
+                 dict(active=active, steps=steps, pad=dict(t=top, b=0),
                       len=1.0, x=0,
                       currentvalue=dict(prefix=prefix, xanchor="left",
                                         font=dict(size=15, color="#31333F")),

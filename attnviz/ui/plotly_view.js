@@ -44,6 +44,11 @@ function sendClicks(div) {
 // The slider of a figure with frames steps through them in the browser; its release sends the
 // name of the step's frame (its label unless the figure has several sliders) as the trigger
 // value "slider", when the chart asks for it.
+// the orientation of every trace's colour bar, to compare two figures
+function barSides(data) {
+  return (data || []).map((t) => (t.colorbar && t.colorbar.orientation) || "v").join();
+}
+
 function sendSliderEnds(div) {
   if (div.__attnvizSlider) return;
   div.__attnvizSlider = true;
@@ -93,7 +98,15 @@ export default function (component) {
   const figure = { data: spec.data, layout: spec.layout, config: config };
   if (spec.frames && spec.frames.length) figure.frames = spec.frames;
   loadPlotly()
-    .then((Plotly) => Plotly.react(div, figure))
+    .then((Plotly) => {
+      // Plotly.react leaves a vertical colour bar's tick labels behind when the bar turns
+      // horizontal (a matrix shrinking to one or two rows): draw such a change afresh
+      if (div.data && barSides(div.data) !== barSides(spec.data)) {
+        Plotly.purge(div);
+        div.__attnvizClicks = div.__attnvizSlider = false;  // purge dropped their listeners
+      }
+      return Plotly.react(div, figure);
+    })
     .then(() => {
       div.__attnvizSettle();  // the width may have moved while this drawing was under way
       if (spec.clickable) sendClicks(div);

@@ -18,6 +18,7 @@ from helpers import (
     edit_cell,
     expect_rerun,
     goto_page,
+    load_preset,
     playground_focus,
     screenshot,
     track_reruns,
@@ -138,6 +139,26 @@ def test_at_1024x768_with_the_sidebar_open_no_control_is_cut(browser: Browser, a
         assert m["clipped"] == 0, "a formula, select box, focus choice or button is cut"
         if focus == "Q K V":
             assert page.get_by_role("button", name="Regenerate").is_visible()
+        assert_no_exception(page)
+    finally:
+        page.context.close()
+
+
+def test_a_two_row_scenario_draws_its_colour_bars_below_with_one_row_of_ticks(
+        browser: Browser, app_server: str) -> None:
+    """Loaded after the default (4 rows, bars at the right), the 2-row seed 001 redraws its
+    bars below the cells: their ticks on one line, none of the old vertical ticks left."""
+    page = open_lecture(browser, app_server, 1366, 768)
+    try:
+        load_preset(page, "Causal example (seed 001)")
+        wait_for_plots(page, 3)
+        page.wait_for_timeout(1000)
+        spans = page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot')].map(p => {
+            const ys = [...p.querySelectorAll('.colorbar text')]
+              .map(t => t.getBoundingClientRect().top);
+            return ys.length ? Math.max(...ys) - Math.min(...ys) : -1; })""")
+        screenshot(page, "lecture_two_rows_1366x768")
+        assert len(spans) == 3 and all(0 <= s < 4 for s in spans), spans
         assert_no_exception(page)
     finally:
         page.context.close()

@@ -68,15 +68,24 @@ def test_fixed_writes_decimals_for_any_kind():
 
 
 def test_a_colour_bar_below_gives_the_cells_the_right_margin():
-    z = np.array([[0.1, -0.2], [0.3, 0.0]])
-    right, below = heatmap(z, LABELS[:2], LABELS[:2]), heatmap(z, LABELS[:2], LABELS[:2],
-                                                              bar_below=True)
+    z = np.array([[0.1, -0.2], [0.3, 0.0], [0.2, 0.1]])
+    right, below = heatmap(z, LABELS[:2], LABELS), heatmap(z, LABELS[:2], LABELS, bar_below=True)
     bar = below.data[0].colorbar
     assert bar.orientation == "h" and bar.yanchor == "top"
     assert below.layout.margin.r == 10 < right.layout.margin.r
     assert below.layout.margin.b > right.layout.margin.b
     assert below.layout.height == right.layout.height + (below.layout.margin.b
                                                          - right.layout.margin.b)
+
+
+def test_one_and_two_row_heatmaps_put_their_colour_bar_below():
+    """A bar beside one row is ~30 px tall: its ticks overlapped. Below, it has the width."""
+    for rows in (1, 2):
+        assert heatmap(np.arange(4.0 * rows).reshape(rows, 4)).data[0].colorbar.orientation == "h"
+    assert heatmap(np.eye(3)).data[0].colorbar.orientation in (None, "v")
+    assert heatmap(np.ones((1, 3)), bar_below=False).data[0].colorbar.orientation in (None, "v")
+    mask = heatmap(np.ones((1, 3)), kind="mask")
+    assert mask.layout.margin.b == heatmap(np.ones((3, 3)), kind="mask").layout.margin.b
 
 
 def test_large_matrices_have_no_cell_text_and_send_float32():
@@ -146,10 +155,11 @@ def test_heatmap_margins_are_set_from_labels_titles_and_colour_bar():
     """The margins fit the labels up front (automargin would otherwise draw twice)."""
     from attnviz.figures import heatmap
 
-    short = heatmap(np.eye(2), ["a", "b"], ["c", "d"]).layout.margin
-    long = heatmap(np.eye(2), ["a", "b"], ["a long label", "d"], y_title="query").layout.margin
+    short = heatmap(np.eye(3), ["a", "b", "c"], ["c", "d", "e"]).layout.margin
+    long = heatmap(np.eye(3), ["a", "b", "c"], ["a long label", "d", "e"],
+                   y_title="query").layout.margin
     assert long.l > short.l + 60  # 10 more characters and an axis title
-    mask = heatmap(np.eye(2), kind="mask").layout.margin
+    mask = heatmap(np.eye(3), kind="mask").layout.margin
     assert mask.r < short.r  # no colour bar, no room for one
     many = heatmap(np.zeros((3, 30)), [f"key_{j:02d}" for j in range(30)]).layout.margin
     assert many.t > short.t  # 30 long column labels turn vertical: taller top margin
