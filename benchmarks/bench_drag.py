@@ -6,9 +6,10 @@ On the default scenario, in Chromium, for each chart whose own slider steps thro
 computed in advance (no server round trip while dragging): the Playground's weights over τ
 (lecture view), the Masks page's weights over the window width, the Positional encoding page's
 PE matrix over its base and over d_model (up to 50 × 128), the Inference page's weights over the
-model call and over the sink logit, the Modern page's PE scores over the shift Δ, and the Learn
-page's playback after a 200-step run (the list: CHARTS). Each step is ``Plotly.animate`` to one
-frame, awaited — what a drag does at every step — over every frame of the chart.
+model call and over the sink logit, the Modern page's PE scores over the shift Δ and QK-norm
+logits over g, and the Learn page's playback after a 200-step run (the list: CHARTS). Each step
+is ``Plotly.animate`` to one frame, awaited — what a drag does at every step — over every frame
+of the chart.
 Target: <= 50 ms per step (issue 15, item 3).
 """
 
@@ -52,6 +53,11 @@ def _learned_sink(page) -> None:
     page.get_by_text(text.LEARNED_LABEL, exact=True).click()
 
 
+def _norm_tab(page) -> None:
+    from attnviz.teach.text import modern as text
+    page.get_by_role("tab", name=text.NORM_TAB).click()
+
+
 # (row name, page path, chart key, what a user does first so that the chart has frames)
 CHARTS = [
     ("Playground: weights over τ", "playground", "playground_fig_weights_weights", None),
@@ -62,6 +68,7 @@ CHARTS = [
     ("Inference: weights over the sink logit", "inference", "inference_fig_sink_weights",
      _learned_sink),
     ("Modern: PE scores over the shift Δ", "modern", "modern_fig_pe_scores", None),
+    ("Modern: QK-norm logits over the gain g", "modern", "modern_fig_normed_logits", _norm_tab),
     ("Learn: playback of a 200-step run", "learn", "learn_fig_training", _train),
 ]
 

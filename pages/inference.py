@@ -16,7 +16,7 @@ from attnviz.scenarios.scenario import with_variant
 from attnviz.teach.text import common
 from attnviz.teach.text import inference as text
 from attnviz.ui import controls, state
-from attnviz.ui.panels import scenario_caption, show_figure
+from attnviz.ui.panels import land, scenario_caption, show_figure
 
 
 def running_stats(tile_state) -> np.ndarray:
@@ -30,17 +30,6 @@ def with_params(key: str, **params):
     """The scenario under variant ``key`` with these settings of it (the current variant's
     settings do not apply to it)."""
     return replace(with_variant(scenario, key), params=params)
-
-
-def land(figure: str, control: str, allowed, cast=int) -> None:
-    """A drag slider of chart ``figure`` was released: the value it stopped on becomes the
-    value of the slider ``control`` (ignored unless it is one of ``allowed``)."""
-    try:
-        value = cast((st.session_state.get(figure) or {}).get("slider"))
-    except (TypeError, ValueError):
-        return
-    if value in allowed:
-        st.session_state[control] = value
 
 
 def start_at(control: str, default, low, top) -> None:

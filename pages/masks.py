@@ -14,7 +14,7 @@ from attnviz.teach.text import common
 from attnviz.teach.text import masks as text
 from attnviz.ui import controls, heads, state
 from attnviz.ui.mask_editor import mask_editor
-from attnviz.ui.panels import matrix_panel, scenario_caption, show_figure
+from attnviz.ui.panels import matrix_panel, released, scenario_caption, show_figure
 
 st.header(text.TITLE)
 scenario = state.get_scenario()
@@ -59,12 +59,9 @@ def window_frames(fig, sc, h: int) -> list[dict] | None:
 
 def land_window() -> None:
     """The weights' slider was released: its width becomes the scenario's window."""
-    label = (st.session_state.get("masks_fig_weights") or {}).get("slider")
-    try:
-        width = int(label)
-    except (TypeError, ValueError):
-        return
-    state.update(window=width)
+    width = released("masks_fig_weights", int)
+    if width is not None:
+        state.update(window=width)
 
 
 kind = st.radio(text.KIND_LABEL, list(MASK_KINDS), horizontal=True, format_func=text.KINDS.get,

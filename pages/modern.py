@@ -1,6 +1,8 @@
 """Modern attention: RoPE's rotation and shift invariance, ALiBi's bias at any length, and the
 key/value heads grouped-query attention shares, with the KV cache each keeps."""
 
+from functools import partial
+
 import numpy as np
 import streamlit as st
 
@@ -18,16 +20,10 @@ from attnviz.teach.modern import (
 from attnviz.teach.text import common
 from attnviz.teach.text import modern as text
 from attnviz.ui import heads, state
-from attnviz.ui.panels import scenario_caption, show_figure
+from attnviz.ui.panels import land, scenario_caption, show_figure
 
 DELTAS = range(0, 51)  # the shift slider's values
-
-
-def land_delta() -> None:
-    """The PE scores' drag slider was released: its shift becomes the Δ slider's value."""
-    label = str((st.session_state.get("modern_fig_pe_scores") or {}).get("slider"))
-    if label.isdigit() and int(label) in DELTAS:
-        st.session_state["modern_delta"] = int(label)
+GAINS = [0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0]  # QK-norm's gain g
 
 
 def show_pe_shifted(scenario, labels: list[str], check, delta: int, base: float) -> None:
@@ -50,7 +46,34 @@ def show_pe_shifted(scenario, labels: list[str], check, delta: int, base: float)
                                                     for d, c in zip(DELTAS, checks, strict=True)])
         st.caption(text.DELTA_DRAG)
     show_figure(fig, key="modern_fig_pe_scores", frames=frames,
-                on_slider=land_delta if frames else None)
+                on_slider=partial(land, "modern_fig_pe_scores", "modern_delta", DELTAS)
+                if frames else None)
+
+
+def show_normed(scenario, labels: list[str], key_labels: list[str], effect, gain: float) -> None:
+    """The logits with QK-norm, with a frame for every gain (while they fit) so that the
+    figure's own slider moves them during a drag: |logit| stays below d_k·g²·scale/τ."""
+    def title(g: float, bound: float) -> str:
+        return text.GAIN_TITLE.format(gain=f"{g:g}", bound=f"{bound:.3g}")
+
+    effects = None
+    if len(GAINS) * scenario.t * len(key_labels) <= sweep.MAX_CELLS:
+        effects = [qk_norm_effect(scenario, g) for g in GAINS]
+    zs = [e.normed for e in effects] if effects else [effect.normed]
+    finite = [np.abs(z[np.isfinite(z)]) for z in zs]
+    bound = max((float(f.max()) for f in finite if f.size), default=1.0) or 1.0
+    fig = heatmap(effect.normed, key_labels, labels, kind="signed", zmin=-bound, zmax=bound,
+                  title=title(gain, effect.bound))
+    frames = None
+    if effects:
+        frames = with_slider(fig, zs, [f"{g:g}" for g in GAINS], GAINS.index(gain),
+                             prefix=text.GAIN_PREFIX, kind="signed",
+                             titles=[title(g, e.bound) for g, e in zip(GAINS, effects,
+                                                                         strict=True)])
+        st.caption(text.GAIN_DRAG)
+    show_figure(fig, key="modern_fig_normed_logits", frames=frames,
+                on_slider=partial(land, "modern_fig_normed_logits", "modern_qk_gain", GAINS,
+                                  float) if frames else None)
 
 
 scenario = state.get_scenario()
@@ -145,8 +168,8 @@ with gqa_tab:
 
 with norm_tab:
     st.write(text.NORM_INTRO)
-    gain = st.select_slider(text.GAIN_LABEL, [0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0], value=1.0,
-                            key="modern_qk_gain")
+    st.session_state.setdefault("modern_qk_gain", 1.0)  # also set by the drag slider
+    gain = st.select_slider(text.GAIN_LABEL, GAINS, key="modern_qk_gain")
     try:
         effect = qk_norm_effect(scenario, float(gain))
     except ValueError as exc:
@@ -164,5 +187,4 @@ with norm_tab:
                         key="modern_fig_plain_logits")
         with right:
             st.markdown(f"**{text.NORM_NORMED}**")
-            show_figure(heatmap(effect.normed, key_labels, labels, kind="signed"),
-                        key="modern_fig_normed_logits")
+            show_normed(scenario, labels, key_labels, effect, float(gain))

@@ -24,7 +24,7 @@ from attnviz.teach.text import common
 from attnviz.teach.text import playground as text
 from attnviz.ui import controls, presenter, share, state
 from attnviz.ui.diagnostics import diagnostics_panel
-from attnviz.ui.panels import matrix_panel, scenario_caption, show_figure
+from attnviz.ui.panels import matrix_panel, released, scenario_caption, show_figure
 from attnviz.ui.safe import md_escape
 
 LECTURE_SETTINGS = ("temperature", "pe", "heads", "params")  # beside the inputs; scale on top
@@ -47,10 +47,8 @@ def changed_cells(name: str, z: np.ndarray) -> list[tuple[int, int]]:
 def land_temperature(chart_key: str) -> None:
     """The weights' slider was released: its step becomes the scenario's exact temperature
     (and the temperature slider's value), before the rerun computes everything from it."""
-    label = (st.session_state.get(chart_key) or {}).get("slider")
-    try:
-        value = float(label)
-    except (TypeError, ValueError):
+    value = released(chart_key, float)
+    if value is None:
         return
     state.update(temperature=value)
     st.session_state[state.vkey("playground_temperature")] = value
@@ -62,10 +60,8 @@ SCALE_GRID = [round(0.05 * i, 2) for i in range(1, 61)]  # the custom scale's dr
 def land_scale(chart_key: str) -> None:
     """The scaled scores' slider was released: its step becomes the scenario's custom scale
     (scale mode "custom", and the scale controls' values), before the rerun."""
-    label = (st.session_state.get(chart_key) or {}).get("slider")
-    try:
-        value = float(label)
-    except (TypeError, ValueError):
+    value = released(chart_key, float)
+    if value is None:
         return
     state.update(scale_mode="custom", custom_scale=value)
     st.session_state[state.vkey("playground_scale_mode")] = "custom"

@@ -13,7 +13,7 @@ from attnviz.scenarios.scenario import permutation_check, position_labels
 from attnviz.teach.text import common
 from attnviz.teach.text import positional_encoding as text
 from attnviz.ui import controls, state
-from attnviz.ui.panels import matrix_panel, show_figure
+from attnviz.ui.panels import matrix_panel, released, show_figure
 
 st.header(text.TITLE)
 scenario = state.get_scenario()
@@ -30,8 +30,7 @@ FIG_PE = "positional_encoding_fig_pe"
 def land() -> None:
     """One of the PE heatmap's sliders was released: the value it stopped on becomes the
     base or d_model control's value (frames are named "base:10", "d_model:32")."""
-    name = str((st.session_state.get(FIG_PE) or {}).get("slider") or "")
-    setting, _, value = name.partition(":")
+    setting, _, value = (released(FIG_PE) or "").partition(":")
     if setting == "base" and value in {str(b) for b in BASES}:
         st.session_state["positional_encoding_base"] = int(value)
     elif setting == "d_model" and value.isdigit() and int(value) in range(2, 129, 2):

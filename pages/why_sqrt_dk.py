@@ -1,5 +1,7 @@
 """Why √d_k: random q and k for growing d_k; score variance and softmax entropy, scaled or not."""
 
+from functools import partial
+
 import streamlit as st
 
 from attnviz.figures.charts import (
@@ -13,7 +15,7 @@ from attnviz.teach.sqrt_dk import sqrt_dk_experiment
 from attnviz.teach.text import common
 from attnviz.teach.text import why_sqrt_dk as text
 from attnviz.ui import state
-from attnviz.ui.panels import show_figure
+from attnviz.ui.panels import land, show_figure
 
 state.get_scenario()
 st.header(text.TITLE)
@@ -27,13 +29,6 @@ t_k = c2.slider(text.T_K_LABEL, 2, 64, 16, key="why_sqrt_dk_t_k")
 n_queries = c3.select_slider(text.N_QUERIES_LABEL, [50, 100, 200, 400, 800], value=400,
                              key="why_sqrt_dk_n_queries")
 seed = c4.number_input(common.SEED_LABEL, 0, 2**31 - 1, 0, key="why_sqrt_dk_seed")
-
-
-def land_example_dk() -> None:
-    """The example's own slider was released: its d_k becomes the d_k control's value."""
-    label = (st.session_state.get("why_sqrt_dk_fig_example") or {}).get("slider")
-    if label is not None and label.isdigit():
-        st.session_state["why_sqrt_dk_example_dk"] = int(label)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -77,7 +72,8 @@ with right:
                                      text.SCALED: res.example_scaled[i]}
                                     for i in range(len(d_ks))], [str(d) for d in d_ks], k,
                               prefix=text.DK_PREFIX)
-    show_figure(fig, key="why_sqrt_dk_fig_example", frames=frames, on_slider=land_example_dk)
+    show_figure(fig, key="why_sqrt_dk_fig_example", frames=frames, on_slider=partial(
+        land, "why_sqrt_dk_fig_example", "why_sqrt_dk_example_dk", d_ks))
 
 st.dataframe({column: getattr(res, field) for field, column in text.COLUMNS.items()},
              key="why_sqrt_dk_table", hide_index=True)

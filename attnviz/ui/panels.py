@@ -60,6 +60,26 @@ def show_figure(fig: go.Figure, *, key: str, filename: str | None = None,
     return st.plotly_chart(fig, key=key, width="stretch", theme=None, config=config, **clicks)
 
 
+def released(figure: str, cast: Callable = str):
+    """The value a drag slider of chart ``figure`` was released on (its frame's name, passed
+    through ``cast``), or None when there is none or ``cast`` refuses it. Read it in the
+    chart's ``on_slider`` callback."""
+    name = (st.session_state.get(figure) or {}).get("slider")
+    try:
+        return None if name is None else cast(name)
+    except (TypeError, ValueError):
+        return None
+
+
+def land(figure: str, control: str, allowed, cast: Callable = int) -> None:
+    """``on_slider`` for a chart whose drag slider shadows the widget ``control``: the released
+    value becomes the widget's value (ignored unless it is one of ``allowed``). The widget must
+    take its value from the session state (no ``value=`` argument) for the rerun to show it."""
+    value = released(figure, cast)
+    if value is not None and value in allowed:
+        st.session_state[control] = value
+
+
 def matrix_panel(title: str, fig: go.Figure, *, key: str, formula: str = "",
                  explanation: str = ""):
     """A subheader, the formula (LaTeX), a one-line explanation and the heatmap."""

@@ -278,3 +278,24 @@ def test_dragging_the_shift_moves_the_pe_scores_and_release_sets_it(app_server, 
     value = page.locator(".st-key-modern_delta [data-testid=stSliderThumbValue]")
     assert value.inner_text() == "0"
     assert_no_exception(page)
+
+
+def test_dragging_the_gain_moves_the_normed_logits_and_release_sets_it(app_server, page):
+    from attnviz.teach.modern import qk_norm_effect
+    from attnviz.teach.text import modern as text
+    key = "modern_fig_normed_logits"
+    goto_page(page, app_server, "modern")
+    page.get_by_role("tab", name=text.NORM_TAB).click()
+    page.wait_for_function(
+        """k => document.querySelector(`.st-key-${k} .js-plotly-plot`)?._transitionData
+           ?._frames?.length === 7""", arg=key, timeout=30_000)
+    runs = drag_to_left_end(page, key)  # to g = 0.25
+    assert len(_finished_runs[page]) == runs, "dragging must not run the script"
+    low = qk_norm_effect(default_scenario(), 0.25)
+    np.testing.assert_allclose(plotted(page, key), low.normed, atol=1e-12)
+    with expect_rerun(page):
+        page.mouse.up()
+    wait_for_app_run(page)
+    value = page.locator(".st-key-modern_qk_gain [data-testid=stSliderThumbValue]")
+    assert value.inner_text() == "0.25"
+    assert_no_exception(page)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from apptest_helpers import decode, open_page, spec_by_key
+from apptest_helpers import chart_z_by_key, decode, open_page, spec_by_key
 
 from attnviz.core.alibi import alibi_bias
 from attnviz.teach.modern import shift_check
@@ -71,3 +71,28 @@ def test_the_pe_scores_carry_a_frame_for_every_shift_with_one_colour_range():
     trace = spec["data"][0]
     assert trace["zmin"] == -bound and trace["zmax"] == bound  # no frame's colours clipped
     assert spec["layout"]["sliders"][0]["active"] == 5
+
+
+def test_the_normed_logits_carry_a_frame_for_every_gain_and_release_sets_it():
+    from attnviz.teach.modern import qk_norm_effect
+    at = open_page("modern")
+    sc = at.session_state[state.SCENARIO]
+    spec = spec_by_key(at, "modern_fig_normed_logits")
+    gains = [0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0]
+    assert [f["name"] for f in spec["frames"]] == [f"{g:g}" for g in gains]
+    effects = [qk_norm_effect(sc, g) for g in gains]
+    for frame, g, e in zip(spec["frames"], gains, effects, strict=True):
+        np.testing.assert_allclose(decode(frame["data"][0]["z"]), e.normed, rtol=1e-12)
+        assert frame["layout"]["xaxis"]["title"]["text"] == text.GAIN_TITLE.format(
+            gain=f"{g:g}", bound=f"{e.bound:.3g}")
+        finite = e.normed[np.isfinite(e.normed)]
+        assert np.abs(finite).max() <= e.bound * (1 + 1e-12)  # QK-norm's promise, every g
+    assert spec["layout"]["sliders"][0]["active"] == gains.index(1.0)
+    # releasing the drag slider on g = 3 sets the gain control (what the chart sends)
+    at.session_state["modern_fig_normed_logits"] = {"slider": "3"}
+    at.session_state["modern_qk_gain"] = 3.0  # as land() does in the chart's callback
+    at.run()
+    assert at.select_slider(key="modern_qk_gain").value == 3.0
+    np.testing.assert_allclose(chart_z_by_key(at, "modern_fig_normed_logits"), effects[5].normed,
+                               rtol=1e-12)
+    assert not at.exception

@@ -9,6 +9,7 @@ from __future__ import annotations
 FIELDS: dict[str, tuple[str, ...]] = {
     "SHIFT_RESULT": ("delta", "rope", "pe"),
     "PE_SHIFT_TITLE": ("delta", "pe"),
+    "GAIN_TITLE": ("gain", "bound"),
     "ALIBI_HEADS_SHOWN": ("shown", "n"),
     "ALIBI_SLOPES": ("slopes",),
     "ALIBI_HEAD": ("h",),
@@ -84,6 +85,11 @@ NORM_INTRO = (
     "(one head, the scenario's scale, temperature and mask)."
 )
 GAIN_LABEL = "Gain g"
+# {gain}: the gain g; {bound}: QK-norm's bound on |logit|, d_k·g²·scale/τ
+GAIN_TITLE = "g = {gain}: |logit| ≤ {bound}"
+GAIN_PREFIX = "drag g: "
+GAIN_DRAG = ("Drag the slider under these logits: they follow the gain g while you drag "
+             "(computed in advance for every g); releasing it sets g above.")
 NORM_PLAIN = "Plain scaled scores (the softmax's input)"
 NORM_NORMED = "With QK-norm"
 # {plain}, {normed}: the largest |logit| each way; {bound}: QK-norm's bound; {plain_h},
