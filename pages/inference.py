@@ -16,7 +16,7 @@ from attnviz.scenarios.scenario import with_variant
 from attnviz.teach.text import common
 from attnviz.teach.text import inference as text
 from attnviz.ui import controls, state
-from attnviz.ui.panels import land, scenario_caption, show_figure
+from attnviz.ui.panels import land, released, scenario_caption, show_figure
 
 
 def running_stats(tile_state) -> np.ndarray:
@@ -30,6 +30,40 @@ def with_params(key: str, **params):
     """The scenario under variant ``key`` with these settings of it (the current variant's
     settings do not apply to it)."""
     return replace(with_variant(scenario, key), params=params)
+
+
+def sink_frames(fig, sinks, *, window: int, n_sink: int, logit: float | None) -> list[dict]:
+    """Frames for the sink weights' drag sliders, each with the other settings as they are:
+    every window width ("window:3"), every number of sink tokens ("n_sink:1") and, with a
+    learned sink, every logit ("-10" … "10"); a slider only while its frames fit."""
+    t = sinks.t
+    frames = []
+    for name, values, current, prefix in (
+            ("window", list(range(1, max(t, 2) + 1)), window, text.WINDOW_PREFIX),
+            ("n_sink", list(range(0, t + 1)), n_sink, text.N_SINK_PREFIX)):
+        if len(values) * t * t <= sweep.MAX_CELLS:
+            frames += with_slider(fig, sweep.sweep(sinks, f"params.{name}", values, "weights"),
+                                  [str(v) for v in values], values.index(current), prefix=prefix,
+                                  kind="weights", names=[f"{name}:{v}" for v in values])
+    if logit is not None and len(LOGITS) * t * t <= sweep.MAX_CELLS:
+        frames += with_slider(fig, sweep.sweep(sinks, "params.sink_logit", LOGITS, "weights"),
+                              [f"{v:g}" for v in LOGITS], LOGITS.index(logit),
+                              prefix=text.LOGIT_PREFIX, kind="weights")
+    return frames
+
+
+def land_sinks() -> None:
+    """A drag slider of the sink weights was released: its value becomes the window, the
+    number of sink tokens or the sink logit (frames "window:3", "n_sink:1", "-2.5")."""
+    setting, _, value = (released("inference_fig_sink_weights") or "").rpartition(":")
+    control, cast = {"window": ("inference_window", int), "n_sink": ("inference_n_sink", int),
+                     "": ("inference_logit", float)}.get(setting, (None, None))
+    if control is None:
+        return
+    try:
+        st.session_state[control] = cast(value)  # start_at() keeps it in the slider's range
+    except ValueError:
+        return
 
 
 def start_at(control: str, default, low, top) -> None:
@@ -169,8 +203,10 @@ with sinks_tab:
     st.write(text.SINKS_INTRO)
     t = scenario.t
     c1, c2, c3, c4 = st.columns(4)
-    window = c1.slider(text.WINDOW_LABEL, 1, max(t, 2), min(3, t), key="inference_window")
-    n_sink = c2.slider(text.N_SINK_LABEL, 0, t, min(1, t), key="inference_n_sink")
+    start_at("inference_window", min(3, t), 1, max(t, 2))  # also set by land_sinks()
+    window = c1.slider(text.WINDOW_LABEL, 1, max(t, 2), key="inference_window")
+    start_at("inference_n_sink", min(1, t), 0, t)
+    n_sink = c2.slider(text.N_SINK_LABEL, 0, t, key="inference_n_sink")
     learned = c3.toggle(text.LEARNED_LABEL, key="inference_learned")
     start_at("inference_logit", 0.0, -10.0, 10.0)
     logit = c4.slider(text.LOGIT_LABEL, -10.0, 10.0, step=0.5, key="inference_logit",
@@ -189,16 +225,12 @@ with sinks_tab:
         with mid:
             st.markdown(f"**{text.SINK_WEIGHTS}**")
             fig = heatmap(att.weights, labels, labels, kind="weights")
-            frames = None
-            if learned and len(LOGITS) * t * t <= sweep.MAX_CELLS:
-                # the weights for every logit: the figure's own slider moves them while dragged
-                frames = with_slider(fig, sweep.sweep(sinks, "params.sink_logit", LOGITS),
-                                     [f"{v:g}" for v in LOGITS], LOGITS.index(float(logit)),
-                                     prefix=text.LOGIT_PREFIX, kind="weights")
-                st.caption(text.LOGIT_DRAG)
-            show_figure(fig, key="inference_fig_sink_weights", frames=frames,
-                        on_slider=partial(land, "inference_fig_sink_weights", "inference_logit",
-                                          LOGITS, float) if frames else None)
+            frames = sink_frames(fig, sinks, window=int(window), n_sink=int(n_sink),
+                                 logit=float(logit) if learned else None)
+            if frames:
+                st.caption(text.SINK_DRAG)
+            show_figure(fig, key="inference_fig_sink_weights", frames=frames or None,
+                        on_slider=land_sinks if frames else None)
         with right:
             st.markdown(f"**{text.SINK_SHARES}**")
             shares = np.column_stack([np.asarray(att.weights).sum(axis=1), att.sink_weight])

@@ -248,10 +248,10 @@ def test_dragging_the_sink_logit_moves_the_weights_and_release_sets_it(app_serve
     with expect_rerun(page):
         page.get_by_text(text.LEARNED_LABEL, exact=True).click()
     wait_for_app_run(page)
-    page.wait_for_function(
+    page.wait_for_function(  # window 1..4, sink tokens 0..4, logit -10..10
         """k => document.querySelector(`.st-key-${k} .js-plotly-plot`)?._transitionData
-           ?._frames?.length === 41""", arg=key, timeout=30_000)
-    runs = drag_to_left_end(page, key)  # to logit -10
+           ?._frames?.length === 4 + 5 + 41""", arg=key, timeout=30_000)
+    runs = drag_to_left_end(page, key, nth=2)  # the third slider, to logit -10
     assert len(_finished_runs[page]) == runs, "dragging must not run the script"
     low = inference_result("sinks", window=3, n_sink=1, learned_sink=True, sink_logit=-10.0)
     np.testing.assert_allclose(plotted(page, key), low.weights, atol=1e-12)
@@ -298,4 +298,25 @@ def test_dragging_the_gain_moves_the_normed_logits_and_release_sets_it(app_serve
     wait_for_app_run(page)
     value = page.locator(".st-key-modern_qk_gain [data-testid=stSliderThumbValue]")
     assert value.inner_text() == "0.25"
+    assert_no_exception(page)
+
+
+def test_dragging_the_window_moves_the_sink_weights_and_release_sets_it(app_server, page):
+    from attnviz.teach.text import inference as text
+    key = "inference_fig_sink_weights"
+    goto_page(page, app_server, "inference")
+    page.get_by_role("tab", name=text.SINKS_TAB).click()
+    page.wait_for_function(  # window 1..4, sink tokens 0..4 (the default's 4 tokens)
+        """k => document.querySelector(`.st-key-${k} .js-plotly-plot`)?._transitionData
+           ?._frames?.length === 4 + 5""", arg=key, timeout=30_000)
+    runs = drag_to_left_end(page, key)  # the first slider, to window 1
+    assert len(_finished_runs[page]) == runs, "dragging must not run the script"
+    narrow = inference_result("sinks", window=1, n_sink=1)
+    np.testing.assert_allclose(plotted(page, key), narrow.weights, atol=1e-12)
+    with expect_rerun(page):
+        page.mouse.up()
+    wait_for_app_run(page)
+    value = page.locator(".st-key-inference_window [data-testid=stSliderThumbValue]")
+    assert value.inner_text() == "1"
+    np.testing.assert_allclose(plotted(page, key), narrow.weights, atol=1e-12)
     assert_no_exception(page)

@@ -131,7 +131,18 @@ def test_the_sinks_tab_shows_the_mask_the_weights_and_the_sinks_share():
     r = attention_with_sink(x @ sc.w_q, x @ sc.w_k, x @ sc.w_v,
                             mask=sink_window_mask(8, window=2, n_sink=1), sink_logit=1.0)
     np.testing.assert_allclose(z(at, "inference_fig_sink_weights"), r.weights, rtol=1e-12)
-    frames = spec_by_key(at, "inference_fig_sink_weights")["frames"]  # every logit -10..10
+    every = spec_by_key(at, "inference_fig_sink_weights")["frames"]
+    # a slider for the window (1..8), one for the sink tokens (0..8), one for the logit
+    assert [f["name"] for f in every[:17]] == [f"window:{w}" for w in range(1, 9)] + [
+        f"n_sink:{n}" for n in range(9)]
+    for w in (1, 5):
+        np.testing.assert_allclose(decode(every[w - 1]["data"][0]["z"]), attention_with_sink(
+            x @ sc.w_q, x @ sc.w_k, x @ sc.w_v, mask=sink_window_mask(8, window=w, n_sink=1),
+            sink_logit=1.0).weights, rtol=1e-12)
+    np.testing.assert_allclose(decode(every[8 + 3]["data"][0]["z"]), attention_with_sink(
+        x @ sc.w_q, x @ sc.w_k, x @ sc.w_v, mask=sink_window_mask(8, window=2, n_sink=3),
+        sink_logit=1.0).weights, rtol=1e-12)
+    frames = every[17:]  # every logit -10..10
     assert len(frames) == 41 and frames[0]["name"] == "-10" and frames[22]["name"] == "1"
     np.testing.assert_allclose(decode(frames[22]["data"][0]["z"]), r.weights, rtol=1e-12)
     low = attention_with_sink(x @ sc.w_q, x @ sc.w_k, x @ sc.w_v,

@@ -92,8 +92,11 @@ N_SINK_LABEL = "First tokens kept (sinks)"
 LEARNED_LABEL = "Learned sink logit"
 LOGIT_LABEL = "Sink logit s"
 LOGIT_PREFIX = "drag the sink logit: "
-LOGIT_DRAG = ("Drag the slider under the weights: they follow the sink logit while you drag "
-              "(computed in advance); releasing it sets the logit.")
+WINDOW_PREFIX = "drag the window: "
+N_SINK_PREFIX = "drag the sink tokens: "
+SINK_DRAG = ("Drag a slider under the weights: they follow the window, the sink tokens (and "
+             "the sink logit, when learned) while you drag (computed in advance); releasing it "
+             "sets that control above.")
 SINK_MASK = "Keys each query may see"
 SINK_WEIGHTS = "Weights"
 SINK_SHARES = "Row sum and the sink's share"
