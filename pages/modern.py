@@ -24,6 +24,7 @@ from attnviz.ui.panels import land, scenario_caption, show_figure
 
 DELTAS = range(0, 51)  # the shift slider's values
 GAINS = [0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0]  # QK-norm's gain g
+ROPE_BASES = [4.0, 10.0, 100.0, 1000.0, 10000.0, 500000.0]
 
 
 def show_pe_shifted(scenario, labels: list[str], check, delta: int, base: float) -> None:
@@ -48,6 +49,22 @@ def show_pe_shifted(scenario, labels: list[str], check, delta: int, base: float)
     show_figure(fig, key="modern_fig_pe_scores", frames=frames,
                 on_slider=partial(land, "modern_fig_pe_scores", "modern_delta", DELTAS)
                 if frames else None)
+
+
+def show_angles(t: int, d_head: int, delta: int, base: float) -> None:
+    """The angle of every position and pair, with a frame for every base so that the figure's
+    own slider turns them during a drag (one colour range: pair 0 turns 1 radian per position
+    whatever the base)."""
+    thetas = [angles(t + delta, d_head, base=b)[delta:] for b in ROPE_BASES]
+    top = max(float(z.max()) for z in thetas) or 1.0
+    fig = heatmap(thetas[ROPE_BASES.index(base)], [f"i={i}" for i in range(thetas[0].shape[1])],
+                  [str(p) for p in range(delta, delta + t)], kind="sequential", zmin=0.0,
+                  zmax=top, x_title=text.AXIS_PAIR, y_title=text.AXIS_POSITION)
+    frames = with_slider(fig, thetas, [f"{b:g}" for b in ROPE_BASES], ROPE_BASES.index(base),
+                         prefix=text.BASE_PREFIX, kind="sequential")
+    st.caption(text.BASE_DRAG)
+    show_figure(fig, key="modern_fig_angles", frames=frames,
+                on_slider=partial(land, "modern_fig_angles", "modern_base", ROPE_BASES, float))
 
 
 def show_normed(scenario, labels: list[str], key_labels: list[str], effect, gain: float) -> None:
@@ -87,8 +104,8 @@ labels = [f"{i}:{tok}" for i, tok in enumerate(scenario.tokens)]
 with rope_tab:
     st.write(text.ROPE_INTRO)
     c1, c2 = st.columns(2)
-    base = c1.select_slider(text.BASE_LABEL, [4.0, 10.0, 100.0, 1000.0, 10000.0, 500000.0],
-                            value=10000.0, key="modern_base")
+    st.session_state.setdefault("modern_base", 10000.0)  # also set by the angles' drag slider
+    base = c1.select_slider(text.BASE_LABEL, ROPE_BASES, key="modern_base")
     st.session_state.setdefault("modern_delta", 5)  # also set by land_delta()
     delta = c2.slider(text.DELTA_LABEL, 0, 50, key="modern_delta")
     try:
@@ -107,11 +124,7 @@ with rope_tab:
             st.markdown(f"**{text.PE_SCORES}**")
             show_pe_shifted(scenario, labels, check, int(delta), float(base))
         st.markdown(f"**{text.ANGLES}**")
-        theta = angles(scenario.t + int(delta), int(scenario.w_q.shape[1]), base=float(base))
-        show_figure(heatmap(theta[int(delta):], [f"i={i}" for i in range(theta.shape[1])],
-                            [str(p) for p in range(int(delta), int(delta) + scenario.t)],
-                            kind="sequential", x_title=text.AXIS_PAIR,
-                            y_title=text.AXIS_POSITION), key="modern_fig_angles")
+        show_angles(scenario.t, int(scenario.w_q.shape[1]), int(delta), float(base))
 
 with alibi_tab:
     st.write(text.ALIBI_INTRO)

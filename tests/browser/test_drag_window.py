@@ -320,3 +320,21 @@ def test_dragging_the_window_moves_the_sink_weights_and_release_sets_it(app_serv
     assert value.inner_text() == "1"
     np.testing.assert_allclose(plotted(page, key), narrow.weights, atol=1e-12)
     assert_no_exception(page)
+
+
+def test_dragging_the_rope_base_turns_the_angles_and_release_sets_it(app_server, page):
+    from attnviz.teach.modern import angles
+    key = "modern_fig_angles"
+    goto_page(page, app_server, "modern")
+    wait_for_plots(page, 3)
+    runs = drag_to_left_end(page, key)  # to base 4
+    assert len(_finished_runs[page]) == runs, "dragging must not run the script"
+    sc = default_scenario()
+    np.testing.assert_allclose(plotted(page, key), angles(sc.t + 5, sc.w_q.shape[1], base=4.0)[5:],
+                               atol=1e-12)
+    with expect_rerun(page):
+        page.mouse.up()
+    wait_for_app_run(page)
+    value = page.locator(".st-key-modern_base [data-testid=stSliderThumbValue]")
+    assert value.inner_text() == "4.0"
+    assert_no_exception(page)

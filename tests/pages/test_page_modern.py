@@ -96,3 +96,18 @@ def test_the_normed_logits_carry_a_frame_for_every_gain_and_release_sets_it():
     np.testing.assert_allclose(chart_z_by_key(at, "modern_fig_normed_logits"), effects[5].normed,
                                rtol=1e-12)
     assert not at.exception
+
+
+def test_the_angles_carry_a_frame_for_every_base():
+    from attnviz.teach.modern import angles
+    at = open_page("modern")
+    sc = at.session_state[state.SCENARIO]
+    spec = spec_by_key(at, "modern_fig_angles")
+    bases = [4.0, 10.0, 100.0, 1000.0, 10000.0, 500000.0]
+    assert [f["name"] for f in spec["frames"]] == [f"{b:g}" for b in bases]
+    d = sc.w_q.shape[1]
+    for frame, b in zip(spec["frames"], bases, strict=True):  # Δ = 5 by default
+        np.testing.assert_allclose(decode(frame["data"][0]["z"]),
+                                   angles(sc.t + 5, d, base=b)[5:], rtol=1e-12)
+    assert spec["layout"]["sliders"][0]["active"] == bases.index(10000.0)
+    assert spec["data"][0]["zmax"] == max(angles(sc.t + 5, d, base=b)[5:].max() for b in bases)

@@ -32,6 +32,10 @@ ROPE_INTRO = (
     "Δ and the scores do not change. Add the sinusoidal encoding to x instead and they do."
 )
 BASE_LABEL = "RoPE base"
+BASE_PREFIX = "drag the base: "
+BASE_DRAG = ("Drag the slider under the angles: they follow the base while you drag (a small "
+             "base turns every pair fast, a large one turns the last pairs hardly at all); "
+             "releasing it sets the base above.")
 DELTA_LABEL = "Shift every position by Δ"
 ANGLES = "Angle (radians) of each position and pair"
 AXIS_PAIR = "pair i"
