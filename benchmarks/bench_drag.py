@@ -65,9 +65,10 @@ CHARTS = [
     ("Positional encoding: PE over base and d_model (50 positions)", "positional_encoding",
      "positional_encoding_fig_pe", None),
     ("Inference: weights over the model call", "inference", "inference_fig_call_weights", None),
-    ("Inference: weights over the sink logit", "inference", "inference_fig_sink_weights",
-     _learned_sink),
+    ("Inference: sink weights over window, sink tokens and logit", "inference",
+     "inference_fig_sink_weights", _learned_sink),
     ("Modern: PE scores over the shift Δ", "modern", "modern_fig_pe_scores", None),
+    ("Modern: RoPE angles over the base", "modern", "modern_fig_angles", None),
     ("Modern: QK-norm logits over the gain g", "modern", "modern_fig_normed_logits", _norm_tab),
     ("Learn: playback of a 200-step run", "learn", "learn_fig_training", _train),
 ]
