@@ -67,6 +67,26 @@ def show_angles(t: int, d_head: int, delta: int, base: float) -> None:
                 on_slider=partial(land, "modern_fig_angles", "modern_base", ROPE_BASES, float))
 
 
+def show_sharing(n_q: int, n_kv: int, choices: list[int]) -> None:
+    """Which key/value head each query head reads, with a frame for every number of key/value
+    heads (the divisors of n_q) so that the figure's own slider regroups them during a drag."""
+    def kv_names(kv: int) -> list[str]:
+        return [text.KV_NAME.format(g=g) for g in range(kv)]
+
+    fig = mask_figure(kv_sharing(n_q, n_kv), kv_names(n_kv),
+                      [common.HEAD_NAME.format(h=h) for h in range(n_q)])
+    frames = None
+    if len(choices) > 1:
+        frames = with_slider(fig, [kv_sharing(n_q, kv) for kv in choices],
+                             [str(kv) for kv in choices], choices.index(n_kv),
+                             prefix=text.KV_PREFIX, kind="mask",
+                             x_labels=[kv_names(kv) for kv in choices])
+        st.caption(text.KV_DRAG)
+    show_figure(fig, key="modern_fig_sharing", frames=frames,
+                on_slider=partial(land, "modern_fig_sharing", "modern_gqa_kv", choices)
+                if frames else None)
+
+
 def show_normed(scenario, labels: list[str], key_labels: list[str], effect, gain: float) -> None:
     """The logits with QK-norm, with a frame for every gain (while they fit) so that the
     figure's own slider moves them during a drag: |logit| stays below d_k·g²·scale/τ."""
@@ -157,15 +177,12 @@ with gqa_tab:
     choices = [d for d in range(1, int(n_q) + 1) if int(n_q) % d == 0]
     if st.session_state.get("modern_gqa_kv") not in choices:
         st.session_state.pop("modern_gqa_kv", None)  # fewer query heads than before
-    n_kv = c2.select_slider(text.KV_HEADS_LABEL, choices, value=choices[len(choices) // 2],
-                            key="modern_gqa_kv")
+    st.session_state.setdefault("modern_gqa_kv", choices[len(choices) // 2])  # also: drag
+    n_kv = c2.select_slider(text.KV_HEADS_LABEL, choices, key="modern_gqa_kv")
     d_head = c3.select_slider(text.HEAD_WIDTH_LABEL, [8, 16, 32, 64, 128], value=128,
                               key="modern_gqa_width")
     st.markdown(f"**{text.SHARING}**")
-    show_figure(mask_figure(kv_sharing(int(n_q), int(n_kv)),
-                            [text.KV_NAME.format(g=g) for g in range(int(n_kv))],
-                            [common.HEAD_NAME.format(h=h) for h in range(int(n_q))]),
-                key="modern_fig_sharing")
+    show_sharing(int(n_q), int(n_kv), choices)
     st.markdown(f"**{text.CACHE_TITLE}**")
     full = cache_entries_per_token(int(n_q), int(d_head))
     rows = [(text.CACHE_NAMES["mha"], int(n_q)), (text.CACHE_NAMES["gqa"], int(n_kv)),

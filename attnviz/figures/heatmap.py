@@ -52,6 +52,14 @@ def _cell_text(z: np.ndarray, digits: int, *, fixed: bool = False) -> np.ndarray
     return np.where(np.isneginf(z), "−∞", text)
 
 
+def _texts(z: np.ndarray, kind: str, digits: int, fixed: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The cells' written numbers and their exact hover values (a mask: ✓/✕ and words)."""
+    if kind == "mask":
+        return (np.where(z > 0.5, "✓", "✕"),
+                np.where(z > 0.5, common.FIGURE_MAY_ATTEND, common.FIGURE_MASKED))
+    return _cell_text(z, digits, fixed=fixed), _cell_text(z, 17)
+
+
 def colour_scale(scale: str | tuple) -> list[list]:
     """A colour scale as plotly.py's validator writes it (a named scale becomes its colours)."""
     return [list(step) for step in _validated_scale(scale)]
@@ -149,15 +157,10 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
     hover_rows = (f"{y_title or common.FIGURE_ROW} %{{y}}<br>"
                   f"{x_title or common.FIGURE_COLUMN} %{{x}}<br>")
     if show_text:
-        exact = _cell_text(z, 17)
-        fixed = kind == "weights" if fixed is None else fixed
-        trace.update(text=_cell_text(z, digits, fixed=fixed), texttemplate="%{text}",
-                     customdata=exact,
+        text, exact = _texts(z, kind, digits, kind == "weights" if fixed is None else fixed)
+        trace.update(text=text, texttemplate="%{text}", customdata=exact,
                      hovertemplate=(hover_rows + common.FIGURE_VALUE
                                     + " %{customdata}<extra></extra>"))
-        if kind == "mask":
-            trace.update(text=np.where(z > 0.5, "✓", "✕"), customdata=np.where(
-                z > 0.5, common.FIGURE_MAY_ATTEND, common.FIGURE_MASKED))
     else:
         # float32 holds ~7 significant digits: show 6, every one of them right
         digits_shown = ".6g" if shown.dtype == np.float32 else ".10g"
@@ -306,18 +309,22 @@ def with_slider(fig: go.Figure, matrices, labels: Sequence[str], active: int, *,
         if y_labels is not None:
             trace["y"] = list(y_labels[i])
         if fig.data[0].text is not None:
-            trace.update(text=_cell_text(z, digits, fixed=(kind or matrix_kind(z)) == "weights"),
-                         customdata=_cell_text(z, 17))
+            kind_i = kind or matrix_kind(z)
+            text, exact = _texts(z, kind_i, digits, kind_i == "weights")
+            trace.update(text=text, customdata=exact)
         frame = dict(name=name, data=[trace], traces=[0])
         xaxis = {}
         if x_labels is not None:  # the axis spans this step's columns, not the first drawing's
             xaxis["range"] = [-0.5, len(x_labels[i]) - 0.5]
+            xaxis.update(_ticks(list(x_labels[i])) or {"tickmode": "auto"})  # and its ticks
         if titles is not None:
             xaxis["title"] = {"text": titles[i]}
         if xaxis:
             frame["layout"] = {"xaxis": xaxis}
         if y_labels is not None:  # first row at the top, as the heatmap draws it
-            frame.setdefault("layout", {})["yaxis"] = {"range": [len(y_labels[i]) - 0.5, -0.5]}
+            frame.setdefault("layout", {})["yaxis"] = {
+                "range": [len(y_labels[i]) - 0.5, -0.5],
+                **(_ticks(list(y_labels[i])) or {"tickmode": "auto"})}
         frames.append(frame)
     add_step_slider(fig, labels, active, prefix=prefix, names=names)
     return frames

@@ -338,3 +338,24 @@ def test_dragging_the_rope_base_turns_the_angles_and_release_sets_it(app_server,
     value = page.locator(".st-key-modern_base [data-testid=stSliderThumbValue]")
     assert value.inner_text() == "4.0"
     assert_no_exception(page)
+
+
+def test_dragging_the_key_value_heads_regroups_the_query_heads_and_release_sets_it(app_server,
+                                                                                    page):
+    from attnviz.teach.modern import kv_sharing
+    from attnviz.teach.text import modern as text
+    key = "modern_fig_sharing"
+    goto_page(page, app_server, "modern")
+    page.get_by_role("tab", name=text.GQA_TAB).click()
+    page.wait_for_function(
+        """k => document.querySelector(`.st-key-${k} .js-plotly-plot`)?._transitionData
+           ?._frames?.length === 4""", arg=key, timeout=30_000)
+    runs = drag_to_left_end(page, key)  # to 1 key/value head: MQA
+    assert len(_finished_runs[page]) == runs, "dragging must not run the script"
+    np.testing.assert_array_equal(plotted(page, key), kv_sharing(8, 1))
+    with expect_rerun(page):
+        page.mouse.up()
+    wait_for_app_run(page)
+    value = page.locator(".st-key-modern_gqa_kv [data-testid=stSliderThumbValue]")
+    assert value.inner_text() == "1"
+    assert_no_exception(page)

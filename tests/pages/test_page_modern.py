@@ -111,3 +111,17 @@ def test_the_angles_carry_a_frame_for_every_base():
                                    angles(sc.t + 5, d, base=b)[5:], rtol=1e-12)
     assert spec["layout"]["sliders"][0]["active"] == bases.index(10000.0)
     assert spec["data"][0]["zmax"] == max(angles(sc.t + 5, d, base=b)[5:].max() for b in bases)
+
+
+def test_the_sharing_grid_carries_a_frame_for_every_key_value_head_count():
+    from attnviz.teach.modern import kv_sharing
+    at = open_page("modern")
+    spec = spec_by_key(at, "modern_fig_sharing")  # 8 query heads by default, 4 key/value heads
+    assert [f["name"] for f in spec["frames"]] == ["1", "2", "4", "8"]
+    for frame, kv in zip(spec["frames"], (1, 2, 4, 8), strict=True):
+        np.testing.assert_array_equal(decode(frame["data"][0]["z"]), kv_sharing(8, kv))
+        names = [text.KV_NAME.format(g=g) for g in range(kv)]
+        assert frame["data"][0]["x"] == names
+        assert frame["layout"]["xaxis"]["ticktext"] == names  # the ticks follow the shape
+        assert set(np.ravel(frame["data"][0]["text"])) <= {"✓", "✕"}
+    assert spec["layout"]["sliders"][0]["active"] == 2

@@ -88,6 +88,10 @@ NORM_INTRO = (
     "softmax cannot saturate from large inputs. Below: the same scenario with and without it "
     "(one head, the scenario's scale, temperature and mask)."
 )
+KV_PREFIX = "drag the key/value heads: "
+KV_DRAG = ("Drag the slider under the grid: the query heads regroup onto 1 to all key/value "
+           "heads while you drag (MQA at the left end, MHA at the right); releasing it sets the "
+           "key/value heads above.")
 GAIN_LABEL = "Gain g"
 # {gain}: the gain g; {bound}: QK-norm's bound on |logit|, d_k·g²·scale/τ
 GAIN_TITLE = "g = {gain}: |logit| ≤ {bound}"
