@@ -57,6 +57,22 @@ def test_dragging_the_window_width_moves_the_weights_and_release_sets_it(app_ser
     assert_no_exception(page)
 
 
+def release(page, control: str) -> str:
+    """Let go of the mouse, wait for the run the release starts (the drag slider sets the
+    widget ``control``) and return the value that slider then shows."""
+    with expect_rerun(page):
+        page.mouse.up()
+    wait_for_app_run(page)
+    return page.locator(f".st-key-{control} [data-testid=stSliderThumbValue]").inner_text()
+
+
+def wait_for_frames(page, key: str, n: int) -> None:
+    """Wait until chart ``key`` holds ``n`` frames (its drag sliders are ready)."""
+    page.wait_for_function(
+        """([k, n]) => document.querySelector(`.st-key-${k} .js-plotly-plot`)?._transitionData
+           ?._frames?.length === n""", arg=[key, n], timeout=30_000)
+
+
 def drag_to_left_end(page, key: str, nth: int = 0) -> int:
     """Press the nth slider of chart ``key`` at its right end and move it to its left end
     (button still held); returns how many script runs had finished before."""
@@ -87,11 +103,7 @@ def test_dragging_the_pe_base_redraws_the_matrix_and_release_sets_the_base(app_s
         "k => document.querySelector(`.st-key-${k} .js-plotly-plot`)._fullLayout.xaxis.title.text",
         key)
     assert "(50 × 32), base 10 (" in title  # the title follows the drag
-    with expect_rerun(page):
-        page.mouse.up()
-    wait_for_app_run(page)
-    value = page.locator(".st-key-positional_encoding_base [data-testid=stSliderThumbValue]")
-    assert value.inner_text() == "10"
+    assert release(page, "positional_encoding_base") == "10"
     assert_no_exception(page)
 
 
@@ -111,11 +123,7 @@ def test_dragging_the_pe_width_redraws_the_matrix_and_release_sets_d_model(app_s
     assert columns == ["0", "1"]  # two columns drawn, not 32 with gaps
     span = page.evaluate("s => document.querySelector(s)._fullLayout.xaxis.range", plot)
     np.testing.assert_allclose(span, [-0.5, 1.5])  # filling the plot, not its first 2/32
-    with expect_rerun(page):
-        page.mouse.up()
-    wait_for_app_run(page)
-    value = page.locator(".st-key-positional_encoding_d_model [data-testid=stSliderThumbValue]")
-    assert value.inner_text() == "2"
+    assert release(page, "positional_encoding_d_model") == "2"
     z = np.array(page.evaluate(
         "s => Array.from(document.querySelector(s)._fullData[0].z, r => Array.from(r))", plot),
         dtype=float)
@@ -144,11 +152,7 @@ def test_dragging_the_example_d_k_moves_the_bars_and_release_sets_it(app_server,
     res = sqrt_dk_experiment((1, 2, 4, 8, 16, 32, 64, 128, 256, 512), t_k=16, n_queries=400,
                              seed=0)
     np.testing.assert_allclose(bars, res.example_unscaled[0], atol=1e-12)
-    with expect_rerun(page):
-        page.mouse.up()
-    wait_for_app_run(page)
-    value = page.locator(".st-key-why_sqrt_dk_example_dk [data-testid=stSliderThumbValue]")
-    assert value.inner_text() == "1"
+    assert release(page, "why_sqrt_dk_example_dk") == "1"
     assert_no_exception(page)
 
 
@@ -212,11 +216,7 @@ def test_dragging_the_model_call_steps_through_the_calls_and_release_sets_it(app
         "k => document.querySelector(`.st-key-${k} .js-plotly-plot`)._fullLayout.xaxis.title.text",
         key)
     assert title.startswith(text.CALL.format(call=1, calls=3, rows="2 rows", cache="2 keys"))
-    with expect_rerun(page):
-        page.mouse.up()
-    wait_for_app_run(page)
-    value = page.locator(".st-key-inference_call [data-testid=stSliderThumbValue]")
-    assert value.inner_text() == "1"
+    assert release(page, "inference_call") == "1"
     np.testing.assert_allclose(plotted(page, key), att.steps[0].weights, atol=1e-12)
     assert_no_exception(page)
 
@@ -232,11 +232,7 @@ def test_dragging_the_tile_steps_the_running_statistics_and_release_sets_it(app_
     assert len(_finished_runs[page]) == runs, "dragging must not run the script"
     np.testing.assert_allclose(plotted(page, key)[:, :3],
                                np.column_stack([first.m, first.l, first.alpha]), atol=1e-12)
-    with expect_rerun(page):
-        page.mouse.up()
-    wait_for_app_run(page)
-    value = page.locator(".st-key-inference_tile_step [data-testid=stSliderThumbValue]")
-    assert value.inner_text() == "1"
+    assert release(page, "inference_tile_step") == "1"
     assert_no_exception(page)
 
 
@@ -248,18 +244,12 @@ def test_dragging_the_sink_logit_moves_the_weights_and_release_sets_it(app_serve
     with expect_rerun(page):
         page.get_by_text(text.LEARNED_LABEL, exact=True).click()
     wait_for_app_run(page)
-    page.wait_for_function(  # window 1..4, sink tokens 0..4, logit -10..10
-        """k => document.querySelector(`.st-key-${k} .js-plotly-plot`)?._transitionData
-           ?._frames?.length === 4 + 5 + 41""", arg=key, timeout=30_000)
+    wait_for_frames(page, key, 4 + 5 + 41)  # window 1..4, sink tokens 0..4, logit -10..10
     runs = drag_to_left_end(page, key, nth=2)  # the third slider, to logit -10
     assert len(_finished_runs[page]) == runs, "dragging must not run the script"
     low = inference_result("sinks", window=3, n_sink=1, learned_sink=True, sink_logit=-10.0)
     np.testing.assert_allclose(plotted(page, key), low.weights, atol=1e-12)
-    with expect_rerun(page):
-        page.mouse.up()
-    wait_for_app_run(page)
-    value = page.locator(".st-key-inference_logit [data-testid=stSliderThumbValue]")
-    assert value.inner_text() == "-10.00"
+    assert release(page, "inference_logit") == "-10.00"
     assert_no_exception(page)
 
 
@@ -272,11 +262,7 @@ def test_dragging_the_shift_moves_the_pe_scores_and_release_sets_it(app_server, 
     assert len(_finished_runs[page]) == runs, "dragging must not run the script"
     np.testing.assert_allclose(plotted(page, key), shift_check(default_scenario(), 0).pe_shifted,
                                atol=1e-12)
-    with expect_rerun(page):
-        page.mouse.up()
-    wait_for_app_run(page)
-    value = page.locator(".st-key-modern_delta [data-testid=stSliderThumbValue]")
-    assert value.inner_text() == "0"
+    assert release(page, "modern_delta") == "0"
     assert_no_exception(page)
 
 
@@ -286,18 +272,12 @@ def test_dragging_the_gain_moves_the_normed_logits_and_release_sets_it(app_serve
     key = "modern_fig_normed_logits"
     goto_page(page, app_server, "modern")
     page.get_by_role("tab", name=text.NORM_TAB).click()
-    page.wait_for_function(
-        """k => document.querySelector(`.st-key-${k} .js-plotly-plot`)?._transitionData
-           ?._frames?.length === 7""", arg=key, timeout=30_000)
+    wait_for_frames(page, key, 7)
     runs = drag_to_left_end(page, key)  # to g = 0.25
     assert len(_finished_runs[page]) == runs, "dragging must not run the script"
     low = qk_norm_effect(default_scenario(), 0.25)
     np.testing.assert_allclose(plotted(page, key), low.normed, atol=1e-12)
-    with expect_rerun(page):
-        page.mouse.up()
-    wait_for_app_run(page)
-    value = page.locator(".st-key-modern_qk_gain [data-testid=stSliderThumbValue]")
-    assert value.inner_text() == "0.25"
+    assert release(page, "modern_qk_gain") == "0.25"
     assert_no_exception(page)
 
 
@@ -306,18 +286,12 @@ def test_dragging_the_window_moves_the_sink_weights_and_release_sets_it(app_serv
     key = "inference_fig_sink_weights"
     goto_page(page, app_server, "inference")
     page.get_by_role("tab", name=text.SINKS_TAB).click()
-    page.wait_for_function(  # window 1..4, sink tokens 0..4 (the default's 4 tokens)
-        """k => document.querySelector(`.st-key-${k} .js-plotly-plot`)?._transitionData
-           ?._frames?.length === 4 + 5""", arg=key, timeout=30_000)
+    wait_for_frames(page, key, 4 + 5)  # window 1..4, sink tokens 0..4 (the default's 4 tokens)
     runs = drag_to_left_end(page, key)  # the first slider, to window 1
     assert len(_finished_runs[page]) == runs, "dragging must not run the script"
     narrow = inference_result("sinks", window=1, n_sink=1)
     np.testing.assert_allclose(plotted(page, key), narrow.weights, atol=1e-12)
-    with expect_rerun(page):
-        page.mouse.up()
-    wait_for_app_run(page)
-    value = page.locator(".st-key-inference_window [data-testid=stSliderThumbValue]")
-    assert value.inner_text() == "1"
+    assert release(page, "inference_window") == "1"
     np.testing.assert_allclose(plotted(page, key), narrow.weights, atol=1e-12)
     assert_no_exception(page)
 
@@ -332,11 +306,7 @@ def test_dragging_the_rope_base_turns_the_angles_and_release_sets_it(app_server,
     sc = default_scenario()
     np.testing.assert_allclose(plotted(page, key), angles(sc.t + 5, sc.w_q.shape[1], base=4.0)[5:],
                                atol=1e-12)
-    with expect_rerun(page):
-        page.mouse.up()
-    wait_for_app_run(page)
-    value = page.locator(".st-key-modern_base [data-testid=stSliderThumbValue]")
-    assert value.inner_text() == "4.0"
+    assert release(page, "modern_base") == "4.0"
     assert_no_exception(page)
 
 
@@ -347,15 +317,9 @@ def test_dragging_the_key_value_heads_regroups_the_query_heads_and_release_sets_
     key = "modern_fig_sharing"
     goto_page(page, app_server, "modern")
     page.get_by_role("tab", name=text.GQA_TAB).click()
-    page.wait_for_function(
-        """k => document.querySelector(`.st-key-${k} .js-plotly-plot`)?._transitionData
-           ?._frames?.length === 4""", arg=key, timeout=30_000)
+    wait_for_frames(page, key, 4)
     runs = drag_to_left_end(page, key)  # to 1 key/value head: MQA
     assert len(_finished_runs[page]) == runs, "dragging must not run the script"
     np.testing.assert_array_equal(plotted(page, key), kv_sharing(8, 1))
-    with expect_rerun(page):
-        page.mouse.up()
-    wait_for_app_run(page)
-    value = page.locator(".st-key-modern_gqa_kv [data-testid=stSliderThumbValue]")
-    assert value.inner_text() == "1"
+    assert release(page, "modern_gqa_kv") == "1"
     assert_no_exception(page)
