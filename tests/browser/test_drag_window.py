@@ -78,6 +78,14 @@ def drag_to_left_end(page, key: str, nth: int = 0) -> int:
     (button still held); returns how many script runs had finished before."""
     rail = page.locator(f".st-key-{key} .slider-rail-rect").nth(nth)
     rail.scroll_into_view_if_needed()
+    # a chart in a tab just opened is redrawn at its column's width 150 ms after it stops
+    # moving: wait for that, as a person's hand does, before pressing its slider
+    page.wait_for_function(
+        """k => { const g = document.querySelector(`.st-key-${k} .js-plotly-plot`);
+                  return g && g._fullLayout &&
+                         Math.abs(g.getBoundingClientRect().width - g._fullLayout.width) <= 1; }""",
+        arg=key)
+    page.wait_for_timeout(300)
     box = rail.bounding_box()
     runs = len(_finished_runs[page])
     y = box["y"] + box["height"] / 2
