@@ -73,9 +73,10 @@ def wait_for_frames(page, key: str, n: int) -> None:
            ?._frames?.length === n""", arg=[key, n], timeout=30_000)
 
 
-def drag_to_left_end(page, key: str, nth: int = 0) -> int:
+def drag_to_left_end(page, key: str, nth: int = 0) -> None:
     """Press the nth slider of chart ``key`` at its right end and move it to its left end
-    (button still held); returns how many script runs had finished before."""
+    (button still held), and check that dragging ran no script (the frames are in the
+    browser)."""
     rail = page.locator(f".st-key-{key} .slider-rail-rect").nth(nth)
     rail.scroll_into_view_if_needed()
     # a chart in a tab just opened is redrawn at its column's width 150 ms after it stops
@@ -93,7 +94,7 @@ def drag_to_left_end(page, key: str, nth: int = 0) -> int:
     page.mouse.down()
     page.mouse.move(box["x"] + 2, y, steps=4)
     page.wait_for_timeout(200)
-    return runs
+    assert len(_finished_runs[page]) == runs, "dragging must not run the script"
 
 
 def test_dragging_the_pe_base_redraws_the_matrix_and_release_sets_the_base(app_server, page):
@@ -101,8 +102,7 @@ def test_dragging_the_pe_base_redraws_the_matrix_and_release_sets_the_base(app_s
     key = "positional_encoding_fig_pe"
     goto_page(page, app_server, "positional_encoding")
     wait_for_plots(page, 3)
-    runs = drag_to_left_end(page, key)  # to base 10
-    assert len(_finished_runs[page]) == runs, "dragging must not run the script"
+    drag_to_left_end(page, key)  # to base 10
     z = np.array(page.evaluate(
         """k => Array.from(document.querySelector(`.st-key-${k} .js-plotly-plot`)._fullData[0].z,
                           r => Array.from(r))""", key), dtype=float)
@@ -120,8 +120,7 @@ def test_dragging_the_pe_width_redraws_the_matrix_and_release_sets_d_model(app_s
     key = "positional_encoding_fig_pe"
     goto_page(page, app_server, "positional_encoding")
     wait_for_plots(page, 3)
-    runs = drag_to_left_end(page, key, nth=1)  # the second slider: to d_model 2
-    assert len(_finished_runs[page]) == runs, "dragging must not run the script"
+    drag_to_left_end(page, key, nth=1)  # the second slider: to d_model 2
     plot = f".st-key-{key} .js-plotly-plot"
     z = np.array(page.evaluate(
         "s => Array.from(document.querySelector(s)._fullData[0].z, r => Array.from(r))", plot),
@@ -217,8 +216,7 @@ def test_dragging_the_model_call_steps_through_the_calls_and_release_sets_it(app
     wait_for_plots(page, 3)
     att = inference_result("kv_cache", prefill=2)
     np.testing.assert_allclose(plotted(page, key), att.steps[-1].weights, atol=1e-12)
-    runs = drag_to_left_end(page, key)  # to call 1: the prompt's two rows
-    assert len(_finished_runs[page]) == runs, "dragging must not run the script"
+    drag_to_left_end(page, key)  # to call 1: the prompt's two rows
     np.testing.assert_allclose(plotted(page, key), att.steps[0].weights, atol=1e-12)
     title = page.evaluate(
         "k => document.querySelector(`.st-key-${k} .js-plotly-plot`)._fullLayout.xaxis.title.text",
@@ -236,8 +234,7 @@ def test_dragging_the_tile_steps_the_running_statistics_and_release_sets_it(app_
     page.get_by_role("tab", name=text.ONLINE_TAB).click()
     wait_for_plots(page, 4)
     first = inference_result("online_softmax", tile=2).tiles[0]
-    runs = drag_to_left_end(page, key)  # to tile 1
-    assert len(_finished_runs[page]) == runs, "dragging must not run the script"
+    drag_to_left_end(page, key)  # to tile 1
     np.testing.assert_allclose(plotted(page, key)[:, :3],
                                np.column_stack([first.m, first.l, first.alpha]), atol=1e-12)
     assert release(page, "inference_tile_step") == "1"
@@ -253,8 +250,7 @@ def test_dragging_the_sink_logit_moves_the_weights_and_release_sets_it(app_serve
         page.get_by_text(text.LEARNED_LABEL, exact=True).click()
     wait_for_app_run(page)
     wait_for_frames(page, key, 4 + 5 + 41)  # window 1..4, sink tokens 0..4, logit -10..10
-    runs = drag_to_left_end(page, key, nth=2)  # the third slider, to logit -10
-    assert len(_finished_runs[page]) == runs, "dragging must not run the script"
+    drag_to_left_end(page, key, nth=2)  # the third slider, to logit -10
     low = inference_result("sinks", window=3, n_sink=1, learned_sink=True, sink_logit=-10.0)
     np.testing.assert_allclose(plotted(page, key), low.weights, atol=1e-12)
     assert release(page, "inference_logit") == "-10.00"
@@ -266,8 +262,7 @@ def test_dragging_the_shift_moves_the_pe_scores_and_release_sets_it(app_server, 
     key = "modern_fig_pe_scores"
     goto_page(page, app_server, "modern")
     wait_for_plots(page, 3)
-    runs = drag_to_left_end(page, key)  # to Δ = 0: the scores as they are
-    assert len(_finished_runs[page]) == runs, "dragging must not run the script"
+    drag_to_left_end(page, key)  # to Δ = 0: the scores as they are
     np.testing.assert_allclose(plotted(page, key), shift_check(default_scenario(), 0).pe_shifted,
                                atol=1e-12)
     assert release(page, "modern_delta") == "0"
@@ -281,8 +276,7 @@ def test_dragging_the_gain_moves_the_normed_logits_and_release_sets_it(app_serve
     goto_page(page, app_server, "modern")
     page.get_by_role("tab", name=text.NORM_TAB).click()
     wait_for_frames(page, key, 7)
-    runs = drag_to_left_end(page, key)  # to g = 0.25
-    assert len(_finished_runs[page]) == runs, "dragging must not run the script"
+    drag_to_left_end(page, key)  # to g = 0.25
     low = qk_norm_effect(default_scenario(), 0.25)
     np.testing.assert_allclose(plotted(page, key), low.normed, atol=1e-12)
     assert release(page, "modern_qk_gain") == "0.25"
@@ -295,8 +289,7 @@ def test_dragging_the_window_moves_the_sink_weights_and_release_sets_it(app_serv
     goto_page(page, app_server, "inference")
     page.get_by_role("tab", name=text.SINKS_TAB).click()
     wait_for_frames(page, key, 4 + 5)  # window 1..4, sink tokens 0..4 (the default's 4 tokens)
-    runs = drag_to_left_end(page, key)  # the first slider, to window 1
-    assert len(_finished_runs[page]) == runs, "dragging must not run the script"
+    drag_to_left_end(page, key)  # the first slider, to window 1
     narrow = inference_result("sinks", window=1, n_sink=1)
     np.testing.assert_allclose(plotted(page, key), narrow.weights, atol=1e-12)
     assert release(page, "inference_window") == "1"
@@ -309,8 +302,7 @@ def test_dragging_the_rope_base_turns_the_angles_and_release_sets_it(app_server,
     key = "modern_fig_angles"
     goto_page(page, app_server, "modern")
     wait_for_plots(page, 3)
-    runs = drag_to_left_end(page, key)  # to base 4
-    assert len(_finished_runs[page]) == runs, "dragging must not run the script"
+    drag_to_left_end(page, key)  # to base 4
     sc = default_scenario()
     np.testing.assert_allclose(plotted(page, key), angles(sc.t + 5, sc.w_q.shape[1], base=4.0)[5:],
                                atol=1e-12)
@@ -326,8 +318,7 @@ def test_dragging_the_key_value_heads_regroups_the_query_heads_and_release_sets_
     goto_page(page, app_server, "modern")
     page.get_by_role("tab", name=text.GQA_TAB).click()
     wait_for_frames(page, key, 4)
-    runs = drag_to_left_end(page, key)  # to 1 key/value head: MQA
-    assert len(_finished_runs[page]) == runs, "dragging must not run the script"
+    drag_to_left_end(page, key)  # to 1 key/value head: MQA
     np.testing.assert_array_equal(plotted(page, key), kv_sharing(8, 1))
     assert release(page, "modern_gqa_kv") == "1"
     assert_no_exception(page)
