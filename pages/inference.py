@@ -16,7 +16,7 @@ from attnviz.scenarios.scenario import with_variant
 from attnviz.teach.text import common
 from attnviz.teach.text import inference as text
 from attnviz.ui import controls, state
-from attnviz.ui.panels import land, released, scenario_caption, show_figure
+from attnviz.ui.panels import land, land_named, scenario_caption, show_figure
 
 
 def running_stats(tile_state) -> np.ndarray:
@@ -50,20 +50,6 @@ def sink_frames(fig, sinks, *, window: int, n_sink: int, logit: float | None) ->
                               [f"{v:g}" for v in LOGITS], LOGITS.index(logit),
                               prefix=text.LOGIT_PREFIX, kind="weights")
     return frames
-
-
-def land_sinks() -> None:
-    """A drag slider of the sink weights was released: its value becomes the window, the
-    number of sink tokens or the sink logit (frames "window:3", "n_sink:1", "-2.5")."""
-    setting, _, value = (released("inference_fig_sink_weights") or "").rpartition(":")
-    control, cast = {"window": ("inference_window", int), "n_sink": ("inference_n_sink", int),
-                     "": ("inference_logit", float)}.get(setting, (None, None))
-    if control is None:
-        return
-    try:
-        st.session_state[control] = cast(value)  # start_at() keeps it in the slider's range
-    except ValueError:
-        return
 
 
 def start_at(control: str, default, low, top) -> None:
@@ -203,7 +189,7 @@ with sinks_tab:
     st.write(text.SINKS_INTRO)
     t = scenario.t
     c1, c2, c3, c4 = st.columns(4)
-    start_at("inference_window", min(3, t), 1, max(t, 2))  # also set by land_sinks()
+    start_at("inference_window", min(3, t), 1, max(t, 2))  # also set by a drag slider
     window = c1.slider(text.WINDOW_LABEL, 1, max(t, 2), key="inference_window")
     start_at("inference_n_sink", min(1, t), 0, t)
     n_sink = c2.slider(text.N_SINK_LABEL, 0, t, key="inference_n_sink")
@@ -230,7 +216,10 @@ with sinks_tab:
             if frames:
                 st.caption(text.SINK_DRAG)
             show_figure(fig, key="inference_fig_sink_weights", frames=frames or None,
-                        on_slider=land_sinks if frames else None)
+                        on_slider=partial(land_named, "inference_fig_sink_weights", {
+                            "window": ("inference_window", range(1, max(t, 2) + 1), int),
+                            "n_sink": ("inference_n_sink", range(0, t + 1), int),
+                            "": ("inference_logit", LOGITS, float)}) if frames else None)
         with right:
             st.markdown(f"**{text.SINK_SHARES}**")
             shares = np.column_stack([np.asarray(att.weights).sum(axis=1), att.sink_weight])

@@ -20,11 +20,14 @@ from attnviz.teach.modern import (
 from attnviz.teach.text import common
 from attnviz.teach.text import modern as text
 from attnviz.ui import heads, state
-from attnviz.ui.panels import land, scenario_caption, show_figure
+from attnviz.ui.panels import land, land_named, scenario_caption, show_figure
 
 DELTAS = range(0, 51)  # the shift slider's values
 GAINS = [0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0]  # QK-norm's gain g
 ROPE_BASES = [4.0, 10.0, 100.0, 1000.0, 10000.0, 500000.0]
+GQA_QUERY_HEADS = [1, 2, 4, 8, 16, 32]  # the GQA tab's query heads slider
+ALIBI_HEADS = [1, 2, 4, 8, 12, 16]  # ALiBi's heads slider
+ALIBI_LENGTHS = [2, 3, 4, 5, 6, 7, 8, 10, 12, 16, 20, 24, 32, 48, 64]  # and its length slider
 
 
 def show_pe_shifted(scenario, labels: list[str], check, delta: int, base: float) -> None:
@@ -67,24 +70,58 @@ def show_angles(t: int, d_head: int, delta: int, base: float) -> None:
                 on_slider=partial(land, "modern_fig_angles", "modern_base", ROPE_BASES, float))
 
 
-def show_sharing(n_q: int, n_kv: int, choices: list[int]) -> None:
+def kv_choices(n_q: int) -> list[int]:
+    """The numbers of key/value heads that ``n_q`` query heads can share: its divisors."""
+    return [d for d in range(1, n_q + 1) if n_q % d == 0]
+
+
+def kv_for(n_q: int, n_kv: int) -> int:
+    """The key/value heads the page uses with ``n_q`` query heads: ``n_kv`` while it divides
+    them, else the middle divisor (as after changing the query heads)."""
+    choices = kv_choices(n_q)
+    return n_kv if n_kv in choices else choices[len(choices) // 2]
+
+
+def show_sharing(n_q: int, n_kv: int) -> None:
     """Which key/value head each query head reads, with a frame for every number of key/value
-    heads (the divisors of n_q) so that the figure's own slider regroups them during a drag."""
+    heads (the divisors of n_q) and one for every number of query heads, so that the figure's
+    own sliders regroup them during a drag."""
     def kv_names(kv: int) -> list[str]:
         return [text.KV_NAME.format(g=g) for g in range(kv)]
 
-    fig = mask_figure(kv_sharing(n_q, n_kv), kv_names(n_kv),
-                      [common.HEAD_NAME.format(h=h) for h in range(n_q)])
-    frames = None
+    def q_names(q: int) -> list[str]:
+        return [common.HEAD_NAME.format(h=h) for h in range(q)]
+
+    def title(q: int, kv: int) -> str:
+        return text.SHARING_TITLE.format(q=common.count(q, text.QUERY_HEAD_NOUN),
+                                         kv=common.count(kv, text.KV_HEAD_NOUN))
+
+    fig = mask_figure(kv_sharing(n_q, n_kv), kv_names(n_kv), q_names(n_q),
+                      title=title(n_q, n_kv))
+    choices = kv_choices(n_q)
+    frames = []
     if len(choices) > 1:
-        frames = with_slider(fig, [kv_sharing(n_q, kv) for kv in choices],
-                             [str(kv) for kv in choices], choices.index(n_kv),
-                             prefix=text.KV_PREFIX, kind="mask",
-                             x_labels=[kv_names(kv) for kv in choices])
-        st.caption(text.KV_DRAG)
-    show_figure(fig, key="modern_fig_sharing", frames=frames,
-                on_slider=partial(land, "modern_fig_sharing", "modern_gqa_kv", choices)
-                if frames else None)
+        frames += with_slider(fig, [kv_sharing(n_q, kv) for kv in choices],
+                              [str(kv) for kv in choices], choices.index(n_kv),
+                              prefix=text.KV_PREFIX, kind="mask",
+                              names=[f"kv:{kv}" for kv in choices],
+                              x_labels=[kv_names(kv) for kv in choices],
+                              y_labels=[q_names(n_q)] * len(choices),
+                              titles=[title(n_q, kv) for kv in choices])
+    kvs = [kv_for(q, n_kv) for q in GQA_QUERY_HEADS]
+    frames += with_slider(fig, [kv_sharing(q, kv) for q, kv in zip(GQA_QUERY_HEADS, kvs,
+                                                                    strict=True)],
+                          [str(q) for q in GQA_QUERY_HEADS], GQA_QUERY_HEADS.index(n_q),
+                          prefix=text.QUERY_HEADS_PREFIX, kind="mask",
+                          names=[f"q:{q}" for q in GQA_QUERY_HEADS],
+                          x_labels=[kv_names(kv) for kv in kvs],
+                          y_labels=[q_names(q) for q in GQA_QUERY_HEADS],
+                          titles=[title(q, kv) for q, kv in zip(GQA_QUERY_HEADS, kvs,
+                                                                strict=True)])
+    st.caption(text.KV_DRAG)
+    show_figure(fig, key="modern_fig_sharing", frames=frames, on_slider=partial(
+        land_named, "modern_fig_sharing", {"kv": ("modern_gqa_kv", choices, int),
+                                           "q": ("modern_gqa_heads", GQA_QUERY_HEADS, int)}))
 
 
 def show_normed(scenario, labels: list[str], key_labels: list[str], effect, gain: float) -> None:
@@ -111,6 +148,50 @@ def show_normed(scenario, labels: list[str], key_labels: list[str], effect, gain
     show_figure(fig, key="modern_fig_normed_logits", frames=frames,
                 on_slider=partial(land, "modern_fig_normed_logits", "modern_qk_gain", GAINS,
                                   float) if frames else None)
+
+
+def alibi_lengths(t: int) -> list[int]:
+    """The sequence lengths of ALiBi's length slider: a grid from 2 to 64 and the scenario's
+    own number of tokens (each a frame of the drag sliders: every 2..64 would send 89,000
+    numbers per head)."""
+    return sorted({*ALIBI_LENGTHS, min(max(t, 2), 64)})
+
+
+def causal_bias(n_heads: int, h: int, length: int) -> np.ndarray:
+    """Head ``h``'s ALiBi bias with the causal mask: −∞ where j > i (and 0, not −0, at i = j)."""
+    return np.where(np.tri(length, dtype=bool), alibi_bias(n_heads, length)[h] + 0.0, -np.inf)
+
+
+def show_slopes(n_heads: int) -> None:
+    """The slope of every head as one row, with a frame for every number of heads so that the
+    figure's own slider spreads the geometric slopes during a drag (one colour range, 0 to 1)."""
+    def names(n: int) -> list[str]:
+        return [common.HEAD_NAME.format(h=h) for h in range(n)]
+
+    slopes = [alibi_slopes(n) for n in ALIBI_HEADS]
+    fig = heatmap(slopes[ALIBI_HEADS.index(n_heads)], names(n_heads), [text.SLOPE_ROW],
+                  kind="sequential", zmin=0.0, zmax=1.0, title=text.SLOPES_TITLE)
+    frames = with_slider(fig, slopes, [str(n) for n in ALIBI_HEADS], ALIBI_HEADS.index(n_heads),
+                         prefix=text.HEADS_PREFIX, kind="sequential",
+                         x_labels=[names(n) for n in ALIBI_HEADS])
+    st.caption(text.HEADS_DRAG)
+    show_figure(fig, key="modern_fig_alibi_slopes", frames=frames,
+                on_slider=partial(land, "modern_fig_alibi_slopes", "modern_alibi_heads",
+                                  ALIBI_HEADS))
+
+
+def show_alibi_head(n_heads: int, h: int, length: int, lengths: list[int]) -> None:
+    """Head ``h``'s causal bias, with a frame for every length so that the figure's own slider
+    grows it during a drag (one colour range: the longest length's)."""
+    biases = [causal_bias(n_heads, h, n) for n in lengths]
+    low = float(biases[-1][np.isfinite(biases[-1])].min()) or -1.0
+    names = [[str(i) for i in range(n)] for n in lengths]
+    fig = heatmap(biases[lengths.index(length)], kind="sequential", zmin=low, zmax=0.0)
+    frames = with_slider(fig, biases, [str(n) for n in lengths], lengths.index(length),
+                         prefix=text.LENGTH_PREFIX, kind="sequential", x_labels=names,
+                         y_labels=names)
+    show_figure(fig, key=f"modern_fig_alibi_{h}", frames=frames,
+                on_slider=partial(land, f"modern_fig_alibi_{h}", "modern_alibi_length", lengths))
 
 
 scenario = state.get_scenario()
@@ -149,40 +230,39 @@ with rope_tab:
 with alibi_tab:
     st.write(text.ALIBI_INTRO)
     c1, c2 = st.columns(2)
-    n_heads = c1.select_slider(text.HEADS_LABEL, [1, 2, 4, 8, 12, 16], value=4,
-                               key="modern_alibi_heads")
-    length = c2.slider(text.LENGTH_LABEL, 2, 64, min(max(scenario.t, 2), 64),
-                       key="modern_alibi_length")
-    slopes = alibi_slopes(int(n_heads))
-    st.caption(text.ALIBI_SLOPES.format(slopes=", ".join(f"{m:.4g}" for m in slopes)))
-    bias = alibi_bias(int(n_heads), int(length))
-    causal = np.tri(int(length), dtype=bool)
-    shown_heads = sorted({int(round(h)) for h in np.linspace(0, int(n_heads) - 1,
-                                                            min(int(n_heads), 4))})
-    if len(shown_heads) < int(n_heads):
+    st.session_state.setdefault("modern_alibi_heads", 4)  # also set by the slopes' drag slider
+    n_heads = int(c1.select_slider(text.HEADS_LABEL, ALIBI_HEADS, key="modern_alibi_heads"))
+    lengths = alibi_lengths(scenario.t)
+    st.session_state.setdefault("modern_alibi_length", min(max(scenario.t, 2), 64))  # and drag
+    if st.session_state["modern_alibi_length"] not in lengths:  # a scenario of other length
+        st.session_state["modern_alibi_length"] = min(max(scenario.t, 2), 64)
+    length = int(c2.select_slider(text.LENGTH_LABEL, lengths, key="modern_alibi_length"))
+    show_slopes(n_heads)
+    shown_heads = sorted({int(round(h)) for h in np.linspace(0, n_heads - 1,
+                                                            min(n_heads, 4))})
+    if len(shown_heads) < n_heads:
         st.caption(text.ALIBI_HEADS_SHOWN.format(shown=", ".join(map(str, shown_heads)),
-                                                 n=int(n_heads)))
+                                                 n=n_heads))
+    st.caption(text.LENGTH_DRAG)
     for h, col in zip(shown_heads, heads.grid(len(shown_heads)), strict=True):
         with col:
             st.markdown(f"**{text.ALIBI_HEAD.format(h=h)}**")
-            shown = np.where(causal, bias[h], -np.inf)
-            show_figure(heatmap(shown, show_text=int(length) <= 8, kind="sequential"),
-                        key=f"modern_fig_alibi_{h}")
+            show_alibi_head(n_heads, h, length, lengths)
 
 with gqa_tab:
     st.write(text.GQA_INTRO)
     c1, c2, c3 = st.columns(3)
-    n_q = c1.select_slider(text.QUERY_HEADS_LABEL, [1, 2, 4, 8, 16, 32], value=8,
-                           key="modern_gqa_heads")
-    choices = [d for d in range(1, int(n_q) + 1) if int(n_q) % d == 0]
+    st.session_state.setdefault("modern_gqa_heads", 8)  # also set by the grid's drag sliders
+    n_q = int(c1.select_slider(text.QUERY_HEADS_LABEL, GQA_QUERY_HEADS, key="modern_gqa_heads"))
+    choices = kv_choices(n_q)
     if st.session_state.get("modern_gqa_kv") not in choices:
         st.session_state.pop("modern_gqa_kv", None)  # fewer query heads than before
-    st.session_state.setdefault("modern_gqa_kv", choices[len(choices) // 2])  # also: drag
-    n_kv = c2.select_slider(text.KV_HEADS_LABEL, choices, key="modern_gqa_kv")
+    st.session_state.setdefault("modern_gqa_kv", kv_for(n_q, 0))  # also: drag
+    n_kv = int(c2.select_slider(text.KV_HEADS_LABEL, choices, key="modern_gqa_kv"))
     d_head = c3.select_slider(text.HEAD_WIDTH_LABEL, [8, 16, 32, 64, 128], value=128,
                               key="modern_gqa_width")
     st.markdown(f"**{text.SHARING}**")
-    show_sharing(int(n_q), int(n_kv), choices)
+    show_sharing(n_q, n_kv)
     st.markdown(f"**{text.CACHE_TITLE}**")
     full = cache_entries_per_token(int(n_q), int(d_head))
     rows = [(text.CACHE_NAMES["mha"], int(n_q)), (text.CACHE_NAMES["gqa"], int(n_kv)),

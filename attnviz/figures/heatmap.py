@@ -292,39 +292,54 @@ def with_slider(fig: go.Figure, matrices, labels: Sequence[str], active: int, *,
     """Give a :func:`heatmap` a slider that steps through ``matrices`` (one per label) in the
     browser; returns the Plotly frames to send with it (``attnviz.ui.plotly_view``).
 
-    Each frame replaces the heatmap's z, cell text and exact hover values; the slider starts
-    at ``active`` and writes ``prefix`` + the label of the step it is on. A figure may get
-    several sliders (each call adds one below the others); their frames then need distinct
-    ``names`` (by default the labels). ``x_labels``, ``y_labels``: each matrix's column and
-    row labels, when the shape changes from step to step; ``titles``: each step's top axis title, so
-    that the figure's own title follows the slider too.
+    Each frame replaces the heatmap's z, cell text and exact hover values, and the grey "−∞"
+    cells over it (the figure gets that trace when a later step has −∞ and the first has none);
+    a step larger than CELL_TEXT_LIMIT per side has no numbers in its cells (hover has them).
+    The slider starts at ``active`` and writes ``prefix`` + the label of the step it is on. A
+    figure may get several sliders (each call adds one below the others); their frames then
+    need distinct ``names`` (by default the labels). ``x_labels``, ``y_labels``: each matrix's
+    column and row labels, when the shape changes from step to step; ``titles``: each step's top
+    axis title, so that the figure's own title follows the slider too.
     """
     names = [str(n) for n in (labels if names is None else names)]
+    zs = [np.atleast_2d(np.asarray(z, dtype=float)) for z in matrices]
+    overlay = len(fig.data) > 1 and fig.data[1].name == common.FIGURE_MASKED
+    if not overlay and any(np.isneginf(z).any() for z in zs):
+        fig.add_trace(_minus_inf_trace(np.zeros((1, 1)), [fig.data[0].x[0]],
+                                       [fig.data[0].y[0]], fig.data[0].text is not None))
+        overlay = True
     frames = []
-    for i, (name, z) in enumerate(zip(names, matrices, strict=True)):
-        z = np.atleast_2d(np.asarray(z, dtype=float))
+    for i, (name, z) in enumerate(zip(names, zs, strict=True)):
+        xs = list(x_labels[i]) if x_labels is not None else list(fig.data[0].x)
+        ys = list(y_labels[i]) if y_labels is not None else list(fig.data[0].y)
         trace = dict(z=np.where(np.isneginf(z), np.nan, z))
         if x_labels is not None:
-            trace["x"] = list(x_labels[i])
+            trace["x"] = xs
         if y_labels is not None:
-            trace["y"] = list(y_labels[i])
+            trace["y"] = ys
+        written = max(z.shape) <= CELL_TEXT_LIMIT
         if fig.data[0].text is not None:
             kind_i = kind or matrix_kind(z)
             text, exact = _texts(z, kind_i, digits, kind_i == "weights")
-            trace.update(text=text, customdata=exact)
-        frame = dict(name=name, data=[trace], traces=[0])
+            trace.update(text=text if written else np.full(z.shape, ""), customdata=exact)
+        data, traces = [trace], [0]
+        if overlay:
+            grey = _minus_inf_trace(z, xs, ys, show_text=False)
+            data.append(dict(z=grey["z"], x=xs, y=ys,
+                             text=grey["text"] if written else np.full(z.shape, "")))
+            traces.append(1)
+        frame = dict(name=name, data=data, traces=traces)
         xaxis = {}
         if x_labels is not None:  # the axis spans this step's columns, not the first drawing's
-            xaxis["range"] = [-0.5, len(x_labels[i]) - 0.5]
-            xaxis.update(_ticks(list(x_labels[i])) or {"tickmode": "auto"})  # and its ticks
+            xaxis["range"] = [-0.5, len(xs) - 0.5]
+            xaxis.update(_ticks(xs) or {"tickmode": "auto"})  # and its ticks
         if titles is not None:
             xaxis["title"] = {"text": titles[i]}
         if xaxis:
             frame["layout"] = {"xaxis": xaxis}
         if y_labels is not None:  # first row at the top, as the heatmap draws it
             frame.setdefault("layout", {})["yaxis"] = {
-                "range": [len(y_labels[i]) - 0.5, -0.5],
-                **(_ticks(list(y_labels[i])) or {"tickmode": "auto"})}
+                "range": [len(ys) - 0.5, -0.5], **(_ticks(ys) or {"tickmode": "auto"})}
         frames.append(frame)
     add_step_slider(fig, labels, active, prefix=prefix, names=names)
     return frames

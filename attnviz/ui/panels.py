@@ -80,6 +80,23 @@ def land(figure: str, control: str, allowed, cast: Callable = int) -> None:
         st.session_state[control] = value
 
 
+def land_named(figure: str, controls: dict[str, tuple[str, object, Callable]]) -> None:
+    """``on_slider`` for a chart with several drag sliders, whose frames are named
+    "<setting>:<value>" (a frame without a colon belongs to setting ""): the released value
+    becomes the value of that setting's widget. ``controls`` maps each setting to (widget key,
+    allowed values, cast); a value not allowed, or not castable, is ignored."""
+    setting, _, value = (released(figure) or "").rpartition(":")
+    if setting not in controls:
+        return
+    control, allowed, cast = controls[setting]
+    try:
+        value = cast(value)
+    except (TypeError, ValueError):
+        return
+    if value in allowed:
+        st.session_state[control] = value
+
+
 def matrix_panel(title: str, fig: go.Figure, *, key: str, formula: str = "",
                  explanation: str = ""):
     """A subheader, the formula (LaTeX), a one-line explanation and the heatmap."""

@@ -317,8 +317,59 @@ def test_dragging_the_key_value_heads_regroups_the_query_heads_and_release_sets_
     key = "modern_fig_sharing"
     goto_page(page, app_server, "modern")
     page.get_by_role("tab", name=text.GQA_TAB).click()
-    wait_for_frames(page, key, 4)
+    wait_for_frames(page, key, 4 + 6)  # 1, 2, 4, 8 key/value heads; 1 … 32 query heads
     drag_to_left_end(page, key)  # to 1 key/value head: MQA
     np.testing.assert_array_equal(plotted(page, key), kv_sharing(8, 1))
     assert release(page, "modern_gqa_kv") == "1"
+    assert_no_exception(page)
+
+
+def test_dragging_the_query_heads_regroups_them_and_release_sets_them(app_server, page):
+    from attnviz.teach.modern import kv_sharing
+    from attnviz.teach.text import modern as text
+    key = "modern_fig_sharing"
+    goto_page(page, app_server, "modern")
+    page.get_by_role("tab", name=text.GQA_TAB).click()
+    wait_for_frames(page, key, 4 + 6)  # 1, 2, 4, 8 key/value heads; 1 … 32 query heads
+    drag_to_left_end(page, key, nth=1)  # to 1 query head: 4 key/value heads no longer divide it
+    np.testing.assert_array_equal(plotted(page, key), kv_sharing(1, 1))
+    assert release(page, "modern_gqa_heads") == "1"
+    np.testing.assert_array_equal(plotted(page, key), kv_sharing(1, 1))
+    kv = page.locator(".st-key-modern_gqa_kv [data-testid=stSliderThumbValue]")
+    assert kv.inner_text() == "1"
+    assert_no_exception(page)
+
+
+def test_dragging_the_alibi_length_grows_the_bias_and_release_sets_it(app_server, page):
+    from attnviz.core.alibi import alibi_bias
+    from attnviz.teach.text import modern as text
+    key = "modern_fig_alibi_0"
+    goto_page(page, app_server, "modern")
+    page.get_by_role("tab", name=text.ALIBI_TAB).click()
+    wait_for_plots(page, 3)
+    drag_to_left_end(page, key)  # to length 2
+    drawn_bias = plotted(page, key)
+    np.testing.assert_allclose(drawn_bias[1, 0], alibi_bias(4, 2)[0][1, 0], rtol=1e-15)
+    assert drawn_bias[0, 0] == 0 and np.isnan(drawn_bias[0, 1])  # j > i: masked
+    grey = np.array(page.evaluate(  # the grey −∞ cell follows the drag: (0, 1) only
+        """k => Array.from(document.querySelector(`.st-key-${k} .js-plotly-plot`)._fullData[1].z,
+                          r => Array.from(r))""", key), dtype=float)
+    assert grey.shape == (2, 2) and grey[0, 1] == 0 and np.isnan(grey[[0, 1, 1], [0, 0, 1]]).all()
+    assert release(page, "modern_alibi_length") == "2"
+    assert plotted(page, "modern_fig_alibi_3").shape == (2, 2)  # every head follows the release
+    assert_no_exception(page)
+
+
+def test_dragging_the_alibi_heads_spreads_the_slopes_and_release_sets_them(app_server, page):
+    from attnviz.core.alibi import alibi_slopes
+    from attnviz.teach.text import modern as text
+    key = "modern_fig_alibi_slopes"
+    goto_page(page, app_server, "modern")
+    page.get_by_role("tab", name=text.ALIBI_TAB).click()
+    wait_for_frames(page, key, 6)
+    drag_to_left_end(page, key)  # to 1 head
+    np.testing.assert_allclose(plotted(page, key), [alibi_slopes(1)], rtol=1e-15)
+    assert release(page, "modern_alibi_heads") == "1"
+    assert page.locator(".st-key-modern_fig_alibi_0").count() == 1
+    assert page.locator(".st-key-modern_fig_alibi_1").count() == 0  # one head, one bias
     assert_no_exception(page)

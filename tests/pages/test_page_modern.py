@@ -7,6 +7,7 @@ from apptest_helpers import chart_z_by_key, decode, open_page, spec_by_key
 
 from attnviz.core.alibi import alibi_bias
 from attnviz.teach.modern import shift_check
+from attnviz.teach.text import common
 from attnviz.teach.text import modern as text
 from attnviz.ui import state
 
@@ -25,7 +26,7 @@ def test_each_tab_draws_the_cores_numbers():
     np.testing.assert_allclose(z(at, "modern_fig_pe_scores"), check.pe_shifted, rtol=1e-12)
     assert any(text.SHIFT_RESULT.split("{")[0] in m.value for m in at.markdown)
     at.select_slider(key="modern_alibi_heads").set_value(12).run()
-    at.slider(key="modern_alibi_length").set_value(20).run()
+    at.select_slider(key="modern_alibi_length").set_value(20).run()
     drawn = z(at, "modern_fig_alibi_11")
     want = alibi_bias(12, 20)[11]
     np.testing.assert_allclose(drawn[np.tri(20, dtype=bool)], want[np.tri(20, dtype=bool)])
@@ -117,11 +118,89 @@ def test_the_sharing_grid_carries_a_frame_for_every_key_value_head_count():
     from attnviz.teach.modern import kv_sharing
     at = open_page("modern")
     spec = spec_by_key(at, "modern_fig_sharing")  # 8 query heads by default, 4 key/value heads
-    assert [f["name"] for f in spec["frames"]] == ["1", "2", "4", "8"]
-    for frame, kv in zip(spec["frames"], (1, 2, 4, 8), strict=True):
+    kv_frames = [f for f in spec["frames"] if f["name"].startswith("kv:")]
+    assert [f["name"] for f in kv_frames] == ["kv:1", "kv:2", "kv:4", "kv:8"]
+    for frame, kv in zip(kv_frames, (1, 2, 4, 8), strict=True):
         np.testing.assert_array_equal(decode(frame["data"][0]["z"]), kv_sharing(8, kv))
         names = [text.KV_NAME.format(g=g) for g in range(kv)]
         assert frame["data"][0]["x"] == names
         assert frame["layout"]["xaxis"]["ticktext"] == names  # the ticks follow the shape
+        assert frame["layout"]["xaxis"]["title"]["text"] == text.SHARING_TITLE.format(
+            q="8 query heads", kv=common.count(kv, "key/value head"))
         assert set(np.ravel(frame["data"][0]["text"])) <= {"✓", "✕"}
     assert spec["layout"]["sliders"][0]["active"] == 2
+    assert [s["label"] for s in spec["layout"]["sliders"][0]["steps"]] == ["1", "2", "4", "8"]
+
+
+def test_the_sharing_grid_carries_a_frame_for_every_number_of_query_heads():
+    """The query heads' frames keep the key/value heads while they divide the query heads,
+    else take the middle divisor, as the page does when the query heads change."""
+    from attnviz.teach.modern import kv_sharing
+    at = open_page("modern")
+    at.select_slider(key="modern_gqa_kv").set_value(2).run()
+    spec = spec_by_key(at, "modern_fig_sharing")
+    q_frames = [f for f in spec["frames"] if f["name"].startswith("q:")]
+    assert [f["name"] for f in q_frames] == ["q:1", "q:2", "q:4", "q:8", "q:16", "q:32"]
+    for frame, q, kv in zip(q_frames, (1, 2, 4, 8, 16, 32), (1, 2, 2, 2, 2, 2), strict=True):
+        np.testing.assert_array_equal(decode(frame["data"][0]["z"]), kv_sharing(q, kv))
+        assert frame["data"][0]["y"] == [common.HEAD_NAME.format(h=h) for h in range(q)]
+    assert spec["layout"]["sliders"][1]["active"] == 3
+    # releasing the query heads' slider on 1 sets the control (as land_named does in the
+    # chart's callback: tests/ui/test_land.py); 2 key/value heads no longer divide it, so they
+    # become 1 — what the frame showed
+    at.session_state["modern_gqa_heads"] = 1
+    at.run()
+    assert at.select_slider(key="modern_gqa_kv").value == 1
+    np.testing.assert_array_equal(z(at, "modern_fig_sharing"), kv_sharing(1, 1))
+    assert len(spec_by_key(at, "modern_fig_sharing")["layout"]["sliders"]) == 1  # no kv choice
+    at.session_state["modern_gqa_heads"] = 32
+    at.run()
+    at.session_state["modern_gqa_kv"] = 8
+    at.run()
+    np.testing.assert_array_equal(z(at, "modern_fig_sharing"), kv_sharing(32, 8))
+    assert not at.exception
+
+
+def test_the_alibi_slopes_carry_a_frame_for_every_number_of_heads():
+    from attnviz.core.alibi import alibi_slopes
+    at = open_page("modern")
+    spec = spec_by_key(at, "modern_fig_alibi_slopes")
+    heads = [1, 2, 4, 8, 12, 16]
+    assert [f["name"] for f in spec["frames"]] == [str(n) for n in heads]
+    for frame, n in zip(spec["frames"], heads, strict=True):
+        np.testing.assert_allclose(decode(frame["data"][0]["z"]), [alibi_slopes(n)], rtol=1e-15)
+        assert frame["data"][0]["x"] == [common.HEAD_NAME.format(h=h) for h in range(n)]
+    assert spec["layout"]["sliders"][0]["active"] == heads.index(4)
+    at.session_state["modern_alibi_heads"] = 12  # as the release does (land)
+    at.run()
+    np.testing.assert_allclose(z(at, "modern_fig_alibi_slopes"), [alibi_slopes(12)])
+    np.testing.assert_allclose(z(at, "modern_fig_alibi_11")[-1, :1], -alibi_slopes(12)[11]
+                               * (at.select_slider(key="modern_alibi_length").value - 1))
+    assert not at.exception
+
+
+def test_each_alibi_head_carries_a_frame_for_every_length_with_its_masked_cells():
+    at = open_page("modern")
+    n = at.select_slider(key="modern_alibi_heads").value
+    lengths = list(at.select_slider(key="modern_alibi_length").options)
+    assert [int(v) for v in lengths][:3] == [2, 3, 4] and int(lengths[-1]) == 64
+    spec = spec_by_key(at, "modern_fig_alibi_3")
+    assert [f["name"] for f in spec["frames"]] == [str(v) for v in lengths]
+    assert spec["data"][1]["name"] == common.FIGURE_MASKED  # the grey −∞ cells
+    for frame, length in zip(spec["frames"], map(int, lengths), strict=True):
+        assert frame["traces"] == [0, 1]
+        causal = np.tri(length, dtype=bool)
+        main = decode(frame["data"][0]["z"]).astype(float)
+        np.testing.assert_allclose(main[causal], alibi_bias(n, length)[3][causal], rtol=1e-15)
+        assert np.isnan(main[~causal]).all()
+        grey = decode(frame["data"][1]["z"]).astype(float)
+        assert (grey[~causal] == 0).all() and np.isnan(grey[causal]).all()  # over j > i only
+        written = length <= 12
+        assert (set(np.ravel(frame["data"][1]["text"])) == {"", "−∞"}) == written
+        assert frame["layout"]["yaxis"]["range"] == [length - 0.5, -0.5]
+    # one colour range for every length: the longest one's, −63·m_3
+    assert spec["data"][0]["zmin"] == alibi_bias(n, 64)[3][63, 0] and spec["data"][0]["zmax"] == 0
+    at.session_state["modern_alibi_length"] = 48  # as the release does (land)
+    at.run()
+    assert z(at, "modern_fig_alibi_0").shape == (48, 48)
+    assert not at.exception

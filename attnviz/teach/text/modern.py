@@ -11,10 +11,10 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "PE_SHIFT_TITLE": ("delta", "pe"),
     "GAIN_TITLE": ("gain", "bound"),
     "ALIBI_HEADS_SHOWN": ("shown", "n"),
-    "ALIBI_SLOPES": ("slopes",),
     "ALIBI_HEAD": ("h",),
     "RATIO": ("ratio",),
     "KV_NAME": ("g",),
+    "SHARING_TITLE": ("q", "kv"),
     "NORM_RESULT": ("plain", "normed", "bound", "plain_h", "normed_h"),
 }
 
@@ -62,8 +62,16 @@ ALIBI_HEADS_SHOWN = "Heads {shown} of {n} are drawn (the first, the last and eve
 LENGTH_LABEL = "Sequence length"
 # {h}: the head
 ALIBI_HEAD = "Bias of head {h}"
-# {slopes}: the slopes, formatted
-ALIBI_SLOPES = "Slopes m_h: {slopes}"
+SLOPES_TITLE = "Slope m_h of every head"
+SLOPE_ROW = "m_h"
+HEADS_PREFIX = "drag the heads: "
+HEADS_DRAG = ("Drag the slider under the slopes: they follow the number of heads while you drag "
+              "(for n a power of two m_h = 2^(−8(h+1)/n), a geometric sequence, finer with more "
+              "heads; other n take the nearest lower power of two's slopes and every other one "
+              "of the next); releasing it sets the heads above and redraws the biases below.")
+LENGTH_PREFIX = "drag the length: "
+LENGTH_DRAG = ("Drag the slider under a head's bias: it grows with the length while you drag — "
+               "the same −m_h·(i − j) at every length; releasing it sets the length above.")
 GQA_INTRO = (
     "Grouped-query attention: groups of query heads share one key/value head, so the KV "
     "cache keeps fewer keys and values per token. n_kv_heads = n_heads is multi-head "
@@ -89,9 +97,14 @@ NORM_INTRO = (
     "(one head, the scenario's scale, temperature and mask)."
 )
 KV_PREFIX = "drag the key/value heads: "
-KV_DRAG = ("Drag the slider under the grid: the query heads regroup onto 1 to all key/value "
-           "heads while you drag (MQA at the left end, MHA at the right); releasing it sets the "
-           "key/value heads above.")
+QUERY_HEADS_PREFIX = "drag the query heads: "
+KV_DRAG = ("Drag the sliders under the grid: the query heads regroup onto 1 to all key/value "
+           "heads while you drag (MQA at the left end, MHA at the right), or their number "
+           "changes (the key/value heads stay while they divide it); releasing one sets the "
+           "heads above.")
+# {q}: the query heads, counted in words; {kv}: the key/value heads, counted in words
+SHARING_TITLE = "{q}, {kv}"
+QUERY_HEAD_NOUN, KV_HEAD_NOUN = "query head", "key/value head"  # counted: common.count
 GAIN_LABEL = "Gain g"
 # {gain}: the gain g; {bound}: QK-norm's bound on |logit|, d_k·g²·scale/τ
 GAIN_TITLE = "g = {gain}: |logit| ≤ {bound}"
