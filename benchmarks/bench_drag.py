@@ -6,8 +6,9 @@ On the default scenario, in Chromium, for each chart whose own slider steps thro
 computed in advance (no server round trip while dragging): the Playground's weights over τ
 (lecture view), the Masks page's weights over the window width, the Positional encoding page's
 PE matrix over its base and over d_model (up to 50 × 128), the Inference page's weights over the
-model call and over the sink logit, the Modern page's PE scores over the shift Δ and QK-norm
-logits over g, and the Learn page's playback after a 200-step run (the list: CHARTS). Each step
+model call and the prefill, its running statistics and its sink weights, the Modern page's PE
+scores over the shift Δ, RoPE angles, QK-norm logits, ALiBi slopes and biases (up to 64 × 64)
+and GQA sharing grid, and the Learn page's playback after a 200-step run (the list: CHARTS). Each step
 is ``Plotly.animate`` to one frame, awaited — what a drag does at every step — over every frame
 of the chart.
 Target: <= 50 ms per step (issue 15, item 3).
@@ -58,18 +59,41 @@ def _norm_tab(page) -> None:
     page.get_by_role("tab", name=text.NORM_TAB).click()
 
 
+def _alibi_tab(page) -> None:
+    from attnviz.teach.text import modern as text
+    page.get_by_role("tab", name=text.ALIBI_TAB).click()
+
+
+def _gqa_tab(page) -> None:
+    from attnviz.teach.text import modern as text
+    page.get_by_role("tab", name=text.GQA_TAB).click()
+
+
+def _online_tab(page) -> None:
+    from attnviz.teach.text import inference as text
+    page.get_by_role("tab", name=text.ONLINE_TAB).click()
+
+
 # (row name, page path, chart key, what a user does first so that the chart has frames)
 CHARTS = [
     ("Playground: weights over τ", "playground", "playground_fig_weights_weights", None),
     ("Masks: weights over the window width", "masks", "masks_fig_weights", _sliding_window),
     ("Positional encoding: PE over base and d_model (50 positions)", "positional_encoding",
      "positional_encoding_fig_pe", None),
-    ("Inference: weights over the model call", "inference", "inference_fig_call_weights", None),
+    ("Inference: weights over the model call and the prefill", "inference",
+     "inference_fig_call_weights", None),
+    ("Inference: running statistics over the tile and the keys per tile", "inference",
+     "inference_fig_running", _online_tab),
     ("Inference: sink weights over window, sink tokens and logit", "inference",
      "inference_fig_sink_weights", _learned_sink),
     ("Modern: PE scores over the shift Δ", "modern", "modern_fig_pe_scores", None),
     ("Modern: RoPE angles over the base", "modern", "modern_fig_angles", None),
     ("Modern: QK-norm logits over the gain g", "modern", "modern_fig_normed_logits", _norm_tab),
+    ("Modern: ALiBi slopes over the heads", "modern", "modern_fig_alibi_slopes", _alibi_tab),
+    ("Modern: an ALiBi bias over the length (2 to 64)", "modern", "modern_fig_alibi_0",
+     _alibi_tab),
+    ("Modern: GQA sharing over the key/value and query heads", "modern", "modern_fig_sharing",
+     _gqa_tab),
     ("Learn: playback of a 200-step run", "learn", "learn_fig_training", _train),
 ]
 

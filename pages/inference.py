@@ -12,11 +12,11 @@ from attnviz.core.online import memory_traffic
 from attnviz.figures import heatmap
 from attnviz.figures.heatmap import axis_title, with_slider
 from attnviz.scenarios import sweep
-from attnviz.scenarios.scenario import with_variant
+from attnviz.scenarios.scenario import run_scenario, with_variant
 from attnviz.teach.text import common
 from attnviz.teach.text import inference as text
 from attnviz.ui import controls, state
-from attnviz.ui.panels import land, land_named, scenario_caption, show_figure
+from attnviz.ui.panels import land_named, scenario_caption, show_figure
 
 
 def running_stats(tile_state) -> np.ndarray:
@@ -30,6 +30,76 @@ def with_params(key: str, **params):
     """The scenario under variant ``key`` with these settings of it (the current variant's
     settings do not apply to it)."""
     return replace(with_variant(scenario, key), params=params)
+
+
+def kept(control: str, n: int) -> int:
+    """The 0-based step the page shows after a setting changes to one with ``n`` steps: slider
+    ``control``'s stored value brought within 1..n (the last step when there is none), as
+    :func:`start_at` does on the next run."""
+    return min(max(st.session_state.get(control, n), 1), n) - 1
+
+
+def call_title(att, c: int) -> str:
+    """Which call of ``att`` a frame shows, written in the figure (it follows the drag)."""
+    s_c = att.steps[c]
+    return text.CALL.format(call=c + 1, calls=len(att.steps),
+                            rows=common.count(len(s_c.queries), "row"),
+                            cache=common.count(s_c.cache_len, "key"))
+
+
+def call_frames(fig, att, call: int, labels: list[str], prefill: int) -> list[dict]:
+    """Frames for the call weights' drag sliders: every call of this prefill ("call:2") and
+    every prefill ("prefill:3"), each at the call the page keeps after it; a slider only while
+    its frames fit."""
+    def slider(picks, values, active, prefix, name):
+        return with_slider(fig, [a.steps[c].weights for a, c in picks],
+                           [str(v) for v in values], active, prefix=prefix, kind="weights",
+                           names=[f"{name}:{v}" for v in values],
+                           x_labels=[labels[:a.steps[c].cache_len] for a, c in picks],
+                           y_labels=[[labels[i] for i in a.steps[c].queries] for a, c in picks],
+                           titles=[axis_title(call_title(a, c), common.AXIS_KEY)
+                                   for a, c in picks])
+
+    t, calls = len(labels), len(att.steps)
+    frames = []
+    if 1 < calls and sum(np.size(s_c.weights) for s_c in att.steps) <= sweep.MAX_CELLS:
+        frames += slider([(att, c) for c in range(calls)], range(1, calls + 1), call,
+                         text.CALL_PREFIX, "call")
+    if 1 < t and t * t * t <= sweep.MAX_CELLS:
+        runs = [run_scenario(with_params("kv_cache", prefill=p)).attention
+                for p in range(1, t + 1)]
+        frames += slider([(a, kept("inference_call", len(a.steps))) for a in runs],
+                         range(1, t + 1), prefill - 1, text.PREFILL_PREFIX, "prefill")
+    return frames
+
+
+def tile_title(att, k_lab: list[str], i: int) -> str:
+    """Which tile of ``att`` a frame shows, written in the figure (it follows the drag)."""
+    return text.TILE.format(tile=i + 1, tiles=len(att.tiles), start=k_lab[att.tiles[i].start],
+                            stop=k_lab[att.tiles[i].stop - 1])
+
+
+def tile_frames(fig, att, j: int, k_lab: list[str], tile: int) -> list[dict]:
+    """Frames for the running statistics' drag sliders: every tile of this tile size
+    ("step:2") and every tile size ("size:3"), each after the tile the page keeps; a slider
+    only while its frames fit."""
+    def slider(picks, values, active, prefix, name):
+        return with_slider(fig, [running_stats(a.tiles[i]) for a, i in picks],
+                           [str(v) for v in values], active, prefix=prefix, kind="sequential",
+                           names=[f"{name}:{v}" for v in values],
+                           titles=[tile_title(a, k_lab, i) for a, i in picks])
+
+    n, t_k, t_q = len(att.tiles), len(k_lab), len(att.tiles[0].m)
+    frames = []
+    if n > 1 and n * t_q * 4 <= sweep.MAX_CELLS:
+        frames += slider([(att, i) for i in range(n)], range(1, n + 1), j, text.TILE_PREFIX,
+                         "step")
+    if 1 < t_k and t_k * t_q * t_k <= sweep.MAX_CELLS:
+        runs = [run_scenario(with_params("online_softmax", tile=b)).attention
+                for b in range(1, t_k + 1)]
+        frames += slider([(a, kept("inference_tile_step", len(a.tiles))) for a in runs],
+                         range(1, t_k + 1), tile - 1, text.TILE_SIZE_PREFIX, "size")
+    return frames
 
 
 def sink_frames(fig, sinks, *, window: int, n_sink: int, logit: float | None) -> list[dict]:
@@ -68,7 +138,8 @@ kv_tab, online_tab, sinks_tab = st.tabs([text.KV_TAB, text.ONLINE_TAB, text.SINK
 
 with kv_tab:
     t = scenario.t
-    prefill = st.slider(text.PREFILL_LABEL, 1, max(t, 2), min(2, t), key="inference_prefill",
+    start_at("inference_prefill", min(2, t), 1, max(t, 2))  # also set by a drag slider
+    prefill = st.slider(text.PREFILL_LABEL, 1, max(t, 2), key="inference_prefill",
                         disabled=t < 2)
     result = controls.compute(with_params("kv_cache", prefill=min(prefill, t)))
     if result is not None:
@@ -83,30 +154,18 @@ with kv_tab:
             call = st.slider(text.CALL_LABEL, 1, calls, key="inference_call") - 1
         step = att.steps[call]
         rows = step.queries
-
-        def call_title(c: int) -> str:
-            """Which call a frame shows, written in the figure (it follows the drag)."""
-            s_c = att.steps[c]
-            return text.CALL.format(call=c + 1, calls=calls,
-                                    rows=common.count(len(s_c.queries), "row"),
-                                    cache=common.count(s_c.cache_len, "key"))
-
         st.markdown(f"**{text.CALL_WEIGHTS}**")
         fig = heatmap(step.weights, labels[:step.cache_len], [labels[i] for i in rows],
-                      kind="weights", title=call_title(call), x_title=common.AXIS_KEY,
+                      kind="weights", title=call_title(att, call), x_title=common.AXIS_KEY,
                       y_title=common.AXIS_QUERY)
-        frames = None
-        if 1 < calls and sum(np.size(s_c.weights) for s_c in att.steps) <= sweep.MAX_CELLS:
-            frames = with_slider(
-                fig, [s_c.weights for s_c in att.steps], [str(c + 1) for c in range(calls)],
-                call, prefix=text.CALL_PREFIX, kind="weights",
-                x_labels=[labels[:s_c.cache_len] for s_c in att.steps],
-                y_labels=[[labels[i] for i in s_c.queries] for s_c in att.steps],
-                titles=[axis_title(call_title(c), common.AXIS_KEY) for c in range(calls)])
+        frames = call_frames(fig, att, call, labels, min(prefill, t))
+        if frames:
             st.caption(text.CALL_DRAG)
-        show_figure(fig, key="inference_fig_call_weights", frames=frames,
-                    on_slider=partial(land, "inference_fig_call_weights", "inference_call",
-                                      range(1, calls + 1)) if frames else None)
+        show_figure(fig, key="inference_fig_call_weights", frames=frames or None,
+                    on_slider=partial(land_named, "inference_fig_call_weights", {
+                        "call": ("inference_call", range(1, calls + 1), int),
+                        "prefill": ("inference_prefill", range(1, max(t, 2) + 1), int)})
+                    if frames else None)
         left, right = st.columns([2, 3], gap="large")
         with left:
             st.markdown(f"**{text.CACHE_K}**")
@@ -128,7 +187,8 @@ with kv_tab:
 
 with online_tab:
     t_k = len(scenario.key_tokens) if scenario.direct else scenario.t
-    tile = st.slider(text.TILE_SIZE_LABEL, 1, max(t_k, 2), min(2, t_k), key="inference_tile",
+    start_at("inference_tile", min(2, t_k), 1, max(t_k, 2))  # also set by a drag slider
+    tile = st.slider(text.TILE_SIZE_LABEL, 1, max(t_k, 2), key="inference_tile",
                      disabled=t_k < 2)
     result = controls.compute(with_params("online_softmax", tile=min(tile, t_k)))
     if result is not None:
@@ -142,12 +202,6 @@ with online_tab:
             start_at("inference_tile_step", n, 1, n)
             j = st.slider(text.TILE_STEP_LABEL, 1, n, key="inference_tile_step") - 1
         state_j = att.tiles[j]
-
-        def tile_title(i: int) -> str:
-            """Which tile a frame shows, written in the figure (it follows the drag)."""
-            return text.TILE.format(tile=i + 1, tiles=n, start=k_lab[att.tiles[i].start],
-                                    stop=k_lab[att.tiles[i].stop - 1])
-
         cells = [(i, c) for i in range(len(q_lab)) for c in range(state_j.start, state_j.stop)]
         st.markdown(f"**{text.SCORES}**")
         show_figure(heatmap(att.masked, k_lab, q_lab, highlight_cells=cells,
@@ -156,18 +210,16 @@ with online_tab:
         left, right = st.columns(2, gap="large")
         with left:
             st.markdown(f"**{text.RUNNING}**")
-            stats = [running_stats(tile_j) for tile_j in att.tiles]
-            fig = heatmap(stats[j], list(text.RUNNING_COLUMNS), q_lab, kind="sequential",
-                          title=tile_title(j))
-            frames = None
-            if n > 1 and n * stats[0].size <= sweep.MAX_CELLS:
-                frames = with_slider(fig, stats, [str(i + 1) for i in range(n)], j,
-                                     prefix=text.TILE_PREFIX, kind="sequential",
-                                     titles=[tile_title(i) for i in range(n)])
+            fig = heatmap(running_stats(state_j), list(text.RUNNING_COLUMNS), q_lab,
+                          kind="sequential", title=tile_title(att, k_lab, j))
+            frames = tile_frames(fig, att, j, k_lab, min(tile, t_k))
+            if frames:
                 st.caption(text.TILE_DRAG)
-            show_figure(fig, key="inference_fig_running", frames=frames,
-                        on_slider=partial(land, "inference_fig_running", "inference_tile_step",
-                                          range(1, n + 1)) if frames else None)
+            show_figure(fig, key="inference_fig_running", frames=frames or None,
+                        on_slider=partial(land_named, "inference_fig_running", {
+                            "step": ("inference_tile_step", range(1, n + 1), int),
+                            "size": ("inference_tile", range(1, max(t_k, 2) + 1), int)})
+                        if frames else None)
             st.caption(text.RUNNING_NOTE)
         with right:
             st.markdown(f"**{text.PARTIAL}**")

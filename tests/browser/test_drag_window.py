@@ -373,3 +373,38 @@ def test_dragging_the_alibi_heads_spreads_the_slopes_and_release_sets_them(app_s
     assert page.locator(".st-key-modern_fig_alibi_0").count() == 1
     assert page.locator(".st-key-modern_fig_alibi_1").count() == 0  # one head, one bias
     assert_no_exception(page)
+
+
+def test_dragging_the_prefill_changes_the_calls_and_release_sets_it(app_server, page):
+    from attnviz.teach.text import inference as text
+    key = "inference_fig_call_weights"
+    goto_page(page, app_server, "inference")
+    wait_for_plots(page, 3)
+    wait_for_frames(page, key, 3 + 4)  # calls 1..3 (prefill 2 of 4 tokens); prefill 1..4
+    drag_to_left_end(page, key, nth=1)  # to prefill 1: four calls, the page keeps call 3
+    one = inference_result("kv_cache", prefill=1)
+    np.testing.assert_allclose(plotted(page, key), one.steps[2].weights, atol=1e-12)
+    title = page.evaluate(
+        "k => document.querySelector(`.st-key-${k} .js-plotly-plot`)._fullLayout.xaxis.title.text",
+        key)
+    assert title.startswith(text.CALL.format(call=3, calls=4, rows="1 row", cache="3 keys"))
+    assert release(page, "inference_prefill") == "1"
+    np.testing.assert_allclose(plotted(page, key), one.steps[2].weights, atol=1e-12)
+    assert_no_exception(page)
+
+
+def test_dragging_the_keys_per_tile_redraws_the_statistics_and_release_sets_it(app_server,
+                                                                               page):
+    from attnviz.teach.text import inference as text
+    key = "inference_fig_running"
+    goto_page(page, app_server, "inference")
+    page.get_by_role("tab", name=text.ONLINE_TAB).click()
+    wait_for_frames(page, key, 2 + 4)  # tiles 1..2 (2 keys each of 4); 1..4 keys per tile
+    drag_to_left_end(page, key, nth=1)  # to 1 key per tile: four tiles, the page keeps tile 2
+    second = inference_result("online_softmax", tile=1).tiles[1]
+    np.testing.assert_allclose(plotted(page, key)[:, :3],
+                               np.column_stack([second.m, second.l, second.alpha]), atol=1e-12)
+    assert release(page, "inference_tile") == "1"
+    np.testing.assert_allclose(plotted(page, key)[:, :3],
+                               np.column_stack([second.m, second.l, second.alpha]), atol=1e-12)
+    assert_no_exception(page)

@@ -10,6 +10,7 @@ from apptest_helpers import decode, open_page, spec_by_key, switch_to
 from attnviz.core.decode import cached_decoding
 from attnviz.core.online import memory_traffic, online_softmax_attention
 from attnviz.scenarios.presets import PRESETS
+from attnviz.teach.text import common
 from attnviz.teach.text import inference as text
 from attnviz.ui import state
 
@@ -52,13 +53,34 @@ def test_decoding_steps_through_the_calls_of_a_decoder():
     spec = spec_by_key(at, "inference_fig_call_weights")
     assert spec["layout"]["xaxis"]["title"]["text"].startswith(
         text.CALL.format(call=3, calls=5, rows="1 row", cache="4 keys"))
-    frames = spec["frames"]  # one per call, each of its own shape, for the figure's slider
-    assert [f["name"] for f in frames] == ["1", "2", "3", "4", "5"]
+    # one frame per call, each of its own shape, for the figure's slider
+    frames = [f for f in spec["frames"] if f["name"].startswith("call:")]
+    assert [f["name"] for f in frames] == ["call:1", "call:2", "call:3", "call:4", "call:5"]
     for frame, s_c in zip(frames, att.steps, strict=True):
         np.testing.assert_allclose(decode(frame["data"][0]["z"]), s_c.weights, rtol=1e-12)
         assert len(frame["data"][0]["x"]) == s_c.cache_len
         assert len(frame["data"][0]["y"]) == len(s_c.queries)
     assert spec["layout"]["sliders"][0]["active"] == 2
+    # and one per prefill, each at the call the page keeps after it (call 3, or the last of
+    # fewer calls), for the second slider
+    frames = [f for f in spec["frames"] if f["name"].startswith("prefill:")]
+    assert [f["name"] for f in frames] == [f"prefill:{p}" for p in range(1, 7)]
+    qp, kp, vp = att.q, att.k, att.v  # x + PE, projected
+    for p_, frame in enumerate(frames, start=1):
+        a = cached_decoding(qp, kp, vp, prefill=p_)
+        c = min(3, len(a.steps)) - 1
+        np.testing.assert_allclose(decode(frame["data"][0]["z"]), a.steps[c].weights, rtol=1e-12)
+        assert frame["layout"]["xaxis"]["title"]["text"].startswith(text.CALL.format(
+            call=c + 1, calls=len(a.steps), rows=common.count(len(a.steps[c].queries), "row"),
+            cache=common.count(a.steps[c].cache_len, "key")))
+    assert spec["layout"]["sliders"][1]["active"] == 1
+    at.slider(key="inference_prefill").set_value(5).run()  # as the release of prefill:5 does
+    a = cached_decoding(qp, kp, vp, prefill=5)
+    np.testing.assert_allclose(z(at, "inference_fig_call_weights"), a.steps[1].weights,
+                               rtol=1e-12)  # 2 calls: the page keeps the last
+    np.testing.assert_allclose(decode(frames[4]["data"][0]["z"]), a.steps[1].weights)
+    at.slider(key="inference_prefill").set_value(2).run()
+    at.slider(key="inference_call").set_value(3).run()
     assembled = z(at, "inference_fig_assembled")
     assert np.isnan(assembled[4:]).all() and not np.isnan(assembled[:4]).any()
     assert z(at, "inference_fig_cache_k").shape == (4, 4)
@@ -85,13 +107,22 @@ def test_the_tiles_of_the_online_softmax():
     assert spec["layout"]["xaxis"]["title"]["text"] == text.TILE.format(
         tile=1, tiles=2, start="0:we", stop="3:whole")
     # a frame per tile for the figure's own slider, each with its own title
-    assert [f["name"] for f in spec["frames"]] == ["1", "2"]
-    for frame, tile_state in zip(spec["frames"], r.tiles, strict=True):
+    steps = [f for f in spec["frames"] if f["name"].startswith("step:")]
+    assert [f["name"] for f in steps] == ["step:1", "step:2"]
+    for frame, tile_state in zip(steps, r.tiles, strict=True):
         np.testing.assert_allclose(decode(frame["data"][0]["z"])[:, :3],
                                    np.column_stack([tile_state.m, tile_state.l,
                                                     tile_state.alpha]), rtol=1e-12)
-    assert spec["frames"][1]["layout"]["xaxis"]["title"]["text"].startswith("After tile 2 of 2")
+    assert steps[1]["layout"]["xaxis"]["title"]["text"].startswith("After tile 2 of 2")
     assert spec["layout"]["sliders"][0]["active"] == 0
+    # a frame per tile size for the second slider, each after the tile the page keeps (tile 1)
+    sizes = [f for f in spec["frames"] if f["name"].startswith("size:")]
+    assert [f["name"] for f in sizes] == [f"size:{b}" for b in range(1, 7)]
+    for b, frame in enumerate(sizes, start=1):
+        first = online_softmax_attention(q, k, v, tile=b).tiles[0]
+        np.testing.assert_allclose(decode(frame["data"][0]["z"])[:, :3],
+                                   np.column_stack([first.m, first.l, first.alpha]), rtol=1e-12)
+    assert spec["layout"]["sliders"][1]["active"] == 3
     at.slider(key="inference_tile_step").set_value(2).run()  # the last tile: the log-sum-exp
     np.testing.assert_allclose(z(at, "inference_fig_running")[:, 3], r.lse, rtol=1e-12)
 

@@ -34,8 +34,10 @@ CALL_LABEL = "Model call"
 # "2 rows"); {cache}: the keys in the cache after it ("4 keys")
 CALL = "Call {call} of {calls}: {rows}, {cache} cached"
 CALL_PREFIX = "drag the call: "
-CALL_DRAG = ("Drag the slider under the weights to step through the calls (computed in "
-             "advance); releasing it sets the model call above.")
+PREFILL_PREFIX = "drag the prefill: "
+CALL_DRAG = ("Drag the sliders under the weights to step through the calls, or to process more "
+             "or fewer prompt tokens in the first call (computed in advance); releasing one sets "
+             "the model call or the prefill above.")
 # {t}: the number of tokens ("1 token", "4 tokens")
 PREFILL_CLAMPED = "The prompt is the whole sequence of {t}: one call."
 CACHE_K = "Cached keys K (one row per token so far)"
@@ -65,8 +67,10 @@ TILE_CLAMPED = "The tile holds every key: one tile of {t_k}."
 # {tile}, {tiles}: this tile and their number; {start}, {stop}: its keys
 TILE = "After tile {tile} of {tiles} (keys {start} to {stop})"
 TILE_PREFIX = "drag the tile: "
-TILE_DRAG = ("Drag the slider under the statistics to watch m, ℓ and α change tile by tile "
-             "(computed in advance); releasing it sets the tile above.")
+TILE_SIZE_PREFIX = "drag the keys per tile: "
+TILE_DRAG = ("Drag the sliders under the statistics to watch m, ℓ and α change tile by tile, "
+             "or with the keys per tile (computed in advance); releasing one sets the tile or "
+             "the keys per tile above.")
 SCORES = "Scaled, masked scores S̃ (this tile outlined)"
 RUNNING = "Running statistics of each query after this tile"
 RUNNING_COLUMNS = ("m (max)", "ℓ (sum)", "α (rescale)", "m + log ℓ")
