@@ -4,7 +4,8 @@ Runs ``streamlit run <repo>/app.py`` from the repository root, so the repository
 ``.streamlit/config.toml`` applies (loopback address, 5 MB upload cap, XSRF protection).
 Extra arguments go to Streamlit, e.g. ``python -m attnviz --server.port 8600``.
 ``python -m attnviz class ...`` starts several servers behind nginx instead
-(:mod:`attnviz.classroom`).
+(:mod:`attnviz.classroom`). Either way the servers run with :func:`attnviz.offline.server_env`:
+Streamlit's lookup of the external IP address goes nowhere.
 
 The dashboard's pages (``app.py``, ``pages/``) live next to the package in a repository
 checkout, so this works from a checkout or an editable install (``pip install -e ".[ui]"``);
@@ -18,6 +19,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+from attnviz import offline
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 APP = REPO_ROOT / "app.py"
@@ -39,11 +42,12 @@ def main(argv: list[str] | None = None) -> int:
         print("attnviz: Streamlit is not installed; pip install -e '.[ui]'", file=sys.stderr)
         return 2
     cmd = command(args)
+    env = offline.server_env(os.environ)  # Streamlit's external-IP lookup goes nowhere
     if os.name == "posix":  # become the server: one process to stop, signals go straight to it
         os.chdir(REPO_ROOT)
-        os.execv(sys.executable, cmd)
+        os.execve(sys.executable, cmd, env)
     try:
-        return subprocess.call(cmd, cwd=REPO_ROOT)
+        return subprocess.call(cmd, cwd=REPO_ROOT, env=env)
     except KeyboardInterrupt:
         return 130
 

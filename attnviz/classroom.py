@@ -38,6 +38,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from attnviz import offline
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 APP = REPO_ROOT / "app.py"
 NGINX_CANDIDATES = ("nginx", "/usr/sbin/nginx")
@@ -160,7 +162,7 @@ def running_class(processes: int, *, address: str = "127.0.0.1", port: int | Non
     folder = Path(tempfile.mkdtemp(prefix="attnviz-class-"))
     logs = log_folder or folder
     port = port or free_port()
-    env = {**os.environ, "PYTHONUNBUFFERED": "1",
+    env = {**offline.server_env(os.environ), "PYTHONUNBUFFERED": "1",
            "STREAMLIT_SERVER_COOKIE_SECRET": secrets.token_hex(32)}  # one secret for all
     backends: list[subprocess.Popen] = []
     proxy = None

@@ -8,9 +8,9 @@ computed in advance (no server round trip while dragging): the Playground's weig
 PE matrix over its base and over d_model (up to 50 × 128), the Inference page's weights over the
 model call and the prefill, its running statistics and its sink weights, the Modern page's PE
 scores over the shift Δ, RoPE angles, QK-norm logits, ALiBi slopes and biases (up to 64 × 64)
-and GQA sharing grid, and the Learn page's playback after a 200-step run (the list: CHARTS). Each step
-is ``Plotly.animate`` to one frame, awaited — what a drag does at every step — over every frame
-of the chart.
+and GQA sharing grid, and the Learn page's playback after a 200-step run (the list: CHARTS).
+Each step is ``Plotly.animate`` to one frame, awaited — what a drag does at every step — over
+every frame of the chart.
 Target: <= 50 ms per step (issue 15, item 3).
 """
 

@@ -180,19 +180,23 @@ def show_slopes(n_heads: int) -> None:
                                   ALIBI_HEADS))
 
 
-def show_alibi_head(n_heads: int, h: int, length: int, lengths: list[int]) -> None:
-    """Head ``h``'s causal bias, with a frame for every length so that the figure's own slider
-    grows it during a drag (one colour range: the longest length's)."""
-    biases = [causal_bias(n_heads, h, n) for n in lengths]
-    low = float(biases[-1][np.isfinite(biases[-1])].min()) or -1.0
-    names = [[str(i) for i in range(n)] for n in lengths]
-    fig = heatmap(biases[lengths.index(length)], kind="sequential", zmin=low, zmax=0.0)
-    frames = with_slider(fig, biases, [str(n) for n in lengths], lengths.index(length),
-                         prefix=text.LENGTH_PREFIX, kind="sequential", x_labels=names,
-                         y_labels=names)
+def show_alibi_head(n_heads: int, h: int, length: int, lengths: list[int] | None) -> None:
+    """Head ``h``'s causal bias; with ``lengths``, a frame for every length so that the figure's
+    own slider grows it during a drag (one colour range: the longest length's). One head has
+    the slider: its frames are the page's largest payload (64 × 64 numbers, twice)."""
+    top = max(lengths or [length])
+    low = float(causal_bias(n_heads, h, top)[top - 1, 0]) or -1.0  # −m_h·(top − 1)
+    fig = heatmap(causal_bias(n_heads, h, length), kind="sequential", zmin=low, zmax=0.0)
+    frames = None
+    if lengths:
+        names = [[str(i) for i in range(n)] for n in lengths]
+        frames = with_slider(fig, [causal_bias(n_heads, h, n) for n in lengths],
+                             [str(n) for n in lengths], lengths.index(length),
+                             prefix=text.LENGTH_PREFIX, kind="sequential", x_labels=names,
+                             y_labels=names)
     show_figure(fig, key=f"modern_fig_alibi_{h}", frames=frames,
-                on_slider=partial(land, f"modern_fig_alibi_{h}", "modern_alibi_length", lengths))
-
+                on_slider=partial(land, f"modern_fig_alibi_{h}", "modern_alibi_length", lengths)
+                if frames else None)
 
 scenario = state.get_scenario()
 st.header(text.HEADER)
@@ -247,7 +251,7 @@ with alibi_tab:
     for h, col in zip(shown_heads, heads.grid(len(shown_heads)), strict=True):
         with col:
             st.markdown(f"**{text.ALIBI_HEAD.format(h=h)}**")
-            show_alibi_head(n_heads, h, length, lengths)
+            show_alibi_head(n_heads, h, length, lengths if h == 0 else None)
 
 with gqa_tab:
     st.write(text.GQA_INTRO)

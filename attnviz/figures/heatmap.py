@@ -294,7 +294,8 @@ def with_slider(fig: go.Figure, matrices, labels: Sequence[str], active: int, *,
 
     Each frame replaces the heatmap's z, cell text and exact hover values, and the grey "−∞"
     cells over it (the figure gets that trace when a later step has −∞ and the first has none);
-    a step larger than CELL_TEXT_LIMIT per side has no numbers in its cells (hover has them).
+    a step larger than CELL_TEXT_LIMIT per side has no numbers in its cells (hover reads them
+    from z) and sends no text.
     The slider starts at ``active`` and writes ``prefix`` + the label of the step it is on. A
     figure may get several sliders (each call adds one below the others); their frames then
     need distinct ``names`` (by default the labels). ``x_labels``, ``y_labels``: each matrix's
@@ -308,6 +309,9 @@ def with_slider(fig: go.Figure, matrices, labels: Sequence[str], active: int, *,
         fig.add_trace(_minus_inf_trace(np.zeros((1, 1)), [fig.data[0].x[0]],
                                        [fig.data[0].y[0]], fig.data[0].text is not None))
         overlay = True
+    # steps larger than CELL_TEXT_LIMIT per side beside smaller ones: each step says whether
+    # its numbers are written (a step without text or hover values sends only its z)
+    switch = fig.data[0].text is not None and any(max(z.shape) > CELL_TEXT_LIMIT for z in zs)
     frames = []
     for i, (name, z) in enumerate(zip(names, zs, strict=True)):
         xs = list(x_labels[i]) if x_labels is not None else list(fig.data[0].x)
@@ -317,16 +321,23 @@ def with_slider(fig: go.Figure, matrices, labels: Sequence[str], active: int, *,
             trace["x"] = xs
         if y_labels is not None:
             trace["y"] = ys
-        written = max(z.shape) <= CELL_TEXT_LIMIT
-        if fig.data[0].text is not None:
+        written = fig.data[0].text is not None and max(z.shape) <= CELL_TEXT_LIMIT
+        if written:
             kind_i = kind or matrix_kind(z)
             text, exact = _texts(z, kind_i, digits, kind_i == "weights")
-            trace.update(text=text if written else np.full(z.shape, ""), customdata=exact)
+            trace.update(text=text, customdata=exact)
+        if switch:  # numbers written in this step's cells, or not (then hover reads z)
+            trace.update(texttemplate=fig.data[0].texttemplate if written else "",
+                         hovertemplate=fig.data[0].hovertemplate if written else
+                         fig.data[0].hovertemplate.replace("%{customdata}", "%{z:.10g}"))
         data, traces = [trace], [0]
         if overlay:
             grey = _minus_inf_trace(z, xs, ys, show_text=False)
-            data.append(dict(z=grey["z"], x=xs, y=ys,
-                             text=grey["text"] if written else np.full(z.shape, "")))
+            data.append(dict(z=grey["z"].astype(np.float32), x=xs, y=ys))  # 0 or NaN: exact
+            if written:
+                data[-1]["text"] = grey["text"]
+            if switch:
+                data[-1]["texttemplate"] = "%{text}" if written else ""
             traces.append(1)
         frame = dict(name=name, data=data, traces=traces)
         xaxis = {}

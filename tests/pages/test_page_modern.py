@@ -184,22 +184,29 @@ def test_each_alibi_head_carries_a_frame_for_every_length_with_its_masked_cells(
     n = at.select_slider(key="modern_alibi_heads").value
     lengths = list(at.select_slider(key="modern_alibi_length").options)
     assert [int(v) for v in lengths][:3] == [2, 3, 4] and int(lengths[-1]) == 64
-    spec = spec_by_key(at, "modern_fig_alibi_3")
+    spec = spec_by_key(at, "modern_fig_alibi_0")
     assert [f["name"] for f in spec["frames"]] == [str(v) for v in lengths]
     assert spec["data"][1]["name"] == common.FIGURE_MASKED  # the grey −∞ cells
     for frame, length in zip(spec["frames"], map(int, lengths), strict=True):
         assert frame["traces"] == [0, 1]
         causal = np.tri(length, dtype=bool)
         main = decode(frame["data"][0]["z"]).astype(float)
-        np.testing.assert_allclose(main[causal], alibi_bias(n, length)[3][causal], rtol=1e-15)
+        np.testing.assert_allclose(main[causal], alibi_bias(n, length)[0][causal], rtol=1e-15)
         assert np.isnan(main[~causal]).all()
         grey = decode(frame["data"][1]["z"]).astype(float)
         assert (grey[~causal] == 0).all() and np.isnan(grey[causal]).all()  # over j > i only
-        written = length <= 12
-        assert (set(np.ravel(frame["data"][1]["text"])) == {"", "−∞"}) == written
+        if length <= 12:  # numbers in the cells, "−∞" over the masked ones
+            assert set(np.ravel(frame["data"][1]["text"])) == {"", "−∞"}
+            assert frame["data"][0]["texttemplate"] == "%{text}"
+            assert len(frame["data"][0]["customdata"]) == length
+        else:  # too many cells for numbers: none are sent, hover reads z
+            assert "text" not in frame["data"][0] and "customdata" not in frame["data"][0]
+            assert frame["data"][0]["texttemplate"] == frame["data"][1]["texttemplate"] == ""
+            assert "%{z:.10g}" in frame["data"][0]["hovertemplate"]
         assert frame["layout"]["yaxis"]["range"] == [length - 0.5, -0.5]
-    # one colour range for every length: the longest one's, −63·m_3
-    assert spec["data"][0]["zmin"] == alibi_bias(n, 64)[3][63, 0] and spec["data"][0]["zmax"] == 0
+    # one colour range for every length: the longest one's, −63·m_0
+    assert spec["data"][0]["zmin"] == alibi_bias(n, 64)[0][63, 0] and spec["data"][0]["zmax"] == 0
+    assert not spec_by_key(at, "modern_fig_alibi_3")["frames"]  # one head has the slider
     at.session_state["modern_alibi_length"] = 48  # as the release does (land)
     at.run()
     assert z(at, "modern_fig_alibi_0").shape == (48, 48)

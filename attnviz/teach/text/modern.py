@@ -70,8 +70,9 @@ HEADS_DRAG = ("Drag the slider under the slopes: they follow the number of heads
               "heads; other n take the nearest lower power of two's slopes and every other one "
               "of the next); releasing it sets the heads above and redraws the biases below.")
 LENGTH_PREFIX = "drag the length: "
-LENGTH_DRAG = ("Drag the slider under a head's bias: it grows with the length while you drag — "
-               "the same −m_h·(i − j) at every length; releasing it sets the length above.")
+LENGTH_DRAG = ("Drag the slider under head 0's bias: it grows with the length while you drag — "
+               "the same −m_h·(i − j) at every length, coloured on one scale; releasing it sets "
+               "the length above and redraws every head.")
 GQA_INTRO = (
     "Grouped-query attention: groups of query heads share one key/value head, so the KV "
     "cache keeps fewer keys and values per token. n_kv_heads = n_heads is multi-head "
