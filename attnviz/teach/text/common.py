@@ -256,8 +256,8 @@ SHARE_BAD_LINK_REASON = SHARE_BAD_LINK + " {reason}."
 SHARE_TO_ADDRESS_BAR = "Put this link in the address bar"
 SHARE_LOOPBACK = (
     "This server listens on this computer only (127.0.0.1): students' browsers cannot open "
-    "the link. To serve a class, start it with `python -m streamlit run app.py "
-    "--server.address 0.0.0.0` (or `python -m attnviz class`): see the README's \"Serving a "
+    "the link. To serve a class, start it with `python -m attnviz --server.address 0.0.0.0` "
+    "(or `python -m attnviz class`): see the README's \"Serving a "
     "classroom on a LAN\"."
 )
 SHARE_ROOM_LINK = "Students open it at this machine's network address:"
