@@ -76,6 +76,9 @@ http {{
     uwsgi_temp_path {folder}/uwsgi;
     scgi_temp_path {folder}/scgi;
     client_max_body_size 6m;  # Streamlit refuses uploads over 5 MB with its own message
+    # an over-long ?scenario= link reaches the app, which says so in the page (nginx's 8k
+    # default would answer a link near attnviz's 8,000-character limit with its own 414)
+    large_client_header_buffers 4 64k;
 
     # a browser with the cookie goes where its value hashes; a new one by its request id,
     # and gets that id as its cookie

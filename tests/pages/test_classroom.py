@@ -53,6 +53,14 @@ def test_new_browsers_spread_and_each_one_sticks(served):
     assert all(backend(browser, served.url) == first for _ in range(8))
 
 
+def test_a_long_link_reaches_the_app_through_the_proxy(served):
+    """A link well over attnviz's 8,000 characters still reaches Streamlit (whose page then
+    says it is too long), instead of nginx's own 414 page (its default buffer is 8 KiB)."""
+    opener = urllib.request.build_opener()
+    with opener.open(f"{served.url}/playground?scenario={'A' * 40_000}", timeout=30) as response:
+        assert response.status == 200 and b"<html" in response.read().lower()
+
+
 def test_a_class_edits_through_the_proxy_and_survives_a_stopped_process(served):
     row = ws_load.run_class(served.url, None, 4, 3.0, 0.5)
     assert row["edits"] > 0 and row["errors"] == 0 and row["edits_lost"] == 0, row
