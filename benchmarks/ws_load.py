@@ -54,6 +54,7 @@ from attnviz.scenarios.registry import VARIANTS
 from attnviz.scenarios.scenario import run_scenario, with_variant
 
 PAGE = "playground"
+UPLOAD_PAGE, UPLOAD_KEY, UPLOAD_NAME = "share", "share_upload", "scenario.json"
 WAIT_S = 60.0  # longest wait for one run
 TOL = 1e-12
 VARIANT_CYCLE = ("causal", "scaled_dot_product")  # the select box alternates between these
@@ -77,7 +78,7 @@ def chart_z(element) -> np.ndarray:
         if shape:
             arr = arr.reshape([int(s) for s in str(shape).split(",")] if isinstance(shape, str)
                               else shape)
-        return arr.astype(np.float64)
+        return arr  # float32 for large matrices: what the browser is sent
     return np.asarray(z, dtype=np.float64)
 
 
@@ -89,6 +90,7 @@ class Run:
     charts: dict[str, np.ndarray] = field(default_factory=dict)
     exceptions: list[str] = field(default_factory=list)
     query: str | None = None  # the address bar's new query string, when the app changed it
+    session_id: str = ""  # the server's id of this session (new_session message)
 
 
 @dataclass
@@ -127,6 +129,8 @@ async def read_run(ws) -> Run:
                 run.charts[user_key(sub.id)] = chart_z(sub)
             elif widget_id:
                 run.widgets[user_key(widget_id)] = widget_id
+        elif kind == "new_session":
+            run.session_id = msg.new_session.initialize.session_id
         elif kind == "page_info_changed":  # st.query_params changed the address bar
             run.query = msg.page_info_changed.query_string
         elif kind == "script_finished":
@@ -135,11 +139,11 @@ async def read_run(ws) -> Run:
                 return run
 
 
-async def rerun(student: Student) -> Run:
+async def rerun(student: Student, page: str = PAGE) -> Run:
     """Send the student's widget states (as the browser does after an edit) and read the run."""
     back = BackMsg()
     back.rerun_script.query_string = student.query
-    back.rerun_script.page_name = PAGE
+    back.rerun_script.page_name = page
     for state in student.states.values():
         back.rerun_script.widget_states.widgets.append(state)
     await student.ws.send(back.SerializeToString())
@@ -147,6 +151,74 @@ async def rerun(student: Student) -> Run:
     if run.query is not None:  # the browser sends the address bar as it now is
         student.query = run.query
     return run
+
+
+def xsrf_cookie(base: str) -> str:
+    """The XSRF cookie the server gives a browser (its health check sets it, as the page
+    does): an upload must send it back, and its value as the X-Xsrftoken header."""
+    import urllib.request
+
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(f"{base}/_stcore/health", timeout=WAIT_S) as response:
+        for header in response.headers.get_all("Set-Cookie") or []:
+            name, _, rest = header.partition("=")
+            if name.strip() == "_streamlit_xsrf":
+                return rest.split(";", 1)[0]
+    return ""
+
+
+def put_file(base: str, upload_url: str, cookie: str, name: str, data: bytes) -> int:
+    """PUT one file to the upload URL the server gave (multipart, as the browser sends it)."""
+    import urllib.request
+
+    boundary = "attnvizloadtest"
+    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"UploadedFile\"; "
+            f"filename=\"{name}\"\r\nContent-Type: application/json\r\n\r\n").encode() + data \
+        + f"\r\n--{boundary}--\r\n".encode()
+    url = upload_url if upload_url.startswith("http") else base + upload_url
+    request = urllib.request.Request(url, data=body, method="PUT", headers={
+        "Content-Type": f"multipart/form-data; boundary={boundary}",
+        "Cookie": f"_streamlit_xsrf={cookie}", "X-Xsrftoken": cookie})
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(request, timeout=WAIT_S) as response:
+        return response.status
+
+
+async def upload_scenario(student: Student, base: str, data: bytes) -> Run:
+    """Load a scenario file through the Save & share page's uploader, as a browser does: open
+    the page, ask the server for an upload URL, PUT the file, send the uploader's new state
+    (the page then replaces the scenario and reruns), and return that run."""
+    from streamlit.proto.Common_pb2 import FileURLs, UploadedFileInfo
+    from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+    opened = await rerun(student, page=UPLOAD_PAGE)
+    uploader = opened.widgets[UPLOAD_KEY]
+    back = BackMsg()
+    back.file_urls_request.request_id = f"upload-{student.index}"
+    back.file_urls_request.file_names.append(UPLOAD_NAME)
+    back.file_urls_request.session_id = opened.session_id
+    await student.ws.send(back.SerializeToString())
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        msg = ForwardMsg()
+        msg.ParseFromString(await asyncio.wait_for(student.ws.recv(),
+                                                   max(0.1, deadline - time.monotonic())))
+        if msg.WhichOneof("type") == "file_urls_response":
+            urls = msg.file_urls_response.file_urls[0]
+            break
+    cookie = await asyncio.to_thread(xsrf_cookie, base)
+    status = await asyncio.to_thread(put_file, base, urls.upload_url, cookie, UPLOAD_NAME, data)
+    if status != 204 and status != 200:
+        raise OSError(f"upload answered HTTP {status}")
+    state = WidgetState(id=uploader)
+    state.file_uploader_state_value.uploaded_file_info.append(UploadedFileInfo(
+        name=UPLOAD_NAME, size=len(data), file_id=urls.file_id,
+        file_urls=FileURLs(file_id=urls.file_id, upload_url=urls.upload_url,
+                           delete_url=urls.delete_url)))
+    student.states[uploader] = state
+    loaded = await rerun(student, page=UPLOAD_PAGE)
+    del student.states[uploader]  # the Playground has no uploader
+    return loaded
 
 
 def widget_state(widget_id: str, **value):
@@ -200,6 +272,8 @@ def check(student: Student, run: Run) -> None:
     for name, key in CHECKED.items():
         got = run.charts.get(key)
         want = np.asarray(getattr(expected, name), dtype=float)
+        if got is not None:  # a large matrix is sent as float32: the core's numbers rounded so
+            want = want.astype(got.dtype).astype(float)
         if got is None or got.shape != want.shape or not np.allclose(got, want, rtol=0,
                                                                       atol=TOL):
             student.lost += 1
@@ -207,8 +281,10 @@ def check(student: Student, run: Run) -> None:
 
 
 async def student_session(student: Student, ws_url: str, seconds: float, every: float,
-                          start_delay: float) -> None:
-    """Open the page, then edit every ``every`` s (±50 %) for ``seconds``; check every run."""
+                          start_delay: float, upload: bytes | None = None,
+                          base: str = "") -> None:
+    """Open the page (after loading ``upload``, a scenario file, on Save & share), then edit
+    every ``every`` s (±50 %) for ``seconds``; check every run."""
     rng = random.Random(student.index)
     await asyncio.sleep(start_delay)
     try:
@@ -216,6 +292,9 @@ async def student_session(student: Student, ws_url: str, seconds: float, every: 
         async with websockets.connect(ws_url, subprotocols=["streamlit"], max_size=None,
                                       open_timeout=WAIT_S, ping_interval=None) as ws:
             student.ws = ws
+            if upload is not None:
+                loaded = await upload_scenario(student, base, upload)
+                student.errors.extend(loaded.exceptions)
             check(student, await rerun(student))
             end = time.monotonic() + seconds
             step = 0
@@ -239,6 +318,18 @@ def sample_rss(pid: int | None, stop: threading.Event, peak: list[float]) -> Non
         stop.wait(0.25)
 
 
+def limits_scenario():
+    """A scenario at the editing limits, which only a file can carry (a link holds 8,000
+    characters): 256 tokens, embeddings 64 wide, Q/K/V 128 wide, single-head (the variant
+    select box of the edits switches between single-head variants)."""
+    from attnviz.core.initializers import init_weights
+
+    s = c.big_scenario()
+    w_q, w_k, w_v = init_weights("glorot_uniform", [(s.d_model, 128)] * 3, seed=1)
+    return replace(s, variant="scaled_dot_product", w_q=w_q, w_k=w_k, w_v=w_v,
+                   w_o=np.eye(128, s.d_model), n_heads=1, title="Load test: the editing limits")
+
+
 def largest_linkable_preset() -> tuple[str, object]:
     """The preset whose link is longest (the most numbers a link can carry) and its scenario."""
     from attnviz.io import scenario_io
@@ -260,10 +351,15 @@ def run_class(base: str, pid: int | None, students: int, seconds: float, every: 
     from attnviz.io import scenario_io
     from attnviz.scenarios.presets import default_scenario
 
+    upload = None
     if scenario == "largest":
         key, start = largest_linkable_preset()
         query = f"{scenario_io.LINK_PARAM}={scenario_io.to_link_param(start)}"
         crowd = [Student(i, start, query) for i in range(students)]
+    elif scenario == "limits":
+        upload = scenario_io.to_json(limits_scenario()).encode("utf-8")
+        start = scenario_io.from_json(upload)  # what the server reads from the file
+        key, crowd = "limits (upload)", [Student(i, start) for i in range(students)]
     else:
         key, crowd = "default", [Student(i, default_scenario()) for i in range(students)]
     idle = c.rss_mib(pid)[0] if pid else float("nan")
@@ -273,8 +369,8 @@ def run_class(base: str, pid: int | None, students: int, seconds: float, every: 
     t0 = time.monotonic()
 
     async def all_students():
-        await asyncio.gather(*(student_session(s, ws_url, seconds, every, 0.05 * s.index)
-                               for s in crowd))
+        await asyncio.gather(*(student_session(s, ws_url, seconds, every, 0.05 * s.index,
+                                               upload, base) for s in crowd))
 
     asyncio.run(all_students())
     stop.set()
@@ -310,8 +406,10 @@ def main() -> None:
                         help="class sizes, comma-separated (each a separate run)")
     parser.add_argument("--seconds", type=float, default=120.0, help="editing time per student")
     parser.add_argument("--every", type=float, default=3.0, help="mean seconds between edits")
-    parser.add_argument("--scenario", choices=("default", "largest"), default="default",
-                        help="open the page with the default scenario or the largest link")
+    parser.add_argument("--scenario", choices=("default", "largest", "limits"),
+                        default="default",
+                        help="open the page with the default scenario, the largest link, or "
+                             "a scenario at the editing limits uploaded as a file")
     parser.add_argument("--expire", type=float, default=0.0,
                         help="read the RSS again this many seconds after the class left")
     parser.add_argument("--classes", type=int, default=1,

@@ -169,7 +169,17 @@ def test_websocket_load_quick(tmp_path):
     assert row["errors"] == 0 and row["edits_lost"] == 0, row
     assert row["rss_peak_mib"] >= row["rss_idle_mib"] > 0
     (table,) = tables(section["markdown"])
-    assert table[1][:3] == ["2", "default", str(row["edits"])]
+    assert table[1][:4] == ["2", "1", "default", str(row["edits"])]
+
+
+def test_websocket_load_uploads_a_scenario_at_the_limits(tmp_path):
+    """Students load a 256-token scenario file through Save & share's uploader (the upload
+    protocol of the browser: upload URL, PUT with the XSRF token, the uploader's state), then
+    edit it on the Playground; every drawn number is checked (float32 above 128 × 128)."""
+    section = _run("ws_load.py", tmp_path, "--scenario", "limits")
+    (row,) = section["data"]["rows"]
+    assert row["scenario"] == "limits (upload)" and row["edits"] > 0
+    assert row["errors"] == 0 and row["edits_lost"] == 0, row
 
 
 def test_run_all_writes_a_report(tmp_path):
