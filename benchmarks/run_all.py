@@ -1,6 +1,6 @@
 """Run every benchmark and write benchmarks/RESULTS.md.
 
-    python benchmarks/run_all.py            # everything (~15-30 min on 2 cores)
+    python benchmarks/run_all.py            # everything (~60-70 min on 2 cores)
     python benchmarks/run_all.py --quick    # tiny sizes, one run: checks the scripts work
     python benchmarks/run_all.py --only core,server
 
@@ -32,6 +32,10 @@ BENCHMARKS = {  # name: (script, extra arguments of a full run)
     "drag": ("bench_drag.py", []),
     "load": ("load.py", []),
     "ws_load": ("ws_load.py", []),
+    # the memory budget (issue 14): 1, 20 and 60 students at the default scenario and at the
+    # editing limits (a file), each class again after its sessions expired (~40 min)
+    "memory": ("ws_load.py", ["--students", "1,20,60", "--seconds", "60", "--scenario",
+                              "default,limits", "--expire", "130", "--classes", "2"]),
 }
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "RESULTS.md"

@@ -39,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import sys
 import threading
 import time
 from dataclasses import dataclass, field, replace
@@ -406,10 +407,9 @@ def main() -> None:
                         help="class sizes, comma-separated (each a separate run)")
     parser.add_argument("--seconds", type=float, default=120.0, help="editing time per student")
     parser.add_argument("--every", type=float, default=3.0, help="mean seconds between edits")
-    parser.add_argument("--scenario", choices=("default", "largest", "limits"),
-                        default="default",
-                        help="open the page with the default scenario, the largest link, or "
-                             "a scenario at the editing limits uploaded as a file")
+    parser.add_argument("--scenario", default="default",
+                        help="comma-separated: default (the default scenario), largest (the "
+                             "largest link), limits (a file at the editing limits, uploaded)")
     parser.add_argument("--expire", type=float, default=0.0,
                         help="read the RSS again this many seconds after the class left")
     parser.add_argument("--classes", type=int, default=1,
@@ -419,20 +419,26 @@ def main() -> None:
     if args.quick:  # checks the script works: two students, a few edits
         args.students, args.seconds, args.every = "2", 3.0, 0.5
     sizes = [int(n) for n in args.students.split(",") if n.strip()]
+    scenarios = [name.strip() for name in args.scenario.split(",") if name.strip()]
+    unknown = set(scenarios) - {"default", "largest", "limits"}
+    if unknown:
+        parser.error(f"--scenario: unknown {sorted(unknown)}")
+    classes = max(1, min(args.classes, 3))
     rows = []
     if args.url:
-        rows = [run_class(args.url, None, n, args.seconds, args.every,
-                          scenario=args.scenario) for n in sizes]
+        rows = [run_class(args.url, None, n, args.seconds, args.every, scenario=name)
+                for name in scenarios for n in sizes]
     else:
-        for n in sizes:  # a fresh server per class size: RSS figures do not carry over
-            log = c.RESULTS_DIR / f"ws-load-server-{n}.log"
-            with c.streamlit_server(log) as (base, proc):
-                for k in range(max(1, min(args.classes, 3))):
-                    rows.append(run_class(base, proc.pid, n, args.seconds, args.every,
-                                          scenario=args.scenario, expire=args.expire))
-                    rows[-1]["class"] = k + 1
-            for row in rows[-max(1, min(args.classes, 3)):]:
-                row["server_log_errors"] = len(c.server_errors(log))
+        for name in scenarios:
+            for n in sizes:  # a fresh server per class size: RSS figures do not carry over
+                log = c.RESULTS_DIR / f"ws-load-server-{name}-{n}.log"
+                with c.streamlit_server(log) as (base, proc):
+                    for k in range(classes):
+                        rows.append(run_class(base, proc.pid, n, args.seconds, args.every,
+                                              scenario=name, expire=args.expire))
+                        rows[-1]["class"] = k + 1
+                for row in rows[-classes:]:
+                    row["server_log_errors"] = len(c.server_errors(log))
     headers = ["students", "class", "scenario", "edits", "p50 (ms)", "p95 (ms)", "errors",
                "edits lost", "RSS idle / peak / end (MiB)", "RSS after expiry (MiB)",
                "load average"]
@@ -448,11 +454,18 @@ def main() -> None:
                         "0 errors, 0 edits lost", f"{r['errors']} errors, {r['edits_lost']} lost "
                         f"of {r['edits']} edits", r["errors"] == 0 and r["edits_lost"] == 0)
                for r in rows]
-    markdown = (f"### Load: simulated students over the WebSocket (`benchmarks/ws_load.py`)\n\n"
+    title = ("Memory: a class, its sessions' expiry and a second class" if args.expire > 0
+             else "Load: simulated students over the WebSocket")
+    command = " ".join(["python benchmarks/ws_load.py", *sys.argv[1:]]).split(" --json")[0]
+    markdown = (f"### {title} (`{command}`)\n\n"
                 f"Each student edits every {args.every:g} s on average (a cell, the temperature, "
                 "the variant in turn) and checks the drawn weights and output against the core. "
-                "Latency: sending an edit to the end of its run.\n\n" + table + "\n")
-    c.emit(args, {"name": "ws_load", "title": "Load: simulated students over the WebSocket",
+                "Latency: sending an edit to the end of its run."
+                + (" RSS after expiry: read after every session of the class expired and one "
+                   "more short visit (Streamlit removes expired sessions when a session next "
+                   "disconnects); the class then runs again on the same server."
+                   if args.expire > 0 else "") + "\n\n" + table + "\n")
+    c.emit(args, {"name": "ws_load", "title": title,
                   "data": {"rows": rows}, "targets": targets, "markdown": markdown})
 
 if __name__ == "__main__":
