@@ -30,6 +30,9 @@ from attnviz.ui.safe import md_escape
 LECTURE_SETTINGS = ("temperature", "pe", "heads", "params")  # beside the inputs; scale on top
 PREVIOUS = "playground_previous"  # the matrices last shown, to outline what a change moved
 M = common.MATRICES
+# the lecture view's three charts when only the first draws the row labels, beside the sidebar:
+# the first gets their room (presenter mode keeps equal thirds: its numbers need them)
+LABELLED_FIRST = [1.3, 1, 1]
 
 
 def changed_cells(name: str, z: np.ndarray) -> list[tuple[int, int]]:
@@ -178,7 +181,8 @@ def lecture(scenario, focus: str) -> None:
                    q_lab, {})]
     same_rows = focus != "projections"  # Q has the queries' rows, K and V the keys'
     for i, (col, (name, z, x_labels, y_labels, kw)) in enumerate(
-            zip(st.columns(3, gap="small"), panels, strict=True)):
+            zip(st.columns(LABELLED_FIRST if same_rows and not state.presenter() else 3,
+                           gap="small"), panels, strict=True)):
         with col:
             chart = "output" if name == "multi_head_output" else name  # one key per slot
             live, land = None, land_temperature
@@ -335,10 +339,13 @@ if focus == "all":
     scenario_caption(scenario)
 elif truthful(scenario).title and not state.presenter():  # one line, for the matrices
     st.caption(md_escape(truthful(scenario).title))
-# the focus switch keeps all its choices whole: wide with the sidebar open (1024 px: 4 choices
-# in 260 px); in presenter mode (no sidebar) the scale's three choices keep one line instead
-widths = [3, 4, 4] if state.presenter() else [3, 6, 3]
-pick, focus_box, scale_box = st.columns(widths, vertical_alignment="top")
+# every choice and the variant's name stay whole: in presenter mode (no sidebar) three columns;
+# with the sidebar open (1024 px leaves ~560) the scale's choices go under the focus switch
+if state.presenter():
+    pick, focus_box, scale_box = st.columns([3, 4, 4], vertical_alignment="top")
+else:
+    pick, right = st.columns([4, 8], vertical_alignment="top")
+    focus_box, scale_box = right.container(), right.container()
 with pick:
     scenario = controls.variant_picker("playground", scenario, compact=True)
 with focus_box:

@@ -301,7 +301,7 @@ def settings_controls(prefix: str, scenario: Scenario, *, compact: bool = False,
             text.TEMPERATURE_LABEL, 0.05, 5.0, float(scenario.temperature),
             step=0.05, key=state.vkey(f"{prefix}_temperature"), help=text.TEMPERATURE_HELP)
     if "pe" in only and not scenario.direct:
-        changes["use_pe"] = st.toggle(text.PE_TOGGLE, scenario.use_pe,
+        changes["use_pe"] = st.toggle(text.PE_TOGGLE, scenario.use_pe, help=text.PE_TOGGLE_HELP,
                                       key=state.vkey(f"{prefix}_use_pe"))
     if "heads" in only and scenario.spec.always_heads:
         changes["n_heads"] = _heads_control(prefix, scenario)

@@ -43,7 +43,7 @@ MEASURE = """() => {
               shapes: p.querySelectorAll('.shapelayer path').length};
     }),
     clipped: [...document.querySelectorAll(
-        '.katex-display, [data-testid=stSelectbox] [data-baseweb=select] > div, '
+        '.katex-display, [data-testid=stMain] [data-testid=stSelectbox] input, '
         + '[data-testid=stMain] [data-testid=stButtonGroup] div, '
         + '[data-testid=stMain] [data-testid=stButton] p')]
       .filter(e => e.scrollWidth > e.clientWidth + 4).length,  // 2 px: KaTeX glyph edges

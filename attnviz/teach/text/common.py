@@ -348,7 +348,11 @@ TEMPERATURE_HELP = (
     "A teaching knob: standard attention (Vaswani et al.) has none, i.e. τ = 1. Below 1 the "
     "softmax sharpens towards the largest score; above 1 it flattens towards uniform weights."
 )
-PE_TOGGLE = "Add sinusoidal positional encoding to X"
+PE_TOGGLE = "Add positional encoding"  # short: it shares a narrow column at 1024 px
+PE_TOGGLE_HELP = (
+    "Adds the sinusoidal positional encoding P of Vaswani et al. to the embeddings: the "
+    "matrices are computed from X + P. The Positional encoding page shows P."
+)
 HEADS_SLIDER_LABEL = "Heads (must divide the Q/K and V widths)"
 PRESET_LABEL = "Preset"
 PRESET_LOAD = "Load preset"
