@@ -34,11 +34,17 @@ PRESENTER_CSS = """
 </style>
 """
 
-# A page that must fit one screen (the Playground's lecture view): less empty space above
-# (2rem in presenter mode, where the sidebar's reopen arrow sits in that space; 1rem beside it).
+# A page that must fit one screen (the Playground's lecture view): less empty space above.
+# In presenter mode 2rem stay: the sidebar's reopen arrow sits there.
 COMPACT_CSS = """
 <style>
-[data-testid="stMainBlockContainer"] { padding-top: %s; padding-bottom: 0.25rem; }
+[data-testid="stMainBlockContainer"] { padding-top: 1rem; padding-bottom: 0.25rem; }
+[data-testid="stMain"] h1 { padding-top: 0; }
+</style>
+"""
+COMPACT_PRESENTER_CSS = """
+<style>
+[data-testid="stMainBlockContainer"] { padding-top: 2rem; padding-bottom: 0.25rem; }
 [data-testid="stMain"] h1 { padding-top: 0; }
 </style>
 """
@@ -58,4 +64,7 @@ def apply() -> None:
 
 def compact_page() -> None:
     """Less empty space above the page's first element (static CSS only)."""
-    st.html(COMPACT_CSS % ("2rem" if state.presenter() else "1rem"))
+    if state.presenter():
+        st.html(COMPACT_PRESENTER_CSS)
+    else:
+        st.html(COMPACT_CSS)
