@@ -450,13 +450,17 @@ def main() -> None:
                                   f"{r['rss_expired_mib']} ({r['expire_s']:g} s + a visit)"
                                   if r["rss_expired_mib"] else "not measured",
                                   r["load_average"]] for r in rows])
-    targets = [c.target(f"load: {r['students']} simulated students edit for {r['seconds']:g} s; "
-                        "0 errors, 0 edits lost", f"{r['errors']} errors, {r['edits_lost']} lost "
+    targets = [c.target(f"load: {r['students']} simulated student{'s' * (r['students'] != 1)} "
+                        f"({r['scenario']}, class {r.get('class', 1)}) edit for "
+                        f"{r['seconds']:g} s; 0 errors, 0 edits lost",
+                        f"{r['errors']} errors, {r['edits_lost']} lost "
                         f"of {r['edits']} edits", r["errors"] == 0 and r["edits_lost"] == 0)
                for r in rows]
     title = ("Memory: a class, its sessions' expiry and a second class" if args.expire > 0
              else "Load: simulated students over the WebSocket")
-    command = " ".join(["python benchmarks/ws_load.py", *sys.argv[1:]]).split(" --json")[0]
+    shown = [a for i, a in enumerate(sys.argv[1:]) if a != "--json"
+             and (i == 0 or sys.argv[i] != "--json")]  # the command without its output file
+    command = " ".join(["python benchmarks/ws_load.py", *shown])
     markdown = (f"### {title} (`{command}`)\n\n"
                 f"Each student edits every {args.every:g} s on average (a cell, the temperature, "
                 "the variant in turn) and checks the drawn weights and output against the core. "
