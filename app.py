@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from attnviz.ui import blas, panels, plotly_view, presenter, share, sidebar, state
+from attnviz.ui import blas, memory, panels, plotly_view, presenter, share, sidebar, state
 
 blas.one_blas_thread()  # small matrices, many sessions: see attnviz/ui/blas.py
 plotly_view.serve_static_from(__file__)  # static/ beside this script holds plotly.min.js
@@ -10,6 +10,7 @@ with state.frame_run():  # pages know they run inside this frame (state.use_app_
     st.set_page_config(page_title="attnviz", page_icon="🔍", layout="wide",
                        initial_sidebar_state=presenter.sidebar_state())
     state.init_state()
+    memory.track_session()  # a closed class's memory goes back to the machine (ui/memory.py)
     share.restore_from_link()  # a shared link (?scenario=...) replaces the scenario once
 
     PAGES = {
