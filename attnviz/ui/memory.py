@@ -105,4 +105,4 @@ def _loop() -> None:
 @functools.cache
 def _start_thread() -> None:
     """Start the reclaiming thread once per process."""
-    threading.Thread(target=_loop, name="attnviz-reclaim", daemon=True).start()
+    threading.Thread(target=_loop, name="attnviz_reclaim", daemon=True).start()
