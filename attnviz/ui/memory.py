@@ -33,6 +33,7 @@ CHECK_S = 30.0  # how often the thread looks
 IDLE_S = 180.0  # a session quiet this long is closed (Streamlit keeps one 120 s) or idle
 GAP_S = 300.0  # at most one collection this often
 _KEY = "_attnviz_seen"
+_THREAD = "attnviz_reclaim"  # the thread's name, for a debugger's thread list
 _MARKERS: weakref.WeakSet = weakref.WeakSet()  # one per live session state
 _LOCK = threading.Lock()
 _CLOCK = {"touch": 0.0, "reclaim": float("-inf")}  # the last run of any session, collection
@@ -105,4 +106,4 @@ def _loop() -> None:
 @functools.cache
 def _start_thread() -> None:
     """Start the reclaiming thread once per process."""
-    threading.Thread(target=_loop, name="attnviz_reclaim", daemon=True).start()
+    threading.Thread(target=_loop, name=_THREAD, daemon=True).start()
