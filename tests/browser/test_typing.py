@@ -19,7 +19,7 @@ from helpers import (
     wait_for_app_run,
 )
 from helpers import wait_for_plots as wait_plots
-from playwright.sync_api import Locator, Page
+from playwright.sync_api import Locator, Page, expect
 
 from attnviz.scenarios.presets import default_scenario
 
@@ -111,6 +111,10 @@ def test_typed_text_that_is_not_one_number_is_refused_with_the_cell_named(
     assert _x_heatmap(page)[1][1] == 0.75  # kept
     message = _warning(page)
     assert "(1:word_2, d1)" in message and "not 1,5" in message, message
+    assert f"typed as “{typed}”" in message, message  # what was typed is not lost from view
+    # and the grid shows the kept value again, not the refused text
+    cell = page.get_by_test_id("stDataFrame").first.get_by_test_id("glide-cell-2-1")
+    expect(cell).to_have_text("0.75")
     assert_no_exception(page)
 
 

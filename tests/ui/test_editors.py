@@ -125,3 +125,61 @@ def test_these_editors_pass_their_scenario_field(page, editor):
              and any(k.arg == "key" and editor.split("{")[0] in ast.unparse(k.value)
                      for k in c.keywords)]
     assert calls and all(any(k.arg == "field" for k in c.keywords) for c in calls)
+
+
+def _editor_app():
+    """An app with one field-less 2×2 editor (its caller keeps nothing: the editor alone must
+    hold the accepted edits); the returned values go to ``st.session_state["got"]``."""
+    from streamlit.testing.v1 import AppTest
+
+    def script():
+        import numpy as np
+        import streamlit as st
+
+        from attnviz.ui import editors
+
+        st.session_state["got"] = editors.matrix_editor(
+            "X", np.array([[1.0, 2.0], [3.0, 4.0]]), key="ed", row_labels=["a", "b"],
+            col_labels=["c0", "c1"])
+
+    return AppTest.from_function(script).run()
+
+
+def _type(at, widget_key: str, edits: dict):
+    at.session_state[widget_key] = {"edited_rows": edits, "added_rows": [], "deleted_rows": []}
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+def _grid(at) -> np.ndarray:
+    """The numbers the grid shows (its cells' texts read back)."""
+    return at.dataframe[0].value.to_numpy(dtype=float)
+
+
+def test_a_refused_cell_restarts_the_grid_with_the_kept_value_and_quotes_what_was_typed():
+    at = _type(_editor_app(), "ed_v0", {0: {"c0": "5", "c1": "abc"}})
+    kept = np.array([[5.0, 2.0], [3.0, 4.0]])
+    np.testing.assert_array_equal(at.session_state["got"], kept)
+    np.testing.assert_array_equal(_grid(at), kept)  # the grid no longer shows "abc"
+    assert at.dataframe[0].proto.id.endswith("ed_v0_r1")
+    (message,) = [w.value for w in at.warning]
+    assert "(a, c1) typed as “abc”" in message and "previous value is kept" in message
+    at.run()  # another run without an edit: the message stays
+    assert [w.value for w in at.warning] == [message]
+    at = _type(at, "ed_v0_r1", {1: {"c0": "7"}})  # the next edit: it goes, the 5 stays
+    assert not at.warning
+    np.testing.assert_array_equal(at.session_state["got"], [[5.0, 2.0], [7.0, 4.0]])
+
+
+@pytest.mark.parametrize("typed, shown", [
+    ("", "left empty"), ("   ", "left empty"), ("\ud800x", "typed as “\\?x”"),
+    ("abcdefgh" * 5, "typed as “" + "abcdefgh" * 3 + "…”"),
+    ("**b** <i>", "typed as “\\*\\*b\\*\\* \\<i\\>”"),
+])
+def test_a_refused_cells_text_is_quoted_safely(typed, shown):
+    """Empty, a lone surrogate (which no page can send), long text, Markdown and HTML."""
+    at = _type(_editor_app(), "ed_v0", {1: {"c1": typed}})
+    (message,) = [w.value for w in at.warning]
+    assert f"(b, c1) {shown}" in message, message
+    np.testing.assert_array_equal(_grid(at), [[1.0, 2.0], [3.0, 4.0]])

@@ -28,6 +28,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "EDITOR_BAD_SHAPE": ("label", "rows", "cols", "got_rows", "got_cols"),
     "EDITOR_BAD_CELLS": ("label", "cells", "more"),
     "EDITOR_MORE": ("n",),
+    "EDITOR_TYPED": ("typed",),
     "MASK_EDITOR_BAD_SHAPE": ("rows", "cols"),
     "DIAGNOSTICS_INVALID": ("reason",),
     "DIAGNOSTICS_ENTROPY_HELP": ("max_entropy",),
@@ -231,11 +232,15 @@ EDITOR_BAD_SHAPE = (
     "{label}: expected a {rows}×{cols} matrix, got {got_rows}×{got_cols}; the previous values "
     "are kept."
 )
-# {label}: the editor's label; {cells}: the first bad cells; {more}: EDITOR_MORE or ""
+# {label}: the editor's label; {cells}: the first bad cells, each with EDITOR_TYPED or
+# EDITOR_EMPTY_CELL; {more}: EDITOR_MORE or ""
 EDITOR_BAD_CELLS = (
-    "{label}: cell {cells}{more} is empty or not a finite number; its previous value is kept. "
-    "Enter a number with a decimal point (e.g. 0.5, -2 or 1e-3; not 1,5)."
+    "{label}: cell {cells}{more} is empty or not a finite number; its previous value is kept "
+    "and shown again. Enter a number with a decimal point (e.g. 0.5, -2 or 1e-3; not 1,5)."
 )
+# {typed}: what was typed into a refused cell (its first characters)
+EDITOR_TYPED = "typed as “{typed}”"
+EDITOR_EMPTY_CELL = "left empty"
 # {n}: how many more bad cells than the ones named
 EDITOR_MORE = " and {n} more"
 # {rows}×{cols}: the mask's shape (t_q × t_k)
