@@ -103,6 +103,12 @@ def scaled_formula(scenario, result) -> str:
     return "S' = " + scaled("S", written(scenario, result.mask))
 
 
+def weights_formula(scenario, result) -> str:
+    """A as the weights focus shows it (no masked scores beside it): softmax of S', through the
+    mask only when the mask hides a pair."""
+    return text.LECTURE_WEIGHTS[written(scenario, result.mask).masked]
+
+
 def lecture_panel(name: str, z, x_labels, y_labels, *, key: str, row_labels: bool = True,
                   live=None, land=land_temperature, formula: str = "", **kw) -> None:
     """One matrix of the lecture view: its title and formula (``formula``, else the text's) on
@@ -192,8 +198,9 @@ def lecture(scenario, focus: str) -> None:
                 live, land = partial(scale_frames, scenario=scenario, head=h), land_scale
             lecture_panel(name, z, x_labels, y_labels, key=f"{focus}_{chart}",
                           row_labels=i == 0 or not same_rows, live=live, land=land,
-                          formula=scaled_formula(scenario, result) if name == "scaled" else "",
-                          **kw)
+                          formula=scaled_formula(scenario, result) if name == "scaled"
+                          else weights_formula(scenario, result) if focus == "weights"
+                          and name == "weights" else "", **kw)
 
 
 def heads_row(att, q_lab, k_lab) -> None:
@@ -340,11 +347,12 @@ if focus == "all":
 elif truthful(scenario).title and not state.presenter():  # one line, for the matrices
     st.caption(md_escape(truthful(scenario).title))
 # every choice and the variant's name stay whole: in presenter mode (no sidebar) three columns;
-# with the sidebar open (1024 px leaves ~560) the scale's choices go under the focus switch
+# with the sidebar open (1024 px leaves ~560) the scale's choices go under the focus switch and
+# the variant box gets 9/24 (every variant's name fits it: tests/browser/test_lecture.py)
 if state.presenter():
     pick, focus_box, scale_box = st.columns([3, 4, 4], vertical_alignment="top")
 else:
-    pick, right = st.columns([4, 8], vertical_alignment="top")
+    pick, right = st.columns([9, 15], vertical_alignment="top")
     focus_box, scale_box = right.container(), right.container()
 with pick:
     scenario = controls.variant_picker("playground", scenario, compact=True)

@@ -144,6 +144,38 @@ def test_at_1024x768_with_the_sidebar_open_no_control_is_cut(browser: Browser, a
         page.context.close()
 
 
+# the room for text in the variant box and each name's width in its font (canvas measureText)
+NAME_FITS = """(names) => {
+  const box = document.querySelector('[data-testid=stMain] [data-testid=stSelectbox] input');
+  const style = getComputedStyle(box);
+  const ctx = document.createElement('canvas').getContext('2d');
+  ctx.font = `${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+  const room = box.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  return {room: room, widths: names.map(n => [n, ctx.measureText(n).width])};
+}"""
+
+
+@pytest.mark.parametrize("width, height, presenter", [
+    (1024, 768, False), (1024, 768, True), (1280, 800, True)])
+def test_every_variants_name_fits_the_variant_box(browser: Browser, app_server: str,
+                                                  width: int, height: int,
+                                                  presenter: bool) -> None:
+    """Not only the default: each of the registry's names, in the box's own font, fits the
+    room the box gives its text, beside the sidebar and in presenter mode."""
+    from attnviz.scenarios.registry import VARIANTS
+
+    page = open_lecture(browser, app_server, width, height)
+    try:
+        if presenter:
+            presenter_on(page)
+        m = page.evaluate(NAME_FITS, [v.name for v in VARIANTS.values()])
+        assert m["room"] > 100, m["room"]
+        too_long = [(n, round(w)) for n, w in m["widths"] if w > m["room"]]
+        assert not too_long, (round(m["room"]), too_long)
+    finally:
+        page.context.close()
+
+
 def test_a_two_row_scenario_draws_its_colour_bars_below_with_one_row_of_ticks(
         browser: Browser, app_server: str) -> None:
     """Loaded after the default (4 rows, bars at the right), the 2-row seed 001 redraws its

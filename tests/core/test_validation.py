@@ -547,7 +547,7 @@ def test_scenario_custom_mask_shape():
 
 
 @pytest.mark.parametrize(("variant", "name"), [("multi_head", "Multi-head"),
-                                               ("cross", "Cross-attention (encoder–decoder)")])
+                                               ("cross", "Cross-attention")])
 def test_direct_mode_needs_a_single_head_variant(variant, name):
     scenario = replace(PRESETS["seed_001_causal"].build(), variant=variant)
     with raises(f"{name} needs embeddings and weights; switch off 'Q, K, V given directly' or "

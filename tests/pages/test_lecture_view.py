@@ -95,3 +95,22 @@ def test_heads_focus_shows_every_head_and_the_weights_focus_picks_one():
                                rtol=0, atol=1e-15)
     np.testing.assert_allclose(z_of(at, "playground_fig_weights_output"), att.output,
                                rtol=0, atol=1e-15)
+
+
+def _panel_titles(at) -> list[str]:
+    return [m.value for m in at.markdown if m.value.startswith("**") and "&nbsp;" in m.value]
+
+
+def test_the_weights_formula_names_the_mask_only_when_one_masks():
+    """The weights focus shows no masked scores: unmasked, A = softmax(S'); with a causal
+    mask, A = softmax(mask_M(S')) — never an S'' that nothing on the screen defines."""
+    from attnviz.teach.text import playground as text
+
+    at = open_page("playground", focus="weights")
+    titles = _panel_titles(at)
+    assert any(text.LECTURE_WEIGHTS[False] in t for t in titles), titles
+    assert not any("S''" in t for t in titles), titles
+    at.selectbox(key="playground_variant_v0").set_value("causal").run()
+    titles = _panel_titles(at)
+    assert any(text.LECTURE_WEIGHTS[True] in t for t in titles), titles
+    assert not any("S''" in t for t in titles), titles

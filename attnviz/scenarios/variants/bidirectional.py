@@ -10,8 +10,9 @@ def compute(inputs: Inputs):
 
 
 VARIANT = Variant(
-    key="bidirectional", name="Bidirectional self-attention", order=40,
-    description="Each token attends to every token, before and after it (encoders, BERT).",
+    key="bidirectional", name="Bidirectional attention", order=40,
+    description="Bidirectional self-attention: each token attends to every token, before and "
+                "after it (encoders, BERT).",
     formula=lambda w: with_mask(sdpa(w), w, r"M \text{: only padding masked}"),
     compute=compute, backward=dot_product_backward, heads=True, direct=True,
     same_as="scaled_dot_product",

@@ -29,9 +29,9 @@ def translation():
 
 
 VARIANT = Variant(
-    key="cross", name="Cross-attention (encoder–decoder)", order=60,
-    description="Queries come from the target sequence, keys and values from the source "
-                "sequence.",
+    key="cross", name="Cross-attention", order=60,
+    description="Encoder–decoder attention: queries come from the target sequence, keys and "
+                "values from the source sequence.",
     formula=lambda w: (sdpa(w) + r",\quad Q = X_{\text{tgt}}W_Q,\ "
                        r"K = X_{\text{src}}W_K,\ V = X_{\text{src}}W_V"),
     compute=compute, backward=dot_product_backward, keys_from_source=True, parts=("source",),

@@ -55,9 +55,9 @@ def eight_on_two():
 
 
 VARIANT = Variant(
-    key="gqa", name="Grouped-query (GQA / MQA)", order=90,
+    key="gqa", name="Grouped-query (GQA)", order=90,
     description="Groups of query heads share one key/value head (n_kv_heads = n_heads: "
-                "multi-head; 1: multi-query), shrinking the KV cache.",
+                "multi-head; 1: multi-query, MQA), shrinking the KV cache.",
     formula=lambda w: (
         r"\mathrm{head}_h = " + sdpa(w, r"Q_h K_{g(h)}^\top", "V_{g(h)}") + r",\quad "
         r"g(h) = \left\lfloor h \,/\, \tfrac{n_{\text{heads}}}{n_{\text{kv}}} \right\rfloor"),

@@ -51,7 +51,7 @@ def tiles_of_two():
 
 
 VARIANT = Variant(
-    key="online_softmax", name="Online softmax (FlashAttention tiles)", order=130,
+    key="online_softmax", name="Online softmax (tiled)", order=130,
     description="The same attention computed over tiles of keys with a running max and sum "
                 "(FlashAttention): no t × t matrix is kept between tiles.",
     formula=r"m \leftarrow \max(m, \max_j \tilde S_{ij}),\ "

@@ -58,8 +58,9 @@ def streaming():
 
 
 VARIANT = Variant(
-    key="sinks", name="Sliding window + attention sinks", order=150,
-    description="Causal attention over the last few keys plus the first tokens (StreamingLLM); "
+    key="sinks", name="Sliding window + sinks", order=150,
+    description="Causal attention over the last few keys plus the first tokens, the attention "
+                "sinks (StreamingLLM); "
                 "optionally a learned sink logit that takes weight and is dropped (gpt-oss).",
     formula=r"\alpha_{ij} = \frac{e^{\tilde S_{ij}}}{\sum_{k \in W_i} e^{\tilde S_{ik}} + "
             r"e^{s}},\quad W_i = \{j \le i : i - j < w\} \cup \{j < n_{\text{sink}}\},\quad "

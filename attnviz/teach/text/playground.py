@@ -46,6 +46,9 @@ LECTURE_FORMULAS = {
     "weights": r"A = \mathrm{softmax}(S'')",
     "masked": r"S'' = \mathrm{mask}_M(S')",  # S' where M, else −∞ (the All view says it)
 }
+# the weights focus shows no masked scores: its formula names the mask only when one masks
+LECTURE_WEIGHTS = {False: r"A = \mathrm{softmax}(S')",
+                   True: r"A = \mathrm{softmax}(\mathrm{mask}_M(S'))"}
 
 INPUTS_EXPANDER = "Tokens and embeddings"
 
