@@ -14,7 +14,14 @@ import streamlit as st
 
 from attnviz.core.downsample import block_factor, block_labels, downsample
 from attnviz.figures import heatmap, mask_figure
-from attnviz.figures.heatmap import CELL_TEXT_LIMIT, with_slider
+from attnviz.figures.heatmap import (
+    CELL_TEXT_LIMIT,
+    FONT_PX,
+    TURNED,
+    top_margin,
+    upright,
+    with_slider,
+)
 from attnviz.io import export
 from attnviz.scenarios import limits, sweep
 from attnviz.scenarios.presets import truthful
@@ -24,7 +31,13 @@ from attnviz.teach.text import common
 from attnviz.teach.text import playground as text
 from attnviz.ui import controls, presenter, share, state
 from attnviz.ui.diagnostics import diagnostics_panel
-from attnviz.ui.panels import matrix_panel, released, scenario_caption, show_figure
+from attnviz.ui.panels import (
+    PRESENTER_TICK_PX,
+    matrix_panel,
+    released,
+    scenario_caption,
+    show_figure,
+)
 from attnviz.ui.safe import md_escape
 
 LECTURE_SETTINGS = ("temperature", "pe", "heads", "params")  # beside the inputs; scale on top
@@ -109,16 +122,18 @@ def weights_formula(scenario, result) -> str:
     return text.LECTURE_WEIGHTS[written(scenario, result.mask).masked]
 
 
-def lecture_panel(name: str, z, x_labels, y_labels, *, key: str, row_labels: bool = True,
-                  live=None, land=land_temperature, formula: str = "", **kw) -> None:
-    """One matrix of the lecture view: its title and formula (``formula``, else the text's) on
-    one line, the heatmap with the cells the last change moved outlined; ``row_labels=False``
-    leaves the row labels to the panel on its left (the same queries), giving the cells their
-    room."""
+def lecture_panel(name: str, z, x_labels, y_labels, *, key: str, title_box,
+                  row_labels: bool = True, top: int | None = None, live=None,
+                  land=land_temperature, formula: str = "", **kw) -> None:
+    """One matrix of the lecture view: its title and formula (``formula``, else the text's) in
+    ``title_box``, the heatmap with the cells the last change moved outlined;
+    ``row_labels=False`` leaves the row labels to the panel on its left (the same queries),
+    giving the cells their room; ``top``: the top margin the row's charts share (their rows
+    line up)."""
     title, general, _ = M[name]
     formula = formula or text.LECTURE_FORMULAS.get(name, general)
     title = text.LECTURE_TITLES.get(name, title)
-    st.markdown(text.LECTURE_PANEL_TITLE.format(title=title, formula=formula))
+    title_box.markdown(text.LECTURE_PANEL_TITLE.format(title=title, formula=formula))
     rows = np.atleast_2d(z).shape[0]
     row_px = 44 if state.presenter() else 28  # room for 22 px numbers on a projector
     height = 50 + row_px * rows if rows <= CELL_TEXT_LIMIT else None  # one screen
@@ -127,6 +142,10 @@ def lecture_panel(name: str, z, x_labels, y_labels, *, key: str, row_labels: boo
     if not row_labels:
         fig.update_yaxes(showticklabels=False, title_text="")
         fig.update_layout(margin_l=8)
+    if top is not None:  # the row's shared margin; turned labels at the angle it allows for
+        fig.update_layout(margin_t=top)
+        if not upright(x_labels):
+            fig.update_xaxes(tickangle=TURNED)
     chart_key = f"playground_fig_{key}"
     frames = live(fig) if live else None
     show_figure(fig, key=chart_key, filename=title, frames=frames,
@@ -186,9 +205,15 @@ def lecture(scenario, focus: str) -> None:
                   ("multi_head_output" if att.n_heads > 1 else "output", att.output, out_cols,
                    q_lab, {})]
     same_rows = focus != "projections"  # Q has the queries' rows, K and V the keys'
-    for i, (col, (name, z, x_labels, y_labels, kw)) in enumerate(
-            zip(st.columns(LABELLED_FIRST if same_rows and not state.presenter() else 3,
-                           gap="small"), panels, strict=True)):
+    widths = LABELLED_FIRST if same_rows and not state.presenter() else 3
+    # titles in a row of their own, aligned at the bottom (one may wrap), and one top margin
+    # for the charts: the three charts' rows line up, the row labels drawn by the first only
+    titles = st.columns(widths, gap="small", vertical_alignment="bottom")
+    font = PRESENTER_TICK_PX if state.presenter() else FONT_PX
+    top = max(top_margin(x_labels, font) for _, _, x_labels, _, _ in panels) \
+        if same_rows else None
+    for i, (col, title_box, (name, z, x_labels, y_labels, kw)) in enumerate(
+            zip(st.columns(widths, gap="small"), titles, panels, strict=True)):
         with col:
             chart = "output" if name == "multi_head_output" else name  # one key per slot
             live, land = None, land_temperature
@@ -197,7 +222,8 @@ def lecture(scenario, focus: str) -> None:
             if focus == "scores" and name == "scaled":  # the custom scale dragged likewise
                 live, land = partial(scale_frames, scenario=scenario, head=h), land_scale
             lecture_panel(name, z, x_labels, y_labels, key=f"{focus}_{chart}",
-                          row_labels=i == 0 or not same_rows, live=live, land=land,
+                          title_box=title_box, row_labels=i == 0 or not same_rows, top=top,
+                          live=live, land=land,
                           formula=scaled_formula(scenario, result) if name == "scaled"
                           else weights_formula(scenario, result) if focus == "weights"
                           and name == "weights" else "", **kw)

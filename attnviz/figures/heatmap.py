@@ -24,6 +24,7 @@ from attnviz.figures.base import axis, figure
 from attnviz.teach.text import common
 
 CELL_TEXT_LIMIT = 12  # write numbers in cells up to this many rows and columns
+FONT_PX = 13  # the type of a heatmap's labels and cell numbers
 _FLOAT32_ABOVE = 128 * 128  # send float32 to the browser for matrices larger than this
 _GAPLESS_ABOVE = 64  # no white gaps between cells for matrices with more rows or columns
 TICK_CHARS = 16  # longer token labels are cut on the axes (hover and downloads keep them whole)
@@ -177,7 +178,7 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
                     automargin=True, **_ticks(x_labels)),
         yaxis=axis(y_title, autorange="reversed", type="category", automargin=True,
                     **_ticks(y_labels)),
-        font=dict(size=13),
+        font=dict(size=FONT_PX),
     )
     layout["title"] = {}  # the title is written as the top axis title: they never overlap
     if bar_below and trace.get("showscale", True):  # (masks have no colour bar)
@@ -228,18 +229,42 @@ def _margins(x_labels: list[str], y_labels: list[str], x_title: str, y_title: st
     long to appear (measured: benchmarks/RESULTS.md). Estimated from the label lengths, the
     margins are rarely too small, so the second drawing rarely happens.
     """
-    def longest(labels: list[str]) -> int:
-        return max((len(tick_text(t)) for t in labels), default=1) if len(labels) <= \
-            CELL_TEXT_LIMIT * 4 else 4  # long axes are thinned and show short labels
-
-    x_chars, y_chars = longest(x_labels), longest(y_labels)
-    # the top labels turn vertical when they no longer fit side by side
-    # (in a narrow column of the page: about 180 px between the margins)
-    upright = len(x_labels) * (x_chars * _CHAR_PX + 6) <= 180
-    top = 44 if upright else x_chars * 6 + 20  # labels, ticks and the colour bar's end
+    y_chars = _longest(y_labels)
     return dict(l=max(36, 10 + y_chars * _CHAR_PX) + (LINE_PX if y_title else 0),
                 r=max(58, 30 + colour_bar * 7) if colour_bar else 10,
-                t=top + (TITLE_PX if x_title else 0), b=10)
+                t=top_margin(x_labels) + (TITLE_PX if x_title else 0), b=10)
+
+
+def _longest(labels: Sequence[str]) -> int:
+    """The characters of the longest label an axis writes (long axes are thinned and show
+    short labels)."""
+    return max((len(tick_text(t)) for t in labels), default=1) if len(labels) <= \
+        CELL_TEXT_LIMIT * 4 else 4
+
+
+def upright(x_labels: Sequence[str]) -> bool:
+    """True when the column labels fit side by side in a narrow column of the page (about
+    180 px between the margins); else Plotly turns them."""
+    return len(x_labels) * (_longest(x_labels) * _CHAR_PX + 6) <= 180
+
+
+def top_margin(x_labels: Sequence[str], font_px: float | None = None) -> int:
+    """The top margin (px) a :func:`heatmap` gives its column labels, the ticks and the colour
+    bar's end included: upright labels one line; turned ones as high as the longest.
+
+    ``font_px`` (the tick font's size): a margin that holds the labels turned by 45° at any
+    width, so Plotly's automargin never grows it — charts side by side over the same rows
+    share it and their rows line up (their labels turned by :data:`TURNED`).
+    """
+    chars = _longest(x_labels)
+    if upright(x_labels):
+        return 44
+    if font_px is None:
+        return chars * 6 + 20
+    return int(chars * font_px * 0.62 * 0.71) + 28  # ~0.62 em a character, sin 45°
+
+
+TURNED = -45  # the angle of turned column labels when charts share a top margin
 
 
 def tick_text(label: str) -> str:
@@ -360,7 +385,8 @@ def add_step_slider(fig: go.Figure, labels: Sequence[str], active: int, *, prefi
                     names: Sequence[str] | None = None) -> None:
     """Give ``fig`` a slider (below any it has) whose steps show the frames named ``names``
     (by default the ``labels``; no tick labels: there may be 100 steps; the current value is
-    written after ``prefix``); the figure grows by :data:`SLIDER_PX`."""
+    written after ``prefix``); the figure and its bottom margin grow by :data:`SLIDER_PX`, so
+    the cells keep their size (Plotly would otherwise take the slider's room from them)."""
     names = labels if names is None else names
     steps = [dict(label=str(label), method="animate",
                   args=[[str(name)], dict(mode="immediate", frame=dict(duration=0, redraw=True),
@@ -377,8 +403,9 @@ def add_step_slider(fig: go.Figure, labels: Sequence[str], active: int, *, prefi
                                         font=dict(size=15, color="#31333F")),
                       ticklen=0, minorticklen=0, tickwidth=0,
                       font=dict(size=1, color="rgba(0,0,0,0)"))],
-        height=(fig.layout.height or 300) + SLIDER_PX)
+        height=(fig.layout.height or 300) + SLIDER_PX,
+        margin_b=(fig.layout.margin.b or 0) + SLIDER_PX)
 
 
-SLIDER_PX = 48  # what the slider adds below the heatmap
+SLIDER_PX = 58  # what a slider adds below the heatmap (it needs 52: pad, value, rail, grip)
 

@@ -14,6 +14,8 @@ from attnviz.ui import state
 from attnviz.ui.plotly_view import plotly_js_ready, plotly_view
 from attnviz.ui.safe import md_escape
 
+PRESENTER_TICK_PX = 16  # axis labels in presenter mode (the cell numbers get 22)
+
 
 def chart_config(filename: str, image_format: str | None = None) -> dict:
     """Plotly toolbar: the camera saves PNG (at 2×) or SVG with a meaningful file name, offline.
@@ -50,8 +52,8 @@ def show_figure(fig: go.Figure, *, key: str, filename: str | None = None,
         fig.update_layout(font=dict(size=22))
         if grow:
             fig.update_layout(height=int((fig.layout.height or 300) * 1.3))
-        fig.update_xaxes(tickfont_size=16)  # labels a step smaller: room for the numbers
-        fig.update_yaxes(tickfont_size=16)
+        fig.update_xaxes(tickfont_size=PRESENTER_TICK_PX)  # a step smaller: room for numbers
+        fig.update_yaxes(tickfont_size=PRESENTER_TICK_PX)
     config = chart_config(filename or key)
     if plotly_js_ready():
         return plotly_view(fig, key=key, config=config, on_select=on_select, frames=frames,

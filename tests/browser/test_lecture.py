@@ -39,7 +39,9 @@ MEASURE = """() => {
       const r = p.getBoundingClientRect();
       const sizes = [...p.querySelectorAll('.heatmaplayer text')]
         .map(t => parseFloat(getComputedStyle(t).fontSize));
+      const cells = p.querySelector('.nsewdrag')?.getBoundingClientRect();  // the plot area
       return {top: r.top, bottom: r.bottom, width: r.width, fonts: sizes,
+              cellsTop: cells ? cells.top : null, cellsBottom: cells ? cells.bottom : null,
               shapes: p.querySelectorAll('.shapelayer path').length};
     }),
     clipped: [...document.querySelectorAll(
@@ -49,6 +51,14 @@ MEASURE = """() => {
       .filter(e => e.scrollWidth > e.clientWidth + 4).length,  // 2 px: KaTeX glyph edges
   };
 }"""
+
+def rows_line_up(m: dict) -> None:
+    """The three charts' cells start and end at the same heights: a row of the second and
+    third reads across from the row labels the first one draws."""
+    tops = [round(p["cellsTop"]) for p in m["plots"]]
+    bottoms = [round(p["cellsBottom"]) for p in m["plots"]]
+    assert max(tops) - min(tops) <= 1 and max(bottoms) - min(bottoms) <= 1, (tops, bottoms)
+
 
 # resolution -> the smallest cell number (px) presenter mode must draw there
 SCREENS = {(1024, 768): 14, (1280, 800): 14, (1366, 768): 14, (1920, 1080): 22}
@@ -106,6 +116,7 @@ def test_presenter_mode_fits_the_lecture_view_on_one_screen(browser: Browser, ap
             assert plot["width"] >= 240, f"a heatmap is narrower than 240 px: {plot}"
             assert plot["fonts"] and min(plot["fonts"]) >= SCREENS[(width, height)], plot
         assert m["clipped"] == 0, "the variant box or the formula is clipped"
+        rows_line_up(m)
         assert took < 1.0 + 0.5, f"presenter mode took {took:.2f} s to repaint"  # 0.5 s: clicks
     finally:
         page.context.close()
@@ -118,6 +129,7 @@ def test_without_presenter_mode_the_controls_and_matrices_share_a_1366x768_scree
         m = page.evaluate(MEASURE)
         screenshot(page, "lecture_1366x768")
         assert [p["bottom"] <= 768 + 1 for p in m["plots"]] == [True] * 3, m["plots"]
+        rows_line_up(m)
         slider = page.get_by_test_id("stSlider").first.bounding_box()
         assert slider is not None and slider["y"] + slider["height"] <= 768
     finally:
@@ -137,6 +149,8 @@ def test_at_1024x768_with_the_sidebar_open_no_control_is_cut(browser: Browser, a
         screenshot(page, f"lecture_sidebar_1024x768_{focus.replace(' ', '')}")
         assert m["sidebar"] > 0
         assert m["clipped"] == 0, "a formula, select box, focus choice or button is cut"
+        if focus == "Weights":
+            rows_line_up(m)
         if focus == "Q K V":
             assert page.get_by_role("button", name="Regenerate").is_visible()
         assert_no_exception(page)
@@ -172,6 +186,29 @@ def test_every_variants_name_fits_the_variant_box(browser: Browser, app_server: 
         assert m["room"] > 100, m["room"]
         too_long = [(n, round(w)) for n, w in m["widths"] if w > m["room"]]
         assert not too_long, (round(m["room"]), too_long)
+    finally:
+        page.context.close()
+
+
+@pytest.mark.parametrize("variant", ["Causal self-attention", "Multi-head"])
+def test_the_rows_line_up_when_a_title_wraps(browser: Browser, app_server: str,
+                                             variant: str) -> None:
+    """The causal weights' formula takes two lines beside one-line titles; the charts still
+    start and end at the same heights (their titles sit in a row of their own)."""
+    page = open_lecture(browser, app_server, 1366, 768)
+    try:
+        box = page.locator("[data-testid=stMain] [data-testid=stSelectbox] input").first
+        box.click()
+        page.keyboard.type(variant)
+        with expect_rerun(page):
+            page.keyboard.press("Enter")
+        wait_for_app_run(page)
+        wait_for_plots(page, 3)
+        page.wait_for_timeout(500)
+        m = page.evaluate(MEASURE)
+        screenshot(page, f"lecture_rows_{variant.split()[0].lower()}_1366x768")
+        rows_line_up(m)
+        assert_no_exception(page)
     finally:
         page.context.close()
 

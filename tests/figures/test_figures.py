@@ -165,3 +165,35 @@ def test_heatmap_margins_are_set_from_labels_titles_and_colour_bar():
     assert many.t > short.t  # 30 long column labels turn vertical: taller top margin
     fig = heatmap(np.eye(2))
     assert fig.layout.xaxis.automargin and fig.layout.yaxis.automargin  # still the safety net
+
+
+def _cells_height(fig) -> float:
+    """The plot area's height: the figure's height less its top and bottom margins."""
+    return fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
+
+
+@pytest.mark.parametrize("rows", [1, 4])
+def test_a_drag_slider_takes_its_room_below_the_cells_not_from_them(rows):
+    """Two sliders under a heatmap (with its colour bar at the right or below): the figure and
+    its bottom margin grow together, so the cells keep the height of the chart beside it."""
+    from attnviz.figures.heatmap import SLIDER_PX, with_slider
+
+    z = np.arange(rows * 4, dtype=float).reshape(rows, 4)
+    plain, dragged = heatmap(z), heatmap(z)
+    with_slider(dragged, [z, z + 1], ["a", "b"], 0, prefix="x = ")
+    with_slider(dragged, [z, z + 2], ["c", "d"], 0, prefix="y = ", names=["c", "d"])
+    assert dragged.layout.height == plain.layout.height + 2 * SLIDER_PX
+    assert _cells_height(dragged) == _cells_height(plain)
+
+
+def test_charts_over_the_same_rows_can_share_a_top_margin_that_holds_turned_labels():
+    """Upright labels one line; turned ones more room the longer they are and the bigger
+    their type, enough for labels turned by 45° (measured in Chromium: 64 px for
+    "0:word_1" at 13 px, where this gives 73)."""
+    from attnviz.figures.heatmap import FONT_PX, top_margin, upright
+
+    short, words = ["o0", "o1", "o2"], [f"{i}:word_{i + 1}" for i in range(4)]
+    assert upright(short) and not upright(words)
+    assert top_margin(short, FONT_PX) == top_margin(short) == 44
+    assert 64 < top_margin(words, FONT_PX) < top_margin(words, 16)
+    assert top_margin(words + ["12:international"], FONT_PX) > top_margin(words, FONT_PX)

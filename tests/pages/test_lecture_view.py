@@ -114,3 +114,17 @@ def test_the_weights_formula_names_the_mask_only_when_one_masks():
     titles = _panel_titles(at)
     assert any(text.LECTURE_WEIGHTS[True] in t for t in titles), titles
     assert not any("S''" in t for t in titles), titles
+
+
+@pytest.mark.parametrize("focus", ["weights", "scores"])
+def test_the_rows_charts_share_one_top_margin_and_cell_height(focus):
+    """Row labels are drawn by the first chart only: the three charts get the same top margin
+    (the one the turned key labels need) and the same cells' height, the τ slider under the
+    weights taking its own room (checked in the browser: tests/browser/test_lecture.py)."""
+    at = open_page("playground", focus=focus)
+    layouts = [spec_by_key(at, k)["layout"] for k in FOCUS_CHARTS[focus]]
+    assert len({lay["margin"]["t"] for lay in layouts}) == 1
+    cells = {lay["height"] - lay["margin"]["t"] - lay["margin"].get("b", 0) for lay in layouts}
+    assert len(cells) == 1, cells
+    turned = [lay["xaxis"].get("tickangle") for lay in layouts]
+    assert turned[:2] == [-45, -45], turned  # the key labels
