@@ -19,9 +19,6 @@ from attnviz.teach.text import common as text
 from attnviz.ui import state
 from attnviz.ui.safe import md_escape
 
-RESETS = "editor_resets"  # {editor key: how many times a refused cell restarted its grid}
-SEEDS = "editor_seeds"  # {widget key: the matrix a restarted grid starts from}
-REFUSED = "editor_refused"  # {editor key: (widget key, the message naming the refused cells)}
 TYPED_SHOWN = 24  # characters of a refused cell's text quoted in the message
 
 
@@ -78,8 +75,10 @@ def matrix_editor(label: str, matrix: np.ndarray, *, key: str, row_labels: Seque
     Cells are edited as text and parsed here (:func:`parse_cell`): Streamlit's number column
     drops the characters it does not accept while a person types (``1e-3`` became -13). A cell
     that is empty or not one finite number keeps its previous value, so one bad cell never
-    throws away the user's other edits: the grid restarts showing the kept value (the page runs
-    again) and a warning names the cell and quotes what was typed, until the grid's next edit.
+    throws away the user's other edits, and a warning names the cell, quotes what was typed
+    (the grid keeps showing it, for the person to correct) and gives the value the charts use.
+    (Restarting the grid with the kept value was tried: the remount lands ~0.3 s after the
+    bad cell and ate the first key of the next cell typed in that time, 2.5 becoming .5.)
 
     Parameters
     ----------
@@ -100,13 +99,10 @@ def matrix_editor(label: str, matrix: np.ndarray, *, key: str, row_labels: Seque
         The edited matrix (equal to ``matrix`` when nothing was edited).
     """
     matrix = np.atleast_2d(np.asarray(matrix, dtype=np.float64))
-    widget_key = _widget_key(key)
+    widget_key = f"{key}_v{state.editor_version()}"
     base_key = state.base_key(widget_key)
     stored = st.session_state.get(base_key)
-    seed = st.session_state.setdefault(SEEDS, {}).pop(widget_key, None)
-    if seed is not None and seed.shape == matrix.shape:
-        st.session_state[base_key] = seed  # restarted after a refused cell: the kept values
-    elif widget_key not in st.session_state or stored is None or stored.shape != matrix.shape:
+    if widget_key not in st.session_state or stored is None or stored.shape != matrix.shape:
         st.session_state[base_key] = matrix.copy()  # new or dropped widget: start from scenario
     base = st.session_state[base_key]
     callback = {} if field is None else dict(
@@ -123,61 +119,9 @@ def matrix_editor(label: str, matrix: np.ndarray, *, key: str, row_labels: Seque
             got_rows=values.shape[0], got_cols=values.shape[1]))
         return matrix
     if bad:
-        _restart(key, values, _refused_message(
-            label, st.session_state.get(widget_key), bad, row_labels, col_labels))
-    refused = st.session_state.get(REFUSED, {}).get(key)
-    if refused and refused[0] == widget_key:
-        if _edited(st.session_state.get(widget_key)):
-            del st.session_state[REFUSED][key]  # the person has moved on: the message goes
-        else:
-            st.warning(refused[1])
+        st.warning(_refused_message(label, st.session_state.get(widget_key), bad, values,
+                                    row_labels, col_labels))
     return values
-
-
-def _widget_key(key: str) -> str:
-    """The editor's widget key: its page key, the editor generation and, once a refused cell
-    has restarted the grid, the restart's number."""
-    restarts = st.session_state.get(RESETS, {}).get(key, 0)
-    return f"{key}_v{state.editor_version()}" + (f"_r{restarts}" if restarts else "")
-
-
-def _edited(delta) -> bool:
-    """True when an editor's widget state holds any edited cell."""
-    return isinstance(delta, dict) and any((delta.get("edited_rows") or {}).values())
-
-
-def _refused_message(label: str, delta, bad: list[tuple[int, int]],
-                     row_labels: Sequence[str], col_labels: Sequence[str]) -> str:
-    """The warning naming the first refused cells and quoting what was typed in each."""
-    edited = delta.get("edited_rows", {}) if isinstance(delta, dict) else {}
-
-    def typed(r: int, c: int) -> str:
-        raw = (edited.get(r) or edited.get(str(r)) or {}).get(col_labels[c])
-        if raw is None or (isinstance(raw, str) and not raw.strip()):
-            return text.EDITOR_EMPTY_CELL
-        shown = str(raw)
-        if len(shown) > TYPED_SHOWN:
-            shown = shown[:TYPED_SHOWN] + "…"
-        # a lone surrogate (JSON can carry one) cannot be sent to the page: shown as "?"
-        shown = shown.encode("utf-8", "replace").decode("utf-8")
-        return text.EDITOR_TYPED.format(typed=md_escape(shown))
-
-    cells = ", ".join(f"({md_escape(row_labels[r])}, {md_escape(col_labels[c])}) {typed(r, c)}"
-                      for r, c in bad[:5])
-    more = "" if len(bad) <= 5 else text.EDITOR_MORE.format(n=len(bad) - 5)
-    return text.EDITOR_BAD_CELLS.format(label=label, cells=cells, more=more)
-
-
-def _restart(key: str, values: np.ndarray, message: str) -> None:
-    """Restart the editor's grid from ``values`` (the refused cells' kept values and every
-    accepted edit) and run the page again, so the grid never shows a number the charts do not
-    use; ``message`` is shown under the new grid until its next edit."""
-    resets = st.session_state.setdefault(RESETS, {})
-    resets[key] = resets.get(key, 0) + 1
-    widget_key = _widget_key(key)
-    st.session_state.setdefault(SEEDS, {})[widget_key] = values.copy()
-    st.session_state.setdefault(REFUSED, {})[key] = (widget_key, message)
-    st.rerun(scope="app")
 
 
 def _write_edit(widget_key: str, field: str, col_labels: tuple[str, ...]) -> None:
@@ -193,6 +137,30 @@ def _write_edit(widget_key: str, field: str, col_labels: tuple[str, ...]) -> Non
     values, _, shape_ok = _apply(st.session_state.get(widget_key), base, previous, col_labels)
     if shape_ok and not np.array_equal(values, previous):
         state.update(**{field: values.reshape(np.shape(current))})
+
+
+def _refused_message(label: str, delta, bad: list[tuple[int, int]], kept: np.ndarray,
+                     row_labels: Sequence[str], col_labels: Sequence[str]) -> str:
+    """The warning naming the first refused cells, each with what was typed in it (the grid
+    still shows it) and the value the charts use instead (``kept``)."""
+    edited = delta.get("edited_rows", {}) if isinstance(delta, dict) else {}
+
+    def typed(r: int, c: int) -> str:
+        raw = (edited.get(r) or edited.get(str(r)) or {}).get(col_labels[c])
+        if raw is None or (isinstance(raw, str) and not raw.strip()):
+            return text.EDITOR_EMPTY_CELL
+        shown = str(raw)
+        if len(shown) > TYPED_SHOWN:
+            shown = shown[:TYPED_SHOWN] + "…"
+        # a lone surrogate (JSON can carry one) cannot be sent to the page: shown as "?"
+        shown = shown.encode("utf-8", "replace").decode("utf-8")
+        return text.EDITOR_TYPED.format(typed=md_escape(shown))
+
+    cells = ", ".join(f"({md_escape(row_labels[r])}, {md_escape(col_labels[c])}) {typed(r, c)} "
+                      + text.EDITOR_KEPT.format(value=md_escape(cell_text(kept[r, c])))
+                      for r, c in bad[:5])
+    more = "" if len(bad) <= 5 else text.EDITOR_MORE.format(n=len(bad) - 5)
+    return text.EDITOR_BAD_CELLS.format(label=label, cells=cells, more=more)
 
 
 def _text_frame(matrix: np.ndarray, row_labels: Sequence[str],

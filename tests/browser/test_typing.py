@@ -111,10 +111,10 @@ def test_typed_text_that_is_not_one_number_is_refused_with_the_cell_named(
     assert _x_heatmap(page)[1][1] == 0.75  # kept
     message = _warning(page)
     assert "(1:word_2, d1)" in message and "not 1,5" in message, message
-    assert f"typed as “{typed}”" in message, message  # what was typed is not lost from view
-    # and the grid shows the kept value again, not the refused text
+    # what was typed (still in the grid, to be corrected) and the value the charts use
+    assert f"typed as “{typed}” (kept: 0.75)" in message, message
     cell = page.get_by_test_id("stDataFrame").first.get_by_test_id("glide-cell-2-1")
-    expect(cell).to_have_text("0.75")
+    expect(cell).to_have_text(typed)
     assert_no_exception(page)
 
 

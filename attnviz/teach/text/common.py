@@ -29,6 +29,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "EDITOR_BAD_CELLS": ("label", "cells", "more"),
     "EDITOR_MORE": ("n",),
     "EDITOR_TYPED": ("typed",),
+    "EDITOR_KEPT": ("value",),
     "MASK_EDITOR_BAD_SHAPE": ("rows", "cols"),
     "DIAGNOSTICS_INVALID": ("reason",),
     "DIAGNOSTICS_ENTROPY_HELP": ("max_entropy",),
@@ -233,11 +234,14 @@ EDITOR_BAD_SHAPE = (
     "are kept."
 )
 # {label}: the editor's label; {cells}: the first bad cells, each with EDITOR_TYPED or
-# EDITOR_EMPTY_CELL; {more}: EDITOR_MORE or ""
+# EDITOR_EMPTY_CELL and EDITOR_KEPT; {more}: EDITOR_MORE or ""
 EDITOR_BAD_CELLS = (
-    "{label}: cell {cells}{more} is empty or not a finite number; its previous value is kept "
-    "and shown again. Enter a number with a decimal point (e.g. 0.5, -2 or 1e-3; not 1,5)."
+    "{label}: cell {cells}{more} is empty or not a finite number; its previous value is kept, "
+    "and every chart uses it until you type a number there. Enter a number with a decimal "
+    "point (e.g. 0.5, -2 or 1e-3; not 1,5)."
 )
+# {value}: the number a refused cell keeps (every digit)
+EDITOR_KEPT = "(kept: {value})"
 # {typed}: what was typed into a refused cell (its first characters)
 EDITOR_TYPED = "typed as “{typed}”"
 EDITOR_EMPTY_CELL = "left empty"
