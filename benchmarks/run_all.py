@@ -28,6 +28,7 @@ BENCHMARKS = {  # name: (script, extra arguments of a full run)
     "server": ("bench_server.py", []),
     "browser": ("bench_browser.py", []),
     "floor": ("bench_floor.py", []),
+    "grid_commit": ("bench_grid_commit.py", []),
     "backward": ("bench_backward.py", []),
     "drag": ("bench_drag.py", []),
     "load": ("load.py", []),

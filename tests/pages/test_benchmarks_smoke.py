@@ -129,6 +129,16 @@ def test_floor_benchmark_quick(tmp_path):
 
 
 @pytest.mark.browser
+def test_grid_commit_benchmark_quick(tmp_path):
+    section = _run("bench_grid_commit.py", tmp_path)
+    (table,) = tables(section["markdown"])
+    assert table[0][0] == "grid"
+    assert [r[0] for r in table[1:]] == ["st.data_editor", "input grid"]
+    for row in section["rows"]:  # each way's typed edit reached the app
+        assert row["runs"] == 2 and row["worst"] >= row["enter_to_app"] > 0
+
+
+@pytest.mark.browser
 def test_backward_benchmark_quick(tmp_path):
     section = _run("bench_backward.py", tmp_path)
     (table,) = tables(section["markdown"])
