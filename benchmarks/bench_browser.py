@@ -15,9 +15,9 @@ session — and the scenario — is kept):
 On every page three kinds of edit are timed, each ``runs`` times, where the page has them: a
 new value typed into cell (0, 0) of the first visible matrix editor (committed with Enter), the
 first slider moved by one step with the arrow keys, and the first select box set to the next
-option with the keyboard. (Streamlit's data editor waits 150 ms after an edit before it sends
-it — a debounce in its frontend — so a cell edit can never be faster than that; a slider or a
-select box sends at once.) An edit whose rerun redraws no chart is listed as such.
+option with the keyboard. (The matrix editors' grid sends an edit on Enter; Streamlit's own
+data editor waited 150 ms — ``bench_grid_commit.py``.) An edit whose rerun redraws no chart
+is listed as such.
 
 A requestAnimationFrame watcher in the page notes every time a Plotly chart is (re)drawn (its
 ``_fullData`` changes). The clock starts just before the committing key press and stops at
@@ -32,7 +32,6 @@ Targets: edit-to-repaint <= 300 ms at the default scenario, <= 1 s at t = 256 (m
 from __future__ import annotations
 
 import os
-import re
 import tempfile
 import time
 from pathlib import Path
@@ -156,45 +155,16 @@ def _wait_stable(page, limit_s: float = 15.0) -> None:
         page.wait_for_timeout(300)
 
 
-_FOCUS = "() => String(document.activeElement?.dataset?.testid)"  # a grid cell's id, if focused
-
-
 def _edit_cell(page, editor, text: str) -> None:
-    """Type ``text`` into body cell (0, 0) of a data editor; the clock starts before Enter."""
-    editor.scroll_into_view_if_needed()
-    bb = editor.get_by_test_id("data-grid-canvas").bounding_box()
-    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
-
-    # a previous edit's Enter left the focus on a cell of the next row: wait for the focus to
-    # move away from that cell to the clicked one (row 0, or row 1 if the grid has scrolled)
-    stale = page.evaluate(_FOCUS)
-    page.mouse.click(bb["x"] + bb["width"] - 10, bb["y"] + 35 + 17)  # a body cell of row 0
-    try:  # (a one-row grid keeps the focus on the clicked cell: then it never moves)
-        page.wait_for_function(
-            "stale => { const id = String(document.activeElement?.dataset?.testid); "
-            "return /^glide-cell-\\d+-\\d+$/.test(id) && id !== stale; }", arg=stale,
-            timeout=3000)
-    except PlaywrightTimeoutError:
-        pass
-    if not re.fullmatch(r"glide-cell-\d+-\d+", page.evaluate(_FOCUS)):
-        # the click landed on the cell already selected, which opens its editor: close it, the
-        # focus goes back to that cell
-        page.keyboard.press("Escape")
-        page.wait_for_function(f"() => /^glide-cell-\\d+-\\d+$/.test(({_FOCUS})())",
-                               timeout=WAIT_MS)
-    _, _, c0, r0 = page.evaluate(_FOCUS).split("-")
-    for _ in range(int(c0) - 1):
-        page.keyboard.press("ArrowLeft")
-    for _ in range(int(r0)):
-        page.keyboard.press("ArrowUp")
-    page.wait_for_function(
-        "() => document.activeElement?.dataset?.testid === 'glide-cell-1-0'", timeout=WAIT_MS)
-    page.keyboard.press("Enter")
-    box = (page.get_by_test_id("portal")
-           .locator(".gdg-clip-region input, .gdg-clip-region textarea").first)
-    box.fill(text)
+    """Type ``text`` into body cell (0, 0) of a matrix editor's grid; the clock starts before
+    Enter."""
+    cell = editor.locator("input[data-r='0'][data-c='0']")
+    cell.scroll_into_view_if_needed()
+    cell.click()
+    cell.press("Control+a")
+    page.keyboard.type(text)
     page.evaluate(_ARM)
-    box.press("Enter")
+    page.keyboard.press("Enter")
 
 
 def _edit(page, kind: str, i: int) -> str | None:
@@ -202,9 +172,7 @@ def _edit(page, kind: str, i: int) -> str | None:
     before the committing key; return what was edited, None if the page has none of that kind.
     """
     if kind == "cell":
-        # matrix editors are keyed, so their container carries an "st-key-..." class
-        editors = page.locator(
-            ".stElementContainer[class*='st-key-'] [data-testid='stDataFrame']")
+        editors = page.locator("table.attnviz-grid")  # the matrix editors' grids
         for k in range(editors.count()):
             editor = editors.nth(k)
             if editor.is_visible():

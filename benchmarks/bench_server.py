@@ -15,7 +15,7 @@ On Your own attention the edit switches between the mean of the heads and head 0
 
 Payload: the bytes of figure JSON the page sends (over its charts: the in-place chart
 component's JSON bytes, ``len(proto.spec)`` of an ``st.plotly_chart``) and the bytes of its
-data-editor frames (Arrow), after the last rerun.
+matrix editors' grids (their JSON), after the last rerun.
 
 An edit of a widget drawn inside an ``st.fragment`` reruns that fragment alone, as the server
 does (AppTest itself always reruns the whole script): said in the table.
@@ -27,6 +27,7 @@ AppTest runs the script in this process, so a rerun time includes AppTest's own 
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 import warnings
@@ -69,18 +70,16 @@ def _edit(at, i: int) -> tuple[str, str | None]:
     if heads:  # Your own attention: switch between the mean of the heads and head 0
         at.session_state[heads[0].key] = 0 if i % 2 == 0 else "mean"
         return f"selectbox {heads[0].key}", heads[0].key
-    editors = at.get("data_editor")
+    from apptest_helpers import grid_cells, grid_state, grids, user_key  # see main()
+
+    editors = grids(at)
     if editors:
         el = editors[0]
-        frame = el.value
-        col = frame.columns[0]
-        base = float(frame.iloc[0, 0])
+        col = json.loads(el.proto.json)["cols"][0]
+        base = float(grid_cells(el)[0][0])
         value = base + (0.125 if i % 2 == 0 else 0.25)
-        from apptest_helpers import user_key  # on sys.path: see main()
-
         key = user_key(el)
-        at.session_state[key] = {"edited_rows": {0: {col: value}},
-                                 "added_rows": [], "deleted_rows": []}
+        at.session_state[key] = grid_state({0: {col: value}})
         return f"editor {key} cell (0, {col})", key
     for kind in ("slider", "number_input", "select_slider", "selectbox"):
         for w in at.get(kind):
@@ -130,13 +129,15 @@ def _step(at, kind: str, w, i: int) -> bool:
 
 
 def _payload(at) -> tuple[int, int, int]:
-    """(number of charts, figure JSON bytes, data-editor Arrow bytes) of the current run."""
+    """(number of charts, figure JSON bytes, the grids' JSON bytes) of the current run."""
     from apptest_helpers import charts
 
     elements = charts(at)
     fig_bytes = sum(len(ch.proto.spec if ch.type == "plotly_chart" else ch.proto.bytes)
                     for ch in elements)
-    editor_bytes = sum(len(e.proto.arrow_data.data) for e in at.get("data_editor"))
+    from apptest_helpers import grids
+
+    editor_bytes = sum(len(e.proto.json) for e in grids(at))
     return len(elements), fig_bytes, editor_bytes
 
 
@@ -233,7 +234,7 @@ def section(rows: list[dict], quick: bool, big_label: str) -> dict:
           c.ms(_limit(r)), c.verdict(None if r.get("error") else r["edit"] <= _limit(r))]
          for r in rows])
     payload = c.md_table(
-        ["page", "scenario", "charts", "figure JSON (KiB)", "data editors (KiB)"],
+        ["page", "scenario", "charts", "figure JSON (KiB)", "editor grids (KiB)"],
         [[r["page"], r["scenario"], r.get("charts", "n/a"),
           c.kib(r["fig_bytes"]) if "fig_bytes" in r else "n/a",
           c.kib(r["editor_bytes"]) if "editor_bytes" in r else "n/a"] for r in rows])
@@ -259,8 +260,8 @@ def section(rows: list[dict], quick: bool, big_label: str) -> dict:
           f"{', QUICK' if quick else ''})\n\n{timing}\n\n"
           f"### Payload: what each page sends\n\n{payload}\n\n"
           "*Figure JSON*: the figure JSON of the page's charts (the chart component's JSON bytes, "
-          "an `st.plotly_chart`'s `spec`); *data editors*: "
-          "the Arrow bytes of its `st.data_editor` frames.\n")
+          "an `st.plotly_chart`'s `spec`); *editor grids*: "
+          "the JSON bytes of its matrix editors' grids.\n")
     return {"name": "server", "rows": rows, "targets": targets, "markdown": md}
 
 

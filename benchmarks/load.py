@@ -53,25 +53,13 @@ async def _wait_drawn(page) -> None:
 
 async def _edit_first_cell(page) -> None:
     """Type TEXT into body cell (0, 0) of the first matrix editor; arm the clock before Enter."""
-    editor = page.locator(".stElementContainer[class*='st-key-'] [data-testid='stDataFrame']") \
-        .first
-    await editor.scroll_into_view_if_needed(timeout=WAIT_MS)
-    bb = await editor.get_by_test_id("data-grid-canvas").bounding_box()
-    await page.mouse.click(bb["x"] + bb["width"] - 10, bb["y"] + 35 + 17)
-    await page.wait_for_function(
-        "() => /^glide-cell-\\d+-0$/.test(String(document.activeElement?.dataset?.testid))",
-        timeout=WAIT_MS)
-    c0 = int((await page.evaluate("() => document.activeElement.dataset.testid")).split("-")[2])
-    for _ in range(c0 - 1):
-        await page.keyboard.press("ArrowLeft")
-    await page.wait_for_function(
-        "() => document.activeElement?.dataset?.testid === 'glide-cell-1-0'", timeout=WAIT_MS)
-    await page.keyboard.press("Enter")
-    box = page.get_by_test_id("portal").locator(
-        ".gdg-clip-region input, .gdg-clip-region textarea").first
-    await box.fill(TEXT)
+    cell = page.locator("table.attnviz-grid input[data-r='0'][data-c='0']").first
+    await cell.scroll_into_view_if_needed(timeout=WAIT_MS)
+    await cell.click()
+    await cell.press("Control+a")
+    await page.keyboard.type(TEXT)
     await page.evaluate(_ARM)
-    await box.press("Enter")
+    await page.keyboard.press("Enter")
 
 
 async def _settle(page) -> float:

@@ -58,6 +58,7 @@ PAGE = "playground"
 UPLOAD_PAGE, UPLOAD_KEY, UPLOAD_NAME = "share", "share_upload", "scenario.json"
 WAIT_S = 60.0  # longest wait for one run
 TOL = 1e-12
+GRID = "attnviz_grid"  # attnviz.ui.grid.NAME: the matrix editors' component
 VARIANT_CYCLE = ("causal", "scaled_dot_product")  # the select box alternates between these
 # the lecture view (the Playground's default focus) draws these two
 CHECKED = {"weights": "playground_fig_weights_weights", "output": "playground_fig_weights_output"}
@@ -127,7 +128,10 @@ async def read_run(ws) -> Run:
             if element.WhichOneof("type") == "exception":
                 run.exceptions.append(f"{sub.type}: {sub.message}"[:200])
             elif element.WhichOneof("type") == "bidi_component":
-                run.charts[user_key(sub.id)] = chart_z(sub)
+                if sub.component_name == GRID:  # a matrix editor: a widget
+                    run.widgets[user_key(sub.id)] = sub.id
+                else:
+                    run.charts[user_key(sub.id)] = chart_z(sub)
             elif widget_id:
                 run.widgets[user_key(widget_id)] = widget_id
         elif kind == "new_session":
@@ -248,8 +252,8 @@ def edit(student: Student, step: int, rng: random.Random) -> None:
         x[r, col] = value
         student.scenario = replace(s, x=x)
         key = next(k for k in student.widgets if k.startswith(f"{PAGE}_x_v"))
-        payload = {"edited_rows": student.cell_edits, "added_rows": [], "deleted_rows": []}
-        state = widget_state(student.widgets[key], string_value=json.dumps(payload))
+        payload = {"edits": {"edited_rows": student.cell_edits}}  # the grid's state
+        state = widget_state(student.widgets[key], json_value=json.dumps(payload))
     elif kind == 1:  # the temperature slider
         value = round(rng.uniform(0.3, 3.0), 1)
         student.scenario = replace(s, temperature=value)

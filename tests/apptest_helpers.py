@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
-from attnviz.ui import plotly_view
+from attnviz.ui import grid, plotly_view
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -166,9 +166,35 @@ def user_key(element) -> str:
     return element.proto.id.split("-", 2)[-1]
 
 
+def grids(at: AppTest) -> list:
+    """The matrix editors' grids (``attnviz.ui.grid``) of the current run, in page order."""
+    return [node for node in at.get("bidi_component")
+            if node.proto.component_name == grid.NAME]
+
+
+def grid_cells(element) -> list[list[str]]:
+    """The cell texts a grid element was drawn with."""
+    return json.loads(element.proto.json)["cells"]
+
+
+def grid_state(edits: dict) -> dict:
+    """A grid's session-state value holding ``edits`` ({row: {column: text or number}}), as
+    the browser sends it after those edits."""
+    return {grid.STATE: {"edited_rows": edits}}
+
+
+def editor_state(at: AppTest, widget_key: str, edits: dict) -> dict:
+    """The session-state value that carries ``edits`` to the editor ``widget_key`` of the last
+    run: a matrix editor's grid, or the mask editor's ``st.data_editor`` (its tick boxes)."""
+    if any(user_key(g) == widget_key for g in grids(at)):
+        return grid_state(edits)
+    return {"edited_rows": edits, "added_rows": [], "deleted_rows": []}
+
+
 def editor_keys(at: AppTest) -> set[str]:
-    """The widget keys of the data editors of the current run."""
-    return {user_key(e) for e in at.get("data_editor")}
+    """The widget keys of the editors of the current run: the matrix editors' grids and the
+    mask editor's ``st.data_editor``."""
+    return {user_key(e) for e in [*grids(at), *at.get("data_editor")]}
 
 
 def lazy_tab_sets(at: AppTest) -> dict[str, list[str]]:
@@ -307,6 +333,6 @@ def chart_z_by_key(at: AppTest, key: str, trace: int = 0) -> np.ndarray:
 
 
 def edit_cells(at: AppTest, widget_key: str, edits: dict[int, dict[str, float]]) -> AppTest:
-    """Seed a data_editor's edits in session state (AppTest cannot type into the grid)."""
-    at.session_state[widget_key] = {"edited_rows": edits, "added_rows": [], "deleted_rows": []}
+    """Seed an editor's edits in session state (AppTest cannot type into the grid)."""
+    at.session_state[widget_key] = editor_state(at, widget_key, edits)
     return at.run()

@@ -1,38 +1,27 @@
-"""Matrix editors: ``st.data_editor`` over a float64 frame, with a base snapshot.
+"""Matrix editors: attnviz's grid (:mod:`attnviz.ui.grid`) over a float64 matrix, with a base
+snapshot.
 
-The editor is never fed its own output (edits would get lost, streamlit #7749): each editor
-keeps the matrix it started from (its *base*) in session state and Streamlit applies the user's
-edits on top. A new editor generation (``state.editor_version``) or a widget Streamlit has
-dropped (after a page switch) starts again from the current scenario, which holds every edit.
+The grid is never fed its own output: each editor keeps the matrix it started from (its
+*base*) in session state and applies the grid's edits (every edit so far) on top. A new
+editor generation (``state.editor_version``) or a grid Streamlit has dropped (after a page
+switch) starts again from the current scenario, which holds every edit.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import partial
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from attnviz.teach.text import common as text
 from attnviz.ui import state
+from attnviz.ui.grid import edits_of, grid
 from attnviz.ui.safe import md_escape
 
 TYPED_SHOWN = 24  # characters of a refused cell's text quoted in the message
-
-
-def _frame(matrix: np.ndarray, row_labels: Sequence[str],
-           col_labels: Sequence[str]) -> pd.DataFrame:
-    """A float64 DataFrame (integer frames would truncate typed decimals).
-
-    The labels are plain object indexes: with pandas' default (Arrow-backed) string labels,
-    each of the ~10 attribute probes Streamlit makes on the frame per column costs a slow
-    label lookup (an editor took ~9 ms a rerun instead of ~2).
-    """
-    return pd.DataFrame(np.asarray(matrix, dtype=np.float64),
-                        index=pd.Index(list(row_labels), dtype=object),
-                        columns=pd.Index(list(col_labels), dtype=object))
 
 
 def cell_text(value: float) -> str:
@@ -105,22 +94,19 @@ def matrix_editor(label: str, matrix: np.ndarray, *, key: str, row_labels: Seque
     if widget_key not in st.session_state or stored is None or stored.shape != matrix.shape:
         st.session_state[base_key] = matrix.copy()  # new or dropped widget: start from scenario
     base = st.session_state[base_key]
-    callback = {} if field is None else dict(
-        on_change=_write_edit, args=(widget_key, field, tuple(col_labels)))
-    st.data_editor(
-        _text_frame(base, row_labels, col_labels), key=widget_key, num_rows="fixed",
-        width="stretch", disabled=disabled,
-        column_config={c: st.column_config.TextColumn(c) for c in col_labels}, **callback,
-    )
-    values, bad, shape_ok = _apply(st.session_state.get(widget_key), base, matrix, col_labels)
+    callback = None if field is None else partial(_write_edit, widget_key, field,
+                                                   tuple(col_labels))
+    delta = grid(label, [[cell_text(v) for v in row] for row in base], key=widget_key,
+                 row_labels=[str(r) for r in row_labels], col_labels=list(col_labels),
+                 disabled=disabled, big=state.presenter(), on_change=callback)
+    values, bad, shape_ok = _apply(delta, base, matrix, col_labels)
     if not shape_ok:
         st.error(text.EDITOR_BAD_SHAPE.format(
             label=label, rows=matrix.shape[0], cols=matrix.shape[1],
             got_rows=values.shape[0], got_cols=values.shape[1]))
         return matrix
     if bad:
-        st.warning(_refused_message(label, st.session_state.get(widget_key), bad, values,
-                                    row_labels, col_labels))
+        st.warning(_refused_message(label, delta, bad, values, row_labels, col_labels))
     return values
 
 
@@ -134,7 +120,8 @@ def _write_edit(widget_key: str, field: str, col_labels: tuple[str, ...]) -> Non
     previous = np.atleast_2d(np.asarray(current, dtype=np.float64))
     if previous.shape != base.shape:
         return  # the scenario was replaced since this editor was drawn
-    values, _, shape_ok = _apply(st.session_state.get(widget_key), base, previous, col_labels)
+    values, _, shape_ok = _apply(edits_of(st.session_state.get(widget_key)), base, previous,
+                                 col_labels)
     if shape_ok and not np.array_equal(values, previous):
         state.update(**{field: values.reshape(np.shape(current))})
 
@@ -163,16 +150,9 @@ def _refused_message(label: str, delta, bad: list[tuple[int, int]], kept: np.nda
     return text.EDITOR_BAD_CELLS.format(label=label, cells=cells, more=more)
 
 
-def _text_frame(matrix: np.ndarray, row_labels: Sequence[str],
-                col_labels: Sequence[str]) -> pd.DataFrame:
-    """The matrix as a frame of cell texts (:func:`cell_text`), labels as in :func:`_frame`."""
-    frame = _frame(matrix, row_labels, col_labels)
-    return frame.map(cell_text) if matrix.size else frame.astype(object)
-
-
 def _apply(delta, base: np.ndarray, previous: np.ndarray,
            col_labels: Sequence[str]) -> tuple[np.ndarray, list[tuple[int, int]], bool]:
-    """``base`` with the edited cells of ``delta`` (Streamlit's ``edited_rows``) applied.
+    """``base`` with the edited cells of ``delta`` (the grid's ``edited_rows``) applied.
 
     Returns the values, the (row, column) of cells whose text is not a finite number (they
     keep their ``previous`` value: the scenario's, which holds every accepted edit), and False

@@ -145,39 +145,30 @@ def plot_z(page: Page, index: int = 0, trace: int = 0) -> list[list[float | None
     return [[None if v is None else float(v) for v in row] for row in rows]
 
 
-def edit_cell(page: Page, editor: Locator, row: int, col: int, text: str) -> None:
-    """Type ``text`` into body cell (``row``, ``col``) of a ``st.data_editor`` and commit it.
+EDITOR = "table.attnviz-grid"  # a matrix editor's grid (attnviz/ui/grid.js)
 
-    ``editor`` locates the editor element (e.g. ``page.get_by_test_id("stDataFrame").first``);
-    ``row`` and ``col`` are 0-based and do not count the index column. The grid is a canvas:
-    click a row-0 cell by coordinates, move with the arrow keys while checking focus through the
-    accessibility mirror ``<td data-testid="glide-cell-{col}-{row}">``, then fill the overlay.
-    Returns once the rerun caused by the edit has finished (so the new value must differ).
+
+def grid_cell(editor: Locator, row: int, col: int) -> Locator:
+    """The ``<input>`` of body cell (``row``, ``col``) of a matrix editor's grid (0-based, the
+    label column not counted); ``editor`` locates the grid or an element around it."""
+    return editor.locator(f"input[data-r='{row}'][data-c='{col}']")
+
+
+def edit_cell(page: Page, editor: Locator, row: int, col: int, text: str) -> None:
+    """Type ``text`` into body cell (``row``, ``col``) of a matrix editor's grid with the
+    keyboard (click, select what is there, type) and commit it with Enter.
+
+    ``editor`` locates the grid (e.g. ``page.locator(EDITOR).first``) or its keyed container
+    (``page.locator(".st-key-playground_x_v0")``). Returns once the rerun caused by the edit
+    has finished (so the new value must differ).
     """
     wait_for_app_run(page)
-    bb = editor.get_by_test_id("data-grid-canvas").bounding_box()
-    assert bb is not None, "data editor canvas is not visible"
-    page.mouse.click(bb["x"] + bb["width"] - 10, bb["y"] + 35 + 17)  # a body cell of row 0
-    page.wait_for_function(
-        "() => /^glide-cell-\\d+-0$/.test(String(document.activeElement?.dataset?.testid))"
-    )
-    c0 = int(page.evaluate("() => document.activeElement.dataset.testid").split("-")[2])
-    for _ in range(c0 - (col + 1)):
-        page.keyboard.press("ArrowLeft")
-    for _ in range(row):
-        page.keyboard.press("ArrowDown")
-    page.wait_for_function(
-        f"() => document.activeElement?.dataset?.testid === 'glide-cell-{col + 1}-{row}'"
-    )
-    page.keyboard.press("Enter")
-    box = (
-        page.get_by_test_id("portal")
-        .locator(".gdg-clip-region input, .gdg-clip-region textarea")
-        .first
-    )
-    box.fill(text)
+    cell = grid_cell(editor, row, col)
+    cell.click()
+    cell.press("Control+a")
+    page.keyboard.type(text)
     with expect_rerun(page):
-        box.press("Enter")
+        page.keyboard.press("Enter")
 
 
 def assert_no_exception(page: Page) -> None:

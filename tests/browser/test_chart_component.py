@@ -4,6 +4,7 @@ plotly.js comes from this server."""
 from __future__ import annotations
 
 from helpers import (
+    EDITOR,
     assert_no_exception,
     edit_cell,
     goto_page,
@@ -28,7 +29,7 @@ def test_an_edit_redraws_the_same_chart_element_with_the_new_numbers(page, app_s
     wait_for_app_run(page)
     assert page.evaluate(_MARK, "playground_fig_x") == 4
     _, before = page.evaluate(_STATE, "playground_fig_x")
-    editor = page.get_by_test_id("stDataFrame").first  # X, the token embeddings
+    editor = page.locator(EDITOR).first  # X, the token embeddings
     edit_cell(page, editor, row=0, col=0, text="7.5")
     page.wait_for_function(
         """key => Array.from(document.querySelector('.st-key-' + key + ' .js-plotly-plot')

@@ -238,7 +238,7 @@ def test_a_typed_cell_edit_outlines_the_cells_it_moved(browser: Browser,
     page = open_lecture(browser, app_server, 1366, 768)
     try:
         assert [p["shapes"] for p in page.evaluate(MEASURE)["plots"]] == [0, 0, 0]
-        editor = page.locator(".st-key-playground_x_v0").get_by_test_id("stDataFrame")
+        editor = page.locator(".st-key-playground_x_v0")
         edit_cell(page, editor, 3, 2, "3")
         wait_for_app_run(page)
         page.wait_for_timeout(500)

@@ -74,7 +74,7 @@ def test_editing_an_embedding_cell_repaints_weights(app_server, page):
     before = keyed_z(page, "playground_fig_weights_weights")
     sc = PRESETS["seed_000"].build()
     np.testing.assert_allclose(before, attnviz.run_scenario(sc).attention.weights, atol=1e-12)
-    editor = page.locator(".st-key-playground_x_v0").get_by_test_id("stDataFrame")
+    editor = page.locator(".st-key-playground_x_v0")
     edit_cell(page, editor, row=0, col=1, text="2.5")
     wait_for_plots(page, n=3)
     x = sc.x.copy()

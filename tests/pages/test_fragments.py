@@ -10,6 +10,7 @@ from apptest_helpers import (
     chart_keys,
     chart_z_by_key,
     fragment_of,
+    grid_state,
     open_page,
     run_like_a_server,
 )
@@ -45,9 +46,8 @@ def test_a_fragment_rerun_redraws_its_section_with_the_latest_scenario():
     sc = at.session_state["scenario"]
     keys = chart_keys(at)
     w = np.array([1.5, -0.5, 0.25])
-    at.session_state["encoder_decoder_pool_w_v0"] = {
-        "edited_rows": {0: {f"d{j}": w[j] for j in range(3)}}, "added_rows": [],
-        "deleted_rows": []}
+    at.session_state["encoder_decoder_pool_w_v0"] = grid_state(
+        {0: {f"d{j}": w[j] for j in range(3)}})
     run_like_a_server(at, "encoder_decoder_pool_w_v0")
     assert not at.exception
     e = np.tanh(sc.x @ w)  # independent: no PE in this preset, b = 0

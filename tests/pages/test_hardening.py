@@ -38,6 +38,7 @@ from apptest_helpers import (
     chart_z_by_key,
     decode,
     each_weight_tab,
+    editor_state,
     open_page,
     show_weight_tab,
     switch_to,
@@ -121,8 +122,7 @@ def edit(at: AppTest, key: str, edits: dict) -> AppTest:
     """Put ``edits`` ({row: {column: value}}) into the data editor ``key`` (all edits so far);
     a weight editor's tab is selected first."""
     show_weight_tab(at, key)
-    at.session_state[vkey(at, key)] = {"edited_rows": edits, "added_rows": [],
-                                       "deleted_rows": []}
+    at.session_state[vkey(at, key)] = editor_state(at, vkey(at, key), edits)
     return ok(at.run())
 
 

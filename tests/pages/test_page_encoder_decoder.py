@@ -4,7 +4,7 @@ Bahdanau's additive attention and seed 004's attention pooling, with the core's 
 from __future__ import annotations
 
 import numpy as np
-from apptest_helpers import chart_keys, chart_z_by_key, edit_cells, editor_keys, open_page
+from apptest_helpers import chart_keys, chart_z_by_key, edit_cells, editor_keys, grids, open_page
 
 import attnviz
 from attnviz.scenarios.presets import PRESETS
@@ -183,19 +183,19 @@ def test_direct_mode_explains_and_offers_a_preset():
 
 def test_cross_attention_weights_expander_runs_its_editors_only_while_open():
     at = open_page("encoder_decoder", lazy_open=False)
-    closed = len(at.get("data_editor"))
+    closed = len(grids(at))
     version = at.session_state["editor_version"]
     assert at.session_state["encoder_decoder_cross_weights"] is False
     assert f"encoder_decoder_w_q_v{version}" not in at.session_state
     at.session_state["encoder_decoder_cross_weights"] = True
     at.run()
     # the selected weight tab's editor (W_Q): the weight tabs are lazy too
-    assert len(at.get("data_editor")) == closed + 1 and not at.exception
+    assert len(grids(at)) == closed + 1 and not at.exception
     at = edit_cells(at, f"encoder_decoder_w_q_v{version}", {0: {"q0": 4.0}})
     assert at.session_state["scenario"].w_q[0, 0] == 4.0
     at.session_state["encoder_decoder_cross_weights"] = False
     at.run()
-    assert len(at.get("data_editor")) == closed and not at.exception
+    assert len(grids(at)) == closed and not at.exception
     assert at.session_state["scenario"].w_q[0, 0] == 4.0
 
 

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from apptest_helpers import chart_keys, decode, open_page, spec_by_key, switch_to
+from apptest_helpers import chart_keys, decode, grid_state, open_page, spec_by_key, switch_to
 
 from attnviz.scenarios.gradients import Loss, gradients, norm_sweep, target_pattern
 from attnviz.scenarios.scenario import position_labels
@@ -35,7 +35,7 @@ def on_gradients(preset: str | None = None):
 def edit_grid(at, key: str, edits: dict) -> None:
     """Type ``edits`` ({row: {column: text}}) into the grid editor ``key`` and run."""
     widget = f"{key}_v{at.session_state[state.EDITOR_VERSION]}"
-    at.session_state[widget] = {"edited_rows": edits, "added_rows": [], "deleted_rows": []}
+    at.session_state[widget] = grid_state(edits)
     at.run()
     assert not at.exception, [e.message for e in at.exception]
 

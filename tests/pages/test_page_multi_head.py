@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from apptest_helpers import chart_keys, chart_z_by_key, edit_cells, open_page
+from apptest_helpers import chart_keys, chart_z_by_key, edit_cells, grids, open_page
 
 import attnviz
 from attnviz.scenarios.presets import PRESETS
@@ -173,19 +173,19 @@ def test_run_scenario_with_heads_is_the_pages_computation():
 def test_inputs_expander_runs_its_editors_only_while_open():
     """Closed (the default) it costs no editor; opened it shows them; edits survive closing."""
     at = open_page(PAGE, lazy_open=False)
-    editors_closed = len(at.get("data_editor"))
+    editors_closed = len(grids(at))
     assert at.session_state["multi_head_inputs"] is False
     assert f"multi_head_x_v{at.session_state['editor_version']}" not in at.session_state
     at.session_state["multi_head_inputs"] = True
     at.run()
     # x and the selected weight tab's editor (W_Q): the weight tabs are lazy too
-    assert len(at.get("data_editor")) == editors_closed + 2
+    assert len(grids(at)) == editors_closed + 2
     version = at.session_state["editor_version"]
     at = edit_cells(at, f"multi_head_x_v{version}", {0: {"d0": 9.0}})
     assert at.session_state["scenario"].x[0, 0] == 9.0
     at.session_state["multi_head_inputs"] = False
     at.run()
-    assert len(at.get("data_editor")) == editors_closed and not at.exception
+    assert len(grids(at)) == editors_closed and not at.exception
     assert at.session_state["scenario"].x[0, 0] == 9.0  # the edit is in the scenario
     at.session_state["multi_head_inputs"] = True
     at.run()

@@ -9,6 +9,8 @@ from apptest_helpers import (
     chart_z_by_key,
     edit_cells,
     editor_keys,
+    grid_cells,
+    grids,
     open_page,
     spec_by_key,
     switch_to,
@@ -222,10 +224,10 @@ def test_weight_tabs_run_only_the_selected_editor_and_keep_edits_across_tabs():
     assert sc.w_q[0, 0] == 3.5 and sc.w_k[1, 1] == -2.0 and not at.exception
     at.session_state["playground_weights"] = "W_Q"
     at.run()  # back on W_Q: the editor starts from the scenario, with the edit in it
-    frame = next(e for e in at.get("data_editor")
-                 if e.proto.id.endswith(f"playground_w_q_v{version}"))
+    element = next(e for e in grids(at) if e.proto.id.endswith(f"playground_w_q_v{version}"))
     # cells are shown as text (what a person types is parsed in Python)
-    assert float(frame.value.iloc[0, 0]) == 3.5 and at.session_state["scenario"].w_k[1, 1] == -2.0
+    assert float(grid_cells(element)[0][0]) == 3.5
+    assert at.session_state["scenario"].w_k[1, 1] == -2.0
 
 
 def test_long_sequences_pool_the_head_thumbnails_and_say_so():

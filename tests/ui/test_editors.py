@@ -70,8 +70,7 @@ def _edit_then_switch(preset: str, editor: str, field: str, row_labels, col_labe
             st.session_state["drawn"] = True
         else:  # the page-switch run: only the callback sees the edit
             widget_key = f"{editor}_v{state.editor_version()}"
-            st.session_state[widget_key] = {"edited_rows": edit, "added_rows": [],
-                                            "deleted_rows": []}
+            st.session_state[widget_key] = {"edits": {"edited_rows": edit}}
             editors._write_edit(widget_key, field, tuple(col_labels))
 
     at = AppTest.from_function(script, args=(preset, editor, field, row_labels, col_labels,
@@ -146,7 +145,7 @@ def _editor_app():
 
 
 def _type(at, widget_key: str, edits: dict):
-    at.session_state[widget_key] = {"edited_rows": edits, "added_rows": [], "deleted_rows": []}
+    at.session_state[widget_key] = {"edits": {"edited_rows": edits}}
     at.run()
     assert not at.exception, [e.message for e in at.exception]
     return at
