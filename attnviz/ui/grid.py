@@ -5,8 +5,12 @@ measured, a typed cell reached a minimal app in 177 ms that way and in 32 ms wit
 (``benchmarks/bench_grid_commit.py``), which the Playground's cell-edit target (≤ 300 ms to
 the repainted charts) needs. The grid sends every edit so far in ``st.data_editor``'s shape
 (``{"edited_rows": {row: {column: text}}}``), so :mod:`attnviz.ui.editors` parses it as before.
+Only the rows in view are drawn (a 256 × 64 matrix would otherwise put 16,384 inputs in the
+page and slow every later rerun: Playground cell edit at t=256 1.1 s, 280 ms drawn this way).
 The JavaScript and CSS are ``grid.js`` and ``grid.css`` beside this file; labels are written as
-text (never as HTML).
+text (never as HTML). Keys: Enter commits and moves down (Shift+Enter up), the arrows move up
+and down, Tab to the next cell, Escape takes back what is being typed; a tab-separated block
+pasted into a cell fills the cells from it.
 """
 
 from __future__ import annotations
@@ -42,12 +46,16 @@ def grid(label: str, cells: Sequence[Sequence[str]], *, key: str, row_labels: Se
     """Show a grid of the texts ``cells`` and return its edits so far (``{"edited_rows": {row:
     {column: text}}}``, or None before the first).
 
-    ``key`` identifies the grid: later runs with the same key keep what the person typed;
-    ``on_change`` runs (before the rerun) when an edit arrives; ``big``: presenter mode's type.
+    ``key`` identifies the grid: later runs with the same key keep what the person typed, and a
+    grid the browser draws again under that key (moved to another place of the page) starts
+    from the edits the server holds; ``on_change`` runs (before the rerun) when an edit
+    arrives; ``big``: presenter mode's type.
     """
     data = {"label": label, "rows": list(row_labels), "cols": list(col_labels),
             "cells": [list(row) for row in cells], "disabled": disabled, "big": big}
     data["sig"] = _signature(data)
+    held = edits_of(st.session_state.get(key))  # for a grid drawn afresh (not in the digest)
+    data["edits"] = dict(held.get("edited_rows") or {}) if held else {}
     result = _component()(key=key, data=data, default={STATE: None},
                           on_edits_change=on_change or _ignore)
     return getattr(result, STATE, None)
