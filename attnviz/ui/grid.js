@@ -123,7 +123,7 @@ function render(grid) {
   for (let r = first; r < last; r++) {
     const tr = document.createElement("tr");
     const th = document.createElement("th");
-    th.textContent = grid.__spec.rows[r];
+    th.textContent = th.title = grid.__spec.rows[r]; // a long label is cut: hover shows it
     tr.appendChild(th);
     grid.__text[r].forEach((_, c) => tr.insertCell().appendChild(makeInput(grid, r, c)));
     rows.push(tr);
