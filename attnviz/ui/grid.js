@@ -95,6 +95,15 @@ function makeInput(grid, r, c) {
   return input;
 }
 
+function makeRow(grid, r) {
+  const tr = document.createElement("tr");
+  const th = document.createElement("th");
+  th.textContent = th.title = grid.__spec.rows[r]; // a long label is cut: hover shows it
+  tr.appendChild(th);
+  grid.__text[r].forEach((_, c) => tr.insertCell().appendChild(makeInput(grid, r, c)));
+  return tr;
+}
+
 function spacer(grid, rows) {
   const tr = document.createElement("tr");
   const td = tr.insertCell();
@@ -120,14 +129,7 @@ function render(grid) {
   const body = grid.tBodies[0];
   const rows = [];
   if (first > 0) rows.push(spacer(grid, first));
-  for (let r = first; r < last; r++) {
-    const tr = document.createElement("tr");
-    const th = document.createElement("th");
-    th.textContent = th.title = grid.__spec.rows[r]; // a long label is cut: hover shows it
-    tr.appendChild(th);
-    grid.__text[r].forEach((_, c) => tr.insertCell().appendChild(makeInput(grid, r, c)));
-    rows.push(tr);
-  }
+  for (let r = first; r < last; r++) rows.push(makeRow(grid, r));
   if (last < total) rows.push(spacer(grid, total - last));
   body.replaceChildren(...rows);
 }
@@ -166,14 +168,7 @@ function draw(parent, spec) {
   // one row's height, measured once with the first row drawn
   grid.__rowPx = 32;
   if (spec.cells.length) {
-    grid.tBodies[0].replaceChildren((() => {
-      const tr = document.createElement("tr");
-      const th = document.createElement("th");
-      th.textContent = spec.rows[0];
-      tr.appendChild(th);
-      spec.cells[0].forEach((_, c) => tr.insertCell().appendChild(makeInput(grid, 0, c)));
-      return tr;
-    })());
+    grid.tBodies[0].replaceChildren(makeRow(grid, 0));
     grid.__rowPx = grid.tBodies[0].rows[0].getBoundingClientRect().height || 32;
   }
   render(grid);
