@@ -206,6 +206,8 @@ def _describe(v: Any) -> str:
         return "a list"
     if isinstance(v, dict):
         return "an object"
+    if isinstance(v, int) and v.bit_length() > 64:  # repr of a 5,000-digit int raises
+        return f"a whole number of about {int(v.bit_length() * math.log10(2)) + 1:,} digits"
     if isinstance(v, (int, float)):
         return repr(v)[:30]  # digits, '.', 'e', '+', '-', 'inf', 'nan': no markup
     return quote(repr(v), 30)
@@ -219,7 +221,7 @@ def _shape(name: str, raw: Any, ndim: int) -> tuple[int, ...]:
         raise ValueError(f"{name}: 'shape' must be a list of {ndim} whole number(s), got {got}")
     if any(n < 0 or n > MAX_DIM for n in raw):
         raise ValueError(f"{name}: every size in 'shape' must be between 0 and {MAX_DIM}, "
-                         f"got {raw}")
+                         f"got {', '.join(_describe(n) for n in raw)}")
     return tuple(raw)
 
 
@@ -237,7 +239,7 @@ def _cell(name: str, v: Any, index: tuple[int, ...], boolean: bool) -> float | b
     except OverflowError:
         number = math.inf
     if not math.isfinite(number):
-        raise ValueError(f"{name}{where} must be a finite number, got {quote(repr(v), 30)}")
+        raise ValueError(f"{name}{where} must be a finite number, got {_describe(v)}")
     return number
 
 
@@ -332,7 +334,7 @@ def _scalar_in(name: str, kind: str, raw: Any) -> Any:
             raise ValueError(f"{name} must be a whole number, got {_describe(raw)}")
         low, high = (1, limits.MAX_HEADS) if name == "n_heads" else (0, MAX_DIM)
         if not low <= raw <= high:
-            raise ValueError(f"{name} must be between {low} and {high}, got {raw}")
+            raise ValueError(f"{name} must be between {low} and {high}, got {_describe(raw)}")
         return raw
     if kind == "float":
         if not _is_number(raw):
@@ -340,7 +342,8 @@ def _scalar_in(name: str, kind: str, raw: Any) -> Any:
         number = _cell(name, raw, (), False)
         positive = name != "custom_scale"
         if number < 0 or (positive and number == 0):
-            raise ValueError(f"{name} must be {'> 0' if positive else '>= 0'}, got {raw}")
+            raise ValueError(f"{name} must be {'> 0' if positive else '>= 0'}, got "
+                             f"{_describe(raw)}")
         return number
     if kind == "bool":
         if not isinstance(raw, bool):
@@ -459,7 +462,8 @@ def _check_shapes(v: dict[str, Any], version: int = SCHEMA_VERSION) -> None:
     if t == 0:
         raise ValueError("tokens must hold at least one token")
     if x.shape[0] != t:
-        raise ValueError(f"x must have one row per token ({t}), got shape {x.shape}")
+        raise ValueError(f"x must have one row per token (tokens holds {t}), got shape "
+                         f"{x.shape}")
     d_model = x.shape[1]
     if not 1 <= d_model <= limits.MAX_D_MODEL:
         raise ValueError(f"x must have between 1 and {limits.MAX_D_MODEL} columns (d_model), "
@@ -476,8 +480,9 @@ def _check_shapes(v: dict[str, Any], version: int = SCHEMA_VERSION) -> None:
         raise ValueError(f"w_o must have one row per column of w_v ({v['w_v'].shape[1]}), got "
                          f"shape {v['w_o'].shape}")
     if v["source_x"].size and v["source_x"].shape[0] != t_s:
-        raise ValueError(f"{shown('source_x')} must have one row per source token ({t_s}), "
-                         f"got shape {v['source_x'].shape}")
+        raise ValueError(f"{shown('source_x')} must have one row per source token "
+                         f"({shown('source_tokens')} holds {t_s}), got shape "
+                         f"{v['source_x'].shape}")
     if v["direct"]:
         q, k, val = v["q_in"], v["k_in"], v["v_in"]
         if q.shape[0] != t or k.shape[0] != t_s or val.shape[0] != t_s:

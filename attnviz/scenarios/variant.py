@@ -13,6 +13,8 @@ scale — as one :class:`Inputs`, and calls the variant's ``compute`` with it.
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -74,25 +76,52 @@ class Param:
     choices: tuple[str, ...] = ()
 
     def check(self, value: Any) -> float | int | bool | str:
-        """The value if it is allowed, else a ValueError naming the setting."""
+        """The value if it is allowed, else a ValueError naming the setting and its limits.
+
+        Any value may come in (from a scenario file or a link): a whole number of any size
+        (``10**400`` is compared exactly, never converted to float first), a float NaN or ±inf,
+        text, a list or an object — each is refused in a sentence, never with another error.
+        """
         kind = type(self.default)
         ok_type = (isinstance(value, bool) if kind is bool else
                    isinstance(value, str) if kind is str else
                    isinstance(value, int) and not isinstance(value, bool) if kind is int else
                    isinstance(value, (int, float)) and not isinstance(value, bool))
         if not ok_type:
-            raise ValueError(f"{self.name} must be {_KIND_WORDS[kind]}, got {value!r:.40}")
+            raise ValueError(f"{self.name} must be {_KIND_WORDS[kind]}, got {_shown(value)}")
         if kind is str and value not in self.choices:
             raise ValueError(f"{self.name} must be one of {', '.join(self.choices)}, "
-                             f"got {value!r:.40}")
+                             f"got {_shown(value)}")
         if kind in (int, float):
-            if not np.isfinite(value):
+            if isinstance(value, float) and not math.isfinite(value):
                 raise ValueError(f"{self.name} must be a finite number, got {value!r}")
+            # a Python int of any size compares exactly with the float bounds
             if (self.low is not None and value < self.low) or \
                     (self.high is not None and value > self.high):
-                raise ValueError(f"{self.name} must be between {self.low:g} and {self.high:g}, "
-                                 f"got {value!r}")
+                raise ValueError(f"{self.name} must be {self._range()}, got {_shown(value)}")
         return float(value) if kind is float else value
+
+    def _range(self) -> str:
+        """The allowed range in words ("between 1 and 256", "at least 0")."""
+        if self.low is not None and self.high is not None:
+            return f"between {self.low:g} and {self.high:g}"
+        return f"at least {self.low:g}" if self.low is not None else f"at most {self.high:g}"
+
+
+def _shown(value: Any) -> str:
+    """A short, safe description of any value for a message: a huge whole number by its
+    number of digits (``repr`` of a 5,000-digit int raises), containers by their kind, text
+    cut to 20 characters with every character but letters, digits, spaces and ``_ . -`` shown
+    as ``?`` (the message may be rendered as Markdown: no link, image or HTML can get in)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        digits = int(value.bit_length() * math.log10(2)) + 1
+        return f"a whole number of about {digits:,} digits"
+    if isinstance(value, (list, dict)):
+        return "a list" if isinstance(value, list) else "an object"
+    if isinstance(value, str):
+        shown = re.sub(r"[^A-Za-z0-9 _.-]", "?", value[:20])
+        return f"'{shown}'" + ("..." if len(value) > 20 else "")
+    return f"{value!r:.40}"
 
 
 _KIND_WORDS = {bool: "true or false", str: "text", int: "a whole number", float: "a number"}
@@ -284,8 +313,7 @@ def dot_product(inputs: Inputs, *, causal: bool = False, scale: float | None = N
 
 
 def dot_product_backward(inputs: Inputs, result: AttentionResult | MultiHeadResult, d_output,
-                         d_weights, *, softcap: float | None = None,
-                         pullback: Callable | None = None
+                         d_weights, *, pullback: Callable | None = None
                          ) -> tuple[AttentionGradients, dict[str, Array]]:
     """The backward pass of every dot-product variant: attention, then the projections.
 
@@ -300,9 +328,8 @@ def dot_product_backward(inputs: Inputs, result: AttentionResult | MultiHeadResu
         The inputs the forward ran on.
     result : AttentionResult or MultiHeadResult
     d_output, d_weights
-        As in :func:`~attnviz.core.backward.attention_backward`.
-    softcap : float, optional
-        The variant's cap c.
+        As in :func:`~attnviz.core.backward.attention_backward` (which reads the score
+        modifiers and W_O from the result).
     pullback : callable(Inputs, d_q_h, d_k_h) -> (d_q_h, d_k_h), optional
         Carries the gradients of the changed q and k back to the projections' q and k.
 
@@ -316,9 +343,7 @@ def dot_product_backward(inputs: Inputs, result: AttentionResult | MultiHeadResu
         given directly. Blocks of W_K and W_V the forward did not read get 0.
     """
     sc = inputs.scenario
-    heads = isinstance(result, MultiHeadResult)
-    grads = attention_backward(result, d_output, d_weights=d_weights,
-                               w_o=sc.w_o if heads else None, softcap=softcap)
+    grads = attention_backward(result, d_output, d_weights=d_weights)
     d_q_h, d_k_h = grads.d_q, grads.d_k
     if pullback is not None:
         d_q_h, d_k_h = pullback(inputs, d_q_h, d_k_h)

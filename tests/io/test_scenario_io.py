@@ -134,7 +134,8 @@ def test_version_1_files_are_still_checked():
         from_dict({**data, "parts": {}})
     with pytest.raises(ValueError, match=r"missing field\(s\) source_x"):
         from_dict({k: v for k, v in data.items() if k != "source_x"})
-    with pytest.raises(ValueError, match=r"source_x must have one row per source token \(1\)"):
+    with pytest.raises(ValueError, match=r"source_x must have one row per source token "
+                                         r"\(source_tokens holds 1\)"):
         from_dict({**data, "source_tokens": ["a"]})
 
 
@@ -314,12 +315,13 @@ BAD = [
     # shapes that must agree
     (edited(tokens=[], x=arr([], shape=[0, 3]), **{"parts.pooling.b": arr([], shape=[0])}),
      r"tokens must hold at least one token"),
-    (edited(tokens=["a", "b"]), r"x must have one row per token \(2\), got shape \(6, 3\)"),
+    (edited(tokens=["a", "b"]),
+     r"x must have one row per token \(tokens holds 2\), got shape \(6, 3\)"),
     (edited(w_q=arr([[1.0] * 6] * 2)), r"w_q must have d_model = 3 rows and 1 to 128 columns"),
     (edited(w_k=arr([[1.0] * 4] * 3)), r"w_k must have the shape of w_q \(3, 6\), got \(3, 4\)"),
     (edited(w_o=arr([[1.0] * 4] * 3)), r"w_o must have one row per column of w_v \(4\)"),
     (edited(**{"parts.source.tokens": ["a"]}),
-     r"parts.source.x must have one row per source token \(1\)"),
+     r"parts.source.x must have one row per source token \(parts.source.tokens holds 1\)"),
     # parts and params (version 2)
     (edited(parts=[]), r"parts must be an object, got a list"),
     (edited(**{"parts.speakers": {}}), r"parts: unknown part 'speakers'; the parts are source"),
