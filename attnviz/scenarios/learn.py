@@ -9,6 +9,11 @@ step through the training in the browser.
 It stops early, keeping the last finite weights, when a step's loss or weights stop being
 finite (a learning rate too large: the loss runs to inf) — never with a NaN in the result.
 The run is deterministic: the same scenario, loss, settings and seed give the same numbers.
+
+A :class:`Training` is the same run taken in pieces: a :class:`~attnviz.scenarios.budget.Budget`
+(one click's wall time, :data:`attnviz.scenarios.limits.TRAIN_SECONDS` on the page) ends a
+piece; the next piece goes on from there with the optimiser's state, and the numbers are those
+of one uninterrupted run.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from numpy.typing import NDArray
 from attnviz.core.attention import MultiHeadResult
 from attnviz.core.initializers import init_weights
 from attnviz.core.optim import adam_step, sgd_step
+from attnviz.scenarios.budget import STOP, Budget
 from attnviz.scenarios.gradients import Loss, gradients
 from attnviz.scenarios.scenario import Scenario, run_scenario
 
@@ -54,6 +60,11 @@ class TrainingRun:
         The scenario with the weights of the last finite step.
     stopped : str
         Why training stopped before the steps asked for ("" = it ran them all).
+    paused : str
+        Why a run that can go on ended early: "budget" (the click's time ran out), "stop"
+        (stopped or interrupted), "" (it ran every step, or ``stopped`` says why not).
+    steps : int
+        The steps asked for.
     """
 
     losses: Array
@@ -62,12 +73,16 @@ class TrainingRun:
     params: dict[str, Array]
     final: Scenario
     stopped: str
+    paused: str = ""
+    steps: int = 0
 
 
 def train(scenario: Scenario, loss: Loss, *, trainable=("w_q", "w_k"),
           optimizer: str = "adam", lr: float = 0.05, steps: int = 200, seed: int | None = None,
-          head: int = 0, progress: Callable[[int, float], None] | None = None) -> TrainingRun:
-    """Train the fields ``trainable`` of ``scenario`` on ``loss``.
+          head: int = 0, progress: Callable[[int, float], None] | None = None,
+          budget: Budget | None = None) -> TrainingRun:
+    """Train the fields ``trainable`` of ``scenario`` on ``loss`` (a :class:`Training` run in
+    one go, or until ``budget`` stops it).
 
     Parameters
     ----------
@@ -87,69 +102,138 @@ def train(scenario: Scenario, loss: Loss, *, trainable=("w_q", "w_k"),
         The head whose weights are recorded (memory: one head's (t_q, t_k) per frame).
     progress : callable(step, loss), optional
         Called after every step (a page's progress bar).
+    budget : Budget, optional
+        Checked before every step: when it says stop, the run ends there (``paused`` says
+        why) and can go on with :meth:`Training.run`.
 
     Raises
     ------
     ValueError
         For bad settings, or when the scenario does not compute before any step.
     """
-    trainable = tuple(dict.fromkeys(trainable))
-    if not trainable or any(f not in TRAINABLE for f in trainable):
-        raise ValueError(f"train one or more of {', '.join(TRAINABLE)}, got {trainable}")
-    if optimizer not in OPTIMIZERS:
-        raise ValueError(f"the optimizer must be one of {', '.join(OPTIMIZERS)}")
-    if not (isinstance(steps, int) and 1 <= steps <= MAX_STEPS):
-        raise ValueError(f"steps must be a whole number from 1 to {MAX_STEPS}, got {steps!r}")
-    if not (np.isfinite(lr) and lr > 0):
-        raise ValueError(f"the learning rate must be a positive number, got {lr!r}")
-    if seed is not None:
-        scenario = _random_start(scenario, trainable, seed)
-    g = gradients(scenario, loss)
-    g.forward.attention.head(head)  # a ValueError naming the heads if there is no such head
-    missing = [f for f in trainable if f not in g.params]
-    if missing:
-        raise ValueError(f"{scenario.spec.name} does not read {', '.join(missing)}; train "
-                         f"{', '.join(f for f in trainable if f in g.params) or 'W_Q and W_K'}")
-    t_q, t_k = np.shape(g.forward.attention.head(head).weights)
-    n_frames = max(2, min(MAX_FRAMES, FRAME_CELLS // (t_q * t_k)))
-    every = max(1, -(-steps // (n_frames - 1)))
-    losses, frames, weights, params = [g.loss], [0], [_weights(g.forward, head)], [_fields(
-        scenario, trainable)]
-    state, stopped = None, ""
-    for step in range(1, steps + 1):
-        current = {f: np.asarray(getattr(scenario, f), dtype=float) for f in trainable}
-        grads = {f: np.asarray(g.params[f]) for f in trainable}
-        if optimizer == "sgd":
-            new = sgd_step(current, grads, lr)
+    training = Training(scenario, loss, trainable=trainable, optimizer=optimizer, lr=lr,
+                        steps=steps, seed=seed, head=head)
+    training.run(budget, progress)
+    return training.result()
+
+
+class Training:
+    """A training run that can be taken in pieces: each :meth:`run` goes on from the last step
+    (with the optimiser's state) until the steps asked for are done, the loss or the weights
+    stop being finite, or a :class:`~attnviz.scenarios.budget.Budget` says stop.
+
+    The recorded frames are the same as one uninterrupted run's (plus the last step of a
+    piece, when :meth:`result` is read between pieces). Parameters as :func:`train`; creating
+    one computes the loss and gradients before any step.
+    """
+
+    def __init__(self, scenario: Scenario, loss: Loss, *, trainable=("w_q", "w_k"),
+                 optimizer: str = "adam", lr: float = 0.05, steps: int = 200,
+                 seed: int | None = None, head: int = 0) -> None:
+        trainable = tuple(dict.fromkeys(trainable))
+        if not trainable or any(f not in TRAINABLE for f in trainable):
+            raise ValueError(f"train one or more of {', '.join(TRAINABLE)}, got {trainable}")
+        if optimizer not in OPTIMIZERS:
+            raise ValueError(f"the optimizer must be one of {', '.join(OPTIMIZERS)}")
+        if not (isinstance(steps, int) and 1 <= steps <= MAX_STEPS):
+            raise ValueError(f"steps must be a whole number from 1 to {MAX_STEPS}, "
+                             f"got {steps!r}")
+        if not (np.isfinite(lr) and lr > 0):
+            raise ValueError(f"the learning rate must be a positive number, got {lr!r}")
+        if seed is not None:
+            scenario = _random_start(scenario, trainable, seed)
+        g = gradients(scenario, loss)
+        g.forward.attention.head(head)  # a ValueError naming the heads if there is no such head
+        missing = [f for f in trainable if f not in g.params]
+        if missing:
+            raise ValueError(f"{scenario.spec.name} does not read {', '.join(missing)}; train "
+                             f"{', '.join(f for f in trainable if f in g.params) or 'W_Q and W_K'}")
+        t_q, t_k = np.shape(g.forward.attention.head(head).weights)
+        n_frames = max(2, min(MAX_FRAMES, FRAME_CELLS // (t_q * t_k)))
+        self.steps, self.loss, self.trainable = steps, loss, trainable
+        self.optimizer, self.lr, self.head = optimizer, float(lr), head
+        self._every = max(1, -(-steps // (n_frames - 1)))
+        self._scenario, self._g, self._state = scenario, g, None
+        self._losses, self._frames = [g.loss], [0]
+        self._weights, self._params = [_weights(g.forward, head)], [_fields(scenario,
+                                                                            trainable)]
+        self.stopped = ""  # why it cannot go on (the loss or the weights are not finite)
+        self.paused = ""  # why the last run() ended before the steps asked for (resumable)
+
+    @property
+    def step(self) -> int:
+        """Steps taken so far."""
+        return len(self._losses) - 1
+
+    @property
+    def done(self) -> bool:
+        """Nothing left to run: every step asked for is taken, or training failed."""
+        return self.step >= self.steps or bool(self.stopped)
+
+    @property
+    def current_loss(self) -> float:
+        return self._losses[-1]
+
+    def run(self, budget: Budget | None = None,
+            progress: Callable[[int, float], None] | None = None) -> None:
+        """Take steps until done or ``budget`` says stop (``paused`` then says why: "budget"
+        or "stop"). ``progress(step, loss)`` is called after each step, once it is recorded:
+        an exception raised there (a page left mid-run) leaves a consistent run, ``paused``
+        "stop", that :meth:`result` reads and a later ``run`` continues."""
+        while not self.done:
+            self.paused = STOP  # until this piece ends normally (an interruption leaves it)
+            if budget is not None and not budget.check():
+                self.paused = budget.reason
+                return
+            self._one_step()
+            if progress is not None and not self.stopped:
+                progress(self.step, self._losses[-1])
+        self.paused = ""
+
+    def _one_step(self) -> None:
+        """One optimiser step, recorded (or ``stopped`` set, keeping the last finite step)."""
+        step = self.step + 1
+        current = {f: np.asarray(getattr(self._scenario, f), dtype=float)
+                   for f in self.trainable}
+        grads = {f: np.asarray(self._g.params[f]) for f in self.trainable}
+        if self.optimizer == "sgd":
+            new, state = sgd_step(current, grads, self.lr), None
         else:
-            new, state = adam_step(current, grads, lr, state)
+            new, state = adam_step(current, grads, self.lr, self._state)
         if not all(np.isfinite(a).all() for a in new.values()):
-            stopped = f"step {step}: the weights overflow"
-            break
-        candidate = replace(scenario, **new)
+            self.stopped = f"step {step}: the weights overflow"
+            return
+        candidate = replace(self._scenario, **new)
         try:
-            g_new = gradients(candidate, loss)
+            g_new = gradients(candidate, self.loss)
         except ValueError as exc:
-            stopped = f"step {step}: {exc}"
-            break
+            self.stopped = f"step {step}: {exc}"
+            return
         if not np.isfinite(g_new.loss):
-            stopped = f"step {step}: the loss is no longer finite"
-            break
-        scenario, g = candidate, g_new
-        losses.append(g.loss)
-        if progress is not None:
-            progress(step, g.loss)
-        if step % every == 0 or step == steps:
-            frames.append(step)
-            weights.append(_weights(g.forward, head))
-            params.append(_fields(scenario, trainable))
-    if frames[-1] != len(losses) - 1:  # stopped early: record the last finite step
-        frames.append(len(losses) - 1)
-        weights.append(_weights(g.forward, head))
-        params.append(_fields(scenario, trainable))
-    return TrainingRun(np.array(losses), np.array(frames), np.stack(weights),
-                       {f: np.stack([p[f] for p in params]) for f in trainable}, scenario,
-                       stopped)
+            self.stopped = f"step {step}: the loss is no longer finite"
+            return
+        record = step % self._every == 0 or step == self.steps
+        weights = _weights(g_new.forward, self.head) if record else None
+        params = _fields(candidate, self.trainable) if record else None
+        # the state changes together, after everything that can fail or take time
+        self._scenario, self._g, self._state = candidate, g_new, state
+        self._losses.append(g_new.loss)
+        if record:
+            self._frames.append(step)
+            self._weights.append(weights)
+            self._params.append(params)
+
+    def result(self) -> TrainingRun:
+        """The run so far as a :class:`TrainingRun` (the last step taken always recorded)."""
+        frames, weights, params = list(self._frames), list(self._weights), list(self._params)
+        if frames[-1] != self.step:  # stopped or paused between two recorded steps
+            frames.append(self.step)
+            weights.append(_weights(self._g.forward, self.head))
+            params.append(_fields(self._scenario, self.trainable))
+        return TrainingRun(np.array(self._losses), np.array(frames), np.stack(weights),
+                           {f: np.stack([p[f] for p in params]) for f in self.trainable},
+                           self._scenario, self.stopped, "" if self.done else self.paused,
+                           self.steps)
 
 
 def copy_previous_target(scenario: Scenario) -> Array:

@@ -21,3 +21,8 @@ MAX_SCENARIO_BYTES = MAX_UPLOAD_BYTES  # JSON text of a scenario, from a file or
 MAX_LINK_CHARS = 8000  # encoded scenario in a URL; larger scenarios go by file
 MAX_DISPLAY_T = 512  # larger uploaded matrices are averaged in blocks before drawing
 THUMBNAIL_T = 64  # small multiples (one heatmap per head) pool longer sequences to this
+
+# --- Compute per click (attnviz/scenarios/budget.py; benchmarks/bench_budget.py) -------------
+TRAIN_SECONDS = 10.0  # wall time of one Train click; then it pauses, Continue goes on
+YIELD_EVERY_SECONDS = 0.05  # a long run hands the CPU to other sessions' threads this often
+YIELD_PAUSE_SECONDS = 0.0  # ... for this long (0: time.sleep(0), other threads run, no slowdown)
