@@ -10,7 +10,11 @@ read first (``allow_pickle`` is never used; an array of Python objects is refuse
 is checked against :mod:`~attnviz.scenarios.limits` *before* any data are read, and exactly
 the declared number of bytes is then read. A ``.npz`` is a zip of ``.npy`` files: every
 member's header is checked the same way, and nothing more than the chosen arrays' declared
-size is decompressed.
+size is decompressed. Before anything is unpacked, the zip's declared sizes are checked (at
+most :data:`~attnviz.scenarios.limits.MAX_UPLOAD_UNPACKED_BYTES` together, no member compressed
+more than :data:`~attnviz.scenarios.limits.MAX_UPLOAD_AMPLIFICATION` times), and before any
+weights are read, the memory they will cost (stored data plus the float64 copy) must be at most
+that many times the bytes uploaded: a 1.6 KB bzip2 .npz no longer unpacks into 55 MiB.
 
 Checks on the values: finite, non-negative and at most :data:`MAX_WEIGHT` (else refused); rows
 summing to 1 within :data:`ROW_SUM_TOL` (else a warning — the weights are still shown as they
@@ -33,6 +37,7 @@ from numpy.typing import NDArray
 
 from attnviz.io.scenario_io import quote, unicode_text
 from attnviz.scenarios import limits
+from attnviz.scenarios.tokens import bidi_controls_in, without_bidi
 
 Array = NDArray[np.float64]
 
@@ -183,6 +188,47 @@ def _check_tokens_header(shape: tuple[int, ...], dtype: np.dtype, what: str) -> 
         raise ValueError(f"{what} is too large: at most {limits.MAX_UPLOAD_T} labels")
 
 
+def memory_cost(shape: tuple[int, ...], dtype: np.dtype) -> int:
+    """Bytes an array of weights costs once read: its data as stored plus the float64 copy
+    the pages draw from."""
+    return math.prod(shape) * (dtype.itemsize + 8)
+
+
+def _check_memory(shape: tuple[int, ...], dtype: np.dtype, uploaded: int, what: str) -> None:
+    """Refuse weights that would cost more memory than :data:`MAX_UPLOAD_AMPLIFICATION` times
+    the bytes uploaded (a small, highly compressed file that unpacks into tens of MiB per
+    session), checked from the header before any data are read."""
+    cost = memory_cost(shape, dtype)
+    allowed = max(limits.MAX_UPLOAD_AMPLIFICATION * uploaded, limits.UPLOAD_MEMORY_FLOOR_BYTES)
+    if cost > allowed:
+        raise ValueError(f"{what} would take {cost / 2**20:.1f} MiB of server memory from a "
+                         f"{uploaded:,}-byte upload; attnviz accepts at most "
+                         f"{limits.MAX_UPLOAD_AMPLIFICATION} times the upload's size (here "
+                         f"{allowed / 2**20:.1f} MiB). Save it with np.savez or np.save "
+                         "(uncompressed)")
+
+
+def _check_members(members: list[zipfile.ZipInfo]) -> None:
+    """The zip's own declared sizes, before anything is unpacked: the members together at
+    most :data:`~attnviz.scenarios.limits.MAX_UPLOAD_UNPACKED_BYTES`, and none compressed more
+    than :data:`~attnviz.scenarios.limits.MAX_UPLOAD_AMPLIFICATION` times (a member never
+    unpacks beyond its declared size: zipfile stops there)."""
+    total = sum(info.file_size for info in members)
+    if total > limits.MAX_UPLOAD_UNPACKED_BYTES:
+        raise ValueError(f"the .npz unpacks to {total:,} bytes; at most "
+                         f"{limits.MAX_UPLOAD_UNPACKED_BYTES:,} are read — upload fewer layers "
+                         "or a shorter sequence")
+    for info in members:
+        ratio = info.file_size / max(info.compress_size, 1)
+        if info.file_size > limits.UPLOAD_MEMORY_FLOOR_BYTES and \
+                ratio > limits.MAX_UPLOAD_AMPLIFICATION:
+            raise ValueError(f"array {_safe_name(info.filename)} of the .npz is compressed "
+                             f"{ratio:,.0f} times ({info.compress_size:,} bytes unpack to "
+                             f"{info.file_size:,}); attnviz accepts at most "
+                             f"{limits.MAX_UPLOAD_AMPLIFICATION} times. Save it with np.savez "
+                             "(uncompressed)")
+
+
 def _check_size(data: bytes, what: str) -> None:
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise ValueError(f"{what} must be bytes")
@@ -202,6 +248,7 @@ def _load_npy(data: bytes) -> tuple[np.ndarray, str, tuple[str, ...] | None]:
     fp = io.BytesIO(data)
     shape, fortran, dtype = _read_header(fp, "the .npy file")
     _check_weights_header(shape, dtype, "the array")
+    # no memory check: an uncompressed .npy holds its data (at most 9 times as much as float64)
     return _read_data(fp, shape, fortran, dtype, "the .npy file"), "", None
 
 
@@ -219,6 +266,7 @@ def _load_npz(data: bytes) -> tuple[np.ndarray, str, tuple[str, ...] | None]:
     if len(members) > _MAX_MEMBERS:
         raise ValueError(f"the .npz file holds {len(members)} files; at most {_MAX_MEMBERS} "
                          "are read")
+    _check_members(members)
     headers = {}
     for info in members:
         name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
@@ -237,6 +285,7 @@ def _load_npz(data: bytes) -> tuple[np.ndarray, str, tuple[str, ...] | None]:
     info, shape, fortran, dtype = headers[weight_name]
     what = f"array {_safe_name(weight_name)} of the .npz"
     _check_weights_header(shape, dtype, what)
+    _check_memory(shape, dtype, len(data), what)
     weights = _read_member(archive, info, shape, fortran, dtype, what)
     tokens = None
     token_name = next((n for n in TOKEN_NAMES if n in headers and n != weight_name), None)
@@ -380,10 +429,18 @@ def _where(pos) -> str:
 # ---------------------------------------------------------------------------------------------
 
 def _cut_labels(tokens) -> tuple[tuple[str, ...], list[str]]:
+    """Labels without bidirectional control characters and at most MAX_LABEL_CHARS long, with
+    a warning for each change made."""
+    warnings = []
+    if any(bidi_controls_in(t) for t in tokens):
+        tokens = [without_bidi(t) for t in tokens]
+        warnings.append("bidirectional control characters (U+202A-U+202E, U+2066-U+2069, "
+                        "U+200E, U+200F) were removed from the token labels: they would show "
+                        "a label reversed")
     if any(len(t) > limits.MAX_LABEL_CHARS for t in tokens):
-        return (tuple(t[: limits.MAX_LABEL_CHARS] for t in tokens),
-                [f"token labels are cut to {limits.MAX_LABEL_CHARS} characters"])
-    return tuple(tokens), []
+        tokens = [t[: limits.MAX_LABEL_CHARS] for t in tokens]
+        warnings.append(f"token labels are cut to {limits.MAX_LABEL_CHARS} characters")
+    return tuple(tokens), warnings
 
 
 def parse_tokens(data: bytes, filename: str = "") -> tuple[tuple[str, ...], list[str]]:

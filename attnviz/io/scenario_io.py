@@ -16,8 +16,9 @@ matrices.
 A link carries the same JSON, compressed: ``urlsafe_base64(zlib(json))`` without padding.
 
 Everything read from a file or a link is untrusted: :func:`from_dict` checks every field (type,
-shape, finiteness, size limits, the shapes that must agree; text that is valid Unicode) and
-raises ``ValueError`` with a sentence naming the field; JSON with a key given twice is refused;
+shape, finiteness, size limits, the shapes that must agree; text that is valid Unicode and
+holds no bidirectional control character) and raises ``ValueError`` with a sentence naming the
+field; JSON with a key given twice is refused;
 the link decoder checks the length before decoding and never decompresses more than
 :data:`attnviz.scenarios.limits.MAX_SCENARIO_BYTES`. Nothing is evaluated or unpickled.
 """
@@ -38,6 +39,7 @@ import numpy as np
 from attnviz.scenarios import limits
 from attnviz.scenarios.registry import VARIANTS
 from attnviz.scenarios.scenario import MASK_KINDS, SCALE_MODES, Scenario
+from attnviz.scenarios.tokens import bidi_controls_in
 
 FORMAT = "attnviz-scenario"
 SCHEMA_VERSION = 2
@@ -296,7 +298,19 @@ def _tokens_in(name: str, raw: Any) -> tuple[str, ...]:
             raise ValueError(f"{name}[{i}] is {len(tok)} characters long; token labels have at "
                              f"most {limits.MAX_LABEL_CHARS}")
         unicode_text(f"{name}[{i}]", tok)
+        no_bidi(f"{name}[{i}]", tok)
     return tuple(raw)
+
+
+def no_bidi(name: str, text: str) -> str:
+    """``text`` if it holds no bidirectional control character, else a ValueError naming the
+    field and the characters (they would show the text, and the text after it, reversed)."""
+    found = bidi_controls_in(text)
+    if found:
+        raise ValueError(f"{name} holds the bidirectional control character(s) "
+                         f"{', '.join(found)}, which would show it reversed or reordered; "
+                         "remove them")
+    return text
 
 
 def unicode_text(name: str, text: str) -> str:
@@ -317,6 +331,7 @@ def _text_in(name: str, raw: Any) -> str:
     if not isinstance(raw, str):
         raise ValueError(f"{name} must be text, got {_describe(raw)}")
     unicode_text(name, raw)
+    no_bidi(name, raw)
     if len(raw) > MAX_TEXT_CHARS[name]:
         raise ValueError(f"{name} is {len(raw)} characters long; at most "
                          f"{MAX_TEXT_CHARS[name]} are allowed")

@@ -11,6 +11,13 @@ mat"), each position's embedding row is chosen by :func:`retoken`:
    word's UTF-8 bytes (BLAKE2b), so the same word has the same vector in every session and on
    every machine, at the spread of the existing embeddings, rounded to 2 decimals to be
    readable and editable.
+
+Bidirectional control characters (U+202A–U+202E embeddings and overrides, U+2066–U+2069
+isolates, U+200E/U+200F marks) are taken out of typed labels (:func:`without_bidi`): a label
+holding U+202E shows its text, and every label after it on the same line, reversed, so what a
+chart's axis shows would not be what was typed. Scenario files and links refuse them instead
+(:mod:`attnviz.io.scenario_io`), uploaded token lists lose them with a warning
+(:mod:`attnviz.io.attention_io`).
 """
 
 from __future__ import annotations
@@ -25,6 +32,22 @@ from attnviz.scenarios.scenario import Scenario, resize
 
 Array = NDArray[np.float64]
 DECIMALS = 2
+# Unicode's explicit bidirectional formatting characters: embeddings and overrides (U+202A..E),
+# isolates (U+2066..9) and the left-to-right / right-to-left marks (U+200E, U+200F).
+BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+                          "\u200e\u200f")
+_NO_BIDI = {ord(c): None for c in BIDI_CONTROLS}
+
+
+def bidi_controls_in(text: str) -> list[str]:
+    """The bidirectional control characters in ``text``, as ``U+XXXX`` (in order, once each)."""
+    found = dict.fromkeys(c for c in text if c in BIDI_CONTROLS)
+    return [f"U+{ord(c):04X}" for c in found]
+
+
+def without_bidi(text: str) -> str:
+    """``text`` with every bidirectional control character (:data:`BIDI_CONTROLS`) removed."""
+    return text.translate(_NO_BIDI)
 
 
 @dataclass(frozen=True)
@@ -63,8 +86,9 @@ def spread(x: Array) -> float:
 
 def retoken(scenario: Scenario, tokens, *, source: bool = False) -> Retokened:
     """The scenario with ``tokens`` as its token list (or source tokens), rows chosen as the
-    module docstring says; every other size follows (:func:`resize`)."""
-    tokens = tuple(tokens)
+    module docstring says; every other size follows (:func:`resize`). Bidirectional control
+    characters are taken out of the labels (:func:`without_bidi`)."""
+    tokens = tuple(without_bidi(str(t)) for t in tokens)
     old = scenario.source_tokens if source else scenario.tokens
     old_x = np.asarray(scenario.source_x if source else scenario.x, dtype=float)
     sized = resize(scenario, **{"t_source" if source else "t": len(tokens)})

@@ -162,8 +162,72 @@ def test_npz_bomb_is_refused_on_its_header():
     big = np.zeros((2, 1, 2048, 2048), dtype=np.float32)  # 32 MB of zeros, ~30 kB zipped
     data = npz(attention=big)
     assert len(data) < limits.MAX_UPLOAD_BYTES
-    with pytest.raises(ValueError, match=r"has t = 2048 tokens; at most 1024"):
+    # the zip's declared sizes refuse it before any member is opened
+    with pytest.raises(ValueError, match=r"'attention.npy' of the .npz is compressed 1,026 "
+                                         r"times .*at most 64 times"):
         aio.load_attention(data, "w.npz")
+
+
+def zip_of(members: dict[str, bytes], method=zipfile.ZIP_DEFLATED) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=method) as zf:
+        for name, raw in members.items():
+            zf.writestr(name, raw)
+    return buffer.getvalue()
+
+
+def npy_bytes(arr: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, arr)
+    return buffer.getvalue()
+
+
+def test_small_bzip2_npz_does_not_unpack_into_the_largest_upload():
+    """Issue 26: a 1.6 KB bzip2 .npz unpacked to the largest allowed weights (~55 MiB of
+    server memory per session)."""
+    weights = np.zeros((8, 8, 256, 256), dtype=np.float32)  # exactly MAX_UPLOAD_VALUES
+    data = zip_of({"attention.npy": npy_bytes(weights)}, zipfile.ZIP_BZIP2)
+    assert len(data) < 2000
+    with pytest.raises(ValueError, match=r"is compressed [\d,]+ times"):
+        aio.load_attention(data, "w.npz")
+
+
+def test_npz_members_declared_sizes_are_bounded_together():
+    # 12 members of 4 MiB incompressible bytes each: 48 MiB declared, refused unread
+    rng = np.random.default_rng(0)
+    chunk = rng.bytes(4 * 2**20)
+    infos = {f"m{i}.npy": chunk for i in range(12)}
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED) as zf:
+        for name, raw in infos.items():
+            zf.writestr(name, raw)
+    with pytest.raises(ValueError, match=r"the .npz unpacks to 50,331,648 bytes; at most "
+                                         r"41,943,040 are read"):
+        aio._load_npz(buffer.getvalue())  # the upload limit (5 MB) would refuse it first
+
+
+def test_npz_member_whose_header_declares_more_than_the_upload_can_pay_for():
+    # a member of just a header (small declared size, nothing compressed) announcing the
+    # largest allowed weights: refused on the memory they would cost, before reading
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": "<f4", "fortran_order": False,
+                                                  "shape": (8, 8, 256, 256)})
+    data = zip_of({"attention.npy": header.getvalue()})
+    with pytest.raises(ValueError, match=r"would take 48.0 MiB of server memory from a "
+                                         r"[\d,]+-byte upload; attnviz accepts at most 64 "
+                                         r"times"):
+        aio.load_attention(data, "w.npz")
+
+
+def test_real_compressed_weights_are_accepted():
+    # softmax weights of 12 layers x 12 heads x 64 tokens, np.savez_compressed: ~1.1x smaller
+    weights = softmax_rows((12, 12, 64, 64)).astype(np.float32)
+    causal = np.tril(np.ones((64, 64), dtype=np.float32))
+    masked = weights * causal
+    masked /= masked.sum(axis=-1, keepdims=True)  # half zeros: compresses further
+    for arr in (weights, masked):
+        loaded = aio.load_attention(npz(attention=arr), "w.npz")
+        assert loaded.weights.shape == (12, 12, 64, 64)
 
 
 @pytest.mark.parametrize("data, name, message", [

@@ -124,3 +124,35 @@ def test_a_number_beyond_float_range_names_the_setting_and_its_limits(variant, p
 @pytest.mark.parametrize("kind", list(MALFORMED))
 def test_whole_file_of_every_json_type(kind):
     refused_naming(MALFORMED[kind], "scenario")  # not an object: "a scenario must be ..."
+
+
+BIDI = ["\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068",
+        "\u2069", "\u200e", "\u200f"]
+
+
+@pytest.mark.parametrize("char", BIDI, ids=[f"U+{ord(c):04X}" for c in BIDI])
+@pytest.mark.parametrize("field", ["title", "description", "tokens"])
+def test_bidi_controls_in_text_are_refused_by_name(field, char):
+    """Issue 26: a title holding U+202E displayed reversed."""
+    data = copy.deepcopy(good())
+    if field == "tokens":
+        data["tokens"][2] = f"ab{char}cd"
+        name = r"tokens\[2\]"
+    else:
+        data[field] = f"A title {char}desrever"
+        name = field
+    with pytest.raises(ValueError, match=rf"{name} holds the bidirectional control "
+                                         rf"character\(s\) U\+{ord(char):04X}"):
+        from_dict(data)
+    with pytest.raises(ValueError, match=rf"the link does not hold a valid scenario: {name}"):
+        from_link_param(pack(data))
+
+
+def test_bidi_controls_are_taken_out_of_uploaded_token_labels():
+    from attnviz.io import attention_io as aio
+
+    tokens, warnings = aio.parse_tokens("a\u202eb c\u2066d\u2069 e".encode())
+    assert tokens == ("ab", "cd", "e")
+    assert any("bidirectional control characters" in w for w in warnings)
+    clean, none = aio.parse_tokens(b"a b c")
+    assert clean == ("a", "b", "c") and none == []
