@@ -15,8 +15,8 @@ ports and Debian's nginx in front of them on ``--address``:``--port``:
 
 Nothing is downloaded; nginx comes from Debian (``sudo apt install nginx``). The proxy's files
 (config, logs, pid) live in a temporary folder removed at exit. Spreading over several machines
-is the same config with other machines' addresses in the ``upstream`` block (README, "Serving a
-class").
+is the same config with other machines' addresses in the ``upstream`` block (docs/classroom.md,
+"A large class").
 """
 
 from __future__ import annotations
@@ -39,9 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from attnviz import offline
+from attnviz.__main__ import dashboard_root
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-APP = REPO_ROOT / "app.py"
 NGINX_CANDIDATES = ("nginx", "/usr/sbin/nginx")
 COOKIE = "attnviz_node"
 START_TIMEOUT_S = 90.0
@@ -162,6 +161,9 @@ def running_class(processes: int, *, address: str = "127.0.0.1", port: int | Non
     nginx = find_nginx()
     if nginx is None:
         raise RuntimeError("nginx is not installed: sudo apt install nginx")
+    root = dashboard_root()  # the checkout, or the copy an installed wheel carries
+    if root is None:
+        raise RuntimeError("the dashboard (app.py and pages/) is not installed")
     folder = Path(tempfile.mkdtemp(prefix="attnviz-class-"))
     logs = log_folder or folder
     port = port or free_port()
@@ -175,9 +177,10 @@ def running_class(processes: int, *, address: str = "127.0.0.1", port: int | Non
             ports.append(free_port())
             log = (logs / f"backend-{i}.log").open("w")
             backends.append(subprocess.Popen(
-                [sys.executable, "-m", "streamlit", "run", str(APP), "--server.headless=true",
+                [sys.executable, "-m", "streamlit", "run", str(root / "app.py"),
+                 "--server.headless=true",
                  "--server.address=127.0.0.1", f"--server.port={ports[-1]}"],
-                cwd=REPO_ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log,
+                cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=log,
                 stderr=subprocess.STDOUT))
         for p, proc in zip(ports, backends, strict=True):
             _wait_healthy(f"http://127.0.0.1:{p}/_stcore/health", proc, f"attnviz on port {p}")

@@ -17,16 +17,25 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_command_runs_the_repo_app():
-    cmd = cli.command(["--server.port", "9999"])
+    assert cli.dashboard_root() == ROOT  # a checkout runs its own app.py and pages/
+    cmd = cli.command(["--server.port", "9999"], ROOT)
     assert cmd[:4] == [sys.executable, "-m", "streamlit", "run"]
     assert cmd[4] == str(ROOT / "app.py") and cmd[5:] == ["--server.port", "9999"]
-    assert cli.REPO_ROOT == ROOT
 
 
-def test_missing_app_gives_a_message(monkeypatch, capsys):
-    monkeypatch.setattr(cli, "APP", ROOT / "no_such_app.py")
+def test_an_installed_copy_is_found_when_there_is_no_checkout(monkeypatch, tmp_path):
+    copy = tmp_path / "attnviz" / "_dashboard"  # what a wheel carries (setup.py)
+    (copy / "pages").mkdir(parents=True)
+    (copy / "app.py").write_text("")
+    monkeypatch.setattr(cli, "CANDIDATE_ROOTS", (tmp_path, copy))
+    assert cli.dashboard_root() == copy
+
+
+def test_missing_app_gives_a_message(monkeypatch, capsys, tmp_path):
+    monkeypatch.setattr(cli, "CANDIDATE_ROOTS", (tmp_path, tmp_path / "attnviz" / "_dashboard"))
+    assert cli.dashboard_root() is None
     assert cli.main([]) == 2
-    assert "Run it from a repository checkout or an editable install" in capsys.readouterr().err
+    assert "the dashboard (app.py and pages/) is in none of" in capsys.readouterr().err
 
 
 def test_python_m_attnviz_serves_the_app_on_loopback(tmp_path):
