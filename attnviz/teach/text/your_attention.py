@@ -27,14 +27,19 @@ FIELDS: dict[str, tuple[str, ...]] = {
 INTRO = (
     "Look at attention weights from your own model with the same views: upload a .npy or "
     ".npz file holding an array of shape (t, t), (n_heads, t, t) or (n_layers, n_heads, t, t) — "
-    "for example from a transformers model run with output_attentions=True — and, optionally, "
-    "the tokens as a text file (one per line, or separated by spaces) or a JSON list."
+    "for example captured from a transformers model with attnviz's capture (below) — and, "
+    "optionally, the tokens as a text file (one per line, or separated by spaces) or a JSON list."
 )
 
+# Runs as written (tests/io/test_capture.py executes it on a tiny saved model). Needs the extra:
+# pip install "attnviz[models]". The model folder is a save_pretrained output, read offline.
 HOWTO = (
-    "weights = torch.stack(model(**inputs, output_attentions=True).attentions)[:, 0]\n"
-    "np.savez('attention.npz', attention=weights.float().numpy(),\n"
-    "         tokens=np.array(tokenizer.convert_ids_to_tokens(inputs['input_ids'][0])))"
+    "# pip install 'attnviz[models]'   (torch and transformers)\n"
+    "from attnviz.io.capture import capture, load_model, save_capture\n"
+    "\n"
+    "model, tokenizer = load_model('path/to/model')  # a save_pretrained folder, offline\n"
+    "cap = capture(model, tokenizer, text='the cat sat on a mat')  # eager, no gradients\n"
+    "save_capture(cap, 'attention.npz')  # upload this file here"
 )
 
 EXAMPLE = (
