@@ -12,7 +12,9 @@
 #      its `ui` extra), made once in .venv-core/ (CORE_VENV chooses another place): proves
 #      they need no Streamlit, Plotly or pandas (tests that need torch skip there by design);
 #   3. pip install requirements-dev.txt and the package itself (editable);
-#   4. ruff check, then the whole suite with pytest (extra arguments go to this pytest).
+#   4. ruff check, then the whole suite with pytest (extra arguments go to this pytest),
+#      including the tests the default `python -m pytest` leaves out (pyproject.toml's addopts):
+#      the benchmark smoke tests (marker `bench`) and the wheel install test (marker `install`).
 # Exits non-zero if any step fails, including when a pytest collects no tests (exit code 5).
 # Set PYTHON to choose the interpreter (default: python, else python3).
 set -euo pipefail
@@ -75,6 +77,10 @@ section "3/5 Python packages ($("$PYTHON" --version 2>&1))"
 section "4/5 Lint: ruff check ."
 "$PYTHON" -m ruff check .
 
-section "5/5 Tests: pytest $*"
-run_pytest "$PYTHON" -m pytest "$@"
+# every test: this -m replaces addopts' "not bench and not install" (a -m given in the
+# arguments replaces this one in turn)
+EVERY_TEST="bench or install or not (bench or install)"
+
+section "5/5 Tests: pytest -m \"$EVERY_TEST\" $*"
+run_pytest "$PYTHON" -m pytest -m "$EVERY_TEST" "$@"
 echo "OK: core tests without the ui, lint and the whole suite passed"

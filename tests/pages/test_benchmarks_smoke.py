@@ -2,7 +2,9 @@
 
 Nothing here asserts on a timing: the figures belong in benchmarks/RESULTS.md, written by
 ``python benchmarks/run_all.py``. The browser and load scripts start a Streamlit server and the
-system Chromium, so they carry the ``browser`` marker.
+system Chromium, so they carry the ``browser`` marker. Every test here carries the ``bench``
+marker (about 60 s in all): the default ``python -m pytest`` leaves them out (pyproject.toml's
+addopts), ``tests/run_all.sh`` (CI) runs them; ``python -m pytest -m bench`` runs them alone.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+pytestmark = pytest.mark.bench
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "benchmarks"
