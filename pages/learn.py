@@ -1,21 +1,28 @@
 """Learn: gradient descent on the scenario's weights toward a pattern or an output, recorded and
-played back in the browser; the trained weights can be loaded into the scenario."""
+played back in the browser; the trained weights can be loaded into the scenario.
 
-import time
+One click trains for at most ``limits.TRAIN_SECONDS`` (a Budget, attnviz/scenarios/budget.py),
+with a progress bar and a Stop button; Continue goes on from where the budget or Stop left it.
+Any rerun (Stop, another control, leaving the page) interrupts the run at its next progress
+update, and the steps taken so far are kept.
+"""
+
 from dataclasses import replace
 
 import numpy as np
 import streamlit as st
 
 from attnviz.figures.training import training_figure
+from attnviz.scenarios import limits
+from attnviz.scenarios.budget import BUDGET, Budget, click_budget
 from attnviz.scenarios.fingerprint import fingerprint
 from attnviz.scenarios.gradients import PATTERNS, Loss, target_pattern
 from attnviz.scenarios.learn import (
     MAX_STEPS,
     OPTIMIZERS,
     TRAINABLE,
+    Training,
     copy_previous_target,
-    train,
 )
 from attnviz.teach.text import common
 from attnviz.teach.text import learn as text
@@ -24,7 +31,8 @@ from attnviz.ui.editors import matrix_editor
 from attnviz.ui.panels import scenario_caption, show_figure
 
 RATES = [0.0001, 0.001, 0.01, 0.05, 0.1, 0.5, 1.0, 10.0, 100.0, 1000.0]
-RUN = "learn_run"  # (settings fingerprint, TrainingRun, seconds) of the last run
+RUN = "learn_run"  # the last run: dict(settings=fingerprint, training=Training, seconds=float)
+PROGRESS_EVERY = 0.2  # seconds between progress updates (each is where a click interrupts)
 LOADED = "learn_loaded"  # the trained weights were loaded into the scenario (say so once)
 DEFAULTS = dict(learn_task="previous", learn_optimizer="adam", learn_lr=0.05, learn_steps=200,
                 learn_start="scenario", learn_seed=0)
@@ -58,6 +66,36 @@ def apply_experiment() -> None:
     if changes:
         state.set_scenario(replace(sc, **changes))
     st.session_state.update(widgets)
+
+
+def run_training(record: dict, budget: Budget) -> None:
+    """Train ``record["training"]`` within ``budget`` with a progress bar and a Stop button.
+
+    The training lives in the session state from the click on and each step changes it in
+    place, so whatever ends the run — done, the budget, a rerun raised inside a progress
+    update (Stop, another control, leaving the page) — the next run shows the steps taken.
+    """
+    training, before = record["training"], record["seconds"]
+    bar = st.progress(training.step / training.steps)
+    stop = st.empty()
+    stop.button(text.STOP_BUTTON, key="learn_stop")  # its click reruns: that stops the run
+    first, shown = training.step, [-PROGRESS_EVERY]
+
+    def progress(step: int, value: float) -> None:
+        record["seconds"] = before + budget.elapsed
+        if budget.elapsed - shown[0] < PROGRESS_EVERY and step < training.steps:
+            return
+        shown[0] = budget.elapsed
+        fit = first + budget.projected(step - first, training.steps - first)
+        note = "" if fit >= training.steps else text.PROGRESS_FIT.format(
+            fit=fit, steps=training.steps, budget=f"{budget.seconds:g}")
+        bar.progress(step / training.steps, text=text.PROGRESS.format(
+            step=step, steps=training.steps, loss=f"{value:.6g}") + note)
+
+    training.run(budget, progress)
+    record["seconds"] = before + budget.elapsed
+    bar.empty()
+    stop.empty()
 
 
 for widget, value in DEFAULTS.items():  # the controls' values live in the session state (the
@@ -101,7 +139,8 @@ optimizer = c4.radio(text.OPTIMIZER_LABEL, OPTIMIZERS, format_func=text.OPTIMIZE
                      key="learn_optimizer")
 lr = c5.select_slider(text.LR_LABEL, RATES, key="learn_lr")
 steps = int(c6.number_input(text.STEPS_LABEL, 1, MAX_STEPS, key="learn_steps",
-                            help=text.STEPS_HELP.format(limit=MAX_STEPS)))
+                            help=text.STEPS_HELP.format(limit=MAX_STEPS,
+                                                        budget=f"{limits.TRAIN_SECONDS:g}")))
 start = c7.radio(text.START_LABEL, ["scenario", "random"], format_func=text.START_NAMES.get,
                  key="learn_start", horizontal=True)
 seed = int(c8.number_input(text.SEED_LABEL, 0, 2**31 - 1, key="learn_seed",
@@ -129,36 +168,42 @@ if fields == ["w_v"] and loss.kind == "pattern_ce":
 
 settings = fingerprint((scenario, loss.kind, loss.target, tuple(fields), optimizer, float(lr),
                         steps, start, seed, head))
-if st.button(text.TRAIN_BUTTON, type="primary", key="learn_train", disabled=not fields):
-    bar = st.progress(0.0)
-    every = max(1, steps // 100)
-
-    def progress(step: int, value: float) -> None:
-        if step % every == 0 or step == steps:
-            bar.progress(step / steps, text=text.PROGRESS.format(step=step, steps=steps,
-                                                                 loss=f"{value:.6g}"))
-
-    began = time.perf_counter()
+record = st.session_state.get(RUN)
+b1, b2 = st.columns([1, 4])
+fresh = b1.button(text.TRAIN_BUTTON, type="primary", key="learn_train", disabled=not fields)
+go_on = b2.empty()  # Continue, while the last run can go on
+if (not fresh and record is not None and record["settings"] == settings
+        and not record["training"].done
+        and go_on.button(text.CONTINUE_BUTTON, key="learn_continue")):
+    run_training(record, click_budget())
+    if record["training"].done:
+        go_on.empty()
+if fresh:
+    budget = click_budget()  # the first gradients count too
     try:
-        run = train(scenario, loss, trainable=fields, optimizer=optimizer, lr=float(lr),
-                    steps=steps, seed=seed if start == "random" else None, head=head,
-                    progress=progress)
+        training = Training(scenario, loss, trainable=fields, optimizer=optimizer, lr=float(lr),
+                            steps=steps, seed=seed if start == "random" else None, head=head)
     except ValueError as exc:
-        bar.empty()
         st.error(f"{text.CANNOT}: {exc}")
         st.stop()
-    bar.empty()
-    st.session_state[RUN] = (settings, run, time.perf_counter() - began)
+    record = st.session_state[RUN] = dict(settings=settings, training=training, seconds=0.0)
+    run_training(record, budget)
+    if not training.done:  # paused by the budget: offer to go on at once
+        go_on.button(text.CONTINUE_BUTTON, key="learn_continue")
 
-stored = st.session_state.get(RUN)
-if stored is None:
+if record is None:
     st.caption(text.NO_RUN)
     st.stop()
-ran_with, run, seconds = stored
+ran_with, run, seconds = record["settings"], record["training"].result(), record["seconds"]
 if ran_with != settings:
     st.info(text.STALE)
 if run.stopped:
     st.warning(text.STOPPED.format(reason=run.stopped))
+elif run.paused:
+    done = len(run.losses) - 1
+    st.warning(text.BUDGET_OUT.format(budget=f"{limits.TRAIN_SECONDS:g}", done=done,
+                                      steps=run.steps) if run.paused == BUDGET
+               else text.PAUSED.format(done=done, steps=run.steps))
 st.success(text.DONE.format(steps=common.count(len(run.losses) - 1, "step"),
                             first=f"{run.losses[0]:.6g}", last=f"{run.losses[-1]:.6g}",
                             seconds=f"{seconds:.2f}"))

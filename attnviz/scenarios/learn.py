@@ -153,12 +153,16 @@ class Training:
         self.steps, self.loss, self.trainable = steps, loss, trainable
         self.optimizer, self.lr, self.head = optimizer, float(lr), head
         self._every = max(1, -(-steps // (n_frames - 1)))
-        self._scenario, self._g, self._state = scenario, g, None
+        # between steps only what the next step needs is kept (not the forward pass's
+        # intermediates: tens of MB at the limits, and a paused run stays in the session)
+        self._scenario, self._state = scenario, None
+        self._grads, self._last = _grads(g, trainable), _weights(g.forward, head)
         self._losses, self._frames = [g.loss], [0]
         self._weights, self._params = [_weights(g.forward, head)], [_fields(scenario,
                                                                             trainable)]
         self.stopped = ""  # why it cannot go on (the loss or the weights are not finite)
         self.paused = ""  # why the last run() ended before the steps asked for (resumable)
+        self._result: tuple | None = None  # (state it was read at, TrainingRun)
 
     @property
     def step(self) -> int:
@@ -195,7 +199,7 @@ class Training:
         step = self.step + 1
         current = {f: np.asarray(getattr(self._scenario, f), dtype=float)
                    for f in self.trainable}
-        grads = {f: np.asarray(self._g.params[f]) for f in self.trainable}
+        grads = self._grads
         if self.optimizer == "sgd":
             new, state = sgd_step(current, grads, self.lr), None
         else:
@@ -213,22 +217,30 @@ class Training:
             self.stopped = f"step {step}: the loss is no longer finite"
             return
         record = step % self._every == 0 or step == self.steps
-        weights = _weights(g_new.forward, self.head) if record else None
         params = _fields(candidate, self.trainable) if record else None
         # the state changes together, after everything that can fail or take time
-        self._scenario, self._g, self._state = candidate, g_new, state
+        self._scenario, self._state = candidate, state
+        self._grads, self._last = _grads(g_new, self.trainable), _weights(g_new.forward,
+                                                                          self.head)
         self._losses.append(g_new.loss)
         if record:
             self._frames.append(step)
-            self._weights.append(weights)
+            self._weights.append(self._last)
             self._params.append(params)
 
     def result(self) -> TrainingRun:
-        """The run so far as a :class:`TrainingRun` (the last step taken always recorded)."""
+        """The run so far as a :class:`TrainingRun` (the last step taken always recorded; the
+        same object until the run changes, so a page can read it on every rerun)."""
+        key = (self.step, self.stopped, self.paused)
+        if self._result is None or self._result[0] != key:
+            self._result = key, self._collect()
+        return self._result[1]
+
+    def _collect(self) -> TrainingRun:
         frames, weights, params = list(self._frames), list(self._weights), list(self._params)
         if frames[-1] != self.step:  # stopped or paused between two recorded steps
             frames.append(self.step)
-            weights.append(_weights(self._g.forward, self.head))
+            weights.append(self._last)
             params.append(_fields(self._scenario, self.trainable))
         return TrainingRun(np.array(self._losses), np.array(frames), np.stack(weights),
                            {f: np.stack([p[f] for p in params]) for f in self.trainable},
@@ -262,6 +274,11 @@ def _random_start(scenario: Scenario, trainable, seed: int) -> Scenario:
 def _weights(forward, head: int) -> Array:
     """The attention weights of one head, (t_q, t_k)."""
     return np.array(forward.attention.head(head).weights, dtype=float)
+
+
+def _grads(g, names) -> dict[str, Array]:
+    """The gradients of the trained fields (nothing else of the pass is kept)."""
+    return {f: np.asarray(g.params[f]) for f in names}
 
 
 def _fields(scenario: Scenario, names) -> dict[str, Array]:

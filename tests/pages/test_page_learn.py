@@ -3,14 +3,19 @@ loading the trained weights into the scenario, and settings that cannot train.""
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 import numpy as np
 import pytest
+import streamlit as st
 from apptest_helpers import chart_keys, decode, open_page, spec_by_key, switch_to
 
+from attnviz.scenarios import limits
+from attnviz.scenarios.budget import BUDGET, STOP
 from attnviz.scenarios.gradients import Loss, previous_token_pattern
-from attnviz.scenarios.learn import MAX_STEPS, train
+from attnviz.scenarios.learn import MAX_STEPS, TRAINABLE, train
+from attnviz.scenarios.presets import default_scenario
 from attnviz.teach.text import learn as text
 from attnviz.ui import state
 
@@ -18,6 +23,11 @@ from attnviz.ui import state
 def ok(at):
     assert not at.exception, [e.message for e in at.exception]
     return at
+
+
+def last_run(at):
+    """The page's last training run, as recorded so far."""
+    return at.session_state["learn_run"]["training"].result()
 
 
 def on_learn(preset: str | None = None):
@@ -51,7 +61,7 @@ def test_the_previous_token_experiment_learns_and_loads_into_the_scenario():
     ok(at.selectbox(key="learn_experiment").set_value("learn_previous").run())
     assert at.session_state[state.SCENARIO].use_pe
     ok(at.button(key="learn_train").click().run())
-    run = at.session_state["learn_run"][1]
+    run = last_run(at)
     assert run.losses[-1] < 0.3 < run.losses[0]  # the threshold the experiment states
     ok(at.button(key="learn_load").click().run())
     sc = at.session_state[state.SCENARIO]
@@ -66,7 +76,7 @@ def test_the_diverging_experiment_stops_with_a_message():
     ok(at.selectbox(key="learn_experiment").set_value("diverge").run())
     ok(at.button(key="learn_train").click().run())
     assert any("Training stopped early" in w.value for w in at.warning), at.warning
-    run = at.session_state["learn_run"][1]
+    run = last_run(at)
     assert np.isfinite(run.final.w_v).all() and len(run.losses) < 101
 
 
@@ -74,7 +84,7 @@ def test_the_saturated_experiment_barely_learns():
     at = on_learn()
     ok(at.selectbox(key="learn_experiment").set_value("saturated").run())
     ok(at.button(key="learn_train").click().run())
-    run = at.session_state["learn_run"][1]
+    run = last_run(at)
     assert abs(run.losses[-1] - run.losses[0]) < 1e-6 * run.losses[0]
 
 
@@ -83,7 +93,7 @@ def test_w_v_alone_cannot_change_where_the_head_looks():
     ok(at.selectbox(key="learn_experiment").set_value("w_v_only").run())
     assert any(text.W_V_ONLY in i.value for i in at.info)
     ok(at.button(key="learn_train").click().run())
-    run = at.session_state["learn_run"][1]
+    run = last_run(at)
     assert (run.losses == run.losses[0]).all()
 
 
@@ -116,3 +126,98 @@ def test_the_step_limit_is_the_widgets_bound_and_stated():
     at = on_learn()
     steps = at.number_input(key="learn_steps")
     assert steps.max == MAX_STEPS and str(MAX_STEPS) in steps.help
+
+
+# ------------------------------------------------------------ the compute budget of one click
+
+def limits_scenario():
+    """The editing limits (issue 26): 256 tokens, 16 heads, widths 128, positions on."""
+    t, d, w = limits.MAX_TOKENS, limits.MAX_D_MODEL, limits.MAX_WIDTH
+    rng = np.random.default_rng(0)
+    sc = replace(default_scenario(), variant="multi_head", n_heads=limits.MAX_HEADS,
+                 use_pe=True)
+    return replace(sc, tokens=tuple(f"t{i}" for i in range(t)), x=rng.normal(size=(t, d)),
+                   w_q=rng.normal(size=(d, w)) / 8, w_k=rng.normal(size=(d, w)) / 8,
+                   w_v=rng.normal(size=(d, w)) / 8, w_o=rng.normal(size=(w, d)) / 8)
+
+
+def on_learn_at_the_limits(monkeypatch, seconds: float):
+    monkeypatch.setattr(limits, "TRAIN_SECONDS", seconds)  # read by the page at each run
+    at = on_learn()
+    at.session_state[state.SCENARIO] = limits_scenario()
+    ok(at.run())
+    at.multiselect(key="learn_fields").set_value(list(TRAINABLE))
+    return ok(at.number_input(key="learn_steps").set_value(MAX_STEPS).run())
+
+
+def test_a_click_at_the_limits_stops_within_the_budget_and_keeps_the_steps(monkeypatch):
+    budget = 2.0
+    at = on_learn_at_the_limits(monkeypatch, budget)
+    assert at.multiselect(key="learn_fields").value == list(TRAINABLE)
+    assert f"{budget:g} s" in at.number_input(key="learn_steps").help
+    began = time.monotonic()
+    ok(at.button(key="learn_train").click().run())
+    took = time.monotonic() - began
+    run, seconds = last_run(at), at.session_state["learn_run"]["seconds"]
+    assert run.paused == BUDGET and run.stopped == "" and run.steps == MAX_STEPS
+    done = len(run.losses) - 1
+    assert 0 < done < MAX_STEPS
+    # the training took the budget (one step more at most), the click little more
+    assert budget <= seconds < budget + 1.0, seconds
+    assert took < budget + 6.0, took  # the page's own run and the figure's payload
+    assert any(text.BUDGET_OUT.format(budget=f"{budget:g}", done=done, steps=MAX_STEPS)
+               == w.value for w in at.warning), [w.value for w in at.warning]
+    assert any(f"Trained {done} steps" in s.value for s in at.success)
+    spec = spec_by_key(at, "learn_fig_training")  # the partial result is drawn
+    np.testing.assert_allclose(decode(spec["data"][0]["y"]), run.losses, rtol=1e-12)
+    assert spec["frames"][-1]["name"] == str(done)
+    assert not at.button(key="learn_load").disabled  # and can be loaded
+    # Continue goes on from the last step (same numbers), within another budget
+    ok(at.button(key="learn_continue").click().run())
+    more, total = last_run(at), at.session_state["learn_run"]["seconds"]
+    assert len(more.losses) - 1 > done
+    np.testing.assert_array_equal(more.losses[:done + 1], run.losses)
+    assert 2 * budget <= total < 2 * budget + 2.0
+    assert more.paused == BUDGET
+
+
+def test_without_the_budget_the_click_would_run_every_step(monkeypatch):
+    """The budget is what stops the run above: with a budget far beyond the run, a short run
+    at the limits takes all its steps and says nothing about a budget."""
+    at = on_learn_at_the_limits(monkeypatch, 600.0)
+    ok(at.number_input(key="learn_steps").set_value(5).run())
+    ok(at.button(key="learn_train").click().run())
+    run = last_run(at)
+    assert run.paused == "" and len(run.losses) == 6
+    assert not at.warning
+    assert not [b for b in at.button if b.key == "learn_continue"]
+
+
+def test_an_interrupted_run_shows_the_steps_taken_and_goes_on(monkeypatch):
+    """A run ended inside a progress update (Streamlit raises there on Stop, another control
+    or leaving the page; st.stop() raises the same way) keeps the steps taken; the page says so
+    and offers Continue, which takes the run to its end with the numbers of one run."""
+    at = on_learn()
+    ok(at.selectbox(key="learn_experiment").set_value("learn_previous").run())
+    original = st.delta_generator.DeltaGenerator.progress
+
+    def progress(self, value, text=None):  # the bar's updates (st.progress itself is bound)
+        if value > 0:
+            st.stop()  # ends the script run here, as a rerun request does
+        return original(self, value, text=text)
+
+    monkeypatch.setattr(st.delta_generator.DeltaGenerator, "progress", progress)
+    ok(at.button(key="learn_train").click().run())
+    monkeypatch.undo()
+    part = last_run(at)
+    assert part.paused == STOP and len(part.losses) == 2  # one step, then the interruption
+    ok(at.run())
+    assert any(text.PAUSED.format(done=1, steps=200) == w.value for w in at.warning), [
+        w.value for w in at.warning]
+    ok(at.button(key="learn_continue").click().run())
+    run = last_run(at)
+    sc = at.session_state[state.SCENARIO]
+    whole = train(sc, Loss("pattern_ce", previous_token_pattern(4, 4)), steps=200, lr=0.05)
+    np.testing.assert_array_equal(run.losses, whole.losses)
+    assert run.paused == ""
+    assert not [b for b in at.button if b.key == "learn_continue"]

@@ -7,10 +7,13 @@ comment above each template says what its fields are); ``tests/teach/test_text.p
 from __future__ import annotations
 
 FIELDS: dict[str, tuple[str, ...]] = {
-    "STEPS_HELP": ("limit",),
+    "STEPS_HELP": ("limit", "budget"),
     "STOPPED": ("reason",),
     "DONE": ("steps", "seconds", "first", "last"),
     "PROGRESS": ("step", "steps", "loss"),
+    "PROGRESS_FIT": ("fit", "steps", "budget"),
+    "BUDGET_OUT": ("budget", "done", "steps"),
+    "PAUSED": ("done", "steps"),
 }
 
 HEADER = "Learn: watch attention being trained"
@@ -44,14 +47,28 @@ OPTIMIZER_LABEL = "Optimiser"
 OPTIMIZER_NAMES = {"adam": "Adam", "sgd": "plain gradient descent"}
 LR_LABEL = "Learning rate"
 STEPS_LABEL = "Steps"
-# {limit}: the largest number of steps
-STEPS_HELP = "At most {limit} steps per run; each step is one full forward and backward pass."
+# {limit}: the largest number of steps; {budget}: seconds one click may train
+STEPS_HELP = ("At most {limit} steps per run; each step is one full forward and backward pass. "
+              "One click trains for at most {budget} s (Continue goes on from there), so the "
+              "server stays responsive for everyone.")
 START_LABEL = "Start from"
 START_NAMES = {"scenario": "the scenario's weights", "random": "random weights (seed)"}
 SEED_LABEL = "Seed"
 TRAIN_BUTTON = "Train"
 # {step}, {steps}: steps done and asked for; {loss}: the current loss
 PROGRESS = "step {step} of {steps}: loss {loss}"
+# {fit}: steps projected to be done when the budget ends; {steps}: steps asked for;
+# {budget}: seconds one click may train
+PROGRESS_FIT = " — at this pace about {fit} of the {steps} steps fit in this click's {budget} s"
+STOP_BUTTON = "Stop"
+CONTINUE_BUTTON = "Continue training"
+# {budget}: seconds one click may train; {done}, {steps}: steps taken and asked for
+BUDGET_OUT = ("One click trains for at most {budget} s, so that every session on the server "
+              "stays responsive: this run reached step {done} of {steps}. The result so far is "
+              "below; press Continue training to go on from there.")
+# {done}, {steps}: steps taken and asked for
+PAUSED = ("Training was stopped at step {done} of {steps} (by Stop, another control or leaving "
+          "the page). The result so far is below; press Continue training to go on from there.")
 # {steps}: steps taken ("1 step", "200 steps"); {first}, {last}: the loss before and after;
 # {seconds}: time taken
 DONE = "Trained {steps} in {seconds} s: loss {first} → {last}."
