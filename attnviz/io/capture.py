@@ -316,16 +316,20 @@ def is_causal(model) -> bool:
 
 
 class _eager:
-    """Context manager: the model runs with eager attention, and its setting comes back."""
+    """Context manager: the model runs with eager attention in eval mode (no attention
+    dropout), and its attention implementation and training mode come back afterwards."""
 
     def __init__(self, model):
         self.model = model
         self.before = getattr(model.config, "_attn_implementation", None)
+        self.training = bool(model.training)
 
     def __enter__(self):
         self._set("eager")
+        self.model.eval()
 
     def __exit__(self, *exc):
+        self.model.train(self.training)
         if self.before is not None and self.before != "eager":
             self._set(self.before)
 
@@ -358,18 +362,23 @@ def _encode(model, tokenizer, text, input_ids, attention_mask, token_type_ids,
         if types is not None:
             types = [row + [0] * (t - len(row)) for row in types]
     else:
-        ids = np.asarray(input_ids)
+        ids = _array(input_ids, "input_ids")
         if ids.ndim == 1:
             ids = ids[None]
         if ids.ndim != 2 or ids.dtype.kind not in "iu" or 0 in ids.shape:
             raise ValueError(f"input_ids must be integers of shape (t,) or (batch, t), got "
                              f"{ids.dtype} of shape {ids.shape}")
-        mask = np.ones_like(ids) if attention_mask is None else np.asarray(attention_mask)
+        mask = (np.ones_like(ids) if attention_mask is None
+                else _array(attention_mask, "attention_mask"))
         mask = mask.reshape(ids.shape) if mask.size == ids.size else mask
         if mask.shape != ids.shape:
             raise ValueError(f"attention_mask has shape {mask.shape}; it must match input_ids "
                              f"{ids.shape}")
-        types = None if token_type_ids is None else np.asarray(token_type_ids).reshape(ids.shape)
+        types = None if token_type_ids is None else _array(token_type_ids, "token_type_ids")
+        if types is not None and types.size != ids.size:
+            raise ValueError(f"token_type_ids has shape {types.shape}; it must match input_ids "
+                             f"{ids.shape}")
+        types = None if types is None else types.reshape(ids.shape)
     inputs = {"input_ids": torch.as_tensor(np.asarray(ids), dtype=torch.long, device=device),
               "attention_mask": torch.as_tensor(np.asarray(mask), dtype=torch.long,
                                                 device=device)}
@@ -382,6 +391,17 @@ def _encode(model, tokenizer, text, input_ids, attention_mask, token_type_ids,
                                                                   ()):
         inputs["token_type_ids"] = types
     return inputs, types
+
+
+def _array(values, name: str) -> np.ndarray:
+    """A list, numpy array or torch tensor (on any device) as a numpy array."""
+    if hasattr(values, "detach"):
+        values = values.detach().cpu().numpy()
+    try:
+        return np.asarray(values)
+    except ValueError:
+        raise ValueError(f"{name} must be a rectangular array (pad the sequences to one "
+                         "length and give the attention_mask)") from None
 
 
 def _tokenize(tokenizer, text) -> tuple[list[list[int]], list[list[int]] | None]:

@@ -212,7 +212,22 @@ def test_capture_forces_eager_and_gives_the_setting_back(saved):
     cap = capture(model, tokenizer, text="the cat sat")
     assert cap.attentions[0].shape == (2, 4, 3, 3)
     assert model.config._attn_implementation == "sdpa"
-    assert all(p.grad is None for p in model.parameters())
+    grad_enabled = []
+    model.register_forward_hook(lambda *_: grad_enabled.append(torch.is_grad_enabled()))
+    capture(model, tokenizer, text="the cat")
+    assert grad_enabled == [False]
+
+
+def test_capture_runs_without_dropout_and_gives_the_training_mode_back(loaded, saved):
+    from transformers import AutoModel
+
+    model, tokenizer = loaded["bert"]
+    trained = AutoModel.from_pretrained(saved["bert"], local_files_only=True,
+                                        attention_probs_dropout_prob=0.5).train()
+    cap = capture(trained, tokenizer, text="the cat sat on a mat")
+    assert trained.training  # given back
+    np.testing.assert_array_equal(
+        cap.attentions[0], capture(model, tokenizer, text="the cat sat on a mat").attentions[0])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -344,6 +359,12 @@ def test_capture_refuses_bad_arguments(loaded):
         capture(model, tokenizer, text=["cat"] * 65)
     with pytest.raises(ValueError, match="attention_mask has shape"):
         capture(model, input_ids=np.ones((2, 3), dtype=int), attention_mask=np.ones((2, 4)))
+    with pytest.raises(ValueError, match="input_ids must be a rectangular array"):
+        capture(model, input_ids=[[4, 5], [4]])
+    with pytest.raises(ValueError, match="input_ids must be integers"):
+        capture(model, input_ids=np.ones((1, 3)))
+    with pytest.raises(ValueError, match="token_type_ids has shape"):
+        capture(model, input_ids=np.ones((1, 3), dtype=int), token_type_ids=[0, 1])
     with pytest.raises(ValueError, match="has no tokens"):
         capture(model, input_ids=np.ones((1, 3), dtype=int), attention_mask=np.zeros((1, 3)))
 
