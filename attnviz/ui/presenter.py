@@ -4,9 +4,17 @@ The sidebar toggle (``state.PRESENTER``) switches it on. app.py collapses the si
 is on (:func:`sidebar_state`) and calls :func:`apply` on every run, which injects one static
 CSS block; it contains no user data. Figures grow in ``panels.show_figure`` and the
 Playground's full view collapses its editors (``state.presenter()``).
+
+The CSS blocks reach Streamlit's elements through their ``data-testid`` attributes: not a
+public API, so a Streamlit release may rename one and the rule using it would silently stop
+applying. :func:`streamlit_selectors` lists every such selector the blocks use;
+tests/browser/test_presenter_selectors.py opens the app in presenter mode and fails when one of
+them matches no element.
 """
 
 from __future__ import annotations
+
+import re
 
 import streamlit as st
 
@@ -25,11 +33,8 @@ PRESENTER_CSS = """
 [data-testid="stMain"] .katex-display .katex { font-size: 1.25em; }
 [data-testid="stMain"] code { font-size: 1.15rem; }
 [data-testid="stMain"] [data-testid="stWidgetLabel"] p { font-size: 1.2rem; }
-[data-testid="stMain"] [data-baseweb="select"] div,
 [data-testid="stMain"] input { font-size: 1.2rem; }
 [data-testid="stMain"] [data-testid="stMetricValue"] { font-size: 3rem; }
-[data-testid="stMain"] [data-testid="stTable"] td,
-[data-testid="stMain"] [data-testid="stTable"] th { font-size: 1.3rem; }
 [data-testid="stMainBlockContainer"] { padding-left: 1.5rem; padding-right: 1.5rem; }
 </style>
 """
@@ -48,6 +53,29 @@ COMPACT_PRESENTER_CSS = """
 [data-testid="stMain"] h1 { padding-top: 0; }
 </style>
 """
+
+
+_STREAMLIT_SELECTOR = re.compile(r'\[data-(?:testid|baseweb)="[^"]+"\]')
+
+
+def streamlit_selectors() -> tuple[str, ...]:
+    """Every selector of Streamlit's page structure that presenter mode's CSS relies on, as
+    written in :data:`PRESENTER_CSS`, :data:`COMPACT_CSS` and :data:`COMPACT_PRESENTER_CSS`
+    (read from them, so the list cannot miss one), in order of first use:
+
+    - ``stMain``: the page's main area (every rule is scoped to it, never the sidebar);
+    - ``stMarkdownContainer``, ``stText``, ``stCaptionContainer``: markdown, ``st.text`` and
+      ``st.caption``;
+    - ``stWidgetLabel``: a widget's label (a number or select box's text is its ``input``);
+    - ``stMetricValue``: the number of an ``st.metric`` (the Quiz's score);
+    - ``stMainBlockContainer``: the main area's padded column (less padding in presenter mode
+      and on the lecture view).
+
+    None of them is a public API of Streamlit (1.67 here): tests/browser/test_presenter_selectors.py
+    fails when one stops matching an element of the app.
+    """
+    found = _STREAMLIT_SELECTOR.findall(PRESENTER_CSS + COMPACT_CSS + COMPACT_PRESENTER_CSS)
+    return tuple(dict.fromkeys(found))
 
 
 def sidebar_state() -> str:
