@@ -1,0 +1,712 @@
+"""The induction task: a two-layer attention-only transformer learns to copy in context.
+
+Olsson et al. (2022), "In-context Learning and Induction Heads"
+(https://transformer-circuits.pub/2022/in-context-learning-and-induction-heads/index.html);
+Elhage et al. (2021), "A Mathematical Framework for Transformer Circuits".
+
+The data: random tokens in which a segment of random length (``min_segment`` ..
+``max_segment``) repeats, at places that vary from sequence to sequence ("A B … A → B"). The
+loss counts only the predictions the repeat makes possible: at every token of the second
+occurrence but its last, the next token. Two heads solve it together: a *previous-token head*
+(layer 1 writes "the token before me was A" into each position) and an *induction head* (layer 2
+finds the position whose previous token matches its own token — K-composition — and copies
+what stands there).
+
+The shortcut (``fixed_place=True``): when the first half always repeats as the second half, a
+layer-2 head can attend by position alone (query i to key i − t/2 + 1) and needs no
+previous-token head: the loss falls with no induction circuit (measured: see the report in
+tests/scenarios/test_induction.py).
+
+Scores, on one held-out repeated sequence (every token of its segment distinct and, at the
+default sizes, no other token repeated):
+
+* previous-token score of a head: its mean attention from position i to i − 1 (i >= 1);
+* prefix-matching score: its mean attention from a token that occurred earlier to the
+  positions right *after* its earlier occurrences (Olsson et al.'s definition);
+* copying score: Σλ / Σ|λ| over the eigenvalues of the head's OV circuit E W_V W_O U
+  (:func:`attnviz.core.transformer.copying_score`; Elhage et al.): 1 when attending to a
+  token raises that token's logit in every direction, −1 when it lowers it.
+
+The previous-token head and the induction head are the heads with the highest of the first two
+scores (:func:`identify_heads`), whatever their index; they count as formed above
+:data:`PREVIOUS_TOKEN_THRESHOLD` and :data:`INDUCTION_THRESHOLD` (0.5: the majority of the head's
+attention on the one key the mechanism names, where uniform causal attention gives 0.16 and
+0.05 on the held-out sequence).
+
+Training (:func:`train_induction`) is Adam on fresh batches (step s draws its batch from
+``default_rng([seed, s])``, so a run does not depend on how it is cut into chunks), recorded at
+up to :data:`MAX_FRAMES` steps. It runs in chunks (:func:`start_training`,
+:func:`train_steps`, :func:`finish_training`) so that a caller can stop it between chunks
+(``should_stop``) and show progress.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+
+import numpy as np
+from numpy.typing import NDArray
+
+from attnviz.core.optim import AdamState, adam_step
+from attnviz.core.transformer import (
+    POSITIONAL,
+    Params,
+    TransformerConfig,
+    TransformerResult,
+    copying_score,
+    forward,
+    init_params,
+    loss_and_gradients,
+)
+
+Array = NDArray[np.float64]
+
+PREVIOUS_TOKEN_THRESHOLD = 0.5
+INDUCTION_THRESHOLD = 0.5
+MAX_STEPS = 3000
+MAX_FRAMES = 51  # recorded steps (the first and the last included)
+FRAME_CELLS = 1_000_000  # recorded attention weights in all (8 MB): fewer frames for big models
+HELDOUT_SEED = 2021  # the held-out sequence and the evaluation batch do not depend on the seed
+EVAL_SEED = 2022
+EVAL_BATCH = 64
+
+# (low, high) of every whole-number setting
+LIMITS: dict[str, tuple[int, int]] = {
+    "n_layers": (1, 3), "n_heads": (1, 4), "d_model": (4, 64), "d_head": (2, 32),
+    "vocab_size": (4, 64), "n_tokens": (8, 64), "min_segment": (2, 32),
+    "max_segment": (2, 32), "batch": (1, 256), "steps": (1, MAX_STEPS),
+    "seed": (0, 2**32 - 1),
+}
+MAX_LR = 1.0
+
+
+# ------------------------------------------------------------------------------ settings
+
+
+@dataclass(frozen=True)
+class InductionSettings:
+    """Everything a training run depends on (validated when made; out of range: ValueError).
+
+    The defaults form a previous-token head and an induction head in a few seconds (measured
+    for several seeds in tests/scenarios/test_induction.py).
+
+    Attributes
+    ----------
+    n_layers, n_heads, d_model, d_head, positional, layer_norm
+        The model (:class:`~attnviz.core.transformer.TransformerConfig`).
+    vocab_size : int
+        Token ids 0 .. vocab_size − 1.
+    n_tokens : int
+        Sequence length t.
+    min_segment, max_segment : int
+        The repeated segment's length is drawn uniformly from this range; both occurrences
+        must fit: 2 · max_segment <= n_tokens.
+    fixed_place : bool
+        The shortcut: the first half repeats as the second half, always (segment lengths
+        ignored).
+    lr : float
+        Adam's learning rate, in (0, 1].
+    batch : int
+        Sequences per step.
+    steps : int
+        Adam steps, 1 .. :data:`MAX_STEPS`.
+    seed : int
+        The parameters' initialisation and the batches.
+    """
+
+    n_layers: int = 2
+    n_heads: int = 2
+    d_model: int = 32
+    d_head: int = 16
+    positional: str = "learned"
+    layer_norm: bool = False
+    vocab_size: int = 16
+    n_tokens: int = 24
+    min_segment: int = 4
+    max_segment: int = 8
+    fixed_place: bool = False
+    lr: float = 1e-2
+    batch: int = 32
+    steps: int = 300
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name, (low, high) in LIMITS.items():
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise ValueError(f"{name} must be a whole number, got {value!r}")
+            if not low <= value <= high:
+                raise ValueError(f"{name} must be between {low:,} and {high:,}, got {value:,}")
+        if self.positional not in POSITIONAL:
+            raise ValueError(f"positional must be one of {', '.join(POSITIONAL)}, got "
+                             f"{self.positional!r:.40}")
+        for name in ("layer_norm", "fixed_place"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
+        if isinstance(self.lr, bool) or not isinstance(self.lr, (int, float, np.floating)) \
+                or not (math.isfinite(self.lr) and 0 < self.lr <= MAX_LR):
+            raise ValueError(f"the learning rate must be a number above 0 and at most "
+                             f"{MAX_LR:g}, got {self.lr!r}")
+        if self.min_segment > self.max_segment:
+            raise ValueError(f"min_segment ({self.min_segment}) must be at most max_segment "
+                             f"({self.max_segment})")
+        if 2 * self.max_segment > self.n_tokens:
+            raise ValueError(f"two copies of the longest segment (2 × {self.max_segment}) must "
+                             f"fit in n_tokens ({self.n_tokens})")
+        if self.max_segment > self.vocab_size:
+            raise ValueError(f"the held-out segment uses max_segment ({self.max_segment}) "
+                             f"distinct tokens: vocab_size ({self.vocab_size}) is too small")
+        self.config()  # the model's own checks (RoPE needs an even d_head)
+
+    def config(self) -> TransformerConfig:
+        """The model's configuration."""
+        return TransformerConfig(vocab_size=self.vocab_size, n_ctx=self.n_tokens,
+                                 d_model=self.d_model, n_layers=self.n_layers,
+                                 n_heads=self.n_heads, d_head=self.d_head,
+                                 positional=self.positional, layer_norm=self.layer_norm)
+
+    def as_dict(self) -> dict[str, object]:
+        """The settings as plain values (for a file or a page's state)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+# ------------------------------------------------------------------------------ the task
+
+
+@dataclass(frozen=True, eq=False)
+class InductionBatch:
+    """Sequences with a repeated segment and the loss mask on the repeat.
+
+    Attributes
+    ----------
+    tokens : ndarray of int, shape (batch, t)
+    loss_mask : ndarray of bool, shape (batch, t − 1)
+        True at positions second .. second + length − 2: the predictions of the segment's
+        tokens after its first (position i predicts token i + 1).
+    first, second : ndarray of int, shape (batch,)
+        Where the segment starts, the first time and the second.
+    length : ndarray of int, shape (batch,)
+    """
+
+    tokens: NDArray[np.int_]
+    loss_mask: NDArray[np.bool_]
+    first: NDArray[np.int_]
+    second: NDArray[np.int_]
+    length: NDArray[np.int_]
+
+
+def make_batch(settings: InductionSettings, rng: np.random.Generator, batch: int | None = None
+               ) -> InductionBatch:
+    """Random sequences, each with a segment repeated at a random place.
+
+    Per sequence: the length L uniform in min_segment .. max_segment; the first start uniform
+    in 0 .. t − 2L; the second start uniform from the end of the first occurrence to t − L.
+    Every token is uniform over the vocabulary, then the segment is copied. With
+    ``fixed_place``: L = t // 2 at 0 and t // 2, always.
+    """
+    b = settings.batch if batch is None else batch
+    t, vocab = settings.n_tokens, settings.vocab_size
+    tokens = rng.integers(0, vocab, size=(b, t))
+    if settings.fixed_place:
+        length = np.full(b, t // 2)
+        first, second = np.zeros(b, dtype=np.int64), length.copy()
+    else:
+        length = rng.integers(settings.min_segment, settings.max_segment + 1, size=b)
+        first = (rng.random(b) * (t - 2 * length + 1)).astype(np.int64)
+        room = t - length - (first + length) + 1  # choices for the second start
+        second = first + length + (rng.random(b) * room).astype(np.int64)
+    # copy the segment: column j < length of the second occurrence takes the first's token
+    j = np.arange(t)[None, :]  # (1, t)
+    in_repeat = (j >= second[:, None]) & (j < (second + length)[:, None])  # (b, t)
+    source = np.clip(j - second[:, None] + first[:, None], 0, t - 1)  # (b, t)
+    tokens = np.where(in_repeat, np.take_along_axis(tokens, source, axis=1), tokens)
+    loss_mask = (j[:, :-1] >= second[:, None]) & (j[:, :-1] < (second + length - 1)[:, None])
+    return InductionBatch(tokens, loss_mask, first, second, length)
+
+
+def heldout_sequence(settings: InductionSettings) -> InductionBatch:
+    """The one repeated sequence the attention and the scores are recorded on.
+
+    Its segment is max_segment distinct tokens, first at t // 8, again ending 2 before the
+    end (one token follows it); the other positions hold the remaining tokens, each once when
+    the vocabulary allows (the defaults: every token of 16 appears, only the segment
+    repeats), else drawn at random from them. Fixed (seed :data:`HELDOUT_SEED`), the same for
+    every training seed.
+    """
+    rng = np.random.default_rng(HELDOUT_SEED)
+    t, vocab = settings.n_tokens, settings.vocab_size
+    length = t // 2 if settings.fixed_place else settings.max_segment
+    first = 0 if settings.fixed_place else t // 8
+    second = t // 2 if settings.fixed_place else max(first + length, t - length - 1)
+    order = rng.permutation(vocab)
+    segment, others = order[:length], order[length:]
+    n_fill = t - 2 * length
+    fill = rng.permutation(others)[:n_fill] if len(others) >= n_fill else \
+        rng.choice(others if len(others) else order, size=n_fill)
+    tokens = np.empty(t, dtype=np.int64)
+    repeat = np.zeros(t, dtype=bool)
+    repeat[first:first + length] = repeat[second:second + length] = True
+    tokens[first:first + length] = tokens[second:second + length] = segment
+    tokens[~repeat] = fill
+    loss_mask = np.zeros((1, t - 1), dtype=bool)
+    loss_mask[0, second:second + length - 1] = True
+    one = np.array([1])
+    return InductionBatch(tokens[None], loss_mask, first * one, second * one, length * one)
+
+
+def eval_batch(settings: InductionSettings) -> InductionBatch:
+    """A fixed batch of :data:`EVAL_BATCH` task sequences (seed :data:`EVAL_SEED`)."""
+    return make_batch(settings, np.random.default_rng(EVAL_SEED), EVAL_BATCH)
+
+
+# ------------------------------------------------------------------------------ scores
+
+
+def previous_token_score(weights) -> Array:
+    """Mean attention from every position i >= 1 to i − 1.
+
+    Parameters
+    ----------
+    weights : array_like of shape (..., t, t)
+
+    Returns
+    -------
+    ndarray of shape (...)
+    """
+    w = _check_weights(weights)
+    t = w.shape[-1]
+    if t < 2:
+        raise ValueError("the previous-token score needs at least 2 tokens")
+    return w[..., np.arange(1, t), np.arange(t - 1)].mean(axis=-1)
+
+
+def prefix_matching_score(weights, tokens) -> Array:
+    """Mean attention from a repeated token to the positions right after its earlier
+    occurrences (Olsson et al. 2022).
+
+    For every query i whose token occurred at some j < i, the attention on the keys {j + 1}
+    is summed (over all such j); the score is the mean over those queries.
+
+    Parameters
+    ----------
+    weights : array_like of shape (..., t, t)
+    tokens : array_like of int, shape (t,)
+
+    Returns
+    -------
+    ndarray of shape (...)
+
+    Raises
+    ------
+    ValueError
+        If no token repeats (the score has no query).
+    """
+    w = _check_weights(weights)
+    tokens = np.asarray(tokens)
+    t = w.shape[-1]
+    if tokens.shape != (t,):
+        raise ValueError(f"tokens must have one entry per position ({t}), got shape "
+                         f"{tokens.shape}")
+    targets = prefix_targets(tokens)  # (t, t)
+    queries = targets.any(axis=1)
+    if not queries.any():
+        raise ValueError("no token repeats: the prefix-matching score needs a repeated token")
+    per_query = (w * targets).sum(axis=-1)  # (..., t)
+    return per_query[..., queries].mean(axis=-1)
+
+
+def prefix_targets(tokens) -> NDArray[np.bool_]:
+    """targets[i, j + 1] = True where tokens[j] == tokens[i] for j < i: the keys an induction
+    head attends to from query i. Shape (t, t); zero above the diagonal."""
+    tokens = np.asarray(tokens)
+    t = len(tokens)
+    same = (tokens[:, None] == tokens[None, :]) & np.tri(t, k=-1, dtype=bool)  # j < i
+    targets = np.zeros((t, t), dtype=bool)
+    targets[:, 1:] = same[:, :-1]  # key j + 1 <= i
+    return targets
+
+
+def copying_scores(params: Params) -> Array:
+    """Every head's copying score, shape (n_layers, n_heads)
+    (:func:`attnviz.core.transformer.copying_score`)."""
+    c = params.config
+    return np.array([[copying_score(params, layer, head) for head in range(c.n_heads)]
+                     for layer in range(c.n_layers)])
+
+
+@dataclass(frozen=True)
+class HeadRoles:
+    """The previous-token head and the induction head, chosen by their scores.
+
+    Attributes
+    ----------
+    previous_token : tuple of (layer, head)
+        The head with the highest previous-token score.
+    previous_token_score : float
+    induction : tuple of (layer, head)
+        The head with the highest prefix-matching score.
+    induction_score : float
+    formed : bool
+        Both scores at or above their thresholds, and the induction head in a later layer
+        than the previous-token head (the circuit composes across layers).
+    """
+
+    previous_token: tuple[int, int]
+    previous_token_score: float
+    induction: tuple[int, int]
+    induction_score: float
+    formed: bool
+
+
+def identify_heads(previous: Array, prefix: Array) -> HeadRoles:
+    """The heads with the highest previous-token and prefix-matching scores.
+
+    Parameters
+    ----------
+    previous, prefix : array_like of shape (n_layers, n_heads)
+    """
+    previous, prefix = np.asarray(previous, dtype=float), np.asarray(prefix, dtype=float)
+    if previous.ndim != 2 or previous.shape != prefix.shape:
+        raise ValueError(f"the scores must be two (n_layers, n_heads) arrays, got shapes "
+                         f"{previous.shape} and {prefix.shape}")
+    p = tuple(int(i) for i in np.unravel_index(np.argmax(previous), previous.shape))
+    q = tuple(int(i) for i in np.unravel_index(np.argmax(prefix), prefix.shape))
+    formed = bool(previous[p] >= PREVIOUS_TOKEN_THRESHOLD and prefix[q] >= INDUCTION_THRESHOLD
+                  and q[0] > p[0])
+    return HeadRoles(p, float(previous[p]), q, float(prefix[q]), formed)
+
+
+# ------------------------------------------------------------------------------ phase change
+
+
+@dataclass(frozen=True)
+class PhaseChange:
+    """The steepest sustained fall of the (smoothed) loss.
+
+    Attributes
+    ----------
+    step : int
+        The middle of the steepest stretch (a step number: ``losses[step − 1]`` is its loss).
+    start, end : int
+        Where the fall starts and ends (the steps around ``step`` where the smoothed loss
+        falls at least half as fast as at its steepest).
+    before, after : float
+        The smoothed loss at ``start`` and ``end``.
+    """
+
+    step: int
+    start: int
+    end: int
+    before: float
+    after: float
+
+
+def detect_phase_change(losses, *, window: int = 25, min_drop: float = 0.2) -> PhaseChange | None:
+    """Find the abrupt fall of a loss curve, if it has one.
+
+    1) smooth with a moving average of ``window`` steps (25: the training loss of a batch of
+    32 is noisy; 15 missed seed 1's drop); 2) find the steepest fall of the smoothed curve
+    over ``window`` steps; 3) widen it to the neighbouring steps that still fall at least half
+    as fast. It is a phase change when the loss falls there by at least ``min_drop`` of its
+    starting (smoothed) value, from no higher than 1.5 times that value (not the recovery of
+    a diverging run), and the fall takes at most half the curve; else None (a flat curve, a
+    slow steady decline, a curve shorter than 3 windows).
+
+    Parameters
+    ----------
+    losses : array_like of shape (n,)
+        One loss per step (finite).
+    """
+    losses = np.asarray(losses, dtype=float)
+    if losses.ndim != 1 or not np.isfinite(losses).all():
+        raise ValueError("losses must be a 1-D array of finite numbers")
+    n = len(losses)
+    if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:
+        raise ValueError(f"window must be a whole number >= 1, got {window!r}")
+    w = int(window)
+    if n < 3 * w:
+        return None
+    # 1) smooth: smooth[i] is the mean of steps i .. i + w − 1 (centred at i + w // 2)
+    smooth = np.convolve(losses, np.ones(w) / w, mode="valid")
+    # 2) the fall over w steps from every point
+    fall = smooth[:-w] - smooth[w:]
+    i = int(np.argmax(fall))
+    if fall[i] <= 0:
+        return None
+    # 3) widen to where the fall is still at least half the steepest
+    steep = fall >= fall[i] / 2
+    lo, hi = i, i
+    while lo > 0 and steep[lo - 1]:
+        lo -= 1
+    while hi < len(fall) - 1 and steep[hi + 1]:
+        hi += 1
+    start, end = lo, hi + w  # indices into smooth
+    before, after = float(smooth[start]), float(smooth[end])
+    if before - after < min_drop * smooth[0] or before > 1.5 * smooth[0] \
+            or end - start > n / 2:
+        return None
+    centre = w // 2 + 1  # smooth[k] is centred on losses[k + w // 2], the loss of step k + 1
+    return PhaseChange(i + w // 2 + centre, start + centre, end + centre, before, after)
+
+
+# ------------------------------------------------------------------------------ training
+
+
+@dataclass(frozen=True, eq=False)
+class Frame:
+    """What is recorded at one step.
+
+    Attributes
+    ----------
+    step : int
+    weights : ndarray of shape (n_layers, n_heads, t, t)
+        Every head's attention on the held-out sequence.
+    previous_token, prefix_matching, copying : ndarray of shape (n_layers, n_heads)
+    position_loss : ndarray of shape (t − 1,)
+        The held-out sequence's next-token loss at every position.
+    eval_loss : float
+        The task loss (on the repeat) of the fixed evaluation batch.
+    """
+
+    step: int
+    weights: Array
+    previous_token: Array
+    prefix_matching: Array
+    copying: Array
+    position_loss: Array
+    eval_loss: float
+
+
+@dataclass(frozen=True, eq=False)
+class TrainingState:
+    """A run in progress (a value: :func:`train_steps` returns a new one).
+
+    Attributes
+    ----------
+    settings : InductionSettings
+    params : Params
+        The parameters after ``step`` steps.
+    adam : AdamState or None
+    step : int
+        Steps taken.
+    losses : ndarray of shape (step,)
+        The training loss of every step's batch (before that step's update).
+    frames : tuple of Frame
+    every : int
+        Record every this many steps (and the last).
+    stopped : str
+        Why the run ended early ("" = it has not).
+    seconds : float
+        Wall-clock time spent in training so far.
+    """
+
+    settings: InductionSettings
+    params: Params
+    adam: AdamState | None
+    step: int
+    losses: Array
+    frames: tuple[Frame, ...]
+    every: int
+    stopped: str
+    seconds: float
+
+    @property
+    def done(self) -> bool:
+        """All steps taken, or stopped early."""
+        return self.step >= self.settings.steps or bool(self.stopped)
+
+
+@dataclass(frozen=True, eq=False)
+class InductionRun:
+    """A finished (or stopped) training run, recorded.
+
+    Attributes
+    ----------
+    settings : InductionSettings
+    params : Params
+        The final parameters.
+    losses : ndarray of shape (n,)
+        The training loss of each step taken.
+    frames : ndarray of int, shape (f,)
+        The recorded steps (0 = before training; the last step taken is always one).
+    weights : ndarray of shape (f, n_layers, n_heads, t, t)
+        Every head's attention on the held-out sequence at each recorded step.
+    previous_token, prefix_matching, copying : ndarray of shape (f, n_layers, n_heads)
+    position_loss : ndarray of shape (f, t − 1)
+    eval_loss : ndarray of shape (f,)
+    heldout : InductionBatch
+        The held-out sequence (a batch of one).
+    roles : HeadRoles
+        The heads identified from the last frame's scores.
+    phase_change : PhaseChange or None
+        Detected on ``losses``.
+    stopped : str
+    seconds : float
+    """
+
+    settings: InductionSettings
+    params: Params
+    losses: Array
+    frames: NDArray[np.int_]
+    weights: Array
+    previous_token: Array
+    prefix_matching: Array
+    copying: Array
+    position_loss: Array
+    eval_loss: Array
+    heldout: InductionBatch
+    roles: HeadRoles
+    phase_change: PhaseChange | None
+    stopped: str
+    seconds: float
+
+    def roles_at(self, frame: int) -> HeadRoles:
+        """The heads identified from the scores of recorded frame ``frame``."""
+        return identify_heads(self.previous_token[frame], self.prefix_matching[frame])
+
+    def nbytes(self) -> int:
+        """The memory the recorded arrays and the parameters hold."""
+        arrays = (self.losses, self.frames, self.weights, self.previous_token,
+                  self.prefix_matching, self.copying, self.position_loss, self.eval_loss)
+        return sum(a.nbytes for a in arrays) + sum(a.nbytes for a in self.params.values())
+
+
+def frame_interval(settings: InductionSettings) -> int:
+    """Record every this many steps: at most :data:`MAX_FRAMES` frames and
+    :data:`FRAME_CELLS` recorded weights in all."""
+    per_frame = settings.n_layers * settings.n_heads * settings.n_tokens ** 2
+    n_frames = max(2, min(MAX_FRAMES, FRAME_CELLS // per_frame))
+    return max(1, -(-settings.steps // (n_frames - 1)))
+
+
+def start_training(settings: InductionSettings) -> TrainingState:
+    """The initial state: parameters drawn with the seed, frame 0 recorded."""
+    params = init_params(settings.config(), seed=settings.seed)
+    return TrainingState(settings, params, None, 0, np.zeros(0), (record(params, settings, 0),),
+                         frame_interval(settings), "", 0.0)
+
+
+def train_steps(state: TrainingState, n_steps: int) -> TrainingState:
+    """Up to ``n_steps`` more Adam steps (never beyond ``settings.steps``).
+
+    A step whose loss or new parameters are not finite (a learning rate too large) ends the
+    run: the state keeps the last finite parameters and says why in ``stopped``.
+    """
+    if isinstance(n_steps, bool) or not isinstance(n_steps, (int, np.integer)) or n_steps < 1:
+        raise ValueError(f"n_steps must be a whole number >= 1, got {n_steps!r}")
+    settings, params, adam = state.settings, state.params, state.adam
+    step, frames, stopped = state.step, list(state.frames), state.stopped
+    losses: list[float] = []
+    clock = time.perf_counter()
+    end = min(settings.steps, step + int(n_steps))
+    while step < end and not stopped:
+        batch = make_batch(settings, np.random.default_rng([settings.seed, step + 1]))
+        result, grads = loss_and_gradients(params, batch.tokens, loss_mask=batch.loss_mask)
+        if not np.isfinite(result.loss):
+            stopped = f"step {step + 1}: the loss is no longer finite"
+            break
+        new, new_adam = adam_step(params, grads.params, settings.lr, adam)
+        if not all(np.isfinite(a).all() for a in new.values()):
+            stopped = f"step {step + 1}: the parameters overflow"
+            break
+        params, adam, step = params.replace(new), new_adam, step + 1
+        losses.append(result.loss)
+        if step % state.every == 0 or step == settings.steps:
+            frames.append(record(params, settings, step))
+    if stopped and frames[-1].step != step:
+        frames.append(record(params, settings, step))
+    return TrainingState(settings, params, adam, step,
+                         np.concatenate([state.losses, losses]), tuple(frames), state.every,
+                         stopped, state.seconds + time.perf_counter() - clock)
+
+
+def finish_training(state: TrainingState) -> InductionRun:
+    """Stack the frames, identify the heads, detect the phase change."""
+    frames = state.frames
+    if frames[-1].step != state.step:  # stopped between records: record the last step
+        frames = frames + (record(state.params, state.settings, state.step),)
+
+    def stack(name: str) -> Array:
+        return np.stack([getattr(f, name) for f in frames])
+
+    previous, prefix = stack("previous_token"), stack("prefix_matching")
+    losses = np.asarray(state.losses, dtype=float)
+    phase = detect_phase_change(losses) if len(losses) and np.isfinite(losses).all() else None
+    return InductionRun(state.settings, state.params, losses,
+                        np.array([f.step for f in frames]), stack("weights"), previous, prefix,
+                        stack("copying"), stack("position_loss"),
+                        np.array([f.eval_loss for f in frames]),
+                        heldout_sequence(state.settings),
+                        identify_heads(previous[-1], prefix[-1]), phase, state.stopped,
+                        state.seconds)
+
+
+def train_induction(settings: InductionSettings | None = None, *,
+                    should_stop: Callable[[], bool] | None = None,
+                    progress: Callable[[int, float], None] | None = None,
+                    chunk: int = 25) -> InductionRun:
+    """Train a model on the induction task from ``settings`` (None = the defaults).
+
+    Parameters
+    ----------
+    settings : InductionSettings, optional
+    should_stop : callable() -> bool, optional
+        Asked before every chunk; True ends the run there ("stopped" says so) — a time budget
+        or a Stop button.
+    progress : callable(step, loss), optional
+        Called after every chunk with the steps taken and the last training loss.
+    chunk : int
+        Steps per chunk.
+    """
+    settings = InductionSettings() if settings is None else settings
+    state = start_training(settings)
+    while not state.done:
+        if should_stop is not None and should_stop():
+            state = _stopped(state, f"stopped after {state.step} of {settings.steps} steps")
+            break
+        state = train_steps(state, chunk)
+        if progress is not None and len(state.losses):
+            progress(state.step, float(state.losses[-1]))
+    return finish_training(state)
+
+
+def _stopped(state: TrainingState, why: str) -> TrainingState:
+    return TrainingState(state.settings, state.params, state.adam, state.step, state.losses,
+                         state.frames, state.every, why, state.seconds)
+
+
+# ------------------------------------------------------------------------------ measuring
+
+
+def heldout_forward(params: Params, settings: InductionSettings, head_mask=None
+                    ) -> TransformerResult:
+    """The model on the held-out sequence (loss on its repeat)."""
+    seq = heldout_sequence(settings)
+    return forward(params, seq.tokens, loss_mask=seq.loss_mask, head_mask=head_mask)
+
+
+def induction_loss(params: Params, settings: InductionSettings, head_mask=None) -> float:
+    """The task loss on the fixed evaluation batch (ablate heads with ``head_mask``: False =
+    zeroed)."""
+    batch = eval_batch(settings)
+    return forward(params, batch.tokens, loss_mask=batch.loss_mask, head_mask=head_mask).loss
+
+
+def record(params: Params, settings: InductionSettings, step: int) -> Frame:
+    """Attention, scores and losses of ``params`` at ``step``."""
+    result = heldout_forward(params, settings)
+    tokens = result.tokens[0]
+    weights = result.weights[:, 0]  # (n_layers, n_heads, t, t)
+    return Frame(step, np.array(weights), previous_token_score(weights),
+                 prefix_matching_score(weights, tokens), copying_scores(params),
+                 np.array(result.nll[0]), induction_loss(params, settings))
+
+
+def _check_weights(weights) -> Array:
+    w = np.asarray(weights, dtype=float)
+    if w.ndim < 2 or w.shape[-1] != w.shape[-2]:
+        raise ValueError(f"weights must end in a square (t, t) pattern, got shape {w.shape}")
+    return w
