@@ -41,7 +41,7 @@ MAX_BATCH = 64  # sequences in one capture call
 MAX_CAPTURE_VALUES = 2**25  # batch·layers·heads·t·t kept as float64 (256 MB)
 MAX_MODEL_BYTES = 2 * 1024**3  # parameters of a model load_model accepts (2 GiB)
 CAPTURE_FORMAT = 1  # version of the saved file's layout (the ``attnviz_capture`` array)
-METADATA_KEYS = ("attnviz_capture", "config", "model_type", "is_causal", "sequence",
+METADATA_KEYS = ("attnviz_capture", "config", "model_type", "is_causal", "sequence", "layers",
                  "input_ids", "token_type_ids")
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
                 "pytorch_model.bin.index.json")
@@ -474,7 +474,8 @@ def _tokens(tokenizer, ids: NDArray) -> tuple[str, ...]:
 # Saving for the dashboard
 # ---------------------------------------------------------------------------------------------
 
-def capture_arrays(cap: Capture, sequence: int = 0, dtype=np.float32) -> dict[str, np.ndarray]:
+def capture_arrays(cap: Capture, sequence: int = 0, dtype=np.float32,
+                   layers=None) -> dict[str, np.ndarray]:
     """The arrays of one sequence's file: ``attention``, ``tokens`` and METADATA_KEYS.
 
     Parameters
@@ -485,13 +486,20 @@ def capture_arrays(cap: Capture, sequence: int = 0, dtype=np.float32) -> dict[st
     dtype : numpy float dtype
         Of the saved weights: float32 (half the size; a float32 model's own precision) or
         float64.
+    layers : sequence of int, optional
+        The layers to keep (all by default); their indices are saved as ``layers``.
     """
     if not 0 <= sequence < len(cap):
         raise ValueError(f"sequence {sequence} does not exist; the capture holds {len(cap)} "
                          f"(0 to {len(cap) - 1})")
     if np.dtype(dtype) not in (np.dtype(np.float32), np.dtype(np.float64)):
         raise ValueError(f"dtype must be float32 or float64, got {np.dtype(dtype)}")
-    weights = cap.attentions[sequence].astype(dtype)
+    kept = np.arange(cap.layers) if layers is None else np.asarray(layers)
+    if kept.ndim != 1 or kept.size == 0 or kept.dtype.kind not in "iu" \
+            or not np.all((kept >= 0) & (kept < cap.layers)):
+        raise ValueError(f"layers must list layer indices from 0 to {cap.layers - 1}, got "
+                         f"{str(np.ravel(kept).tolist())[:60]}")
+    weights = cap.attentions[sequence][kept].astype(dtype)  # (len(kept), heads, t, t)
     attention_io.as_attention(weights)  # the loader's own checks: shape, limits, values
     arrays = {
         "attention": weights,
@@ -501,6 +509,7 @@ def capture_arrays(cap: Capture, sequence: int = 0, dtype=np.float32) -> dict[st
         "model_type": np.array(cap.model_type),
         "is_causal": np.array(cap.is_causal),
         "sequence": np.array(sequence, dtype=np.int64),
+        "layers": kept.astype(np.int64),
         "input_ids": cap.input_ids[sequence],
     }
     if cap.token_type_ids is not None:
@@ -509,18 +518,21 @@ def capture_arrays(cap: Capture, sequence: int = 0, dtype=np.float32) -> dict[st
 
 
 def save_capture(cap: Capture, path: str | os.PathLike, sequence: int = 0,
-                 dtype=np.float32) -> int:
+                 dtype=np.float32, layers=None) -> int:
     """Write one sequence of a capture as an ``.npz`` that "Your own attention" uploads.
 
     Parameters
     ----------
     cap : Capture
     path : str or PathLike
-        The file to write (``.npz``).
+        The file to write (``.npz``, compressed).
     sequence : int
         Which sequence of the batch (one file per sequence).
     dtype : numpy float dtype
         float32 (default) or float64 weights.
+    layers : sequence of int, optional
+        Save only these layers (a 12-layer encoder at 128 tokens is ~8 MB in float32, beyond
+        the 5 MB an upload may be).
 
     Returns
     -------
@@ -530,16 +542,16 @@ def save_capture(cap: Capture, path: str | os.PathLike, sequence: int = 0,
     Raises
     ------
     ValueError
-        An unknown sequence, weights beyond the upload limits, or a file larger than an upload
-        may be (MAX_UPLOAD_BYTES) — nothing is written then.
+        An unknown sequence or layer, weights beyond the upload limits, or a file larger than
+        an upload may be (MAX_UPLOAD_BYTES) — nothing is written then.
     """
     buffer = io.BytesIO()
-    np.savez_compressed(buffer, **capture_arrays(cap, sequence, dtype))
+    np.savez_compressed(buffer, **capture_arrays(cap, sequence, dtype, layers))
     data = buffer.getvalue()
     if len(data) > limits.MAX_UPLOAD_BYTES:
+        smaller = "float32 weights, " if np.dtype(dtype) == np.float64 else ""
         raise ValueError(f"the file would be {len(data):,} bytes; an upload may be at most "
-                         f"{limits.MAX_UPLOAD_BYTES:,} bytes — capture a shorter text, or save "
-                         "float32 weights")
+                         f"{limits.MAX_UPLOAD_BYTES:,} bytes — save {smaller}fewer layers "
+                         "(layers=...) or capture a shorter text")
     Path(path).write_bytes(data)
     return len(data)
-

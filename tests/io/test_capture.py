@@ -250,6 +250,7 @@ def test_saved_capture_reads_back_through_the_uploads_loader(loaded, tmp_path):
         assert json.loads(str(npz["config"]))["model_type"] == "bert"
         assert str(npz["model_type"]) == "bert" and not bool(npz["is_causal"])
         assert int(npz["sequence"]) == 1 and int(npz["attnviz_capture"]) == 1
+        np.testing.assert_array_equal(npz["layers"], [0, 1])
         np.testing.assert_array_equal(npz["token_type_ids"], [0, 0, 0, 0, 1, 1])
         np.testing.assert_array_equal(npz["input_ids"], cap.input_ids[1])
 
@@ -276,10 +277,21 @@ def test_save_refuses_what_the_dashboard_cannot_load(loaded, tmp_path, monkeypat
         save_capture(cap, path, sequence=2)
     with pytest.raises(ValueError, match="dtype must be float32 or float64"):
         save_capture(cap, path, dtype=np.float16)
+    with pytest.raises(ValueError, match=r"layers must list layer indices from 0 to 1, got "
+                                         r"\[2\]"):
+        save_capture(cap, path, layers=[2])
+    save_capture(cap, path, layers=[1])
+    up = attention_io.load_attention(path.read_bytes(), path.name)
+    np.testing.assert_array_equal(up.weights[0], cap.attentions[0][1].astype(np.float32))
+    with np.load(path) as npz:
+        np.testing.assert_array_equal(npz["layers"], [1])
+    path.unlink()
     monkeypatch.setattr("attnviz.scenarios.limits.MAX_UPLOAD_BYTES", 100)
     with pytest.raises(ValueError, match=r"the file would be [\d,]+ bytes; an upload may be at "
-                                         r"most 100 bytes"):
+                                         r"most 100 bytes — save fewer layers"):
         save_capture(cap, path)
+    with pytest.raises(ValueError, match=r"save float32 weights, fewer layers"):
+        save_capture(cap, path, dtype=np.float64)
     assert not path.exists()
 
 
