@@ -100,9 +100,8 @@ multi = g.n_heads > 1
 n_kv = np.shape(g.d_v)[0] if spec.projections else 1
 group = g.n_heads // n_kv
 kv = head // group
-f = backward.formulas(backward.settings_of(
-    spec, scenario, w_o=getattr(g, "d_w_o", None) is not None,
-    shared_kv=n_kv < g.n_heads, loss=kind))
+f = backward.formulas(backward.settings_of(spec, scenario, att, shared_kv=n_kv < g.n_heads,
+                                           loss=kind))
 
 st.markdown(f"### {text.LOSS_VALUE.format(value=f'{grads.loss:.6g}')}")
 st.latex(f["loss"])

@@ -97,6 +97,7 @@ def one_query(result, scenario) -> None:
         row = explain_row(att, i, head=head, w_o=scenario.w_o if multi else None)
         titles = text.TITLES
     formulas = formulas_for(row)
+    titles = {**{ms.mod.key: ms.mod.title for ms in row.mod_steps}, **titles}
     shown = []
 
     def step(name: str) -> None:
@@ -135,6 +136,8 @@ def one_query(result, scenario) -> None:
             values.append(text.TAU_LINE.format(tau=number(row.temperature, 6, "latex")))
         if values:
             st.latex(r",\quad ".join(values))
+        for ms in row.mod_steps:  # a bias, a cap, a variant's own change of the scores
+            step(ms.mod.key)
 
     step("mask")
     step("softmax")

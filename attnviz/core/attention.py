@@ -31,6 +31,7 @@ from attnviz.core.checks import (
 )
 from attnviz.core.masks import causal_mask
 from attnviz.core.numerics import read_only, stable_softmax, weighted_sum
+from attnviz.core.score_mods import At, Bias, ScoreMod, SoftCap, apply, chain, find
 
 Array = NDArray[np.floating]
 
@@ -81,10 +82,12 @@ class AttentionResult(SingleHead):
         The factor applied to the scores (1/sqrt(d_k) unless given).
     temperature : float
         The divisor applied after the scale.
-    bias : ndarray of shape (t_q, t_k) or None
-        A bias added to the scaled scores (ALiBi), when there was one.
-    softcap : float or None
-        The cap c of c·tanh(s / c) applied after the bias (Gemma 2), when there was one.
+    score_mods : tuple of ScoreMod
+        Every change the scores went through between q·kᵀ and the mask, in order
+        (:mod:`attnviz.core.score_mods`): the scale first, then any bias, the variant's own,
+        the cap. ``scaled`` is the last one's output.
+    head_index : int
+        This head's index in the stacked heads the modifiers were made for (0 for one head).
     """
 
     q: Array
@@ -98,8 +101,20 @@ class AttentionResult(SingleHead):
     mask: NDArray[np.bool_]
     scale: float
     temperature: float
-    bias: Array | None = None
-    softcap: float | None = None
+    score_mods: tuple[ScoreMod, ...]  # required: a result must say what its scores went through
+    head_index: int = 0
+
+    @property
+    def bias(self) -> Array | None:
+        """This head's bias added to the scaled scores (ALiBi), (t_q, t_k), or None."""
+        mod = find(self.score_mods, Bias)
+        return None if mod is None else mod.values[self.head_index]
+
+    @property
+    def softcap(self) -> float | None:
+        """The cap c of c·tanh(s / c) (Gemma 2), or None."""
+        mod = find(self.score_mods, SoftCap)
+        return None if mod is None else mod.cap
 
 
 @dataclass(frozen=True, eq=False)
@@ -127,9 +142,10 @@ class MultiHeadResult:
         The factor applied to every head's scores (1/sqrt(d_k) of one head unless given).
     temperature : float
     n_heads : int
-    bias : ndarray of shape (n_heads, t_q, t_k) or None
-    softcap : float or None
-        As in :class:`AttentionResult`.
+    score_mods : tuple of ScoreMod
+        As in :class:`AttentionResult` (a bias holds every head's).
+    w_o : ndarray of shape (n_heads·d_v, d_out) or None
+        The output projection, as given (None: the output is the concatenation).
     """
 
     q: Array
@@ -147,8 +163,20 @@ class MultiHeadResult:
     scale: float
     temperature: float
     n_heads: int
-    bias: Array | None = None
-    softcap: float | None = None
+    score_mods: tuple[ScoreMod, ...]  # required, as W_O: the backward pass reads both
+    w_o: Array | None
+
+    @property
+    def bias(self) -> Array | None:
+        """Every head's bias, (n_heads, t_q, t_k), or None."""
+        mod = find(self.score_mods, Bias)
+        return None if mod is None else mod.values
+
+    @property
+    def softcap(self) -> float | None:
+        """The cap c of c·tanh(s / c), or None."""
+        mod = find(self.score_mods, SoftCap)
+        return None if mod is None else mod.cap
 
     def head(self, h: int) -> AttentionResult:
         """The intermediates of head ``h`` (0-based): ``heads[h]``."""
@@ -324,7 +352,7 @@ def multi_head_attention(x_q, x_kv, w_q, w_k, w_v, w_o=None, *, n_heads: int, ma
 
 def attend_heads(q_h, k_h, v_h, *, mask=None, scale: float | None = None,
                  temperature: float = 1.0, bias=None, softcap: float | None = None,
-                 w_o=None) -> MultiHeadResult:
+                 score_mods: tuple[ScoreMod, ...] = (), w_o=None) -> MultiHeadResult:
     """Attention over heads already split: the one path every multi-head variant goes through.
 
     A variant that transforms q and k per head (RoPE, QK-norm), adds a bias to the scores
@@ -355,6 +383,9 @@ def attend_heads(q_h, k_h, v_h, *, mask=None, scale: float | None = None,
     softcap : float, optional
         Logit soft-capping (Gemma 2): the scaled scores s become c·tanh(s / c), before the
         mask; must be > 0. Nearly the identity for |s| ≪ c, never beyond ±c.
+    score_mods : tuple of ScoreMod, optional
+        A variant's own changes of the scores (:mod:`attnviz.core.score_mods`), applied after
+        the bias and before the cap.
     w_o : array_like of shape (n_heads·d_v, d_out), optional
 
     Returns
@@ -386,15 +417,8 @@ def attend_heads(q_h, k_h, v_h, *, mask=None, scale: float | None = None,
     scale = _resolve_scale(scale, d_k)
     temperature = check_positive("temperature", temperature)
     mask = as_mask("mask", mask, (t_q, t_k))
-    if softcap is not None:
-        softcap = check_positive("softcap", softcap)
-    if bias is not None:
-        bias = as_array("bias", bias, (1, 2, 3)).astype(dtype, copy=False)
-        try:
-            bias = np.broadcast_to(bias, (n_heads, t_q, t_k))
-        except ValueError:
-            raise ValueError(f"bias must be broadcastable to (n_heads, t_q, t_k) = ({n_heads}, "
-                             f"{t_q}, {t_k}), got shape {bias.shape}") from None
+    mods = chain(scale, temperature, bias=bias, softcap=softcap, extra=tuple(score_mods),
+                 shape=(n_heads, t_q, t_k), dtype=dtype)
     if w_o is not None:
         w_o = as_array("w_o", w_o, 2)
         if w_o.shape[0] != n_heads * d_v:
@@ -406,8 +430,8 @@ def attend_heads(q_h, k_h, v_h, *, mask=None, scale: float | None = None,
     kq = np.repeat(k_h, group, axis=0) if group > 1 else k_h  # (n_heads, t_k, d_k)
     vq = np.repeat(v_h, group, axis=0) if group > 1 else v_h  # (n_heads, t_k, d_v)
     # 2) attend in every head at once
-    scores, scaled, masked, weights, head_outputs = _attend(q_h, kq, vq, mask,
-                                                            scale / temperature, bias, softcap)
+    scores, scaled, masked, weights, head_outputs = _attend(q_h, kq, vq, mask, mods,
+                                                            At.grid(n_heads, t_q, t_k))
     # 3) concatenate the heads side by side
     concat = head_outputs.transpose(1, 0, 2).reshape(t_q, -1)  # (t_q, n_heads·d_v)
     # 4) project
@@ -416,17 +440,19 @@ def attend_heads(q_h, k_h, v_h, *, mask=None, scale: float | None = None,
     q = q_h.transpose(1, 0, 2).reshape(t_q, -1)  # (t_q, n_heads·d_k)
     k = k_h.transpose(1, 0, 2).reshape(t_k, -1)  # (t_k, n_kv_heads·d_k)
     v = v_h.transpose(1, 0, 2).reshape(t_k, -1)  # (t_k, n_kv_heads·d_v)
+    if w_o is not None:
+        w_o = w_o.copy()
     read_only(q, k, v, q_h, kq, vq, scores, scaled, masked, weights, head_outputs, concat,
-               output)
+              output, *([] if w_o is None else [w_o]))
     heads = tuple(
         AttentionResult(q_h[h], kq[h], vq[h], scores[h], scaled[h], masked[h], weights[h],
-                        head_outputs[h], mask, scale, temperature,
-                        bias=None if bias is None else bias[h], softcap=softcap)
+                        head_outputs[h], mask, scale, temperature, score_mods=mods,
+                        head_index=h)
         for h in range(n_heads)
     )
     return MultiHeadResult(q, k, v, heads, scores, scaled, masked, weights, head_outputs,
-                           concat, output, mask, scale, temperature, n_heads, bias=bias,
-                           softcap=softcap)
+                           concat, output, mask, scale, temperature, n_heads, score_mods=mods,
+                           w_o=w_o)
 
 
 def mix_heads(head_outputs, head_weights) -> Array:
@@ -475,15 +501,16 @@ def _single_head(q: Array, k: Array, v: Array, mask, scale, temperature) -> Atte
     scale = _resolve_scale(scale, q.shape[1])
     temperature = check_positive("temperature", temperature)
     mask = as_mask("mask", mask, (q.shape[0], k.shape[0]))
-    scores, scaled, masked, weights, output = _attend(q, k, v, mask, scale / temperature)
+    mods = chain(scale, temperature)
+    scores, scaled, masked, weights, output = _attend(q, k, v, mask, mods,
+                                                      At.head(0, q.shape[0], k.shape[0]))
     read_only(q, k, v, scores, scaled, masked, weights, output)
     return AttentionResult(q, k, v, scores, scaled, masked, weights, output, mask, scale,
-                           temperature)
+                           temperature, score_mods=mods)
 
 
-def _attend(q: Array, k: Array, v: Array, mask: NDArray[np.bool_], factor: float,
-            bias: Array | None = None, softcap: float | None = None
-            ) -> tuple[Array, Array, Array, Array, Array]:
+def _attend(q: Array, k: Array, v: Array, mask: NDArray[np.bool_],
+            mods: tuple[ScoreMod, ...], at: At) -> tuple[Array, Array, Array, Array, Array]:
     """The computing path on trusted inputs, with any leading (head) axes.
 
     Parameters
@@ -492,12 +519,10 @@ def _attend(q: Array, k: Array, v: Array, mask: NDArray[np.bool_], factor: float
     k : ndarray of shape (..., t_k, d_k)
     v : ndarray of shape (..., t_k, d_v)
     mask : ndarray of bool, shape (t_q, t_k)
-    factor : float
-        scale / temperature.
-    bias : ndarray broadcastable to (..., t_q, t_k), optional
-        Added to the scaled scores.
-    softcap : float, optional
-        Scaled scores s become softcap·tanh(s / softcap).
+    mods : tuple of ScoreMod
+        The changes of the scores, in order (the scale first).
+    at : At
+        Where the scores sit (head, query and key indices).
 
     Returns
     -------
@@ -512,14 +537,11 @@ def _attend(q: Array, k: Array, v: Array, mask: NDArray[np.bool_], factor: float
     with np.errstate(over="ignore", invalid="ignore"):
         # 1) score every query against every key
         scores = q @ np.swapaxes(k, -1, -2)  # (..., t_q, t_k)
-        # 2) scale and apply the temperature (0 · inf = NaN when the factor itself overflows)
-        scaled = scores * scores.dtype.type(factor)
-        if bias is not None:
-            scaled = scaled + bias
-    if not np.isfinite(scaled).all():
+    # 2) every change of the scores: scale and temperature, bias, the variant's, cap
+    stages = apply(mods, scores, at)
+    if not all(np.isfinite(s).all() for s in stages[1:]):
         raise ValueError(_SCORES_OVERFLOW)
-    if softcap is not None:
-        scaled = softcap * np.tanh(scaled / scaled.dtype.type(softcap))
+    scaled = stages[-1]
     # 3) mask: −inf where attending is forbidden
     masked = scaled if mask.all() else np.where(mask, scaled, scaled.dtype.type(-np.inf))
     # 4) normalise over the keys

@@ -6,7 +6,8 @@ convention, heads on the first axis; dX means ∂L/∂X for a scalar loss L)::
     dW_O = Concatᵀ dO          dConcat = dO W_Oᵀ           (split into the heads' dO_h)
     dV_h = P_hᵀ dO_h           dP_h = dO_h V_hᵀ (+ a loss's own ∂L/∂P_h)
     dS̃_h = P_h ∘ (dP_h − rowsum(P_h ∘ dP_h))                 (softmax; 0 where masked)
-    dS_h = dS̃_h ∘ (1 − (S̃_h / c)²) · scale / τ              (soft-capping c, when on)
+    dS_h = dS̃_h ∘ ∂S̃_h/∂S_h                                  (through every score modifier:
+                                e.g. (1 − (S̃_h / c)²) for a cap c, then · scale / τ)
     dQ_h = dS_h K_h            dK_h = dS_hᵀ Q_h
 
 Heads that share a key/value head (grouped-query attention) add their dK_h and dV_h into it.
@@ -29,6 +30,7 @@ from attnviz.core.additive import AdditiveResult, PoolingResult
 from attnviz.core.attention import AttentionResult, MultiHeadResult
 from attnviz.core.checks import as_array
 from attnviz.core.numerics import read_only
+from attnviz.core.score_mods import At, apply, pull_back
 
 Array = NDArray[np.floating]
 
@@ -148,24 +150,22 @@ def softmax_backward(weights, d_weights) -> Array:
 
 
 def attention_backward(result: AttentionResult | MultiHeadResult, d_output=None, *,
-                       d_weights=None, w_o=None, softcap: float | None = None
-                       ) -> AttentionGradients:
+                       d_weights=None) -> AttentionGradients:
     """The gradients of every intermediate of a dot-product attention result.
+
+    Everything the forward applied is read from the result — its score modifiers
+    (``score_mods``: scale and temperature, bias, cap, a variant's own) and its W_O — so the
+    backward pass cannot disagree with the forward.
 
     Parameters
     ----------
     result : AttentionResult or MultiHeadResult
-        The forward result (from any dot-product variant: its ``scaled`` holds the capped
-        scores when soft-capping was on, the bias included).
+        The forward result (from any dot-product variant).
     d_output : array_like of shape (t_q, d_out), optional
         ∂L/∂output; None = the loss does not read the output.
     d_weights : array_like of shape (n_heads, t_q, t_k) or (t_q, t_k), optional
         A loss's own gradient of the weights (e.g. cross-entropy against a target pattern),
         added to dO_h V_hᵀ.
-    w_o : array_like of shape (n_heads·d_v, d_out), optional
-        The output projection the forward used (multi-head results with W_O).
-    softcap : float, optional
-        The cap c the forward used.
 
     Returns
     -------
@@ -180,6 +180,7 @@ def attention_backward(result: AttentionResult | MultiHeadResult, d_output=None,
     d_k_width, d_v_width = q_h.shape[2], v_h.shape[2]
     n_kv = (result.k.shape[1] // d_k_width) if heads else 1
     concat = result.concat if heads else result.output
+    w_o = result.w_o if heads else None
     out = result.output
     dtype = p.dtype
     d_out = np.zeros(out.shape, dtype) if d_output is None else \
@@ -189,7 +190,7 @@ def attention_backward(result: AttentionResult | MultiHeadResult, d_output=None,
     with np.errstate(over="ignore", invalid="ignore"):
         # 1) through W_O and the concatenation
         if w_o is not None:
-            w_o = as_array("w_o", w_o, 2).astype(dtype)
+            w_o = w_o.astype(dtype)
             d_w_o = concat.T @ d_out
             d_concat = d_out @ w_o.T
         else:
@@ -200,11 +201,13 @@ def attention_backward(result: AttentionResult | MultiHeadResult, d_output=None,
         dp = d_ho @ np.swapaxes(v_h, 1, 2)  # (n, t_q, t_k)
         if d_weights is not None:
             dp = dp + np.broadcast_to(as_array("d_weights", d_weights, (2, 3)), p.shape)
-        # 3) through the softmax, 4) the cap, the scale and the temperature
+        # 3) through the softmax, 4) every change of the scores, last to first
         d_scaled = _softmax_backward(p, dp)
-        scaled = result.scaled if heads else result.scaled[None]
-        d_pre = d_scaled if softcap is None else d_scaled * (1 - (scaled / softcap) ** 2)
-        d_scores = d_pre * dtype.type(result.scale / result.temperature)
+        scores = result.scores if heads else result.scores[None]
+        at = At.grid(n, t_q, t_k) if heads else At(
+            np.full((1, 1, 1), result.head_index), *At.head(0, t_q, t_k)[1:])
+        d_scores = pull_back(result.score_mods, apply(result.score_mods, scores, at),
+                             d_scaled, at)
         # 5) through q·kᵀ, then into the shared key/value heads
         d_q = d_scores @ k_h  # (n, t_q, d_k)
         d_kq = np.swapaxes(d_scores, 1, 2) @ q_h  # (n, t_k, d_k)

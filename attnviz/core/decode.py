@@ -107,7 +107,8 @@ def cached_decoding(q, k, v, *, prefill: int, mask=None, scale: float | None = N
     difference = float(np.abs(output - full.output).max())
     read_only(weights, output)
     return DecodeResult(full.q, full.k, full.v, full.scores, full.scaled, full.masked, weights,
-                        output, full.mask, full.scale, full.temperature, prefill=prefill,
+                        output, full.mask, full.scale, full.temperature, score_mods=full.score_mods,
+                        prefill=prefill,
                         steps=tuple(steps), difference=difference)
 
 

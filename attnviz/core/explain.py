@@ -36,6 +36,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from attnviz.core.additive import AdditiveResult
 from attnviz.core.attention import AttentionResult, MultiHeadResult
+from attnviz.core.score_mods import At, Scale, ScoreMod
 
 Array = NDArray[np.float64]
 
@@ -90,6 +91,24 @@ class AdditiveInputs:
     w_k: ArrayLike
     v_a: ArrayLike
     bias: ArrayLike | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class ModStep:
+    """One score modifier applied to a row: ``after = mod.forward(before, at)``.
+
+    Attributes
+    ----------
+    mod : ScoreMod
+    before, after : ndarray of shape (t_k,)
+    at : At
+        Where the row sits (its head and query index, every key).
+    """
+
+    mod: ScoreMod
+    before: Array
+    after: Array
+    at: At
 
 
 @dataclass(frozen=True, eq=False)
@@ -158,14 +177,11 @@ class RowSteps:
     sink_exp : float or None
         A learned sink logit s (attention sinks): its term exp(s − m_i) in the row sum Z_i,
         which m_i also covers; None without a sink.
-    bias : ndarray of shape (t_k,) or None
-        The bias added to this row's scaled scores (ALiBi); None without one.
-    softcap : float or None
-        The cap c of c·tanh(s / c) applied after the bias (Gemma 2); None without one.
     factor_scaled : ndarray of shape (t_k,) or None
-        s_ij · scale / τ, before the bias and the cap (``scaled`` includes them).
-    before_cap : ndarray of shape (t_k,) or None
-        After the bias, before the cap.
+        s_ij · scale / τ, before any later score modifier (``scaled`` is after all of them).
+    mod_steps : tuple of ModStep
+        Every score modifier after the scale (a bias, a cap, a variant's own), with this
+        row's scores before and after it, in order.
     core : CoreRow
     """
 
@@ -203,10 +219,8 @@ class RowSteps:
     head_share: Array | None = None
     final_output: Array | None = None
     sink_exp: float | None = None
-    bias: Array | None = None
-    softcap: float | None = None
     factor_scaled: Array | None = None
-    before_cap: Array | None = None
+    mod_steps: tuple[ModStep, ...] = ()
 
     @property
     def t_k(self) -> int:
@@ -348,11 +362,8 @@ def _dot_row(part: AttentionResult, i: int) -> RowSteps:
     core = CoreRow(scores=_f64(part.scores[i]), scaled=_f64(part.scaled[i]),
                    masked=_f64(part.masked[i]), weights=_f64(part.weights[i]),
                    output=_f64(part.output[i]))
-    bias = getattr(part, "bias", None)
-    chain = _chain(products, float(part.scale), float(part.temperature), part.mask[i],
-                   _f64(part.v), sink=getattr(part, "sink_logit", None),
-                   bias=None if bias is None else _f64(bias[i]),
-                   softcap=getattr(part, "softcap", None))
+    chain = _chain(products, part.score_mods, At.row(part.head_index, i, k.shape[0]),
+                   part.mask[i], _f64(part.v), sink=getattr(part, "sink_logit", None))
     return RowSteps(kind="dot", i=i, q=q_i, k=k, any_masked=not bool(np.all(part.mask)),
                     head=None, n_heads=1, core=core, **chain)
 
@@ -407,7 +418,7 @@ def _additive_row(result: AdditiveResult, i: int, inputs: AdditiveInputs) -> Row
                    weights=_f64(weights[i]), output=_f64(np.atleast_2d(result.output)[i]),
                    features=_f64(stored[i]))
     mask = np.atleast_2d(result.mask)
-    chain = _chain(products, 1.0, 1.0, mask[i], values)
+    chain = _chain(products, (), At.row(0, i, products.shape[0]), mask[i], values)
     return RowSteps(kind="additive", i=i, head=None, n_heads=1, x_q=x_q, a=a, b=b,
                     features=features, v_a=v_a, any_masked=not bool(np.all(mask)), core=core,
                     **chain)
@@ -415,30 +426,32 @@ def _additive_row(result: AdditiveResult, i: int, inputs: AdditiveInputs) -> Row
 
 # --- the common chain: scale, temperature, mask, softmax, values -------------------------------
 
-def _chain(products: Array, scale: float, temperature: float, mask_row: NDArray[np.bool_],
-           v: Array, *, sink: float | None = None, bias: Array | None = None,
-           softcap: float | None = None) -> dict:
-    """Every step after the products, for one row (the fields RowSteps shares across kinds);
-    ``sink``: a learned sink logit that joins the softmax (its exp in the row sum); ``bias``:
-    this row's bias added to the scaled scores (ALiBi); ``softcap``: the cap c of c·tanh(s/c)
-    applied after it — in the core's order."""
+def _chain(products: Array, mods: tuple[ScoreMod, ...], at: At,
+           mask_row: NDArray[np.bool_], v: Array, *, sink: float | None = None) -> dict:
+    """Every step after the products, for one row (the fields RowSteps shares across kinds):
+    the result's score modifiers in its order (the scale first; none for additive scores),
+    the mask, the softmax (``sink``: a learned sink logit that joins it, its exp in the row
+    sum) and the values."""
     t_k, d = products.shape
     # 1) score: Σ_m of the products, in order
     scores = np.zeros(t_k)
     for m in range(d):
         scores = scores + products[:, m]
-    # 2) scale, 3) temperature, 4) mask
+    # 2) scale and temperature (one factor, as the core applies it: the same bits), then
+    #    every later modifier of the scores
+    first = mods[0] if mods and isinstance(mods[0], Scale) else Scale(1.0, 1.0)
+    scale, temperature = float(first.scale), float(first.temperature)
     times_scale = scores * scale
-    scaled = scores * (scale / temperature)  # one factor, as the core applies it (same bits)
-    factor_scaled = scaled
-    if bias is not None:
-        scaled = scaled + bias
-    before_cap = scaled
-    if softcap is not None:
-        scaled = softcap * np.tanh(scaled / softcap)
+    factor_scaled = first.forward(scores, at)
+    mod_steps, scaled = [], factor_scaled
+    for mod in mods[1:] if mods and mods[0] is first else mods:
+        after = mod.forward(scaled, at)
+        mod_steps.append(ModStep(mod, scaled, after, at))
+        scaled = after
+    # 3) mask
     mask = np.array(mask_row, dtype=bool)
     masked = np.where(mask, scaled, -math.inf)
-    # 5) row maximum, exp of the shifted scores, row sum (exactly rounded), weights
+    # 4) row maximum, exp of the shifted scores, row sum (exactly rounded), weights
     row_max = float(np.max(scaled[mask])) if mask.any() else None
     if sink is not None:
         row_max = float(sink) if row_max is None else max(row_max, float(sink))
@@ -448,14 +461,14 @@ def _chain(products: Array, scale: float, temperature: float, mask_row: NDArray[
     sink_exp = None if sink is None else math.exp(float(sink) - row_max)
     row_sum = math.fsum([*exp, *([sink_exp] if sink_exp is not None else [])])
     weights = exp / row_sum if row_sum > 0 else np.zeros(t_k)
-    # 6) the values, weighted, and their sum
+    # 5) the values, weighted, and their sum
     terms = weights[:, None] * v  # (t_k, d_v)
     output = terms.sum(axis=0)
     return dict(products=products, scores=scores, scale=scale, times_scale=times_scale,
                 temperature=temperature, scaled=scaled, mask=mask, masked=masked,
                 row_max=row_max, shifted=shifted, exp=exp, row_sum=row_sum, weights=weights,
-                v=v, terms=terms, output=output, sink_exp=sink_exp, bias=bias,
-                softcap=softcap, factor_scaled=factor_scaled, before_cap=before_cap)
+                v=v, terms=terms, output=output, sink_exp=sink_exp,
+                factor_scaled=factor_scaled, mod_steps=tuple(mod_steps))
 
 
 def _vector_times_matrix(vec: Array, matrix: Array) -> Array:

@@ -126,7 +126,8 @@ def online_softmax_attention(q, k, v, *, tile: int, mask=None, scale: float | No
         read_only(st.m, st.l, st.o, st.alpha)
     read_only(weights, output, lse)
     return OnlineResult(full.q, full.k, full.v, full.scores, full.scaled, full.masked, weights,
-                        output, full.mask, full.scale, full.temperature, tile=tile,
+                        output, full.mask, full.scale, full.temperature, score_mods=full.score_mods,
+                        tile=tile,
                         tiles=tuple(states), lse=lse, difference=difference)
 
 

@@ -90,5 +90,6 @@ def attention_with_sink(q, k, v, *, mask=None, scale: float | None = None,
         read_only(weights, output)
     read_only(sink)
     return SinkResult(full.q, full.k, full.v, full.scores, full.scaled, full.masked, weights,
-                      output, full.mask, full.scale, full.temperature, sink_logit=sink_logit,
+                      output, full.mask, full.scale, full.temperature, score_mods=full.score_mods,
+                      sink_logit=sink_logit,
                       sink_weight=sink)

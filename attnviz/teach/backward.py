@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attnviz.core.score_mods import ScoreMod
 from attnviz.scenarios.variant import Variant
 
 LOSS_FORMULAS = {
@@ -28,7 +29,9 @@ class Settings:
     Attributes
     ----------
     temperature : float
-    softcap : float or None
+    mods : tuple of ScoreMod
+        The changes of the scores after the scale (a bias, a cap, a variant's own), in order:
+        each writes its factor of dS.
     w_o : bool
         The output goes through W_O (multi-head results).
     shared_kv : bool
@@ -40,18 +43,20 @@ class Settings:
     """
 
     temperature: float = 1.0
-    softcap: float | None = None
+    mods: tuple[ScoreMod, ...] = ()
     w_o: bool = False
     shared_kv: bool = False
     additive: bool = False
     loss: str = "output_mse"
 
 
-def settings_of(spec: Variant, scenario, *, w_o: bool, shared_kv: bool, loss: str) -> Settings:
-    """The :class:`Settings` of a scenario run with its variant ``spec``."""
-    softcap = scenario.param("softcap") if "softcap" in {p.name for p in spec.params} else None
-    return Settings(temperature=float(scenario.temperature), softcap=softcap, w_o=w_o,
-                    shared_kv=shared_kv, additive=not spec.projections, loss=loss)
+def settings_of(spec: Variant, scenario, result, *, shared_kv: bool, loss: str) -> Settings:
+    """The :class:`Settings` of a scenario run with its variant ``spec``: the score modifiers
+    and W_O as the forward ``result`` recorded them."""
+    mods = tuple(getattr(result, "score_mods", ())[1:])  # after the scale
+    return Settings(temperature=float(scenario.temperature), mods=mods,
+                    w_o=getattr(result, "w_o", None) is not None, shared_kv=shared_kv,
+                    additive=not spec.projections, loss=loss)
 
 
 def formulas(s: Settings) -> dict[str, str]:
@@ -74,9 +79,8 @@ def formulas(s: Settings) -> dict[str, str]:
         out["params"] = (r"dW_q = X^\top \sum_j dH_{ij},\quad dW_k = X_s^\top \sum_i dH_{ij},"
                          r"\quad dH_{ij} = dF_{ij} \circ (1 - F_{ij}^2)")
         return out
-    cap = (rf"\left(1 - (\tilde S / {s.softcap:g})^2\right) \circ "
-           if s.softcap is not None else "")
-    out["d_scores"] = rf"dS = {cap}d\tilde S \cdot {factor}"
+    through = "".join(mod.written_derivative(r"\tilde S") for mod in reversed(s.mods))
+    out["d_scores"] = rf"dS = {through}d\tilde S \cdot {factor}"
     out["d_q"] = r"dQ = dS\,K"
     group = r"\sum_{h \in g}" if s.shared_kv else ""
     out["d_k"] = rf"dK_g = {group} dS_h^\top Q_h" if s.shared_kv else r"dK = dS^\top Q"

@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass
 
 from attnviz.core.explain import RowSteps
+from attnviz.core.score_mods import ScoreMod
 
 SCALE_KINDS = ("sqrt_dk", "none", "custom")
 
@@ -68,10 +69,9 @@ class Settings:
     masked : bool
         The result masks at least one pair.
     multi_head : bool
-    biased : bool
-        A bias is added to the scaled scores (ALiBi).
-    capped : bool
-        The scores are soft-capped, c·tanh(s / c) (Gemma 2).
+    mods : tuple of ScoreMod
+        The changes of the scores after the scale, in order (a bias, a cap, a variant's own:
+        :mod:`attnviz.core.score_mods`); each writes its own step.
     """
 
     kind: str = "dot"
@@ -79,8 +79,7 @@ class Settings:
     tempered: bool = False
     masked: bool = False
     multi_head: bool = False
-    biased: bool = False
-    capped: bool = False
+    mods: tuple[ScoreMod, ...] = ()
 
 
 def settings_of(row: RowSteps) -> Settings:
@@ -93,7 +92,7 @@ def settings_of(row: RowSteps) -> Settings:
         scale = "custom"
     return Settings(kind=row.kind, scale=scale, tempered=row.temperature != 1.0,
                     masked=row.any_masked, multi_head=row.n_heads > 1 or row.head is not None,
-                    biased=row.bias is not None, capped=row.softcap is not None)
+                    mods=tuple(step.mod for step in row.mod_steps))
 
 
 def output_symbol(settings: Settings, i: int, head: int | None = None) -> str:
@@ -146,12 +145,8 @@ def formulas(settings: Settings) -> dict[str, str]:
             table["temperature"] = rf"s'_{{ij}} = {divided}"
         table["scaled"] = rf"s'_{{ij}} = {divided}"
         current = "s'_{ij}"
-    if settings.biased:  # ALiBi: the bias joins the scaled score
-        table["bias"] = rf"s^{{b}}_{{ij}} = {current} + b_{{ij}},\quad b_{{ij}} = -m_h\,(i - j)"
-        current = "s^{b}_{ij}"
-    if settings.capped:  # soft-capping bends the score into (−c, c)
-        table["cap"] = rf"\hat s_{{ij}} = c\,\tanh\!\left({current} / c\right)"
-        current = r"\hat s_{ij}"
+    for mod in settings.mods:  # each later change of the scores writes its own step
+        table[mod.key], current = mod.written(current)
     if settings.masked:
         table["mask"] = (rf"{s}''_{{ij}} = \begin{{cases}} {current} & \text{{if }} M_{{ij}}\\ "
                          r"-\infty & \text{otherwise}\end{cases}")

@@ -60,7 +60,9 @@ def steps_frame(row: RowSteps, k_labels: list[str]) -> pd.DataFrame:
     else:
         columns = {COLUMNS["score"]: row.core.scores,
                    COLUMNS["times_scale"]: row.times_scale,
-                   COLUMNS["scaled"]: row.core.scaled}
+                   COLUMNS["scaled"]: row.factor_scaled}
+        for ms in row.mod_steps:  # every later change of the scores, in order
+            columns[ms.mod.title] = ms.after
     columns.update({
         COLUMNS["allowed"]: row.mask,
         COLUMNS["masked"]: row.core.masked,

@@ -16,6 +16,7 @@ import numpy as np
 import streamlit as st
 
 from attnviz.core.explain import CellSteps
+from attnviz.core.score_mods import At
 from attnviz.figures.clickable import cell_from_selection
 from attnviz.teach.explain import formulas_for, number, output_symbol, settings_of
 from attnviz.teach.text import trace as text
@@ -71,6 +72,11 @@ def click_handler(chart_key: str, curve: int, n_cols: int, query_key: str,
     return on_select
 
 
+def _titles(row, titles: dict[str, str]) -> dict[str, str]:
+    """The step titles: the teaching text's, and a score modifier's own where it has none."""
+    return {**{ms.mod.key: ms.mod.title for ms in row.mod_steps}, **titles}
+
+
 def _minus(x: float) -> str:
     """``− x`` for LaTeX, with a negative x in parentheses."""
     return rf"- ({num(x, 4)})" if x < 0 else rf"- {num(x, 4)}"
@@ -99,7 +105,7 @@ def render_cell(cell: CellSteps) -> None:
     row, i, j = cell.row, cell.i, cell.j
     additive = row.kind == "additive"
     formulas = formulas_for(row)
-    step = _Steps(formulas, text.ADDITIVE_TITLES if additive else text.TITLES)
+    step = _Steps(formulas, _titles(row, text.ADDITIVE_TITLES if additive else text.TITLES))
     ij = f"{{{i},{j}}}"
     if additive:
         step("features", rf"f_{ij} = {vec(cell.features)}")
@@ -113,12 +119,9 @@ def render_cell(cell: CellSteps) -> None:
         step("scale", rf"{num(cell.score)} \times {num(row.scale)} = {num(cell.times_scale)}")
         step("temperature", rf"{num(cell.times_scale)} \div {num(row.temperature)} = "
                             rf"{num(row.factor_scaled[j])}")
-        if row.bias is not None:  # ALiBi
-            step("bias", rf"{num(row.factor_scaled[j])} + ({num(row.bias[j])}) = "
-                         rf"{num(row.before_cap[j])}")
-        if row.softcap is not None:  # soft-capping
-            step("cap", rf"{num(row.softcap)}\,\tanh({num(row.before_cap[j])} / "
-                        rf"{num(row.softcap)}) = {num(cell.scaled)}")
+        for ms in row.mod_steps:  # every later change of the scores: bias, cap, ...
+            step(ms.mod.key, ms.mod.traced(float(ms.before[j]), float(ms.after[j]),
+                                           At(ms.at.h, ms.at.i, np.intp(j)), num))
     _softmax(cell, step, sym="e''" if additive else "s''", e=r"\epsilon" if additive else "e")
     out = output_symbol(settings_of(row), i, row.head)
     step("term", rf"{num(cell.alpha)} \times {vec(cell.v_j)}", rf"= {vec(cell.term)}",

@@ -572,10 +572,10 @@ def test_results_store_every_field_when_they_are_made():
     multi = multi_head_attention(x, None, *w, n_heads=2, causal=True)
     for result, names in (
         (single, ["q", "k", "v", "scores", "scaled", "masked", "weights", "output", "mask",
-                  "scale", "temperature", "bias", "softcap"]),
+                  "scale", "temperature", "score_mods", "head_index"]),
         (multi, ["q", "k", "v", "heads", "scores", "scaled", "masked", "weights",
                  "head_outputs", "concat", "output", "mask", "scale", "temperature",
-                 "n_heads", "bias", "softcap"]),
+                 "n_heads", "score_mods", "w_o"]),
     ):
         assert [f.name for f in dataclasses.fields(result)] == names
         assert set(vars(result)) == set(names)  # stored, nothing computed on access

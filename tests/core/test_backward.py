@@ -87,7 +87,7 @@ def test_attention_backward_matches_finite_differences(case):
         return np.sum(r.output * d_out) + np.sum(r.weights * d_p)
 
     result = attend_heads(q, k, v, w_o=w_o, **kw)
-    g = attention_backward(result, d_out, d_weights=d_p, w_o=w_o, softcap=softcap)
+    g = attention_backward(result, d_out, d_weights=d_p)
     assert_gradient(g.d_q, numeric_gradient(loss, q))
     assert_gradient(g.d_k, numeric_gradient(loss, k))
     assert_gradient(g.d_v, numeric_gradient(loss, v))
@@ -203,6 +203,24 @@ def test_a_loss_of_the_weights_alone_gives_exactly_zero_value_gradients(t_q, t_k
         rng.normal(size=(1, t_k, 2))
     w_o = rng.normal(size=(4, 3))
     r = attend_heads(q, k, v, w_o=w_o, mask=random_mask(rng, t_q, t_k))
-    g = attention_backward(r, None, d_weights=rng.normal(size=(2, t_q, t_k)), w_o=w_o)
+    g = attention_backward(r, None, d_weights=rng.normal(size=(2, t_q, t_k)))
     assert (g.d_v == 0).all() and (g.d_w_o == 0).all() and (g.d_output == 0).all()
     np.testing.assert_allclose(g.d_scaled.sum(axis=-1), 0, atol=1e-12)
+
+
+def test_the_backward_pass_reads_what_the_forward_applied_and_takes_nothing_twice():
+    # the cap, the bias, the scale and W_O come from the result: no argument can disagree
+    rng = np.random.default_rng(5)
+    q, k, v = rng.normal(size=(2, 3, 2)), rng.normal(size=(2, 3, 2)), rng.normal(size=(2, 3, 2))
+    w_o = rng.normal(size=(4, 4))  # square: a forgotten W_O would not fail on its shape
+    r = attend_heads(q, k, v, softcap=0.9, bias=rng.normal(size=(2, 3, 3)), w_o=w_o)
+    assert [m.key for m in r.score_mods] == ["scaled", "bias", "cap"]
+    assert r.w_o is not None and np.array_equal(r.w_o, w_o)
+    for stale in ({"w_o": w_o}, {"softcap": 0.9}):
+        with pytest.raises(TypeError):
+            attention_backward(r, np.ones((3, 4)), **stale)
+    # a result cannot be made without saying what its scores went through
+    with pytest.raises(TypeError):
+        type(r.head(0))(*[getattr(r.head(0), f) for f in (
+            "q", "k", "v", "scores", "scaled", "masked", "weights", "output", "mask", "scale",
+            "temperature")])

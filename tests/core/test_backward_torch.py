@@ -55,7 +55,7 @@ def test_attention_backward_matches_autograd(seed):
                           temperature=temperature, bias=bias, softcap=softcap, w_o=w_o)
     d_out = rng.normal(size=result.output.shape)
     d_p = rng.normal(size=result.weights.shape)
-    ours = attention_backward(result, d_out, d_weights=d_p, w_o=w_o, softcap=softcap)
+    ours = attention_backward(result, d_out, d_weights=d_p)
 
     t = {name: torch.tensor(a, requires_grad=True) for name, a in arrays.items()}
     t_wo = None if w_o is None else torch.tensor(w_o, requires_grad=True)

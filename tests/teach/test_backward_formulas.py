@@ -6,6 +6,7 @@ import numpy as np
 
 from attnviz.core.backward import softmax_backward
 from attnviz.core.numerics import stable_softmax
+from attnviz.core.score_mods import SoftCap
 from attnviz.teach.backward import LOSS_FORMULAS, Settings, cell_gradient, cell_latex, formulas
 
 
@@ -14,7 +15,7 @@ def test_the_formulas_name_what_the_settings_turn_on():
     assert r"\tau" not in plain["d_scores"] and "tanh" not in plain["d_scores"]
     assert plain["d_w_o"] == "" and r"\sum_{h" not in plain["d_k"]
     assert r"\tau" in formulas(Settings(temperature=0.5))["d_scores"]
-    assert "/ 2" in formulas(Settings(softcap=2.0))["d_scores"]
+    assert "/ 2" in formulas(Settings(mods=(SoftCap(2.0),)))["d_scores"]
     heads = formulas(Settings(w_o=True, shared_kv=True))
     assert "W_O" in heads["d_w_o"] and r"\sum_{h \in g}" in heads["d_k"]
     assert "dO_h" in heads["d_weights"]

@@ -9,6 +9,7 @@ import pytest
 
 from attnviz.core.attention import scaled_dot_product_attention
 from attnviz.core.explain import explain_row
+from attnviz.core.score_mods import Bias, SoftCap
 from attnviz.scenarios.presets import PRESETS
 from attnviz.scenarios.scenario import run_scenario
 from attnviz.teach.explain import Settings, formulas, formulas_for, number, settings_of
@@ -57,7 +58,7 @@ def test_custom_scale_temperature_and_mask_all_shown():
     assert "M_{ij}" in f["mask"] and r"s''_{ij}" in f["exp"]
     # every formula the pages title exists, and every title has a formula in some setting
     full = formulas(Settings(scale="custom", tempered=True, masked=True, multi_head=True,
-                             biased=True, capped=True))
+                             mods=(Bias(np.zeros((1, 1, 1))), SoftCap(2.0))))
     additive = formulas(Settings(kind="additive", masked=True))
     for titles in (step_by_step.TITLES, trace.TITLES):
         assert set(titles) <= set(full) | set(additive)
@@ -105,3 +106,16 @@ def test_alibi_and_softcap_rows_explain_their_bias_and_cap():
         f = formulas_for(row)
         assert ("bias" in f) == (key == "alibi_local") and ("cap" in f) == (key == "softcap_2")
         assert (r"\hat s_{ij}" in f["exp"]) == (key == "softcap_2")
+
+
+def test_each_score_modifier_writes_its_own_step_in_the_recorded_order():
+    alibi = explain_row(run_scenario(PRESETS["alibi_local"].build()).attention, 3, head=1)
+    f = formulas_for(alibi)
+    assert [s.mod.key for s in alibi.mod_steps] == ["bias"]
+    assert r"b_{ij} = -m_h\,(i - j)" in f["bias"] and "s^{b}_{ij}" in f["mask"]
+    capped = explain_row(run_scenario(PRESETS["softcap_2"].build()).attention, 2)
+    f = formulas_for(capped)
+    assert [s.mod.key for s in capped.mod_steps] == ["cap"]
+    assert r"\tanh" in f["cap"] and r"\hat s_{ij}" in f["exp"]
+    # the recorded steps reproduce the core's scaled scores exactly
+    assert np.array_equal(capped.mod_steps[-1].after, capped.core.scaled)

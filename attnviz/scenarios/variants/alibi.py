@@ -12,16 +12,20 @@ import numpy as np
 
 from attnviz.core.alibi import alibi_bias
 from attnviz.core.initializers import init_weights
+from attnviz.core.score_mods import Bias
 from attnviz.scenarios.variant import Inputs, Preset, Variant, dot_product_backward
 from attnviz.scenarios.variants.formulas import scaled, softmax
 from attnviz.scenarios.variants.heads import attend, project_heads
+
+MEANING = r"b_{ij} = -m_h\,(i - j)"  # ALiBi's bias, as the formulas write it
 
 
 def compute(inputs: Inputs):
     """Causal multi-head attention with −m_h·(i − j) added to head h's scaled scores."""
     q_h, k_h, v_h = project_heads(inputs)
     bias = alibi_bias(inputs.n_heads, q_h.shape[1], k_h.shape[1])  # (n_heads, t, t)
-    return attend(inputs, q_h, k_h, v_h, causal=True, bias=bias, always_heads=True)
+    return attend(inputs, q_h, k_h, v_h, causal=True, always_heads=True,
+                  score_mods=(Bias(bias, meaning=MEANING),))
 
 
 def local_heads():

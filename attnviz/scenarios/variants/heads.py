@@ -16,6 +16,7 @@ from numpy.typing import NDArray
 from attnviz.core.attention import AttentionResult, MultiHeadResult, attend_heads
 from attnviz.core.checks import as_array
 from attnviz.core.masks import causal_mask
+from attnviz.core.score_mods import ScoreMod
 from attnviz.scenarios.variant import Inputs
 
 Array = NDArray[np.floating]
@@ -68,9 +69,11 @@ def project_heads(inputs: Inputs, *, n_kv_heads: int | None = None
 
 
 def attend(inputs: Inputs, q_h, k_h, v_h, *, causal: bool = False, bias=None,
-           softcap: float | None = None, always_heads: bool = False
-           ) -> AttentionResult | MultiHeadResult:
-    """Attend over the prepared heads with the inputs' mask, scale and temperature.
+           softcap: float | None = None, score_mods: tuple[ScoreMod, ...] = (),
+           always_heads: bool = False) -> AttentionResult | MultiHeadResult:
+    """Attend over the prepared heads with the inputs' mask, scale and temperature, and the
+    variant's changes of the scores (``bias``, ``softcap``, ``score_mods``: see
+    :func:`~attnviz.core.attention.attend_heads`).
 
     Returns the single head's :class:`AttentionResult` when there is one head and the variant
     does not always run with heads; otherwise the :class:`MultiHeadResult` with W_O.
@@ -83,5 +86,6 @@ def attend(inputs: Inputs, q_h, k_h, v_h, *, causal: bool = False, bias=None,
     heads = always_heads or inputs.n_heads > 1
     result = attend_heads(q_h, k_h, v_h, mask=mask, scale=inputs.scale,
                           temperature=inputs.temperature, bias=bias, softcap=softcap,
+                          score_mods=score_mods,
                           w_o=inputs.scenario.w_o if heads else None)
     return result if heads else result.head(0)

@@ -21,12 +21,6 @@ def compute(inputs: Inputs):
     return attend(inputs, q_h, k_h, v_h, softcap=inputs.scenario.param("softcap"))
 
 
-def backward(inputs: Inputs, result, d_output, d_weights):
-    """The dot-product backward pass through the cap: ∂(c·tanh(s/c))/∂s = 1 − tanh²(s/c)."""
-    return dot_product_backward(inputs, result, d_output, d_weights,
-                                softcap=inputs.scenario.param("softcap"))
-
-
 def capped():
     """Hand-built: large scores, cap 2 — the dominant key loses most of its lead."""
     from attnviz.scenarios.scenario import projected  # the scenario module reads the registry
@@ -48,6 +42,6 @@ VARIANT = Variant(
     formula=lambda w: (
         softmax(r"c\,\tanh\!\left(" + scaled(r"QK^\top", w, by="c") + r"\right)", w)
         + r"V,\quad " + PROJECTIONS),
-    compute=compute, backward=backward, params=PARAMS,
+    compute=compute, backward=dot_product_backward, params=PARAMS,
     presets=(Preset("softcap_2", "Soft-capping at c = 2", "hand-built", capped),),
 )
