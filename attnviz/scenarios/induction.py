@@ -231,7 +231,7 @@ def heldout_sequence(settings: InductionSettings) -> InductionBatch:
     """The one repeated sequence the attention and the scores are recorded on.
 
     Its segment is max_segment distinct tokens, first at t // 8, again ending 2 before the
-    end (one token follows it); the other positions hold the remaining tokens, each once when
+    end (one token follows it) when there is room; the other positions hold the remaining tokens, each once when
     the vocabulary allows (the defaults: every token of 16 appears, only the segment
     repeats), else drawn at random from them. Fixed (seed :data:`HELDOUT_SEED`), the same for
     every training seed.
@@ -239,10 +239,13 @@ def heldout_sequence(settings: InductionSettings) -> InductionBatch:
     rng = np.random.default_rng(HELDOUT_SEED)
     t, vocab = settings.n_tokens, settings.vocab_size
     length = t // 2 if settings.fixed_place else settings.max_segment
-    first = 0 if settings.fixed_place else t // 8
-    second = t // 2 if settings.fixed_place else max(first + length, t - length - 1)
+    first = 0 if settings.fixed_place else min(t // 8, t - 2 * length)
+    second = t // 2 if settings.fixed_place else \
+        min(t - length, max(first + length, t - length - 1))
     order = rng.permutation(vocab)
     segment, others = order[:length], order[length:]
+    if length > vocab:  # the fixed-place half is longer than the vocabulary
+        segment = rng.choice(vocab, size=length)
     n_fill = t - 2 * length
     fill = rng.permutation(others)[:n_fill] if len(others) >= n_fill else \
         rng.choice(others if len(others) else order, size=n_fill)

@@ -99,6 +99,23 @@ def test_the_heldout_sequence_repeats_only_its_segment():
     assert len(values) == DEFAULTS.vocab_size  # at the defaults every token appears
 
 
+@pytest.mark.parametrize(("n_tokens", "vocab_size", "max_segment", "fixed_place"), [
+    (8, 4, 4, False), (9, 8, 4, False), (24, 16, 8, False), (64, 64, 32, False),
+    (64, 16, 8, True), (8, 4, 2, True), (17, 5, 5, False),
+])
+def test_the_heldout_sequence_fits_every_allowed_size(n_tokens, vocab_size, max_segment,
+                                                      fixed_place):
+    settings = InductionSettings(n_tokens=n_tokens, vocab_size=vocab_size, min_segment=2,
+                                 max_segment=max_segment, fixed_place=fixed_place)
+    seq = heldout_sequence(settings)
+    f, s, n = int(seq.first[0]), int(seq.second[0]), int(seq.length[0])
+    tokens = seq.tokens[0]
+    assert tokens.shape == (n_tokens,) and 0 <= f and f + n <= s and s + n <= n_tokens
+    np.testing.assert_array_equal(tokens[s:s + n], tokens[f:f + n])
+    assert tokens.min() >= 0 and tokens.max() < vocab_size
+    assert seq.loss_mask.sum() == n - 1
+
+
 # ------------------------------------------------------------------------------ scores
 
 
