@@ -669,6 +669,69 @@ def loss_and_gradients(params: Params, tokens, *, loss_mask=None, head_mask=None
     return result, backward(result)
 
 
+# ------------------------------------------------------------------------------ one head
+
+
+@dataclass(frozen=True, eq=False)
+class HeadView:
+    """One head of one sequence, as a single-head self-attention the core's other functions
+    (and the dashboard's pages) can open: ``weights = softmax(causal(q kᵀ · scale))`` with
+    ``q = x @ w_q``, ``k = x @ w_k`` (then rotated when ``rope``), ``v = x @ w_v``.
+
+    Attributes
+    ----------
+    layer, head, sequence : int
+    x : ndarray of shape (t, d_model)
+        The head's input: the residual stream entering the layer (after its layer norm).
+    w_q, w_k, w_v : ndarray of shape (d_model, d_head)
+    w_o : ndarray of shape (d_head, d_model)
+    q, k, v : ndarray of shape (t, d_head)
+        As the model computed them (q and k after RoPE when ``rope``).
+    weights : ndarray of shape (t, t)
+    output : ndarray of shape (t, d_model)
+        What the head writes into the stream (zero when ablated).
+    scale : float
+        1 / √d_head.
+    rope : bool
+        q and k were rotated by position (RoPE, split-half layout, base ``rope_base``).
+    ablated : bool
+    """
+
+    layer: int
+    head: int
+    sequence: int
+    x: Array
+    w_q: Array
+    w_k: Array
+    w_v: Array
+    w_o: Array
+    q: Array
+    k: Array
+    v: Array
+    weights: Array
+    output: Array
+    scale: float
+    rope: bool
+    ablated: bool
+
+
+def head_view(result: TransformerResult, layer: int, head: int, sequence: int = 0) -> HeadView:
+    """Head ``head`` of layer ``layer`` on sequence ``sequence`` of a forward result."""
+    config = result.params.config
+    layer = _check_index("layer", layer, config.n_layers)
+    head = _check_index("head", head, config.n_heads)
+    sequence = _check_index("sequence", sequence, result.tokens.shape[0])
+    r = result.layers[layer]
+    x = (r.x_in if r.norm is None else r.norm.output)[sequence]
+    w = result.params.layer(layer)
+    keep = bool(r.keep[head])
+    output = r.head_outputs[sequence, head] if keep else np.zeros_like(r.x_in[sequence])
+    return HeadView(layer, head, sequence, x, w["w_q"][head], w["w_k"][head], w["w_v"][head],
+                    w["w_o"][head], r.q[sequence, head], r.k[sequence, head],
+                    r.v[sequence, head], r.weights[sequence, head], output,
+                    1.0 / float(np.sqrt(config.d_head)), config.positional == "rope", not keep)
+
+
 # ------------------------------------------------------------------------------ circuits
 
 

@@ -20,6 +20,7 @@ from attnviz.core.transformer import (
     backward,
     copying_score,
     forward,
+    head_view,
     init_params,
     loss_and_gradients,
     ov_circuit,
@@ -277,6 +278,31 @@ def test_init_is_reproducible_and_drawn_in_order():
         np.testing.assert_array_equal(a[name], b[name])
     assert list(a) == list(config.shapes())
     assert a.n_parameters() == sum(np.prod(s) for s in config.shapes().values())
+
+
+@pytest.mark.parametrize("positional", ["learned", "rope"])
+def test_a_head_opens_as_single_head_self_attention(positional):
+    from attnviz.core.attention import self_attention
+    from attnviz.core.rope import apply_rope
+
+    params = small_model(positional=positional, layer_norm=True)
+    tokens = np.array([[0, 1, 2, 3, 1, 2], [3, 2, 1, 0, 6, 5]])
+    keep = np.array([[True, True], [True, False]])
+    result = forward(params, tokens, head_mask=keep)
+    view = head_view(result, 1, 0, sequence=1)
+    assert view.rope == (positional == "rope")
+    if positional == "learned":
+        single = self_attention(view.x, view.w_q, view.w_k, view.w_v, causal=True,
+                                scale=view.scale)
+        np.testing.assert_allclose(single.weights, view.weights, atol=1e-14)
+        np.testing.assert_allclose(single.output @ view.w_o, view.output, atol=1e-13)
+    else:
+        np.testing.assert_allclose(apply_rope(view.x @ view.w_q), view.q, atol=1e-14)
+    np.testing.assert_array_equal(view.weights, result.layers[1].weights[1, 0])
+    ablated = head_view(result, 1, 1)
+    assert ablated.ablated and not ablated.output.any()
+    with pytest.raises(ValueError, match="head must be between 0 and 1, got 2"):
+        head_view(result, 0, 2)
 
 
 def test_copying_score_of_an_identity_and_a_negated_ov_circuit():
