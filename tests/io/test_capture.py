@@ -403,6 +403,8 @@ def run_snippet(code: str, folder: Path, cwd: Path, monkeypatch) -> dict:
 def test_the_docs_snippets_run(saved, tmp_path, monkeypatch):
     blocks = python_blocks((ROOT / "docs" / "capture.md").read_text(encoding="utf-8"))
     assert len(blocks) >= 2
+    readme = python_blocks((ROOT / "README.md").read_text(encoding="utf-8"))
+    blocks += [code for code in readme if "attnviz.io.capture" in code]  # its capture example
     for i, code in enumerate(blocks):
         cwd = tmp_path / str(i)
         cwd.mkdir()
