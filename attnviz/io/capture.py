@@ -276,6 +276,10 @@ def capture(model, tokenizer=None, text=None, input_ids=None, attention_mask=Non
     """
     import torch
 
+    encoder = model.get_encoder() if hasattr(model, "get_encoder") else model
+    if getattr(model.config, "is_encoder_decoder", False) and encoder is not model:
+        raise ValueError(f"{type(model).__name__} is an encoder-decoder model; capture one "
+                         "stack at a time: capture(model.get_encoder(), tokenizer, text=...)")
     inputs, types = _encode(model, tokenizer, text, input_ids, attention_mask, token_type_ids,
                             max_tokens)
     mask = inputs["attention_mask"]
@@ -287,6 +291,10 @@ def capture(model, tokenizer=None, text=None, input_ids=None, attention_mask=Non
         raise ValueError(f"the {type(model).__name__} returned no attention weights "
                          "(outputs.attentions is empty); capture reads self-attention of "
                          "encoder or decoder models")
+    if len({tuple(a.shape) for a in layers}) != 1:
+        raise ValueError(f"the layers of this {type(model).__name__} return attention of "
+                         f"different shapes ({', '.join(str(tuple(a.shape)) for a in layers[:4])}"
+                         ", ...); capture needs (batch, heads, t, t) in every layer")
     stacked = torch.stack([a.detach() for a in layers], dim=1)  # (batch, layers, heads, t, t)
     stacked = stacked.to(device="cpu", dtype=torch.float64).numpy()
     ids = inputs["input_ids"].cpu().numpy()

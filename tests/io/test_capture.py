@@ -381,6 +381,20 @@ def test_capture_refuses_bad_arguments(loaded):
         capture(model, input_ids=np.ones((1, 3), dtype=int), attention_mask=np.zeros((1, 3)))
 
 
+def test_capture_refuses_an_encoder_decoder_model_and_reads_its_encoder():
+    from transformers import T5Config, T5Model
+
+    model = T5Model(T5Config(vocab_size=len(VOCAB), d_model=16, d_kv=4, d_ff=32, num_layers=2,
+                             num_heads=4)).eval()
+    with pytest.raises(ValueError, match=r"T5Model is an encoder-decoder model; capture one "
+                                         r"stack at a time: capture\(model.get_encoder\(\)"):
+        capture(model, input_ids=[4, 5, 6])
+    cap = capture(model.get_encoder(), input_ids=[4, 5, 6])
+    assert cap.attentions[0].shape == (2, 4, 3, 3) and not cap.is_causal
+    np.testing.assert_allclose(cap.attentions[0].sum(axis=-1), 1.0, atol=1e-6)
+
+
+
 # ---------------------------------------------------------------------------------------------
 # The snippets users copy: docs/capture.md and the page's how-to run as written
 # ---------------------------------------------------------------------------------------------
