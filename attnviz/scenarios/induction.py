@@ -71,7 +71,7 @@ MAX_FRAMES = 51  # recorded steps (the first and the last included)
 FRAME_CELLS = 1_000_000  # recorded attention weights in all (8 MB): fewer frames for big models
 HELDOUT_SEED = 2021  # the held-out sequence and the evaluation batch do not depend on the seed
 EVAL_SEED = 2022
-EVAL_BATCH = 64
+EVAL_BATCH = 32
 
 # (low, high) of every whole-number setting
 LIMITS: dict[str, tuple[int, int]] = {
