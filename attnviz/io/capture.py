@@ -94,6 +94,16 @@ class Capture:
         return int(self.attentions[0].shape[1])
 
 
+def _require() -> None:
+    """Import torch and transformers, or say which extra to install."""
+    try:
+        import torch  # noqa: F401
+        import transformers  # noqa: F401
+    except ImportError as exc:
+        raise ImportError(f"capturing attention needs torch and transformers ({exc}); install "
+                          "them with: pip install 'attnviz[models]'") from None
+
+
 # ---------------------------------------------------------------------------------------------
 # Loading a saved model, offline
 # ---------------------------------------------------------------------------------------------
@@ -128,6 +138,7 @@ def load_model(path: str | os.PathLike, max_bytes: int = MAX_MODEL_BYTES):
         tokenizer, holds an architecture transformers does not know, or a model larger than
         the limit.
     """
+    _require()
     from transformers import AutoConfig, AutoModel, AutoTokenizer
 
     folder = _model_folder(path)
@@ -274,6 +285,7 @@ def capture(model, tokenizer=None, text=None, input_ids=None, attention_mask=Non
         than max_tokens or the model's positions, a batch beyond MAX_BATCH or
         MAX_CAPTURE_VALUES, or a model that returns no attention.
     """
+    _require()
     import torch
 
     encoder = model.get_encoder() if hasattr(model, "get_encoder") else model

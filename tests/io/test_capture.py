@@ -381,6 +381,15 @@ def test_capture_refuses_bad_arguments(loaded):
         capture(model, input_ids=np.ones((1, 3), dtype=int), attention_mask=np.zeros((1, 3)))
 
 
+def test_without_the_extra_the_error_names_it(loaded, saved, monkeypatch):
+    monkeypatch.setitem(sys.modules, "transformers", None)  # import transformers fails
+    with pytest.raises(ImportError, match=r"needs torch and transformers .*pip install "
+                                          r"'attnviz\[models\]'"):
+        load_model(saved["gpt2"])
+    with pytest.raises(ImportError, match=r"pip install 'attnviz\[models\]'"):
+        capture(*loaded["gpt2"], text="the cat")
+
+
 def test_capture_refuses_an_encoder_decoder_model_and_reads_its_encoder():
     from transformers import T5Config, T5Model
 
