@@ -1,11 +1,35 @@
-"""Shared test set-up: make tests/ importable (apptest_helpers, reference) for every test module.
+"""Shared test set-up: make tests/ importable (apptest_helpers, reference) for every test module,
+and the Hypothesis profile every property test runs with.
 
-Nothing else: no Streamlit module is imported here, so the core, scenario, io and teach tests
-collect and run without Streamlit installed, and a Streamlit upgrade that moves an internal can
-fail only the few page tests that use one (see ``apptest_helpers``: fragment reruns).
+No Streamlit module is imported here, so the core, scenario, io and teach tests collect and run
+without Streamlit installed, and a Streamlit upgrade that moves an internal can fail only the
+few page tests that use one (see ``apptest_helpers``: fragment reruns).
+
+Hypothesis profiles (``HYPOTHESIS_PROFILE`` chooses one; ``ci`` by default):
+
+* ``ci`` — the same examples on every run (``derandomize``: the seed is a hash of the test, so
+  a suite cannot pass or fail by chance), no example database, a modest ``max_examples``, a
+  5 s deadline per example, and no shrink phase: a failing example is reported as found, with
+  the ``@reproduce_failure`` blob to replay it (an unbounded shrink once took over five
+  minutes). Settings a test gives itself (``max_examples``, ``deadline``) still apply, and
+  inherit the rest from this profile.
+* ``dev`` — random examples, the local example database and shrinking, for hunting bugs
+  (``HYPOTHESIS_PROFILE=dev python -m pytest tests/core``); replay its finds in ``ci``.
 """
 
+import os
 import sys
+from datetime import timedelta
 from pathlib import Path
 
+from hypothesis import Phase, settings
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+settings.register_profile(
+    "ci", derandomize=True, database=None, max_examples=50, deadline=timedelta(seconds=5),
+    phases=(Phase.explicit, Phase.reuse, Phase.generate), print_blob=True)
+settings.register_profile(
+    "dev", parent=settings.get_profile("ci"), derandomize=False,
+    database=settings.get_profile("default").database, phases=tuple(Phase))
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
