@@ -169,7 +169,7 @@ if fields == ["w_v"] and loss.kind == "pattern_ce":
 settings = fingerprint((scenario, loss.kind, loss.target, tuple(fields), optimizer, float(lr),
                         steps, start, seed, head))
 record = st.session_state.get(RUN)
-b1, b2 = st.columns([1, 4])
+b1, b2, _ = st.columns([1, 2, 6])
 fresh = b1.button(text.TRAIN_BUTTON, type="primary", key="learn_train", disabled=not fields)
 go_on = b2.empty()  # Continue, while the last run can go on
 if (not fresh and record is not None and record["settings"] == settings
