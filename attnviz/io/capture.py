@@ -40,6 +40,7 @@ MAX_CAPTURE_TOKENS = limits.MAX_UPLOAD_T  # tokens of one sequence: what the das
 MAX_BATCH = 64  # sequences in one capture call
 MAX_CAPTURE_VALUES = 2**25  # batch·layers·heads·t·t kept as float64 (256 MB)
 MAX_MODEL_BYTES = 2 * 1024**3  # parameters of a model load_model accepts (2 GiB)
+MAX_CONFIG_BYTES = 1024 * 1024  # a model folder's config.json
 CAPTURE_FORMAT = 1  # version of the saved file's layout (the ``attnviz_capture`` array)
 METADATA_KEYS = ("attnviz_capture", "config", "model_type", "is_causal", "sequence", "layers",
                  "input_ids", "token_type_ids")
@@ -127,7 +128,7 @@ def load_model(path: str | os.PathLike, max_bytes: int = MAX_MODEL_BYTES):
     Returns
     -------
     model : transformers.PreTrainedModel
-        ``AutoModel`` (the base model, no task head), in eval mode.
+        ``AutoModel`` (the base model, no task head), float32, eager attention, eval mode.
     tokenizer : transformers tokenizer
         ``AutoTokenizer`` of the same folder.
 
@@ -135,30 +136,31 @@ def load_model(path: str | os.PathLike, max_bytes: int = MAX_MODEL_BYTES):
     ------
     ValueError
         The folder does not exist, is not a model (no config.json, no weights), has no
-        tokenizer, holds an architecture transformers does not know, or a model larger than
-        the limit.
+        tokenizer, holds an architecture transformers does not know (or a config it cannot
+        build), or a model larger than the limit.
     """
     _require()
-    from transformers import AutoConfig, AutoModel, AutoTokenizer
+    import torch
+    from transformers import CONFIG_MAPPING, AutoConfig, AutoModel, AutoTokenizer
 
     folder = _model_folder(path)
+    model_type = _declared_model_type(folder)
+    if model_type not in CONFIG_MAPPING:
+        raise ValueError(f"the config.json of {folder} names model_type {model_type[:60]!r}, an "
+                         "architecture this version of transformers does not know (attnviz "
+                         "never runs code from a model folder)")
     try:
         config = AutoConfig.from_pretrained(folder, local_files_only=True,
                                             trust_remote_code=False)
-    except (ValueError, KeyError) as exc:
-        model_type = _declared_model_type(folder)
-        raise ValueError(f"the model in {folder} has model_type {model_type!r}, an "
-                         f"architecture this transformers does not know "
-                         f"({_first_line(exc)})") from None
-    except OSError as exc:
-        raise ValueError(f"the config.json of {folder} cannot be read ({_first_line(exc)})") \
-            from None
-    n_bytes = model_bytes(config)
+        n_bytes = model_bytes(config)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"the config.json of {folder} does not describe a model transformers "
+                         f"can build ({_first_line(exc)})") from None
     limit = min(int(max_bytes), _available_memory() // 2)
     if n_bytes > limit:
         raise ValueError(f"the model in {folder} needs about {n_bytes / 1024**3:.2f} GiB for "
-                         f"its parameters; at most {limit / 1024**3:.2f} GiB are allowed "
-                         f"(max_bytes, and half the memory this machine has free)")
+                         f"its parameters in float32; at most {limit / 1024**3:.2f} GiB are "
+                         "allowed (max_bytes, and half the memory this machine has free)")
     try:
         tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True,
                                                   trust_remote_code=False)
@@ -167,8 +169,11 @@ def load_model(path: str | os.PathLike, max_bytes: int = MAX_MODEL_BYTES):
             from None
     try:
         model = AutoModel.from_pretrained(folder, config=config, local_files_only=True,
-                                          trust_remote_code=False, attn_implementation="eager")
-    except (OSError, ValueError) as exc:
+                                          trust_remote_code=False, attn_implementation="eager",
+                                          dtype=torch.float32)
+    except Exception as exc:
+        # a damaged weights file raises whatever its reader raises (safetensors' own
+        # SafetensorError, torch's UnpicklingError, OSError, ...): each is damaged weights
         raise ValueError(f"the weights in {folder} cannot be loaded ({_first_line(exc)})") \
             from None
     model.eval()
@@ -196,11 +201,20 @@ def _model_folder(path) -> str:
 
 
 def _declared_model_type(folder: str) -> str:
+    """The ``model_type`` written in a folder's config.json, read as plain JSON."""
+    path = os.path.join(folder, "config.json")
+    if os.path.getsize(path) > MAX_CONFIG_BYTES:
+        raise ValueError(f"the config.json of {folder} is {os.path.getsize(path):,} bytes; at "
+                         f"most {MAX_CONFIG_BYTES:,} are read")
     try:
-        with open(os.path.join(folder, "config.json"), encoding="utf-8") as fp:
-            return str(json.load(fp).get("model_type", ""))[:60]
-    except (OSError, ValueError, AttributeError):
-        return ""
+        with open(path, encoding="utf-8") as fp:
+            config = json.load(fp)
+    except (OSError, ValueError, RecursionError):
+        raise ValueError(f"the config.json of {folder} is not valid JSON") from None
+    if not isinstance(config, dict) or not isinstance(config.get("model_type"), str):
+        raise ValueError(f"the config.json of {folder} names no model_type (write it with "
+                         "model.save_pretrained(path))")
+    return config["model_type"]
 
 
 def _first_line(exc: BaseException) -> str:
@@ -209,7 +223,8 @@ def _first_line(exc: BaseException) -> str:
 
 
 def model_bytes(config) -> int:
-    """Bytes of a model's parameters, counted on torch's meta device (no memory, no weights).
+    """Bytes of a model's parameters in float32 (as :func:`load_model` loads it), counted on
+    torch's meta device: no memory taken, no weight read.
 
     Parameters
     ----------
@@ -218,19 +233,14 @@ def model_bytes(config) -> int:
     Returns
     -------
     int
-        Number of parameters times the bytes of the config's dtype (float32 when unset).
+        4 bytes per parameter of ``AutoModel.from_config(config)``.
     """
     import torch
     from transformers import AutoModel
 
     with torch.device("meta"):
         empty = AutoModel.from_config(config)
-    n_params = sum(p.numel() for p in empty.parameters())
-    dtype = getattr(config, "dtype", None)
-    if isinstance(dtype, str):
-        dtype = getattr(torch, dtype, None)
-    itemsize = dtype.itemsize if isinstance(dtype, torch.dtype) else 4
-    return int(n_params) * int(itemsize)
+    return 4 * int(sum(p.numel() for p in empty.parameters()))
 
 
 def _available_memory() -> int:

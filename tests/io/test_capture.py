@@ -309,6 +309,14 @@ def test_load_model_refuses_a_folder_that_is_not_a_model(saved, tmp_path):
         load_model(tmp_path)
 
 
+def test_load_model_refuses_damaged_weights(saved, tmp_path):
+    for p in saved["gpt2"].iterdir():
+        (tmp_path / p.name).write_bytes(p.read_bytes())
+    (tmp_path / "model.safetensors").write_bytes(b"not a safetensors file")
+    with pytest.raises(ValueError, match="the weights in .* cannot be loaded"):
+        load_model(tmp_path)
+
+
 def test_load_model_refuses_a_missing_tokenizer(saved, tmp_path):
     for name in ("config.json", "model.safetensors"):
         (tmp_path / name).write_bytes((saved["bert"] / name).read_bytes())
@@ -321,8 +329,18 @@ def test_load_model_refuses_an_unknown_architecture(saved, tmp_path):
         (tmp_path / p.name).write_bytes(p.read_bytes())
     config = json.loads((tmp_path / "config.json").read_text())
     (tmp_path / "config.json").write_text(json.dumps(config | {"model_type": "attnviz_nope"}))
-    with pytest.raises(ValueError, match="model_type 'attnviz_nope', an architecture this "
-                                         "transformers does not know"):
+    with pytest.raises(ValueError, match="names model_type 'attnviz_nope', an architecture "
+                                         "this version of transformers does not know"):
+        load_model(tmp_path)
+    (tmp_path / "config.json").write_text("{not json")
+    with pytest.raises(ValueError, match="config.json of .* is not valid JSON"):
+        load_model(tmp_path)
+    (tmp_path / "config.json").write_text(json.dumps({"hidden_size": 16}))
+    with pytest.raises(ValueError, match="config.json of .* names no model_type"):
+        load_model(tmp_path)
+    bad = config | {"hidden_size": 18}  # not divisible by its 4 heads
+    (tmp_path / "config.json").write_text(json.dumps(bad))
+    with pytest.raises(ValueError, match="does not describe a model transformers can build"):
         load_model(tmp_path)
 
 
@@ -335,8 +353,8 @@ def test_load_model_refuses_a_model_too_large_before_reading_weights(saved, tmp_
     (tmp_path / "model.safetensors").write_bytes(b"")  # never read: refused from the config
     for p in saved["llama"].glob("tokenizer*"):
         (tmp_path / p.name).write_bytes(p.read_bytes())
-    with pytest.raises(ValueError, match=r"needs about 25\d\.\d\d GiB for its parameters; at "
-                                         r"most 2\.00 GiB are allowed"):
+    with pytest.raises(ValueError, match=r"needs about 25\d\.\d\d GiB for its parameters in "
+                                         r"float32; at most 2\.00 GiB are allowed"):
         load_model(tmp_path)
     with pytest.raises(ValueError, match=r"needs about 0\.00 GiB .* at most 0\.00 GiB"):
         load_model(saved["llama"], max_bytes=1000)
