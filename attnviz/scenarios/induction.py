@@ -231,17 +231,20 @@ def heldout_sequence(settings: InductionSettings) -> InductionBatch:
     """The one repeated sequence the attention and the scores are recorded on.
 
     Its segment is max_segment distinct tokens, first at t // 8, again ending 2 before the
-    end (one token follows it) when there is room; the other positions hold the remaining tokens, each once when
-    the vocabulary allows (the defaults: every token of 16 appears, only the segment
-    repeats), else drawn at random from them. Fixed (seed :data:`HELDOUT_SEED`), the same for
-    every training seed.
+    end when there is room, and never t // 2 after the first (the fixed-place shortcut's
+    offset: a model that attends by position alone scores nothing here); the other positions
+    hold the remaining tokens, each once when the vocabulary allows (the defaults: every token
+    of 16 appears, only the segment repeats), else drawn at random from them. Fixed (seed
+    :data:`HELDOUT_SEED`), the same for every training seed.
     """
     rng = np.random.default_rng(HELDOUT_SEED)
     t, vocab = settings.n_tokens, settings.vocab_size
     length = t // 2 if settings.fixed_place else settings.max_segment
     first = 0 if settings.fixed_place else min(t // 8, t - 2 * length)
     second = t // 2 if settings.fixed_place else \
-        min(t - length, max(first + length, t - length - 1))
+        min(t - length, max(first + length, t - length - 2))
+    if not settings.fixed_place and second - first == t // 2 and second > first + length:
+        second -= 1  # not the shortcut's offset: a head that attends by position fails here
     order = rng.permutation(vocab)
     segment, others = order[:length], order[length:]
     if length > vocab:  # the fixed-place half is longer than the vocabulary

@@ -4,11 +4,14 @@ patterns, the head identification, the phase-change detector, the chunked traini
 that training from the defaults forms a previous-token head and an induction head for three
 seeds (measured on this machine: see THRESHOLDS below).
 
-Measured (2 layers × 2 heads, width 32, vocab 16, 24 tokens, Adam 1e-2, batch 32, 500 steps,
-numpy on one BLAS thread): both heads pass 0.5 by step 120–250 for seeds 0–6; at step 500 the
-previous-token score is 0.73–0.82 and the prefix-matching score 0.80–0.9 (uniform attention:
-0.16 and 0.05). With the fixed-place shortcut the loss reaches ~0 by step 100 with every
-previous-token score below 0.2: no induction circuit forms.
+Measured (the defaults: 2 layers × 2 heads, width 32, vocab 16, 24 tokens, Adam 1e-2, batch
+32, 300 steps; numpy on one BLAS thread): for seeds 0–7 both heads pass 0.5 by step 120–170
+(the first recorded frame where both do), the phase change sits at steps 99–141, and at step
+300 the previous-token score is 0.68–0.75 and the prefix-matching score 0.84–0.95 (uniform
+causal attention on the held-out sequence: 0.16 and 0.05; before training all heads are below
+0.3). The 0.5 thresholds leave a margin of ~0.2 either way. With the fixed-place shortcut the
+loss on the repeat reaches ~0 by step 50 with every previous-token score below 0.2: no
+induction circuit forms, and the model fails on a repeat at another place.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from attnviz.scenarios.induction import (
     eval_batch,
     finish_training,
     frame_interval,
+    heldout_forward,
     heldout_sequence,
     identify_heads,
     induction_loss,
@@ -231,7 +235,7 @@ def test_training_from_the_defaults_forms_both_heads_for_three_seeds():
         trained = induction_loss(run.params, run.settings)
         keep = np.ones((2, 2), bool)
         keep[roles.induction] = False
-        assert induction_loss(run.params, run.settings, keep) > trained + 0.25
+        assert induction_loss(run.params, run.settings, keep) > trained + 0.15
         keep[1] = False
         assert induction_loss(run.params, run.settings, keep) > 2.5
 
@@ -242,6 +246,14 @@ def test_the_fixed_place_shortcut_needs_no_previous_token_head():
     assert run.eval_loss[-1] < 0.1
     assert run.previous_token[-1].max() < 0.3
     assert not run.roles.formed
+    # on its own held-out sequence a layer-2 head looks like an induction head (it attends
+    # by position to the token after the earlier occurrence) ...
+    assert run.prefix_matching[-1][1].max() > 0.5
+    # ... but on a repeat at another place it finds nothing, and the task loss stays high
+    varying = heldout_forward(run.params, DEFAULTS)
+    tokens = varying.tokens[0]
+    assert prefix_matching_score(varying.weights[:, 0], tokens).max() < 0.3
+    assert induction_loss(run.params, DEFAULTS) > 2.0
 
 
 def test_one_layer_cannot_form_the_circuit():
