@@ -66,7 +66,14 @@ def make_tokenizer(bert: bool, pad: bool = True):
 
 
 def configs() -> dict:
-    from transformers import BertConfig, Gemma2Config, GPT2Config, LlamaConfig, MistralConfig
+    from transformers import (
+        BertConfig,
+        Gemma2Config,
+        GPT2Config,
+        LlamaConfig,
+        MistralConfig,
+        Qwen3Config,
+    )
 
     return {
         "bert": (BertConfig(**SMALL), True, True),
@@ -79,6 +86,7 @@ def configs() -> dict:
                                 layer_types=["sliding_attention", "full_attention"],
                                 query_pre_attn_scalar=4, attn_logit_softcapping=5.0),
                    False, True),
+        "qwen3": (Qwen3Config(**SMALL, num_key_value_heads=2, head_dim=4), False, True),  # QK-norm
     }
 
 
@@ -133,7 +141,7 @@ def check_weights(cap: Capture, causal: bool) -> None:
 # Every architecture: load, capture, compare with the model's own attentions
 # ---------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", ["bert", "gpt2", "llama", "mistral", "gemma2"])
+@pytest.mark.parametrize("name", ["bert", "gpt2", "llama", "mistral", "gemma2", "qwen3"])
 def test_capture_equals_the_models_attentions(loaded, name):
     model, tokenizer = loaded[name]
     assert model.config._attn_implementation == "eager"  # load_model loads eager
