@@ -431,7 +431,8 @@ def test_capture_refuses_an_encoder_decoder_model_and_reads_its_encoder():
 
 
 # ---------------------------------------------------------------------------------------------
-# The snippets users copy: docs/capture.md and the page's how-to run as written
+# The snippets users copy: docs/capture.md (and any capture example in README.md or docs/, with
+# path/to/model as the model folder) and the page's how-to run as written
 # ---------------------------------------------------------------------------------------------
 
 PLACEHOLDER = "path/to/model"
@@ -452,8 +453,10 @@ def run_snippet(code: str, folder: Path, cwd: Path, monkeypatch) -> dict:
 def test_the_docs_snippets_run(saved, tmp_path, monkeypatch):
     blocks = python_blocks((ROOT / "docs" / "capture.md").read_text(encoding="utf-8"))
     assert len(blocks) >= 2
-    readme = python_blocks((ROOT / "README.md").read_text(encoding="utf-8"))
-    blocks += [code for code in readme if "attnviz.io.capture" in code]  # its capture example
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        if page.name != "capture.md":  # every other capture example of the docs
+            blocks += [code for code in python_blocks(page.read_text(encoding="utf-8"))
+                       if "attnviz.io.capture" in code]
     for i, code in enumerate(blocks):
         cwd = tmp_path / str(i)
         cwd.mkdir()
