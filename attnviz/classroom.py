@@ -7,7 +7,14 @@ ports and Debian's nginx in front of them on ``--address``:``--port``:
 * **sticky sessions**: a browser's first request is given a cookie (``attnviz_node``) whose
   value nginx hashes (``hash ... consistent``) to pick the process; every later request of that
   browser — the page, the WebSocket, file uploads — carries it and reaches the same process.
-  A new browser has no cookie and is placed by its request id, so a class spreads evenly.
+  A new browser has no cookie and is given one of :data:`NODE_TOKENS` tokens by its request
+  id, so a class spreads evenly. The tokens are HMACs of the shared secret (:func:`node_tokens`)
+  and nginx accepts no other value: a browser cannot forge a cookie to choose its process (a
+  value nginx did not issue is ignored and replaced), and nothing in a response names the
+  process or its port (they are in nginx's access log only).
+* **framing**: every response carries ``X-Frame-Options: SAMEORIGIN`` and ``Content-Security-
+  Policy: frame-ancestors 'self'`` (Streamlit 1.67 has no option for response headers), so
+  another site cannot show the dashboard in a frame (clickjacking); ``server_tokens off``.
 * **a process that stops** loses only its own sessions: nginx marks it failed and hashes the
   affected browsers onto the others (``proxy_next_upstream``); Streamlit's page reconnects by
   itself and starts a new session there (the scenario comes back if the link holds it).
@@ -23,6 +30,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
+import hmac
 import os
 import secrets
 import shutil
@@ -43,6 +52,7 @@ from attnviz.__main__ import dashboard_root
 
 NGINX_CANDIDATES = ("nginx", "/usr/sbin/nginx")
 COOKIE = "attnviz_node"
+NODE_TOKENS = 256  # the cookie values nginx issues (new browsers get one by request id)
 START_TIMEOUT_S = 90.0
 
 
@@ -57,18 +67,33 @@ class ClassServer:
     folder: Path
 
 
+def node_tokens(secret: str, n: int = NODE_TOKENS) -> list[str]:
+    """The cookie values nginx may issue and accepts: HMAC-SHA256 of ``node-<i>`` keyed with
+    ``secret``, 32 hex digits each. Without the secret no one can make another."""
+    key = secret.encode("utf-8")
+    return [hmac.new(key, f"node-{i}".encode(), hashlib.sha256).hexdigest()[:32]
+            for i in range(n)]
+
+
 def nginx_config(ports: list[int] | tuple[int, ...], *, address: str, port: int,
-                 folder: Path) -> str:
+                 folder: Path, secret: str | None = None) -> str:
     """The nginx configuration for the backends on 127.0.0.1:<ports>, listening on
-    ``address``:``port``, with every file nginx writes inside ``folder``."""
+    ``address``:``port``, with every file nginx writes inside ``folder``; the sticky cookie's
+    values are :func:`node_tokens` of ``secret`` (a fresh random one when None)."""
     servers = "\n".join(f"        server 127.0.0.1:{p} max_fails=1 fail_timeout=30s;"
                         for p in ports)
+    tokens = node_tokens(secret or secrets.token_hex(32))
+    known = "\n".join(f"        {tok} {tok};" for tok in tokens)
+    by_prefix = "\n".join(f"        {i:02x} {tok};" for i, tok in enumerate(tokens))
     return f"""worker_processes 1;
 pid {folder}/nginx.pid;
 error_log {folder}/error.log warn;
 events {{ worker_connections 4096; }}
 http {{
-    access_log {folder}/access.log;
+    server_tokens off;
+    # which process served each request: here only, never in a response
+    log_format attnviz '$remote_addr [$time_local] "$request" $status $upstream_addr';
+    access_log {folder}/access.log attnviz;
     client_body_temp_path {folder}/body;
     proxy_temp_path {folder}/proxy;
     fastcgi_temp_path {folder}/fastcgi;
@@ -78,12 +103,24 @@ http {{
     # an over-long ?scenario= link reaches the app, which says so in the page (nginx's 8k
     # default would answer a link near attnviz's 8,000-character limit with its own 414)
     large_client_header_buffers 4 64k;
+    map_hash_bucket_size 128;
 
-    # a browser with the cookie goes where its value hashes; a new one by its request id,
-    # and gets that id as its cookie
-    map $cookie_{COOKIE} $attnviz_key {{
-        ""      $request_id;
-        default $cookie_{COOKIE};
+    # the cookie counts only when nginx issued it (an HMAC of the class's secret): a browser
+    # cannot choose its process by writing another value
+    map $cookie_{COOKIE} $attnviz_known {{
+        default "";
+{known}
+    }}
+    # a new browser: one of the issued values, by the first two hex digits of its request id
+    map $request_id $attnviz_prefix {{
+        "~^(?<head>[0-9a-f]{{2}})" $head;
+    }}
+    map $attnviz_prefix $attnviz_new {{
+{by_prefix}
+    }}
+    map $attnviz_known $attnviz_key {{
+        ""      $attnviz_new;
+        default $attnviz_known;
     }}
     map $http_upgrade $connection_upgrade {{
         default upgrade;
@@ -104,11 +141,22 @@ http {{
             proxy_read_timeout 1h;
             proxy_next_upstream error timeout http_502 http_503;
             add_header Set-Cookie "{COOKIE}=$attnviz_key; Path=/; HttpOnly; SameSite=Lax" always;
-            add_header X-Attnviz-Backend $upstream_addr always;
+            # no other site may show the dashboard in a frame (clickjacking); the app's own
+            # frames (same origin) still may
+            add_header X-Frame-Options SAMEORIGIN always;
+            add_header Content-Security-Policy "frame-ancestors 'self'" always;
         }}
     }}
 }}
 """
+
+
+def served_by(folder: Path) -> list[str]:
+    """The backend (``127.0.0.1:<port>``) of every request nginx logged, oldest first (the
+    access log in the class's ``folder``: no response names it)."""
+    log = folder / "access.log"
+    lines = log.read_text().splitlines() if log.is_file() else []
+    return [line.rsplit(" ", 1)[-1] for line in lines]
 
 
 def find_nginx() -> str | None:
@@ -167,8 +215,9 @@ def running_class(processes: int, *, address: str = "127.0.0.1", port: int | Non
     folder = Path(tempfile.mkdtemp(prefix="attnviz-class-"))
     logs = log_folder or folder
     port = port or free_port()
+    secret = secrets.token_hex(32)  # one secret for all: XSRF cookies and node tokens
     env = {**offline.server_env(os.environ), "PYTHONUNBUFFERED": "1",
-           "STREAMLIT_SERVER_COOKIE_SECRET": secrets.token_hex(32)}  # one secret for all
+           "STREAMLIT_SERVER_COOKIE_SECRET": secret}
     backends: list[subprocess.Popen] = []
     proxy = None
     try:
@@ -185,7 +234,8 @@ def running_class(processes: int, *, address: str = "127.0.0.1", port: int | Non
         for p, proc in zip(ports, backends, strict=True):
             _wait_healthy(f"http://127.0.0.1:{p}/_stcore/health", proc, f"attnviz on port {p}")
         conf = folder / "nginx.conf"
-        conf.write_text(nginx_config(ports, address=address, port=port, folder=folder))
+        conf.write_text(nginx_config(ports, address=address, port=port, folder=folder,
+                                     secret=secret))
         proxy = subprocess.Popen([nginx, "-p", str(folder), "-c", str(conf), "-g",
                                   "daemon off;"], stdin=subprocess.DEVNULL,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)

@@ -1,6 +1,7 @@
 """``python -m attnviz class``: two attnviz processes behind Debian's nginx, on loopback.
 
-Sessions stick to one process (the cookie), new browsers spread over both, the simulated class
+Sessions stick to one process (the cookie, which only nginx can issue), new browsers spread over
+both, no response names a backend or lets another site frame the page, the simulated class
 of benchmarks/ws_load.py runs through the proxy with every number checked, and stopping one
 process leaves the other serving (nginx sends its browsers to the survivor).
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import http.cookiejar
 import sys
+import time
 import urllib.request
 from pathlib import Path
 
@@ -21,20 +23,58 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import ws_load  # noqa: E402 - the benchmark's simulated students
 
 
-def backend(opener, url: str) -> str:
-    """Which process served a GET of the app's page (nginx names it in a header)."""
+def get(opener, url: str):
+    """GET the app's page; the response (status 200 checked, body read)."""
     with opener.open(url + "/", timeout=30) as response:
         assert response.status == 200
-        return response.headers["X-Attnviz-Backend"]
+        response.read()
+        return response
+
+
+def backend(opener, served) -> str:
+    """Which process served a GET of the app's page: its line in nginx's access log (no
+    response names it; nginx writes the line just after the response, so wait for it)."""
+    before = len(classroom.served_by(served.folder))
+    get(opener, served.url)
+    deadline = time.monotonic() + 10
+    while len(logged := classroom.served_by(served.folder)) == before:
+        assert time.monotonic() < deadline, "nginx logged no line for the request"
+        time.sleep(0.01)
+    assert len(logged) == before + 1
+    return logged[-1]
+
+
+def node_cookie(response) -> str:
+    """The value of the sticky cookie a response sets."""
+    for header in response.headers.get_all("Set-Cookie") or []:
+        name, _, rest = header.partition("=")
+        if name == classroom.COOKIE:
+            return rest.split(";", 1)[0]
+    raise AssertionError("no attnviz_node cookie set")
 
 
 def test_the_config_hashes_a_cookie_and_passes_websockets(tmp_path):
-    conf = classroom.nginx_config([8601, 8602], address="0.0.0.0", port=9000, folder=tmp_path)
+    conf = classroom.nginx_config([8601, 8602], address="0.0.0.0", port=9000, folder=tmp_path,
+                                  secret="s")
     assert "hash $attnviz_key consistent;" in conf
     assert "server 127.0.0.1:8601" in conf and "server 127.0.0.1:8602" in conf
     assert "listen 0.0.0.0:9000;" in conf
     assert "proxy_set_header Upgrade $http_upgrade;" in conf
     assert f"pid {tmp_path}/nginx.pid;" in conf  # nothing written outside its folder
+
+
+def test_the_config_issues_only_signed_cookies_and_names_no_backend(tmp_path):
+    """Issue 26: X-Attnviz-Backend told every client the backends' ports, and any cookie value
+    chose a process."""
+    conf = classroom.nginx_config([8601], address="127.0.0.1", port=9000, folder=tmp_path,
+                                  secret="s")
+    tokens = classroom.node_tokens("s")
+    assert len(set(tokens)) == classroom.NODE_TOKENS and all(len(t) == 32 for t in tokens)
+    assert tokens != classroom.node_tokens("t")  # keyed by the class's secret
+    assert all(f"{t} {t};" in conf for t in tokens)
+    assert "X-Attnviz-Backend" not in conf and "server_tokens off;" in conf
+    assert "add_header X-Frame-Options SAMEORIGIN always;" in conf
+    assert """add_header Content-Security-Policy "frame-ancestors 'self'" always;""" in conf
 
 
 @pytest.fixture(scope="module")
@@ -45,12 +85,40 @@ def served(tmp_path_factory):
 
 
 def test_new_browsers_spread_and_each_one_sticks(served):
-    fresh = {backend(urllib.request.build_opener(), served.url) for _ in range(16)}
+    fresh = {backend(urllib.request.build_opener(), served) for _ in range(16)}
     assert fresh == {f"127.0.0.1:{p}" for p in served.ports}
     browser = urllib.request.build_opener(
         urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
-    first = backend(browser, served.url)
-    assert all(backend(browser, served.url) == first for _ in range(8))
+    first = backend(browser, served)
+    assert all(backend(browser, served) == first for _ in range(8))
+
+
+def test_responses_forbid_framing_and_name_no_backend(served):
+    response = get(urllib.request.build_opener(), served.url)
+    assert response.headers["X-Frame-Options"] == "SAMEORIGIN"
+    assert response.headers["Content-Security-Policy"] == "frame-ancestors 'self'"
+    assert "X-Attnviz-Backend" not in response.headers
+    assert response.headers.get("Server", "nginx") == "nginx"  # no version
+    assert not any(str(p) in str(response.headers) for p in served.ports)
+
+
+def test_a_forged_cookie_is_ignored_and_replaced(served):
+    """A value nginx did not issue does not choose a process: it is treated as no cookie (a
+    new one is issued), while an issued one keeps its process."""
+    issued = node_cookie(get(urllib.request.build_opener(), served.url))
+    assert len(issued) == 32
+    for forged in ("0" * 32, "a", issued[:-1] + ("0" if issued[-1] != "0" else "1"),
+                   "../../etc", "x" * 4000):
+        opener = urllib.request.build_opener()
+        opener.addheaders = [("Cookie", f"{classroom.COOKIE}={forged}")]
+        got = node_cookie(get(opener, served.url))
+        assert got != forged and len(got) == 32
+    sticky = urllib.request.build_opener()
+    sticky.addheaders = [("Cookie", f"{classroom.COOKIE}={issued}")]
+    first = backend(sticky, served)
+    for _ in range(6):
+        assert backend(sticky, served) == first
+    assert node_cookie(get(sticky, served.url)) == issued
 
 
 def test_a_long_link_reaches_the_app_through_the_proxy(served):
@@ -66,11 +134,11 @@ def test_a_class_edits_through_the_proxy_and_survives_a_stopped_process(served):
     assert row["edits"] > 0 and row["errors"] == 0 and row["edits_lost"] == 0, row
     browser = urllib.request.build_opener(
         urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
-    first = backend(browser, served.url)
+    first = backend(browser, served)
     victim = served.backends[[f"127.0.0.1:{p}" for p in served.ports].index(first)]
     victim.terminate()
     victim.wait(timeout=10)
-    survivor = backend(browser, served.url)  # the same browser: served by the other process
+    survivor = backend(browser, served)  # the same browser: served by the other process
     assert survivor != first and survivor.startswith("127.0.0.1:")
     row = ws_load.run_class(served.url, None, 3, 3.0, 0.5)
     assert row["edits"] > 0 and row["errors"] == 0 and row["edits_lost"] == 0, row
