@@ -18,7 +18,7 @@ import streamlit as st
 
 from attnviz.teach.text import common as text
 from attnviz.ui import state
-from attnviz.ui.grid import edits_of, grid
+from attnviz.ui.grid import MAX_CELL_CHARS, Edits, edits_of, grid, read_edits
 from attnviz.ui.safe import md_escape
 
 TYPED_SHOWN = 24  # characters of a refused cell's text quoted in the message
@@ -30,26 +30,43 @@ def cell_text(value: float) -> str:
     return repr(float(value))
 
 
-_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+# ASCII digits only: Python's float() and re's \d also take other scripts' digits
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def foreign_digits(raw) -> bool:
+    """True when ``raw`` is text holding a decimal digit other than ASCII 0-9 (Arabic-Indic
+    ``١٢``, fullwidth ``１``, Devanagari ...): :func:`parse_cell` refuses those, and the
+    warning says why."""
+    return isinstance(raw, str) and any(ch.isdigit() and not "0" <= ch <= "9" for ch in raw)
 
 
 def parse_cell(raw) -> float | None:
     """The number a person typed into a cell, or None when it is not one finite number.
 
-    Accepted: an optional sign, digits with at most one decimal point, an optional exponent
-    (``1e-3``, ``2.5E2``, ``-0``, ``.5``); a Unicode minus (U+2212) counts as ``-``. Refused:
-    anything else, including a decimal comma (``1,5`` could be 1.5 or, with a thousands
-    separator, 15; guessing would silently change a number a thousandfold, so the cell is named
-    and the user types a point), several points (``1.2.3``), words (``inf``, ``nan``) and
-    numbers that overflow to ±inf (``1e400``). AppTest and the editors' own numbers pass
-    through as floats.
+    Accepted: an optional sign, ASCII digits with at most one decimal point, an optional
+    exponent (``1e-3``, ``2.5E2``, ``-0``, ``.5``); a Unicode minus (U+2212) counts as ``-``.
+    Refused: anything else, including a decimal comma (``1,5`` could be 1.5 or, with a
+    thousands separator, 15; guessing would silently change a number a thousandfold, so the
+    cell is named and the user types a point), digits of other scripts (``١٢``, fullwidth
+    ``１``: Python's ``float`` reads them, but the grid and the charts would show a number
+    nobody typed in those digits, so the cell is named with :data:`EDITOR_FOREIGN_DIGITS`),
+    several points (``1.2.3``), words (``inf``, ``nan``), text longer than
+    :data:`attnviz.ui.grid.MAX_CELL_CHARS` and numbers that overflow to ±inf (``1e400``).
+    AppTest and the editors' own numbers pass through as floats.
     """
     if raw is None or isinstance(raw, bool):
         return None
     if isinstance(raw, (int, float, np.integer, np.floating)):
-        value = float(raw)
+        try:
+            value = float(raw)
+        except OverflowError:  # an int beyond float range
+            return None
     else:
-        cleaned = str(raw).strip().replace("\u2212", "-")
+        raw = str(raw)
+        if len(raw) > MAX_CELL_CHARS:
+            return None
+        cleaned = raw.strip().replace("\u2212", "-")
         if not _NUMBER.fullmatch(cleaned):
             return None
         value = float(cleaned)
@@ -99,14 +116,13 @@ def matrix_editor(label: str, matrix: np.ndarray, *, key: str, row_labels: Seque
     delta = grid(label, [[cell_text(v) for v in row] for row in base], key=widget_key,
                  row_labels=[str(r) for r in row_labels], col_labels=list(col_labels),
                  disabled=disabled, big=state.presenter(), on_change=callback)
-    values, bad, shape_ok = _apply(delta, base, matrix, col_labels)
-    if not shape_ok:
-        st.error(text.EDITOR_BAD_SHAPE.format(
-            label=label, rows=matrix.shape[0], cols=matrix.shape[1],
-            got_rows=values.shape[0], got_cols=values.shape[1]))
+    edits = read_edits(delta, base.shape[0], col_labels)
+    if edits.problem:
+        st.error(text.EDITOR_BAD_STATE.format(label=label, reason=edits.problem))
         return matrix
+    values, bad = _apply(edits, base, matrix)
     if bad:
-        st.warning(_refused_message(label, delta, bad, values, row_labels, col_labels))
+        st.warning(_refused_message(label, edits, bad, values, row_labels, col_labels))
     return values
 
 
@@ -120,20 +136,23 @@ def _write_edit(widget_key: str, field: str, col_labels: tuple[str, ...]) -> Non
     previous = np.atleast_2d(np.asarray(current, dtype=np.float64))
     if previous.shape != base.shape:
         return  # the scenario was replaced since this editor was drawn
-    values, _, shape_ok = _apply(edits_of(st.session_state.get(widget_key)), base, previous,
-                                 col_labels)
-    if shape_ok and not np.array_equal(values, previous):
+    edits = read_edits(edits_of(st.session_state.get(widget_key)), base.shape[0], col_labels)
+    if edits.problem:
+        return  # refused as a whole; the editor's own run says why
+    values, _ = _apply(edits, base, previous)
+    if not np.array_equal(values, previous):
         state.update(**{field: values.reshape(np.shape(current))})
 
 
-def _refused_message(label: str, delta, bad: list[tuple[int, int]], kept: np.ndarray,
+def _refused_message(label: str, edits: Edits, bad: list[tuple[int, int]], kept: np.ndarray,
                      row_labels: Sequence[str], col_labels: Sequence[str]) -> str:
     """The warning naming the first refused cells, each with what was typed in it (the grid
-    still shows it) and the value the charts use instead (``kept``)."""
-    edited = delta.get("edited_rows", {}) if isinstance(delta, dict) else {}
+    still shows it) and the value the charts use instead (``kept``); a sentence on digits of
+    other scripts when one of them holds some."""
+    typed_in = {(r, c): raw for r, c, raw in edits.cells}
 
     def typed(r: int, c: int) -> str:
-        raw = (edited.get(r) or edited.get(str(r)) or {}).get(col_labels[c])
+        raw = typed_in.get((r, c))
         if raw is None or (isinstance(raw, str) and not raw.strip()):
             return text.EDITOR_EMPTY_CELL
         shown = str(raw)
@@ -147,33 +166,26 @@ def _refused_message(label: str, delta, bad: list[tuple[int, int]], kept: np.nda
                       + text.EDITOR_KEPT.format(value=md_escape(cell_text(kept[r, c])))
                       for r, c in bad[:5])
     more = "" if len(bad) <= 5 else text.EDITOR_MORE.format(n=len(bad) - 5)
-    return text.EDITOR_BAD_CELLS.format(label=label, cells=cells, more=more)
+    message = text.EDITOR_BAD_CELLS.format(label=label, cells=cells, more=more)
+    if any(foreign_digits(typed_in.get(cell)) for cell in bad):
+        message += " " + text.EDITOR_FOREIGN_DIGITS
+    return message
 
 
-def _apply(delta, base: np.ndarray, previous: np.ndarray,
-           col_labels: Sequence[str]) -> tuple[np.ndarray, list[tuple[int, int]], bool]:
-    """``base`` with the edited cells of ``delta`` (the grid's ``edited_rows``) applied.
+def _apply(edits: Edits, base: np.ndarray,
+           previous: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int]]]:
+    """``base`` with the checked ``edits`` (:func:`attnviz.ui.grid.read_edits`) applied.
 
-    Returns the values, the (row, column) of cells whose text is not a finite number (they
-    keep their ``previous`` value: the scenario's, which holds every accepted edit), and False
-    when an edit names a row outside the matrix.
+    Returns the values and the (row, column) of cells whose text is not a finite number (they
+    keep their ``previous`` value: the scenario's, which holds every accepted edit).
     """
     values = base.copy()
-    edited = delta.get("edited_rows", {}) if isinstance(delta, dict) else {}
-    columns = {c: j for j, c in enumerate(col_labels)}
     bad: list[tuple[int, int]] = []
-    for row, cells in (edited or {}).items():
-        r = int(row)
-        if not 0 <= r < values.shape[0]:
-            return np.zeros((r + 1, values.shape[1])), [], False
-        for col, raw in (cells or {}).items():
-            c = columns.get(col)
-            if c is None:  # the index column (row labels): not a value
-                continue
-            number = parse_cell(raw)
-            if number is None:
-                bad.append((r, c))
-                values[r, c] = previous[r, c]
-            else:
-                values[r, c] = number
-    return values, bad, True
+    for r, c, raw in edits.cells:
+        number = parse_cell(raw)
+        if number is None:
+            bad.append((r, c))
+            values[r, c] = previous[r, c]
+        else:
+            values[r, c] = number
+    return values, bad

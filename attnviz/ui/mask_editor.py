@@ -4,11 +4,17 @@ Same base-snapshot pattern as :mod:`attnviz.ui.editors`: the editor is never fed
 (streamlit #7749); it keeps the mask it started from in session state and Streamlit applies the
 user's ticks on top. A new editor generation or a dropped widget (after a page switch) starts
 again from the scenario's mask, which holds every edit.
+
+The ticks come from the browser and are untrusted: Streamlit's own parsing of a data editor's
+state raises on a row that is not a number, a row or a deleted row outside the table, or a
+state that is not an object (each a traceback before). :func:`_state_problem` reads and checks
+the state before ``st.data_editor`` applies it; a state it refuses is dropped by moving the
+editor to a fresh key (the grid starts again from the scenario's mask) and named in the page.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -17,6 +23,9 @@ from numpy.typing import NDArray
 
 from attnviz.teach.text import common as text
 from attnviz.ui import state
+from attnviz.ui.grid import read_edits
+
+_RESETS = "_mask_editor_resets"  # {editor key: times its state was refused}
 
 
 def mask_frame(mask: NDArray[np.bool_], row_labels: Sequence[str],
@@ -46,7 +55,13 @@ def mask_editor(mask: NDArray[np.bool_], *, key: str, row_labels: Sequence[str],
         previous value.
     """
     mask = np.asarray(mask, dtype=bool)
-    widget_key = f"{key}_v{state.editor_version()}"
+    widget_key = _widget_key(key)
+    problem = _state_problem(widget_key, mask.shape[0], col_labels)
+    if problem:
+        st.error(text.MASK_EDITOR_BAD_STATE.format(reason=problem))
+        resets = st.session_state.setdefault(_RESETS, {})
+        resets[key] = resets.get(key, 0) + 1
+        widget_key = _widget_key(key)  # a fresh grid, from the scenario's mask
     base_key = state.base_key(widget_key)
     stored = st.session_state.get(base_key)
     if widget_key not in st.session_state or stored is None or stored.shape != mask.shape:
@@ -63,3 +78,31 @@ def mask_editor(mask: NDArray[np.bool_], *, key: str, row_labels: Sequence[str],
         return mask
     empty = pd.isna(values)
     return np.where(empty, mask, values).astype(bool)
+
+
+def _widget_key(key: str) -> str:
+    """The data editor's key: the editor generation, and a count of refused states."""
+    resets = st.session_state.get(_RESETS, {}).get(key, 0)
+    return f"{key}_v{state.editor_version()}" + (f"_r{resets}" if resets else "")
+
+
+def _state_problem(widget_key: str, rows: int, col_labels: Sequence[str]) -> str:
+    """Why the data editor's state (sent by the browser) cannot be applied, or "".
+
+    Reading it runs Streamlit's own parsing of the browser's JSON, which raises on a row key
+    that is not a number; then the edits are checked as the matrix grids' are
+    (:func:`attnviz.ui.grid.read_edits`, tick cells), and rows may be neither added nor
+    deleted (the grid has a fixed size).
+    """
+    if widget_key not in st.session_state:
+        return ""
+    try:
+        value = st.session_state[widget_key]
+    except Exception:  # Streamlit parsing a hand-made state: int("abc"), a list, ...
+        return text.MASK_STATE_UNREADABLE
+    if not isinstance(value, Mapping):
+        return text.GRID_NOT_OBJECT.format(what=text.GRID_EDITS)
+    if value.get("added_rows") or value.get("deleted_rows"):
+        return text.MASK_ROWS_FIXED
+    return read_edits({"edited_rows": value.get("edited_rows")}, rows, col_labels,
+                      ticks=True).problem

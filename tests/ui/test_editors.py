@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from attnviz.ui.editors import _apply, cell_text, parse_cell
+from attnviz.ui.editors import _apply, cell_text, foreign_digits, parse_cell
+from attnviz.ui.grid import MAX_CELL_CHARS, read_edits
 
 
 @pytest.mark.parametrize("raw, value", [
@@ -35,20 +36,96 @@ def test_a_cell_shows_text_that_reads_back_exactly(value):
     assert back == value and math.copysign(1.0, back) == math.copysign(1.0, value)
 
 
+def apply(delta, base, previous, columns):
+    """read_edits then _apply, as the editor runs them: (values, bad cells, problem)."""
+    edits = read_edits(delta, base.shape[0], columns)
+    if edits.problem:
+        return None, [], edits.problem
+    values, bad = _apply(edits, base, previous)
+    return values, bad, ""
+
+
 def test_apply_keeps_previous_values_for_bad_cells_and_names_them():
     base = np.zeros((2, 2))
     previous = np.array([[1.0, 2.0], [3.0, 4.0]])
     delta = {"edited_rows": {0: {"d0": "1e-3", "d1": "1,5"}, "1": {"d1": "1.2.3"},
                              1: {"_index": "x"}}}
-    values, bad, ok = _apply(delta, base, previous, ["d0", "d1"])
-    assert ok and bad == [(0, 1), (1, 1)]
+    values, bad, problem = apply(delta, base, previous, ["d0", "d1"])
+    assert not problem and bad == [(0, 1), (1, 1)]
     np.testing.assert_array_equal(values, [[1e-3, 2.0], [0.0, 4.0]])
 
 
 def test_apply_refuses_a_row_outside_the_matrix():
-    _, _, ok = _apply({"edited_rows": {5: {"d0": "1"}}}, np.zeros((2, 1)), np.zeros((2, 1)),
-                      ["d0"])
-    assert not ok
+    _, _, problem = apply({"edited_rows": {5: {"d0": "1"}}}, np.zeros((2, 1)),
+                          np.zeros((2, 1)), ["d0"])
+    assert problem == "row 5 is outside the matrix (rows 0 to 1)"
+
+
+# Issue 26: states a hand-made client can send (6 of 13 had been tracebacks).
+@pytest.mark.parametrize("state, problem", [
+    ({"edited_rows": {"abc": {"d0": "1"}}}, "the row “abc” is not a whole number from 0 up"),
+    ({"edited_rows": {"1.5": {"d0": "1"}}}, "the row “1.5” is not a whole number from 0 up"),
+    ({"edited_rows": {"-1": {"d0": "1"}}}, "the row “-1” is not a whole number from 0 up"),
+    ({"edited_rows": {"01": {"d0": "1"}}}, "the row “01” is not a whole number from 0 up"),
+    ({"edited_rows": {"１": {"d0": "1"}}}, "the row “?” is not a whole number from 0 up"),
+    ({"edited_rows": {"99999999999999": {"d0": "1"}}},
+     "row 99999999999999 is outside the matrix (rows 0 to 2)"),
+    ({"edited_rows": {"9" * 5000: {"d0": "1"}}},
+     "row 99999999999999999999… is outside the matrix (rows 0 to 2)"),
+    ({"edited_rows": {"999999999": {"d0": "1"}}},
+     "row 999999999 is outside the matrix (rows 0 to 2)"),
+    ({"edited_rows": {99999999999999: {"d0": "1"}}},
+     "row 99999999999999 is outside the matrix (rows 0 to 2)"),
+    ({"edited_rows": {"0": {"d0": [1, 2]}}},
+     "the cell in row 0, column 0 must be text or a number"),
+    ({"edited_rows": {"0": {"d0": {"a": 1}}}},
+     "the cell in row 0, column 0 must be text or a number"),
+    ({"edited_rows": {"0": {"d0": True}}}, "the cell in row 0, column 0 must be text or a number"),
+    ({"edited_rows": {"0": ["1"]}}, "row 0 must be an object of at most one value per column"),
+    ({"edited_rows": {"0": "1"}}, "row 0 must be an object of at most one value per column"),
+    ({"edited_rows": {"0": {f"c{i}": "1" for i in range(10)}}},
+     "row 0 must be an object of at most one value per column"),
+    ({"edited_rows": [{"d0": "1"}]}, "edited_rows must be an object of rows"),
+    ({"edited_rows": "x"}, "edited_rows must be an object of rows"),
+    ({"edited_rows": {str(i): {} for i in range(4)}}, "row 3 is outside the matrix (rows 0 to 2)"),
+    ([1, 2], "the grid's edits must be an object of rows"),
+    ("edits", "the grid's edits must be an object of rows"),
+])
+def test_malformed_grid_states_are_refused_as_a_whole(state, problem):
+    values, bad, got = apply(state, np.zeros((3, 2)), np.zeros((3, 2)), ["d0", "d1"])
+    assert got == problem and values is None and bad == []
+
+
+@pytest.mark.parametrize("state", [None, {}, {"edited_rows": None}, {"edited_rows": {}},
+                                   {"edited_rows": {"0": None}}, {"other": 1}])
+def test_empty_states_are_no_edits(state):
+    edits = read_edits(state, 3, ["d0"])
+    assert edits.cells == () and not edits.problem
+
+
+def test_a_huge_cell_is_cut_before_it_is_kept_or_parsed():
+    huge = "1" * 10_000_000  # the issue's 10 MB cell
+    edits = read_edits({"edited_rows": {"0": {"d0": huge}}}, 1, ["d0"])
+    (_, _, raw), = edits.cells
+    assert len(raw) == MAX_CELL_CHARS + 1
+    assert parse_cell(raw) is None and parse_cell(huge) is None
+    assert edits.as_state(["d0"]) == {"0": {"d0": raw}}  # what a grid drawn again is sent
+
+
+@pytest.mark.parametrize("raw", ["١٢", "１", "１.５", "۳", "१२", "1٢", "𝟏"])
+def test_digits_of_other_scripts_are_refused_and_recognised(raw):
+    assert float(raw.replace("𝟏", "1")) > 0  # Python's float reads them (𝟏 aside)
+    assert parse_cell(raw) is None
+    assert foreign_digits(raw)
+
+
+@pytest.mark.parametrize("raw", ["12", "abc", "1,5", 12.0, None])
+def test_ascii_text_has_no_foreign_digits(raw):
+    assert not foreign_digits(raw)
+
+
+def test_a_whole_number_beyond_float_range_is_refused():
+    assert parse_cell(10**400) is None
 
 
 def _edit_then_switch(preset: str, editor: str, field: str, row_labels, col_labels, edit):

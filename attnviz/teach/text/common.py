@@ -25,12 +25,21 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "TOKENS_NEW_VECTORS": ("words",),
     "TOKENS_REUSED_VECTORS": ("words",),
     "SIDEBAR_HEADS": ("heads",),
-    "EDITOR_BAD_SHAPE": ("label", "rows", "cols", "got_rows", "got_cols"),
     "EDITOR_BAD_CELLS": ("label", "cells", "more"),
     "EDITOR_MORE": ("n",),
     "EDITOR_TYPED": ("typed",),
     "EDITOR_KEPT": ("value",),
     "MASK_EDITOR_BAD_SHAPE": ("rows", "cols"),
+    "EDITOR_BAD_STATE": ("label", "reason"),
+    "GRID_NOT_OBJECT": ("what",),
+    "GRID_BAD_ROW": ("row",),
+    "GRID_ROW_OUTSIDE": ("row", "last"),
+    "GRID_BAD_CELLS": ("row",),
+    "GRID_BAD_CELL": ("row", "col"),
+    "GRID_BAD_TICK": ("row", "col"),
+    "CHART_STATE_REFUSED": ("reason",),
+    "CHART_STATE_BAD_POINTS": ("limit",),
+    "MASK_EDITOR_BAD_STATE": ("reason",),
     "DIAGNOSTICS_INVALID": ("reason",),
     "DIAGNOSTICS_ENTROPY_HELP": ("max_entropy",),
     "SHARE_BAD_LINK_REASON": ("reason",),
@@ -228,11 +237,6 @@ SIDEBAR_PRESENTER_HELP = "Bigger type and figures, editors collapsed — for a p
 
 # --- Matrix and mask editors (attnviz.ui.editors, attnviz.ui.mask_editor) -------------------
 
-# {label}: the editor's label; {rows}×{cols}: expected shape; {got_rows}×{got_cols}: received
-EDITOR_BAD_SHAPE = (
-    "{label}: expected a {rows}×{cols} matrix, got {got_rows}×{got_cols}; the previous values "
-    "are kept."
-)
 # {label}: the editor's label; {cells}: the first bad cells, each with EDITOR_TYPED or
 # EDITOR_EMPTY_CELL and EDITOR_KEPT; {more}: EDITOR_MORE or ""
 EDITOR_BAD_CELLS = (
@@ -247,8 +251,52 @@ EDITOR_TYPED = "typed as “{typed}”"
 EDITOR_EMPTY_CELL = "left empty"
 # {n}: how many more bad cells than the ones named
 EDITOR_MORE = " and {n} more"
+# Added to EDITOR_BAD_CELLS when a refused cell holds digits of another script (the digit policy)
+EDITOR_FOREIGN_DIGITS = (
+    "Digits of other scripts (١٢, １２, ...) are not read as numbers: type the digits 0-9."
+)
 # {rows}×{cols}: the mask's shape (t_q × t_k)
 MASK_EDITOR_BAD_SHAPE = "The mask grid must be {rows}×{cols}; the previous mask is kept."
+# What a grid's edits sent by the browser are refused for (attnviz.ui.grid.read_edits): a page
+# never sends these, a hand-made client can. {label}: the editor's label; {reason}: one of the
+# GRID_* sentences below
+EDITOR_BAD_STATE = (
+    "{label}: the grid sent edits attnviz cannot use ({reason}); every edit of this grid is "
+    "ignored and the previous values are kept. Reload the page to start the grid again."
+)
+# {what}: GRID_EDITED_ROWS or GRID_EDITS
+GRID_NOT_OBJECT = "{what} must be an object of rows"
+GRID_EDITED_ROWS = "edited_rows"
+GRID_EDITS = "the grid's edits"
+GRID_HUGE_ROW = "(a huge number)"
+# {row}: the row key sent (quoted safely)
+GRID_BAD_ROW = "the row “{row}” is not a whole number from 0 up"
+# {row}: the row key sent; {last}: the matrix's last row
+GRID_ROW_OUTSIDE = "row {row} is outside the matrix (rows 0 to {last})"
+# {row}: the row number
+GRID_BAD_CELLS = "row {row} must be an object of at most one value per column"
+# {row}, {col}: the cell's row and column numbers
+GRID_BAD_CELL = "the cell in row {row}, column {col} must be text or a number"
+# {row}, {col}: the tick box's row and column numbers
+GRID_BAD_TICK = (
+    "the tick box in row {row}, column {col} must be true, false or empty, not a list or an "
+    "object"
+)
+MASK_STATE_UNREADABLE = "its edits cannot be read"
+# A chart's click or slider event the browser sent that attnviz ignores
+# (attnviz.ui.plotly_view.state_problem). {reason}: one of the CHART_STATE_* sentences
+CHART_STATE_REFUSED = "The chart sent an event attnviz cannot use ({reason}); it was ignored."
+CHART_STATE_NOT_OBJECT = "its state must be an object"
+# {limit}: most points one event may name
+CHART_STATE_BAD_POINTS = "a selection must be an object with a list of at most {limit} points"
+CHART_STATE_BAD_POINT = "a selected point must name a trace and a point of this chart"
+CHART_STATE_BAD_SLIDER = "a slider must stop on one of this chart's steps"
+MASK_ROWS_FIXED = "rows cannot be added to or deleted from the mask"
+# {reason}: what was wrong with the mask grid's state
+MASK_EDITOR_BAD_STATE = (
+    "The mask grid sent ticks attnviz cannot use ({reason}); the previous mask is kept. Reload "
+    "the page to start the grid again."
+)
 
 # --- Diagnostics panel (attnviz.ui.diagnostics) ---------------------------------------------
 
