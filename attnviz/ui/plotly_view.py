@@ -24,7 +24,8 @@ import logging
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +33,8 @@ import plotly
 import plotly.graph_objects as go
 import plotly.io as pio
 import streamlit as st
+
+from attnviz.teach.text import common as text
 
 _LOG = logging.getLogger(__name__)
 NAME = "attnviz_plotly"
@@ -149,11 +152,67 @@ def plotly_view(fig: go.Figure, *, key: str, config: dict,
     """
     events = {}
     if on_select:
-        events["on_selection_change"] = on_select
+        events["on_selection_change"] = partial(_if_valid, key, fig, frames, on_select)
     if on_slider:
-        events["on_slider_change"] = on_slider
+        events["on_slider_change"] = partial(_if_valid, key, fig, frames, on_slider)
+    refused = st.session_state.get(_REFUSED, {}).pop(key, None)
+    if refused:
+        st.warning(text.CHART_STATE_REFUSED.format(reason=refused))
     # sent as UTF-8 bytes: a str would be JSON-encoded a second time (every quote escaped) and
     # canonicalised again for the element's identity; bytes go as they are, identity = a hash
     payload = figure_json(fig, config, clickable=bool(on_select), frames=frames,
                           slider_events=bool(on_slider)).encode("utf-8")
     _component()(key=key, data=payload, **events)
+
+
+_REFUSED = "_chart_state_refused"  # {chart key: why its last event was ignored}
+MAX_POINTS = 1000  # points of one selection event (a click sends one)
+
+
+def state_problem(value, fig: go.Figure, frames: list[dict] | None) -> str:
+    """Why a chart's state sent by the browser cannot be used, or "" (the browser is untrusted:
+    a hand-made client can send any JSON). ``"selection"`` must be ``{"points": [...]}`` of at
+    most :data:`MAX_POINTS` objects whose ``curve_number`` names a trace of ``fig`` and whose
+    ``point_index`` is a whole number inside that trace; ``"slider"`` must be the name of one
+    of ``frames``."""
+    if value is None:
+        return ""
+    if not isinstance(value, Mapping):
+        return text.CHART_STATE_NOT_OBJECT
+    selection = value.get("selection")
+    if selection is not None:
+        points = selection.get("points") if isinstance(selection, Mapping) else None
+        if not isinstance(points, list) or len(points) > MAX_POINTS:
+            return text.CHART_STATE_BAD_POINTS.format(limit=MAX_POINTS)
+        for point in points:
+            if not isinstance(point, Mapping) or not _inside(point, fig):
+                return text.CHART_STATE_BAD_POINT
+    slider = value.get("slider")
+    if slider is not None and (not isinstance(slider, str) or
+                               slider not in {str(f.get("name")) for f in frames or ()}):
+        return text.CHART_STATE_BAD_SLIDER
+    return ""
+
+
+def _inside(point: Mapping, fig: go.Figure) -> bool:
+    """True when a selected point names a trace of ``fig`` and a point inside it."""
+    curve, index = point.get("curve_number"), point.get("point_index")
+    whole = all(isinstance(n, int) and not isinstance(n, bool) and n >= 0
+                for n in (curve, index))
+    if not whole or curve >= len(fig.data):
+        return False
+    trace = fig.data[curve]
+    size = max((len(v) for v in (getattr(trace, "x", None), getattr(trace, "y", None))
+                if v is not None), default=None)
+    return size is None or index < size
+
+
+def _if_valid(key: str, fig: go.Figure, frames: list[dict] | None,
+              callback: Callable[[], None]) -> None:
+    """Run a chart's event ``callback`` only when the chart's state is valid; else note why
+    (shown above the chart when it is drawn)."""
+    problem = state_problem(st.session_state.get(key), fig, frames)
+    if problem:
+        st.session_state.setdefault(_REFUSED, {})[key] = problem
+        return
+    callback()
