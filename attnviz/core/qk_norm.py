@@ -48,13 +48,20 @@ def rms_norm(x, gain=1.0, *, eps: float = 1e-6) -> Array:
 def _rms(x: Array, eps: float) -> Array:
     """sqrt(mean(x², last axis) + eps), without overflow at the dtype's extremes.
 
-    Squaring overflows from |x| ≈ 1.8e19 in float32 (1.3e154 in float64): each row is divided
-    by s = max(1, max|x|) before squaring and the root multiplied by s again,
-    ``s · sqrt(mean((x/s)²) + eps/s²)``; s = 1 (every |x| <= 1) is the plain formula.
+    Squaring overflows from |x| ≈ 1.8e19 in float32 (1.3e154 in float64): a row whose largest
+    |x| could overflow the mean of the squares is divided by s = max|x| before squaring and
+    the root multiplied by s again, ``s · sqrt(mean((x/s)²) + eps/s²)``; every other row has
+    s = 1, the plain formula bit for bit.
     """
-    s = np.maximum(np.max(np.abs(x), axis=-1, keepdims=True), 1.0).astype(x.dtype)  # (..., 1)
+    top = np.max(np.abs(x), axis=-1, keepdims=True)
+    s = np.where(top > _big(x), top, 1.0).astype(x.dtype)  # (..., 1)
     y = x / s
     return s * np.sqrt(np.mean(y * y, axis=-1, keepdims=True) + eps / s / s)
+
+
+def _big(x: Array) -> float:
+    """The largest |x| whose d squares (d = the last axis) cannot overflow their sum."""
+    return float(np.sqrt(np.finfo(x.dtype).max / (2 * x.shape[-1])))
 
 
 def rms_norm_backward(x, d_y, gain=1.0, *, eps: float = 1e-6) -> Array:
@@ -82,6 +89,9 @@ def rms_norm_backward(x, d_y, gain=1.0, *, eps: float = 1e-6) -> Array:
     gain = np.atleast_1d(np.asarray(gain, dtype=float))
     rms = _rms(x, eps)  # (..., 1)
     g_dy = d_y * gain
+    if np.max(np.abs(x), initial=0.0) <= _big(x):  # the formula as written
+        inner = np.sum(g_dy * x, axis=-1, keepdims=True) / (x.shape[-1] * rms * rms)
+        return (g_dy - x * inner) / rms
     x_hat = x / rms  # |x_hat| <= sqrt(d): x · Σ(g∘dy∘x) / (d r²) without squaring r or x
     inner = np.sum(g_dy * x_hat, axis=-1, keepdims=True) / x.shape[-1]
     return (g_dy - x_hat * inner) / rms

@@ -230,6 +230,11 @@ class Variant:
         loss's own ∂L/∂weights (either may be None), the gradients of every intermediate and
         a mapping from scenario field names ("x", "w_q", ...) to the gradient of each field
         the computation read. None: the Gradients and Learn pages say the variant has none yet.
+    reference : callable(Inputs) -> (weights, output), optional
+        An independent computation of the same thing with explicit loops over queries, keys
+        and dimensions (:mod:`attnviz.scenarios.reference`): weights of shape
+        (n_heads, t_q, t_k) and the output. The tests compare ``compute`` with it for every
+        variant, on every preset it declares and the scenarios the tests build.
     """
 
     key: str
@@ -250,6 +255,7 @@ class Variant:
     presets: tuple[Preset, ...] = field(default=())
     same_as: str = ""
     backward: Callable[..., tuple[Any, dict[str, Array]]] | None = None
+    reference: Callable[[Inputs], tuple[Array, Array]] | None = None
 
     def __post_init__(self):
         unknown = [p for p in self.parts if p not in PARTS]

@@ -3,36 +3,31 @@
 from __future__ import annotations
 
 import pkgutil
+from dataclasses import replace
 
+import numpy as np
 import pytest
 
-from attnviz import VARIANTS, Variant
+from attnviz import PRESETS, VARIANTS, Variant
+from attnviz.core.additive import AdditiveResult
+from attnviz.core.attention import MultiHeadResult
+from attnviz.core.masks import causal_mask
 from attnviz.scenarios import registry, variants
+from attnviz.scenarios.presets import default_scenario
+from attnviz.scenarios.scenario import run_scenario, with_variant
 from attnviz.scenarios.variant import PARTS, Param
 
-# key -> what it declares: (scale fixed, causal, keys from the source, heads, always heads,
-# direct Q/K/V, parts)
-EXPECTED = {
-    "dot_product": (1.0, False, False, True, False, True, ()),
-    "scaled_dot_product": (None, False, False, True, False, True, ()),
-    "causal": (None, True, False, True, False, True, ()),
-    "bidirectional": (None, False, False, True, False, True, ()),
-    "multi_head": (None, False, False, True, True, False, ()),
-    "cross": (None, False, True, False, False, False, ("source",)),
-    "additive": (None, False, True, False, False, False, ("source", "additive")),
-    "rope": (None, False, False, False, False, False, ()),
-    "gqa": (None, False, False, False, True, False, ()),
-    "alibi": (None, True, False, False, True, False, ()),
-    "softcap": (None, False, False, False, False, False, ()),
-    "qk_norm": (None, False, False, False, False, False, ()),
-    "online_softmax": (None, False, False, False, False, True, ()),
-    "kv_cache": (None, True, False, False, False, False, ()),
-    "sinks": (None, True, False, False, False, False, ()),
-}
+
+def behaviour(key: str):
+    """The default scenario switched to the variant (its own settings at their defaults), run."""
+    scenario = replace(with_variant(default_scenario(), key), params={}, n_heads=3)
+    return scenario, run_scenario(scenario).attention
 
 
-def test_the_variants_offered():
-    assert list(VARIANTS) == list(EXPECTED)
+def test_the_variants_offered_are_in_picker_order_with_unique_orders():
+    specs = list(VARIANTS.values())
+    assert specs == sorted(specs, key=lambda v: (v.order, v.key))
+    assert len({v.order for v in specs}) == len(specs)
 
 
 @pytest.mark.parametrize("key", list(VARIANTS))
@@ -40,13 +35,38 @@ def test_each_variant_is_complete(key):
     variant = VARIANTS[key]
     assert isinstance(variant, Variant)
     assert variant.key == key
-    assert (variant.scale_fixed, variant.causal, variant.keys_from_source, variant.heads,
-            variant.always_heads, variant.direct, variant.parts) == EXPECTED[key]
     assert callable(variant.compute)
     assert callable(variant.backward)  # its backward pass (tests/scenarios/test_gradients.py)
+    assert callable(variant.reference)  # its explicit loops (tests/scenarios/test_scenario.py)
     assert variant.name and variant.description and variant.written()
     assert variant.written().count("{") == variant.written().count("}")  # balanced LaTeX groups
     assert set(variant.parts) <= set(PARTS)
+
+
+@pytest.mark.parametrize("key", list(VARIANTS))
+def test_each_variant_does_what_it_declares(key):
+    """The flags the pages read agree with what the computation does."""
+    variant = VARIANTS[key]
+    scenario, att = behaviour(key)
+    assert variant.keys_from_source == ("source" in variant.parts)
+    assert isinstance(att, MultiHeadResult) == variant.always_heads
+    assert isinstance(att, AdditiveResult) == (not variant.projections)
+    if variant.scale_fixed is not None:
+        assert att.scale == variant.scale_fixed
+    weights = np.asarray(att.weights)
+    future = ~causal_mask(*weights.shape[-2:])
+    if variant.causal:  # no user mask here: only the variant's own can hide the future
+        assert (weights[..., future] == 0).all()
+    elif not variant.keys_from_source:
+        assert (weights[..., future] > 0).any()
+    if variant.heads:
+        assert run_scenario(scenario, heads=3).attention.n_heads == 3
+    direct = replace(PRESETS["seed_001_causal"].build(), variant=key)  # Q, K, V given
+    if variant.direct:
+        assert np.asarray(run_scenario(direct).attention.weights).shape[-2:] == (2, 2)
+    else:
+        with pytest.raises(ValueError, match="needs embeddings and weights|must not be empty"):
+            run_scenario(direct)
 
 
 def test_every_module_of_the_package_is_collected():
@@ -76,10 +96,11 @@ def test_an_unknown_part_is_refused():
 
 def test_presets_declared_by_variants_are_collected():
     keys = [p.key for p in registry.variant_presets()]
-    assert keys == ["cat_sat", "translation", "bahdanau", "rope_shift", "gqa_8_2", "alibi_local",
-                    "softcap_2", "qk_norm_tamed", "online_tiles", "kv_decoding",
-                    "sinks_streaming"]
-    assert VARIANTS["cross"].presets[0].build().variant == "cross"
+    assert keys == [p.key for v in VARIANTS.values() for p in v.presets]
+    assert len(set(keys)) == len(keys) and set(keys) <= set(PRESETS)
+    for variant in VARIANTS.values():
+        for preset in variant.presets:  # a variant's preset shows that variant
+            assert preset.build().variant == variant.key
 
 
 def test_uses_source_for_cross_and_additive_only():

@@ -19,10 +19,8 @@ from attnviz import (
     AttentionResult,
     MultiHeadResult,
     Scenario,
-    additive_attention,
     attention_pooling,
     causal_mask,
-    cross_attention,
     mix_heads,
     multi_head_attention,
     padding_mask,
@@ -34,14 +32,13 @@ from attnviz import (
     sinusoidal_positional_encoding,
     window_mask,
 )
-from attnviz.core.rope import apply_rope
-from attnviz.core.sinks import sink_window_mask
 from attnviz.scenarios.scenario import (
     MASK_KINDS,
     SCALE_MODES,
     permutation_check,
     projected,
     scale_of,
+    scenario_inputs,
     user_mask,
     with_parts,
     with_variant,
@@ -97,76 +94,22 @@ def test_scale_of(variant, mode, expected):
 # ---------------------------------------------------------------------------------------------
 
 
-def expected_result(scenario: Scenario, mask):
-    """What the variant's core function gives when called by hand."""
-    s = scenario
-    scale = scale_of(s)
-    if s.variant == "additive":
-        return additive_attention(s.x, s.source_x, s.source_x, s.w_a_q, s.w_a_k, s.v_a, mask=mask)
-    if s.variant == "multi_head":
-        return multi_head_attention(s.x, None, s.w_q, s.w_k, s.w_v, s.w_o, n_heads=s.n_heads,
-                                    mask=mask, scale=scale, temperature=s.temperature)
-    if s.variant == "cross":
-        return cross_attention(s.x, s.source_x, s.w_q, s.w_k, s.w_v, mask=mask, scale=scale,
-                               temperature=s.temperature)
-    if s.variant == "rope":  # one head of width 3: the first pair rotated, split-half
-        q, k = (apply_rope(s.x @ w, d_rot=2) for w in (s.w_q, s.w_k))
-        return scaled_dot_product_attention(q, k, s.x @ s.w_v, mask=mask, scale=scale,
-                                            temperature=s.temperature)
-    if s.variant == "gqa":  # one key/value head (the default): every head uses W_K's block 0
-        d_k, d_v = s.w_k.shape[1] // s.n_heads, s.w_v.shape[1] // s.n_heads
-        w_k, w_v = np.tile(s.w_k[:, :d_k], s.n_heads), np.tile(s.w_v[:, :d_v], s.n_heads)
-        return multi_head_attention(s.x, None, s.w_q, w_k, w_v, s.w_o, n_heads=s.n_heads,
-                                    mask=mask, scale=scale, temperature=s.temperature)
-    if s.variant == "alibi":
-        return alibi_by_hand(s, mask, scale)
-    if s.variant in ("softcap", "qk_norm"):  # default cap 50; default gain 1, eps 1e-6
-        q, k = s.x @ s.w_q, s.x @ s.w_k
-        if s.variant == "qk_norm":
-            q, k = (a / np.sqrt((a * a).mean(axis=1, keepdims=True) + 1e-6) for a in (q, k))
-        factor = (1 / np.sqrt(q.shape[1]) if scale is None else scale) / s.temperature
-        logits = q @ k.T * factor
-        if s.variant == "softcap":
-            logits = 50 * np.tanh(logits / 50)
-        # the logits as queries against one-hot keys: softmax(logits + M) V with the core's mask
-        # rule; this computation has no raw scores of its own to compare
-        by_hand = scaled_dot_product_attention(logits, np.eye(len(k)), s.x @ s.w_v, mask=mask,
-                                               scale=1.0)
-        return SimpleNamespace(scores=None, weights=by_hand.weights, output=by_hand.output)
-    if s.variant == "sinks":  # default: a causal window of 3 keys and the first token kept
-        window = sink_window_mask(len(s.x), window=3, n_sink=1)
-        return self_attention(s.x, s.w_q, s.w_k, s.w_v, scale=scale, temperature=s.temperature,
-                              mask=window if mask is None else window & mask)
-    # online_softmax computes what scaled dot-product does; kv_cache what causal does
-    return self_attention(s.x, s.w_q, s.w_k, s.w_v, mask=mask, scale=scale,
-                          temperature=s.temperature, causal=s.variant in ("causal", "kv_cache"))
+def expected_result(scenario: Scenario):
+    """What the variant's own explicit-loop reference gives (``Variant.reference``): every
+    variant carries one, so this test needs no list of variants."""
+    weights, output = VARIANTS[scenario.variant].reference(scenario_inputs(scenario))
+    return SimpleNamespace(weights=weights, output=output)
 
 
-def alibi_by_hand(s: Scenario, mask, scale):
-    """Causal multi-head attention with −m_h·(i − j) added, head by head in plain numpy."""
-    n, t = s.n_heads, s.t
-    d_k, d_v = s.w_q.shape[1] // n, s.w_v.shape[1] // n
-    scale = 1 / np.sqrt(d_k) if scale is None else scale
-    keep = causal_mask(t) if mask is None else causal_mask(t) & mask
-    # the reference code's get_slopes(3): get_slopes_power_of_2(2) + get_slopes(4)[0::2][:1]
-    slopes = {1: [2 ** -8], 3: [2 ** -4, 2 ** -8, 2 ** -2]}[n]
-    heads, weights = [], []
-    for h in range(n):
-        q, k, v = (s.x @ w[:, h * d: (h + 1) * d] for w, d in
-                   ((s.w_q, d_k), (s.w_k, d_k), (s.w_v, d_v)))
-        logits = q @ k.T * scale / s.temperature
-        logits = logits - slopes[h] * (np.arange(t)[:, None] - np.arange(t)[None, :])
-        e = np.where(keep, np.exp(logits - logits.max(axis=1, keepdims=True)), 0.0)
-        sums = e.sum(axis=1, keepdims=True)
-        w_h = np.divide(e, sums, out=np.zeros_like(e), where=sums > 0)
-        weights.append(w_h)
-        heads.append(w_h @ v)
-    output = np.hstack(heads) @ s.w_o
-    return SimpleNamespace(scores=None, weights=np.array(weights), output=output)
+def result_type(spec):
+    """The result a variant's compute returns, from what it declares."""
+    if not spec.projections:
+        return AdditiveResult
+    return MultiHeadResult if spec.always_heads else AttentionResult
 
 
-RESULT_TYPES = {"multi_head": MultiHeadResult, "additive": AdditiveResult,
-                "gqa": MultiHeadResult, "alibi": MultiHeadResult}
+def test_every_variant_carries_an_explicit_loop_reference():
+    assert all(callable(spec.reference) for spec in VARIANTS.values())
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
@@ -176,11 +119,11 @@ RESULT_TYPES = {"multi_head": MultiHeadResult, "additive": AdditiveResult,
 def test_run_scenario_calls_the_variants_core_function(variant, settings):
     scenario = base(variant=variant, n_heads=3, **settings)
     result = run_scenario(scenario)
-    expected = expected_result(scenario, None)
-    assert isinstance(result.attention, RESULT_TYPES.get(variant, AttentionResult))
-    for name in ("scores", "weights", "output"):
-        if getattr(expected, name) is not None:  # the ALiBi loop has no raw scores
-            assert_same(getattr(result.attention, name), getattr(expected, name))
+    expected = expected_result(scenario)
+    assert isinstance(result.attention, result_type(VARIANTS[variant]))
+    weights = np.asarray(result.attention.weights)
+    assert_same(weights, np.reshape(expected.weights, weights.shape))
+    assert_same(result.attention.output, expected.output)
     assert result.q_labels == position_labels(scenario.tokens)
     assert result.k_labels == position_labels(scenario.key_tokens)
     t_k = 3 if VARIANTS[variant].uses_source else 4
@@ -234,7 +177,7 @@ def test_mask_kinds(kind, variant):
     assert np.all(weights[..., ~full] == 0)
     sums = weights.sum(axis=-1)
     np.testing.assert_allclose(sums, np.broadcast_to(full.any(axis=1), sums.shape), rtol=1e-12)
-    assert_same(result.attention.output, expected_result(scenario, mask).output)
+    assert_same(result.attention.output, expected_result(scenario).output)
 
 
 def test_padding_and_window_settings_are_clamped_to_the_sizes():

@@ -1,10 +1,14 @@
 """Additive attention (Bahdanau et al., 2015): a small network scores each query–key pair."""
 
+import math
 from dataclasses import replace
+
+import numpy as np
 
 from attnviz.core.additive import additive_attention
 from attnviz.core.backward import additive_backward
 from attnviz.core.initializers import init_weights
+from attnviz.scenarios import reference
 from attnviz.scenarios.variant import Inputs, Preset, Variant
 from attnviz.scenarios.variants.cross import translation
 
@@ -36,6 +40,28 @@ def bahdanau():
                                "weights form the context vector for each target word.")
 
 
+
+def loop_reference(inputs: Inputs):
+    """Explicit loops: e_ij = Σ_a v_a,a · tanh(Σ_m x_im W_q,ma + Σ_m s_jm W_k,ma), keys and
+    values the source rows."""
+    sc = inputs.scenario
+    x, src = inputs.x, inputs.source
+    ok = reference.allowed(inputs, len(x), len(src))
+    weights, output = np.zeros((len(x), len(src))), np.zeros((len(x), src.shape[1]))
+    for i in range(len(x)):
+        logits = {}
+        for j in range(len(src)):
+            if ok[i][j]:
+                logits[j] = math.fsum(
+                    float(sc.v_a[a]) * math.tanh(reference.dot(x[i], sc.w_a_q[:, a])
+                                                 + reference.dot(src[j], sc.w_a_k[:, a]))
+                    for a in range(len(sc.v_a)))
+        weights[i] = reference.softmax_row(logits, len(src))
+        for j in range(len(src)):
+            output[i] += weights[i, j] * src[j]
+    return weights[None], output
+
+
 VARIANT = Variant(
     key="additive", name="Additive (Bahdanau)", order=70,
     description="A small feed-forward network scores each query–key pair: "
@@ -45,4 +71,5 @@ VARIANT = Variant(
     compute=compute, backward=backward, keys_from_source=True, projections=False,
     parts=("source", "additive"),
     presets=(Preset("bahdanau", "Additive (Bahdanau) attention", "hand-built", bahdanau),),
+    reference=loop_reference,
 )

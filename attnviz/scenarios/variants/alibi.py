@@ -10,9 +10,10 @@ head, which is the point.
 
 import numpy as np
 
-from attnviz.core.alibi import alibi_bias
+from attnviz.core.alibi import alibi_bias, alibi_slopes
 from attnviz.core.initializers import init_weights
 from attnviz.core.score_mods import Bias
+from attnviz.scenarios import reference
 from attnviz.scenarios.variant import Inputs, Preset, Variant, dot_product_backward
 from attnviz.scenarios.variants.formulas import scaled, softmax
 from attnviz.scenarios.variants.heads import attend, project_heads
@@ -43,6 +44,18 @@ def local_heads():
                                  "whole past.")
 
 
+
+def loop_reference(inputs: Inputs):
+    """Explicit loops: head h's logit is q·k·scale/τ − m_h·(i − j), causal."""
+    slopes = alibi_slopes(inputs.n_heads)
+
+    def logit(d_k):
+        scaled_by = reference.scaled_logit(inputs, d_k)
+        return lambda s, h, i, j: scaled_by(s, h, i, j) - float(slopes[h]) * (i - j)
+
+    return reference.multi_head(inputs, logit, causal=True)
+
+
 VARIANT = Variant(
     key="alibi", name="ALiBi (linear biases)", order=100,
     description="Each head subtracts its slope times the query–key distance from the scores, "
@@ -52,4 +65,5 @@ VARIANT = Variant(
         + r"V_h,\quad m_h = 2^{-8(h+1)/n_{\text{heads}}}"),
     compute=compute, backward=dot_product_backward, causal=True, always_heads=True,
     presets=(Preset("alibi_local", "ALiBi: one slope per head", "hand-built", local_heads),),
+    reference=loop_reference,
 )

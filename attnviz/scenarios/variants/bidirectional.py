@@ -1,5 +1,6 @@
 """Bidirectional self-attention (encoders, BERT): the same computation as scaled dot-product."""
 
+from attnviz.scenarios import reference
 from attnviz.scenarios.variant import Inputs, Variant, dot_product, dot_product_backward
 from attnviz.scenarios.variants.formulas import sdpa, with_mask
 
@@ -9,6 +10,12 @@ def compute(inputs: Inputs):
     return dot_product(inputs)
 
 
+
+def loop_reference(inputs: Inputs):
+    """Explicit loops, the user's mask only."""
+    return reference.dot_product(inputs)
+
+
 VARIANT = Variant(
     key="bidirectional", name="Bidirectional attention", order=40,
     description="Bidirectional self-attention: each token attends to every token, before and "
@@ -16,4 +23,5 @@ VARIANT = Variant(
     formula=lambda w: with_mask(sdpa(w), w, r"M \text{: only padding masked}"),
     compute=compute, backward=dot_product_backward, heads=True, direct=True,
     same_as="scaled_dot_product",
+    reference=loop_reference,
 )

@@ -3,6 +3,7 @@
 import numpy as np
 
 from attnviz.core.initializers import init_weights
+from attnviz.scenarios import reference
 from attnviz.scenarios.variant import Inputs, Preset, Variant, dot_product, dot_product_backward
 from attnviz.scenarios.variants.formulas import sdpa, with_mask
 
@@ -26,10 +27,17 @@ def cat_sat():
                                  "encoding makes its two copies attend differently.")
 
 
+
+def loop_reference(inputs: Inputs):
+    """Explicit loops with j <= i."""
+    return reference.dot_product(inputs, causal=True)
+
+
 VARIANT = Variant(
     key="causal", name="Causal self-attention", order=30,
     description="Each token attends only to itself and earlier tokens (decoders, GPT).",
     formula=lambda w: with_mask(sdpa(w), w, r"M_{ij} = (j \le i)"),
     compute=compute, backward=dot_product_backward, causal=True, heads=True, direct=True,
     presets=(Preset("cat_sat", "The cat sat on the mat (causal + PE)", "hand-built", cat_sat),),
+    reference=loop_reference,
 )

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from attnviz.scenarios import reference
 from attnviz.scenarios.variant import Inputs, Preset, Variant, dot_product, dot_product_backward
 from attnviz.scenarios.variants.formulas import sdpa
 
@@ -28,6 +29,12 @@ def translation():
                                  "differs.")
 
 
+
+def loop_reference(inputs: Inputs):
+    """Explicit loops: queries from x, keys and values from the source."""
+    return reference.dot_product(inputs)
+
+
 VARIANT = Variant(
     key="cross", name="Cross-attention", order=60,
     description="Encoder–decoder attention: queries come from the target sequence, keys and "
@@ -36,4 +43,5 @@ VARIANT = Variant(
                        r"K = X_{\text{src}}W_K,\ V = X_{\text{src}}W_V"),
     compute=compute, backward=dot_product_backward, keys_from_source=True, parts=("source",),
     presets=(Preset("translation", "Translation (cross-attention)", "hand-built", translation),),
+    reference=loop_reference,
 )

@@ -2,6 +2,7 @@
 
 from dataclasses import replace
 
+from attnviz.scenarios import reference
 from attnviz.scenarios.variant import Inputs, Variant, dot_product, dot_product_backward
 from attnviz.scenarios.variants.formulas import PROJECTIONS, sdpa
 
@@ -11,9 +12,16 @@ def compute(inputs: Inputs):
     return dot_product(inputs, scale=1.0)
 
 
+
+def loop_reference(inputs: Inputs):
+    """Explicit loops with the scale fixed at 1."""
+    return reference.dot_product(inputs, scale=1.0)
+
+
 VARIANT = Variant(
     key="dot_product", name="Dot-product (unscaled)", order=10,
     description="Plain dot-product ('general') attention: the scores are not scaled.",
     formula=lambda w: (sdpa(replace(w, scale="none")) + r",\quad " + PROJECTIONS),
     compute=compute, backward=dot_product_backward, scale_fixed=1.0, heads=True, direct=True,
+    reference=loop_reference,
 )

@@ -17,6 +17,7 @@ computes on any scenario.
 import numpy as np
 
 from attnviz.core.initializers import init_weights
+from attnviz.scenarios import reference
 from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward
 from attnviz.scenarios.variants.formulas import sdpa
 from attnviz.scenarios.variants.heads import attend, project_heads
@@ -54,6 +55,13 @@ def eight_on_two():
                                  "key/value heads, while every head keeps its own queries.")
 
 
+
+def loop_reference(inputs: Inputs):
+    """Explicit loops per query head, reading key/value head h // (n_heads / n_kv_heads)."""
+    return reference.multi_head(inputs, lambda d_k: reference.scaled_logit(inputs, d_k),
+                                n_kv=inputs.scenario.param("n_kv_heads"))
+
+
 VARIANT = Variant(
     key="gqa", name="Grouped-query (GQA)", order=90,
     description="Groups of query heads share one key/value head (n_kv_heads = n_heads: "
@@ -64,4 +72,5 @@ VARIANT = Variant(
     compute=compute, backward=dot_product_backward, always_heads=True, params=PARAMS,
     presets=(Preset("gqa_8_2", "GQA: 8 query heads, 2 key/value heads", "hand-built",
                     eight_on_two),),
+    reference=loop_reference,
 )

@@ -15,6 +15,7 @@ import numpy as np
 
 from attnviz.core.decode import cached_decoding
 from attnviz.core.initializers import init_weights
+from attnviz.scenarios import reference
 from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward
 from attnviz.scenarios.variants.formulas import PROJECTIONS, scaled, softmax
 from attnviz.scenarios.variants.online_softmax import single_head_qkv
@@ -45,6 +46,12 @@ def six_tokens():
                                  "cache grows by one key and one value per token.")
 
 
+
+def loop_reference(inputs: Inputs):
+    """Explicit loops of full causal attention: the cache must not change the result."""
+    return reference.dot_product(inputs, causal=True)
+
+
 VARIANT = Variant(
     key="kv_cache", name="KV-cache decoding", order=140,
     description="Causal attention as a decoder computes it: the prompt at once, then each new "
@@ -55,4 +62,5 @@ VARIANT = Variant(
         r"\quad " + PROJECTIONS),
     compute=compute, backward=dot_product_backward, causal=True, params=PARAMS,
     presets=(Preset("kv_decoding", "KV-cache decoding of 6 tokens", "hand-built", six_tokens),),
+    reference=loop_reference,
 )

@@ -10,6 +10,7 @@ import numpy as np
 
 from attnviz.core.initializers import init_weights
 from attnviz.core.online import online_softmax_attention
+from attnviz.scenarios import reference
 from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward
 from attnviz.scenarios.variants.formulas import PROJECTIONS
 
@@ -50,6 +51,12 @@ def tiles_of_two():
                                  "softmax to rounding.")
 
 
+
+def loop_reference(inputs: Inputs):
+    """Explicit loops over whole rows: the tiles must not change the result."""
+    return reference.dot_product(inputs)
+
+
 VARIANT = Variant(
     key="online_softmax", name="Online softmax (tiled)", order=130,
     description="The same attention computed over tiles of keys with a running max and sum "
@@ -61,4 +68,5 @@ VARIANT = Variant(
     compute=compute, backward=dot_product_backward, direct=True, params=PARAMS,
     presets=(Preset("online_tiles", "Online softmax: three tiles of two keys", "hand-built",
                     tiles_of_two),),
+    reference=loop_reference,
 )

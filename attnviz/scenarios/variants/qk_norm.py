@@ -9,6 +9,7 @@ dashboard's gain is one number for queries and keys alike (a model learns one pe
 import numpy as np
 
 from attnviz.core.qk_norm import rms_norm, rms_norm_backward
+from attnviz.scenarios import reference
 from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward
 from attnviz.scenarios.variants.formulas import PROJECTIONS, sdpa
 from attnviz.scenarios.variants.heads import attend, project_heads
@@ -50,6 +51,19 @@ def tamed():
                                  "sharpen them again.")
 
 
+
+def loop_reference(inputs: Inputs):
+    """Explicit loops on q and k normalised row by row: x / sqrt(mean(x²) + 1e-6) · g."""
+    gain = inputs.scenario.param("qk_gain")
+
+    def normalise(q, k, h):
+        return (np.array([reference.rms(row, gain) for row in q]),
+                np.array([reference.rms(row, gain) for row in k]))
+
+    return reference.multi_head(inputs, lambda d_k: reference.scaled_logit(inputs, d_k),
+                                change=normalise, w_o=inputs.n_heads > 1)
+
+
 VARIANT = Variant(
     key="qk_norm", name="QK-norm", order=120,
     description="Queries and keys are RMS-normalised per head (times a gain) before the "
@@ -59,4 +73,5 @@ VARIANT = Variant(
         r"\frac{q}{\sqrt{\mathrm{mean}(q^2) + \epsilon}}\,g,\quad " + PROJECTIONS),
     compute=compute, backward=backward, params=PARAMS,
     presets=(Preset("qk_norm_tamed", "QK-norm tames large logits", "hand-built", tamed),),
+    reference=loop_reference,
 )

@@ -20,6 +20,7 @@ import numpy as np
 
 from attnviz.core.initializers import init_weights
 from attnviz.core.rope import LAYOUTS, apply_rope
+from attnviz.scenarios import reference
 from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward
 from attnviz.scenarios.variants.formulas import PROJECTIONS, sdpa
 from attnviz.scenarios.variants.heads import attend, project_heads
@@ -93,6 +94,24 @@ def shift():
                                  "and they change.")
 
 
+
+def loop_reference(inputs: Inputs):
+    """Explicit loops on q and k rotated pair by pair at position index + offset."""
+    sc = inputs.scenario
+
+    def rotate(q, k, h):
+        kw = _rope_settings(inputs, q.shape[1])
+        turn = [reference.rotate(row, p + kw["offset"], kw["d_rot"], kw["base"], kw["layout"])
+                for p, row in enumerate(q)], \
+            [reference.rotate(row, p + kw["offset"], kw["d_rot"], kw["base"], kw["layout"])
+             for p, row in enumerate(k)]
+        return np.array(turn[0]), np.array(turn[1])
+
+    del sc
+    return reference.multi_head(inputs, lambda d_k: reference.scaled_logit(inputs, d_k),
+                                change=rotate, w_o=inputs.n_heads > 1)
+
+
 VARIANT = Variant(
     key="rope", name="RoPE (rotary positions)", order=80,
     description="Queries and keys are rotated by an angle proportional to their position, so "
@@ -103,4 +122,5 @@ VARIANT = Variant(
     compute=compute, backward=backward, params=PARAMS,
     presets=(Preset("rope_shift", "RoPE: a shift of positions changes nothing", "hand-built",
                     shift),),
+    reference=loop_reference,
 )

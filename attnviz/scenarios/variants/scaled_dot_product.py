@@ -1,5 +1,6 @@
 """Scaled dot-product attention (Vaswani et al., 2017, §3.2.1)."""
 
+from attnviz.scenarios import reference
 from attnviz.scenarios.variant import Inputs, Variant, dot_product, dot_product_backward
 from attnviz.scenarios.variants.formulas import PROJECTIONS, sdpa
 
@@ -9,9 +10,16 @@ def compute(inputs: Inputs):
     return dot_product(inputs)
 
 
+
+def loop_reference(inputs: Inputs):
+    """Explicit loops with the scenario's scale."""
+    return reference.dot_product(inputs)
+
+
 VARIANT = Variant(
     key="scaled_dot_product", name="Scaled dot-product", order=20,
     description="Scores divided by √d_k so the softmax does not saturate as d_k grows.",
     formula=lambda w: (sdpa(w) + r",\quad " + PROJECTIONS),
     compute=compute, backward=dot_product_backward, heads=True, direct=True,
+    reference=loop_reference,
 )

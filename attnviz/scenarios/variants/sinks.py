@@ -11,6 +11,7 @@ import numpy as np
 
 from attnviz.core.initializers import init_weights
 from attnviz.core.sinks import attention_with_sink, sink_window_mask
+from attnviz.scenarios import reference
 from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward
 from attnviz.scenarios.variants.formulas import PROJECTIONS
 from attnviz.scenarios.variants.online_softmax import single_head_qkv
@@ -57,6 +58,23 @@ def streaming():
                                  "sink logit and the rows may sum to less than 1 instead.")
 
 
+
+def loop_reference(inputs: Inputs):
+    """Explicit loops: key j ≤ i seen when i − j < window or j < n_sink (and the user's mask),
+    the learned sink logit in every row's denominator."""
+    sc = inputs.scenario
+    x = inputs.x
+    q, k, v = (reference.matmul(x, getattr(sc, w)) for w in ("w_q", "w_k", "w_v"))
+    window, n_sink = sc.param("window"), sc.param("n_sink")
+    user = reference.allowed(inputs, len(x), len(x))
+    ok = [[user[i][j] and j <= i and (i - j < window or j < n_sink) for j in range(len(x))]
+          for i in range(len(x))]
+    sink = float(sc.param("sink_logit")) if sc.param("learned_sink") else None
+    weights, output = reference.attend_loop(q, k, v, ok, reference.scaled_logit(
+        inputs, q.shape[1]), sink=sink)
+    return weights[None], output
+
+
 VARIANT = Variant(
     key="sinks", name="Sliding window + sinks", order=150,
     description="Causal attention over the last few keys plus the first tokens, the attention "
@@ -68,4 +86,5 @@ VARIANT = Variant(
     compute=compute, backward=dot_product_backward, causal=True, params=PARAMS,
     presets=(Preset("sinks_streaming", "Attention sinks: window + first token", "hand-built",
                     streaming),),
+    reference=loop_reference,
 )

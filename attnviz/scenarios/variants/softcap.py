@@ -6,8 +6,11 @@ Gemma 2 uses c = 50 for attention; the preset uses a small cap so the bend is vi
 ``scaled`` matrix the pages show holds the capped scores.
 """
 
+import math
+
 import numpy as np
 
+from attnviz.scenarios import reference
 from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward
 from attnviz.scenarios.variants.formulas import PROJECTIONS, scaled, softmax
 from attnviz.scenarios.variants.heads import attend, project_heads
@@ -35,6 +38,18 @@ def capped():
                                  "and the weights return to the plain softmax.")
 
 
+
+def loop_reference(inputs: Inputs):
+    """Explicit loops: logit c·tanh(q·k·scale / (τ c))."""
+    cap = inputs.scenario.param("softcap")
+
+    def logit(d_k):
+        scaled_by = reference.scaled_logit(inputs, d_k)
+        return lambda s, h, i, j: cap * math.tanh(scaled_by(s, h, i, j) / cap)
+
+    return reference.multi_head(inputs, logit, w_o=inputs.n_heads > 1)
+
+
 VARIANT = Variant(
     key="softcap", name="Logit soft-capping", order=110,
     description="Each scaled score s becomes c·tanh(s / c) before the softmax: unchanged for "
@@ -44,4 +59,5 @@ VARIANT = Variant(
         + r"V,\quad " + PROJECTIONS),
     compute=compute, backward=dot_product_backward, params=PARAMS,
     presets=(Preset("softcap_2", "Soft-capping at c = 2", "hand-built", capped),),
+    reference=loop_reference,
 )

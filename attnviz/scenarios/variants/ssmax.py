@@ -1,0 +1,133 @@
+"""Scalable-Softmax (SSMax; Nakanishi, 2025, "Scalable-Softmax Is Superior for Attention",
+https://arxiv.org/abs/2501.19399): the scores multiplied by s·log n before the softmax.
+
+With n keys, a softmax over scores of a fixed size flattens as n grows: its largest weight
+falls like 1/n ("attention fading"). SSMax multiplies query i's scaled scores by s·log n_i,
+where n_i is the number of keys it may attend (here: i + 1 under the causal mask, fewer when
+the user's mask hides some), so the gap between the largest score and the rest grows with the
+context and the peak survives long sequences. s is a learned scalar in the paper (one per
+layer or head); here one setting. Llama 4's attention temperature tuning is the same idea on
+the queries.
+
+A change of the scores alone, so the variant is one :class:`ScoreMod` (its forward, derivative
+and written step) and the dot-product path does the rest: the engine, the backward pass,
+Trace, Step by step and the formulas pick it up from the result.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from attnviz.core.initializers import init_weights
+from attnviz.core.masks import causal_mask
+from attnviz.core.score_mods import At, ScoreMod
+from attnviz.scenarios import reference
+from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward
+from attnviz.scenarios.variants.formulas import PROJECTIONS, scaled, softmax, with_mask
+from attnviz.scenarios.variants.heads import attend, project_heads
+
+PARAMS = (Param("ssmax_s", "Scale s of s·log n", 1.0, low=0.05, high=5.0),)
+
+
+@dataclass(frozen=True, eq=False)
+class LogLengthScale(ScoreMod):
+    """Query i's scores times s·log n_i (n_i: the keys it may attend; at least 1).
+
+    Attributes
+    ----------
+    s : float
+    n_keys : ndarray of int, shape (t_q,)
+    """
+
+    s: float
+    n_keys: np.ndarray
+    key: ClassVar[str] = "ssmax"
+    title: ClassVar[str] = "Scale by s·log n (SSMax)"
+
+    @property
+    def factors(self) -> np.ndarray:
+        """s·log n_i for every query i, shape (t_q,)."""
+        return self.s * np.log(np.maximum(self.n_keys, 1))
+
+    def forward(self, s, at: At):
+        return s * self.factors[at.i]
+
+    def derivative(self, s, out, at: At):
+        return np.broadcast_to(self.factors[at.i], np.shape(s))
+
+    def written(self, current: str) -> tuple[str, str]:
+        return (rf"s^{{n}}_{{ij}} = s\,\log n_i \cdot {current},\quad n_i = "
+                r"\#\{j : M_{ij}\}", "s^{n}_{ij}")
+
+    def written_derivative(self, current: str) -> str:
+        return r"s\log n_i \cdot "
+
+    def traced(self, before: float, after: float, at: At, num: Callable[[float], str]) -> str:
+        n = int(max(self.n_keys[int(at.i)], 1))
+        return (rf"{num(self.s)}\,\log {n} \times {num(before)} = "
+                rf"{num(float(self.factors[int(at.i)]))} \times {num(before)} = {num(after)}")
+
+
+def _allowed(inputs: Inputs, t_q: int, t_k: int) -> np.ndarray:
+    """The causal mask and the user's: which keys each query may attend."""
+    tri = causal_mask(t_q, t_k)
+    return tri if inputs.mask is None else tri & inputs.mask
+
+
+def compute(inputs: Inputs):
+    """Causal attention with every query's scaled scores times s·log n_i."""
+    q_h, k_h, v_h = project_heads(inputs)
+    n_keys = _allowed(inputs, q_h.shape[1], k_h.shape[1]).sum(axis=1)
+    mod = LogLengthScale(float(inputs.scenario.param("ssmax_s")), n_keys)
+    return attend(inputs, q_h, k_h, v_h, causal=True, score_mods=(mod,))
+
+
+def loop_reference(inputs: Inputs):
+    """The same with explicit loops: logit = s·log(n_i) · q_i·k_j · scale / τ."""
+    s = float(inputs.scenario.param("ssmax_s"))
+    t = inputs.x.shape[0]
+    ok = reference.allowed(inputs, t, t, causal=True)
+    n_keys = [max(sum(row), 1) for row in ok]
+
+    def logit(d_k):
+        scaled_by = reference.scaled_logit(inputs, d_k)
+        return lambda q_k, h, i, j: s * math.log(n_keys[i]) * scaled_by(q_k, h, i, j)
+
+    return reference.multi_head(inputs, logit, causal=True, w_o=inputs.n_heads > 1)
+
+
+def long_sentence():
+    """Hand-built: ten tokens; the last, 'idea', matches itself and token 2 (the same word)."""
+    from attnviz.scenarios.scenario import projected  # the scenario module reads the registry
+
+    tokens = ["the", "key", "idea", "of", "this", "long", "and", "winding", "sentence", "idea"]
+    x = np.round(0.4 * init_weights("normal", [(10, 4)], seed=52)[0], 1)
+    x[2] = x[9] = [1.0, 1.0, 0.0, 0.0]  # both 'idea's
+    w = np.eye(4) * 1.5
+    return projected(tokens, x, w, w, np.eye(4), variant="ssmax", params={"ssmax_s": 1.0},
+                     title="Scalable-Softmax: the peak survives a long context",
+                     description="The last 'idea' matches itself and the earlier 'idea'. Over "
+                                 "10 keys a plain softmax leaves the two matches 71 % of its "
+                                 "weight; SSMax multiplies the scores by s·log 10 ≈ 2.3 and "
+                                 "they keep 97 %. Set s to 0.43 (≈ 1/log 10) and the last row "
+                                 "is the plain softmax again.")
+
+
+VARIANT = Variant(
+    key="ssmax", name="Scalable-Softmax (SSMax)", order=115,
+    description="Causal attention whose scores are multiplied by s·log n, n the number of "
+                "keys a query sees, so the weights do not flatten as the context grows "
+                "(Nakanishi 2025).",
+    formula=lambda w: with_mask(
+        softmax(r"s\log n_i \cdot " + scaled(r"QK^\top", w), w) + r"V,\quad " + PROJECTIONS,
+        w, r"M_{ij} = (j \le i)"),
+    compute=compute, backward=dot_product_backward, causal=True, params=PARAMS,
+    reference=loop_reference,
+    presets=(Preset("ssmax_long", "Scalable-Softmax on ten tokens", "hand-built",
+                    long_sentence),),
+)
