@@ -3,6 +3,7 @@
 import streamlit as st
 
 from attnviz.figures import heatmap
+from attnviz.scenarios import limits
 from attnviz.scenarios.compare import KINDS, compare, head_choices
 from attnviz.scenarios.registry import VARIANTS
 from attnviz.teach.text import compare as text
@@ -23,8 +24,9 @@ if kind == "heads" and choices:
     options["n_heads"] = st.select_slider(text.HEADS_B, choices, value=default,
                                           key="compare_n_heads")
 elif kind == "temperature":
-    options["temperature"] = st.slider(text.TEMPERATURE_B, 0.05, 5.0, 0.5, step=0.05,
-                                       key="compare_temperature")
+    options["temperature"] = st.slider(text.TEMPERATURE_B, limits.TEMPERATURE_MIN,
+                                       limits.TEMPERATURE_MAX, 0.5,
+                                       step=limits.TEMPERATURE_STEP, key="compare_temperature")
 elif kind == "variants":
     keys = list(VARIANTS)
     c1, c2 = st.columns(2)

@@ -91,7 +91,7 @@ def scale_frames(fig, scenario, head: int) -> list[dict] | None:
             or not scenario.spec.projections:
         return None
     custom = replace(scenario, scale_mode="custom")
-    zs = sweep.sweep(custom, "custom_scale", SCALE_GRID, "scaled", head=head)
+    zs = sweep.score_sweep(custom, "custom_scale", SCALE_GRID, "scaled", head=head)
     now = controls.run(scenario).attention.head(head).scale
     active = int(np.argmin([abs(v - now) for v in SCALE_GRID]))
     return with_slider(fig, zs, [f"{v:g}" for v in SCALE_GRID], active,
@@ -104,7 +104,7 @@ def temperature_frames(fig, scenario, head: int) -> list[dict] | None:
     grid = sweep.temperature_grid()
     if scenario.t > CELL_TEXT_LIMIT:
         return None
-    zs = sweep.sweep(scenario, "temperature", grid, "weights", head=head)
+    zs = sweep.score_sweep(scenario, "temperature", grid, "weights", head=head)
     active = int(np.argmin([abs(v - scenario.temperature) for v in grid]))
     return with_slider(fig, zs, [f"{v:g}" for v in grid], active, prefix=text.TAU_PREFIX,
                        kind="weights")

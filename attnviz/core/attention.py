@@ -455,6 +455,34 @@ def attend_heads(q_h, k_h, v_h, *, mask=None, scale: float | None = None,
                            w_o=w_o)
 
 
+def reweigh(result: AttentionResult, score_mods: tuple[ScoreMod, ...]) -> tuple[Array, Array]:
+    """One head's scaled scores and weights again, from its raw scores, with other modifiers.
+
+    What a slider over a setting of the score modifiers (τ, a scale) shows while it is
+    dragged: no projection and no product is recomputed, and each frame has the bits that
+    computing the whole result with those modifiers gives (the same operations).
+
+    Parameters
+    ----------
+    result : AttentionResult
+        One head (``MultiHeadResult.head(h)``, or a single-head result).
+    score_mods : tuple of ScoreMod
+        The modifiers to apply instead of ``result.score_mods``.
+
+    Returns
+    -------
+    scaled, weights : ndarray of shape (t_q, t_k)
+    """
+    t_q, t_k = result.scores.shape
+    stages = apply(score_mods, result.scores, At.head(result.head_index, t_q, t_k))
+    if not all(np.isfinite(s).all() for s in stages[1:]):
+        raise ValueError(_SCORES_OVERFLOW)
+    scaled = stages[-1]
+    mask = result.mask
+    masked = scaled if mask.all() else np.where(mask, scaled, scaled.dtype.type(-np.inf))
+    return scaled, stable_softmax(masked, axis=-1)
+
+
 def mix_heads(head_outputs, head_weights) -> Array:
     """Combine head outputs with one weight per head instead of W_O (seed 004's two heads).
 

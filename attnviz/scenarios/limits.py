@@ -33,3 +33,6 @@ THUMBNAIL_T = 64  # small multiples (one heatmap per head) pool longer sequences
 TRAIN_SECONDS = 10.0  # wall time of one Train click; then it pauses, Continue goes on
 YIELD_EVERY_SECONDS = 0.05  # a long run hands the CPU to other sessions' threads this often
 YIELD_PAUSE_SECONDS = 0.0  # ... for this long (0: time.sleep(0), other threads run, no slowdown)
+
+# --- Ranges of the controls, written once ------------------------------------------------------
+TEMPERATURE_MIN, TEMPERATURE_MAX, TEMPERATURE_STEP = 0.05, 5.0, 0.05  # τ's slider and frames

@@ -13,6 +13,9 @@ from dataclasses import replace
 import numpy as np
 from numpy.typing import NDArray
 
+from attnviz.core.attention import AttentionResult, MultiHeadResult, reweigh
+from attnviz.core.score_mods import Scale
+from attnviz.scenarios.limits import TEMPERATURE_MAX, TEMPERATURE_MIN, TEMPERATURE_STEP
 from attnviz.scenarios.scenario import Scenario, run_scenario
 
 Array = NDArray[np.float64]
@@ -20,7 +23,8 @@ Array = NDArray[np.float64]
 MAX_CELLS = 20_000  # numbers per sweep (grid × matrix): bounds what one figure sends
 
 
-def temperature_grid(low: float = 0.05, high: float = 5.0, step: float = 0.05) -> list[float]:
+def temperature_grid(low: float = TEMPERATURE_MIN, high: float = TEMPERATURE_MAX,
+                     step: float = TEMPERATURE_STEP) -> list[float]:
     """The temperature slider's values, rounded as the slider shows them."""
     n = int(round((high - low) / step)) + 1
     return [round(low + i * step, 2) for i in range(n)]
@@ -46,3 +50,32 @@ def sweep(scenario: Scenario, setting: str, values, matrix: str = "weights", *,
                          f"{cells:,} numbers, more than {MAX_CELLS:,}")
     return [np.asarray(getattr(run_scenario(_with(scenario, setting, v)).attention.head(head),
                                matrix)) for v in values]
+
+
+def score_sweep(scenario: Scenario, setting: str, values, matrix: str = "weights", *,
+                head: int = 0) -> list[Array]:
+    """:func:`sweep` over the temperature or the custom scale, from one run: both only change
+    the factor the raw scores are multiplied by, so each frame re-applies the result's score
+    modifiers with another factor (:func:`~attnviz.core.attention.reweigh`) — the same bits as
+    a run at that value. Other settings, and results computed another way (tiles, a cache,
+    sinks, additive scores), take a run per value."""
+    result = run_scenario(scenario).attention
+    fast = (setting in ("temperature", "custom_scale") and matrix in ("scaled", "weights")
+            and type(result) in (AttentionResult, MultiHeadResult)
+            and (setting == "temperature" or scenario.scale_mode == "custom"))
+    if not fast:
+        return sweep(scenario, setting, values, matrix, head=head)
+    values = list(values)
+    cells = scenario.t * scenario.t * len(values)
+    if cells > MAX_CELLS:
+        raise ValueError(f"a sweep of {len(values)} values over {scenario.t} tokens needs "
+                         f"{cells:,} numbers, more than {MAX_CELLS:,}")
+    part = result.head(head)
+    first, rest = part.score_mods[0], part.score_mods[1:]
+    frames = []
+    for v in values:
+        scale = Scale(first.scale, float(v)) if setting == "temperature" else \
+            Scale(float(v), first.temperature)
+        scaled, weights = reweigh(part, (scale, *rest))
+        frames.append(np.asarray(scaled if matrix == "scaled" else weights))
+    return frames

@@ -298,8 +298,9 @@ def settings_controls(prefix: str, scenario: Scenario, *, compact: bool = False,
         changes.update(_scale_controls(prefix, scenario, c1, c2))
     if "temperature" in only:
         changes["temperature"] = st.slider(
-            text.TEMPERATURE_LABEL, 0.05, 5.0, float(scenario.temperature),
-            step=0.05, key=state.vkey(f"{prefix}_temperature"), help=text.TEMPERATURE_HELP)
+            text.TEMPERATURE_LABEL, limits.TEMPERATURE_MIN, limits.TEMPERATURE_MAX,
+            float(scenario.temperature), step=limits.TEMPERATURE_STEP,
+            key=state.vkey(f"{prefix}_temperature"), help=text.TEMPERATURE_HELP)
     if "pe" in only and not scenario.direct:
         changes["use_pe"] = st.toggle(text.PE_TOGGLE, scenario.use_pe, help=text.PE_TOGGLE_HELP,
                                       key=state.vkey(f"{prefix}_use_pe"))

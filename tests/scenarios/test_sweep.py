@@ -44,3 +44,27 @@ def test_the_temperature_grid_is_the_sliders_values():
     grid = sweep.temperature_grid()
     assert grid[0] == 0.05 and grid[-1] == 5.0 and len(grid) == 100
     assert 1.0 in grid and all(round(v, 2) == v for v in grid)
+
+
+@pytest.mark.parametrize("key", ["seed_000", "cat_sat", "alibi_local", "softcap_2", "rope_shift",
+                                 "gqa_8_2", "qk_norm_tamed", "ssmax_long", "sinks_streaming",
+                                 "kv_decoding", "bahdanau"])
+def test_the_score_frames_from_one_run_have_the_bits_of_a_run_per_value(key):
+    scenario = PRESETS[key].build()
+    grid = sweep.temperature_grid()[::7]
+    head = scenario.n_heads - 1 if scenario.spec.always_heads else 0
+    custom = replace(scenario, scale_mode="custom")
+    for sc, setting, values in ((scenario, "temperature", grid),
+                                (custom, "custom_scale", [0.1, 0.35, 1.0, 2.5])):
+        for matrix in ("weights", "scaled"):
+            fast = sweep.score_sweep(sc, setting, values, matrix, head=head)
+            slow = sweep.sweep(sc, setting, values, matrix, head=head)
+            for a, b in zip(fast, slow, strict=True):
+                np.testing.assert_array_equal(a, b)
+
+
+def test_the_temperature_range_is_written_once():
+    from attnviz.scenarios import limits
+    grid = sweep.temperature_grid()
+    assert (grid[0], grid[-1]) == (limits.TEMPERATURE_MIN, limits.TEMPERATURE_MAX)
+    assert round(grid[1] - grid[0], 10) == limits.TEMPERATURE_STEP
