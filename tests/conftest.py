@@ -9,10 +9,12 @@ Hypothesis profiles (``HYPOTHESIS_PROFILE`` chooses one; ``ci`` by default):
 
 * ``ci`` — the same examples on every run (``derandomize``: the seed is a hash of the test, so
   a suite cannot pass or fail by chance), no example database, a modest ``max_examples``, a
-  5 s deadline per example, and no shrink phase: a failing example is reported as found, with
+  5 s deadline per example (the one timing check kept; the ``too_slow`` health check is off),
+  and no shrink phase: a failing example is reported as found, with
   the ``@reproduce_failure`` blob to replay it (an unbounded shrink once took over five
   minutes). Settings a test gives itself (``max_examples``, ``deadline``) still apply, and
-  inherit the rest from this profile.
+  inherit the rest from this profile; no test module loads a profile of its own (that would
+  change the settings of every module collected after it).
 * ``dev`` — random examples, the local example database and shrinking, for hunting bugs
   (``HYPOTHESIS_PROFILE=dev python -m pytest tests/core``); replay its finds in ``ci``.
 """
@@ -22,13 +24,14 @@ import sys
 from datetime import timedelta
 from pathlib import Path
 
-from hypothesis import Phase, settings
+from hypothesis import HealthCheck, Phase, settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 settings.register_profile(
     "ci", derandomize=True, database=None, max_examples=50, deadline=timedelta(seconds=5),
-    phases=(Phase.explicit, Phase.reuse, Phase.generate), print_blob=True)
+    phases=(Phase.explicit, Phase.reuse, Phase.generate), print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow])  # a timing check: it would fail by chance
 settings.register_profile(
     "dev", parent=settings.get_profile("ci"), derandomize=False,
     database=settings.get_profile("default").database, phases=tuple(Phase))

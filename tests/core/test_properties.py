@@ -19,7 +19,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -35,10 +35,9 @@ from attnviz import (
     softmax,
 )
 
-# small and quick: no deadline (shared CI machines are noisy), no example database on disk
-settings.register_profile("attnviz", deadline=None, database=None, max_examples=40,
-                          suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile("attnviz")
+# Settings: tests/conftest.py's profile (derandomised, no example database, 50 examples, a 5 s
+# deadline, no timing health check). A profile loaded here changed it for every module
+# collected after this one.
 
 MODERATE = st.floats(-10, 10, allow_nan=False, allow_infinity=False)
 SIZES = st.integers(1, 5)

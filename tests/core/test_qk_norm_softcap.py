@@ -147,3 +147,11 @@ def test_property_tests_run_derandomised_with_bounded_shrinking():
         assert active.derandomize and active.database is None and active.print_blob
         assert Phase.shrink not in active.phases and Phase.generate in active.phases
     assert settings.default.deadline is not None and settings.default.max_examples <= 100
+    # no test module loads a profile of its own (it changed every module collected after it)
+    from pathlib import Path
+
+    tests = Path(__file__).resolve().parents[1]
+    call = "settings." + "load_profile("  # (not written whole: this file would match)
+    loaders = [str(f.relative_to(tests)) for f in tests.rglob("test_*.py")
+               if call in f.read_text(encoding="utf-8")]
+    assert loaders == []
