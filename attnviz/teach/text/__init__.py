@@ -31,6 +31,7 @@ pages/pitfalls.py             ``pitfalls_``            ``pitfalls``            /
 pages/why_sqrt_dk.py          ``why_sqrt_dk_``         ``why_sqrt_dk``         /why_sqrt_dk
 pages/gradients.py            ``gradients_``           ``gradients``           /gradients
 pages/learn.py                ``learn_``               ``learn``               /learn
+pages/induction.py            ``induction_``           ``induction``           /induction
 pages/line_view.py            ``line_view_``           ``line_view``           /line_view
 pages/quiz.py                 ``quiz_``                ``quiz``                /quiz
 pages/your_attention.py       ``your_attention_``      ``your_attention``      /your_attention

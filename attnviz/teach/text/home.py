@@ -51,6 +51,9 @@ PAGES_OVERVIEW = {
                  "dS̃_ij traced, and why saturated softmax stops learning.",
     "Learn": "train W_Q and W_K toward a pattern or a task and watch attention being learned, "
              "step by step in the browser.",
+    "Induction heads": "a two-layer transformer learns to copy in context: watch a previous-token "
+                       "head and an induction head form, ablate them, open any head on every "
+                       "page.",
     "Quiz": "predict where each query looks before the weights are revealed.",
     "Your own attention": "upload your own model's attention weights and explore them with "
                           "the same views.",

@@ -1,0 +1,180 @@
+"""AppTest: the Induction page — opens on the shipped model (loss, the replayable grid, scores,
+loss by position, residual stream), ablation, the classroom experiments, settings out of
+range, live training within the click budget, and opening a head as the current scenario."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from apptest_helpers import chart_keys, decode, open_page, spec_by_key, switch_to
+
+from attnviz.io.examples.make_induction_model import load_induction_model
+from attnviz.scenarios import limits
+from attnviz.scenarios.induction import InductionSettings, induction_loss, train_induction
+from attnviz.teach.text import induction as text
+from attnviz.ui import induction_view as view
+from attnviz.ui import state
+
+SHIPPED = load_induction_model()
+CHARTS = ["induction_fig_grid", "induction_fig_scores", "induction_fig_positions",
+          "induction_fig_residual"]
+
+
+def ok(at):
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+def on_page():
+    return ok(open_page("induction"))
+
+
+def messages(elements) -> list[str]:
+    return [e.value for e in elements]
+
+
+def test_it_opens_on_the_shipped_model_with_every_chart_and_the_replay():
+    at = on_page()
+    assert chart_keys(at) == CHARTS
+    grid = spec_by_key(at, "induction_fig_grid")
+    # the loss curve is the shipped model's own record
+    np.testing.assert_array_equal(decode(grid["data"][0]["y"]), SHIPPED.record["losses"])
+    frames = grid["frames"]
+    assert [f["name"] for f in frames] == [str(s) for s in SHIPPED.record["frames"]]
+    assert len(frames) == 51
+    # the last frame (and the figure as drawn) is the shipped model's attention, every head
+    n = 0
+    for layer in range(2):
+        for head in range(2):
+            final = SHIPPED.record["final_weights"][layer, head]
+            np.testing.assert_allclose(decode(frames[-1]["data"][n]["z"]), final, atol=1e-7)
+            np.testing.assert_allclose(decode(grid["data"][1 + n]["z"]), final, atol=1e-7)
+            n += 1
+    # the first frame is before training: nearly uniform attention, far from the last
+    first = decode(frames[0]["data"][3]["z"])
+    assert np.abs(first - SHIPPED.record["final_weights"][1, 1]).max() > 0.5
+    labels = [b["label"] for b in grid["layout"]["updatemenus"][0]["buttons"]]
+    assert labels == [text.PLAY, text.PAUSE]
+    assert grid["layout"]["sliders"][0]["active"] == 50
+    assert len(grid["layout"]["shapes"]) == 2  # the phase change marked: band and line
+    assert grid["layout"]["shapes"][1]["x0"] == SHIPPED.record["phase_change"][0]
+    # the heads named by their scores
+    assert any(text.FORMED.split(":")[0] in s and "L0 H1" in s and "L1 H1" in s
+               for s in messages(at.success))
+    titles = [a["text"] for a in grid["layout"]["annotations"]]
+    assert "<b>L1 H1 · induction head</b>" in titles
+    assert "<b>L0 H1 · previous-token head</b>" in titles
+    scores = spec_by_key(at, "induction_fig_scores")
+    assert len(scores["data"]) == 3 * 4  # three scores × four heads
+    np.testing.assert_allclose(decode(scores["data"][4 + 3]["y"]),
+                               SHIPPED.record["prefix_matching"][:, 1, 1], rtol=1e-12)
+    assert any(text.SHIPPED_SOURCE.format(steps=300, seed=0) == c for c in messages(at.caption))
+
+
+def test_late_tokens_of_the_repeat_are_easier_than_early_ones():
+    at = on_page()
+    spec = spec_by_key(at, "induction_fig_positions")
+    before, after = (decode(d["y"]) for d in spec["data"][:2])
+    repeat = slice(int(spec["layout"]["shapes"][0]["x0"] + 0.5),
+                   int(spec["layout"]["shapes"][0]["x1"] - 0.5) + 1)
+    assert after[repeat].mean() < 0.5 * before[repeat].mean()
+    assert after[repeat].mean() < after[:repeat.start].mean()
+
+
+def test_ablating_the_induction_head_brings_the_loss_back():
+    at = on_page()
+    full = induction_loss(SHIPPED.params, SHIPPED.settings)
+    assert [m.value for m in at.metric] == [f"{full:.3f}"]
+    at.multiselect(key=view.ABLATE).set_value(["L1 H1"])
+    ok(at.run())
+    keep = np.array([[True, True], [True, False]])
+    ablated = induction_loss(SHIPPED.params, SHIPPED.settings, keep)
+    assert [m.value for m in at.metric] == [f"{full:.3f}", f"{ablated:.3f}"]
+    assert ablated > full + 0.3  # measured 0.90 -> 1.42
+    # the loss by position gains the ablated line, the residual stream loses the head's row
+    assert len(spec_by_key(at, "induction_fig_positions")["data"]) == 3
+    z = decode(spec_by_key(at, "induction_fig_residual")["data"][0]["z"])
+    assert np.all(z[4] == 0) and np.all(z[3] > 0)
+
+
+@pytest.mark.parametrize("key,expected", [
+    ("one_layer", dict(induction_layers=1, induction_heads=2, induction_lr=0.01)),
+    ("no_positions", dict(induction_positional="none", induction_layers=2)),
+    ("one_head", dict(induction_heads=1, induction_layers=2)),
+    ("high_lr", dict(induction_lr=0.1, induction_layers=2)),
+])
+def test_an_experiment_button_sets_the_settings(key, expected):
+    at = on_page()
+    at.session_state["induction_layers"] = 3  # changed before: the button resets it
+    ok(at.run())
+    ok(at.button(key=f"induction_exp_{key}").click().run())
+    for widget, value in expected.items():
+        assert at.session_state[widget] == value, widget
+    assert text.EXPERIMENT_NOTES[key] in messages(at.info)
+
+
+@pytest.mark.parametrize("widget,value,message", [
+    ("induction_steps", 5000, "steps must be between 1 and 3,000"),
+    ("induction_lr", 0.0, "the learning rate must be a number above 0"),
+    ("induction_lr", 5.0, "the learning rate must be a number above 0 and at most 1"),
+])
+def test_settings_out_of_range_are_refused_with_a_message(widget, value, message):
+    at = on_page()
+    at.session_state[widget] = value
+    ok(at.run())
+    assert any(text.CANNOT in e and message in e for e in messages(at.error)), messages(at.error)
+    assert at.button(key="induction_train").disabled
+
+
+def test_train_again_records_a_run_that_replaces_the_shipped_one():
+    at = on_page()
+    at.session_state["induction_steps"] = 40
+    at.session_state["induction_seed"] = 3
+    ok(at.button(key="induction_train").click().run())
+    run = at.session_state[view.RUN]["run"]
+    expected = train_induction(InductionSettings(steps=40, seed=3))
+    np.testing.assert_array_equal(run.losses, expected.losses)
+    grid = spec_by_key(at, "induction_fig_grid")
+    assert [f["name"] for f in grid["frames"]] == [str(s) for s in expected.frames]
+    np.testing.assert_array_equal(decode(grid["data"][0]["y"]), expected.losses)
+    mb = f"{run.nbytes() / 1e6:.1f}"
+    assert any(c.startswith(text.RUN_SOURCE.split("{")[0]) and f"{mb} MB" in c
+               for c in messages(at.caption))
+    assert at.session_state[view.RUN]["state"] is None  # done: the training state is let go
+    ok(at.button(key="induction_shipped").click().run())  # back to the shipped model
+    assert view.RUN not in at.session_state
+    assert len(spec_by_key(at, "induction_fig_grid")["frames"]) == 51
+
+
+def test_a_click_stops_at_the_budget_and_continue_goes_on(monkeypatch):
+    monkeypatch.setattr(limits, "TRAIN_SECONDS", 0.3)
+    at = on_page()
+    at.session_state["induction_steps"] = 3000
+    ok(at.button(key="induction_train").click().run())
+    record = at.session_state[view.RUN]
+    assert record["paused"] == "budget"
+    training = record["state"]
+    assert 0 < training.step < 3000 and not training.done
+    warning = text.BUDGET_OUT.format(budget="0.3", done=training.step, steps=3000)
+    assert warning in messages(at.warning), messages(at.warning)
+    ok(at.button(key="induction_continue").click().run())
+    assert at.session_state[view.RUN]["state"].step > training.step
+
+
+def test_open_a_head_makes_it_the_scenario_that_step_by_step_shows():
+    at = on_page()
+    # the select starts on the induction head
+    assert (at.selectbox(key="induction_open_layer").value,
+            at.selectbox(key="induction_open_head").value) == (1, 1)
+    ok(at.button(key="induction_open").click().run())
+    sc = at.session_state[state.SCENARIO]
+    np.testing.assert_array_equal(sc.w_q, SHIPPED.params["1.w_q"][1])
+    np.testing.assert_array_equal(sc.w_o, SHIPPED.params["1.w_o"][1])
+    assert sc.variant == "causal" and sc.t == 24
+    assert text.OPENED.format(head="L1 H1") in messages(at.success)
+    ok(switch_to(at, "step_by_step"))
+    assert at.session_state[state.SCENARIO] is sc
+    first = f"0:t{SHIPPED.record['heldout_tokens'][0]}"
+    shown = [s for spec in map(lambda k: spec_by_key(at, k), chart_keys(at))
+             for d in spec["data"] for s in (d.get("x") or []) if isinstance(s, str)]
+    assert first in shown, shown[:10]
