@@ -33,6 +33,7 @@ with state.frame_run():  # pages know they run inside this frame (state.use_app_
             st.Page("pages/why_sqrt_dk.py", title="Why √d_k"),
             st.Page("pages/gradients.py", title="Gradients"),
             st.Page("pages/learn.py", title="Learn"),
+            st.Page("pages/induction.py", title="Induction heads"),
             st.Page("pages/line_view.py", title="Line view"),
             st.Page("pages/quiz.py", title="Quiz"),
         ],
