@@ -94,11 +94,11 @@ def _state_problem(widget_key: str, rows: int, col_labels: Sequence[str]) -> str
     (:func:`attnviz.ui.grid.read_edits`, tick cells), and rows may be neither added nor
     deleted (the grid has a fixed size).
     """
-    if widget_key not in st.session_state:
-        return ""
-    try:
+    try:  # `in` reads the value too: both run Streamlit's parsing of the browser's JSON
+        if widget_key not in st.session_state:
+            return ""
         value = st.session_state[widget_key]
-    except Exception:  # Streamlit parsing a hand-made state: int("abc"), a list, ...
+    except Exception:  # a hand-made state: int("abc"), a list, text that is not JSON, ...
         return text.MASK_STATE_UNREADABLE
     if not isinstance(value, Mapping):
         return text.GRID_NOT_OBJECT.format(what=text.GRID_EDITS)

@@ -243,3 +243,23 @@ def test_a_chart_event_runs_its_callback_only_when_valid(slider, landed):
         assert not shown
     else:
         assert shown == [text.CHART_STATE_REFUSED.format(reason=text.CHART_STATE_BAD_SLIDER)]
+
+
+class _Unparsable(dict):
+    """Session state whose widget value Streamlit cannot parse (``in`` parses it, too)."""
+
+    def __contains__(self, key):
+        raise ValueError("invalid literal for int() with base 10: 'abc'")
+
+    __getitem__ = __contains__
+
+
+def test_a_mask_state_streamlit_cannot_parse_is_a_problem_not_a_traceback(monkeypatch):
+    """Over the wire Streamlit parses the data editor's JSON when the state is read (AppTest
+    hands the value over as it is, so this path is reached only with a hand-made client)."""
+    from types import SimpleNamespace
+
+    from attnviz.ui import mask_editor
+
+    monkeypatch.setattr(mask_editor, "st", SimpleNamespace(session_state=_Unparsable()))
+    assert mask_editor._state_problem("masks_custom_v0", 4, ["a"]) == text.MASK_STATE_UNREADABLE
