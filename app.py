@@ -2,10 +2,9 @@
 
 import streamlit as st
 
-from attnviz.ui import blas, memory, panels, plotly_view, presenter, share, sidebar, state
+from attnviz.ui import blas, memory, panels, presenter, share, sidebar, state
 
 blas.one_blas_thread()  # small matrices, many sessions: see attnviz/ui/blas.py
-plotly_view.serve_static_from(__file__)  # static/ beside this script holds plotly.min.js
 with state.frame_run():  # pages know they run inside this frame (state.use_app_frame)
     st.set_page_config(page_title="attnviz", page_icon="🔍", layout="wide",
                        initial_sidebar_state=presenter.sidebar_state())

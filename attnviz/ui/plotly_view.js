@@ -3,25 +3,43 @@
 // st.plotly_chart remounts a chart whenever its figure changes (Streamlit's element id hashes
 // the figure), so every edit draws every changed chart from scratch, twice. This component is
 // identified by its key alone: Streamlit calls the function below again with the new figure,
-// and Plotly.react updates the same <div>. plotly.min.js comes from this server's static files
-// (attnviz/ui/plotly_view.py copies the installed plotly package's own copy there): offline.
-const PLOTLY_URL = "app/static/plotly.min.js";
+// and Plotly.react updates the same <div>. plotly.min.js is the installed plotly package's own
+// file, served read-only by this server at the address each figure names (spec.plotlyUrl, see
+// attnviz/ui/plotly_view.py): offline.
+//
+// One drawing at a time per chart. Plotly.react, Plotly.purge and Plotly.relayout must not
+// overlap on the same <div>: a second call while the first one's drawing is still under way
+// leaves the chart without its calculated data, and plotly.js throws "Cannot read properties
+// of undefined (reading 'length')" in drawFramework. That is what happened when figures
+// arrived while plotly.min.js was still loading (a preset loaded just after the page opened,
+// on a slow connection or a busy server): every figure waiting for the script was drawn at
+// once when it came. Now every Plotly call on a chart goes through its queue (enqueue), and a
+// chart given several figures while busy draws only the newest.
 
-function loadPlotly() {
+function loadPlotly(url) {
   if (window.Plotly) return Promise.resolve(window.Plotly);
   if (!window.__attnvizPlotly) {
     window.__attnvizPlotly = new Promise((resolve, reject) => {
       const script = document.createElement("script");
-      script.src = PLOTLY_URL;
+      script.src = url;
       script.onload = () => resolve(window.Plotly);
       script.onerror = () => {
         window.__attnvizPlotly = null; // let the next draw try again
+        script.remove();
         reject(new Error("plotly.min.js did not load"));
       };
       document.head.appendChild(script);
     });
   }
   return window.__attnvizPlotly;
+}
+
+// Run task() after every task queued on this chart before it has finished (failed or not).
+function enqueue(div, task) {
+  const previous = div.__attnvizQueue || Promise.resolve();
+  const next = previous.catch(() => {}).then(task);
+  div.__attnvizQueue = next;
+  return next;
 }
 
 // A click on a point sends {points: [{curve_number, point_index}]} as the trigger value
@@ -41,14 +59,14 @@ function sendClicks(div) {
   });
 }
 
-// The slider of a figure with frames steps through them in the browser; its release sends the
-// name of the step's frame (its label unless the figure has several sliders) as the trigger
-// value "slider", when the chart asks for it.
 // the orientation of every trace's colour bar, to compare two figures
 function barSides(data) {
   return (data || []).map((t) => (t.colorbar && t.colorbar.orientation) || "v").join();
 }
 
+// The slider of a figure with frames steps through them in the browser; its release sends the
+// name of the step's frame (its label unless the figure has several sliders) as the trigger
+// value "slider", when the chart asks for it.
 function sendSliderEnds(div) {
   if (div.__attnvizSlider) return;
   div.__attnvizSlider = true;
@@ -61,6 +79,77 @@ function sendSliderEnds(div) {
   });
 }
 
+// The message shown in place of a chart that could not be drawn (beside the chart's <div>, so
+// that the next figure draws on a clean one); null hides it.
+function showError(div, message) {
+  let box = div.parentElement && div.parentElement.querySelector(":scope > .attnviz-chart-error");
+  if (message === null) {
+    if (box) box.remove();
+    return;
+  }
+  if (!box) {
+    box = document.createElement("p");
+    box.className = "attnviz-chart-error";
+    div.parentElement.insertBefore(box, div);
+  }
+  box.textContent = "This chart could not be drawn: " + message +
+    ". Reload the page; if it persists, start attnviz with the README's command.";
+}
+
+// Draw one figure (a queued task): afresh after a failure or when a colour bar changes side,
+// else in place.
+async function draw(div, spec) {
+  try {
+    const Plotly = await loadPlotly(spec.plotlyUrl);
+    // Plotly.react leaves a vertical colour bar's tick labels behind when the bar turns
+    // horizontal (a matrix shrinking to one or two rows): draw such a change afresh
+    if (div.__attnvizFailed || (div.data && barSides(div.data) !== barSides(spec.data))) {
+      Plotly.purge(div);
+      div.__attnvizClicks = div.__attnvizSlider = false;  // purge dropped their listeners
+    }
+    // not Plotly's own "responsive" (its window-resize handler is Plots.resize, see settle):
+    // a ResizeObserver follows the column's width
+    const config = Object.assign({}, spec.config, { responsive: false });
+    const figure = { data: spec.data, layout: spec.layout, config: config };
+    if (spec.frames && spec.frames.length) figure.frames = spec.frames;
+    div.__attnvizOwnWidth = Boolean(spec.layout && spec.layout.width);  // its own width
+    await Plotly.react(div, figure);
+    div.__attnvizFailed = false;
+    showError(div, null);
+    if (spec.clickable) sendClicks(div);
+    if (spec.sliderEvents) sendSliderEnds(div);
+    div.__attnvizSettle();  // the width may have moved while this drawing was under way
+  } catch (err) {
+    div.__attnvizFailed = true;
+    console.error("attnviz: a chart could not be drawn", err);
+    showError(div, err && err.message ? err.message : String(err));
+  }
+}
+
+// Follow the column's width (sidebar opened or closed, window resized, a tab shown): once the
+// width has been still for a moment, redraw at the new width if the chart was drawn at another
+// one (also when the change came while plotly.js was loading or drawing: presenter mode
+// closing the sidebar during the rerun that redraws every chart).
+function followWidth(div) {
+  let timer = null;
+  div.__attnvizSettle = (tries = 3) => {
+    clearTimeout(timer);
+    timer = setTimeout(() => enqueue(div, () => {
+      const now = Math.round(div.getBoundingClientRect().width);
+      if (tries > 0 && now && !div.__attnvizOwnWidth && !div.__attnvizFailed &&
+          window.Plotly && div._fullLayout &&
+          Math.abs(now - Math.round(div._fullLayout.width)) > 1) {
+        // the new width only: Plotly.Plots.resize would also drop the figure's own height,
+        // and a chart redrawn while its tab or column was collapsed then stayed 0 px tall
+        return window.Plotly.relayout(div, { width: now })
+          .then(() => div.__attnvizSettle(tries - 1));
+      }
+      return undefined;
+    }), 150);
+  };
+  new ResizeObserver(() => div.__attnvizSettle()).observe(div);
+}
+
 export default function (component) {
   const { data, parentElement, setTriggerValue } = component;
   let div = parentElement.querySelector(":scope > div.attnviz-chart");
@@ -68,52 +157,18 @@ export default function (component) {
     div = document.createElement("div");
     div.className = "attnviz-chart";
     parentElement.appendChild(div);
-    // follow the column's width (sidebar opened or closed, window resized): once the width
-    // has been still for a moment, redraw if the chart was drawn at another width — also
-    // when the change came while plotly.js was loading or drawing (presenter mode closing
-    // the sidebar during the rerun that redraws every chart)
-    let timer = null;
-    div.__attnvizSettle = (tries = 3) => {
-      clearTimeout(timer);
-      timer = setTimeout(() => {
-        const now = Math.round(div.getBoundingClientRect().width);
-        if (tries > 0 && now && !div.__attnvizOwnWidth && window.Plotly && div._fullLayout &&
-            Math.abs(now - Math.round(div._fullLayout.width)) > 1) {
-          // the new width only: Plotly.Plots.resize would also drop the figure's own height,
-          // and a chart redrawn while its tab or column was collapsed then stayed 0 px tall
-          window.Plotly.relayout(div, { width: now }).then(() => div.__attnvizSettle(tries - 1));
-        }
-      }, 150);
-    };
-    new ResizeObserver(() => div.__attnvizSettle()).observe(div);
+    followWidth(div);
   }
   // the figure's JSON arrives as UTF-8 bytes (a string, should Streamlit ever decode it)
   const spec = JSON.parse(typeof data === "string" ? data : new TextDecoder().decode(data));
-  // not Plotly's own "responsive" (its window-resize handler is Plots.resize, see above): the
-  // ResizeObserver above follows the column's width
-  const config = Object.assign({}, spec.config, { responsive: false });
-  div.__attnvizOwnWidth = Boolean(spec.layout && spec.layout.width);  // a figure with its own width
   div.__attnvizSend = spec.clickable ? setTriggerValue : null;
   div.__attnvizSendSlider = spec.sliderEvents ? setTriggerValue : null;
-  const figure = { data: spec.data, layout: spec.layout, config: config };
-  if (spec.frames && spec.frames.length) figure.frames = spec.frames;
-  loadPlotly()
-    .then((Plotly) => {
-      // Plotly.react leaves a vertical colour bar's tick labels behind when the bar turns
-      // horizontal (a matrix shrinking to one or two rows): draw such a change afresh
-      if (div.data && barSides(div.data) !== barSides(spec.data)) {
-        Plotly.purge(div);
-        div.__attnvizClicks = div.__attnvizSlider = false;  // purge dropped their listeners
-      }
-      return Plotly.react(div, figure);
-    })
-    .then(() => {
-      div.__attnvizSettle();  // the width may have moved while this drawing was under way
-      if (spec.clickable) sendClicks(div);
-      if (spec.sliderEvents) sendSliderEnds(div);
-    })
-    .catch((err) => {
-      div.textContent = "This chart could not be drawn: " + err.message +
-        ". Reload the page; if it persists, start attnviz with the README's command.";
-    });
+  // only the newest figure is drawn: one that arrives while the chart is busy replaces any
+  // other still waiting
+  div.__attnvizPending = spec;
+  enqueue(div, () => {
+    const next = div.__attnvizPending;
+    div.__attnvizPending = null;
+    return next ? draw(div, next) : undefined;
+  });
 }

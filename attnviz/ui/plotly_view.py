@@ -6,24 +6,17 @@ heatmap here (benchmarks/bench_floor.py). This component (``st.components.v2``) 
 its key alone; an edit sends the new figure to the same chart, which Plotly redraws in place
 with ``Plotly.react`` (~30 ms). The JavaScript is ``plotly_view.js`` beside this file.
 
-The browser loads ``plotly.min.js`` from this server's static files
-(``server.enableStaticServing`` in ``.streamlit/config.toml``): :func:`plotly_js_ready` copies
-the installed plotly package's own file into the ``static/`` folder beside the main script
-(``app.py``) once per process. Nothing is downloaded. Where that is not possible (a read-only
-checkout, static serving switched off), :func:`plotly_js_ready` says so and the caller keeps
-``st.plotly_chart``.
+The browser loads ``plotly.min.js`` from this server, nothing downloaded and nothing written:
+the installed plotly package's own file, served read-only where it lies
+(:func:`plotly_js_url`). Where the installed plotly has no such file, :func:`plotly_js_ready`
+says so and the caller keeps ``st.plotly_chart``.
 """
 
 from __future__ import annotations
 
 import base64
-import filecmp
 import functools
 import json
-import logging
-import os
-import shutil
-import tempfile
 from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
@@ -33,63 +26,39 @@ import plotly
 import plotly.graph_objects as go
 import plotly.io as pio
 import streamlit as st
+import streamlit.components.v1 as components
 
 from attnviz.teach.text import common as text
 
-_LOG = logging.getLogger(__name__)
 NAME = "attnviz_plotly"
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 _JS = (Path(__file__).parent / "plotly_view.js").read_text(encoding="utf-8")
+PLOTLY_JS_ROUTE = "plotly_js"  # the name its folder is served under (see plotly_js_url)
+_SERVED = "_plotly_js_served"  # session state: the name plotly.min.js was declared under
 
 
-def copy_plotly_js(static_dir: Path) -> bool:
-    """Put the installed plotly package's ``plotly.min.js`` into ``static_dir``; True when it is
-    there (already identical, or copied now). Written to a temporary name and renamed, so a
-    browser never receives half a file; False (and a log line) when the directory is not
-    writable."""
-    target = static_dir / "plotly.min.js"
-    tmp = None
-    try:
-        if target.is_file() and filecmp.cmp(PLOTLY_JS, target, shallow=False):
-            return True
-        static_dir.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=static_dir, suffix=".tmp")
-        os.close(fd)
-        shutil.copyfile(PLOTLY_JS, tmp)
-        os.replace(tmp, target)
-        return True
-    except OSError as err:
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
-        _LOG.warning("attnviz: cannot copy plotly.min.js to %s (%s); charts fall back to "
-                     "st.plotly_chart", static_dir, err)
-        return False
+def plotly_js_url() -> str:
+    """The address, relative to the page, at which this server sends the installed plotly
+    package's ``plotly.min.js`` to the chart component's script.
 
-
-_MAIN_SCRIPT: list[str] = []  # the main script's path, as the frame gave it (serve_static_from)
-
-
-def serve_static_from(main_script_path: str) -> None:
-    """Tell the chart component where the main script is: Streamlit serves ``static/`` beside
-    it. The frame (app.py) calls this with its own ``__file__`` on every run (Streamlit has no
-    public API that names the main script)."""
-    _MAIN_SCRIPT[:] = [main_script_path]
-
-
-@functools.cache
-def _copied_beside(main_script_path: str) -> bool:
-    """:func:`copy_plotly_js` into the ``static/`` folder Streamlit serves (beside the main
-    script), once per main script and process."""
-    return copy_plotly_js(Path(main_script_path).resolve().parent / "static")
+    Streamlit's public ``st.components.v1.declare_component(name, path=folder)`` serves the
+    files of ``folder`` read-only at ``component/<module>.<name>/``; declared with plotly's
+    ``package_data`` folder (plotly.min.js and plotly's public templates and sample data), it
+    serves the file where pip put it: nothing is copied into the source tree or the installed
+    package at run time, and a read-only install works. Declared once per session (Streamlit
+    keeps one registry per server, and AppTest starts new ones; a declaration costs ~0.3 ms).
+    """
+    name = f"{__name__}.{PLOTLY_JS_ROUTE}"  # declare_component's name: <module>.<name>
+    if st.runtime.exists() and st.session_state.get(_SERVED) != name:
+        name = components.declare_component(PLOTLY_JS_ROUTE, path=str(PLOTLY_JS.parent)).name
+        st.session_state[_SERVED] = name
+    return f"component/{name}/{PLOTLY_JS.name}"
 
 
 def plotly_js_ready() -> bool:
-    """True when the browser can load ``plotly.min.js`` from this server: static serving is on
-    and the file is in the ``static/`` folder Streamlit serves (beside the main script the frame
-    named with :func:`serve_static_from`; without it, charts use ``st.plotly_chart``)."""
-    if not (_MAIN_SCRIPT and st.get_option("server.enableStaticServing")):
-        return False
-    return _copied_beside(_MAIN_SCRIPT[0])
+    """True when the browser can load ``plotly.min.js`` from this server (the installed plotly
+    package has the file); else the caller shows its charts with ``st.plotly_chart``."""
+    return PLOTLY_JS.is_file()
 
 
 @functools.cache
@@ -119,8 +88,9 @@ def _typed_array(value):
 
 def figure_json(fig: go.Figure, config: dict, *, clickable: bool = False,
                 frames: list[dict] | None = None, slider_events: bool = False) -> str:
-    """The figure, its Plotly config, its frames (a slider stepping through them) and which
-    events are sent back, as the JSON the component's script parses.
+    """The figure, its Plotly config, its frames (a slider stepping through them), which
+    events are sent back and where plotly.js is (:func:`plotly_js_url`), as the JSON the
+    component's script parses.
 
     The figure comes from plotly.py's public ``to_plotly_json()``; numpy float arrays are sent
     as Plotly's base64 typed arrays (every bit kept). Anything plain JSON cannot hold exactly
@@ -128,7 +98,7 @@ def figure_json(fig: go.Figure, config: dict, *, clickable: bool = False,
     """
     spec = fig.to_plotly_json()
     spec.update({"config": config, "clickable": clickable, "frames": frames or [],
-                 "sliderEvents": slider_events})
+                 "sliderEvents": slider_events, "plotlyUrl": plotly_js_url()})
     try:
         return json.dumps(spec, default=_typed_array, allow_nan=False, separators=(",", ":"))
     except (TypeError, ValueError):

@@ -1,5 +1,5 @@
 """Real browser: charts are updated in place after an edit (same element, new numbers), and
-plotly.js comes from this server."""
+plotly.js comes from this server (the installed plotly package's own file)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ from helpers import (
     wait_for_plots,
 )
 
+from attnviz.ui import plotly_view
+
 _MARK = """key => { const g = document.querySelector('.st-key-' + key + ' .js-plotly-plot');
                    g.__attnvizMark = 'kept'; return g._fullData[0].z.length; }"""
 _STATE = """key => { const g = document.querySelector('.st-key-' + key + ' .js-plotly-plot');
@@ -23,6 +25,8 @@ _STATE = """key => { const g = document.querySelector('.st-key-' + key + ' .js-p
 def test_an_edit_redraws_the_same_chart_element_with_the_new_numbers(page, app_server):
     requests: list[str] = []
     page.on("request", lambda r: requests.append(r.url))
+    served: dict[str, int] = {}
+    page.on("response", lambda r: served.__setitem__(r.url, r.status))
     goto_page(page, app_server, "playground")
     playground_focus(page, "All")  # the full view draws X
     wait_for_plots(page, 10)
@@ -39,6 +43,10 @@ def test_an_edit_redraws_the_same_chart_element_with_the_new_numbers(page, app_s
     assert after[0] == 7.5 and after[1:] == before[1:]
     screenshot(page, "playground_after_edit_in_place")
     assert_no_exception(page)
-    assert f"{app_server}/app/static/plotly.min.js" in requests
+    plotly_js = f"{app_server}/{plotly_view.plotly_js_url()}"  # the installed plotly's file
+    assert served.get(plotly_js) == 200
+    size = page.evaluate("url => fetch(url).then(r => r.arrayBuffer()).then(b => b.byteLength)",
+                         plotly_js)
+    assert size == plotly_view.PLOTLY_JS.stat().st_size
     assert not [u for u in requests if "cdn" in u or not (
         u.startswith(app_server) or u.startswith(f"blob:{app_server}/"))]

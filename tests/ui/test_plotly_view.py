@@ -1,54 +1,54 @@
 """The in-place chart component (attnviz.ui.plotly_view): plotly.js served offline by this
-server, the exact numbers in the figure it sends, and st.plotly_chart where it cannot run."""
+server from the installed plotly package (nothing written at run time), the exact numbers in
+the figure it sends, and st.plotly_chart where it cannot run."""
 
 from __future__ import annotations
 
 import json
-import os
+from pathlib import Path
 
 import numpy as np
 import plotly.io as pio
 import pytest
+import streamlit.components.v1 as components
 from apptest_helpers import chart_keys, chart_spec, chart_specs, charts, decode, open_page
-from streamlit import config
 
 from attnviz.figures import heatmap
 from attnviz.ui import plotly_view
 from attnviz.ui.panels import chart_config
 
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
 
 @pytest.fixture
-def static_serving():
-    """Set ``server.enableStaticServing`` for one test; restore it afterwards."""
-    before = config.get_option("server.enableStaticServing")
+def plotly_js_present(monkeypatch):
+    """Let one test say whether the installed plotly package has ``plotly.min.js``."""
+    def set_to(present: bool) -> None:
+        monkeypatch.setattr(plotly_view, "PLOTLY_JS", plotly_view.PLOTLY_JS if present
+                            else plotly_view.PLOTLY_JS.with_name("missing.min.js"))
 
-    def set_to(value: bool) -> None:
-        config.set_option("server.enableStaticServing", value)
-
-    yield set_to
-    config.set_option("server.enableStaticServing", before)
+    return set_to
 
 
-def test_plotly_js_is_copied_once_and_identical(tmp_path):
-    static = tmp_path / "static"
-    assert plotly_view.copy_plotly_js(static)
-    target = static / "plotly.min.js"
-    assert target.read_bytes() == plotly_view.PLOTLY_JS.read_bytes()
-    stamp = target.stat().st_mtime_ns
-    os.utime(target, ns=(stamp - 10**9, stamp - 10**9))
-    assert plotly_view.copy_plotly_js(static)  # identical: left alone
-    assert target.stat().st_mtime_ns == stamp - 10**9
-    target.write_bytes(b"truncated")  # a damaged copy is replaced
-    assert plotly_view.copy_plotly_js(static)
-    assert target.read_bytes() == plotly_view.PLOTLY_JS.read_bytes()
-    assert [p.name for p in static.iterdir()] == ["plotly.min.js"]  # no temporary file left
+def test_plotly_js_is_served_from_the_installed_plotly_package():
+    """The address names a folder Streamlit serves (a v1 component's path): plotly's own
+    package_data, where the file the browser loads is plotly's own."""
+    url = plotly_view.plotly_js_url()
+    assert url == "component/attnviz.ui.plotly_view.plotly_js/plotly.min.js"
+    served = components.declare_component(plotly_view.PLOTLY_JS_ROUTE,
+                                          path=str(plotly_view.PLOTLY_JS.parent))
+    assert Path(served.abspath, "plotly.min.js") == plotly_view.PLOTLY_JS
+    assert plotly_view.PLOTLY_JS.stat().st_size > 1_000_000  # the whole bundle, not a stub
+    assert json.loads(plotly_view.figure_json(heatmap(np.eye(2)), {}))["plotlyUrl"] == url
 
 
-def test_unwritable_static_folder_says_so_instead_of_failing(tmp_path, caplog):
-    blocker = tmp_path / "a_file"
-    blocker.write_text("not a folder")
-    assert plotly_view.copy_plotly_js(blocker / "static") is False
-    assert "fall back to st.plotly_chart" in caplog.text
+def test_drawing_charts_writes_nothing_into_the_source_tree():
+    before = {p for p in REPO_ROOT.rglob("plotly*.js") if "artifacts" not in p.parts}
+    at = open_page("playground")
+    assert {e.type for e in charts(at)} == {"bidi_component"}
+    after = {p for p in REPO_ROOT.rglob("plotly*.js") if "artifacts" not in p.parts}
+    assert after == before
+    assert not (REPO_ROOT / "static" / "plotly.min.js").exists()
 
 
 def test_figure_json_keeps_every_float64_bit():
@@ -59,8 +59,8 @@ def test_figure_json_keeps_every_float64_bit():
     assert spec["config"]["toImageButtonOptions"]["filename"] == "attnviz_x"
 
 
-def test_pages_use_the_component_when_the_server_serves_plotly_js(static_serving):
-    static_serving(True)
+def test_pages_use_the_component_when_the_server_serves_plotly_js(plotly_js_present):
+    plotly_js_present(True)
     at = open_page("playground")
     elements = charts(at)
     assert len(elements) == 10
@@ -68,10 +68,10 @@ def test_pages_use_the_component_when_the_server_serves_plotly_js(static_serving
     assert {e.proto.component_name for e in elements} == {plotly_view.NAME}
 
 
-def test_without_static_serving_the_same_figures_come_from_st_plotly_chart(static_serving):
-    static_serving(True)
+def test_without_plotly_js_the_same_figures_come_from_st_plotly_chart(plotly_js_present):
+    plotly_js_present(True)
     component = chart_specs(open_page("playground"))
-    static_serving(False)
+    plotly_js_present(False)
     at = open_page("playground")
     assert {e.type for e in charts(at)} == {"plotly_chart"}
     fallback = [chart_spec(e) for e in charts(at)]
@@ -84,10 +84,10 @@ def test_without_static_serving_the_same_figures_come_from_st_plotly_chart(stati
             np.testing.assert_array_equal(decode(ta["z"]), decode(tb["z"]))
 
 
-def test_clickable_charts_ask_the_component_for_clicks(static_serving):
+def test_clickable_charts_ask_the_component_for_clicks(plotly_js_present):
     """Clicks come back from the component too (Line view, Trace a cell); plain charts send
     none."""
-    static_serving(True)
+    plotly_js_present(True)
     at = open_page("line_view")
     specs = dict(zip(chart_keys(at), chart_specs(at), strict=True))
     assert {e.type for e in charts(at)} == {"bidi_component"}
@@ -95,8 +95,8 @@ def test_clickable_charts_ask_the_component_for_clicks(static_serving):
     assert all(spec["clickable"] is False for key, spec in specs.items() if key != "line_view_fig")
 
 
-def test_without_static_serving_clicks_come_from_st_plotly_chart_selections(static_serving):
-    static_serving(False)
+def test_without_plotly_js_clicks_come_from_st_plotly_chart_selections(plotly_js_present):
+    plotly_js_present(False)
     at = open_page("trace")
     chart = charts(at)[chart_keys(at).index("trace_fig_weights")]
     assert chart.type == "plotly_chart"
@@ -145,6 +145,7 @@ def test_figure_json_sends_plotlys_figure_with_the_exact_numbers(index):
     sent = json.loads(text)
     assert sent.pop("config") == {"k": 1} and sent.pop("clickable") is (index == 0)
     assert sent.pop("frames") == [] and sent.pop("sliderEvents") is False
+    assert sent.pop("plotlyUrl") == plotly_view.plotly_js_url()
     assert _plain(sent) == _plain(json.loads(pio.to_json(before, validate=False)))
     assert '"bdata"' in text and "NaN" not in text
     assert _plain(json.loads(pio.to_json(fig.to_plotly_json(), validate=False))) == _plain(sent)
@@ -171,14 +172,3 @@ def test_figure_json_falls_back_to_plotly_for_what_json_cannot_hold():
     sent = json.loads(plotly_view.figure_json(fig, {}))
     assert sent["layout"]["meta"] == [None]
     np.testing.assert_array_equal(decode(sent["data"][0]["z"]), np.eye(2))
-
-
-def test_a_failed_copy_leaves_no_temporary_file(tmp_path, monkeypatch):
-    static = tmp_path / "static"
-
-    def disk_full(src, dst):
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(plotly_view.shutil, "copyfile", disk_full)
-    assert plotly_view.copy_plotly_js(static) is False
-    assert list(static.iterdir()) == []
