@@ -15,6 +15,9 @@ ports and Debian's nginx in front of them on ``--address``:``--port``:
 * **framing**: every response carries ``X-Frame-Options: SAMEORIGIN`` and ``Content-Security-
   Policy: frame-ancestors 'self'`` (Streamlit 1.67 has no option for response headers), so
   another site cannot show the dashboard in a frame (clickjacking); ``server_tokens off``.
+* **error details**: the processes run with ``client.showErrorDetails = "none"``: an error the
+  app cannot catch (Streamlit's own parsing of a hand-made widget state, before any page code
+  runs) shows a redacted message in the page, without the server's paths (the log has it all).
 * **a process that stops** loses only its own sessions: nginx marks it failed and hashes the
   affected browsers onto the others (``proxy_next_upstream``); Streamlit's page reconnects by
   itself and starts a new session there (the scenario comes back if the link holds it).
@@ -227,7 +230,7 @@ def running_class(processes: int, *, address: str = "127.0.0.1", port: int | Non
             log = (logs / f"backend-{i}.log").open("w")
             backends.append(subprocess.Popen(
                 [sys.executable, "-m", "streamlit", "run", str(root / "app.py"),
-                 "--server.headless=true",
+                 "--server.headless=true", "--client.showErrorDetails=none",
                  "--server.address=127.0.0.1", f"--server.port={ports[-1]}"],
                 cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=log,
                 stderr=subprocess.STDOUT))

@@ -8,6 +8,7 @@ process leaves the other serving (nginx sends its browsers to the survivor).
 
 from __future__ import annotations
 
+import asyncio
 import http.cookiejar
 import sys
 import time
@@ -91,6 +92,56 @@ def test_new_browsers_spread_and_each_one_sticks(served):
         urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
     first = backend(browser, served)
     assert all(backend(browser, served) == first for _ in range(8))
+
+
+async def _exceptions_after(ws, page: str, states) -> tuple[dict, list]:
+    """Send one rerun of ``page`` with these widget states; (widget ids, exception elements)."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    back = BackMsg()
+    back.rerun_script.page_name = page
+    back.rerun_script.widget_states.widgets.extend(states)
+    await ws.send(back.SerializeToString())
+    widgets, exceptions = {}, []
+    while True:
+        msg = ForwardMsg()
+        msg.ParseFromString(await asyncio.wait_for(ws.recv(), 60))
+        if msg.WhichOneof("type") == "delta" and \
+                msg.delta.WhichOneof("type") == "new_element":
+            element = msg.delta.new_element
+            sub = getattr(element, element.WhichOneof("type"))
+            if element.WhichOneof("type") == "exception":
+                exceptions.append(sub)
+            elif getattr(sub, "id", ""):
+                widgets[ws_load.user_key(sub.id)] = sub.id
+        elif msg.WhichOneof("type") == "script_finished" and msg.script_finished == 0:
+            return widgets, exceptions
+
+
+def test_a_hand_made_widget_state_shows_no_server_path(served):
+    """Streamlit parses a data editor's state before any page code runs: a hand-made one (row
+    'abc') raises there. Through the class's proxy the page shows a redacted message."""
+    import websockets
+
+    async def attack():
+        url = served.url.replace("http://", "ws://") + "/_stcore/stream"
+        async with websockets.connect(url, subprotocols=["streamlit"], max_size=None,
+                                      ping_interval=None) as ws:
+            widgets, _ = await _exceptions_after(ws, "masks", [])
+            custom = ws_load.widget_state(widgets["masks_kind"], string_value="custom")
+            widgets, _ = await _exceptions_after(ws, "masks", [custom])
+            bad = ws_load.widget_state(widgets["masks_custom_v0"],
+                                       string_value='{"edited_rows": {"abc": {}}}')
+            return (await _exceptions_after(ws, "masks", [custom, bad]))[1]
+
+    exceptions = asyncio.run(attack())
+    assert exceptions, "the malformed state no longer raises in Streamlit: the test is moot"
+    for exc in exceptions:
+        assert "redacted" in exc.message and not exc.stack_trace
+        assert "site-packages" not in str(exc) and "/work" not in str(exc)
+    for proc in served.backends:
+        assert "--client.showErrorDetails=none" in proc.args
 
 
 def test_responses_forbid_framing_and_name_no_backend(served):
