@@ -156,3 +156,30 @@ def test_bidi_controls_are_taken_out_of_uploaded_token_labels():
     assert any("bidirectional control characters" in w for w in warnings)
     clean, none = aio.parse_tokens(b"a b c")
     assert clean == ("a", "b", "c") and none == []
+
+
+@pytest.mark.parametrize("kind", list(MALFORMED))
+def test_the_link_parameter_itself_of_every_json_type(kind):
+    value = MALFORMED[kind]
+    try:
+        from_link_param(value)
+    except ValueError as exc:
+        assert str(exc)
+    else:  # pragma: no cover - no malformed value is a scenario
+        raise AssertionError(f"{kind} was read as a scenario")
+
+
+@pytest.mark.parametrize("kind", list(MALFORMED))
+def test_a_token_file_of_every_json_type(kind):
+    """An uploaded token list (JSON): the whole file, and one token, of every JSON type."""
+    from attnviz.io import attention_io as aio
+
+    value = MALFORMED[kind]
+    for data in ([value], value, ["a", value, "b"]):
+        raw = json.dumps(data).encode("utf-8")
+        try:
+            tokens, _ = aio.parse_tokens(raw, "tokens.json")
+        except ValueError as exc:
+            assert "token" in str(exc) and len(str(exc)) < 300
+        else:
+            assert all(isinstance(t, str) for t in tokens)
