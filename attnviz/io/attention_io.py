@@ -435,8 +435,8 @@ def _cut_labels(tokens) -> tuple[tuple[str, ...], list[str]]:
     if any(bidi_controls_in(t) for t in tokens):
         tokens = [without_bidi(t) for t in tokens]
         warnings.append("bidirectional control characters (U+202A-U+202E, U+2066-U+2069, "
-                        "U+200E, U+200F) were removed from the token labels: they would show "
-                        "a label reversed")
+                        "U+200E, U+200F, U+061C) were removed from the token labels: they would "
+                        "show a label reversed")
     if any(len(t) > limits.MAX_LABEL_CHARS for t in tokens):
         tokens = [t[: limits.MAX_LABEL_CHARS] for t in tokens]
         warnings.append(f"token labels are cut to {limits.MAX_LABEL_CHARS} characters")

@@ -13,7 +13,7 @@ mat"), each position's embedding row is chosen by :func:`retoken`:
    readable and editable.
 
 Bidirectional control characters (U+202A–U+202E embeddings and overrides, U+2066–U+2069
-isolates, U+200E/U+200F marks) are taken out of typed labels (:func:`without_bidi`): a label
+isolates, U+200E/U+200F/U+061C marks) are taken out of typed labels (:func:`without_bidi`): a label
 holding U+202E shows its text, and every label after it on the same line, reversed, so what a
 chart's axis shows would not be what was typed. Scenario files and links refuse them instead
 (:mod:`attnviz.io.scenario_io`), uploaded token lists lose them with a warning
@@ -33,9 +33,9 @@ from attnviz.scenarios.scenario import Scenario, resize
 Array = NDArray[np.float64]
 DECIMALS = 2
 # Unicode's explicit bidirectional formatting characters: embeddings and overrides (U+202A..E),
-# isolates (U+2066..9) and the left-to-right / right-to-left marks (U+200E, U+200F).
+# isolates (U+2066..9) and the marks (left-to-right U+200E, right-to-left U+200F, Arabic U+061C).
 BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-                          "\u200e\u200f")
+                          "\u200e\u200f\u061c")
 _NO_BIDI = {ord(c): None for c in BIDI_CONTROLS}
 
 

@@ -127,7 +127,7 @@ def test_whole_file_of_every_json_type(kind):
 
 
 BIDI = ["\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068",
-        "\u2069", "\u200e", "\u200f"]
+        "\u2069", "\u200e", "\u200f", "\u061c"]
 
 
 @pytest.mark.parametrize("char", BIDI, ids=[f"U+{ord(c):04X}" for c in BIDI])
