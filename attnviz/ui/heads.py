@@ -8,11 +8,13 @@ drawing the last valid count.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
 import streamlit as st
 
 from attnviz.core.attention import valid_head_counts
+from attnviz.core.downsample import block_factor, block_labels, downsample
 from attnviz.scenarios import limits
 from attnviz.scenarios.scenario import Scenario
 from attnviz.teach.text import common
@@ -114,3 +116,31 @@ def head_mix_editor(prefix: str, scenario: Scenario, n: int) -> np.ndarray:
                                         and scenario.head_mix.shape != (n,)):
         state.update(head_mix=new)
     return new
+
+
+@dataclass(frozen=True)
+class PooledHeads:
+    """How every head's weights are drawn as thumbnails: pooled to ``size`` blocks a side
+    (:func:`attnviz.core.downsample.downsample`) when a sequence is longer than that."""
+
+    q_labels: list[str]  # the rows' labels (blocks' positions when pooled)
+    k_labels: list[str]  # the columns' labels
+    factor: int  # tokens per block (1 = not pooled)
+    size: int  # the most cells a side
+
+    def __call__(self, weights: np.ndarray) -> np.ndarray:
+        """One head's weights as drawn: pooled, rows still summing to 1."""
+        return downsample(weights, self.size)
+
+
+def pooled_heads(q_labels: list[str], k_labels: list[str], exact: str,
+                 size: int = limits.THUMBNAIL_T) -> PooledHeads:
+    """The pooling of every head's thumbnail, with the caption that says so (followed by
+    ``exact``: where the exact weights are) when the sequence is pooled."""
+    factor = max(block_factor(len(q_labels), size), block_factor(len(k_labels), size))
+    pooled = PooledHeads(block_labels(q_labels, size), block_labels(k_labels, size), factor,
+                         size)
+    if factor > 1:
+        st.caption(common.HEADS_POOLED.format(t=len(q_labels), shown=len(pooled.q_labels),
+                                              f=factor) + exact)
+    return pooled

@@ -1,0 +1,38 @@
+"""Every layout number of the dashboard, named once: column ratios and chart heights.
+
+A page or a ``attnviz.ui`` helper writes ``st.columns(layout.LECTURE_INPUTS)``, never a ratio of
+its own, so a layout can be tuned (or checked against a screen size) in this one file. Ratios are
+relative widths as ``st.columns`` takes them; heights are CSS pixels.
+"""
+
+from __future__ import annotations
+
+# --- Playground: the row above the charts ----------------------------------------------------
+# every choice and the variant's name stay whole: in presenter mode (no sidebar) three columns;
+# with the sidebar open (1024 px leaves ~560) the scale's choices go under the focus switch and
+# the variant box gets 9/24 (every variant's name fits it: tests/browser/test_lecture.py)
+PICK_FOCUS_SCALE = [3, 4, 4]  # presenter mode: variant | focus | scale
+PICK_REST = [9, 15]  # sidebar open: variant | focus above scale
+
+# --- Playground: the lecture view -------------------------------------------------------------
+LECTURE_INPUTS = [3, 2]  # the editor | tokens and settings
+# the three charts when only the first draws the row labels, beside the sidebar: the first gets
+# their room (presenter mode keeps equal thirds: its numbers need them)
+LABELLED_FIRST = [1.3, 1, 1]
+EQUAL_THIRDS = 3
+LECTURE_ROW_PX = 28  # one matrix row of a lecture chart
+PRESENTER_ROW_PX = 44  # the same on a projector: room for 22 px numbers
+LECTURE_CHART_PAD_PX = 50  # a lecture chart's height beyond its rows (axes, margins)
+HEADS_PER_ROW = 4  # the heads focus: thumbnails per row
+
+# --- Playground: every matrix ------------------------------------------------------------------
+FULL_INPUTS = [4, 8]  # inputs | every matrix
+
+# --- Other pages ---------------------------------------------------------------------------------
+FIGURE_BESIDE_TEXT = [2, 3]  # a control or table | its figure
+TEXT_BESIDE_FIGURE = [3, 2]  # a figure or text | its controls
+PICK_BESIDE_FIGURE = [1, 2]  # Step by step: the query picker | its figure
+LABEL_BESIDE_CONTROL = [1, 3]  # Multi-head: a short control | its caption
+LOSS_HEAD_PATTERN = [3, 2, 3]  # Gradients: the loss | the head | the target pattern
+CACHE_COLUMNS = [4, 4, 3]  # KV cache: two figures | the numbers
+TRACE_COLUMNS = [5, 7]  # Trace: the inputs | the traced cell

@@ -1,0 +1,233 @@
+"""The Playground's lecture view: a focus switch picks which stage of the computation fills the
+screen, with the controls that change it on the same screen (1024×768 and up, no scrolling);
+cells that the last change moved are outlined. The weights' and the scaled scores' charts carry
+a drag slider (τ, the custom scale) whose frames come from one run
+(:func:`attnviz.scenarios.sweep.score_sweep`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import partial
+
+import numpy as np
+import streamlit as st
+
+from attnviz.figures import heatmap
+from attnviz.figures.heatmap import (
+    CELL_TEXT_LIMIT,
+    FONT_PX,
+    TURNED,
+    top_margin,
+    upright,
+    with_slider,
+)
+from attnviz.scenarios import sweep
+from attnviz.scenarios.scenario import written
+from attnviz.scenarios.variants.formulas import scaled
+from attnviz.teach.text import common
+from attnviz.teach.text import playground as text
+from attnviz.ui import controls, layout, state
+from attnviz.ui.heads import pooled_heads
+from attnviz.ui.panels import PRESENTER_TICK_PX, released, show_figure
+
+LECTURE_SETTINGS = ("temperature", "pe", "heads", "params")  # beside the inputs; scale on top
+PREVIOUS = "playground_previous"  # the matrices last shown, to outline what a change moved
+M = common.MATRICES
+SCALE_GRID = [round(0.05 * i, 2) for i in range(1, 61)]  # the custom scale's drag steps
+
+
+def changed_cells(name: str, z: np.ndarray) -> list[tuple[int, int]]:
+    """The cells of ``z`` that differ from the matrix shown under ``name`` on the last run
+    (none the first time, or when the shape changed); remembers ``z`` for the next run."""
+    previous = st.session_state.setdefault(PREVIOUS, {})
+    old, z = previous.get(name), np.asarray(z, dtype=float)
+    previous[name] = z.copy()
+    if old is None or old.shape != z.shape or max(z.shape) > CELL_TEXT_LIMIT:
+        return []
+    moved = ~np.isclose(z, old, rtol=1e-9, atol=1e-12, equal_nan=True)
+    return [(int(r), int(c)) for r, c in np.argwhere(moved)]
+
+
+def land_temperature(chart_key: str) -> None:
+    """The weights' slider was released: its step becomes the scenario's exact temperature
+    (and the temperature slider's value), before the rerun computes everything from it."""
+    value = released(chart_key, float)
+    if value is None:
+        return
+    state.update(temperature=value)
+    st.session_state[state.vkey("playground_temperature")] = value
+
+
+def land_scale(chart_key: str) -> None:
+    """The scaled scores' slider was released: its step becomes the scenario's custom scale
+    (scale mode "custom", and the scale controls' values), before the rerun."""
+    value = released(chart_key, float)
+    if value is None:
+        return
+    state.update(scale_mode="custom", custom_scale=value)
+    st.session_state[state.vkey("playground_scale_mode")] = "custom"
+    st.session_state[state.vkey("playground_custom_scale")] = value
+
+
+def scale_frames(fig, scenario, head: int) -> list[dict] | None:
+    """Frames of the scaled scores over the custom scale's values, with the figure's slider
+    at the scale in use (None when the sequence is too long or the variant fixes its scale)."""
+    if scenario.t > CELL_TEXT_LIMIT or scenario.spec.scale_fixed is not None \
+            or not scenario.spec.projections:
+        return None
+    custom = replace(scenario, scale_mode="custom")
+    zs = sweep.score_sweep(custom, "custom_scale", SCALE_GRID, "scaled", head=head)
+    now = controls.run(scenario).attention.head(head).scale
+    active = int(np.argmin([abs(v - now) for v in SCALE_GRID]))
+    return with_slider(fig, zs, [f"{v:g}" for v in SCALE_GRID], active,
+                       prefix=text.SCALE_PREFIX)
+
+
+def temperature_frames(fig, scenario, head: int) -> list[dict] | None:
+    """Frames of the weights over the temperature slider's values, with the figure's slider
+    set to the current temperature (None when the sequence is too long to send them all)."""
+    grid = sweep.temperature_grid()
+    if scenario.t > CELL_TEXT_LIMIT:
+        return None
+    zs = sweep.score_sweep(scenario, "temperature", grid, "weights", head=head)
+    active = int(np.argmin([abs(v - scenario.temperature) for v in grid]))
+    return with_slider(fig, zs, [f"{v:g}" for v in grid], active, prefix=text.TAU_PREFIX,
+                       kind="weights")
+
+
+def scaled_formula(scenario, result) -> str:
+    """S' as these settings compute it: no √d_k at scale 1, the custom factor as its number,
+    no τ at τ = 1."""
+    return "S' = " + scaled("S", written(scenario, result.mask))
+
+
+def weights_formula(scenario, result) -> str:
+    """A as the weights focus shows it (no masked scores beside it): softmax of S', through the
+    mask only when the mask hides a pair."""
+    return text.LECTURE_WEIGHTS[written(scenario, result.mask).masked]
+
+
+def lecture_panel(name: str, z, x_labels, y_labels, *, key: str, title_box,
+                  row_labels: bool = True, top: int | None = None, live=None,
+                  land=land_temperature, formula: str = "", **kw) -> None:
+    """One matrix of the lecture view: its title and formula (``formula``, else the text's) in
+    ``title_box``, the heatmap with the cells the last change moved outlined;
+    ``row_labels=False`` leaves the row labels to the panel on its left (the same queries),
+    giving the cells their room; ``top``: the top margin the row's charts share (their rows
+    line up)."""
+    title, general, _ = M[name]
+    formula = formula or text.LECTURE_FORMULAS.get(name, general)
+    title = text.LECTURE_TITLES.get(name, title)
+    title_box.markdown(text.LECTURE_PANEL_TITLE.format(title=title, formula=formula))
+    rows = np.atleast_2d(z).shape[0]
+    row_px = layout.PRESENTER_ROW_PX if state.presenter() else layout.LECTURE_ROW_PX
+    height = layout.LECTURE_CHART_PAD_PX + row_px * rows if rows <= CELL_TEXT_LIMIT \
+        else None  # one screen
+    fig = heatmap(z, x_labels, y_labels, highlight_cells=changed_cells(key, z), height=height,
+                  **kw)
+    if not row_labels:
+        fig.update_yaxes(showticklabels=False, title_text="")
+        fig.update_layout(margin_l=8)
+    if top is not None:  # the row's shared margin; turned labels at the angle it allows for
+        fig.update_layout(margin_t=top)
+        if not upright(x_labels):
+            fig.update_xaxes(tickangle=TURNED)
+    chart_key = f"playground_fig_{key}"
+    frames = live(fig) if live else None
+    show_figure(fig, key=chart_key, filename=title, frames=frames,
+                on_slider=partial(land, chart_key) if frames else None,
+                grow=height is None)
+
+
+def inputs_row(scenario, focus: str):
+    """The controls of the lecture view: the editor of what the focus starts from (X, or the
+    weights for Q, K, V), the tokens and the settings."""
+    left, right = st.columns(layout.LECTURE_INPUTS, gap="medium")
+    with left:
+        if scenario.direct:
+            st.info(text.DIRECT)
+        elif focus == "projections" and scenario.spec.projections:
+            scenario = controls.weight_editors("playground", scenario,
+                                               with_w_o=scenario.spec.always_heads)
+        else:
+            scenario = controls.embedding_editor("playground", scenario)
+    with right:
+        if not scenario.direct:
+            scenario = controls.token_controls("playground", scenario)
+        scenario = controls.settings_controls("playground", scenario, compact=True,
+                                              only=LECTURE_SETTINGS)
+    return scenario
+
+
+def lecture(scenario, focus: str) -> None:
+    """The lecture view of one focus: controls, then three matrices side by side."""
+    scenario = inputs_row(scenario, focus)
+    result = controls.compute(scenario)
+    if result is None:
+        return
+    att, q_lab, k_lab = result.attention, result.q_labels, result.k_labels
+    axes = {}  # rows are queries, columns keys: said by the formula, not by axis titles
+    out_cols = [f"o{j}" for j in range(att.output.shape[-1])]
+    if focus == "heads" and att.n_heads > 1:
+        heads_row(att, q_lab, k_lab)
+        return
+    h = 0
+    if att.n_heads > 1:
+        h = st.segmented_control(text.HEAD_LABEL, list(range(att.n_heads)), default=0,
+                                 format_func=lambda i: common.HEAD_NAME.format(h=i),
+                                 key="playground_lecture_head") or 0
+    head = att.head(h)
+    if focus == "projections" and scenario.spec.projections:
+        panels = [(n, getattr(head, n), [f"{n}{j}" for j in range(getattr(head, n).shape[1])],
+                   q_lab if n == "q" else k_lab, {}) for n in ("q", "k", "v")]
+    elif focus == "scores":
+        score_name = "scores" if scenario.spec.projections else "additive_scores"
+        panels = [(score_name, head.scores, k_lab, q_lab, axes),
+                  ("scaled", head.scaled, k_lab, q_lab, axes),
+                  ("masked", head.masked, k_lab, q_lab, axes)]
+    else:
+        panels = [("scaled", head.scaled, k_lab, q_lab, axes),
+                  ("weights", head.weights, k_lab, q_lab, dict(kind="weights", **axes)),
+                  ("multi_head_output" if att.n_heads > 1 else "output", att.output, out_cols,
+                   q_lab, {})]
+    same_rows = focus != "projections"  # Q has the queries' rows, K and V the keys'
+    widths = layout.LABELLED_FIRST if same_rows and not state.presenter() \
+        else layout.EQUAL_THIRDS
+    # titles in a row of their own, aligned at the bottom (one may wrap), and one top margin
+    # for the charts: the three charts' rows line up, the row labels drawn by the first only
+    titles = st.columns(widths, gap="small", vertical_alignment="bottom")
+    font = PRESENTER_TICK_PX if state.presenter() else FONT_PX
+    top = max(top_margin(x_labels, font) for _, _, x_labels, _, _ in panels) \
+        if same_rows else None
+    for i, (col, title_box, (name, z, x_labels, y_labels, kw)) in enumerate(
+            zip(st.columns(widths, gap="small"), titles, panels, strict=True)):
+        with col:
+            chart = "output" if name == "multi_head_output" else name  # one key per slot
+            live, land = None, land_temperature
+            if focus == "weights" and name == "weights":  # τ dragged in the browser
+                live = partial(temperature_frames, scenario=scenario, head=h)
+            if focus == "scores" and name == "scaled":  # the custom scale dragged likewise
+                live, land = partial(scale_frames, scenario=scenario, head=h), land_scale
+            lecture_panel(name, z, x_labels, y_labels, key=f"{focus}_{chart}",
+                          title_box=title_box, row_labels=i == 0 or not same_rows, top=top,
+                          live=live, land=land,
+                          formula=scaled_formula(scenario, result) if name == "scaled"
+                          else weights_formula(scenario, result) if focus == "weights"
+                          and name == "weights" else "", **kw)
+
+
+def heads_row(att, q_lab, k_lab) -> None:
+    """Every head's weights on one shared 0–1 scale, pooled for long sequences."""
+    pooled = pooled_heads(q_lab, k_lab, text.HEADS_EXACT)
+    per_row = min(att.n_heads, layout.HEADS_PER_ROW)
+    for start in range(0, att.n_heads, per_row):
+        for col, h in zip(st.columns(per_row), range(start, min(start + per_row, att.n_heads)),
+                          strict=False):
+            with col:
+                z = pooled(att.weights[h])
+                fig = heatmap(z, pooled.k_labels, pooled.q_labels, kind="weights",
+                              title=common.HEAD_NAME.format(h=h), show_text=att.n_heads <= 4,
+                              highlight_cells=changed_cells(f"heads_{h}", z))
+                show_figure(fig, key=f"playground_fig_lecture_head_{h}",
+                            filename=common.HEAD_NAME.format(h=h))
