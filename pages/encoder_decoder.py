@@ -133,7 +133,7 @@ def attention_pooling_section() -> None:
         new_b = matrix_editor(text.POOL_B, pool_b[None, :], key="encoder_decoder_pool_b",
                               row_labels=["b"],
                               col_labels=tgt_labels, field="pool_b")[0]
-    if not (np.array_equal(new_w, scenario.pool_w) and np.array_equal(new_b, scenario.pool_b)):
+    if not (np.array_equal(new_w, pool_w) and np.array_equal(new_b, pool_b)):  # an edit
         scenario = state.update(pool_w=new_w, pool_b=new_b)
     x_in, _ = with_positions(np.asarray(scenario.x, dtype=float), scenario)
     try:

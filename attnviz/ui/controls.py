@@ -235,12 +235,11 @@ def weights_origin(scenario: Scenario) -> str:
 
 
 def fill_parts(scenario: Scenario, parts) -> Scenario:
-    """The scenario with the optional parts a page shows filled (see ``with_parts``); stored
-    when one was missing, so its editors start from the values the page computes with."""
-    filled = with_parts(scenario, parts)
-    if filled is not scenario:
-        state.set_scenario(filled)
-    return filled
+    """The scenario with the optional parts a page shows filled (see ``with_parts``), for the
+    page to draw and edit. Not stored: opening a page never changes the scenario (its title,
+    its link, "Edited from …"); the first edit of a filled part stores it
+    (:func:`attnviz.ui.state.update`)."""
+    return with_parts(scenario, parts)
 
 
 def variant_picker(prefix: str, scenario: Scenario, *, compact: bool = False) -> Scenario:

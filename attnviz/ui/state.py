@@ -20,7 +20,8 @@ except ImportError:  # a Streamlit that moved it: pages still work, see use_app_
     PagesManager = None
 
 from attnviz.scenarios.presets import PRESETS, default_scenario
-from attnviz.scenarios.scenario import Scenario
+from attnviz.scenarios.scenario import Scenario, with_parts
+from attnviz.scenarios.variant import PARTS
 
 SCENARIO = "scenario"
 EDITOR_VERSION = "editor_version"
@@ -115,8 +116,15 @@ def release_editor_bases() -> None:
 
 
 def update(**changes) -> Scenario:
-    """Replace some fields of the scenario (edits typed by the user: editors keep their state)."""
-    scenario = replace(get_scenario(), **changes)
+    """Replace some fields of the scenario (edits typed by the user: editors keep their state).
+
+    An edit of an optional part the stored scenario does not have yet (a page shows the parts
+    it reads filled, without storing them: opening a page changes nothing) stores that part
+    filled as the page showed it, then the edit."""
+    current = get_scenario()
+    missing = [part for part, fields in PARTS.items()
+               if not current.has_part(part) and any(f in changes for f in fields)]
+    scenario = replace(with_parts(current, missing), **changes)
     set_scenario(scenario)
     return scenario
 
