@@ -147,7 +147,8 @@ def gradients(scenario: Scenario, loss: Loss) -> Gradients:
 
 
 def default_loss(scenario: Scenario, kind: str) -> Loss:
-    """The loss a page starts with: target output 0, the "previous token" pattern, dO = 1.
+    """The loss a page starts with: the target output of :func:`self_output`, the "previous
+    token" pattern, dO = 1.
 
     Raises
     ------
@@ -157,8 +158,21 @@ def default_loss(scenario: Scenario, kind: str) -> Loss:
     result = run_scenario(scenario).attention
     if kind == "pattern_ce":
         return Loss(kind, previous_token_pattern(*np.shape(result.head(0).weights)))
-    out = np.shape(result.output)
-    return Loss(kind, np.zeros(out) if kind == "output_mse" else np.ones(out))
+    if kind == "output_mse":
+        return Loss(kind, self_output(scenario))
+    return Loss(kind, np.ones(np.shape(result.output)))
+
+
+def self_output(scenario: Scenario) -> Array:
+    """A target output that asks for something visible: what the output would be if every
+    query attended to its own position only (key i for query i; the last key for queries
+    beyond the keys), i.e. the scenario run with that mask. Every gradient is then non-zero
+    wherever the weights are not already diagonal."""
+    t_q, t_k = scenario.t, len(scenario.key_tokens)
+    own = np.zeros((t_q, t_k), dtype=bool)
+    own[np.arange(t_q), np.minimum(np.arange(t_q), t_k - 1)] = True
+    pinned = replace(scenario, mask_kind="custom", custom_mask=own)
+    return np.array(run_scenario(pinned).attention.output)
 
 
 PATTERNS = ("previous", "first", "self", "same_word", "uniform")
@@ -229,3 +243,79 @@ def norm_sweep(scenario: Scenario, loss: Loss, setting: str, values) -> Array:
               else replace(scenario, temperature=float(v)))
         norms.append(float(np.linalg.norm(gradients(sc, loss).attention.d_scaled)))
     return np.array(norms)
+
+
+@dataclass(frozen=True)
+class KVHead:
+    """The key/value head a query head reads (grouped-query attention shares one among
+    ``group`` query heads; plain multi-head attention has one per query head).
+
+    Attributes
+    ----------
+    n_kv : int
+        The key/value heads of the gradients.
+    group : int
+        Query heads per key/value head.
+    kv : int
+        The key/value head the query head reads.
+    """
+
+    n_kv: int
+    group: int
+    kv: int
+
+    @property
+    def query_heads(self) -> range:
+        """Every query head that reads key/value head ``kv``."""
+        return range(self.kv * self.group, (self.kv + 1) * self.group)
+
+
+def kv_head(scenario: Scenario, grads: Gradients, head: int) -> KVHead:
+    """The key/value head query head ``head`` of ``grads`` (of ``scenario``) reads; one for
+    every head without projections (the additive variants' keys are the inputs themselves)."""
+    g = grads.attention
+    n_kv = np.shape(g.d_v)[0] if scenario.spec.projections else 1
+    group = g.n_heads // n_kv
+    return KVHead(n_kv, group, head // group)
+
+
+SCALE_MULTIPLES = (0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)  # × 1/√d_k
+SWEEP_TEMPERATURES = (8.0, 4.0, 2.0, 1.0, 0.5, 0.25, 0.125, 0.0625, 0.03125)
+
+
+@dataclass(frozen=True)
+class SaturationSweep:
+    """The values :func:`norm_sweep` runs for the √d_k story of one scenario.
+
+    Attributes
+    ----------
+    setting : {"scale", "temperature"}
+        The custom scale (multiples of 1/√d_k), or τ for a variant that fixes its scale.
+    picks : tuple of float
+        What the slider offers: multiples of 1/√d_k, or temperatures.
+    base : float
+        1/√d_k: a pick times ``base`` is the scale (1 for temperatures).
+    """
+
+    setting: str
+    picks: tuple[float, ...]
+    base: float
+
+    @property
+    def values(self) -> list[float]:
+        """The setting's values, one per pick."""
+        return [m * self.base for m in self.picks]
+
+    def swept(self, scenario: Scenario, pick: float) -> Scenario:
+        """``scenario`` at one pick of the sweep."""
+        if self.setting == "scale":
+            return replace(scenario, scale_mode="custom", custom_scale=float(pick * self.base))
+        return replace(scenario, temperature=float(pick))
+
+
+def saturation_sweep(scenario: Scenario, d_k: int) -> SaturationSweep:
+    """The √d_k story's sweep for ``scenario`` with heads ``d_k`` wide: the custom scale, or
+    τ when the variant fixes its scale."""
+    if scenario.spec.scale_fixed is None:
+        return SaturationSweep("scale", SCALE_MULTIPLES, 1.0 / np.sqrt(d_k))
+    return SaturationSweep("temperature", SWEEP_TEMPERATURES, 1.0)

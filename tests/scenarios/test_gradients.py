@@ -203,3 +203,16 @@ def test_cross_entropy_on_the_weights_does_not_vanish_when_saturated():
     sc = PRESETS["seed_000"].build()
     norms = norm_sweep(sc, default_loss(sc, "pattern_ce"), "scale", [0.5, 32.0])
     assert norms[1] > norms[0] > 1
+
+
+def test_the_default_target_output_asks_for_each_token_attending_to_itself():
+    sc = PRESETS["seed_000"].build()
+    target = default_loss(sc, "output_mse").target
+    res = run_scenario(sc).attention
+    v = np.asarray(res.v)
+    np.testing.assert_allclose(target, v, rtol=1e-12)  # one head, no W_O: row i is v_i
+    g = gradients(sc, default_loss(sc, "output_mse"))
+    assert g.loss > 0.1 and np.abs(g.params["w_q"]).max() > 1e-3  # something to learn
+    causal = PRESETS["cat_sat"].build()  # causal: the diagonal is allowed
+    shape = run_scenario(causal).attention.output.shape
+    assert default_loss(causal, "output_mse").target.shape == shape
