@@ -11,6 +11,8 @@ q, k, v  queries (t_q, d_k), keys (t_k, d_k), values (t_k, d_v): q = x @ w_q, ..
 w_q, w_k, w_v, w_o   projection matrices; w_o maps the concatenated heads to the output
 d_model  embedding width;  d_k  query/key width;  d_v  value width (per head)
 n_heads  number of heads;  t_q, t_k  number of queries and keys
+n_kv_heads  key/value heads (GQA): query head h reads key/value head h // (n_heads / n_kv_heads)
+b_q, b_k, b_v, b_o   biases of the projections (q = x @ w_q + b_q; GPT-2, BERT), optional
 scores   raw dot products q·kᵀ, shape (t_q, t_k)
 scaled   scores × scale ÷ temperature (scale = 1/√d_k unless chosen otherwise)
 masked   scaled with −inf where the mask forbids attending
@@ -30,6 +32,7 @@ from attnviz.core.additive import (
 from attnviz.core.attention import (
     AttentionResult,
     MultiHeadResult,
+    attend_heads,
     cross_attention,
     mix_heads,
     multi_head_attention,
@@ -39,8 +42,15 @@ from attnviz.core.attention import (
     valid_head_counts,
 )
 from attnviz.core.initializers import INIT_KINDS, init_weights
-from attnviz.core.masks import causal_mask, padding_mask, window_mask
+from attnviz.core.masks import causal_mask, padding_mask, sliding_window_mask, window_mask
 from attnviz.core.positional import sinusoidal_positional_encoding
+from attnviz.core.rope import apply_rope
+from attnviz.core.sinks import (
+    MultiHeadSinkResult,
+    SinkResult,
+    attend_heads_with_sinks,
+    attention_with_sink,
+)
 from attnviz.scenarios.presets import PRESETS, default_scenario
 from attnviz.scenarios.registry import VARIANTS, Variant
 from attnviz.scenarios.scenario import (
@@ -54,10 +64,12 @@ from attnviz.scenarios.variant import Preset
 
 __all__ = [
     "INIT_KINDS", "PRESETS", "VARIANTS", "AdditiveResult", "AttentionResult", "MultiHeadResult",
-    "PoolingResult", "Preset", "Scenario", "ScenarioResult", "Variant", "additive_attention",
-    "attention_pooling", "causal_mask", "cross_attention", "default_scenario", "init_weights",
-    "mix_heads", "multi_head_attention", "padding_mask", "position_labels", "resize",
-    "run_scenario", "scaled_dot_product_attention", "self_attention", "softmax",
-    "sinusoidal_positional_encoding", "valid_head_counts", "window_mask",
+    "MultiHeadSinkResult", "PoolingResult", "Preset", "Scenario", "ScenarioResult",
+    "SinkResult", "Variant", "additive_attention", "apply_rope", "attend_heads",
+    "attend_heads_with_sinks", "attention_pooling", "attention_with_sink", "causal_mask",
+    "cross_attention", "default_scenario", "init_weights", "mix_heads", "multi_head_attention",
+    "padding_mask", "position_labels", "resize", "run_scenario", "scaled_dot_product_attention",
+    "self_attention", "sinusoidal_positional_encoding", "sliding_window_mask", "softmax",
+    "valid_head_counts", "window_mask",
 ]
 __version__ = "0.1.0"

@@ -146,6 +146,8 @@ class MultiHeadResult:
         As in :class:`AttentionResult` (a bias holds every head's).
     w_o : ndarray of shape (n_heads·d_v, d_out) or None
         The output projection, as given (None: the output is the concatenation).
+    b_o : ndarray of shape (d_out,) or None
+        The output projection's bias (``output = concat @ w_o + b_o``), or None.
     """
 
     q: Array
@@ -165,6 +167,7 @@ class MultiHeadResult:
     n_heads: int
     score_mods: tuple[ScoreMod, ...]  # required, as W_O: the backward pass reads both
     w_o: Array | None
+    b_o: Array | None = None
 
     @property
     def bias(self) -> Array | None:
@@ -249,7 +252,8 @@ def scaled_dot_product_attention(q, k, v, *, mask=None, scale: float | None = No
 
 
 def self_attention(x, w_q, w_k, w_v, *, mask=None, causal: bool = False,
-                   scale: float | None = None, temperature: float = 1.0) -> AttentionResult:
+                   scale: float | None = None, temperature: float = 1.0, b_q=None, b_k=None,
+                   b_v=None) -> AttentionResult:
     """Self-attention: queries, keys and values all projected from the same tokens.
 
     Parameters
@@ -264,20 +268,24 @@ def self_attention(x, w_q, w_k, w_v, *, mask=None, causal: bool = False,
         Also forbid attending to later tokens (combined with ``mask`` by logical and).
     scale, temperature
         As in :func:`scaled_dot_product_attention`.
+    b_q, b_k : array_like of shape (d_k,), optional
+    b_v : array_like of shape (d_v,), optional
+        Projection biases (GPT-2, BERT): ``q = x @ w_q + b_q``, ... None = no bias (the
+        product alone, bit for bit).
 
     Returns
     -------
     AttentionResult
-        With the projections ``q = x @ w_q``, ``k = x @ w_k``, ``v = x @ w_v``.
+        With the projections ``q = x @ w_q``, ``k = x @ w_k``, ``v = x @ w_v`` (plus biases).
     """
     causal = check_flag("causal", causal)
-    q, k, v = _project(x, None, w_q, w_k, w_v, names=("x", "x"))
+    q, k, v = _project(x, None, w_q, w_k, w_v, names=("x", "x"), biases=(b_q, b_k, b_v))
     mask = _with_causal(mask, causal, q.shape[0], k.shape[0])
     return _single_head(q, k, v, mask, scale, temperature)
 
 
 def cross_attention(x_q, x_kv, w_q, w_k, w_v, *, mask=None, scale: float | None = None,
-                    temperature: float = 1.0) -> AttentionResult:
+                    temperature: float = 1.0, b_q=None, b_k=None, b_v=None) -> AttentionResult:
     """Encoder–decoder attention: queries from one sequence, keys and values from another.
 
     Parameters
@@ -291,68 +299,100 @@ def cross_attention(x_q, x_kv, w_q, w_k, w_v, *, mask=None, scale: float | None 
     w_v : array_like of shape (d_model_kv, d_v)
     mask, scale, temperature
         As in :func:`scaled_dot_product_attention`.
+    b_q, b_k, b_v : array_like, optional
+        Projection biases, as in :func:`self_attention`.
 
     Returns
     -------
     AttentionResult
     """
-    q, k, v = _project(x_q, x_kv, w_q, w_k, w_v)
+    q, k, v = _project(x_q, x_kv, w_q, w_k, w_v, biases=(b_q, b_k, b_v))
     return _single_head(q, k, v, mask, scale, temperature)
 
 
 def multi_head_attention(x_q, x_kv, w_q, w_k, w_v, w_o=None, *, n_heads: int, mask=None,
                          scale: float | None = None, temperature: float = 1.0,
-                         causal: bool = False) -> MultiHeadResult:
+                         causal: bool = False, n_kv_heads: int | None = None, b_q=None,
+                         b_k=None, b_v=None, b_o=None) -> MultiHeadResult:
     """Multi-head attention: split the projections into heads, attend, concatenate, project.
 
-    Head h uses the h-th contiguous block of columns of w_q and w_k (width d_k = columns /
-    n_heads) and of w_v (width d_v = columns / n_heads).
+    Head h uses the h-th contiguous block of columns of w_q (width d_k = columns / n_heads);
+    with n_kv_heads key/value heads, key/value head g is the g-th block of columns of w_k and
+    w_v, and query head h reads key/value head h // (n_heads / n_kv_heads) (grouped-query
+    attention, as :func:`attend_heads`).
 
     Parameters
     ----------
     x_q : array_like of shape (t_q, d_model)
     x_kv : array_like of shape (t_k, d_model), or None for self-attention
-    w_q, w_k : array_like of shape (d_model, n_heads·d_k)
-    w_v : array_like of shape (d_model, n_heads·d_v)
+    w_q : array_like of shape (d_model, n_heads·d_k)
+    w_k : array_like of shape (d_model, n_kv_heads·d_k)
+    w_v : array_like of shape (d_model, n_kv_heads·d_v)
     w_o : array_like of shape (n_heads·d_v, d_out), optional
     n_heads : int
-        Must divide the columns of w_q, w_k and w_v.
+        Must divide the columns of w_q.
     mask : array_like of bool, broadcastable to (t_q, t_k), optional
     scale : float, optional
         None means 1/sqrt(d_k) with d_k the width of one head.
     temperature : float
     causal : bool
         Also forbid attending to later tokens.
+    n_kv_heads : int, optional
+        Key/value heads (None: n_heads, multi-head attention; 1: multi-query attention); must
+        divide n_heads.
+    b_q : array_like of shape (n_heads·d_k,), optional
+    b_k : array_like of shape (n_kv_heads·d_k,), optional
+    b_v : array_like of shape (n_kv_heads·d_v,), optional
+    b_o : array_like of shape (d_out,), optional
+        Biases of the projections (``q = x_q @ w_q + b_q``, ``output = concat @ w_o + b_o``);
+        None = no bias, the products alone bit for bit. b_o needs w_o.
 
     Returns
     -------
     MultiHeadResult
     """
     causal = check_flag("causal", causal)
-    q, k, v = _project(x_q, x_kv, w_q, w_k, w_v)
+    q, k, v = _project(x_q, x_kv, w_q, w_k, w_v, biases=(b_q, b_k, b_v),
+                       same_width=n_kv_heads is None)
     n_heads = check_count("n_heads", n_heads)
+    n_kv = n_heads if n_kv_heads is None else check_count("n_kv_heads", n_kv_heads)
+    if n_heads % n_kv:
+        choices = ", ".join(map(str, valid_head_counts(n_heads)))
+        raise ValueError(f"n_kv_heads ({n_kv}) must divide n_heads ({n_heads}); valid "
+                         f"choices: {choices}")
     for name, width in (("w_q", q.shape[1]), ("w_v", v.shape[1])):
-        if width % n_heads:
+        heads = n_heads if name == "w_q" else n_kv
+        if width % heads:
             choices = ", ".join(map(str, valid_head_counts(width, 16)))
+            what = "n_heads" if name == "w_q" or n_kv_heads is None else "n_kv_heads"
             raise ValueError(
-                f"n_heads ({n_heads}) must divide the number of columns of {name} ({width}); "
+                f"{what} ({heads}) must divide the number of columns of {name} ({width}); "
                 f"valid choices: {choices}"
             )
+    if k.shape[1] * n_heads != q.shape[1] * n_kv:
+        raise ValueError(
+            f"w_k must have n_kv_heads·d_k = {n_kv} × {q.shape[1] // n_heads} = "
+            f"{n_kv * (q.shape[1] // n_heads)} columns (d_k from w_q's {q.shape[1]} columns "
+            f"over {n_heads} heads), got {k.shape[1]}"
+        )
+    if b_o is not None and w_o is None:
+        raise ValueError("b_o is the bias of the output projection w_o; give w_o with it")
     t_q, t_k = q.shape[0], k.shape[0]
     scale = _resolve_scale(scale, q.shape[1] // n_heads)
     temperature = check_positive("temperature", temperature)
     mask = as_mask("mask", _with_causal(mask, causal, t_q, t_k), (t_q, t_k))
     # 1) split the projections into heads
     qh = q.reshape(t_q, n_heads, -1).transpose(1, 0, 2)  # (n_heads, t_q, d_k)
-    kh = k.reshape(t_k, n_heads, -1).transpose(1, 0, 2)  # (n_heads, t_k, d_k)
-    vh = v.reshape(t_k, n_heads, -1).transpose(1, 0, 2)  # (n_heads, t_k, d_v)
+    kh = k.reshape(t_k, n_kv, -1).transpose(1, 0, 2)  # (n_kv_heads, t_k, d_k)
+    vh = v.reshape(t_k, n_kv, -1).transpose(1, 0, 2)  # (n_kv_heads, t_k, d_v)
     # 2) attend in every head, concatenate, project
-    return attend_heads(qh, kh, vh, mask=mask, scale=scale, temperature=temperature, w_o=w_o)
+    return attend_heads(qh, kh, vh, mask=mask, scale=scale, temperature=temperature, w_o=w_o,
+                        b_o=b_o)
 
 
 def attend_heads(q_h, k_h, v_h, *, mask=None, scale: float | None = None,
                  temperature: float = 1.0, bias=None, softcap: float | None = None,
-                 score_mods: tuple[ScoreMod, ...] = (), w_o=None) -> MultiHeadResult:
+                 score_mods: tuple[ScoreMod, ...] = (), w_o=None, b_o=None) -> MultiHeadResult:
     """Attention over heads already split: the one path every multi-head variant goes through.
 
     A variant that transforms q and k per head (RoPE, QK-norm), adds a bias to the scores
@@ -387,6 +427,8 @@ def attend_heads(q_h, k_h, v_h, *, mask=None, scale: float | None = None,
         A variant's own changes of the scores (:mod:`attnviz.core.score_mods`), applied after
         the bias and before the cap.
     w_o : array_like of shape (n_heads·d_v, d_out), optional
+    b_o : array_like of shape (d_out,), optional
+        The output projection's bias: ``output = concat @ w_o + b_o`` (needs w_o).
 
     Returns
     -------
@@ -425,6 +467,10 @@ def attend_heads(q_h, k_h, v_h, *, mask=None, scale: float | None = None,
             raise ValueError(
                 f"w_o must have n_heads·d_v = {n_heads * d_v} rows, got shape {w_o.shape}"
             )
+    if b_o is not None:
+        if w_o is None:
+            raise ValueError("b_o is the bias of the output projection w_o; give w_o with it")
+        b_o = _bias("b_o", b_o, w_o.shape[1], "w_o")
     # 1) key/value head of each query head (repeat_interleave: 0,0,1,1 for 4 heads on 2)
     group = n_heads // n_kv
     kq = np.repeat(k_h, group, axis=0) if group > 1 else k_h  # (n_heads, t_k, d_k)
@@ -436,14 +482,16 @@ def attend_heads(q_h, k_h, v_h, *, mask=None, scale: float | None = None,
     concat = head_outputs.transpose(1, 0, 2).reshape(t_q, -1)  # (t_q, n_heads·d_v)
     # 4) project
     output = concat if w_o is None else _product("output = concat @ w_o", concat, w_o,
-                                                 concat.dtype)  # (t_q, d_out)
+                                                 concat.dtype, b_o)  # (t_q, d_out)
     q = q_h.transpose(1, 0, 2).reshape(t_q, -1)  # (t_q, n_heads·d_k)
     k = k_h.transpose(1, 0, 2).reshape(t_k, -1)  # (t_k, n_kv_heads·d_k)
     v = v_h.transpose(1, 0, 2).reshape(t_k, -1)  # (t_k, n_kv_heads·d_v)
     if w_o is not None:
         w_o = w_o.copy()
+    if b_o is not None:
+        b_o = b_o.astype(output.dtype, copy=True)
     read_only(q, k, v, q_h, kq, vq, scores, scaled, masked, weights, head_outputs, concat,
-              output, *([] if w_o is None else [w_o]))
+              output, *(a for a in (w_o, b_o) if a is not None))
     heads = tuple(
         AttentionResult(q_h[h], kq[h], vq[h], scores[h], scaled[h], masked[h], weights[h],
                         head_outputs[h], mask, scale, temperature, score_mods=mods,
@@ -452,7 +500,7 @@ def attend_heads(q_h, k_h, v_h, *, mask=None, scale: float | None = None,
     )
     return MultiHeadResult(q, k, v, heads, scores, scaled, masked, weights, head_outputs,
                            concat, output, mask, scale, temperature, n_heads, score_mods=mods,
-                           w_o=w_o)
+                           w_o=w_o, b_o=b_o)
 
 
 def reweigh(result: AttentionResult, score_mods: tuple[ScoreMod, ...]) -> tuple[Array, Array]:
@@ -586,12 +634,15 @@ def _resolve_scale(scale, d_k: int) -> float:
     return check_positive("scale", scale, allow_zero=True)
 
 
-def _project(x_q, x_kv, w_q, w_k, w_v, *, names: tuple[str, str] = ("x_q", "x_kv")
+def _project(x_q, x_kv, w_q, w_k, w_v, *, names: tuple[str, str] = ("x_q", "x_kv"),
+             biases=(None, None, None), same_width: bool = True
              ) -> tuple[Array, Array, Array]:
-    """Validate embeddings and weights; return q = x_q w_q, k = x_kv w_k, v = x_kv w_v.
+    """Validate embeddings, weights and biases; return q = x_q w_q (+ b_q), k = x_kv w_k
+    (+ b_k), v = x_kv w_v (+ b_v).
 
     ``names`` are the caller's argument names for the two embeddings (``("x", "x")`` for
-    self-attention), so messages speak of what the user passed.
+    self-attention), so messages speak of what the user passed. ``same_width`` requires w_q
+    and w_k to have the same columns (one head; multi-head attention checks its own).
     """
     q_name, kv_name = names if x_kv is not None else (names[0], names[0])
     x_q = as_array(q_name, x_q, 2)
@@ -606,21 +657,36 @@ def _project(x_q, x_kv, w_q, w_k, w_v, *, names: tuple[str, str] = ("x_q", "x_kv
                 f"{name} must have one row per embedding dimension: {x_name} has d_model = "
                 f"{x.shape[1]} columns but {name} has {w.shape[0]} rows (shape {w.shape})"
             )
-    if w_q.shape[1] != w_k.shape[1]:
+    if same_width and w_q.shape[1] != w_k.shape[1]:
         raise ValueError(
             f"w_q and w_k must have the same number of columns (d_k), got {w_q.shape[1]} "
             f"and {w_k.shape[1]}"
         )
-    dtype = float_dtype(x_q, x_kv, w_q, w_k, w_v)
-    return (_product(f"q = {q_name} @ w_q", x_q, w_q, dtype),
-            _product(f"k = {kv_name} @ w_k", x_kv, w_k, dtype),
-            _product(f"v = {kv_name} @ w_v", x_kv, w_v, dtype))
+    b_q, b_k, b_v = (None if b is None else _bias(f"b_{n}", b, w.shape[1], f"w_{n}")
+                     for b, w, n in zip(biases, (w_q, w_k, w_v), "qkv", strict=True))
+    dtype = float_dtype(x_q, x_kv, w_q, w_k, w_v, *(b for b in (b_q, b_k, b_v) if b is not None))
+    return (_product(f"q = {q_name} @ w_q", x_q, w_q, dtype, b_q),
+            _product(f"k = {kv_name} @ w_k", x_kv, w_k, dtype, b_k),
+            _product(f"v = {kv_name} @ w_v", x_kv, w_v, dtype, b_v))
 
 
-def _product(what: str, a: Array, b: Array, dtype: np.dtype) -> Array:
-    """``a @ b`` in ``dtype``; a ValueError (not a RuntimeWarning or inf) if it overflows."""
+def _bias(name: str, b, width: int, w_name: str) -> Array:
+    """A projection bias checked against its matrix: one value per column of ``w_name``."""
+    b = as_array(name, b, 1)
+    if b.shape[0] != width:
+        raise ValueError(f"{name} must have one value per column of {w_name} ({width}), "
+                         f"got {b.shape[0]}")
+    return b
+
+
+def _product(what: str, a: Array, b: Array, dtype: np.dtype, bias: Array | None = None
+             ) -> Array:
+    """``a @ b`` (``+ bias``) in ``dtype``; a ValueError (not a RuntimeWarning or inf) if it
+    overflows. Without a bias the product alone, bit for bit."""
     with np.errstate(over="ignore", invalid="ignore"):
         out = (a @ b).astype(dtype, copy=False)
+        if bias is not None:
+            out = out + bias.astype(dtype, copy=False)
     if not np.isfinite(out).all():
         raise ValueError(f"{what} overflows the floating-point range; use smaller values")
     return out

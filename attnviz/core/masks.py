@@ -84,6 +84,13 @@ def window_mask(t_q: int, t_k: int | None = None, *, width: int,
                 causal: bool = False) -> BoolArray:
     """Sliding window: query i may attend to key j when |i − j| <= width.
 
+    ``width`` counts the neighbours on *each side*, so a causal window of width w shows
+    w + 1 keys (itself and w earlier ones). Hugging Face's ``sliding_window=W`` on a causal
+    model (Mistral, Gemma 2, Qwen) counts the *keys*, itself included: that is
+    :func:`sliding_window_mask` (t, W), equal to ``window_mask(t, width=W − 1, causal=True)``.
+    Hugging Face's bidirectional sliding window (encoders) is |i − j| <= W, equal to
+    ``window_mask(t, width=W)``.
+
     Parameters
     ----------
     t_q : int
@@ -111,3 +118,35 @@ def window_mask(t_q: int, t_k: int | None = None, *, width: int,
     offset = np.arange(t_k)[None, :] - np.arange(t_q)[:, None]  # (t_q, t_k): j − i
     allowed = np.abs(offset) <= width
     return allowed & (offset <= 0) if causal else allowed
+
+
+def sliding_window_mask(t: int, window: int) -> BoolArray:
+    """Hugging Face's causal sliding window: query i sees key j when i − W < j <= i.
+
+    ``window`` = W is Hugging Face's ``config.sliding_window`` (Mistral, Gemma 2, Qwen,
+    ``masking_utils.sliding_window_causal_mask_function``: ``kv_idx > q_idx − W`` and
+    ``kv_idx <= q_idx``): W keys, the query's own included. (:func:`window_mask`'s ``width``
+    counts neighbours on each side instead: this is ``window_mask(t, width=W − 1,
+    causal=True)``.)
+
+    Parameters
+    ----------
+    t : int
+        Number of queries and keys.
+    window : int
+        Keys each query sees, itself included (>= 1; 1 = only itself).
+
+    Returns
+    -------
+    ndarray of bool, shape (t, t)
+
+    Raises
+    ------
+    ValueError
+        Sizes that are not whole numbers >= 1, or t² above 2**24.
+    """
+    t = check_count("t", t)
+    window = check_count("window", window)
+    check_entries("the sliding window mask", (t, t))
+    back = np.arange(t)[:, None] - np.arange(t)[None, :]  # (t, t): i − j
+    return (back >= 0) & (back < window)

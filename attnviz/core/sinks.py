@@ -17,8 +17,15 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from attnviz.core.attention import AttentionResult, scaled_dot_product_attention
-from attnviz.core.checks import check_count
+from attnviz.core.attention import (
+    AttentionResult,
+    MultiHeadResult,
+    _bias,
+    _product,
+    attend_heads,
+    scaled_dot_product_attention,
+)
+from attnviz.core.checks import as_array, check_count
 from attnviz.core.numerics import read_only, weighted_sum
 
 Array = NDArray[np.floating]
@@ -44,6 +51,9 @@ class SinkResult(AttentionResult):
 def sink_window_mask(t: int, *, window: int, n_sink: int = 0) -> NDArray[np.bool_]:
     """Causal sliding window keeping the first tokens: query i sees key j ≤ i when
     i − j < ``window`` (``window`` keys, itself included) or j < ``n_sink``.
+
+    With ``n_sink=0`` it is :func:`attnviz.core.masks.sliding_window_mask` (Hugging Face's
+    ``sliding_window``).
 
     Raises
     ------
@@ -93,3 +103,99 @@ def attention_with_sink(q, k, v, *, mask=None, scale: float | None = None,
                       output, full.mask, full.scale, full.temperature, score_mods=full.score_mods,
                       sink_logit=sink_logit,
                       sink_weight=sink)
+
+
+@dataclass(frozen=True, eq=False)
+class MultiHeadSinkResult(MultiHeadResult):
+    """A :class:`MultiHeadResult` whose every head's softmax had a sink column of its own.
+
+    ``weights``, ``head_outputs``, ``concat`` and ``output`` are those with the sinks;
+    ``heads`` are :class:`SinkResult` (head h's ``sink_logit`` is ``sink_logits[h]``).
+
+    Attributes
+    ----------
+    sink_logits : ndarray of shape (n_heads,)
+    sink_weight : ndarray of shape (n_heads, t_q)
+        The share of each head's row the sink took: the row sums to 1 − sink_weight.
+    """
+
+    sink_logits: Array | None = None
+    sink_weight: Array | None = None
+
+
+def attend_heads_with_sinks(q_h, k_h, v_h, *, sink_logits, mask=None,
+                            scale: float | None = None, temperature: float = 1.0,
+                            w_o=None, b_o=None) -> MultiHeadSinkResult:
+    """Attention over split heads with one learned sink logit per head (gpt-oss).
+
+    For head h with sink logit s_h::
+
+        weights_hij = exp(S̃_hij) / (Σ_k exp(S̃_hik) + exp(s_h))
+
+    the sink is one extra column of each row's softmax, dropped afterwards (Hugging Face's
+    gpt-oss ``eager_attention_forward``: ``cat([scores, sinks])``, softmax, ``[..., :-1]``).
+    The scores, scale, mask and key/value head mapping (GQA) are those of
+    :func:`~attnviz.core.attention.attend_heads`.
+
+    Parameters
+    ----------
+    q_h : array_like of shape (n_heads, t_q, d_k)
+    k_h : array_like of shape (n_kv_heads, t_k, d_k)
+    v_h : array_like of shape (n_kv_heads, t_k, d_v)
+    sink_logits : array_like of shape (n_heads,)
+        One finite logit per query head (compared with the scaled scores).
+    mask, scale, temperature, w_o, b_o
+        As in :func:`~attnviz.core.attention.attend_heads`.
+
+    Returns
+    -------
+    MultiHeadSinkResult
+    """
+    full = attend_heads(q_h, k_h, v_h, mask=mask, scale=scale, temperature=temperature)
+    n_heads, t_q = full.n_heads, full.scores.shape[1]
+    sinks = as_array("sink_logits", sink_logits, 1).astype(full.scores.dtype)
+    if sinks.shape[0] != n_heads:
+        raise ValueError(f"sink_logits must have one logit per head ({n_heads}), got "
+                         f"{sinks.shape[0]}")
+    s = np.asarray(full.masked)  # (n_heads, t_q, t_k)
+    # 1) the softmax of every row with its head's sink as an extra column
+    top = np.maximum(s.max(axis=2), sinks[:, None])  # (n_heads, t_q): finite, the sink is there
+    e = np.exp(s - top[:, :, None])  # masked keys: exp(−inf) = 0
+    e_sink = np.exp(sinks[:, None] - top)  # (n_heads, t_q)
+    total = e.sum(axis=2) + e_sink
+    weights, sink_weight = e / total[:, :, None], e_sink / total
+    # 2) mix the values of each head's key/value head, concatenate, project
+    vq = np.stack([np.asarray(head.v) for head in full.heads])  # (n_heads, t_k, d_v)
+    head_outputs = weighted_sum(weights, vq, "v")  # (n_heads, t_q, d_v)
+    concat = head_outputs.transpose(1, 0, 2).reshape(t_q, -1)  # (t_q, n_heads·d_v)
+    output, w_o, b_o = _project_out(concat, w_o, b_o, n_heads * vq.shape[2])
+    read_only(weights, sink_weight, head_outputs, concat, output, sinks)
+    heads = tuple(
+        SinkResult(head.q, head.k, head.v, head.scores, head.scaled, head.masked, weights[h],
+                   head_outputs[h], head.mask, head.scale, head.temperature,
+                   score_mods=head.score_mods, head_index=h, sink_logit=float(sinks[h]),
+                   sink_weight=sink_weight[h])
+        for h, head in enumerate(full.heads)
+    )
+    return MultiHeadSinkResult(full.q, full.k, full.v, heads, full.scores, full.scaled,
+                               full.masked, weights, head_outputs, concat, output, full.mask,
+                               full.scale, full.temperature, n_heads,
+                               score_mods=full.score_mods, w_o=w_o, b_o=b_o,
+                               sink_logits=sinks, sink_weight=sink_weight)
+
+
+def _project_out(concat: Array, w_o, b_o, rows: int) -> tuple[Array, Array | None, Array | None]:
+    """``concat @ w_o + b_o`` (or ``concat``) with w_o and b_o checked as attend_heads checks
+    them; returns (output, w_o, b_o) as read-only copies."""
+    if w_o is None:
+        if b_o is not None:
+            raise ValueError("b_o is the bias of the output projection w_o; give w_o with it")
+        return concat, None, None
+    w_o = as_array("w_o", w_o, 2)
+    if w_o.shape[0] != rows:
+        raise ValueError(f"w_o must have n_heads·d_v = {rows} rows, got shape {w_o.shape}")
+    b_o = None if b_o is None else _bias("b_o", b_o, w_o.shape[1], "w_o").astype(concat.dtype)
+    output = _product("output = concat @ w_o", concat, w_o, concat.dtype, b_o)
+    w_o = w_o.copy()
+    read_only(w_o, *([] if b_o is None else [b_o]))
+    return output, w_o, b_o

@@ -575,7 +575,7 @@ def test_results_store_every_field_when_they_are_made():
                   "scale", "temperature", "score_mods", "head_index"]),
         (multi, ["q", "k", "v", "heads", "scores", "scaled", "masked", "weights",
                  "head_outputs", "concat", "output", "mask", "scale", "temperature",
-                 "n_heads", "score_mods", "w_o"]),
+                 "n_heads", "score_mods", "w_o", "b_o"]),
     ):
         assert [f.name for f in dataclasses.fields(result)] == names
         assert set(vars(result)) == set(names)  # stored, nothing computed on access
