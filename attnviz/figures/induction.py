@@ -19,8 +19,13 @@ from attnviz.figures.lines import COLOURS, REFERENCE_COLOUR
 
 PHASE_COLOUR = "rgba(214, 39, 40, 0.12)"  # the phase change's band
 MARKER_COLOUR = "#d62728"
-_LOSS_PX = 190  # the loss curve above the grid
-_ROW_PX = 330  # one layer's row of heatmaps
+_PLAY_PX = 36  # the Play and Pause buttons
+_LOSS_PX = 180  # the loss curve above the grid
+_STEP_AXIS_PX = 60  # its step axis: ticks and title
+_TITLE_PX = 26  # a heatmap's title
+_ROW_PX = 290  # one layer's heatmaps
+_TICKS_PX = 52  # their turned position labels
+_MARGIN_TOP, _MARGIN_BOTTOM = 10, 100  # the slider lives in the bottom margin
 _GAP = 0.06  # between two heatmaps, as a fraction of the width
 
 
@@ -72,26 +77,29 @@ def formation_figure(losses: ArrayLike, frames: Sequence[int], weights: ArrayLik
     frames = [int(f) for f in frames]
     n_layers, n_heads = weights.shape[1:3]
     ticks = [tick_text(s) for s in labels]
-    grid_px = _ROW_PX * n_layers
-    height = _LOSS_PX + grid_px + 150
-    top = 1 - 40 / height  # the Play button above the loss curve
-    loss_low = top - _LOSS_PX / height
-    grid_top = loss_low - 90 / height  # the step axis, then the first row's titles
-    row_h = (grid_top - 20 / height) / n_layers
+    # vertical layout in pixels from the top of the plot area: the Play button, the loss
+    # curve, its step axis, then per layer a title, the heatmaps and their turned labels
+    rows_px = [_PLAY_PX, _LOSS_PX, _STEP_AXIS_PX] + [_TITLE_PX + _ROW_PX + _TICKS_PX] * n_layers
+    area = sum(rows_px)
+    height = area + _MARGIN_TOP + _MARGIN_BOTTOM
+
+    def y(px: float) -> float:  # pixels from the top of the plot area -> paper fraction
+        return 1 - px / area
+
     steps = np.arange(1, len(losses) + 1)
     positive = bool(len(losses) and (losses > 0).all())
     data = [dict(type="scatter", x=steps, y=losses, mode="lines", name=loss_title,
                  line=dict(color=COLOURS[0], width=2), xaxis="x", yaxis="y",
                  hovertemplate=f"{step_title} %{{x}}<br>{loss_title} %{{y:.4g}}<extra></extra>")]
-    layout = dict(height=height, showlegend=False, margin=dict(l=70, r=20, t=10, b=90),
+    layout = dict(height=height, showlegend=False,
+                  margin=dict(l=70, r=20, t=_MARGIN_TOP, b=_MARGIN_BOTTOM),
                   xaxis=axis(step_title, domain=[0, 1], anchor="y"),
-                  yaxis=axis(loss_title, domain=[loss_low, top], anchor="x",
-                             type="log" if positive else "linear"),
+                  yaxis=axis(loss_title, domain=[y(_PLAY_PX + _LOSS_PX), y(_PLAY_PX)],
+                             anchor="x", type="log" if positive else "linear"),
                   shapes=_phase_shapes(phase, "x", "y"), annotations=[])
     width = (1 - _GAP * (n_heads - 1)) / n_heads
     for layer in range(n_layers):
-        y1 = grid_top - layer * row_h
-        y0 = y1 - row_h + 55 / height
+        top_px = sum(rows_px[:3 + layer]) + _TITLE_PX
         for head in range(n_heads):
             n = 2 + layer * n_heads + head
             xa, ya = f"x{n}", f"y{n}"
@@ -105,11 +113,12 @@ def formation_figure(losses: ArrayLike, frames: Sequence[int], weights: ArrayLik
                          ticktext=ticks, tickfont=dict(size=9))
             layout[f"xaxis{n}"] = dict(domain=[x0, x0 + width], anchor=ya, tickangle=-90,
                                        **small)
-            layout[f"yaxis{n}"] = dict(domain=[y0, y1], anchor=xa, autorange="reversed",
-                                       **small)
+            layout[f"yaxis{n}"] = dict(domain=[y(top_px + _ROW_PX), y(top_px)], anchor=xa,
+                                       autorange="reversed", **small)
             layout["annotations"].append(dict(
-                text=f"<b>{titles[layer][head]}</b>", x=x0 + width / 2, y=y1, xref="paper",
-                yref="paper", yanchor="bottom", showarrow=False, font=dict(size=14)))
+                text=f"<b>{titles[layer][head]}</b>", x=x0 + width / 2, y=y(top_px),
+                xref="paper", yref="paper", yanchor="bottom", showarrow=False,
+                font=dict(size=14)))
     marker = len(data)
     last = frames[-1]
     data.append(dict(type="scatter", x=[last], y=[_loss_at(losses, last)], mode="markers",

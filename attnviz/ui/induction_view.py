@@ -241,14 +241,20 @@ def formation(run: InductionRun) -> None:
                                  after=f"{phase.after:.2f}") if phase else text.NO_PHASE)
     st.caption(text.WATCH_CAPTION)
     c = run.settings
-    titles = [[text.ROLE_TITLE.format(head=head_name(layer, head),
-                                      role=text.ROLE_NAMES[role_of(run, layer, head)])
-               for head in range(c.n_heads)] for layer in range(c.n_layers)]
+    titles = [[head_title(run, layer, head) for head in range(c.n_heads)]
+              for layer in range(c.n_layers)]
     fig, frames = formation_figure(
         run.losses, run.frames, run.weights, labels(run), titles, phase=_phase(run),
         loss_title=text.LOSS_AXIS, step_title=text.STEP_AXIS, step_prefix=text.STEP_PREFIX,
         play=text.PLAY, pause=text.PAUSE, query_title=text.QUERY_AXIS, key_title=text.KEY_AXIS)
     show_figure(fig, key="induction_fig_grid", frames=frames, grow=False)
+
+
+def head_title(run: InductionRun, layer: int, head: int) -> str:
+    """"L1 H1 · induction head", or the head's name alone when it has no role."""
+    role = role_of(run, layer, head)
+    name = head_name(layer, head)
+    return text.ROLE_TITLE.format(head=name, role=text.ROLE_NAMES[role]) if role else name
 
 
 def labels(run: InductionRun) -> list[str]:

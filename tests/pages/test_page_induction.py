@@ -178,3 +178,17 @@ def test_open_a_head_makes_it_the_scenario_that_step_by_step_shows():
     shown = [s for spec in map(lambda k: spec_by_key(at, k), chart_keys(at))
              for d in spec["data"] for s in (d.get("x") or []) if isinstance(s, str)]
     assert first in shown, shown[:10]
+
+
+@pytest.mark.parametrize("page", ["trace", "gradients", "compare"])
+def test_an_opened_head_draws_on_the_other_pages(page):
+    at = on_page()
+    at.session_state["induction_open_layer"] = 0
+    at.session_state["induction_open_head"] = 1  # the previous-token head
+    ok(at.button(key="induction_open").click().run())
+    sc = at.session_state[state.SCENARIO]
+    np.testing.assert_array_equal(sc.w_k, SHIPPED.params["0.w_k"][1])
+    ok(switch_to(at, page))
+    assert at.session_state[state.SCENARIO] is sc
+    assert at.header and chart_keys(at), page
+    assert not at.error, [e.value for e in at.error]

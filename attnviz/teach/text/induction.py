@@ -95,9 +95,11 @@ SCORE_AXIS = "score"
 POSITION_TITLE = "In-context loss by position"
 POSITION_CAPTION = (
     "The next-token loss of the held-out sequence at every position, before and after "
-    "training. The shaded part is the second copy of the segment: there the model can copy "
-    "from context, and late tokens become far easier than early ones (which stay at about "
-    "ln(vocabulary) — random tokens cannot be predicted)."
+    "training. Shaded: the positions whose next token the repeat makes predictable (inside "
+    "the second copy of the segment), the only predictions the task trains. There the loss "
+    "falls to nearly 0 — late tokens are predicted from context, early ones cannot be. "
+    "Elsewhere the next token is random (ln(vocabulary) at best) and untrained: the trained "
+    "model is no better there, often worse — confident in a wrong token."
 )
 POSITION_AXIS = "position (predicting the next token)"
 NLL_AXIS = "next-token loss (nats)"
@@ -188,9 +190,9 @@ EXPERIMENTS_CAPTION = ("Each button sets the settings (the rest at their default
 EXPERIMENTS = {
     "defaults": "The defaults",
     "one_layer": "One layer only",
-    "no_positions": "No positional information",
+    "no_positions": "No positions",
     "one_head": "One head per layer",
-    "high_lr": "A learning rate too high",
+    "high_lr": "Learning rate too high",
 }
 EXPERIMENT_NOTES = {
     "defaults": "2 layers × 2 heads, learned positions, Adam 0.01, 300 steps: both heads form, "

@@ -1,0 +1,123 @@
+"""Real browser: the Induction page opens on the shipped model and its slider steps every head's
+attention through the recorded training in the browser; a short live run trains and replays;
+a head opened on the page is what Step by step shows.
+
+Screenshots of the grid before, during and after the phase change (the shipped model at steps
+0, at the phase change and at the end) are saved as tests/artifacts/screenshots/induction_*.png
+(1366×768).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from helpers import (
+    SCREENSHOTS,
+    TIMEOUT_MS,
+    assert_no_exception,
+    expect_rerun,
+    goto_page,
+    track_reruns,
+    wait_for_plots,
+)
+from playwright.sync_api import Browser, Page
+
+from attnviz.core.transformer import init_params
+from attnviz.io.examples.make_induction_model import load_induction_model
+from attnviz.scenarios.induction import InductionSettings, heldout_forward, train_induction
+from attnviz.teach.text import induction as text
+
+GRID = ".st-key-induction_fig_grid"
+STEP_LABEL = f"{GRID} .slider-group > .slider-label"  # "step 120"
+
+
+def grid_z(page: Page, n_heads: int) -> np.ndarray:
+    """The attention every head of the grid shows now: (n_heads_total, t, t)."""
+    z = page.evaluate(
+        """([sel, n]) => {
+            const g = document.querySelector(`${sel} .js-plotly-plot`);
+            return Array.from({length: n}, (_, i) =>
+                Array.from(g._fullData[1 + i].z, r => Array.from(r)));
+        }""", [GRID, n_heads])
+    return np.array(z, dtype=float)
+
+
+def go_to_frame(page: Page, index: int, n_frames: int) -> int:
+    """Click the grid's slider rail at recorded frame ``index``; return the step it shows."""
+    rail = page.locator(f"{GRID} .slider-rail-rect")
+    rail.scroll_into_view_if_needed()
+    box = rail.bounding_box()
+    page.mouse.click(box["x"] + box["width"] * index / (n_frames - 1),
+                     box["y"] + box["height"] / 2)
+    page.wait_for_timeout(400)
+    return int(page.locator(STEP_LABEL).text_content().split()[-1])
+
+
+def shot_grid(page: Page, path) -> None:
+    """The whole grid figure as one PNG: the viewport (1366 wide) made tall enough for it
+    while the shot is taken (an element taller than the viewport is not drawn whole)."""
+    page.set_viewport_size({"width": 1366, "height": 1300})
+    try:
+        page.locator(GRID).scroll_into_view_if_needed()
+        page.wait_for_timeout(300)
+        page.locator(GRID).screenshot(path=str(path))
+    finally:
+        page.set_viewport_size({"width": 1366, "height": 768})
+
+
+def test_induction_opens_replays_trains_and_opens_a_head(browser: Browser, app_server: str):
+    context = browser.new_context(viewport={"width": 1366, "height": 768})
+    context.set_default_timeout(TIMEOUT_MS)
+    page = context.new_page()
+    track_reruns(page)
+    shipped = load_induction_model()
+    settings, frames = shipped.settings, list(shipped.record["frames"])
+    try:
+        goto_page(page, app_server, "induction")
+        wait_for_plots(page, 4)
+        assert_no_exception(page)
+        # 1) the shipped model, replayed in the browser: before, during, after the phase change
+        np.testing.assert_allclose(grid_z(page, 4), shipped.record["final_weights"].reshape(
+            4, 24, 24), atol=1e-6)
+        untrained = heldout_forward(init_params(settings.config(), seed=settings.seed),
+                                    settings).weights[:, 0].reshape(4, 24, 24)
+        phase_frame = int(np.argmin(np.abs(np.array(frames) - shipped.record["phase_change"][0])))
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        for name, index in (("start", 0), ("phase", phase_frame), ("end", len(frames) - 1)):
+            step = go_to_frame(page, index, len(frames))
+            assert step == frames[index], (name, step)
+            if index == 0:
+                np.testing.assert_allclose(grid_z(page, 4), untrained, atol=1e-6)
+            shot_grid(page, SCREENSHOTS / f"induction_{name}.png")
+        np.testing.assert_allclose(grid_z(page, 4), shipped.record["final_weights"].reshape(
+            4, 24, 24), atol=1e-6)
+        # 2) train a short run live, then replay it
+        steps = page.locator(".st-key-induction_steps input")
+        steps.fill("60")
+        with expect_rerun(page):
+            steps.press("Enter")
+        with expect_rerun(page):
+            page.get_by_role("button", name=text.TRAIN_BUTTON, exact=True).click()
+        wait_for_plots(page, 4)
+        assert_no_exception(page)
+        assert "Showing your run: 60 steps" in page.locator("[data-testid=stMain]").inner_text()
+        run = train_induction(InductionSettings(steps=60))
+        step = go_to_frame(page, len(run.frames) // 2, len(run.frames))
+        index = list(run.frames).index(step)
+        assert 0 < step < 60
+        np.testing.assert_allclose(grid_z(page, 4), run.weights[index].reshape(4, 24, 24),
+                                   atol=1e-6)
+        # 3) open the run's induction-head candidate and see it on Step by step
+        with expect_rerun(page):
+            page.get_by_role("button", name=text.OPEN_BUTTON, exact=True).click()
+        layer, head = run.roles.induction
+        opened = text.OPENED.format(head=f"L{layer} H{head}")
+        assert opened in page.locator("[data-testid=stMain]").inner_text()
+        with expect_rerun(page):
+            page.locator("[data-testid=stMain] [data-testid=stPageLink]").first.click()
+        assert page.url.rstrip("/").endswith("step_by_step")
+        wait_for_plots(page, 1)
+        assert_no_exception(page)
+        first = f"0:t{run.heldout.tokens[0, 0]}"
+        assert first in page.locator("[data-testid=stMain]").inner_text()
+    finally:
+        context.close()
