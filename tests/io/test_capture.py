@@ -1,5 +1,5 @@
 """Capture from real transformers models (attnviz.io.capture): tiny random models built from
-configs and a tokenizer built here (nothing downloaded, HF_HUB_OFFLINE=1), saved with
+configs and a tokenizer (tests/hf_models.py; nothing downloaded, HF_HUB_OFFLINE=1), saved with
 save_pretrained and loaded back through load_model, the path a user takes.
 
 Checks: shapes, rows sum to 1, causal models' upper triangle is 0, a sliding window's old keys
@@ -25,6 +25,8 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")
 
+from hf_models import VOCAB, configs, make_tokenizer  # noqa: E402 - the shared builders
+
 from attnviz.io import attention_io  # noqa: E402
 from attnviz.io.capture import (  # noqa: E402
     MAX_CAPTURE_TOKENS,
@@ -37,57 +39,6 @@ from attnviz.io.capture import (  # noqa: E402
 from attnviz.teach.text import your_attention as page_text  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-WORDS = "the cat sat on a mat dog ran far away and then slept in sun".split()
-SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]"]
-VOCAB = {w: i for i, w in enumerate(SPECIALS + WORDS)}
-SMALL = dict(hidden_size=16, num_hidden_layers=2, num_attention_heads=4, intermediate_size=32,
-             vocab_size=len(VOCAB), max_position_embeddings=64)
-
-
-def make_tokenizer(bert: bool, pad: bool = True):
-    """A word-level tokenizer over VOCAB: BERT-style ([CLS] a [SEP] b [SEP], segment ids) or
-    plain (GPT/Llama style, optionally without a pad token)."""
-    from tokenizers import Tokenizer, models, pre_tokenizers, processors
-    from transformers import PreTrainedTokenizerFast
-
-    tok = Tokenizer(models.WordLevel(VOCAB, unk_token="[UNK]"))
-    tok.pre_tokenizer = pre_tokenizers.Whitespace()
-    specials = {"unk_token": "[UNK]"}
-    if bert:
-        tok.post_processor = processors.TemplateProcessing(
-            single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
-            special_tokens=[("[CLS]", VOCAB["[CLS]"]), ("[SEP]", VOCAB["[SEP]"])])
-        specials |= {"cls_token": "[CLS]", "sep_token": "[SEP]"}
-    if pad:
-        specials["pad_token"] = "[PAD]"
-    names = (["input_ids", "token_type_ids", "attention_mask"] if bert
-             else ["input_ids", "attention_mask"])
-    return PreTrainedTokenizerFast(tokenizer_object=tok, model_input_names=names, **specials)
-
-
-def configs() -> dict:
-    from transformers import (
-        BertConfig,
-        Gemma2Config,
-        GPT2Config,
-        LlamaConfig,
-        MistralConfig,
-        Qwen3Config,
-    )
-
-    return {
-        "bert": (BertConfig(**SMALL), True, True),
-        "gpt2": (GPT2Config(n_embd=16, n_layer=2, n_head=4, vocab_size=len(VOCAB),
-                            n_positions=64, bos_token_id=2, eos_token_id=3), False, True),
-        "llama": (LlamaConfig(**SMALL, num_key_value_heads=2), False, False),  # GQA, no pad
-        "mistral": (MistralConfig(**SMALL, num_key_value_heads=2, sliding_window=3), False,
-                    True),
-        "gemma2": (Gemma2Config(**SMALL, num_key_value_heads=2, head_dim=4, sliding_window=3,
-                                layer_types=["sliding_attention", "full_attention"],
-                                query_pre_attn_scalar=4, attn_logit_softcapping=5.0),
-                   False, True),
-        "qwen3": (Qwen3Config(**SMALL, num_key_value_heads=2, head_dim=4), False, True),  # QK-norm
-    }
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,82 @@
+"""Tiny random-initialised Hugging Face models and a local tokenizer, for the tests that need
+real transformers models (capture, the layer adapter's parity): nothing is downloaded.
+
+Import this only after ``pytest.importorskip("transformers")`` (and set ``HF_HUB_OFFLINE=1``
+before transformers is imported): the builders import transformers and tokenizers inside.
+
+* :func:`make_tokenizer` — a word-level tokenizer over :data:`VOCAB`, BERT-style or plain;
+* :func:`configs` — one small config per architecture: BERT, GPT-2, Llama (GQA), Mistral
+  (sliding window 3), Gemma 2 (soft-capping, a sliding layer), Qwen3 (QK-norm), each with
+  whether its tokenizer is BERT-style and has a pad token;
+* :func:`save_model` — a model built from a config, saved with ``save_pretrained`` beside its
+  tokenizer, the folder a user would load.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+WORDS = "the cat sat on a mat dog ran far away and then slept in sun".split()
+SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]"]
+VOCAB = {w: i for i, w in enumerate(SPECIALS + WORDS)}
+SMALL = dict(hidden_size=16, num_hidden_layers=2, num_attention_heads=4, intermediate_size=32,
+             vocab_size=len(VOCAB), max_position_embeddings=64)
+
+
+def make_tokenizer(bert: bool, pad: bool = True):
+    """A word-level tokenizer over VOCAB: BERT-style ([CLS] a [SEP] b [SEP], segment ids) or
+    plain (GPT/Llama style, optionally without a pad token)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.WordLevel(VOCAB, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    specials = {"unk_token": "[UNK]"}
+    if bert:
+        tok.post_processor = processors.TemplateProcessing(
+            single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+            special_tokens=[("[CLS]", VOCAB["[CLS]"]), ("[SEP]", VOCAB["[SEP]"])])
+        specials |= {"cls_token": "[CLS]", "sep_token": "[SEP]"}
+    if pad:
+        specials["pad_token"] = "[PAD]"
+    names = (["input_ids", "token_type_ids", "attention_mask"] if bert
+             else ["input_ids", "attention_mask"])
+    return PreTrainedTokenizerFast(tokenizer_object=tok, model_input_names=names, **specials)
+
+
+def configs() -> dict:
+    """name -> (config, BERT-style tokenizer, tokenizer has a pad token)."""
+    from transformers import (
+        BertConfig,
+        Gemma2Config,
+        GPT2Config,
+        LlamaConfig,
+        MistralConfig,
+        Qwen3Config,
+    )
+
+    return {
+        "bert": (BertConfig(**SMALL), True, True),
+        "gpt2": (GPT2Config(n_embd=16, n_layer=2, n_head=4, vocab_size=len(VOCAB),
+                            n_positions=64, bos_token_id=2, eos_token_id=3), False, True),
+        "llama": (LlamaConfig(**SMALL, num_key_value_heads=2), False, False),  # GQA, no pad
+        "mistral": (MistralConfig(**SMALL, num_key_value_heads=2, sliding_window=3), False,
+                    True),
+        "gemma2": (Gemma2Config(**SMALL, num_key_value_heads=2, head_dim=4, sliding_window=3,
+                                layer_types=["sliding_attention", "full_attention"],
+                                query_pre_attn_scalar=4, attn_logit_softcapping=5.0),
+                   False, True),
+        "qwen3": (Qwen3Config(**SMALL, num_key_value_heads=2, head_dim=4), False, True),  # QK-norm
+    }
+
+
+def save_model(config, bert: bool, pad: bool, folder: Path, seed: int = 0) -> Path:
+    """A model of ``config`` with random weights (torch seed ``seed``) and its tokenizer,
+    written to ``folder`` with save_pretrained; returns the folder."""
+    import torch
+    from transformers import AutoModel
+
+    torch.manual_seed(seed)
+    AutoModel.from_config(config).save_pretrained(folder)
+    make_tokenizer(bert, pad).save_pretrained(folder)
+    return Path(folder)
