@@ -1,202 +1,35 @@
 """Modern attention: RoPE's rotation and shift invariance, ALiBi's bias at any length, and the
-key/value heads grouped-query attention shares, with the KV cache each keeps."""
+key/value heads grouped-query attention shares, with the KV cache each keeps. The figures and
+their drag sliders: :mod:`attnviz.ui.modern_view`; the numbers: :mod:`attnviz.teach.modern`."""
 
-from functools import partial
-
-import numpy as np
 import streamlit as st
 
-from attnviz.core.alibi import alibi_bias, alibi_slopes
-from attnviz.figures import heatmap
-from attnviz.figures.heatmap import mask_figure, with_slider
-from attnviz.scenarios import sweep
 from attnviz.teach.modern import (
-    angles,
-    cache_entries_per_token,
-    kv_sharing,
+    alibi_length,
+    alibi_lengths,
+    kv_choices,
+    kv_for,
     qk_norm_effect,
     shift_check,
+    shown_heads,
 )
 from attnviz.teach.text import common
 from attnviz.teach.text import modern as text
 from attnviz.ui import heads, state
-from attnviz.ui.panels import land, land_named, scenario_caption, show_figure
-
-DELTAS = range(0, 51)  # the shift slider's values
-GAINS = [0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0]  # QK-norm's gain g
-ROPE_BASES = [4.0, 10.0, 100.0, 1000.0, 10000.0, 500000.0]
-GQA_QUERY_HEADS = [1, 2, 4, 8, 16, 32]  # the GQA tab's query heads slider
-ALIBI_HEADS = [1, 2, 4, 8, 12, 16]  # ALiBi's heads slider
-ALIBI_LENGTHS = [2, 3, 4, 5, 6, 7, 8, 10, 12, 16, 20, 24, 32, 48, 64]  # and its length slider
-
-
-def show_pe_shifted(scenario, labels: list[str], check, delta: int, base: float) -> None:
-    """The sinusoidal-PE scores after the shift, with a frame for every Δ (while they fit) so
-    that the figure's own slider moves them during a drag: RoPE's stay, these change."""
-    def title(d: int, change: float) -> str:
-        return text.PE_SHIFT_TITLE.format(delta=d, pe=f"{change:.3g}")
-
-    checks = None
-    if len(DELTAS) * scenario.t ** 2 <= sweep.MAX_CELLS:
-        checks = [shift_check(scenario, d, base=base) for d in DELTAS]
-    zs = [c.pe_shifted for c in checks] if checks else [check.pe_shifted]
-    bound = max(float(np.abs(z).max()) for z in zs) or 1.0  # one colour range for every Δ
-    fig = heatmap(check.pe_shifted, labels, labels, kind="signed", zmin=-bound, zmax=bound,
-                  title=title(delta, check.pe_change))
-    frames = None
-    if checks:
-        frames = with_slider(fig, zs, [str(d) for d in DELTAS], delta, prefix=text.DELTA_PREFIX,
-                             kind="signed", titles=[title(d, c.pe_change)
-                                                    for d, c in zip(DELTAS, checks, strict=True)])
-        st.caption(text.DELTA_DRAG)
-    show_figure(fig, key="modern_fig_pe_scores", frames=frames,
-                on_slider=partial(land, "modern_fig_pe_scores", "modern_delta", DELTAS)
-                if frames else None)
-
-
-def show_angles(t: int, d_head: int, delta: int, base: float) -> None:
-    """The angle of every position and pair, with a frame for every base so that the figure's
-    own slider turns them during a drag (one colour range: pair 0 turns 1 radian per position
-    whatever the base)."""
-    thetas = [angles(t + delta, d_head, base=b)[delta:] for b in ROPE_BASES]
-    top = max(float(z.max()) for z in thetas) or 1.0
-    fig = heatmap(thetas[ROPE_BASES.index(base)], [f"i={i}" for i in range(thetas[0].shape[1])],
-                  [str(p) for p in range(delta, delta + t)], kind="sequential", zmin=0.0,
-                  zmax=top, x_title=text.AXIS_PAIR, y_title=text.AXIS_POSITION)
-    frames = with_slider(fig, thetas, [f"{b:g}" for b in ROPE_BASES], ROPE_BASES.index(base),
-                         prefix=text.BASE_PREFIX, kind="sequential")
-    st.caption(text.BASE_DRAG)
-    show_figure(fig, key="modern_fig_angles", frames=frames,
-                on_slider=partial(land, "modern_fig_angles", "modern_base", ROPE_BASES, float))
-
-
-def kv_choices(n_q: int) -> list[int]:
-    """The numbers of key/value heads that ``n_q`` query heads can share: its divisors."""
-    return [d for d in range(1, n_q + 1) if n_q % d == 0]
-
-
-def kv_for(n_q: int, n_kv: int) -> int:
-    """The key/value heads the page uses with ``n_q`` query heads: ``n_kv`` while it divides
-    them, else the middle divisor (as after changing the query heads)."""
-    choices = kv_choices(n_q)
-    return n_kv if n_kv in choices else choices[len(choices) // 2]
-
-
-def show_sharing(n_q: int, n_kv: int) -> None:
-    """Which key/value head each query head reads, with a frame for every number of key/value
-    heads (the divisors of n_q) and one for every number of query heads, so that the figure's
-    own sliders regroup them during a drag."""
-    def kv_names(kv: int) -> list[str]:
-        return [text.KV_NAME.format(g=g) for g in range(kv)]
-
-    def q_names(q: int) -> list[str]:
-        return [common.HEAD_NAME.format(h=h) for h in range(q)]
-
-    def title(q: int, kv: int) -> str:
-        return text.SHARING_TITLE.format(q=common.count(q, text.QUERY_HEAD_NOUN),
-                                         kv=common.count(kv, text.KV_HEAD_NOUN))
-
-    fig = mask_figure(kv_sharing(n_q, n_kv), kv_names(n_kv), q_names(n_q),
-                      title=title(n_q, n_kv))
-    choices = kv_choices(n_q)
-    frames = []
-    if len(choices) > 1:
-        frames += with_slider(fig, [kv_sharing(n_q, kv) for kv in choices],
-                              [str(kv) for kv in choices], choices.index(n_kv),
-                              prefix=text.KV_PREFIX, kind="mask",
-                              names=[f"kv:{kv}" for kv in choices],
-                              x_labels=[kv_names(kv) for kv in choices],
-                              y_labels=[q_names(n_q)] * len(choices),
-                              titles=[title(n_q, kv) for kv in choices])
-    kvs = [kv_for(q, n_kv) for q in GQA_QUERY_HEADS]
-    frames += with_slider(fig, [kv_sharing(q, kv) for q, kv in zip(GQA_QUERY_HEADS, kvs,
-                                                                    strict=True)],
-                          [str(q) for q in GQA_QUERY_HEADS], GQA_QUERY_HEADS.index(n_q),
-                          prefix=text.QUERY_HEADS_PREFIX, kind="mask",
-                          names=[f"q:{q}" for q in GQA_QUERY_HEADS],
-                          x_labels=[kv_names(kv) for kv in kvs],
-                          y_labels=[q_names(q) for q in GQA_QUERY_HEADS],
-                          titles=[title(q, kv) for q, kv in zip(GQA_QUERY_HEADS, kvs,
-                                                                strict=True)])
-    st.caption(text.KV_DRAG)
-    show_figure(fig, key="modern_fig_sharing", frames=frames, on_slider=partial(
-        land_named, "modern_fig_sharing", {"kv": ("modern_gqa_kv", choices, int),
-                                           "q": ("modern_gqa_heads", GQA_QUERY_HEADS, int)}))
-
-
-def show_normed(scenario, labels: list[str], key_labels: list[str], effect, gain: float) -> None:
-    """The logits with QK-norm, with a frame for every gain (while they fit) so that the
-    figure's own slider moves them during a drag: |logit| stays below d_k·g²·scale/τ."""
-    def title(g: float, bound: float) -> str:
-        return text.GAIN_TITLE.format(gain=f"{g:g}", bound=f"{bound:.3g}")
-
-    effects = None
-    if len(GAINS) * scenario.t * len(key_labels) <= sweep.MAX_CELLS:
-        effects = [qk_norm_effect(scenario, g) for g in GAINS]
-    zs = [e.normed for e in effects] if effects else [effect.normed]
-    finite = [np.abs(z[np.isfinite(z)]) for z in zs]
-    bound = max((float(f.max()) for f in finite if f.size), default=1.0) or 1.0
-    fig = heatmap(effect.normed, key_labels, labels, kind="signed", zmin=-bound, zmax=bound,
-                  title=title(gain, effect.bound))
-    frames = None
-    if effects:
-        frames = with_slider(fig, zs, [f"{g:g}" for g in GAINS], GAINS.index(gain),
-                             prefix=text.GAIN_PREFIX, kind="signed",
-                             titles=[title(g, e.bound) for g, e in zip(GAINS, effects,
-                                                                         strict=True)])
-        st.caption(text.GAIN_DRAG)
-    show_figure(fig, key="modern_fig_normed_logits", frames=frames,
-                on_slider=partial(land, "modern_fig_normed_logits", "modern_qk_gain", GAINS,
-                                  float) if frames else None)
-
-
-def alibi_lengths(t: int) -> list[int]:
-    """The sequence lengths of ALiBi's length slider: a grid from 2 to 64 and the scenario's
-    own number of tokens (each a frame of the drag sliders: every 2..64 would send 89,000
-    numbers per head)."""
-    return sorted({*ALIBI_LENGTHS, min(max(t, 2), 64)})
-
-
-def causal_bias(n_heads: int, h: int, length: int) -> np.ndarray:
-    """Head ``h``'s ALiBi bias with the causal mask: −∞ where j > i (and 0, not −0, at i = j)."""
-    return np.where(np.tri(length, dtype=bool), alibi_bias(n_heads, length)[h] + 0.0, -np.inf)
-
-
-def show_slopes(n_heads: int) -> None:
-    """The slope of every head as one row, with a frame for every number of heads so that the
-    figure's own slider spreads the geometric slopes during a drag (one colour range, 0 to 1)."""
-    def names(n: int) -> list[str]:
-        return [common.HEAD_NAME.format(h=h) for h in range(n)]
-
-    slopes = [alibi_slopes(n) for n in ALIBI_HEADS]
-    fig = heatmap(slopes[ALIBI_HEADS.index(n_heads)], names(n_heads), [text.SLOPE_ROW],
-                  kind="sequential", zmin=0.0, zmax=1.0, title=text.SLOPES_TITLE)
-    frames = with_slider(fig, slopes, [str(n) for n in ALIBI_HEADS], ALIBI_HEADS.index(n_heads),
-                         prefix=text.HEADS_PREFIX, kind="sequential",
-                         x_labels=[names(n) for n in ALIBI_HEADS])
-    st.caption(text.HEADS_DRAG)
-    show_figure(fig, key="modern_fig_alibi_slopes", frames=frames,
-                on_slider=partial(land, "modern_fig_alibi_slopes", "modern_alibi_heads",
-                                  ALIBI_HEADS))
-
-
-def show_alibi_head(n_heads: int, h: int, length: int, lengths: list[int] | None) -> None:
-    """Head ``h``'s causal bias; with ``lengths``, a frame for every length so that the figure's
-    own slider grows it during a drag (one colour range: the longest length's). One head has
-    the slider: its frames are the page's largest payload (64 × 64 numbers, twice)."""
-    top = max(lengths or [length])
-    low = float(causal_bias(n_heads, h, top)[top - 1, 0]) or -1.0  # −m_h·(top − 1)
-    fig = heatmap(causal_bias(n_heads, h, length), kind="sequential", zmin=low, zmax=0.0)
-    frames = None
-    if lengths:
-        names = [[str(i) for i in range(n)] for n in lengths]
-        frames = with_slider(fig, [causal_bias(n_heads, h, n) for n in lengths],
-                             [str(n) for n in lengths], lengths.index(length),
-                             prefix=text.LENGTH_PREFIX, kind="sequential", x_labels=names,
-                             y_labels=names)
-    show_figure(fig, key=f"modern_fig_alibi_{h}", frames=frames,
-                on_slider=partial(land, f"modern_fig_alibi_{h}", "modern_alibi_length", lengths)
-                if frames else None)
+from attnviz.ui.modern_view import (
+    ALIBI_HEADS,
+    GAINS,
+    GQA_QUERY_HEADS,
+    HEAD_WIDTHS,
+    ROPE_BASES,
+    cache_table,
+    norm_views,
+    rope_views,
+    show_alibi_head,
+    show_sharing,
+    show_slopes,
+)
+from attnviz.ui.panels import scenario_caption
 
 scenario = state.get_scenario()
 st.header(text.HEADER)
@@ -218,18 +51,7 @@ with rope_tab:
     except ValueError as exc:
         st.error(common.CANNOT_COMPUTE.format(what=common.THIS_SCENARIO, reason=exc))
     else:
-        st.markdown(text.SHIFT_RESULT.format(delta=delta, rope=f"{check.rope_change:.1e}",
-                                             pe=f"{check.pe_change:.3g}"))
-        left, right = st.columns(2, gap="large")
-        with left:
-            st.markdown(f"**{text.ROPE_SCORES}**")
-            show_figure(heatmap(check.rope_shifted, labels, labels, kind="signed"),
-                        key="modern_fig_rope_scores")
-        with right:
-            st.markdown(f"**{text.PE_SCORES}**")
-            show_pe_shifted(scenario, labels, check, int(delta), float(base))
-        st.markdown(f"**{text.ANGLES}**")
-        show_angles(scenario.t, int(scenario.w_q.shape[1]), int(delta), float(base))
+        rope_views(scenario, labels, check, int(delta), float(base))
 
 with alibi_tab:
     st.write(text.ALIBI_INTRO)
@@ -237,18 +59,16 @@ with alibi_tab:
     st.session_state.setdefault("modern_alibi_heads", 4)  # also set by the slopes' drag slider
     n_heads = int(c1.select_slider(text.HEADS_LABEL, ALIBI_HEADS, key="modern_alibi_heads"))
     lengths = alibi_lengths(scenario.t)
-    st.session_state.setdefault("modern_alibi_length", min(max(scenario.t, 2), 64))  # and drag
+    st.session_state.setdefault("modern_alibi_length", alibi_length(scenario.t))  # and drag
     if st.session_state["modern_alibi_length"] not in lengths:  # a scenario of other length
-        st.session_state["modern_alibi_length"] = min(max(scenario.t, 2), 64)
+        st.session_state["modern_alibi_length"] = alibi_length(scenario.t)
     length = int(c2.select_slider(text.LENGTH_LABEL, lengths, key="modern_alibi_length"))
     show_slopes(n_heads)
-    shown_heads = sorted({int(round(h)) for h in np.linspace(0, n_heads - 1,
-                                                            min(n_heads, 4))})
-    if len(shown_heads) < n_heads:
-        st.caption(text.ALIBI_HEADS_SHOWN.format(shown=", ".join(map(str, shown_heads)),
-                                                 n=n_heads))
+    shown = shown_heads(n_heads)
+    if len(shown) < n_heads:
+        st.caption(text.ALIBI_HEADS_SHOWN.format(shown=", ".join(map(str, shown)), n=n_heads))
     st.caption(text.LENGTH_DRAG)
-    for h, col in zip(shown_heads, heads.grid(len(shown_heads)), strict=True):
+    for h, col in zip(shown, heads.grid(len(shown)), strict=True):
         with col:
             st.markdown(f"**{text.ALIBI_HEAD.format(h=h)}**")
             show_alibi_head(n_heads, h, length, lengths if h == 0 else None)
@@ -263,22 +83,12 @@ with gqa_tab:
         st.session_state.pop("modern_gqa_kv", None)  # fewer query heads than before
     st.session_state.setdefault("modern_gqa_kv", kv_for(n_q, 0))  # also: drag
     n_kv = int(c2.select_slider(text.KV_HEADS_LABEL, choices, key="modern_gqa_kv"))
-    d_head = c3.select_slider(text.HEAD_WIDTH_LABEL, [8, 16, 32, 64, 128], value=128,
+    d_head = c3.select_slider(text.HEAD_WIDTH_LABEL, HEAD_WIDTHS, value=128,
                               key="modern_gqa_width")
     st.markdown(f"**{text.SHARING}**")
     show_sharing(n_q, n_kv)
     st.markdown(f"**{text.CACHE_TITLE}**")
-    full = cache_entries_per_token(int(n_q), int(d_head))
-    rows = [(text.CACHE_NAMES["mha"], int(n_q)), (text.CACHE_NAMES["gqa"], int(n_kv)),
-            (text.CACHE_NAMES["mqa"], 1)]
-    st.dataframe({text.CACHE_COLUMNS[0]: [r[0] for r in rows],
-                  text.CACHE_COLUMNS[1]: [r[1] for r in rows],
-                  text.CACHE_COLUMNS[2]: [cache_entries_per_token(r[1], int(d_head))
-                                          for r in rows],
-                  text.CACHE_COLUMNS[3]: [text.RATIO.format(
-                      ratio=f"{cache_entries_per_token(r[1], int(d_head)) / full:.3g}")
-                      for r in rows]},
-                 hide_index=True, key="modern_cache")
+    cache_table(int(n_q), int(n_kv), int(d_head))
 
 with norm_tab:
     st.write(text.NORM_INTRO)
@@ -289,16 +99,4 @@ with norm_tab:
     except ValueError as exc:
         st.error(common.CANNOT_COMPUTE.format(what=common.THIS_SCENARIO, reason=exc))
     else:
-        st.markdown(text.NORM_RESULT.format(
-            plain=f"{effect.plain_largest:.3g}", normed=f"{effect.normed_largest:.3g}",
-            bound=f"{effect.bound:.3g}", plain_h=f"{effect.plain_entropy:.3f}",
-            normed_h=f"{effect.normed_entropy:.3f}"))
-        left, right = st.columns(2, gap="large")
-        key_labels = [f"{j}:{tok}" for j, tok in enumerate(scenario.key_tokens)]
-        with left:
-            st.markdown(f"**{text.NORM_PLAIN}**")
-            show_figure(heatmap(effect.plain, key_labels, labels, kind="signed"),
-                        key="modern_fig_plain_logits")
-        with right:
-            st.markdown(f"**{text.NORM_NORMED}**")
-            show_normed(scenario, labels, key_labels, effect, float(gain))
+        norm_views(scenario, labels, effect, float(gain))

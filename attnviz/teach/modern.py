@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import NDArray
 
+from attnviz.core.alibi import alibi_bias, alibi_slopes
 from attnviz.core.checks import as_array
 from attnviz.core.diagnostics import entropy
 from attnviz.core.positional import sinusoidal_positional_encoding
@@ -102,6 +103,57 @@ def cache_entries_per_token(n_kv: int, d_head: int, n_layers: int = 1) -> int:
     """Numbers a KV cache keeps per token: a key and a value of every key/value head and
     layer."""
     return 2 * n_kv * d_head * n_layers
+
+
+def kv_choices(n_q: int) -> list[int]:
+    """The numbers of key/value heads that ``n_q`` query heads can share: its divisors."""
+    return [d for d in range(1, n_q + 1) if n_q % d == 0]
+
+
+def kv_for(n_q: int, n_kv: int) -> int:
+    """The key/value heads used with ``n_q`` query heads: ``n_kv`` while it divides them, else
+    the middle divisor (as after changing the query heads)."""
+    choices = kv_choices(n_q)
+    return n_kv if n_kv in choices else choices[len(choices) // 2]
+
+
+def cache_rows(n_q: int, n_kv: int, d_head: int) -> list[tuple[str, int, int, float]]:
+    """The KV cache per token of multi-head, grouped-query and multi-query attention:
+    (kind "mha"/"gqa"/"mqa", key/value heads, numbers per token, ratio to multi-head)."""
+    full = cache_entries_per_token(n_q, d_head)
+    return [(kind, n, cache_entries_per_token(n, d_head),
+             cache_entries_per_token(n, d_head) / full)
+            for kind, n in (("mha", n_q), ("gqa", n_kv), ("mqa", 1))]
+
+
+ALIBI_LENGTHS = (2, 3, 4, 5, 6, 7, 8, 10, 12, 16, 20, 24, 32, 48, 64)  # the length slider's grid
+
+
+def alibi_length(t: int) -> int:
+    """The ALiBi length a scenario of ``t`` tokens starts at: t, kept within 2..64."""
+    return min(max(t, 2), 64)
+
+
+def alibi_lengths(t: int) -> list[int]:
+    """The sequence lengths of ALiBi's length slider: a grid from 2 to 64 and the scenario's
+    own number of tokens (each a frame of the drag sliders: every 2..64 would send 89,000
+    numbers per head)."""
+    return sorted({*ALIBI_LENGTHS, alibi_length(t)})
+
+
+def causal_bias(n_heads: int, h: int, length: int) -> Array:
+    """Head ``h``'s ALiBi bias with the causal mask: −∞ where j > i (and 0, not −0, at i = j)."""
+    return np.where(np.tri(length, dtype=bool), alibi_bias(n_heads, length)[h] + 0.0, -np.inf)
+
+
+def slopes(n_heads: int) -> Array:
+    """ALiBi's geometric slope of every head (:func:`attnviz.core.alibi.alibi_slopes`)."""
+    return alibi_slopes(n_heads)
+
+
+def shown_heads(n_heads: int, most: int = 4) -> list[int]:
+    """At most ``most`` heads spread evenly from the first to the last."""
+    return sorted({int(round(h)) for h in np.linspace(0, n_heads - 1, min(n_heads, most))})
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,0 +1,222 @@
+"""The figures of the Modern attention page (RoPE, ALiBi, GQA, QK-norm), each with the frames
+its own drag slider steps through; the numbers come from :mod:`attnviz.teach.modern`."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+import streamlit as st
+
+from attnviz.figures import heatmap
+from attnviz.figures.heatmap import mask_figure, with_slider
+from attnviz.scenarios import sweep
+from attnviz.teach.modern import (
+    angles,
+    cache_rows,
+    causal_bias,
+    kv_choices,
+    kv_for,
+    kv_sharing,
+    qk_norm_effect,
+    shift_check,
+)
+from attnviz.teach.modern import slopes as alibi_slope
+from attnviz.teach.text import common
+from attnviz.teach.text import modern as text
+from attnviz.ui.panels import land, land_named, show_figure
+
+DELTAS = range(0, 51)  # the shift slider's values
+GAINS = [0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0]  # QK-norm's gain g
+ROPE_BASES = [4.0, 10.0, 100.0, 1000.0, 10000.0, 500000.0]
+GQA_QUERY_HEADS = [1, 2, 4, 8, 16, 32]  # the GQA tab's query heads slider
+HEAD_WIDTHS = [8, 16, 32, 64, 128]  # and its head width slider
+ALIBI_HEADS = [1, 2, 4, 8, 12, 16]  # ALiBi's heads slider
+
+
+def show_pe_shifted(scenario, labels: list[str], check, delta: int, base: float) -> None:
+    """The sinusoidal-PE scores after the shift, with a frame for every Δ (while they fit) so
+    that the figure's own slider moves them during a drag: RoPE's stay, these change."""
+    def title(d: int, change: float) -> str:
+        return text.PE_SHIFT_TITLE.format(delta=d, pe=f"{change:.3g}")
+
+    checks = None
+    if len(DELTAS) * scenario.t ** 2 <= sweep.MAX_CELLS:
+        checks = [shift_check(scenario, d, base=base) for d in DELTAS]
+    zs = [c.pe_shifted for c in checks] if checks else [check.pe_shifted]
+    bound = max(float(np.abs(z).max()) for z in zs) or 1.0  # one colour range for every Δ
+    fig = heatmap(check.pe_shifted, labels, labels, kind="signed", zmin=-bound, zmax=bound,
+                  title=title(delta, check.pe_change))
+    frames = None
+    if checks:
+        frames = with_slider(fig, zs, [str(d) for d in DELTAS], delta, prefix=text.DELTA_PREFIX,
+                             kind="signed", titles=[title(d, c.pe_change)
+                                                    for d, c in zip(DELTAS, checks, strict=True)])
+        st.caption(text.DELTA_DRAG)
+    show_figure(fig, key="modern_fig_pe_scores", frames=frames,
+                on_slider=partial(land, "modern_fig_pe_scores", "modern_delta", DELTAS)
+                if frames else None)
+
+
+def show_angles(t: int, d_head: int, delta: int, base: float) -> None:
+    """The angle of every position and pair, with a frame for every base so that the figure's
+    own slider turns them during a drag (one colour range: pair 0 turns 1 radian per position
+    whatever the base)."""
+    thetas = [angles(t + delta, d_head, base=b)[delta:] for b in ROPE_BASES]
+    top = max(float(z.max()) for z in thetas) or 1.0
+    fig = heatmap(thetas[ROPE_BASES.index(base)], [f"i={i}" for i in range(thetas[0].shape[1])],
+                  [str(p) for p in range(delta, delta + t)], kind="sequential", zmin=0.0,
+                  zmax=top, x_title=text.AXIS_PAIR, y_title=text.AXIS_POSITION)
+    frames = with_slider(fig, thetas, [f"{b:g}" for b in ROPE_BASES], ROPE_BASES.index(base),
+                         prefix=text.BASE_PREFIX, kind="sequential")
+    st.caption(text.BASE_DRAG)
+    show_figure(fig, key="modern_fig_angles", frames=frames,
+                on_slider=partial(land, "modern_fig_angles", "modern_base", ROPE_BASES, float))
+
+
+def show_sharing(n_q: int, n_kv: int) -> None:
+    """Which key/value head each query head reads, with a frame for every number of key/value
+    heads (the divisors of n_q) and one for every number of query heads, so that the figure's
+    own sliders regroup them during a drag."""
+    def kv_names(kv: int) -> list[str]:
+        return [text.KV_NAME.format(g=g) for g in range(kv)]
+
+    def q_names(q: int) -> list[str]:
+        return [common.HEAD_NAME.format(h=h) for h in range(q)]
+
+    def title(q: int, kv: int) -> str:
+        return text.SHARING_TITLE.format(q=common.count(q, text.QUERY_HEAD_NOUN),
+                                         kv=common.count(kv, text.KV_HEAD_NOUN))
+
+    fig = mask_figure(kv_sharing(n_q, n_kv), kv_names(n_kv), q_names(n_q),
+                      title=title(n_q, n_kv))
+    choices = kv_choices(n_q)
+    frames = []
+    if len(choices) > 1:
+        frames += with_slider(fig, [kv_sharing(n_q, kv) for kv in choices],
+                              [str(kv) for kv in choices], choices.index(n_kv),
+                              prefix=text.KV_PREFIX, kind="mask",
+                              names=[f"kv:{kv}" for kv in choices],
+                              x_labels=[kv_names(kv) for kv in choices],
+                              y_labels=[q_names(n_q)] * len(choices),
+                              titles=[title(n_q, kv) for kv in choices])
+    kvs = [kv_for(q, n_kv) for q in GQA_QUERY_HEADS]
+    frames += with_slider(fig, [kv_sharing(q, kv) for q, kv in zip(GQA_QUERY_HEADS, kvs,
+                                                                    strict=True)],
+                          [str(q) for q in GQA_QUERY_HEADS], GQA_QUERY_HEADS.index(n_q),
+                          prefix=text.QUERY_HEADS_PREFIX, kind="mask",
+                          names=[f"q:{q}" for q in GQA_QUERY_HEADS],
+                          x_labels=[kv_names(kv) for kv in kvs],
+                          y_labels=[q_names(q) for q in GQA_QUERY_HEADS],
+                          titles=[title(q, kv) for q, kv in zip(GQA_QUERY_HEADS, kvs,
+                                                                strict=True)])
+    st.caption(text.KV_DRAG)
+    show_figure(fig, key="modern_fig_sharing", frames=frames, on_slider=partial(
+        land_named, "modern_fig_sharing", {"kv": ("modern_gqa_kv", choices, int),
+                                           "q": ("modern_gqa_heads", GQA_QUERY_HEADS, int)}))
+
+
+def show_normed(scenario, labels: list[str], key_labels: list[str], effect, gain: float) -> None:
+    """The logits with QK-norm, with a frame for every gain (while they fit) so that the
+    figure's own slider moves them during a drag: |logit| stays below d_k·g²·scale/τ."""
+    def title(g: float, bound: float) -> str:
+        return text.GAIN_TITLE.format(gain=f"{g:g}", bound=f"{bound:.3g}")
+
+    effects = None
+    if len(GAINS) * scenario.t * len(key_labels) <= sweep.MAX_CELLS:
+        effects = [qk_norm_effect(scenario, g) for g in GAINS]
+    zs = [e.normed for e in effects] if effects else [effect.normed]
+    finite = [np.abs(z[np.isfinite(z)]) for z in zs]
+    bound = max((float(f.max()) for f in finite if f.size), default=1.0) or 1.0
+    fig = heatmap(effect.normed, key_labels, labels, kind="signed", zmin=-bound, zmax=bound,
+                  title=title(gain, effect.bound))
+    frames = None
+    if effects:
+        frames = with_slider(fig, zs, [f"{g:g}" for g in GAINS], GAINS.index(gain),
+                             prefix=text.GAIN_PREFIX, kind="signed",
+                             titles=[title(g, e.bound) for g, e in zip(GAINS, effects,
+                                                                         strict=True)])
+        st.caption(text.GAIN_DRAG)
+    show_figure(fig, key="modern_fig_normed_logits", frames=frames,
+                on_slider=partial(land, "modern_fig_normed_logits", "modern_qk_gain", GAINS,
+                                  float) if frames else None)
+
+
+def show_slopes(n_heads: int) -> None:
+    """The slope of every head as one row, with a frame for every number of heads so that the
+    figure's own slider spreads the geometric slopes during a drag (one colour range, 0 to 1)."""
+    def names(n: int) -> list[str]:
+        return [common.HEAD_NAME.format(h=h) for h in range(n)]
+
+    slopes = [alibi_slope(n) for n in ALIBI_HEADS]
+    fig = heatmap(slopes[ALIBI_HEADS.index(n_heads)], names(n_heads), [text.SLOPE_ROW],
+                  kind="sequential", zmin=0.0, zmax=1.0, title=text.SLOPES_TITLE)
+    frames = with_slider(fig, slopes, [str(n) for n in ALIBI_HEADS], ALIBI_HEADS.index(n_heads),
+                         prefix=text.HEADS_PREFIX, kind="sequential",
+                         x_labels=[names(n) for n in ALIBI_HEADS])
+    st.caption(text.HEADS_DRAG)
+    show_figure(fig, key="modern_fig_alibi_slopes", frames=frames,
+                on_slider=partial(land, "modern_fig_alibi_slopes", "modern_alibi_heads",
+                                  ALIBI_HEADS))
+
+
+def show_alibi_head(n_heads: int, h: int, length: int, lengths: list[int] | None) -> None:
+    """Head ``h``'s causal bias; with ``lengths``, a frame for every length so that the figure's
+    own slider grows it during a drag (one colour range: the longest length's). One head has
+    the slider: its frames are the page's largest payload (64 × 64 numbers, twice)."""
+    top = max(lengths or [length])
+    low = float(causal_bias(n_heads, h, top)[top - 1, 0]) or -1.0  # −m_h·(top − 1)
+    fig = heatmap(causal_bias(n_heads, h, length), kind="sequential", zmin=low, zmax=0.0)
+    frames = None
+    if lengths:
+        names = [[str(i) for i in range(n)] for n in lengths]
+        frames = with_slider(fig, [causal_bias(n_heads, h, n) for n in lengths],
+                             [str(n) for n in lengths], lengths.index(length),
+                             prefix=text.LENGTH_PREFIX, kind="sequential", x_labels=names,
+                             y_labels=names)
+    show_figure(fig, key=f"modern_fig_alibi_{h}", frames=frames,
+                on_slider=partial(land, f"modern_fig_alibi_{h}", "modern_alibi_length", lengths)
+                if frames else None)
+
+
+def cache_table(n_q: int, n_kv: int, d_head: int) -> None:
+    """The KV cache per token of multi-head, grouped-query and multi-query attention."""
+    rows = cache_rows(n_q, n_kv, d_head)
+    st.dataframe({text.CACHE_COLUMNS[0]: [text.CACHE_NAMES[r[0]] for r in rows],
+                  text.CACHE_COLUMNS[1]: [r[1] for r in rows],
+                  text.CACHE_COLUMNS[2]: [r[2] for r in rows],
+                  text.CACHE_COLUMNS[3]: [text.RATIO.format(ratio=f"{r[3]:.3g}") for r in rows]},
+                 hide_index=True, key="modern_cache")
+
+
+def rope_views(scenario, labels: list[str], check, delta: int, base: float) -> None:
+    """What a shift by Δ does: RoPE's scores beside the sinusoidal encoding's, and the angles."""
+    st.markdown(text.SHIFT_RESULT.format(delta=delta, rope=f"{check.rope_change:.1e}",
+                                         pe=f"{check.pe_change:.3g}"))
+    left, right = st.columns(2, gap="large")
+    with left:
+        st.markdown(f"**{text.ROPE_SCORES}**")
+        show_figure(heatmap(check.rope_shifted, labels, labels, kind="signed"),
+                    key="modern_fig_rope_scores")
+    with right:
+        st.markdown(f"**{text.PE_SCORES}**")
+        show_pe_shifted(scenario, labels, check, delta, base)
+    st.markdown(f"**{text.ANGLES}**")
+    show_angles(scenario.t, int(scenario.w_q.shape[1]), delta, base)
+
+
+def norm_views(scenario, labels: list[str], effect, gain: float) -> None:
+    """The logits without and with QK-norm at gain ``gain``, and what bounds them."""
+    st.markdown(text.NORM_RESULT.format(
+        plain=f"{effect.plain_largest:.3g}", normed=f"{effect.normed_largest:.3g}",
+        bound=f"{effect.bound:.3g}", plain_h=f"{effect.plain_entropy:.3f}",
+        normed_h=f"{effect.normed_entropy:.3f}"))
+    left, right = st.columns(2, gap="large")
+    key_labels = [f"{j}:{tok}" for j, tok in enumerate(scenario.key_tokens)]
+    with left:
+        st.markdown(f"**{text.NORM_PLAIN}**")
+        show_figure(heatmap(effect.plain, key_labels, labels, kind="signed"),
+                    key="modern_fig_plain_logits")
+    with right:
+        st.markdown(f"**{text.NORM_NORMED}**")
+        show_normed(scenario, labels, key_labels, effect, gain)
