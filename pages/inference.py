@@ -1,135 +1,21 @@
 """Inference: KV-cache decoding step by step and FlashAttention's online softmax tile by tile,
-on the current scenario (through the kv_cache and online_softmax variants)."""
+on the current scenario (through the kv_cache and online_softmax variants). The figures and
+their drag sliders: :mod:`attnviz.ui.inference_view`."""
 
-from dataclasses import replace
-from functools import partial
-
-import numpy as np
 import streamlit as st
 
-from attnviz.core.decode import cache_bytes
-from attnviz.core.online import memory_traffic
-from attnviz.figures import heatmap
-from attnviz.figures.heatmap import axis_title, with_slider
-from attnviz.scenarios import sweep
-from attnviz.scenarios.scenario import run_scenario, with_variant
 from attnviz.teach.text import common
 from attnviz.teach.text import inference as text
 from attnviz.ui import controls, state
-from attnviz.ui.panels import land_named, scenario_caption, show_figure
+from attnviz.ui.inference_view import (
+    kv_views,
+    online_views,
+    sink_views,
+    start_at,
+    with_params,
+)
+from attnviz.ui.panels import scenario_caption
 
-
-def running_stats(tile_state) -> np.ndarray:
-    """m, ℓ, α and the running log-sum-exp m + log ℓ of each query after a tile, as columns."""
-    with np.errstate(divide="ignore"):  # ℓ = 0: a query with only masked keys so far
-        lse = tile_state.m + np.log(tile_state.l)
-    return np.column_stack([tile_state.m, tile_state.l, tile_state.alpha, lse])
-
-
-def with_params(key: str, **params):
-    """The scenario under variant ``key`` with these settings of it (the current variant's
-    settings do not apply to it)."""
-    return replace(with_variant(scenario, key), params=params)
-
-
-def kept(control: str, n: int) -> int:
-    """The 0-based step the page shows after a setting changes to one with ``n`` steps: slider
-    ``control``'s stored value brought within 1..n (the last step when there is none), as
-    :func:`start_at` does on the next run."""
-    return min(max(st.session_state.get(control, n), 1), n) - 1
-
-
-def call_title(att, c: int) -> str:
-    """Which call of ``att`` a frame shows, written in the figure (it follows the drag)."""
-    s_c = att.steps[c]
-    return text.CALL.format(call=c + 1, calls=len(att.steps),
-                            rows=common.count(len(s_c.queries), "row"),
-                            cache=common.count(s_c.cache_len, "key"))
-
-
-def call_frames(fig, att, call: int, labels: list[str], prefill: int) -> list[dict]:
-    """Frames for the call weights' drag sliders: every call of this prefill ("call:2") and
-    every prefill ("prefill:3"), each at the call the page keeps after it; a slider only while
-    its frames fit."""
-    def slider(picks, values, active, prefix, name):
-        return with_slider(fig, [a.steps[c].weights for a, c in picks],
-                           [str(v) for v in values], active, prefix=prefix, kind="weights",
-                           names=[f"{name}:{v}" for v in values],
-                           x_labels=[labels[:a.steps[c].cache_len] for a, c in picks],
-                           y_labels=[[labels[i] for i in a.steps[c].queries] for a, c in picks],
-                           titles=[axis_title(call_title(a, c), common.AXIS_KEY)
-                                   for a, c in picks])
-
-    t, calls = len(labels), len(att.steps)
-    frames = []
-    if 1 < calls and sum(np.size(s_c.weights) for s_c in att.steps) <= sweep.MAX_CELLS:
-        frames += slider([(att, c) for c in range(calls)], range(1, calls + 1), call,
-                         text.CALL_PREFIX, "call")
-    if 1 < t and t * t * t <= sweep.MAX_CELLS:
-        runs = [run_scenario(with_params("kv_cache", prefill=p)).attention
-                for p in range(1, t + 1)]
-        frames += slider([(a, kept("inference_call", len(a.steps))) for a in runs],
-                         range(1, t + 1), prefill - 1, text.PREFILL_PREFIX, "prefill")
-    return frames
-
-
-def tile_title(att, k_lab: list[str], i: int) -> str:
-    """Which tile of ``att`` a frame shows, written in the figure (it follows the drag)."""
-    return text.TILE.format(tile=i + 1, tiles=len(att.tiles), start=k_lab[att.tiles[i].start],
-                            stop=k_lab[att.tiles[i].stop - 1])
-
-
-def tile_frames(fig, att, j: int, k_lab: list[str], tile: int) -> list[dict]:
-    """Frames for the running statistics' drag sliders: every tile of this tile size
-    ("step:2") and every tile size ("size:3"), each after the tile the page keeps; a slider
-    only while its frames fit."""
-    def slider(picks, values, active, prefix, name):
-        return with_slider(fig, [running_stats(a.tiles[i]) for a, i in picks],
-                           [str(v) for v in values], active, prefix=prefix, kind="sequential",
-                           names=[f"{name}:{v}" for v in values],
-                           titles=[tile_title(a, k_lab, i) for a, i in picks])
-
-    n, t_k, t_q = len(att.tiles), len(k_lab), len(att.tiles[0].m)
-    frames = []
-    if n > 1 and n * t_q * 4 <= sweep.MAX_CELLS:
-        frames += slider([(att, i) for i in range(n)], range(1, n + 1), j, text.TILE_PREFIX,
-                         "step")
-    if 1 < t_k and t_k * t_q * t_k <= sweep.MAX_CELLS:
-        runs = [run_scenario(with_params("online_softmax", tile=b)).attention
-                for b in range(1, t_k + 1)]
-        frames += slider([(a, kept("inference_tile_step", len(a.tiles))) for a in runs],
-                         range(1, t_k + 1), tile - 1, text.TILE_SIZE_PREFIX, "size")
-    return frames
-
-
-def sink_frames(fig, sinks, *, window: int, n_sink: int, logit: float | None) -> list[dict]:
-    """Frames for the sink weights' drag sliders, each with the other settings as they are:
-    every window width ("window:3"), every number of sink tokens ("n_sink:1") and, with a
-    learned sink, every logit ("-10" … "10"); a slider only while its frames fit."""
-    t = sinks.t
-    frames = []
-    for name, values, current, prefix in (
-            ("window", list(range(1, max(t, 2) + 1)), window, text.WINDOW_PREFIX),
-            ("n_sink", list(range(0, t + 1)), n_sink, text.N_SINK_PREFIX)):
-        if len(values) * t * t <= sweep.MAX_CELLS:
-            frames += with_slider(fig, sweep.sweep(sinks, f"params.{name}", values, "weights"),
-                                  [str(v) for v in values], values.index(current), prefix=prefix,
-                                  kind="weights", names=[f"{name}:{v}" for v in values])
-    if logit is not None and len(LOGITS) * t * t <= sweep.MAX_CELLS:
-        frames += with_slider(fig, sweep.sweep(sinks, "params.sink_logit", LOGITS, "weights"),
-                              [f"{v:g}" for v in LOGITS], LOGITS.index(logit),
-                              prefix=text.LOGIT_PREFIX, kind="weights")
-    return frames
-
-
-def start_at(control: str, default, low, top) -> None:
-    """Give slider ``control`` its first value, and bring a stored one back within low..top
-    (the range follows other settings; the drag sliders set the value, not the widget)."""
-    value = st.session_state.get(control, default)
-    st.session_state[control] = min(max(value, low), top)
-
-
-LOGITS = [x / 2 for x in range(-20, 21)]  # the sink logit slider's values, -10..10 by 0.5
 scenario = state.get_scenario()
 st.header(text.HEADER)
 scenario_caption(scenario)
@@ -141,101 +27,32 @@ with kv_tab:
     start_at("inference_prefill", min(2, t), 1, max(t, 2))  # also set by a drag slider
     prefill = st.slider(text.PREFILL_LABEL, 1, max(t, 2), key="inference_prefill",
                         disabled=t < 2)
-    result = controls.compute(with_params("kv_cache", prefill=min(prefill, t)))
+    result = controls.compute(with_params(scenario, "kv_cache", prefill=min(prefill, t)))
     if result is not None:
-        att = result.attention
-        labels = result.q_labels
-        calls = len(att.steps)
+        calls = len(result.attention.steps)
         if calls == 1:
             st.caption(text.PREFILL_CLAMPED.format(t=common.count(t, "token")))
             call = 0
         else:
             start_at("inference_call", calls, 1, calls)
             call = st.slider(text.CALL_LABEL, 1, calls, key="inference_call") - 1
-        step = att.steps[call]
-        rows = step.queries
-        st.markdown(f"**{text.CALL_WEIGHTS}**")
-        fig = heatmap(step.weights, labels[:step.cache_len], [labels[i] for i in rows],
-                      kind="weights", title=call_title(att, call), x_title=common.AXIS_KEY,
-                      y_title=common.AXIS_QUERY)
-        frames = call_frames(fig, att, call, labels, min(prefill, t))
-        if frames:
-            st.caption(text.CALL_DRAG)
-        show_figure(fig, key="inference_fig_call_weights", frames=frames or None,
-                    on_slider=partial(land_named, "inference_fig_call_weights", {
-                        "call": ("inference_call", range(1, calls + 1), int),
-                        "prefill": ("inference_prefill", range(1, max(t, 2) + 1), int)})
-                    if frames else None)
-        left, right = st.columns([2, 3], gap="large")
-        with left:
-            st.markdown(f"**{text.CACHE_K}**")
-            show_figure(heatmap(np.asarray(att.k)[:step.cache_len],
-                                controls.dims("d", np.shape(att.k)[1]), labels[:step.cache_len]),
-                        key="inference_fig_cache_k")
-        with right:
-            st.markdown(f"**{text.ASSEMBLED}**")
-            done = np.full(np.shape(att.weights), np.nan)
-            done[:rows.stop] = np.asarray(att.weights)[:rows.stop]
-            show_figure(heatmap(done, labels, labels, kind="weights",
-                                highlight_rows=list(rows)), key="inference_fig_assembled")
-        st.caption(text.ALIGN_NOTE)
-        st.markdown(text.DIFFERENCE.format(value=f"{att.difference:.1e}"))
-        entries = 2 * step.cache_len * int(np.shape(att.k)[1])
-        llama = cache_bytes(step.cache_len, n_layers=32, n_kv_heads=8, d_head=128)
-        st.caption(text.CACHE_SIZE.format(entries=entries, kib=f"{entries * 8 / 1024:.2f}",
-                                          llama=text.KIB.format(kib=f"{llama / 1024:.0f}")))
+        kv_views(scenario, result, call, min(prefill, t))
 
 with online_tab:
     t_k = len(scenario.key_tokens) if scenario.direct else scenario.t
     start_at("inference_tile", min(2, t_k), 1, max(t_k, 2))  # also set by a drag slider
     tile = st.slider(text.TILE_SIZE_LABEL, 1, max(t_k, 2), key="inference_tile",
                      disabled=t_k < 2)
-    result = controls.compute(with_params("online_softmax", tile=min(tile, t_k)))
+    result = controls.compute(with_params(scenario, "online_softmax", tile=min(tile, t_k)))
     if result is not None:
-        att = result.attention
-        q_lab, k_lab = result.q_labels, result.k_labels
-        n = len(att.tiles)
+        n = len(result.attention.tiles)
         if n == 1:
             st.caption(text.TILE_CLAMPED.format(t_k=t_k))
             j = 0
         else:
             start_at("inference_tile_step", n, 1, n)
             j = st.slider(text.TILE_STEP_LABEL, 1, n, key="inference_tile_step") - 1
-        state_j = att.tiles[j]
-        cells = [(i, c) for i in range(len(q_lab)) for c in range(state_j.start, state_j.stop)]
-        st.markdown(f"**{text.SCORES}**")
-        show_figure(heatmap(att.masked, k_lab, q_lab, highlight_cells=cells,
-                            x_title=common.AXIS_KEY, y_title=common.AXIS_QUERY),
-                    key="inference_fig_scores")
-        left, right = st.columns(2, gap="large")
-        with left:
-            st.markdown(f"**{text.RUNNING}**")
-            fig = heatmap(running_stats(state_j), list(text.RUNNING_COLUMNS), q_lab,
-                          kind="sequential", title=tile_title(att, k_lab, j))
-            frames = tile_frames(fig, att, j, k_lab, min(tile, t_k))
-            if frames:
-                st.caption(text.TILE_DRAG)
-            show_figure(fig, key="inference_fig_running", frames=frames or None,
-                        on_slider=partial(land_named, "inference_fig_running", {
-                            "step": ("inference_tile_step", range(1, n + 1), int),
-                            "size": ("inference_tile", range(1, max(t_k, 2) + 1), int)})
-                        if frames else None)
-            st.caption(text.RUNNING_NOTE)
-        with right:
-            st.markdown(f"**{text.PARTIAL}**")
-            partial_o = np.divide(state_j.o, state_j.l[:, None], out=np.zeros_like(state_j.o),
-                                  where=state_j.l[:, None] > 0)
-            show_figure(heatmap(partial_o, controls.dims("o", partial_o.shape[1]), q_lab),
-                        key="inference_fig_partial")
-        st.markdown(text.ONLINE_DIFFERENCE.format(value=f"{att.difference:.1e}"))
-        traffic = memory_traffic(len(q_lab), len(k_lab), np.shape(att.q)[1],
-                                 np.shape(att.v)[1], att.tile)
-        st.markdown(f"**{text.MEMORY_TITLE}**")
-        st.dataframe({text.MEMORY_COLUMNS[0]: [text.MEMORY_NAIVE, text.MEMORY_TILED],
-                      text.MEMORY_COLUMNS[1]: [traffic["naive"], traffic["tiled"]],
-                      text.MEMORY_COLUMNS[2]: [traffic["scores_kept_naive"],
-                                               traffic["scores_kept_tiled"]]},
-                     hide_index=True, key="inference_memory")
+        online_views(scenario, result, j, min(tile, t_k))
 
 with sinks_tab:
     st.write(text.SINKS_INTRO)
@@ -249,34 +66,9 @@ with sinks_tab:
     start_at("inference_logit", 0.0, -10.0, 10.0)
     logit = c4.slider(text.LOGIT_LABEL, -10.0, 10.0, step=0.5, key="inference_logit",
                       disabled=not learned)
-    sinks = with_params("sinks", window=int(window), n_sink=int(n_sink),
+    sinks = with_params(scenario, "sinks", window=int(window), n_sink=int(n_sink),
                         learned_sink=bool(learned), sink_logit=float(logit))
     result = controls.compute(sinks)
     if result is not None:
-        att = result.attention
-        labels = result.q_labels
-        left, mid, right = st.columns([4, 4, 3], gap="medium")
-        with left:
-            st.markdown(f"**{text.SINK_MASK}**")
-            show_figure(heatmap(np.asarray(att.mask, dtype=float), labels, labels, kind="mask"),
-                        key="inference_fig_sink_mask")
-        with mid:
-            st.markdown(f"**{text.SINK_WEIGHTS}**")
-            fig = heatmap(att.weights, labels, labels, kind="weights")
-            frames = sink_frames(fig, sinks, window=int(window), n_sink=int(n_sink),
-                                 logit=float(logit) if learned else None)
-            if frames:
-                st.caption(text.SINK_DRAG)
-            show_figure(fig, key="inference_fig_sink_weights", frames=frames or None,
-                        on_slider=partial(land_named, "inference_fig_sink_weights", {
-                            "window": ("inference_window", range(1, max(t, 2) + 1), int),
-                            "n_sink": ("inference_n_sink", range(0, t + 1), int),
-                            "": ("inference_logit", LOGITS, float)}) if frames else None)
-        with right:
-            st.markdown(f"**{text.SINK_SHARES}**")
-            shares = np.column_stack([np.asarray(att.weights).sum(axis=1), att.sink_weight])
-            # a row sum may round to 1 + 2e-16: the scale reaches it rather than clip it
-            show_figure(heatmap(shares, list(text.SINK_COLUMNS), labels, kind="weights",
-                                zmax=max(1.0, float(shares.max()))),
-                        key="inference_fig_sink_shares")
-        st.caption(text.SINKS_WHY)
+        sink_views(sinks, result, window=int(window), n_sink=int(n_sink),
+                   logit=float(logit) if learned else None)
