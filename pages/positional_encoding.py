@@ -1,66 +1,26 @@
-"""Positional encoding: the PE matrix, its curves and similarity, and why attention needs it."""
+"""Positional encoding: the PE matrix, its curves and similarity, and why attention needs it.
+The figures: :mod:`attnviz.ui.positional_view`."""
 
-from dataclasses import replace
-
-import numpy as np
 import streamlit as st
 
-from attnviz.core.positional import sinusoidal_positional_encoding
-from attnviz.figures import heatmap
-from attnviz.figures.heatmap import axis_title, with_slider
-from attnviz.figures.lines import line_chart
-from attnviz.scenarios.scenario import permutation_check, position_labels
 from attnviz.teach.text import common
 from attnviz.teach.text import positional_encoding as text
-from attnviz.ui import controls, state
-from attnviz.ui.panels import matrix_panel, released, show_figure
+from attnviz.ui import state
+from attnviz.ui.positional_view import (
+    BASES,
+    pe_views,
+    permutation_views,
+    shuffled,
+    with_and_without_pe,
+)
 
 st.header(text.TITLE)
 scenario = state.get_scenario()
 st.write(text.INTRO)
 st.latex(text.FORMULA)
 
+
 # --- 1) the encoding on its own (independent of the scenario) -----------------------------------
-BASES = [10, 100, 1000, 10000, 100000]
-D_MODELS = [2, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128]  # the d_model slider's drag steps
-DRAG_CELLS = 40_960  # PE values one drag slider may carry (its frames together)
-FIG_PE = "positional_encoding_fig_pe"
-
-
-def land() -> None:
-    """One of the PE heatmap's sliders was released: the value it stopped on becomes the
-    base or d_model control's value (frames are named "base:10", "d_model:32")."""
-    setting, _, value = (released(FIG_PE) or "").partition(":")
-    if setting == "base" and value in {str(b) for b in BASES}:
-        st.session_state["positional_encoding_base"] = int(value)
-    elif setting == "d_model" and value.isdigit() and int(value) in range(2, 129, 2):
-        st.session_state["positional_encoding_d_model"] = int(value)
-
-
-def pe_frames(fig, n_pos: int, d_model: int, base: int) -> list[dict]:
-    """Frames for the PE heatmap's drag sliders: every base at this d_model, and a grid of
-    d_model values at this base (each slider only while its frames stay within DRAG_CELLS)."""
-    def title(d: int, b: int) -> str:
-        return axis_title(text.PE_TITLE.format(n_pos=n_pos, d_model=d, base=b),
-                          text.AXIS_DIMENSION)
-
-    frames = []
-    if n_pos * d_model * len(BASES) <= DRAG_CELLS:
-        frames += with_slider(
-            fig, [sinusoidal_positional_encoding(n_pos, d_model, base=float(b)) for b in BASES],
-            [str(b) for b in BASES], BASES.index(base), prefix=text.BASE_PREFIX, kind="signed",
-            names=[f"base:{b}" for b in BASES], titles=[title(d_model, b) for b in BASES])
-    widths = sorted({*D_MODELS, d_model})
-    if n_pos * sum(widths) <= DRAG_CELLS:
-        frames += with_slider(
-            fig, [sinusoidal_positional_encoding(n_pos, d, base=float(base)) for d in widths],
-            [str(d) for d in widths], widths.index(d_model), prefix=text.D_MODEL_PREFIX,
-            kind="signed", names=[f"d_model:{d}" for d in widths],
-            x_labels=[[str(j) for j in range(d)] for d in widths],
-            titles=[title(d, base) for d in widths])
-    return frames
-
-
 @st.fragment
 def pe_explorer() -> None:
     """The PE matrix, its curves and the similarity of positions for a base, d_model and
@@ -76,52 +36,7 @@ def pe_explorer() -> None:
     n_pos = c3.slider(text.POSITIONS_LABEL, 1, 256, 50, key="positional_encoding_positions")
     if base == 1000:
         st.warning(text.BASE_TYPO)
-    pe = sinusoidal_positional_encoding(n_pos, d_model, base=float(base))
-    dim_labels = [str(j) for j in range(d_model)]
-
-    left, right = st.columns(2, gap="large")
-    with left:
-        fig = heatmap(pe, dim_labels, [str(t) for t in range(n_pos)], kind="signed", zmin=-1.0,
-                      zmax=1.0, title=text.PE_TITLE.format(n_pos=n_pos, d_model=d_model,
-                                                           base=base),
-                      y_title=common.AXIS_POSITION, x_title=text.AXIS_DIMENSION, height=420)
-        fig.update_xaxes(tickmode="auto")  # numbers: let Plotly thin them to the plot's width
-        # the matrix for other bases and widths: the figure's own sliders redraw it while dragged
-        frames = pe_frames(fig, n_pos, d_model, base)
-        if frames:
-            st.caption(text.BASE_DRAG)
-        show_figure(fig, key=FIG_PE, frames=frames, on_slider=land if frames else None)
-    with right:
-        dims_key = "positional_encoding_dims"
-        if dims_key in st.session_state:  # drop dimensions that no longer exist (d_model shrank)
-            st.session_state[dims_key] = [d for d in st.session_state[dims_key] if d < d_model]
-        else:
-            st.session_state[dims_key] = [d for d in (0, 1, 6, 14) if d < d_model]
-        chosen = st.multiselect(text.DIMS_LABEL, list(range(d_model)), key=dims_key,
-                                format_func=lambda j: text.DIM_NAME.format(j=j))
-        st.caption(text.LINES)
-        fig = line_chart(np.arange(n_pos), {text.DIM_NAME.format(j=j): pe[:, j] for j in chosen},
-                         x_title=common.AXIS_POSITION, y_title=text.AXIS_PE_VALUE,
-                         y_range=(-1.1, 1.1), height=340)
-        show_figure(fig, key="positional_encoding_fig_lines")
-
-    sim = pe @ pe.T  # (n_pos, n_pos)
-    left, right = st.columns(2, gap="large")
-    with left:
-        positions = [str(t) for t in range(n_pos)]
-        matrix_panel(text.SIMILARITY_TITLE,
-                     heatmap(sim, positions, positions, y_title=common.AXIS_POSITION,
-                             x_title=common.AXIS_POSITION, height=420),
-                     key="positional_encoding_fig_similarity", formula=text.SIMILARITY_FORMULA,
-                     explanation=text.SIMILARITY)
-    with right:
-        mid = n_pos // 2
-        st.markdown(f"**{text.SIMILARITY_ROWS_TITLE.format(mid=mid)}**")
-        st.caption(text.SIMILARITY_ROWS)
-        fig = line_chart(np.arange(n_pos), {text.SIMILARITY_ROW.format(t=0): sim[0],
-                                            text.SIMILARITY_ROW.format(t=mid): sim[mid]},
-                         x_title=text.AXIS_POSITION_T, y_title=text.AXIS_DOT_PRODUCT, height=340)
-        show_figure(fig, key="positional_encoding_fig_similarity_rows")
+    pe_views(n_pos, d_model, base)
 
 
 pe_explorer()
@@ -132,20 +47,8 @@ if scenario.direct:
     st.info(text.DIRECT)
     st.stop()
 st.caption(f"{text.COMPARE} {text.COMPARE_BASE.format(base=scenario.pe_base)}")
-cols = st.columns(2, gap="large")
-for col, use_pe in zip(cols, (False, True), strict=True):
-    with col:
-        result = controls.compute(replace(scenario, use_pe=use_pe))
-        if result is None:
-            continue
-        weights = result.attention.weights
-        if weights.ndim == 3:
-            st.caption(text.COMPARE_HEAD)
-            weights = weights[0]
-        fig = heatmap(weights, result.k_labels, result.q_labels, kind="weights", digits=2,
-                      title=text.WITH_PE if use_pe else text.WITHOUT_PE,
-                      y_title=common.AXIS_QUERY, x_title=common.AXIS_KEY)
-        show_figure(fig, key=f"positional_encoding_fig_weights_{'pe' if use_pe else 'plain'}")
+with_and_without_pe(scenario)
+
 
 @st.fragment
 def permutation_demo() -> None:
@@ -158,45 +61,7 @@ def permutation_demo() -> None:
                     key="positional_encoding_perm_kind", format_func=text.PERMUTATION_KINDS.get)
     seed = c2.number_input(common.SEED_LABEL, 0, 10_000, 1, key="positional_encoding_perm_seed",
                            disabled=kind == "reverse")
-    t = scenario.t
-    perm = np.arange(t)[::-1]
-    if kind == "random":
-        rng = np.random.default_rng(int(seed))
-        perm = rng.permutation(t)
-        while t > 1 and np.array_equal(perm, np.arange(t)):  # an unshuffled order shows nothing
-            perm = rng.permutation(t)
-    if t == 1:
-        st.info(text.IDENTITY)
-    order = "  ".join(f"{i}:{scenario.tokens[p]}" for i, p in enumerate(perm))
-    st.text(text.SHUFFLED_ORDER.format(order=order))
-    try:
-        checks = {pe_on: permutation_check(scenario, perm, with_pe=pe_on)
-                  for pe_on in (False, True)}
-    except ValueError as exc:
-        st.error(text.PERMUTATION_ERROR.format(reason=exc))
-        st.stop()
-    m1, m2 = st.columns(2)
-    plain = checks[False].max_diff
-    m1.metric(text.DIFF_WITHOUT_PE, f"{plain:.3g}")  # the true value, rounding included
-    m2.metric(text.DIFF_WITH_PE, f"{checks[True].max_diff:.3g}")
-    if 0 < plain < 1e-12:
-        m1.caption(text.ROUNDING.format(diff=plain))
-
-    case = st.radio(text.SHOW_OUTPUTS, [False, True], horizontal=True,
-                    key="positional_encoding_perm_case",
-                    format_func=lambda v: text.WITH_PE if v else text.WITHOUT_PE)
-    chk = checks[case]
-    labels = position_labels(scenario.tokens)
-    shuffled_labels = position_labels([scenario.tokens[p] for p in perm])
-    out_dims = controls.dims("o", chk.output.shape[1])
-    bound = float(max(np.max(np.abs(chk.output)), np.max(np.abs(chk.shuffled_output)))) or 1.0
-    panels = ((text.OUTPUT_ORIGINAL, chk.output, labels, "orig"),
-              (text.OUTPUT_SHUFFLED, chk.shuffled_output, shuffled_labels, "shuffled"),
-              (text.OUTPUT_UNPERMUTED, chk.unpermuted, labels, "unpermuted"))
-    for col, (title, z, rows, name) in zip(st.columns(3), panels, strict=True):
-        with col:
-            fig = heatmap(z, out_dims, rows, kind="signed", zmin=-bound, zmax=bound, digits=2)
-            matrix_panel(title, fig, key=f"positional_encoding_fig_perm_{name}")
+    permutation_views(scenario, shuffled(scenario.t, kind, seed))
 
 
 permutation_demo()
