@@ -150,8 +150,8 @@ def _read_data(fp, shape: tuple[int, ...], fortran: bool, dtype: np.dtype,
 def _check_weights_header(shape: tuple[int, ...], dtype: np.dtype, what: str) -> None:
     """Dtype, rank and size limits, checked before reading any data."""
     if dtype.kind not in "fiu":
-        raise ValueError(f"{what} holds values of type {dtype}; attention weights must be real "
-                         "numbers (float or integer)")
+        raise ValueError(f"{what} holds values of type {_dtype_name(dtype)}; attention weights "
+                         "must be real numbers (float or integer)")
     if len(shape) not in (2, 3, 4):
         hint = (" If its first axis is the batch, save one example (e.g. attn[:, 0])."
                 if len(shape) == 5 else "")
@@ -181,8 +181,8 @@ def _check_weights_header(shape: tuple[int, ...], dtype: np.dtype, what: str) ->
 
 def _check_tokens_header(shape: tuple[int, ...], dtype: np.dtype, what: str) -> None:
     if dtype.kind not in "US" or len(shape) != 1:
-        raise ValueError(f"{what} must be a 1-D array of text labels, got {dtype} of shape "
-                         f"{shape}")
+        raise ValueError(f"{what} must be a 1-D array of text labels, got {_dtype_name(dtype)} of "
+                         f"shape {shape}")
     if shape[0] > limits.MAX_UPLOAD_T or shape[0] * dtype.itemsize > 4 * \
             limits.MAX_TOKEN_FILE_BYTES:
         raise ValueError(f"{what} is too large: at most {limits.MAX_UPLOAD_T} labels")
@@ -238,6 +238,12 @@ def _check_size(data: bytes, what: str) -> None:
         # in bytes: "5.0 MB; at most 5 MB" read as if the two sizes were the same
         raise ValueError(f"{what} is {len(data):,} bytes; uploads may be at most "
                          f"{limits.MAX_UPLOAD_BYTES:,} bytes ({limits.MAX_UPLOAD_MB} MB)")
+
+
+def _dtype_name(dtype: np.dtype) -> str:
+    """A dtype for a message: a structured dtype names its fields, which come from the file, so
+    it is cut to 40 characters and quoted like a name."""
+    return str(dtype) if not dtype.fields else quote(str(dtype), 40)
 
 
 def _safe_name(name: str) -> str:

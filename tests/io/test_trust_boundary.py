@@ -183,3 +183,20 @@ def test_a_token_file_of_every_json_type(kind):
             assert "token" in str(exc) and len(str(exc)) < 300
         else:
             assert all(isinstance(t, str) for t in tokens)
+
+
+def test_a_structured_dtype_from_a_file_is_quoted_in_the_message():
+    """Field names of a structured .npy dtype come from the file: no markup reaches the page."""
+    import io
+
+    import numpy as np
+
+    from attnviz.io import attention_io as aio
+
+    buffer = io.BytesIO()
+    np.save(buffer, np.zeros((2, 2), [("[x](http://e.example) " * 4, "f8")]))
+    with pytest.raises(ValueError, match=r"holds values of type '\?\?\?\?x\?\?http\?\?\?e\."
+                                         r"example\? \?x\?\?http\?\?\?e\.ex'\.\.\.; "
+                                         r"attention weights") as exc:
+        aio.load_attention(buffer.getvalue(), "w.npy")
+    assert "](" not in str(exc.value)
