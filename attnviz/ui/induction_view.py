@@ -66,7 +66,10 @@ EXPERIMENTS = {  # experiment -> the widgets it changes (the others back to the 
 
 
 def init() -> None:
-    """The controls' values live in the session state (the experiments set them)."""
+    """The shared state (and the app's frame, for a page opened by its URL: see
+    :func:`attnviz.ui.state.use_app_frame`), and the controls' values, which live in the
+    session state (the experiments set them)."""
+    state.init_state()
     for key, value in WIDGETS.items():
         st.session_state.setdefault(key, value)
 

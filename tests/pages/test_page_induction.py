@@ -192,3 +192,24 @@ def test_an_opened_head_draws_on_the_other_pages(page):
     assert at.session_state[state.SCENARIO] is sc
     assert at.header and chart_keys(at), page
     assert not at.error, [e.value for e in at.error]
+
+
+def test_an_interrupted_run_shows_the_steps_taken_and_goes_on():
+    """A run cut by a rerun (Stop, another control) keeps its steps: the page says so and
+    Continue goes on from there."""
+    from attnviz.scenarios.induction import start_training, train_steps
+
+    at = on_page()
+    settings = InductionSettings(steps=60)
+    at.session_state["induction_steps"] = 60
+    partial = train_steps(start_training(settings), 20)
+    at.session_state[view.RUN] = dict(settings=settings, state=partial, run=None, paused="")
+    ok(at.run())
+    assert text.PAUSED.format(done=20, steps=60) in messages(at.warning)
+    assert len(spec_by_key(at, "induction_fig_grid")["data"][0]["y"]["bdata"]) > 0
+    ok(at.button(key="induction_continue").click().run())
+    record = at.session_state[view.RUN]
+    assert record["state"] is None and len(record["run"].losses) == 60  # done, let go
+    np.testing.assert_array_equal(record["run"].losses,
+                                  train_induction(settings).losses)  # chunking changes nothing
+    assert not at.warning
