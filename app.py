@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from attnviz.ui import blas, memory, panels, presenter, share, sidebar, state
+from attnviz.ui import blas, lecture_bar, memory, panels, presenter, share, sidebar, state
 
 blas.one_blas_thread()  # small matrices, many sessions: see attnviz/ui/blas.py
 with state.frame_run():  # pages know they run inside this frame (state.use_app_frame)
@@ -43,6 +43,7 @@ with state.frame_run():  # pages know they run inside this frame (state.use_app_
     }
 
     navigation = st.navigation(PAGES, expanded=True)  # every page listed, no "View more"
+    lecture_bar.show(navigation)  # a guided lecture's bar, step and link (ui/lecture_bar.py)
     summary = sidebar.render()
     presenter.apply()
     try:

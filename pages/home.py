@@ -4,11 +4,12 @@ import streamlit as st
 
 from attnviz.scenarios.presets import PRESETS
 from attnviz.teach.text import home as text
-from attnviz.ui import state
+from attnviz.ui import lecture_bar, state
 
 state.init_state()
 st.title(text.TITLE)
 st.write(text.INTRO)
+lecture_bar.start_buttons("home")  # the three guided lectures
 
 st.subheader(text.OVERVIEW_TITLE)
 for name, what in text.PAGES_OVERVIEW.items():

@@ -6,7 +6,7 @@ import streamlit as st
 
 from attnviz.scenarios.presets import PRESETS, truthful
 from attnviz.teach.text import common as text
-from attnviz.ui import state
+from attnviz.ui import lecture_bar, state
 
 
 def render():
@@ -25,6 +25,7 @@ def render():
         st.markdown(f"### {text.SIDEBAR_CURRENT}")
         slot = st.empty()
         st.toggle(text.SIDEBAR_PRESENTER, key=state.PRESENTER, help=text.SIDEBAR_PRESENTER_HELP)
+        lecture_bar.sidebar_picker()
     return slot
 
 

@@ -1,0 +1,128 @@
+"""Guided lectures: ordered paths through the dashboard, one step per screen a lecturer shows.
+
+A :class:`Lecture` is a key (used in links: ``?lecture=<key>&step=<n>``), a title and its
+:class:`Step` s. A step names the page it opens (a path of app.py's ``st.navigation``), the
+preset it loads, the Playground's focus (Playground steps only), the settings it changes on
+top of the preset (scenario fields such as ``temperature`` or ``use_pe``, the ``variant``, or
+one of the variant's own settings such as ``rope_offset``) and the key of its talking point in
+:mod:`attnviz.teach.text.lectures`. The bar that walks a lecture is
+:mod:`attnviz.ui.lecture_bar`.
+
+Data only (no numpy): every step is checked against the presets, the variant registry and
+app.py's pages by tests/teach/test_lectures.py, which also checks the fact each talking point
+states about the numbers on screen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from attnviz.teach.text import lectures as text
+
+# Scenario fields a step may set (each checked against its range by the tests); any other
+# setting name must be one of the step's variant's own settings (``Variant.params``).
+SCENARIO_SETTINGS = ("variant", "temperature", "scale_mode", "use_pe", "n_heads", "mask_kind",
+                     "window")
+
+
+@dataclass(frozen=True)
+class Step:
+    """One screen of a lecture.
+
+    Attributes
+    ----------
+    page : str
+        The page's path as app.py names it (``"pages/playground.py"``).
+    preset : str
+        A key of :data:`attnviz.scenarios.presets.PRESETS`, loaded as the whole scenario.
+    talk : str
+        The key of the talking point in ``attnviz.teach.text.lectures.TALK``.
+    focus : str or None
+        The Playground's focus (a key of ``attnviz.teach.text.playground.FOCUS``); None on
+        other pages.
+    settings : mapping of str to number, bool or text
+        Changes on top of the preset: scenario fields of :data:`SCENARIO_SETTINGS` or settings
+        of the (new) variant.
+    """
+
+    page: str
+    preset: str
+    talk: str
+    focus: str | None = None
+    settings: Mapping[str, object] = field(default_factory=dict)
+
+    def __post_init__(self):
+        object.__setattr__(self, "settings", MappingProxyType(dict(self.settings)))
+
+
+@dataclass(frozen=True)
+class Lecture:
+    """An ordered path of steps; ``key`` is what a link names (``?lecture=<key>``)."""
+
+    key: str
+    title: str
+    steps: tuple[Step, ...]
+
+
+PLAYGROUND = "pages/playground.py"
+
+SCRATCH = Lecture("scratch", text.LECTURE_TITLES["scratch"], (
+    Step(PLAYGROUND, "seed_000", "scratch_projections", focus="projections"),
+    Step(PLAYGROUND, "seed_000", "scratch_scores", focus="scores"),
+    Step(PLAYGROUND, "seed_000", "scratch_weights", focus="weights"),
+    Step("pages/step_by_step.py", "seed_002", "scratch_one_query"),
+    Step(PLAYGROUND, "cat_sat", "scratch_decoder", focus="weights"),
+    Step(PLAYGROUND, "cat_sat", "scratch_cold", focus="weights", settings={"temperature": 0.3}),
+    Step(PLAYGROUND, "cat_sat", "scratch_hot", focus="weights", settings={"temperature": 3.0}),
+    Step("pages/masks.py", "cat_sat", "scratch_mask"),
+    Step(PLAYGROUND, "cat_sat", "scratch_no_pe", focus="weights", settings={"use_pe": False}),
+    Step("pages/multi_head.py", "seed_004_two_heads", "scratch_heads"),
+    Step("pages/trace.py", "seed_000", "scratch_trace"),
+))
+
+MODERN = Lecture("modern", text.LECTURE_TITLES["modern"], (
+    Step(PLAYGROUND, "cat_sat", "modern_baseline", focus="weights"),
+    Step("pages/inference.py", "kv_decoding", "modern_kv_cache"),
+    Step(PLAYGROUND, "online_tiles", "modern_online", focus="weights"),
+    Step("pages/modern.py", "rope_shift", "modern_rope"),
+    Step("pages/modern.py", "rope_shift", "modern_rope_shift", settings={"rope_offset": 5}),
+    Step(PLAYGROUND, "alibi_local", "modern_alibi", focus="heads"),
+    Step(PLAYGROUND, "gqa_8_2", "modern_gqa", focus="heads"),
+    Step(PLAYGROUND, "qk_norm_tamed", "modern_qk_norm", focus="weights"),
+    Step(PLAYGROUND, "softcap_2", "modern_softcap", focus="scores"),
+    Step(PLAYGROUND, "ssmax_long", "modern_ssmax", focus="weights"),
+    Step(PLAYGROUND, "sinks_streaming", "modern_sinks", focus="weights"),
+))
+
+BACKPROP = Lecture("backprop", text.LECTURE_TITLES["backprop"], (
+    Step("pages/why_sqrt_dk.py", "seed_002", "backprop_variance"),
+    Step(PLAYGROUND, "seed_002", "backprop_scaled", focus="weights"),
+    Step(PLAYGROUND, "seed_002", "backprop_unscaled", focus="weights",
+         settings={"scale_mode": "none"}),
+    Step("pages/gradients.py", "seed_002", "backprop_gradients"),
+    Step("pages/gradients.py", "seed_002", "backprop_saturated", settings={"scale_mode": "none"}),
+    Step("pages/compare.py", "seed_002", "backprop_compare"),
+    Step("pages/learn.py", "cat_sat", "backprop_learn"),
+    Step("pages/induction.py", "seed_000", "backprop_induction"),
+    Step("pages/quiz.py", "seed_000", "backprop_quiz"),
+))
+
+LECTURES: dict[str, Lecture] = {lec.key: lec for lec in (SCRATCH, MODERN, BACKPROP)}
+
+
+def step_problem(lecture_key, step_text) -> str | None:
+    """What is wrong with a link's ``?lecture=<lecture_key>&step=<step_text>``: ``"lecture"``
+    (no such lecture), ``"step"`` (not a whole number from 1 to the lecture's number of steps,
+    written in ASCII digits) or None (a step; ``step_text`` None means the first). Any value
+    is refused without raising: links come from anyone."""
+    if not isinstance(lecture_key, str) or lecture_key not in LECTURES:
+        return "lecture"
+    if step_text is None:
+        return None
+    if not isinstance(step_text, str) or not step_text.isascii() or not step_text.isdigit():
+        return "step"
+    if len(step_text) > 6 or not 1 <= int(step_text) <= len(LECTURES[lecture_key].steps):
+        return "step"
+    return None
