@@ -3,14 +3,14 @@
 import numpy as np
 import streamlit as st
 
-from attnviz.core.explain import AdditiveInputs, explain_row
 from attnviz.figures import heatmap
 from attnviz.figures.clickable import MAX_PICKER_CELLS, add_cell_picker
 from attnviz.teach.text import common
 from attnviz.teach.text import trace as text
-from attnviz.ui import controls, heads, state, trace_view
+from attnviz.ui import controls, heads, layout, state, trace_view
 from attnviz.ui.diagnostics import diagnostics_panel
 from attnviz.ui.panels import show_figure
+from attnviz.ui.step_view import explained_row
 
 scenario = state.get_scenario()
 st.header(text.HEADER)
@@ -33,7 +33,7 @@ trace_view.ensure_cell(query_key, key_key, t_q, t_k)
 i = c_query.selectbox(text.QUERY_LABEL, range(t_q), format_func=lambda r: q_lab[r], key=query_key)
 j = c_key.selectbox(text.KEY_LABEL, range(t_k), format_func=lambda c: k_lab[c], key=key_key)
 
-left, right = st.columns([5, 7], gap="large")
+left, right = st.columns(layout.TRACE_COLUMNS, gap="large")
 with left:
     st.markdown(text.WEIGHTS_TITLE.format(head=text.HEAD_SUFFIX.format(h=head) if multi else ""))
     fig = heatmap(weights, k_lab, q_lab, kind="weights", x_title=common.AXIS_KEY,
@@ -55,13 +55,8 @@ with left:
 
 with right:
     st.text(text.CHOSEN.format(query=q_lab[i], key=k_lab[j]))
-    if not scenario.spec.projections:  # additive: its own score network
-        source = result.source_x if result.source_x is not None else result.x
-        row = explain_row(att, i, additive=AdditiveInputs(
-            result.x, source, source, scenario.w_a_q, scenario.w_a_k, scenario.v_a))
-    else:
-        row = explain_row(att, i, head=head if multi else None,
-                          w_o=scenario.w_o if multi else None)
+    row = explained_row(scenario, result, i, head=head if multi else None,
+                        w_o=scenario.w_o if multi else None)  # additive: its score network
     trace_view.render_cell(row.cell(j))
     if multi and scenario.head_mix is not None:
         st.caption(text.MIXED)
