@@ -83,7 +83,7 @@ TALK = {
         "gives 0.64 to itself and 0.36 to 'the', and nothing to the future."),
     "scratch_cold": (
         "The temperature τ divides the scores before the softmax. At τ = 0.3 the weights of "
-        "'cat' sharpen: its weight on itself rises from 0.64 to 0.86."),
+        "'cat' sharpen: its weight on itself rises from 0.64 to 0.87."),
     "scratch_hot": (
         "At τ = 3 every row flattens toward uniform: 'cat' now gives 0.55 to itself and 0.45 "
         "to 'the'."),
