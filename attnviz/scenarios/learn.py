@@ -237,15 +237,21 @@ class Training:
         return self._result[1]
 
     def _collect(self) -> TrainingRun:
+        """Stack the record; the record then holds rows of the stacked arrays (views), so a
+        run kept in a session holds its frames once, not once more in its result."""
         frames, weights, params = list(self._frames), list(self._weights), list(self._params)
         if frames[-1] != self.step:  # stopped or paused between two recorded steps
             frames.append(self.step)
             weights.append(self._last)
             params.append(_fields(self._scenario, self.trainable))
-        return TrainingRun(np.array(self._losses), np.array(frames), np.stack(weights),
-                           {f: np.stack([p[f] for p in params]) for f in self.trainable},
-                           self._scenario, self.stopped, "" if self.done else self.paused,
-                           self.steps)
+        stacked_weights = np.stack(weights)
+        stacked_params = {f: np.stack([p[f] for p in params]) for f in self.trainable}
+        n = len(self._frames)
+        self._weights = list(stacked_weights[:n])
+        self._params = [{f: stacked_params[f][i] for f in self.trainable} for i in range(n)]
+        return TrainingRun(np.array(self._losses), np.array(frames), stacked_weights,
+                           stacked_params, self._scenario, self.stopped,
+                           "" if self.done else self.paused, self.steps)
 
 
 def copy_previous_target(scenario: Scenario) -> Array:

@@ -9,8 +9,15 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from attnviz.scenarios.budget import Budget
 from attnviz.scenarios.gradients import Loss, gradients, previous_token_pattern
-from attnviz.scenarios.learn import MAX_FRAMES, MAX_STEPS, copy_previous_target, train
+from attnviz.scenarios.learn import (
+    MAX_FRAMES,
+    MAX_STEPS,
+    Training,
+    copy_previous_target,
+    train,
+)
 from attnviz.scenarios.presets import PRESETS
 from attnviz.scenarios.scenario import run_scenario
 
@@ -118,3 +125,21 @@ def test_long_inputs_record_fewer_frames():
     run = train(small, Loss("pattern_ce", previous_token_pattern(90, 90)), steps=100)
     assert len(run.frames) <= max(2, learn.FRAME_CELLS // (90 * 90)) + 1
     assert run.weights.size <= learn.FRAME_CELLS + 2 * 90 * 90
+
+
+def test_a_run_kept_in_a_session_holds_its_frames_once():
+    """A paused Training lives in the session beside its result: the result is read again on
+    every rerun without a copy, and the record shares the result's arrays."""
+    sc = default_with_positions()
+    training = Training(sc, previous(sc), steps=100)
+    budget = Budget(60.0)
+    training.run(budget, lambda step, value: step == 30 and budget.stop())
+    run = training.result()
+    assert run.paused == "stop" and len(run.losses) == 31
+    assert training.result() is run  # nothing changed: the same object
+    assert all(np.shares_memory(w, run.weights) for w in training._weights)
+    assert all(np.shares_memory(p["w_q"], run.params["w_q"]) for p in training._params)
+    training.run()
+    whole = training.result()
+    assert whole is not run and whole.paused == ""
+    np.testing.assert_array_equal(whole.losses, train(sc, previous(sc), steps=100).losses)
