@@ -176,7 +176,7 @@ def load_model(path: str | os.PathLike, max_bytes: int = MAX_MODEL_BYTES):
         # SafetensorError, torch's UnpicklingError, OSError, ...): each is damaged weights
         raise ValueError(f"the weights in {folder} cannot be loaded ({_first_line(exc)})") \
             from None
-    model.eval()
+    model.train(False)  # evaluation mode: no dropout (nn.Module.eval)
     return model, tokenizer
 
 
@@ -356,7 +356,7 @@ class _eager:
 
     def __enter__(self):
         self._set("eager")
-        self.model.eval()
+        self.model.train(False)  # evaluation mode: no dropout
 
     def __exit__(self, *exc):
         self.model.train(self.training)
