@@ -159,7 +159,7 @@ def saturation(scenario, result, loss: Loss, head: int) -> None:
     att = result.attention
     sweep = saturation_sweep(scenario, np.shape(att.head(head).q)[1])
     by_scale = sweep.setting == "scale"
-    left, right = st.columns(layout.TEXT_BESIDE_FIGURE, gap="large")
+    left, right = st.columns(layout.WIDE_LEFT, gap="large")
     with left:
         label = text.SWEEP_SCALE_LABEL if by_scale else text.SWEEP_TEMPERATURE_LABEL
         pick = st.select_slider(label, list(sweep.picks), value=1.0, key="gradients_sweep_pick")

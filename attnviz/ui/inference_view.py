@@ -152,7 +152,7 @@ def kv_views(scenario, result, call: int, prefill: int) -> None:
                     "call": ("inference_call", range(1, calls + 1), int),
                     "prefill": ("inference_prefill", range(1, max(t, 2) + 1), int)})
                 if frames else None)
-    left, right = st.columns(layout.FIGURE_BESIDE_TEXT, gap="large")
+    left, right = st.columns(layout.NARROW_LEFT, gap="large")
     with left:
         st.markdown(f"**{text.CACHE_K}**")
         show_figure(heatmap(np.asarray(att.k)[:step.cache_len],

@@ -29,8 +29,8 @@ HEADS_PER_ROW = 4  # the heads focus: thumbnails per row
 FULL_INPUTS = [4, 8]  # inputs | every matrix
 
 # --- Other pages ---------------------------------------------------------------------------------
-FIGURE_BESIDE_TEXT = [2, 3]  # a control or table | its figure
-TEXT_BESIDE_FIGURE = [3, 2]  # a figure or text | its controls
+NARROW_LEFT = [2, 3]  # a narrower column beside a wider one (a vector | a longer one)
+WIDE_LEFT = [3, 2]  # a wider column beside a narrower one (a chart | its controls)
 PICK_BESIDE_FIGURE = [1, 2]  # Step by step: the query picker | its figure
 LABEL_BESIDE_CONTROL = [1, 3]  # Multi-head: a short control | its caption
 LOSS_HEAD_PATTERN = [3, 2, 3]  # Gradients: the loss | the head | the target pattern

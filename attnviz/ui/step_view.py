@@ -136,7 +136,7 @@ def row_steps(row: RowSteps, result, scenario, i: int) -> None:
     table(steps.steps_frame(row, k_lab))
 
     step("output")
-    c1, c2 = st.columns(layout.FIGURE_BESIDE_TEXT)
+    c1, c2 = st.columns(layout.NARROW_LEFT)
     table(steps.value_frame(row.v, k_lab), c1)
     table(steps.sum_frame(row, k_lab), c2)
     c2.caption(text.SUM_NOTE)
