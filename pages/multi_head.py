@@ -1,16 +1,15 @@
-"""Multi-head: split W_Q, W_K, W_V into heads, one weights map per head, concat, W_O, head mix."""
+"""Multi-head: split W_Q, W_K, W_V into heads, one weights map per head, concat, W_O, head mix.
+The grids and panels: :mod:`attnviz.ui.heads`."""
 
 import numpy as np
 import streamlit as st
 
-from attnviz.core.attention import mix_heads
 from attnviz.figures import heatmap
-from attnviz.figures.grid import compact
 from attnviz.teach.text import common
 from attnviz.teach.text import multi_head as text
-from attnviz.ui import controls, heads, state
+from attnviz.ui import controls, heads, layout, state
 from attnviz.ui.editors import matrix_editor
-from attnviz.ui.panels import matrix_panel, scenario_caption, show_figure
+from attnviz.ui.panels import matrix_panel, scenario_caption
 
 st.header(text.HEADER)
 scenario = state.get_scenario()
@@ -19,7 +18,7 @@ st.write(text.INTRO)
 
 controls.require_projection("multi_head", text.DIRECT, "seed_004_two_heads")
 
-c1, c2 = st.columns([1, 3], vertical_alignment="bottom")
+c1, c2 = st.columns(layout.LABEL_BESIDE_CONTROL, vertical_alignment="bottom")
 with c1:
     scenario, n, bad_count = heads.head_count_control("multi_head", scenario)
 dk, dv = scenario.w_q.shape[1], scenario.w_v.shape[1]
@@ -48,45 +47,11 @@ st.text(text.SETTINGS_LINE.format(scale=att.scale, tau=att.temperature,
                                   scale_mode=common.SCALE_MODES[scenario.scale_mode])
         + (text.WITH_PE if scenario.use_pe else "")
         + ("" if att.mask.all() else text.WITH_MASK))
-per_row = 2 if n <= 2 else (3 if n == 3 else 4)
-small = len(labels) <= (8 if per_row <= 2 else 5)
-bars = per_row <= 2  # wider grids: one shared scale, explained in the caption
-
-st.subheader(text.WEIGHTS_HEADER)
-st.caption(text.WEIGHTS + ("" if bars else " " + text.WEIGHTS_SCALE))
-extra = 0.0 if bars else heads.label_room(labels, per_row)
-for h, col in enumerate(heads.grid(n, per_row, first_extra=extra)):
-    with col:
-        st.markdown(text.HEAD_TITLE.format(h=h))
-        fig = heatmap(att.weights[h], labels, labels, kind="weights", show_text=small,
-                      digits=2, y_title=common.AXIS_QUERY, x_title=common.AXIS_KEY)
-        if not bars:
-            compact(fig, y_labels=h % per_row == 0, colour_bar=False)
-        show_figure(fig, key=f"multi_head_fig_head_{h}")
-
-st.subheader(text.OUTPUTS_HEADER)
-bound = float(np.max(np.abs(att.head_outputs))) or 1.0
-st.caption(text.HEAD_OUTPUTS + ("" if bars else " " + text.OUTPUTS_SCALE.format(bound=bound)))
-for h, col in enumerate(heads.grid(n, per_row, first_extra=extra)):
-    with col:
-        st.markdown(text.HEAD_OUTPUT_TITLE.format(h=h))
-        out = att.head_outputs[h]
-        fig = heatmap(out, [f"h{h}.v{j}" for j in range(out.shape[1])], labels, kind="signed",
-                      zmin=-bound, zmax=bound, show_text=small, digits=2)
-        if not bars:
-            compact(fig, y_labels=h % per_row == 0, colour_bar=False)
-        show_figure(fig, key=f"multi_head_fig_out_{h}")
-
-d_v = att.head_outputs.shape[2]
-concat_labels = [f"h{j // d_v}.v{j % d_v}" for j in range(att.concat.shape[1])]
-title, formula, why = common.MATRICES["concat"]
-c1, _ = st.columns([3, 2]) if att.concat.shape[1] <= 8 else (st.container(), None)
-with c1:
-    matrix_panel(title, heatmap(att.concat, concat_labels, labels), key="multi_head_fig_concat",
-                 formula=formula, explanation=why)
+heads.head_grids(att, labels, n)
+concat_labels = heads.concat_panel(att, labels)
 
 st.subheader(text.PROJECT_HEADER)
-c1, c2 = st.columns([2, 3], gap="large")
+c1, c2 = st.columns(layout.NARROW_LEFT, gap="large")
 with c1:
     st.latex(text.WO_FORMULA)
     w_o = matrix_editor(text.W_O_LABEL, scenario.w_o, key="multi_head_w_o",
@@ -107,14 +72,9 @@ with c2:
 
 st.subheader(text.MIX_HEADER)
 st.caption(text.MIX)
-c1, c2 = st.columns([2, 3], gap="large")
+c1, c2 = st.columns(layout.NARROW_LEFT, gap="large")
 with c1:
     st.latex(text.MIX_FORMULA)
     mix = heads.head_mix_editor("multi_head", scenario, n)
 with c2:
-    try:
-        mixed = mix_heads(att.head_outputs, mix)
-        matrix_panel(text.MIXED_TITLE, heatmap(mixed, controls.dims("v", d_v), labels),
-                     key="multi_head_fig_mixed")
-    except ValueError as exc:
-        st.error(text.CANNOT_MIX.format(reason=exc))
+    heads.mixed_panel(att, mix, labels)

@@ -13,15 +13,18 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-from attnviz.core.attention import valid_head_counts
+from attnviz.core.attention import mix_heads, valid_head_counts
 from attnviz.core.downsample import block_factor, block_labels, downsample
+from attnviz.figures import heatmap
+from attnviz.figures.grid import compact
 from attnviz.scenarios import limits
 from attnviz.scenarios.scenario import Scenario
 from attnviz.teach.text import common
 from attnviz.teach.text import multi_head as text
-from attnviz.ui import state
+from attnviz.ui import controls, layout, state
 from attnviz.ui.editors import matrix_editor
 from attnviz.ui.fitting import fit_vector
+from attnviz.ui.panels import matrix_panel, show_figure
 
 
 def head_picker(result, key: str, where=st) -> int | None:
@@ -144,3 +147,59 @@ def pooled_heads(q_labels: list[str], k_labels: list[str], exact: str,
         st.caption(common.HEADS_POOLED.format(t=len(q_labels), shown=len(pooled.q_labels),
                                               f=factor) + exact)
     return pooled
+
+
+def head_grids(att, labels: list[str], n: int) -> None:
+    """The Multi-head page's grids: every head's weights, then every head's output (two heads
+    a row keep their colour bars; wider grids share one scale, said in the caption)."""
+    per_row = 2 if n <= 2 else (3 if n == 3 else layout.HEADS_PER_ROW)
+    small = len(labels) <= (8 if per_row <= 2 else 5)
+    bars = per_row <= 2  # wider grids: one shared scale, explained in the caption
+
+    st.subheader(text.WEIGHTS_HEADER)
+    st.caption(text.WEIGHTS + ("" if bars else " " + text.WEIGHTS_SCALE))
+    extra = 0.0 if bars else label_room(labels, per_row)
+    for h, col in enumerate(grid(n, per_row, first_extra=extra)):
+        with col:
+            st.markdown(text.HEAD_TITLE.format(h=h))
+            fig = heatmap(att.weights[h], labels, labels, kind="weights", show_text=small,
+                          digits=2, y_title=common.AXIS_QUERY, x_title=common.AXIS_KEY)
+            if not bars:
+                compact(fig, y_labels=h % per_row == 0, colour_bar=False)
+            show_figure(fig, key=f"multi_head_fig_head_{h}")
+
+    st.subheader(text.OUTPUTS_HEADER)
+    bound = float(np.max(np.abs(att.head_outputs))) or 1.0
+    st.caption(text.HEAD_OUTPUTS + ("" if bars else " " + text.OUTPUTS_SCALE.format(bound=bound)))
+    for h, col in enumerate(grid(n, per_row, first_extra=extra)):
+        with col:
+            st.markdown(text.HEAD_OUTPUT_TITLE.format(h=h))
+            out = att.head_outputs[h]
+            fig = heatmap(out, [f"h{h}.v{j}" for j in range(out.shape[1])], labels,
+                          kind="signed", zmin=-bound, zmax=bound, show_text=small, digits=2)
+            if not bars:
+                compact(fig, y_labels=h % per_row == 0, colour_bar=False)
+            show_figure(fig, key=f"multi_head_fig_out_{h}")
+
+
+def concat_panel(att, labels: list[str]) -> list[str]:
+    """The heads' outputs side by side (narrow while they fit); returns its column labels."""
+    d_v = att.head_outputs.shape[2]
+    concat_labels = [f"h{j // d_v}.v{j % d_v}" for j in range(att.concat.shape[1])]
+    title, formula, why = common.MATRICES["concat"]
+    box = st.columns(layout.WIDE_LEFT)[0] if att.concat.shape[1] <= 8 else st.container()
+    with box:
+        matrix_panel(title, heatmap(att.concat, concat_labels, labels),
+                     key="multi_head_fig_concat", formula=formula, explanation=why)
+    return concat_labels
+
+
+def mixed_panel(att, mix: np.ndarray, labels: list[str]) -> None:
+    """Seed 004's mix of the heads' outputs with one weight per head."""
+    try:
+        mixed = mix_heads(att.head_outputs, mix)
+        matrix_panel(text.MIXED_TITLE,
+                     heatmap(mixed, controls.dims("v", att.head_outputs.shape[2]), labels),
+                     key="multi_head_fig_mixed")
+    except ValueError as exc:
+        st.error(text.CANNOT_MIX.format(reason=exc))
