@@ -8,6 +8,9 @@ before transformers is imported): the builders import transformers and tokenizer
 * :func:`configs` — one small config per architecture: BERT, GPT-2, Llama (GQA), Mistral
   (sliding window 3), Gemma 2 (soft-capping, a sliding layer), Qwen3 (QK-norm), each with
   whether its tokenizer is BERT-style and has a pad token;
+* :func:`parity_configs` — the same architectures (and Llama with YaRN, Qwen 2 with biases)
+  with larger weights and each feature switched on where it shows, for the layer adapter's
+  parity tests;
 * :func:`save_model` — a model built from a config, saved with ``save_pretrained`` beside its
   tokenizer, the folder a user would load.
 """
@@ -70,13 +73,64 @@ def configs() -> dict:
     }
 
 
-def save_model(config, bert: bool, pad: bool, folder: Path, seed: int = 0) -> Path:
+def save_model(config, bert: bool, pad: bool, folder: Path, seed: int = 0,
+               bias_std: float = 0.0) -> Path:
     """A model of ``config`` with random weights (torch seed ``seed``) and its tokenizer,
-    written to ``folder`` with save_pretrained; returns the folder."""
+    written to ``folder`` with save_pretrained; returns the folder. ``bias_std`` > 0 draws
+    every bias from N(0, bias_std²) (transformers initialises them to 0, where dropping one
+    would change nothing)."""
     import torch
     from transformers import AutoModel
 
     torch.manual_seed(seed)
-    AutoModel.from_config(config).save_pretrained(folder)
+    model = AutoModel.from_config(config)
+    if bias_std > 0:
+        with torch.no_grad():
+            for name, param in model.named_parameters():
+                if name.endswith(".bias"):
+                    param.normal_(0.0, bias_std)
+    model.save_pretrained(folder)
     make_tokenizer(bert, pad).save_pretrained(folder)
     return Path(folder)
+
+
+PARITY_INIT = 0.5  # initializer_range: weights large enough for peaked attention
+
+
+def parity_configs() -> dict:
+    """name -> (config, BERT-style tokenizer, has a pad token) for the layer adapter's parity
+    tests: weights drawn with std PARITY_INIT so that the attention is peaked (each feature
+    then moves the probabilities well above 1e-3), and each feature switched on where it
+    shows: Gemma 2's query_pre_attn_scalar (16) differs from its head_dim (4) and its cap (1)
+    binds, Mistral's window (3) is shorter than the text, Qwen 2 has projection biases with
+    RoPE, Llama with YaRN has an attention scaling."""
+    from transformers import (
+        BertConfig,
+        Gemma2Config,
+        GPT2Config,
+        LlamaConfig,
+        MistralConfig,
+        Qwen2Config,
+        Qwen3Config,
+    )
+
+    small = SMALL | {"initializer_range": PARITY_INIT}
+    yarn = {"rope_type": "yarn", "rope_theta": 10000.0, "factor": 4.0,
+            "original_max_position_embeddings": 16}
+    return {
+        "bert": (BertConfig(**small), True, True),
+        "gpt2": (GPT2Config(n_embd=16, n_layer=2, n_head=4, vocab_size=len(VOCAB),
+                            n_positions=64, bos_token_id=2, eos_token_id=3,
+                            initializer_range=PARITY_INIT), False, True),
+        "llama": (LlamaConfig(**small, num_key_value_heads=2), False, False),
+        "llama_yarn": (LlamaConfig(**small, num_key_value_heads=2, rope_parameters=yarn),
+                       False, True),
+        "mistral": (MistralConfig(**small, num_key_value_heads=2, sliding_window=3), False,
+                    True),
+        "gemma2": (Gemma2Config(**small, num_key_value_heads=2, head_dim=4, sliding_window=3,
+                                layer_types=["sliding_attention", "full_attention"],
+                                query_pre_attn_scalar=16, attn_logit_softcapping=1.0),
+                   False, True),
+        "qwen2": (Qwen2Config(**small, num_key_value_heads=2), False, True),
+        "qwen3": (Qwen3Config(**small, num_key_value_heads=2, head_dim=4), False, True),
+    }

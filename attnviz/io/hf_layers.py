@@ -1,0 +1,410 @@
+"""One attention layer of a Hugging Face transformers model, as attnviz's core sees it.
+
+:func:`layer_inputs` runs the model once (eager attention, no gradients) and takes, for one
+layer, everything its attention computes from: the hidden states entering the attention
+block (after the layer's input norm, caught by a forward pre-hook on the attention module),
+the projection weights and biases in attnviz's row-vector convention (``q = x @ w_q + b_q``),
+the heads (n_heads, n_kv_heads, head_dim), the scale, the rotary embedding (its ``inv_freq``
+and ``attention_scaling``, split-half layout), the sliding window, the soft-cap, QK-norm,
+causality and the padding — and, beside them, the model's own probabilities and the attention
+block's output (before the residual) to compare with. :func:`recompute` computes the layer
+again with attnviz's core only, in float64.
+
+Each architecture's conventions, in one table (:data:`ARCHITECTURES`):
+
+* weights: ``nn.Linear`` stores (out, in), transposed here; GPT-2's ``Conv1D`` is already
+  (in, out), and its fused ``c_attn`` is split into w_q, w_k, w_v; BERT's ``query``, ``key``,
+  ``value`` and ``attention.output.dense``;
+* grouped-query attention: query head h reads key/value head h // (n_heads / n_kv_heads)
+  (``repeat_kv``, i.e. repeat_interleave);
+* RoPE: ``rotate_half``, i.e. the split-half layout, with the model's ``inv_freq`` (any
+  ``rope_type``) and ``attention_scaling``, positions 0..t−1 of the padded batch;
+* the scale: 1/sqrt(head_dim), or ``query_pre_attn_scalar``^−½ (Gemma 2), or GPT-2's
+  ``scale_attn_weights`` / ``scale_attn_by_inverse_layer_idx``;
+* the sliding window: Hugging Face's ``sliding_window=W`` (W keys, itself included:
+  :func:`attnviz.core.masks.sliding_window_mask`), on every layer (Mistral) or on the layers
+  whose ``layer_types`` entry is ``"sliding_attention"`` (Gemma 2, Qwen 2, Qwen 3);
+* soft-capping: ``attn_logit_softcapping`` (Gemma 2), c·tanh(s / c) after the scale;
+* QK-norm: RMSNorm of each head's q and k before RoPE (Qwen 3).
+
+torch and transformers (``pip install 'attnviz[models]'``) are imported inside the functions
+that need them: importing this module loads numpy only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from attnviz.core.attention import MultiHeadResult, attend_heads, multi_head_attention
+from attnviz.core.masks import causal_mask, sliding_window_mask
+from attnviz.core.qk_norm import rms_norm
+from attnviz.core.rope import apply_rope
+
+Array = NDArray[np.float64]
+
+@dataclass(frozen=True, eq=False)
+class Rope:
+    """A layer's rotary position embedding, as :func:`attnviz.core.rope.apply_rope` takes it.
+
+    Attributes
+    ----------
+    inv_freq : ndarray of shape (d_rot / 2,)
+        The model's inverse frequencies (``rotary_emb.inv_freq``, after the forward pass: a
+        dynamic RoPE updates them), float64.
+    attention_scaling : float
+        Multiplies cos and sin (``rotary_emb.attention_scaling``; 1 except YaRN, LongRoPE).
+    layout : str
+        ``"split_half"``: Hugging Face's ``rotate_half``.
+    """
+
+    inv_freq: Array
+    attention_scaling: float
+    layout: str = "split_half"
+
+
+@dataclass(frozen=True, eq=False)
+class LayerInputs:
+    """Everything one attention layer of a model computes from, for one sequence, in float64.
+
+    Attributes
+    ----------
+    model_type : str
+    layer : int
+    tokens : tuple of str
+        The sequence's tokens, padding included (``padding`` says which are real).
+    x : ndarray of shape (t, d_model)
+        The hidden states entering the attention (after the layer's input norm).
+    w_q : ndarray of shape (d_model, n_heads·head_dim)
+    w_k, w_v : ndarray of shape (d_model, n_kv_heads·head_dim)
+    w_o : ndarray of shape (n_heads·head_dim, d_model)
+    b_q, b_k, b_v, b_o : ndarray of shape (columns,) or None
+        Row-vector convention: ``q = x @ w_q + b_q``.
+    n_heads, n_kv_heads, head_dim : int
+    scale : float
+        Multiplies q·kᵀ.
+    causal : bool
+    sliding_window : int or None
+        Hugging Face's W: query i sees keys i − W < j <= i.
+    softcap : float or None
+        The cap c of c·tanh(s / c), applied after the scale.
+    rope : Rope or None
+    positions : ndarray of shape (t,)
+        The positions RoPE turns by (0..t−1 of the padded batch, as Hugging Face's default
+        ``position_ids``).
+    q_norm, k_norm : ndarray of shape (head_dim,) or None
+        QK-norm gains (RMSNorm of each head's q and k before RoPE), with ``norm_eps``.
+    norm_eps : float or None
+    padding : ndarray of bool, shape (t,)
+        True = a real token; False = padding (masked as a key).
+    model_weights : ndarray of shape (n_heads, t, t)
+        The model's own attention probabilities for this layer and sequence.
+    model_output : ndarray of shape (t, d_model)
+        The model's attention block output (after the output projection, before the
+        residual).
+    """
+
+    model_type: str
+    layer: int
+    tokens: tuple[str, ...]
+    x: Array
+    w_q: Array
+    w_k: Array
+    w_v: Array
+    w_o: Array
+    b_q: Array | None
+    b_k: Array | None
+    b_v: Array | None
+    b_o: Array | None
+    n_heads: int
+    n_kv_heads: int
+    head_dim: int
+    scale: float
+    causal: bool
+    sliding_window: int | None
+    softcap: float | None
+    rope: Rope | None
+    positions: Array
+    q_norm: Array | None
+    k_norm: Array | None
+    norm_eps: float | None
+    padding: NDArray[np.bool_]
+    model_weights: Array
+    model_output: Array
+
+    @property
+    def mask(self) -> NDArray[np.bool_]:
+        """(t, t), True = may attend: real keys, and earlier keys (causal) within the window."""
+        t = self.x.shape[0]
+        mask = np.broadcast_to(self.padding[None, :], (t, t)).copy()
+        if self.causal:
+            mask &= causal_mask(t)
+        if self.sliding_window is not None:
+            mask &= sliding_window_mask(t, self.sliding_window)
+        return mask
+
+
+# ---------------------------------------------------------------------------------------------
+# Each architecture's modules and conventions
+# ---------------------------------------------------------------------------------------------
+
+def _linear(module) -> tuple[Array, Array | None]:
+    """An ``nn.Linear``'s weight (out, in) as (in, out) and its bias, float64."""
+    return _np(module.weight).T.copy(), _np_or_none(module.bias)
+
+
+def _conv1d(module) -> tuple[Array, Array | None]:
+    """GPT-2's ``Conv1D``: the weight is (in, out) already."""
+    return _np(module.weight).copy(), _np_or_none(module.bias)
+
+
+def _bert(base, layer: int) -> dict[str, Any]:
+    block = base.encoder.layer[layer].attention
+    att = block.self
+    (w_q, b_q), (w_k, b_k), (w_v, b_v) = (_linear(m) for m in (att.query, att.key, att.value))
+    w_o, b_o = _linear(block.output.dense)
+    n = att.num_attention_heads
+    return dict(attention=att, output=block.output.dense, w=(w_q, w_k, w_v, w_o),
+                b=(b_q, b_k, b_v, b_o), n_heads=n, n_kv_heads=n,
+                head_dim=att.attention_head_size,
+                scale=float(att.attention_head_size) ** -0.5, window=None)
+
+
+def _gpt2(base, layer: int) -> dict[str, Any]:
+    att = base.h[layer].attn
+    w, b = _conv1d(att.c_attn)  # (d_model, 3·d_model): [q | k | v]
+    d = att.embed_dim
+    w_q, w_k, w_v = w[:, :d], w[:, d:2 * d], w[:, 2 * d:]
+    b_q, b_k, b_v = (None, None, None) if b is None else (b[:d], b[d:2 * d], b[2 * d:])
+    w_o, b_o = _conv1d(att.c_proj)
+    config = base.config
+    scale = float(att.head_dim) ** -0.5 if config.scale_attn_weights else 1.0
+    if config.scale_attn_by_inverse_layer_idx:
+        scale /= float(layer + 1)
+    return dict(attention=att, output=att, w=(w_q, w_k, w_v, w_o), b=(b_q, b_k, b_v, b_o),
+                n_heads=att.num_heads, n_kv_heads=att.num_heads, head_dim=att.head_dim,
+                scale=scale, window=None)
+
+
+def _rotary(base, layer: int) -> dict[str, Any]:
+    """Llama and its descendants: q_proj, k_proj, v_proj, o_proj, RoPE, GQA."""
+    att = base.layers[layer].self_attn
+    config = base.config
+    (w_q, b_q), (w_k, b_k), (w_v, b_v), (w_o, b_o) = (
+        _linear(m) for m in (att.q_proj, att.k_proj, att.v_proj, att.o_proj))
+    model_type = config.model_type
+    if model_type == "gemma2":
+        scale = float(config.query_pre_attn_scalar) ** -0.5
+    else:
+        scale = float(att.head_dim) ** -0.5
+    if model_type == "mistral":
+        window = getattr(config, "sliding_window", None)
+    else:  # Gemma 2, Qwen 2, Qwen 3: the layers whose layer_types entry slides
+        window = getattr(att, "sliding_window", None)
+    spec = dict(attention=att, output=att, w=(w_q, w_k, w_v, w_o), b=(b_q, b_k, b_v, b_o),
+                n_heads=config.num_attention_heads, n_kv_heads=config.num_key_value_heads,
+                head_dim=att.head_dim, scale=scale, window=window, rotary=base.rotary_emb)
+    if model_type == "gemma2":
+        spec["softcap"] = getattr(config, "attn_logit_softcapping", None)
+    if hasattr(att, "q_norm"):  # Qwen 3
+        spec["q_norm"] = _np(att.q_norm.weight).copy()
+        spec["k_norm"] = _np(att.k_norm.weight).copy()
+        spec["norm_eps"] = float(att.q_norm.variance_epsilon)
+    return spec
+
+
+#: model_type -> the function reading a layer's modules and conventions.
+ARCHITECTURES = {"bert": _bert, "gpt2": _gpt2, "llama": _rotary, "mistral": _rotary,
+                 "gemma2": _rotary, "qwen2": _rotary, "qwen3": _rotary}
+#: The architectures (``config.model_type``) whose layers :func:`layer_inputs` reads.
+SUPPORTED_MODEL_TYPES = tuple(ARCHITECTURES)
+
+
+def _np(tensor) -> Array:
+    return tensor.detach().to(device="cpu").double().numpy()
+
+
+def _np_or_none(tensor) -> Array | None:
+    return None if tensor is None else _np(tensor).copy()
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading a layer
+# ---------------------------------------------------------------------------------------------
+
+def layer_inputs(model, tokenizer=None, text=None, layer: int = 0, *, input_ids=None,
+                 attention_mask=None, sequence: int = 0) -> LayerInputs:
+    """Run the model once and read one layer's attention inputs, weights and conventions.
+
+    Parameters
+    ----------
+    model : transformers.PreTrainedModel
+        A model of one of :data:`SUPPORTED_MODEL_TYPES` (the base model or one with a task
+        head); run with eager attention, in eval mode, without gradients (its settings come
+        back afterwards).
+    tokenizer : transformers tokenizer, optional
+        Needed with ``text``.
+    text : str, (str, str) or list of either, optional
+        As in :func:`attnviz.io.capture.capture`; a batch is padded on the right.
+    layer : int
+        Which layer (0-based).
+    input_ids, attention_mask : array-like, optional
+        Instead of ``text``.
+    sequence : int
+        Which sequence of the batch.
+
+    Returns
+    -------
+    LayerInputs
+        Every array float64, whatever the model's dtype.
+
+    Raises
+    ------
+    ValueError
+        An architecture not in :data:`SUPPORTED_MODEL_TYPES` (the message names them), a layer
+        or sequence that does not exist, a bidirectional sliding window, or what
+        :func:`~attnviz.io.capture.capture` refuses of the text.
+    """
+    from attnviz.io import capture as cap
+
+    cap._require()
+    import torch
+
+    config = model.config
+    model_type = str(getattr(config, "model_type", ""))
+    if model_type not in ARCHITECTURES:
+        raise ValueError(f"model_type {model_type[:60]!r} is not an architecture whose layers "
+                         f"attnviz reads; it reads {', '.join(SUPPORTED_MODEL_TYPES)}")
+    base = getattr(model, "base_model", model)
+    n_layers = int(config.num_hidden_layers)
+    if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) \
+            or not 0 <= layer < n_layers:
+        raise ValueError(f"layer must be a whole number from 0 to {n_layers - 1} (the model "
+                         f"has {n_layers} layers), got {layer!r:.40}")
+    inputs, _ = cap._encode(model, tokenizer, text, input_ids, attention_mask, None,
+                            cap.MAX_CAPTURE_TOKENS)
+    batch = int(inputs["input_ids"].shape[0])
+    if isinstance(sequence, bool) or not isinstance(sequence, (int, np.integer)) \
+            or not 0 <= sequence < batch:
+        raise ValueError(f"sequence must be a whole number from 0 to {batch - 1} (the batch "
+                         f"holds {batch}), got {sequence!r:.40}")
+    spec = ARCHITECTURES[model_type](base, int(layer))
+    if spec["window"] is not None and not bool(getattr(spec["attention"], "is_causal", True)):
+        raise ValueError("this layer has a bidirectional sliding window; attnviz reads causal "
+                         "sliding windows only")
+    # 1) run once, catching the attention's input and the block's output
+    seen: dict[str, Any] = {}
+
+    def before(module, args, kwargs):
+        seen["x"] = args[0] if args else kwargs["hidden_states"]
+
+    def after(module, args, output):
+        seen["out"] = output[0] if isinstance(output, tuple) else output
+
+    hooks = [spec["attention"].register_forward_pre_hook(before, with_kwargs=True),
+             spec["output"].register_forward_hook(after)]
+    try:
+        with cap._eager(model), torch.no_grad():
+            out = model(**inputs, output_attentions=True, return_dict=True)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    b = int(sequence)
+    # 2) the rotary embedding as it ran (a dynamic RoPE updates inv_freq in the forward)
+    rotary = spec.get("rotary")
+    rope = None if rotary is None else Rope(_np(rotary.inv_freq).copy(),
+                                            float(rotary.attention_scaling))
+    t = int(inputs["input_ids"].shape[1])
+    padding = inputs["attention_mask"][b].cpu().numpy().astype(bool)
+    x = _hidden(seen["x"][b], padding)
+    w_q, w_k, w_v, w_o = spec["w"]
+    b_q, b_k, b_v, b_o = spec["b"]
+    ids = inputs["input_ids"][b].tolist()
+    tokens = (tuple(str(x) for x in tokenizer.convert_ids_to_tokens(ids))
+              if tokenizer is not None else tuple(str(i) for i in ids))
+    return LayerInputs(
+        model_type=model_type, layer=int(layer), tokens=tokens,
+        x=x, w_q=w_q, w_k=w_k, w_v=w_v, w_o=w_o,
+        b_q=b_q, b_k=b_k, b_v=b_v, b_o=b_o,
+        n_heads=int(spec["n_heads"]), n_kv_heads=int(spec["n_kv_heads"]),
+        head_dim=int(spec["head_dim"]), scale=float(spec["scale"]),
+        causal=bool(getattr(spec["attention"], "is_causal", False)),
+        sliding_window=None if spec["window"] is None else int(spec["window"]),
+        softcap=None if spec.get("softcap") is None else float(spec["softcap"]),
+        rope=rope, positions=np.arange(t, dtype=np.float64),
+        q_norm=spec.get("q_norm"), k_norm=spec.get("k_norm"), norm_eps=spec.get("norm_eps"),
+        padding=padding,
+        model_weights=_np(out.attentions[int(layer)][b]).copy(),
+        model_output=_np(seen["out"][b]).copy(),
+    )
+
+
+def _hidden(tensor, padding: NDArray[np.bool_]) -> Array:
+    """The hidden states of one sequence as float64, padded rows that are not finite zeroed.
+
+    A padded query whose window holds only padding has every key masked; Hugging Face's
+    softmax then gives it NaN in some settings (a float64 model whose mask is cast to float32),
+    which reaches that padded row of the next layers' hidden states. Padding is masked as a
+    key and never compared, so its rows are set to 0; a real token's row is never changed.
+    """
+    x = _np(tensor).copy()  # (t, d_model)
+    bad = ~np.isfinite(x).all(axis=1)
+    if (bad & padding).any():
+        raise ValueError("the model's hidden states entering this layer are not finite for a "
+                         "real token; the model overflows on this text")
+    x[bad] = 0.0
+    return x
+
+
+# ---------------------------------------------------------------------------------------------
+# Recomputing it with the core
+# ---------------------------------------------------------------------------------------------
+
+def recompute(inputs: LayerInputs) -> MultiHeadResult:
+    """The layer's attention computed again by attnviz's core alone, in float64.
+
+    Without RoPE, QK-norm or a cap (BERT, GPT-2) this is one
+    :func:`~attnviz.core.attention.multi_head_attention` call with the biases; otherwise the
+    projections are split into heads, normalised (QK-norm), rotated (RoPE) and attended by
+    :func:`~attnviz.core.attention.attend_heads` (GQA, the cap, W_O and its bias).
+
+    Parameters
+    ----------
+    inputs : LayerInputs
+
+    Returns
+    -------
+    MultiHeadResult
+        ``weights`` compare with ``inputs.model_weights`` and ``output`` with
+        ``inputs.model_output``.
+    """
+    li = inputs
+    mask = li.mask
+    if li.rope is None and li.q_norm is None and li.softcap is None:
+        return multi_head_attention(li.x, None, li.w_q, li.w_k, li.w_v, li.w_o,
+                                    n_heads=li.n_heads, n_kv_heads=li.n_kv_heads, mask=mask,
+                                    scale=li.scale, b_q=li.b_q, b_k=li.b_k, b_v=li.b_v,
+                                    b_o=li.b_o)
+    t = li.x.shape[0]
+
+    def heads(w, b, n):  # 1) project and split: (n, t, head_dim)
+        p = li.x @ w if b is None else li.x @ w + b
+        return p.reshape(t, n, li.head_dim).transpose(1, 0, 2)
+
+    q_h = heads(li.w_q, li.b_q, li.n_heads)
+    k_h = heads(li.w_k, li.b_k, li.n_kv_heads)
+    v_h = heads(li.w_v, li.b_v, li.n_kv_heads)
+    if li.q_norm is not None:  # 2) QK-norm of every head's rows
+        q_h = rms_norm(q_h, li.q_norm, eps=li.norm_eps)
+        k_h = rms_norm(k_h, li.k_norm, eps=li.norm_eps)
+    if li.rope is not None:  # 3) rotate by position
+        kw = dict(inv_freq=li.rope.inv_freq, attention_scaling=li.rope.attention_scaling,
+                  layout=li.rope.layout)
+        q_h = apply_rope(q_h, li.positions, **kw)
+        k_h = apply_rope(k_h, li.positions, **kw)
+    # 4) attend (GQA, scale, cap, mask), concatenate, project
+    return attend_heads(q_h, k_h, v_h, mask=mask, scale=li.scale, softcap=li.softcap,
+                        w_o=li.w_o, b_o=li.b_o)
