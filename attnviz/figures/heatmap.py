@@ -13,6 +13,7 @@ Conventions:
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -28,6 +29,9 @@ FONT_PX = 13  # the type of a heatmap's labels and cell numbers
 _FLOAT32_ABOVE = 128 * 128  # send float32 to the browser for matrices larger than this
 _GAPLESS_ABOVE = 64  # no white gaps between cells for matrices with more rows or columns
 TICK_CHARS = 16  # longer token labels are cut on the axes (hover and downloads keep them whole)
+# column labels up to this many characters fit the height a caller gives; longer ones add the
+# extra top margin they need to the figure's height, so they never take the cells' room
+REF_CHARS = 8
 WEIGHTS_SCALE = "Viridis"
 SIGNED_SCALE = "RdBu_r"
 SEQUENTIAL_SCALE = "Cividis"
@@ -98,7 +102,8 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
             zmin: float | None = None, zmax: float | None = None, digits: int = 3,
             highlight_rows: Sequence[int] = (), highlight_cells: Sequence[tuple[int, int]] = (),
             show_text: bool | None = None, height: int | None = None,
-            fixed: bool | None = None, bar_below: bool | None = None) -> go.Figure:
+            fixed: bool | None = None, bar_below: bool | None = None,
+            top: int | None = None, tick_px: float | None = None) -> go.Figure:
     """A labelled heatmap of one matrix.
 
     Parameters
@@ -127,7 +132,16 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
     show_text : bool, optional
         Write numbers in cells; by default only for matrices up to CELL_TEXT_LIMIT per side.
     height : int, optional
-        Figure height in pixels; by default it grows with the number of rows.
+        Figure height in pixels for column labels of up to :data:`REF_CHARS` characters; by
+        default it grows with the number of rows. Longer labels add the extra top margin they
+        need to it (the cells keep their height whatever the labels).
+    top : int, optional
+        A top margin shared with the charts beside it over the same rows (their rows line up):
+        at least :func:`top_margin` of these labels at ``tick_px``; column labels that do not
+        fit upright are turned by :data:`TURNED`. What it exceeds the margin of
+        :data:`REF_CHARS`-character labels is added to the figure's height.
+    tick_px : float, optional
+        The size of the axis labels' type ``top`` was computed for (default :data:`FONT_PX`).
 
     Returns
     -------
@@ -169,13 +183,20 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
                      + f"{common.FIGURE_VALUE} %{{z:{digits_shown}}}<extra></extra>")
     data = [dict(type="heatmap", **trace)]
     row_px = 34 if rows <= CELL_TEXT_LIMIT else max(4, 420 // rows)
+    margin = _margins(x_labels, y_labels, title or x_title, y_title,
+                      colour_bar=_colour_bar_chars(trace))
+    extra = _extra_top(x_labels, margin["t"], bool(title or x_title))  # long column labels
+    if top is not None:
+        extra = max(0, top - top_margin([], tick_px or FONT_PX, reference=True))
+        margin["t"] = top
     layout = dict(
-        height=height or int(min(640, max(180, 70 + row_px * rows))),
-        margin=_margins(x_labels, y_labels, title or x_title, y_title,
-                        colour_bar=_colour_bar_chars(trace)),
+        height=(height or int(min(640, max(180, 70 + row_px * rows)))) + extra,
+        margin=margin,
         plot_bgcolor=MINUS_INF_BG,
         xaxis=axis(axis_title(title, x_title), side="top", type="category",
-                    automargin=True, **_ticks(x_labels)),
+                    automargin=True, **_ticks(x_labels),
+                    **({"tickangle": TURNED} if top is not None and not upright(x_labels)
+                       else {})),
         yaxis=axis(y_title, autorange="reversed", type="category", automargin=True,
                     **_ticks(y_labels)),
         font=dict(size=FONT_PX),
@@ -236,10 +257,13 @@ def _margins(x_labels: list[str], y_labels: list[str], x_title: str, y_title: st
 
 
 def _longest(labels: Sequence[str]) -> int:
-    """The characters of the longest label an axis writes (long axes are thinned and show
-    short labels)."""
-    return max((len(tick_text(t)) for t in labels), default=1) if len(labels) <= \
-        CELL_TEXT_LIMIT * 4 else 4
+    """The width, in characters, of the longest label an axis writes, as drawn: cut by
+    :func:`short_label`, unescaped (``&`` is one character on screen, not ``&amp;``), a wide
+    character (CJK, most emoji) two, a combining or invisible one none. Long axes are thinned
+    and show short labels."""
+    if len(labels) > CELL_TEXT_LIMIT * 4:
+        return 4
+    return max((display_width(short_label(t)) for t in labels), default=1)
 
 
 def upright(x_labels: Sequence[str]) -> bool:
@@ -248,29 +272,66 @@ def upright(x_labels: Sequence[str]) -> bool:
     return len(x_labels) * (_longest(x_labels) * _CHAR_PX + 6) <= 180
 
 
-def top_margin(x_labels: Sequence[str], font_px: float | None = None) -> int:
+def top_margin(x_labels: Sequence[str], font_px: float | None = None, *,
+               reference: bool = False) -> int:
     """The top margin (px) a :func:`heatmap` gives its column labels, the ticks and the colour
     bar's end included: upright labels one line; turned ones as high as the longest.
 
     ``font_px`` (the tick font's size): a margin that holds the labels turned by 45° at any
     width, so Plotly's automargin never grows it — charts side by side over the same rows
     share it and their rows line up (their labels turned by :data:`TURNED`).
+    ``reference``: the margin of turned :data:`REF_CHARS`-character labels instead (what a
+    caller's height already holds).
     """
-    chars = _longest(x_labels)
-    if upright(x_labels):
+    chars = REF_CHARS if reference else _longest(x_labels)
+    if not reference and upright(x_labels):
         return 44
     if font_px is None:
         return chars * 6 + 20
     return int(chars * font_px * 0.62 * 0.71) + 28  # ~0.62 em a character, sin 45°
 
 
+def _extra_top(x_labels: Sequence[str], top: int, titled: bool) -> int:
+    """What a heatmap's own top margin ``top`` exceeds the one :data:`REF_CHARS`-character
+    labels get: added to the figure's height."""
+    return max(0, top - top_margin([], reference=True) - (TITLE_PX if titled else 0))
+
+
 TURNED = -45  # the angle of turned column labels when charts share a top margin
+
+
+def display_width(text: str) -> int:
+    """How many character widths ``text`` takes on screen: a wide character (CJK, most emoji)
+    two, a combining mark, joiner, variation selector or direction mark none, others one."""
+    width = 0
+    for char in text:
+        if unicodedata.category(char) in ("Mn", "Me", "Cf"):
+            continue
+        width += 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+    return width
+
+
+def short_label(label: str, limit: int = TICK_CHARS) -> str:
+    """``label`` cut to ``limit`` character widths (:func:`display_width`) with "…", as an
+    axis writes it (the hover keeps it whole); a cut never ends on a joiner or leaves a
+    combining mark without its letter."""
+    if display_width(label) <= limit:
+        return label
+    width, end = 0, 0
+    for i, char in enumerate(label):
+        step = display_width(char)
+        if width + step > limit - 1:
+            break
+        width, end = width + step, i + 1
+    while end and unicodedata.category(label[end - 1]) == "Cf":  # a joiner or mark left last
+        end -= 1
+    return label[:end] + "…"
 
 
 def tick_text(label: str) -> str:
     """How a token label is written on an axis: literally (Plotly would otherwise render
-    ``<b>``-style tags in it) and cut to ``TICK_CHARS`` characters."""
-    label = label if len(label) <= TICK_CHARS else label[: TICK_CHARS - 1] + "…"
+    ``<b>``-style tags in it) and cut by :func:`short_label`."""
+    label = short_label(label)
     return label.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 

@@ -17,9 +17,7 @@ from attnviz.figures import heatmap
 from attnviz.figures.heatmap import (
     CELL_TEXT_LIMIT,
     FONT_PX,
-    TURNED,
     top_margin,
-    upright,
     with_slider,
 )
 from attnviz.scenarios import sweep
@@ -125,14 +123,10 @@ def lecture_panel(name: str, z, x_labels, y_labels, *, key: str, title_box,
     height = layout.LECTURE_CHART_PAD_PX + row_px * rows if rows <= CELL_TEXT_LIMIT \
         else None  # one screen
     fig = heatmap(z, x_labels, y_labels, highlight_cells=changed_cells(key, z), height=height,
-                  **kw)
+                  top=top, tick_px=PRESENTER_TICK_PX if state.presenter() else FONT_PX, **kw)
     if not row_labels:
         fig.update_yaxes(showticklabels=False, title_text="")
         fig.update_layout(margin_l=8)
-    if top is not None:  # the row's shared margin; turned labels at the angle it allows for
-        fig.update_layout(margin_t=top)
-        if not upright(x_labels):
-            fig.update_xaxes(tickangle=TURNED)
     chart_key = f"playground_fig_{key}"
     frames = live(fig) if live else None
     show_figure(fig, key=chart_key, filename=title, frames=frames,

@@ -1,0 +1,107 @@
+"""Real browser: long or odd token labels never squash the lecture view's heatmaps (issue 26,
+item 3).
+
+Four tokens at 1400×1000 (and 1024×768): the three Playground charts' plot areas were 79 px
+high with the default labels, 33 px with 16-character words and 2 px with labels holding
+``<``, ``>`` or ``&`` (the margin was sized from the escaped text, ``&lt;`` four characters).
+Measured here: each chart's plot area (Plotly's ``.nsewdrag``) must be at least as high as with
+the default labels, and the three charts' rows still line up. Screenshots:
+tests/artifacts/screenshots/long_labels_*.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from helpers import (
+    TIMEOUT_MS,
+    assert_no_exception,
+    goto_page,
+    screenshot,
+    track_reruns,
+    wait_for_app_run,
+    wait_for_plots,
+)
+
+from attnviz import position_labels
+from attnviz.figures.heatmap import tick_text
+from attnviz.io import scenario_io
+from attnviz.scenarios.presets import PRESETS
+
+LABELS = {
+    "default": None,  # the preset's own words
+    "words16": ["internationalise", "representations", "characteristics", "responsibilities"],
+    "markup": ["<a&b>", "x<y>&z", "<b>bold</b>", "&amp;&lt;"],
+    "mixed": ["日本語のことばです", "👩‍👩‍👧‍👦family", "مرحبا_بالعالم", "ab\u0301cdé"],
+}
+SCREENS = [(1400, 1000), (1024, 768)]
+# the column labels the weights chart writes
+TICKS = """() => document.querySelector("[class*='st-key-playground_fig_weights_weights']"
+    + " .js-plotly-plot")._fullLayout.xaxis.ticktext"""
+# the plot area of each lecture chart (Plotly's drag rectangle over the cells)
+PLOT_HEIGHTS = """() => [...document.querySelectorAll(
+    "[class*='st-key-playground_fig_weights_'] .js-plotly-plot")]
+  .map(g => { const r = g.querySelector('.nsewdrag').getBoundingClientRect();
+              return [Math.round(r.top), Math.round(r.bottom)]; })"""
+
+
+def lecture_with(context, app_server: str, tokens):
+    """A new page (a new session) on the Playground's lecture view (the weights focus) of the
+    Four words preset with these token words (None: its own)."""
+    scenario = PRESETS["seed_000"].build()
+    if tokens is not None:
+        scenario = replace(scenario, tokens=list(tokens))
+    page = context.new_page()
+    track_reruns(page)
+    goto_page(page, app_server,
+              f"playground?{scenario_io.LINK_PARAM}={scenario_io.to_link_param(scenario)}")
+    wait_for_plots(page, 3)
+    wait_for_app_run(page)
+    page.wait_for_timeout(400)  # the charts settle at their column's width
+    return page
+
+
+def plot_areas(page) -> list[tuple[int, int]]:
+    areas = page.evaluate(PLOT_HEIGHTS)
+    assert len(areas) == 3, areas
+    return areas
+
+
+@pytest.fixture(scope="module")
+def measured(browser, app_server) -> dict:
+    """{(size, labels): [(top, bottom) of each chart's plot area]}, one session each."""
+    out = {}
+    for size in SCREENS:
+        context = browser.new_context(viewport={"width": size[0], "height": size[1]})
+        context.set_default_timeout(TIMEOUT_MS)  # one per size: plotly.js is fetched once
+        try:
+            for name, tokens in LABELS.items():
+                page = lecture_with(context, app_server, tokens)
+                assert_no_exception(page)
+                if tokens is not None:  # the link was opened: the charts show these labels
+                    assert page.evaluate(TICKS) == [
+                        tick_text(t) for t in position_labels(tokens)], name
+                out[size, name] = plot_areas(page)
+                screenshot(page, f"long_labels_{name}_{size[0]}x{size[1]}")
+                page.close()
+        finally:
+            context.close()
+    return out
+
+
+@pytest.mark.parametrize("size", SCREENS, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("name", [n for n in LABELS if n != "default"])
+def test_labels_never_shrink_the_cells(measured, size, name):
+    default = [bottom - top for top, bottom in measured[size, "default"]]
+    heights = [bottom - top for top, bottom in measured[size, name]]
+    assert min(default) >= 60, default  # the lecture view's own cells, as drawn
+    assert all(h >= d - 1 for h, d in zip(heights, default, strict=True)), (heights, default)
+
+
+@pytest.mark.parametrize("size", SCREENS, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("name", list(LABELS))
+def test_the_rows_still_line_up(measured, size, name):
+    tops = [top for top, _ in measured[size, name]]
+    bottoms = [bottom for _, bottom in measured[size, name]]
+    assert max(tops) - min(tops) <= 1 and max(bottoms) - min(bottoms) <= 1, measured[size, name]
