@@ -4,13 +4,17 @@ Builders describe a figure as plain dicts (traces and layout) and hand them to :
 which writes Plotly's default template out as explicit properties and skips plotly.py's
 property validation: validation costs ~3 ms per trace and ~10–30 ms per figure, most of a
 page's rerun. tests/pages/test_speed.py checks every builder's figure against the validated one.
+The private argument that skips validation is used in one place (:func:`_unvalidated`), which
+falls back to validated construction if a plotly.py release stops taking it.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from functools import lru_cache
 
+import plotly
 import plotly.graph_objects as go
 
 _VALIDATE = False  # True: let plotly.py validate every figure (tests compare the two)
@@ -37,9 +41,30 @@ def figure(data: list[dict], layout: dict) -> go.Figure:
     layout_defaults, trace_defaults = _template_defaults()
     data = [_merge(trace_defaults.get(d.get("type", "scatter"), {}), d) for d in data]
     layout = dict(_merge(layout_defaults, layout), template={})
-    if _VALIDATE:
-        return go.Figure(dict(data=data, layout=layout))
-    fig = go.Figure(dict(data=data, layout=layout), _validate=False)
+    spec = dict(data=data, layout=layout)
+    fig = None if _VALIDATE or not _FAST else _unvalidated(spec)
+    return fig if fig is not None else go.Figure(spec)
+
+
+_FAST = [True]  # False once this plotly.py refused the unvalidated construction (see below)
+
+
+def _unvalidated(spec: dict) -> go.Figure | None:
+    """``go.Figure(spec)`` without plotly.py's property validation, through its private
+    ``_validate=False`` argument (the one private Plotly API here); None — and validated
+    construction from then on, with one log line — when this plotly.py refuses the argument or
+    builds something else with it (a release that drops or renames it)."""
+    try:
+        fig = go.Figure(spec, _validate=False)
+        if getattr(fig, "_validate", None) is not False or [t.type for t in fig.data] != [
+                d.get("type", "scatter") for d in spec["data"]]:
+            raise TypeError("go.Figure(_validate=False) built another figure")
+    except (TypeError, AttributeError) as err:
+        _FAST[0] = False
+        logging.getLogger(__name__).warning(
+            "attnviz: plotly.py %s refused go.Figure(..., _validate=False) (%s); figures are "
+            "validated from now on (slower, same figures)", plotly.__version__, err)
+        return None
     fig._validate = True  # noqa: SLF001 — only the construction above skips validation
     return fig
 
