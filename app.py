@@ -38,6 +38,7 @@ with state.frame_run():  # pages know they run inside this frame (state.use_app_
         ],
         "Your data": [
             st.Page("pages/your_attention.py", title="Your own attention"),
+            st.Page("pages/model_view.py", title="Model view"),
             st.Page("pages/share.py", title="Save & share"),
         ],
     }

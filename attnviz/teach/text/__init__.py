@@ -35,6 +35,7 @@ pages/induction.py            ``induction_``           ``induction``           /
 pages/line_view.py            ``line_view_``           ``line_view``           /line_view
 pages/quiz.py                 ``quiz_``                ``quiz``                /quiz
 pages/your_attention.py       ``your_attention_``      ``your_attention``      /your_attention
+pages/model_view.py           ``model_view_``          ``model_view``          /model_view
 pages/share.py                ``share_``               ``share``               /share
 ============================= ======================== ======================= ====================
 

@@ -57,6 +57,8 @@ PAGES_OVERVIEW = {
     "Quiz": "predict where each query looks before the weights are revealed.",
     "Your own attention": "upload your own model's attention weights and explore them with "
                           "the same views.",
+    "Model view": "every layer and head of a real model as thumbnails (a model folder or a "
+                  "captured file), one head opened as lines, heads fused, attention rollout.",
     "Save & share": "the scenario as a file, a link or a QR code for the room; every matrix "
                     "as CSV, npz or JSON.",
 }

@@ -1,0 +1,248 @@
+"""The model view's figures: a grid of thumbnails (one per layer and head), an opened head's
+heatmap, the heads fused per layer and the attention rollout.
+
+The grid is ONE heatmap trace: the thumbnails are tiled into one matrix with blank (NaN) gaps
+between them, so 144 heads of 64 tokens draw as one image (one trace per thumbnail costs
+plotly.js a layout pass each). Every thumbnail shares the 0–1 colour scale. Token labels are in
+the hover only (no tick labels that could overlap): an invisible point at each thumbnail's
+centre, with ``hoverdistance=-1``, is always the one under the pointer, carries the
+thumbnail's hover text and makes the thumbnail clickable (heatmaps send no click the chart
+component accepts; see :mod:`attnviz.figures.clickable`).
+
+Causal models are drawn causal: the upper triangle is NaN — blank, not the colour of 0.
+Sentence pairs: a white line where the second segment starts, in every thumbnail.
+Nothing here imports Streamlit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from numpy.typing import ArrayLike, NDArray
+
+from attnviz.core.downsample import block_factor, downsample
+from attnviz.figures.base import figure
+from attnviz.figures.heatmap import WEIGHTS_SCALE, colour_scale, heatmap
+from attnviz.teach.text import common
+from attnviz.teach.text import model_view as text
+
+Array = NDArray[np.float64]
+
+TARGET_WIDTH_PX = 1000  # the plot width a thumbnail row is sized for (wide layout, 1366 px)
+TILE_PX = (56, 170)  # smallest and largest thumbnail side, in pixels
+FRAME_COLOUR = "#c8c8c8"
+SELECTED_COLOUR = "#ff7f0e"  # the opened head (the line view's focus colour)
+SEGMENT_COLOUR = "#ffffff"
+GRID_T = 48  # thumbnails pool longer sequences to at most this many cells a side
+
+
+def causal_blank(w: ArrayLike) -> Array:
+    """Weights with the upper triangle (keys after the query) set to NaN: drawn blank."""
+    w = np.array(w, dtype=np.float64)
+    t_q, t_k = w.shape[-2:]
+    w[..., ~np.tri(t_q, t_k, dtype=bool)] = np.nan
+    return w
+
+
+def pooled(weights: ArrayLike, size: int = GRID_T) -> tuple[Array, int]:
+    """Thumbnails pooled to at most ``size`` cells a side, and the tokens per cell."""
+    w = np.asarray(weights, dtype=np.float64)
+    return downsample(w, size), block_factor(w.shape[-1], size)
+
+
+def links(w: ArrayLike, labels: Sequence[str], causal: bool) -> dict[str, str]:
+    """One matrix's strongest link (``query`` → ``key``, ``weight``; a link to oneself does not
+    count unless t = 1) and the key it attends most on average (``top``, ``mean``: over the
+    queries that can see it), as the hover templates' fields."""
+    w = np.asarray(w, dtype=np.float64)
+    t = w.shape[-1]
+    off = w if t == 1 else w * (1 - np.eye(t))
+    i, j = divmod(int(off.argmax()), t)
+    seen_by = np.arange(t, 0, -1) if causal else np.full(t, t)  # key j: t − j queries
+    received = w.sum(axis=0) / seen_by  # (t,)
+    top = int(received.argmax())
+    return dict(query=labels[i], key=labels[j], weight=f"{w[i, j]:.3f}", top=labels[top],
+                mean=f"{received[top]:.3f}")
+
+
+def tile_hovers(weights: ArrayLike, labels: Sequence[str], causal: bool) -> list[list[str]]:
+    """Each thumbnail's hover text (:data:`TILE_HOVER`): its layer and head, strongest link and
+    most attended key with token labels, from the exact weights (not the pooled thumbnail).
+
+    Parameters
+    ----------
+    weights : array_like of shape (n_layers, n_heads, t, t)
+    labels : sequence of str
+        One label per token.
+    causal : bool
+        Only the lower triangle counts (it is all there is).
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    return [[text.TILE_HOVER.format(layer=layer, h=h, **links(w[layer, h], labels, causal))
+             for h in range(w.shape[1])] for layer in range(w.shape[0])]
+
+
+def _rect(x0: float, x1: float, y0: float, y1: float) -> list:
+    return [x0, x1, x1, x0, x0, None], [y0, y0, y1, y1, y0, None]
+
+
+def _lines(segments: list[tuple[list, list]]) -> dict[str, list]:
+    """Polylines (x, y), each ending in None, as one trace's ``x`` and ``y``."""
+    return dict(x=[v for x, _ in segments for v in x], y=[v for _, y in segments for v in y])
+
+
+def tiles(matrices: ArrayLike, *, row_ticks: Sequence[str], col_ticks: Sequence[str],
+          hovers: Sequence[Sequence[str]], causal: bool, boundary: int | None = None,
+          selected: tuple[int, int] | None = None, colour_bar: bool = True,
+          tile_px: int | None = None) -> tuple[go.Figure, int]:
+    """A grid of small heatmaps as one tiled heatmap trace, with a click target per tile.
+
+    Parameters
+    ----------
+    matrices : array_like of shape (rows, cols, n, n)
+        One (pooled) weights matrix per tile, values in 0–1.
+    row_ticks, col_ticks : sequence of str
+        The grid's row and column names (e.g. "L0", "H3").
+    hovers : rows × cols strings
+        Each tile's hover text (see :func:`tile_hovers`).
+    causal : bool
+        Blank the upper triangle of every tile.
+    boundary : int, optional
+        The first cell of the second segment: a line is drawn there in every tile.
+    selected : (row, col), optional
+        The tile outlined in orange.
+    colour_bar : bool
+        Show the shared 0–1 colour bar.
+    tile_px : int, optional
+        The tiles' side in pixels (default: a row fills TARGET_WIDTH_PX, within TILE_PX).
+
+    Returns
+    -------
+    fig : go.Figure
+    picker : int
+        The index of the click-target trace: point ``r · cols + c`` is tile (r, c).
+    """
+    m = np.asarray(matrices, dtype=np.float64)
+    rows, cols, n, _ = m.shape
+    if causal:
+        m = causal_blank(m)
+    gap = max(1, n // 8)
+    step = n + gap
+    z = np.full((rows * step - gap, cols * step - gap), np.nan, dtype=np.float32)
+    for r in range(rows):
+        for c in range(cols):
+            z[r * step:r * step + n, c * step:c * step + n] = m[r, c]
+    centre = (n - 1) / 2
+    frames, seams, where = [], [], []
+    for r in range(rows):
+        for c in range(cols):
+            x0, y0 = c * step - 0.5, r * step - 0.5
+            frames.append(_rect(x0, x0 + n, y0, y0 + n))
+            if boundary is not None and 0 < boundary < n:
+                seams.append(([x0 + boundary] * 2 + [None], [y0, y0 + n, None]))
+                seams.append(([x0, x0 + n, None], [y0 + boundary] * 2 + [None]))
+            where.append((c * step + centre, r * step + centre))
+    data = [dict(type="heatmap", z=z, x0=0, dx=1, y0=0, dy=1, zmin=0.0, zmax=1.0,
+                 colorscale=colour_scale(WEIGHTS_SCALE), hoverinfo="skip", showscale=colour_bar,
+                 colorbar=dict(thickness=12, len=min(1.0, 0.3 + 0.1 * rows), outlinewidth=0,
+                               title=dict(text=text.COLOUR_BAR, side="right"))),
+            dict(type="scatter", mode="lines", hoverinfo="skip", showlegend=False,
+                 line=dict(color=FRAME_COLOUR, width=1), **_lines(frames))]
+    if seams:
+        data.append(dict(type="scatter", mode="lines", hoverinfo="skip", showlegend=False,
+                         line=dict(color=SEGMENT_COLOUR, width=1.5),
+                         **_lines(seams)))
+    if selected is not None:
+        r, c = selected
+        xs, ys = _rect(c * step - 0.5 - gap / 2, c * step + n - 0.5 + gap / 2,
+                       r * step - 0.5 - gap / 2, r * step + n - 0.5 + gap / 2)
+        data.append(dict(type="scatter", mode="lines", x=xs, y=ys, hoverinfo="skip",
+                         showlegend=False, line=dict(color=SELECTED_COLOUR, width=3)))
+    data.append(dict(
+        type="scatter", mode="markers", x=[p[0] for p in where], y=[p[1] for p in where],
+        hovertext=[h for row in hovers for h in row], hovertemplate="%{hovertext}<extra></extra>",
+        marker=dict(size=10, opacity=0.0, color="#000000"), showlegend=False, name="tiles",
+        selected=dict(marker=dict(opacity=0.0)), unselected=dict(marker=dict(opacity=0.0))))
+    px = tile_px or int(np.clip(TARGET_WIDTH_PX / cols, *TILE_PX))
+    width, height = cols * step - gap, rows * step - gap
+    return figure(data, dict(
+        height=int(rows * px * step / n + 50), margin=dict(l=40, r=70 if colour_bar else 10,
+                                                           t=30, b=10),
+        plot_bgcolor="white", font=dict(size=12),
+        xaxis=dict(range=[-0.5 - gap, width - 0.5 + gap], side="top", showgrid=False,
+                   zeroline=False, fixedrange=True, constrain="domain", tickmode="array",
+                   tickvals=[c * step + centre for c in range(cols)], ticktext=list(col_ticks),
+                   ticks=""),
+        yaxis=dict(range=[height - 0.5 + gap, -0.5 - gap], showgrid=False, zeroline=False,
+                   fixedrange=True, scaleanchor="x", constrain="domain", tickmode="array",
+                   tickvals=[r * step + centre for r in range(rows)], ticktext=list(row_ticks),
+                   ticks=""),
+        hovermode="closest", hoverdistance=-1, clickmode="event+select", dragmode=False,
+    )), len(data) - 1
+
+
+def model_grid(weights: ArrayLike, labels: Sequence[str], *, causal: bool,
+               boundary: int | None = None,
+               selected: tuple[int, int] | None = None) -> tuple[go.Figure, int]:
+    """Every layer (rows) and head (columns) as a thumbnail; see :func:`tiles`.
+
+    Parameters
+    ----------
+    weights : array_like of shape (n_layers, n_heads, t, t)
+    labels : sequence of str
+        One label per token (for the hover).
+    boundary : int, optional
+        The first token of the second sentence of a pair.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    small, factor = pooled(w)
+    return tiles(small, row_ticks=[text.LAYER_TICK.format(i=i) for i in range(w.shape[0])],
+                 col_ticks=[text.HEAD_TICK.format(h=h) for h in range(w.shape[1])],
+                 hovers=tile_hovers(w, labels, causal), causal=causal,
+                 boundary=None if boundary is None else -(-boundary // factor),
+                 selected=selected)
+
+
+def layer_row(matrices: ArrayLike, labels: Sequence[str], *, causal: bool,
+              boundary: int | None = None, tick: str = text.AGGREGATE_TILE) -> go.Figure:
+    """One thumbnail per layer (fused heads, or the rollout up to each layer), one row.
+
+    Parameters
+    ----------
+    matrices : array_like of shape (n_layers, t, t)
+    """
+    m = np.asarray(matrices, dtype=np.float64)
+    small, factor = pooled(m)
+    hovers = [text.LAYER_HOVER.format(layer=i, **links(a, labels, causal))
+              for i, a in enumerate(m)]
+    fig, _ = tiles(small[None], row_ticks=[""], col_ticks=[tick.format(i=i)
+                                                           for i in range(m.shape[0])],
+                   hovers=[hovers], causal=causal, colour_bar=False,
+                   boundary=None if boundary is None else -(-boundary // factor),
+                   tile_px=int(np.clip(TARGET_WIDTH_PX / max(m.shape[0], 6), *TILE_PX)))
+    fig.update_layout(clickmode="none")
+    return fig
+
+
+def weights_heatmap(w: ArrayLike, labels: Sequence[str], *, causal: bool,
+                    boundary: int | None = None, focus: int | None = None,
+                    x_title: str = common.AXIS_KEY, y_title: str = common.AXIS_QUERY) -> go.Figure:
+    """One matrix with its token labels (the attnviz heatmap), blank above the diagonal for a
+    causal model and a line at the second segment's first token."""
+    z = causal_blank(w) if causal else np.asarray(w, dtype=np.float64)
+    fig = heatmap(z, list(labels), list(labels), kind="weights", x_title=x_title,
+                  y_title=y_title, highlight_rows=[] if focus is None else [focus])
+    if causal:
+        trace = fig.data[0]
+        if trace.text is not None:
+            trace.text = np.where(np.isnan(z), "", np.asarray(trace.text, dtype=object))
+        trace.hoverongaps = False
+        fig.layout.plot_bgcolor = "white"
+    if boundary is not None and 0 < boundary < len(labels):
+        b = boundary - 0.5
+        for x0, x1, y0, y1 in ((b, b, -0.5, len(labels) - 0.5), (-0.5, len(labels) - 0.5, b, b)):
+            fig.add_shape(type="line", x0=x0, x1=x1, y0=y0, y1=y1, xref="x", yref="y",
+                          line=dict(color=SEGMENT_COLOUR, width=2))
+    return fig

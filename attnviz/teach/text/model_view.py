@@ -1,0 +1,199 @@
+"""Model view: every layer and head of a real model at a glance, one head opened, rollout.
+
+Templates: ``FIELDS`` names the ``str.format`` fields of every template of this module (a
+comment above each template says what its fields are); ``tests/teach/test_text.py`` checks them.
+"""
+
+from __future__ import annotations
+
+FIELDS: dict[str, tuple[str, ...]] = {
+    "NO_TORCH": ("module",),
+    "MODELS_OFF": ("env",),
+    "HUB_OFFLINE": ("env",),
+    "TEXT_LIMIT": ("t", "chars"),
+    "CANNOT_LOAD": ("reason",),
+    "SHOWING": ("source", "layers", "heads", "t", "kind"),
+    "MEMORY": ("bytes",),
+    "WARNING": ("warning",),
+    "TILE_HOVER": ("layer", "h", "query", "key", "weight", "top", "mean"),
+    "LAYER_HOVER": ("layer", "query", "key", "weight", "top", "mean"),
+    "LAYER_TICK": ("i",),
+    "HEAD_TICK": ("h",),
+    "OPENED_TITLE": ("layer", "h"),
+    "AGGREGATE_TILE": ("i",),
+    "ROLLOUT_CAPTION": ("r",),
+    "KNOWN_ARCHITECTURES": ("names",),
+    "TOO_MANY_VALUES": ("values", "limit"),
+    "PAIR_ON_CAUSAL": ("model_type",),
+    "NOT_A_CAPTURE": ("what",),
+    "OTHER_VERSION": ("found", "expected"),
+    "TAMPERED": ("what",),
+    "TAMPERED_WHY": ("name", "n", "layers", "t"),
+    "HUB_NAME": ("name",),
+    "HUB_FAILED": ("name", "reason"),
+    "HUB_TOO_LARGE": ("name", "gib", "limit"),
+    "DIRECTORY_NAME": ("path",),
+    "HUB_SOURCE_NAME": ("name",),
+    "UPLOAD_NAME": ("name",),
+}
+
+TITLE = "Model view"
+INTRO = (
+    "Every layer and every head of a real model at once: one small heatmap per head (queries "
+    "down, keys across, the same 0–1 colour scale for all). Hover a thumbnail for its tokens, "
+    "click it to open that head below: its lines, BertViz-style, and its full heatmap. Then "
+    "the heads of each layer fused (mean or max) and the attention rollout across layers."
+)
+
+SOURCE_LABEL = "Attention from"
+# The choices of the source radio
+SOURCES = {
+    "example": "the example file",
+    "upload": "a captured file (.npz)",
+    "directory": "a model folder on this machine",
+    "hub": "the Hugging Face Hub (online)",
+}
+# {module}: the package that is not installed (torch or transformers)
+NO_TORCH = (
+    "Loading a model needs torch and transformers; {module} is not installed here. "
+    "Install them with: pip install 'attnviz[models]' — or capture elsewhere with "
+    "attnviz.io.capture.save_capture and upload the .npz file (no torch needed to view it)."
+)
+# {env}: the environment variable that turned model loading off
+MODELS_OFF = (
+    "Model loading is turned off on this server ({env}=1): upload a captured .npz file instead."
+)
+# {env}: the environment variable that keeps the Hugging Face Hub offline
+HUB_OFFLINE = "The Hub is off on this machine ({env} is set); load a model folder instead."
+HUB_ONLINE_LABEL = "This machine is online: allow downloading from the Hugging Face Hub"
+HUB_NAME_LABEL = "Model name on the Hub (owner/name)"
+DIRECTORY_LABEL = "Model folder (written by save_pretrained)"
+TEXT_LABEL = "Text"
+TEXT_B_LABEL = "Second sentence (encoder models such as BERT; leave empty for one text)"
+DEFAULT_TEXT = "the cat sat on the mat"
+# {t}: the most tokens captured; {chars}: the most characters typed
+TEXT_LIMIT = "At most {t} tokens (and {chars} characters) are captured."
+CAPTURE_BUTTON = "Capture attention"
+UPLOAD_LABEL = "Captured attention (.npz from save_capture, or any (n_layers, n_heads, t, t))"
+LOADING = "Loading the model and running it once…"
+# {reason}: what is wrong, a sentence without its full stop
+CANNOT_LOAD = "Nothing was loaded: {reason}. The view below is unchanged."
+# {source}: where the attention came from; {layers}, {heads}: counts; {t}: tokens;
+# {kind}: CAUSAL or BIDIRECTIONAL
+SHOWING = "{source}: {layers} layers × {heads} heads, {t} tokens, {kind}."
+CAUSAL = "causal (queries see only earlier keys: the upper triangle is blank)"
+BIDIRECTIONAL = "bidirectional"
+# {bytes}: the captured arrays' size, formatted with thousands separators
+MEMORY = (
+    "This session keeps only the captured weights: {bytes} bytes. The model itself is "
+    "released right after its forward pass."
+)
+# {warning}: a warning about the file, a sentence without its full stop
+WARNING = "{warning}."
+EXAMPLE_NAME = "The example file"
+# {path}: the model folder
+DIRECTORY_NAME = "Model folder {path}"
+# {name}: the Hub model's name
+HUB_SOURCE_NAME = "Hub model {name}"
+# {name}: the uploaded file's name
+UPLOAD_NAME = "File {name}"
+
+GRID_TITLE = "Every layer and head"
+GRID_CAPTION = (
+    "Rows are layers (0 nearest the input), columns heads. One colour scale, 0 to 1, for every "
+    "thumbnail; a white line marks where the second sentence starts. Click a thumbnail to "
+    "open its head."
+)
+# {layer}, {h}: the thumbnail's layer and head; {query}, {key}, {weight}: its strongest link;
+# {top}: the key attended most on average; {mean}: that average weight
+TILE_HOVER = (
+    "layer {layer} · head {h}<br>strongest: {query} → {key} ({weight})<br>"
+    "most attended: {top} (mean {mean})<br>click to open"
+)
+# {layer}: a layer; {query}, {key}, {weight}: its strongest link; {top}: the key attended
+# most on average; {mean}: that average weight
+LAYER_HOVER = (
+    "layer {layer}<br>strongest: {query} → {key} ({weight})<br>most attended: {top} (mean {mean})"
+)
+# {i}: a layer's index (row label of the grid)
+LAYER_TICK = "L{i}"
+# {h}: a head's index (column label of the grid)
+HEAD_TICK = "H{h}"
+COLOUR_BAR = "weight"
+OPEN_LAYER_LABEL = "Open layer"
+OPEN_HEAD_LABEL = "Open head"
+# {layer}, {h}: the opened head
+OPENED_TITLE = "Layer {layer}, head {h}"
+FOCUS_LABEL = "Highlight the links of a token"
+NO_FOCUS = "every token"
+FOCUS_CAPTION = (
+    "The lines of the chosen token (or click a token's dot). Hovering a dot names it."
+)
+LINES_TOO_LONG = "The line view draws at most 64 tokens a side without a focus; pick a token."
+HEATMAP_TITLE = "Weights of this head"
+
+AGGREGATE_TITLE = "Heads of each layer fused"
+AGGREGATE_LABEL = "Fuse the heads by"
+AGGREGATE_CHOICES = {"mean": "mean (rows still sum to 1)",
+                     "max": "max (each cell: its strongest head)"}
+# {i}: a layer's index (column label of the fused row)
+AGGREGATE_TILE = "L{i}"
+ROLLOUT_TITLE = "Attention rollout across layers"
+# {r}: the weight of the residual path
+ROLLOUT_CAPTION = (
+    "Abnar & Zuidema (2020): each layer's heads averaged, the residual path added as "
+    "attention to oneself (A′ = {r}·I + (1 − {r})·A, rows renormalised), and the layers "
+    "multiplied from the input up. Row i: how much of position i's mix after the last layer "
+    "comes from each input token. The row of cumulative rollouts shows it layer by layer."
+)
+ROLLOUT_FINAL = "Rollout after the last layer"
+AXIS_QUERY = "position (after the layers)"
+AXIS_KEY = "input token"
+
+# {names}: the architectures transformers knows, comma-separated
+KNOWN_ARCHITECTURES = "Architectures this installation can load: {names}."
+# {values}: weights the capture holds; {limit}: the most the page keeps
+TOO_MANY_VALUES = (
+    "the capture holds {values:,} weights (layers·heads·t·t); this page keeps at most {limit:,} "
+    "— capture a shorter text"
+)
+# {model_type}: the model's architecture
+PAIR_ON_CAUSAL = (
+    "a second sentence is for encoder models (BERT-style segments); this {model_type} model "
+    "is causal — put the whole text in the first box"
+)
+EMPTY_TEXT = "the text is empty; type a sentence to capture"
+NO_FOLDER = "no model folder was given; type the path of a save_pretrained folder"
+# {what}: what the file lacks or holds
+NOT_A_CAPTURE = "the file is not an attention capture: {what}"
+# {found}: the file's capture format; {expected}: the format this version reads
+OTHER_VERSION = (
+    "the file was written by another version of attnviz (capture format {found}; this version "
+    "reads format {expected}) — capture it again with this version"
+)
+# {what}: which part of the file contradicts the rest (one of TAMPERED_WHY)
+TAMPERED = "the file has been changed after it was captured: {what}"
+# Why a capture looks tampered with. {name}: an array of the file; {n}: how many it holds;
+# {layers}: the weights' layers; {t}: the weights' tokens
+TAMPERED_WHY = {
+    "unreadable": "its {name} array cannot be read",
+    "missing": "its {name} array is missing",
+    "tokens": "its token labels do not match the weights",
+    "is_causal": "is_causal is not one true/false value",
+    "layers": "it lists {n} layer indices for {layers} layers",
+    "input_ids": "it holds {n} token ids for {t} tokens",
+    "segments": "its segments are not one 0 or 1 for each of the {t} tokens",
+    "rows": "its rows of weights do not sum to 1",
+    "causal": "it says causal, yet queries attend to later keys",
+}
+# {name}: the name typed
+HUB_NAME = (
+    "{name} is not a Hub model name; give owner/name (letters, digits, '-', '_', '.')"
+)
+# {name}: the Hub model's name; {reason}: the Hub's first line of error
+HUB_FAILED = "{name} cannot be fetched from the Hub ({reason})"
+# {name}: the Hub model's name; {gib}: its parameters' size; {limit}: the most allowed
+HUB_TOO_LARGE = (
+    "{name} needs about {gib:.2f} GiB for its parameters in float32; at most {limit:.2f} GiB "
+    "are allowed"
+)

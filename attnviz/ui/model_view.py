@@ -1,0 +1,459 @@
+"""The Model view page's logic: where the attention comes from (the example, a captured file,
+a model folder, the Hub), the checks a captured file goes through, and the page's views.
+
+State: the page keeps ONE thing in the session, :data:`DATA_KEY`, a :class:`ModelViewData`
+(the captured weights and tokens; never the model). It is replaced only by a load that
+succeeded entirely: a refused folder, text or file leaves it as it was.
+
+Model loading (a folder or the Hub) needs the optional extra (torch, transformers) and can be
+turned off for a whole server with the environment variable :data:`NO_MODELS_ENV` = 1 (read
+here only, by :func:`models_allowed`). The Hub is never contacted unless the user ticks that the
+machine is online, and never while ``HF_HUB_OFFLINE`` is set.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib.util
+import io
+import json
+import os
+import re
+import zipfile
+from dataclasses import dataclass
+
+import numpy as np
+import streamlit as st
+from numpy.typing import NDArray
+
+from attnviz.core.rollout import aggregate_heads, attention_rollout
+from attnviz.figures.clickable import point_from_selection
+from attnviz.figures.line_view import MAX_TOKENS as LINE_VIEW_MAX
+from attnviz.figures.line_view import head_view
+from attnviz.figures.model_view import layer_row, model_grid, weights_heatmap
+from attnviz.io import attention_io as aio
+from attnviz.io.capture import CAPTURE_FORMAT
+from attnviz.io.examples import EXAMPLE_NPZ
+from attnviz.io.scenario_io import quote
+from attnviz.scenarios import limits
+from attnviz.scenarios.scenario import position_labels
+from attnviz.scenarios.tokens import without_bidi
+from attnviz.teach.text import model_view as text
+from attnviz.ui.panels import show_figure
+from attnviz.ui.share import plain
+
+NO_MODELS_ENV = "ATTNVIZ_NO_MODELS"  # "1": a classroom server that loads no model
+HUB_OFFLINE_ENV = "HF_HUB_OFFLINE"
+MAX_TEXT_TOKENS = 128  # tokens of a captured text (a 12 × 12 model: 2.4 M weights, 19 MB)
+MAX_TEXT_CHARS = 2000  # characters typed in each text box
+MAX_VALUES = limits.MAX_UPLOAD_VALUES  # weights kept per session: the same bound as an upload
+DATA_KEY = "model_view_data"  # the one thing this page keeps in the session
+_UPLOAD_CACHE = "_model_view_upload_cache"  # (file_id, data or None, error or None)
+HUB_NAME = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}/[\w.-]{1,96}$")
+
+
+@dataclass(frozen=True, eq=False)
+class ModelViewData:
+    """What the page shows: the captured weights and their tokens (no model).
+
+    Attributes
+    ----------
+    weights : ndarray of shape (n_layers, n_heads, t, t), float64
+    tokens : tuple of str
+    segments : ndarray of shape (t,) of int, or None
+        0 for the first sentence of a pair, 1 for the second; None for one text.
+    causal : bool
+    source : str
+        Where the weights came from, as shown on the page.
+    warnings : tuple of str
+    """
+
+    weights: NDArray[np.float64]
+    tokens: tuple[str, ...]
+    segments: NDArray[np.int64] | None
+    causal: bool
+    source: str
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes this session keeps for these data."""
+        seg = 0 if self.segments is None else self.segments.nbytes
+        return int(self.weights.nbytes + seg + sum(len(t.encode()) for t in self.tokens))
+
+    @property
+    def boundary(self) -> int | None:
+        """The first token of the second sentence, or None."""
+        if self.segments is None or not (self.segments == 1).any():
+            return None
+        return int(np.argmax(self.segments == 1))
+
+
+# ---------------------------------------------------------------------------------------------
+# What this machine allows
+# ---------------------------------------------------------------------------------------------
+
+def _flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def models_allowed() -> bool:
+    """False when the server sets ATTNVIZ_NO_MODELS=1 (a classroom that loads no model)."""
+    return not _flag(NO_MODELS_ENV)
+
+
+def hub_allowed() -> bool:
+    """False while HF_HUB_OFFLINE is set: the Hub is never contacted then."""
+    return not _flag(HUB_OFFLINE_ENV)
+
+
+def missing_extra() -> str | None:
+    """The first of torch and transformers that is not installed, or None (checked without
+    importing them: torch takes seconds and hundreds of MB to import)."""
+    for name in ("torch", "transformers"):
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            return name
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading: the example, a captured file, a model folder, the Hub
+# ---------------------------------------------------------------------------------------------
+
+def _labels(tokens) -> tuple[str, ...]:
+    return tuple(without_bidi(str(t))[: limits.MAX_LABEL_CHARS] for t in tokens)
+
+
+def _causal_shape(w: np.ndarray) -> bool:
+    """True when every matrix has nothing above the diagonal (and t > 1)."""
+    t = w.shape[-1]
+    return t > 1 and not w[..., np.triu_indices(t, 1)[0], np.triu_indices(t, 1)[1]].any()
+
+
+def example() -> ModelViewData:
+    """The example file shipped with attnviz (2 layers, 4 heads, 6 tokens)."""
+    return from_upload(EXAMPLE_NPZ.read_bytes(), EXAMPLE_NPZ.name, text.EXAMPLE_NAME)
+
+
+def from_upload(data: bytes, name: str, source: str | None = None) -> ModelViewData:
+    """An uploaded .npy/.npz through the uploads' checks (attention_io), plus, for a file
+    written by :func:`attnviz.io.capture.save_capture`, its metadata's checks
+    (:func:`capture_metadata`). No torch needed.
+
+    Raises
+    ------
+    ValueError
+        Whatever the uploads refuse, a capture of another format version, or a capture whose
+        parts contradict each other (tampered with).
+    """
+    att = aio.load_attention(data, name)
+    meta = capture_metadata(data, name, att)
+    tokens = att.tokens if att.tokens is not None else aio.default_tokens(att.t)
+    return ModelViewData(weights=att.weights, tokens=_labels(tokens),
+                         segments=meta["segments"], causal=meta["causal"],
+                         source=source or text.UPLOAD_NAME.format(name=quote(name, 60)),
+                         warnings=att.warnings)
+
+
+def _small_array(archive: zipfile.ZipFile, name: str, kinds: str, max_count: int) -> np.ndarray:
+    """A metadata array of the .npz read with numpy's public .npy header functions: of dtype
+    kind in ``kinds``, at most ``max_count`` values, no Python objects."""
+    what = text.TAMPERED.format(what=text.TAMPERED_WHY["unreadable"].format(name=name))
+    try:
+        with archive.open(name + ".npy") as fp:
+            version = np.lib.format.read_magic(fp)
+            read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                    else np.lib.format.read_array_header_2_0)
+            shape, fortran, dtype = read(fp)
+            count = int(np.prod(shape))
+            if dtype.hasobject or dtype.kind not in kinds or count > max_count:
+                raise ValueError(what)
+            raw = fp.read(count * dtype.itemsize)
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, KeyError, RuntimeError):
+        raise ValueError(what) from None
+    if len(raw) != count * dtype.itemsize:
+        raise ValueError(what)
+    return np.frombuffer(raw, dtype=dtype, count=count).reshape(shape,
+                                                                order="F" if fortran else "C")
+
+
+def capture_metadata(data: bytes, name: str, att: aio.UploadedAttention) -> dict:
+    """Whether the weights are causal and their segments, from a capture's metadata (checked
+    against the weights) or, for any other file, causal when nothing lies above a diagonal.
+
+    A capture (an .npz with ``attnviz_capture``) must be of this version's
+    :data:`~attnviz.io.capture.CAPTURE_FORMAT`, and agree with itself: token labels, one layer
+    index per layer, one token id (and segment) per token, rows summing to 1, and nothing
+    above the diagonal when it says causal.
+    """
+    plain_file = dict(causal=_causal_shape(att.weights), segments=None)
+    if not str(name).lower().endswith(".npz"):
+        return plain_file
+    archive = zipfile.ZipFile(io.BytesIO(data))  # load_attention has read it already
+    names = {i.filename for i in archive.infolist()}
+    if "attnviz_capture.npy" not in names:
+        return plain_file
+    version = _small_array(archive, "attnviz_capture", "iu", 1)
+    if version.size != 1 or int(version.ravel()[0]) != CAPTURE_FORMAT:
+        found = int(version.ravel()[0]) if version.size == 1 else "?"
+        raise ValueError(text.OTHER_VERSION.format(found=found, expected=CAPTURE_FORMAT))
+
+    def tampered(why: str, **fields) -> ValueError:
+        return ValueError(text.TAMPERED.format(what=text.TAMPERED_WHY[why].format(**fields)))
+
+    for member in ("is_causal", "layers", "input_ids", "tokens"):
+        if member + ".npy" not in names:
+            raise tampered("missing", name=member)
+    if att.tokens is None:
+        raise tampered("tokens")
+    causal = _small_array(archive, "is_causal", "b", 16)
+    layers = _small_array(archive, "layers", "iu", limits.MAX_UPLOAD_LAYERS)
+    ids = _small_array(archive, "input_ids", "iu", limits.MAX_UPLOAD_T)
+    segments = (_small_array(archive, "token_type_ids", "iu", limits.MAX_UPLOAD_T)
+                if "token_type_ids.npy" in names else None)
+    if causal.size != 1:
+        raise tampered("is_causal")
+    if layers.shape != (att.layers,) or (np.diff(layers.astype(np.int64)) <= 0).any():
+        raise tampered("layers", n=layers.size, layers=att.layers)
+    if ids.shape != (att.t,):
+        raise tampered("input_ids", n=ids.size, t=att.t)
+    if segments is not None and (segments.shape != (att.t,) or not np.isin(segments,
+                                                                            (0, 1)).all()):
+        raise tampered("segments", t=att.t)
+    if att.warnings:
+        raise tampered("rows")
+    causal = bool(causal.ravel()[0])
+    t = att.t
+    if causal and t > 1 and att.weights[..., np.triu_indices(t, 1)[0],
+                                         np.triu_indices(t, 1)[1]].max() > 1e-6:
+        raise tampered("causal")
+    return dict(causal=causal, segments=None if segments is None else segments.astype(np.int64))
+
+
+def from_capture(cap, source: str) -> ModelViewData:
+    """The first sequence of a :class:`attnviz.io.capture.Capture`, within the page's limits."""
+    weights = cap.attentions[0]
+    if weights.size > MAX_VALUES:
+        raise ValueError(text.TOO_MANY_VALUES.format(values=weights.size, limit=MAX_VALUES))
+    weights, warnings = aio.as_attention(weights)
+    segments = None if cap.token_type_ids is None else cap.token_type_ids[0]
+    if segments is not None and not (segments == 1).any():
+        segments = None
+    return ModelViewData(weights=weights, tokens=_labels(cap.tokens[0]), segments=segments,
+                         causal=bool(cap.is_causal), source=source, warnings=tuple(warnings))
+
+
+def _texts(text_a: str, text_b: str):
+    """The capture's ``text``: one string or a pair, refused when empty or too long."""
+    text_a, text_b = (text_a or "").strip(), (text_b or "").strip()
+    if not text_a:
+        raise ValueError(text.EMPTY_TEXT)
+    for typed in (text_a, text_b):
+        if len(typed) > MAX_TEXT_CHARS:
+            raise ValueError(text.TEXT_LIMIT.format(t=MAX_TEXT_TOKENS, chars=MAX_TEXT_CHARS)
+                             .rstrip("."))
+    return (text_a, text_b) if text_b else text_a
+
+
+def from_folder(path: str, text_a: str, text_b: str = "", source: str | None = None
+                ) -> ModelViewData:
+    """Load a save_pretrained folder, capture the text once, release the model.
+
+    Raises
+    ------
+    ValueError
+        Everything :func:`attnviz.io.capture.load_model` and :func:`~attnviz.io.capture.capture`
+        refuse (not a model, no tokenizer, unknown architecture, too large, text too long),
+        a sentence pair on a causal model, or more weights than :data:`MAX_VALUES`.
+    """
+    from attnviz.io.capture import capture, is_causal, load_model
+
+    path = (path or "").strip()
+    if not path:
+        raise ValueError(text.NO_FOLDER)
+    texts = _texts(text_a, text_b)
+    model, tokenizer = load_model(path)
+    try:
+        if isinstance(texts, tuple) and is_causal(model):
+            raise ValueError(text.PAIR_ON_CAUSAL.format(model_type=model.config.model_type))
+        cap = capture(model, tokenizer, text=texts, max_tokens=MAX_TEXT_TOKENS)
+    finally:
+        del model, tokenizer  # the session keeps the weights only
+        gc.collect()
+    return from_capture(cap, source or text.DIRECTORY_NAME.format(path=path))
+
+
+def from_hub(name: str, text_a: str, text_b: str = "") -> ModelViewData:
+    """Download a model from the Hub (the user said the machine is online), then as a folder.
+
+    Only config.json is fetched first; the model's size is checked from it before any weight
+    is downloaded. Only safetensors weights are fetched (no pickled .bin).
+    """
+    name = (name or "").strip()
+    if not HUB_NAME.match(name) or ".." in name:
+        raise ValueError(text.HUB_NAME.format(name=quote(name, 60)))
+    _texts(text_a, text_b)
+    from huggingface_hub import snapshot_download
+    from transformers import AutoConfig
+
+    from attnviz.io.capture import MAX_MODEL_BYTES, model_bytes
+
+    try:
+        folder = snapshot_download(name, allow_patterns=["config.json"])
+        n_bytes = model_bytes(AutoConfig.from_pretrained(folder, trust_remote_code=False))
+    except Exception as exc:  # the Hub's errors: not found, gated, no network, ...
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        raise ValueError(text.HUB_FAILED.format(name=name, reason=reason)) from None
+    if n_bytes > MAX_MODEL_BYTES:
+        raise ValueError(text.HUB_TOO_LARGE.format(name=name, gib=n_bytes / 1024**3,
+                                                   limit=MAX_MODEL_BYTES / 1024**3))
+    folder = snapshot_download(name, allow_patterns=["*.json", "*.safetensors", "*.model",
+                                                     "*.txt", "*.tiktoken"])
+    return from_folder(folder, text_a, text_b, source=text.HUB_SOURCE_NAME.format(name=name))
+
+
+def unknown_architecture(path: str) -> bool:
+    """True when the folder's config.json names a model_type transformers does not know (read
+    as plain JSON, at most MAX_CONFIG_BYTES; False when it cannot be read)."""
+    from transformers import CONFIG_MAPPING
+
+    from attnviz.io.capture import MAX_CONFIG_BYTES
+
+    config = os.path.join(str(path).strip(), "config.json")
+    try:
+        if os.path.getsize(config) > MAX_CONFIG_BYTES:
+            return False
+        with open(config, encoding="utf-8") as fp:
+            model_type = json.load(fp).get("model_type")
+    except (OSError, ValueError, AttributeError, RecursionError):
+        return False
+    return isinstance(model_type, str) and model_type not in CONFIG_MAPPING
+
+
+def known_architectures() -> str:
+    """The model types this transformers can build (for the unknown-architecture refusal)."""
+    from transformers import CONFIG_MAPPING
+
+    return text.KNOWN_ARCHITECTURES.format(names=", ".join(sorted(CONFIG_MAPPING.keys())))
+
+
+def load(loader, *args) -> None:
+    """Run a loader; store its data only when it succeeded, else say why (state unchanged)."""
+    try:
+        with st.spinner(text.LOADING):
+            data = loader(*args)
+    except (ValueError, ImportError, OSError) as exc:
+        st.error(plain(text.CANNOT_LOAD.format(reason=str(exc).rstrip("."))))
+        if loader is from_folder and unknown_architecture(args[0]):
+            st.caption(known_architectures())
+        return
+    st.session_state[DATA_KEY] = data
+
+
+def uploaded(file) -> None:
+    """A captured file: read once per file; stored when it passes every check."""
+    cache = st.session_state.get(_UPLOAD_CACHE)
+    if cache is None or cache[0] != file.file_id:
+        try:
+            data, error = from_upload(file.getvalue(), file.name), None
+        except ValueError as exc:
+            data, error = None, str(exc)
+        st.session_state[_UPLOAD_CACHE] = (file.file_id, error)
+        if data is not None:
+            st.session_state[DATA_KEY] = data
+        cache = st.session_state[_UPLOAD_CACHE]
+    if cache[1]:
+        st.error(plain(text.CANNOT_LOAD.format(reason=cache[1].rstrip("."))))
+
+
+def current(source: str) -> ModelViewData:
+    """What to show: the example, or the last data loaded (the example before any)."""
+    if source == "example":
+        return example()
+    return st.session_state.get(DATA_KEY) or example()
+
+
+# ---------------------------------------------------------------------------------------------
+# The views
+# ---------------------------------------------------------------------------------------------
+
+def _choice(key: str, n: int) -> int:
+    """A select box's stored index kept inside 0..n-1 (another model may have fewer)."""
+    if st.session_state.get(key) not in range(n):
+        st.session_state[key] = 0
+    return st.session_state[key]
+
+
+def _grid_clicked(chart: str, picker: int, n_heads: int) -> None:
+    point = point_from_selection(st.session_state.get(chart), [picker])
+    if point is not None:
+        st.session_state["model_view_layer"], st.session_state["model_view_head"] = \
+            divmod(point[1], n_heads)
+
+
+def _token_clicked(chart: str, markers: list[int], choice) -> None:
+    point = point_from_selection(st.session_state.get(chart), markers)
+    if point is not None and point[0] == markers[0]:
+        st.session_state["model_view_focus"] = None if choice == point[1] else point[1]
+
+
+def show(data: ModelViewData) -> None:
+    """The grid, the opened head, the fused heads and the rollout."""
+    w, labels = data.weights, position_labels(data.tokens)
+    n_layers, n_heads, t, _ = w.shape
+    for warning in data.warnings:
+        st.warning(plain(text.WARNING.format(warning=warning.rstrip("."))))
+    st.caption(text.SHOWING.format(source=data.source, layers=n_layers, heads=n_heads, t=t,
+                                   kind=text.CAUSAL if data.causal else text.BIDIRECTIONAL))
+    layer, head = _choice("model_view_layer", n_layers), _choice("model_view_head", n_heads)
+    st.subheader(text.GRID_TITLE)
+    st.caption(text.GRID_CAPTION)
+    fig, picker = model_grid(w, labels, causal=data.causal, boundary=data.boundary,
+                             selected=(layer, head))
+    show_figure(fig, key="model_view_fig_grid", grow=False,
+                on_select=lambda: _grid_clicked("model_view_fig_grid", picker, n_heads))
+
+    st.subheader(text.OPENED_TITLE.format(layer=layer, h=head))
+    c1, c2, c3 = st.columns(3)
+    c1.selectbox(text.OPEN_LAYER_LABEL, range(n_layers), key="model_view_layer")
+    c2.selectbox(text.OPEN_HEAD_LABEL, range(n_heads), key="model_view_head")
+    if st.session_state.get("model_view_focus") not in (None, *range(t)):
+        st.session_state["model_view_focus"] = None
+    focus = c3.selectbox(text.FOCUS_LABEL, [None, *range(t)], key="model_view_focus",
+                         format_func=lambda i: text.NO_FOCUS if i is None else labels[i])
+    left, right = st.columns([3, 2], gap="large")
+    with left:
+        st.caption(text.FOCUS_CAPTION)
+        if focus is None and t > LINE_VIEW_MAX:
+            st.info(text.LINES_TOO_LONG)
+        else:
+            lines = head_view(w[layer], labels, labels, heads=[head],
+                              focus=None if focus is None else ("query", focus))
+            markers = [len(lines.data) - 2, len(lines.data) - 1]
+            show_figure(lines, key="model_view_fig_lines", on_select=lambda: _token_clicked(
+                "model_view_fig_lines", markers, focus))
+    with right:
+        st.markdown(f"**{text.HEATMAP_TITLE}**")
+        show_figure(weights_heatmap(w[layer, head], labels, causal=data.causal,
+                                    boundary=data.boundary, focus=focus),
+                    key="model_view_fig_head")
+
+    st.subheader(text.AGGREGATE_TITLE)
+    how = st.radio(text.AGGREGATE_LABEL, list(text.AGGREGATE_CHOICES), horizontal=True,
+                   format_func=text.AGGREGATE_CHOICES.get, key="model_view_fuse")
+    show_figure(layer_row(aggregate_heads(w, how), labels, causal=data.causal,
+                          boundary=data.boundary), key="model_view_fig_fused", grow=False)
+
+    st.subheader(text.ROLLOUT_TITLE)
+    roll = attention_rollout(w)
+    st.caption(text.ROLLOUT_CAPTION.format(r=roll.residual))
+    show_figure(layer_row(roll.cumulative, labels, causal=data.causal, boundary=data.boundary,
+                          tick=text.LAYER_TICK), key="model_view_fig_rollout_layers", grow=False)
+    st.markdown(f"**{text.ROLLOUT_FINAL}**")
+    show_figure(weights_heatmap(roll.rollout, labels, causal=data.causal, boundary=data.boundary,
+                                x_title=text.AXIS_KEY, y_title=text.AXIS_QUERY),
+                key="model_view_fig_rollout")

@@ -1,0 +1,308 @@
+"""Model view page through AppTest: the example opens the grid; a tiny GPT-2 saved in a tmp dir
+and typed as the path captures and shows layers × heads thumbnails; a click opens a head; every
+refusal leaves the session's data as it was; ATTNVIZ_NO_MODELS hides loading; without torch the
+page says how to install it.
+
+The model tests skip where the optional extra (torch, transformers) is not installed; nothing
+is downloaded (HF_HUB_OFFLINE=1, local tokenizer from tests/hf_models.py).
+"""
+
+from __future__ import annotations
+
+import gc
+import io
+import json
+import os
+import re
+import sys
+import zipfile
+
+import numpy as np
+import pytest
+from apptest_helpers import chart_keys, decode, open_page, spec_by_key
+
+from attnviz.io.examples.make_example import build_example
+from attnviz.teach.text import model_view as text
+from attnviz.ui import model_view as mv
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing here may go online
+EXAMPLE, EXAMPLE_TOKENS = build_example()
+GRID = "model_view_fig_grid"
+
+
+def grid_tiles(at) -> tuple[int, int, list[str]]:
+    """(rows, columns, hover texts) of the grid: its tick labels and click targets."""
+    spec = spec_by_key(at, GRID)
+    layout = spec["layout"]
+    picker = spec["data"][-1]
+    return (len(layout["yaxis"]["ticktext"]), len(layout["xaxis"]["ticktext"]),
+            list(picker["hovertext"]))
+
+
+def errors(at) -> list[str]:
+    """The page's error messages, Markdown escapes (share.plain) taken out."""
+    return [re.sub(r"\\(.)", r"\1", e.value) for e in at.error]
+
+
+def choose(at, source: str):
+    at.radio(key="model_view_source").set_value(source)
+    return at.run()
+
+
+@pytest.fixture
+def at(monkeypatch):
+    monkeypatch.delenv(mv.NO_MODELS_ENV, raising=False)
+    return open_page("model_view")
+
+
+def test_the_example_opens_the_grid(at):
+    assert not at.exception and not errors(at)
+    rows, cols, hovers = grid_tiles(at)
+    assert (rows, cols) == EXAMPLE.shape[:2] == (2, 4)
+    assert len(hovers) == 8 and "layer 1 · head 3" in hovers[-1]
+    assert any(tok in hovers[0] for tok in EXAMPLE_TOKENS)  # token labels on hover
+    z = decode(spec_by_key(at, GRID)["data"][0]["z"]).astype(float)
+    np.testing.assert_allclose(z[:6, :6], EXAMPLE[0, 0], atol=1e-6)  # tile (0, 0) = L0 H0
+    assert np.isnan(z[:6, 6]).all()  # a blank gap between thumbnails
+    keys = chart_keys(at)
+    for key in ("model_view_fig_lines", "model_view_fig_head", "model_view_fig_fused",
+                "model_view_fig_rollout_layers", "model_view_fig_rollout"):
+        assert key in keys
+    assert mv.DATA_KEY not in at.session_state  # the example is not stored
+
+
+def test_a_click_on_a_thumbnail_opens_its_head(at):
+    picker = len(spec_by_key(at, GRID)["data"]) - 1
+    at.session_state[GRID] = {"selection": {"points": [{"curve_number": picker,
+                                                          "point_index": 6}]}}
+    # AppTest cannot fire the component's event: the handler is tested below; here its result
+    at.session_state["model_view_layer"], at.session_state["model_view_head"] = divmod(6, 4)
+    at.run()
+    assert text.OPENED_TITLE.format(layer=1, h=2) in [s.value for s in at.subheader]
+    z = decode(spec_by_key(at, "model_view_fig_head")["data"][0]["z"]).astype(float)
+    np.testing.assert_allclose(z, EXAMPLE[1, 2], atol=1e-6)
+
+
+def test_the_grid_click_handler_reads_the_point(monkeypatch):
+    import streamlit as st
+
+    store = {GRID: {"selection": {"points": [{"curve_number": 9, "point_index": 7}]}}}
+    monkeypatch.setattr(st, "session_state", store)
+    mv._grid_clicked(GRID, 9, 4)
+    assert (store["model_view_layer"], store["model_view_head"]) == (1, 3)
+    store[GRID] = {"selection": {"points": [{"curve_number": 2, "point_index": 0}]}}
+    mv._grid_clicked(GRID, 9, 4)  # another trace: ignored
+    assert (store["model_view_layer"], store["model_view_head"]) == (1, 3)
+
+
+def test_aggregation_and_rollout_are_drawn_from_the_core(at):
+    from attnviz.core.rollout import aggregate_heads, attention_rollout
+
+    fused = decode(spec_by_key(at, "model_view_fig_fused")["data"][0]["z"]).astype(float)
+    np.testing.assert_allclose(fused[:6, :6], aggregate_heads(EXAMPLE)[0], atol=1e-6)
+    at.radio(key="model_view_fuse").set_value("max").run()
+    fused = decode(spec_by_key(at, "model_view_fig_fused")["data"][0]["z"]).astype(float)
+    np.testing.assert_allclose(fused[:6, 7:13], EXAMPLE[1].max(axis=0), atol=1e-6)
+    roll = decode(spec_by_key(at, "model_view_fig_rollout")["data"][0]["z"]).astype(float)
+    np.testing.assert_allclose(roll, attention_rollout(EXAMPLE).rollout, atol=1e-6)
+
+
+# --- captured files ---------------------------------------------------------------------------
+
+def npz(**arrays) -> bytes:
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    return buf.getvalue()
+
+
+def causal_weights(layers=2, heads=3, t=5, seed=0):
+    x = np.random.default_rng(seed).normal(size=(layers, heads, t, t))
+    x = np.where(np.tri(t, dtype=bool), x, -np.inf)
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return (e / e.sum(axis=-1, keepdims=True)).astype(np.float32)
+
+
+def capture_file(**changes) -> dict:
+    w = causal_weights()
+    arrays = dict(attention=w, tokens=np.array(list("abcde")),
+                  attnviz_capture=np.array(1, dtype=np.int64), config=np.array("{}"),
+                  model_type=np.array("gpt2"), is_causal=np.array(True),
+                  sequence=np.array(0, dtype=np.int64), layers=np.arange(2, dtype=np.int64),
+                  input_ids=np.arange(5, dtype=np.int64))
+    arrays.update(changes)
+    return {k: v for k, v in arrays.items() if v is not None}
+
+
+def upload(at, data: bytes, name="capture.npz"):
+    choose(at, "upload")
+    at.file_uploader(key="model_view_upload").set_value((name, data, "application/zip"))
+    return at.run()
+
+
+def test_a_captured_file_is_shown_causal(at):
+    at = upload(at, npz(**capture_file()))
+    assert not errors(at), errors(at)
+    data = at.session_state[mv.DATA_KEY]
+    assert data.causal and data.weights.shape == (2, 3, 5, 5)
+    z = decode(spec_by_key(at, GRID)["data"][0]["z"]).astype(float)
+    assert np.isnan(z[0, 1:5]).all() and np.isfinite(z[4, :5]).all()  # upper triangle blank
+    assert text.MEMORY.format(bytes=f"{data.nbytes:,}") in [c.value for c in at.caption]
+
+
+@pytest.mark.parametrize("changes, why", [
+    (dict(attnviz_capture=np.array(2, dtype=np.int64)), text.OTHER_VERSION.split("(")[0]),
+    (dict(is_causal=None), text.TAMPERED_WHY["missing"].format(name="is_causal")),
+    (dict(layers=np.arange(3, dtype=np.int64)),
+     text.TAMPERED_WHY["layers"].format(n=3, layers=2)),
+    (dict(input_ids=np.arange(4, dtype=np.int64)),
+     text.TAMPERED_WHY["input_ids"].format(n=4, t=5)),
+    (dict(token_type_ids=np.full(5, 3, dtype=np.int64)),
+     text.TAMPERED_WHY["segments"].format(t=5)),
+    (dict(attention=np.full((2, 3, 5, 5), 0.2, dtype=np.float32)),
+     text.TAMPERED_WHY["causal"]),
+    (dict(attention=causal_weights() * 0.5), text.TAMPERED_WHY["rows"]),
+    (dict(is_causal=np.array([True, False])), text.TAMPERED_WHY["is_causal"]),
+])
+def test_a_tampered_or_other_version_capture_is_refused_and_nothing_changes(at, changes, why):
+    at = upload(at, npz(**capture_file()), name="good.npz")
+    before = at.session_state[mv.DATA_KEY]
+    at = upload(at, npz(**capture_file(**changes)), name="bad.npz")
+    assert any(why in e for e in errors(at)), errors(at)
+    assert at.session_state[mv.DATA_KEY] is before  # the session's data unchanged
+    assert not at.exception
+
+
+def test_a_damaged_file_is_refused_by_the_uploads_checks(at):
+    at = upload(at, b"PK\x03\x04 not a zip")
+    assert errors(at) and mv.DATA_KEY not in at.session_state
+
+
+def test_a_sentence_pair_capture_marks_its_segments(at):
+    w = np.full((1, 2, 4, 4), 0.25, dtype=np.float32)
+    at = upload(at, npz(**capture_file(attention=w, tokens=np.array(list("abcd")),
+                                       is_causal=np.array(False),
+                                       layers=np.arange(1, dtype=np.int64),
+                                       input_ids=np.arange(4, dtype=np.int64),
+                                       token_type_ids=np.array([0, 0, 1, 1]))))
+    assert not errors(at), errors(at)
+    assert at.session_state[mv.DATA_KEY].boundary == 2
+    shapes = spec_by_key(at, "model_view_fig_head")["layout"]["shapes"]
+    assert {(s["x0"], s["x1"]) for s in shapes} >= {(1.5, 1.5)}  # the separator
+    assert len(spec_by_key(at, GRID)["data"]) == 5  # heatmap, frames, seams, selected, picker
+
+
+# --- loading a model --------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def gpt2_folder(tmp_path_factory):
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from hf_models import configs, save_model
+
+    config, bert, pad = configs()["gpt2"]
+    return save_model(config, bert, pad, tmp_path_factory.mktemp("gpt2"))
+
+
+def capture_from(at, path: str, text_a: str = "the cat sat on a mat", text_b: str = ""):
+    choose(at, "directory")
+    at.text_input(key="model_view_path").set_value(str(path))
+    at.text_input(key="model_view_text").set_value(text_a)
+    at.text_input(key="model_view_text_b").set_value(text_b)
+    at.button(key="model_view_capture").click()
+    return at.run()
+
+
+def test_a_saved_gpt2_typed_as_the_path_shows_its_grid(at, gpt2_folder):
+    at = capture_from(at, gpt2_folder)
+    assert not errors(at) and not at.exception, errors(at)
+    rows, cols, hovers = grid_tiles(at)
+    assert (rows, cols) == (2, 4) and len(hovers) == 8
+    data = at.session_state[mv.DATA_KEY]
+    assert data.causal and data.weights.shape == (2, 4, 6, 6)
+    assert data.tokens == tuple("the cat sat on a mat".split())
+    gc.collect()  # the model was released after its forward pass: none is left anywhere
+    assert not [o for o in gc.get_objects() if type(o).__name__ == "GPT2Model"]
+    assert text.MEMORY.format(bytes=f"{data.nbytes:,}") in [c.value for c in at.caption]
+
+
+def test_refusals_name_the_problem_and_change_nothing(at, gpt2_folder, tmp_path):
+    at = capture_from(at, gpt2_folder)
+    before = at.session_state[mv.DATA_KEY]
+
+    def refused(path, *texts) -> str:
+        found = errors(capture_from(at, path, *texts))
+        assert len(found) == 1 and at.session_state[mv.DATA_KEY] is before, found
+        return found[0]
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert "no config.json" in refused(empty)
+    no_tok = tmp_path / "no_tokenizer"
+    no_tok.mkdir()
+    for f in gpt2_folder.iterdir():
+        if f.name in ("config.json", "model.safetensors"):
+            (no_tok / f.name).write_bytes(f.read_bytes())
+    assert "no tokenizer" in refused(no_tok)
+    alien = tmp_path / "alien"
+    alien.mkdir()
+    for f in gpt2_folder.iterdir():
+        (alien / f.name).write_bytes(f.read_bytes())
+    config = json.loads((alien / "config.json").read_text())
+    (alien / "config.json").write_text(json.dumps(config | {"model_type": "no-such-arch"}))
+    assert "does not know" in refused(alien)
+    assert any("gpt2" in c.value and "bert" in c.value for c in at.caption)  # the known list
+    huge = tmp_path / "huge"
+    huge.mkdir()
+    for f in gpt2_folder.iterdir():
+        (huge / f.name).write_bytes(f.read_bytes())
+    (huge / "config.json").write_text(json.dumps(config | {"n_embd": 16384, "n_layer": 48,
+                                                           "n_head": 64}))
+    assert "GiB" in refused(huge)
+    assert f"at most {mv.MAX_TEXT_TOKENS}" in refused(gpt2_folder, " ".join(["the"] * 130))
+    assert "64 positions" in refused(gpt2_folder, " ".join(["the cat"] * 40))  # the model's
+    assert text.PAIR_ON_CAUSAL.split(";")[0] in refused(gpt2_folder, "the cat", "a dog")
+    assert text.EMPTY_TEXT in refused(gpt2_folder, "  ")
+
+
+def test_no_models_env_hides_loading(monkeypatch):
+    monkeypatch.setenv(mv.NO_MODELS_ENV, "1")
+    at = open_page("model_view")
+    assert at.radio(key="model_view_source").options == [text.SOURCES["example"],
+                                                          text.SOURCES["upload"]]
+    assert text.MODELS_OFF.format(env=mv.NO_MODELS_ENV) in [i.value for i in at.info]
+    assert GRID in chart_keys(at)  # the example still shows
+
+
+def test_without_torch_the_page_says_how_to_install_it(at, monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)  # "import torch" now fails
+    at = choose(at, "directory")
+    assert text.NO_TORCH.format(module="torch") in [i.value for i in at.info]
+    assert "pip install 'attnviz[models]'" in text.NO_TORCH
+    assert not [t for t in at.text_input if t.key.startswith("model_view")]
+    assert GRID in chart_keys(at)
+
+
+def test_the_hub_is_never_tried_by_default(at, monkeypatch):
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    at = choose(at, "hub")
+    assert at.checkbox(key="model_view_online").value is False
+    assert at.button(key="model_view_capture").disabled
+    assert at.text_input(key="model_view_hub_name").disabled
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    at = at.run()
+    assert text.HUB_OFFLINE.format(env="HF_HUB_OFFLINE") in [i.value for i in at.info]
+    assert "model_view_capture" not in [b.key for b in at.button]
+
+
+def test_a_bad_hub_name_is_refused_before_anything_is_fetched():
+    with pytest.raises(ValueError, match="not a Hub model name"):
+        mv.from_hub("../etc/passwd", "the cat")
+
+
+def test_capture_metadata_refuses_an_array_of_the_wrong_type():
+    from attnviz.io.attention_io import load_attention
+
+    data = npz(**capture_file(is_causal=np.array(0.5)))
+    assert "is_causal.npy" in zipfile.ZipFile(io.BytesIO(data)).namelist()
+    with pytest.raises(ValueError, match="is_causal array cannot be read"):
+        mv.capture_metadata(data, "x.npz", load_attention(data, "x.npz"))
