@@ -21,10 +21,8 @@ PHASE_COLOUR = "rgba(214, 39, 40, 0.12)"  # the phase change's band
 MARKER_COLOUR = "#d62728"
 _PLAY_PX = 36  # the Play and Pause buttons
 _LOSS_PX = 180  # the loss curve above the grid
-_STEP_AXIS_PX = 60  # its step axis: ticks and title
 _TITLE_PX = 26  # a heatmap's title
 _ROW_PX = 290  # one layer's heatmaps
-_TICKS_PX = 52  # their turned position labels
 _MARGIN_TOP, _MARGIN_BOTTOM = 10, 100  # the slider lives in the bottom margin
 _GAP = 0.06  # between two heatmaps, as a fraction of the width
 
@@ -44,8 +42,8 @@ def _phase_shapes(phase: tuple[int, int, int] | None, xref: str, yref: str) -> l
 def formation_figure(losses: ArrayLike, frames: Sequence[int], weights: ArrayLike,
                      labels: Sequence[str], titles: Sequence[Sequence[str]], *,
                      phase: tuple[int, int, int] | None, loss_title: str, step_title: str,
-                     step_prefix: str, play: str, pause: str, query_title: str, key_title: str
-                     ) -> tuple[go.Figure, list[dict]]:
+                     step_prefix: str, play: str, pause: str, query_title: str, key_title: str,
+                     label_px: int = 9) -> tuple[go.Figure, list[dict]]:
     """The training loss above every head's attention, stepped together through the recorded
     steps by one slider (and Play) in the browser.
 
@@ -64,6 +62,9 @@ def formation_figure(losses: ArrayLike, frames: Sequence[int], weights: ArrayLik
         The phase change, marked on the loss curve.
     loss_title, step_title, step_prefix, play, pause, query_title, key_title : str
         Words.
+    label_px : int
+        The position labels' type size; the rows grow so that every label has room (presenter
+        mode draws them bigger).
 
     Returns
     -------
@@ -79,7 +80,9 @@ def formation_figure(losses: ArrayLike, frames: Sequence[int], weights: ArrayLik
     ticks = [tick_text(s) for s in labels]
     # vertical layout in pixels from the top of the plot area: the Play button, the loss
     # curve, its step axis, then per layer a title, the heatmaps and their turned labels
-    rows_px = [_PLAY_PX, _LOSS_PX, _STEP_AXIS_PX] + [_TITLE_PX + _ROW_PX + _TICKS_PX] * n_layers
+    row_px = max(_ROW_PX, round(len(labels) * label_px * 1.25))  # one label a row, no overlap
+    ticks_px = round(max(map(len, ticks)) * label_px * 0.62) + 14  # turned labels below
+    rows_px = [_PLAY_PX, _LOSS_PX, 30 + 4 * label_px] + [_TITLE_PX + row_px + ticks_px] * n_layers
     area = sum(rows_px)
     height = area + _MARGIN_TOP + _MARGIN_BOTTOM
 
@@ -110,10 +113,10 @@ def formation_figure(losses: ArrayLike, frames: Sequence[int], weights: ArrayLik
                              hovertemplate=f"{query_title} %{{y}} → {key_title} %{{x}}: "
                                            "%{z:.3f}<extra></extra>"))
             small = dict(type="category", tickmode="array", tickvals=list(labels),
-                         ticktext=ticks, tickfont=dict(size=9))
+                         ticktext=ticks, tickfont=dict(size=label_px))
             layout[f"xaxis{n}"] = dict(domain=[x0, x0 + width], anchor=ya, tickangle=-90,
                                        **small)
-            layout[f"yaxis{n}"] = dict(domain=[y(top_px + _ROW_PX), y(top_px)], anchor=xa,
+            layout[f"yaxis{n}"] = dict(domain=[y(top_px + row_px), y(top_px)], anchor=xa,
                                        autorange="reversed", **small)
             layout["annotations"].append(dict(
                 text=f"<b>{titles[layer][head]}</b>", x=x0 + width / 2, y=y(top_px),

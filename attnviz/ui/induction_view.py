@@ -45,12 +45,13 @@ from attnviz.scenarios.induction import (
 from attnviz.scenarios.scenario import position_labels
 from attnviz.teach.text import induction as text
 from attnviz.ui import state
-from attnviz.ui.panels import show_figure
+from attnviz.ui.panels import PRESENTER_TICK_PX, show_figure
 
 RUN = "induction_run"  # dict(settings, state: TrainingState or None, run, paused)
 EXPERIMENT = "induction_experiment"  # the experiment whose talking point is shown
 OPENED = "induction_opened"  # the name of the head just opened as the scenario
 ABLATE = "induction_ablate"
+LABEL_PX = 9  # the grid's position labels (24 of them a heatmap)
 CHUNK = 10  # training steps between two progress updates (each is where Stop interrupts)
 DEFAULTS = InductionSettings()
 WIDGETS = {"induction_layers": DEFAULTS.n_layers, "induction_heads": DEFAULTS.n_heads,
@@ -207,7 +208,8 @@ def train_panel(settings: InductionSettings | None) -> None:
         budget = click_budget()  # the first frame's recording counts too
         record = st.session_state[RUN] = dict(settings=settings, state=start_training(settings),
                                                run=None, paused="")
-        st.session_state.pop(ABLATE, None)  # the heads may differ
+        for key in (ABLATE, "induction_open_layer", "induction_open_head"):
+            st.session_state.pop(key, None)  # a new model: back to its induction head, none off
         run_training(record, budget)
         if can_go_on():
             go_on.button(text.CONTINUE_BUTTON, key="induction_continue")
@@ -249,7 +251,8 @@ def formation(run: InductionRun) -> None:
     fig, frames = formation_figure(
         run.losses, run.frames, run.weights, labels(run), titles, phase=_phase(run),
         loss_title=text.LOSS_AXIS, step_title=text.STEP_AXIS, step_prefix=text.STEP_PREFIX,
-        play=text.PLAY, pause=text.PAUSE, query_title=text.QUERY_AXIS, key_title=text.KEY_AXIS)
+        play=text.PLAY, pause=text.PAUSE, query_title=text.QUERY_AXIS, key_title=text.KEY_AXIS,
+        label_px=PRESENTER_TICK_PX if state.presenter() else LABEL_PX)
     show_figure(fig, key="induction_fig_grid", frames=frames, grow=False)
 
 
@@ -343,15 +346,13 @@ def residual(run: InductionRun, model, keep: np.ndarray) -> None:
 def open_head(run: InductionRun, model) -> None:
     """Pick a head and make it the current scenario for every page."""
     c = model.settings
-    for key, n in (("induction_open_layer", c.n_layers), ("induction_open_head", c.n_heads)):
-        if st.session_state.get(key, 0) not in range(n):
-            st.session_state.pop(key, None)  # a run with fewer layers or heads
-    default = run.roles.induction
+    for key, n, default in (("induction_open_layer", c.n_layers, run.roles.induction[0]),
+                            ("induction_open_head", c.n_heads, run.roles.induction[1])):
+        if st.session_state.get(key) not in range(n):  # a new run (or fewer layers or heads):
+            st.session_state[key] = default  # its induction head
     c1, c2, c3 = st.columns([1, 1, 2], vertical_alignment="bottom")
-    layer = c1.selectbox(text.OPEN_LAYER, range(c.n_layers), index=default[0],
-                         key="induction_open_layer")
-    head = c2.selectbox(text.OPEN_HEAD, range(c.n_heads), index=default[1],
-                        key="induction_open_head")
+    layer = c1.selectbox(text.OPEN_LAYER, range(c.n_layers), key="induction_open_layer")
+    head = c2.selectbox(text.OPEN_HEAD, range(c.n_heads), key="induction_open_head")
     if c3.button(text.OPEN_BUTTON, key="induction_open", type="primary"):
         name = head_name(layer, head)
         try:

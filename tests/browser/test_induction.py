@@ -92,18 +92,18 @@ def test_induction_opens_replays_trains_and_opens_a_head(browser: Browser, app_s
             4, 24, 24), atol=1e-6)
         # 2) train a short run live, then replay it
         steps = page.locator(".st-key-induction_steps input")
-        steps.fill("60")
+        steps.fill("40")
         with expect_rerun(page):
             steps.press("Enter")
         with expect_rerun(page):
             page.get_by_role("button", name=text.TRAIN_BUTTON, exact=True).click()
         wait_for_plots(page, 4)
         assert_no_exception(page)
-        assert "Showing your run: 60 steps" in page.locator("[data-testid=stMain]").inner_text()
-        run = train_induction(InductionSettings(steps=60))
+        assert "Showing your run: 40 steps" in page.locator("[data-testid=stMain]").inner_text()
+        run = train_induction(InductionSettings(steps=40))
         step = go_to_frame(page, len(run.frames) // 2, len(run.frames))
         index = list(run.frames).index(step)
-        assert 0 < step < 60
+        assert 0 < step < 40
         np.testing.assert_allclose(grid_z(page, 4), run.weights[index].reshape(4, 24, 24),
                                    atol=1e-6)
         # 3) open the run's induction-head candidate and see it on Step by step

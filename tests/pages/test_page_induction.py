@@ -141,6 +141,10 @@ def test_train_again_records_a_run_that_replaces_the_shipped_one():
     assert any(c.startswith(text.RUN_SOURCE.split("{")[0]) and f"{mb} MB" in c
                for c in messages(at.caption))
     assert at.session_state[view.RUN]["state"] is None  # done: the training state is let go
+    # "open a head" starts on the new run's own induction-head candidate
+    assert run.roles.induction != (1, 1)  # not the shipped model's: the selects moved
+    assert (at.selectbox(key="induction_open_layer").value,
+            at.selectbox(key="induction_open_head").value) == run.roles.induction
     ok(at.button(key="induction_shipped").click().run())  # back to the shipped model
     assert view.RUN not in at.session_state
     assert len(spec_by_key(at, "induction_fig_grid")["frames"]) == 51
