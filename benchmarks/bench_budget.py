@@ -124,10 +124,9 @@ def main(argv=None) -> None:
     worst = max(r["wall_s"] for r in rows)
     each = ", ".join(f"{r['busy']} busy: {r['wall_s']:.2f} s" for r in rows)
     targets = [c.target(
-        f"budget: one Train click at the editing limits answers within the budget "
-        f"({seconds:g} s) + one step, alone and beside busy sessions",
-        f"{worst:.2f} s worst ({each})",
-        all(r["wall_s"] <= seconds + 2 * r["ms_per_step"] / 1e3 + 0.5 for r in rows))]
+        f"budget: one Train click at the editing limits ends within its budget "
+        f"({seconds:g} s, + 0.5 s), alone and beside busy sessions",
+        f"{worst:.2f} s worst ({each})", worst <= seconds + 0.5)]
     where = ("the default scenario (--quick)" if args.quick else
              "the editing limits (256 tokens, 16 heads, widths 128, every field)")
     markdown = (

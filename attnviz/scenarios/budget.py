@@ -4,7 +4,10 @@ units of work (training steps), which also hands the CPU to other sessions now a
 One server process runs every student's session in a thread of its own; a click that computes
 for minutes holds a core (and the GIL) that the others wait for. A :class:`Budget` bounds one
 click's share: the work loop asks :meth:`Budget.check` before each unit, and stops when it
-answers False — the time is up, or :meth:`Budget.stop` was called. Every ``slice_seconds`` of
+answers False — the next unit would not end in time (at the pace of the units run so far; the
+first unit always runs, so every click makes progress), or :meth:`Budget.stop` was called. A
+click therefore ends *within* its budget, give or take how much one unit's time varies (under
+a class's load one step at the editing limits takes seconds). Every ``slice_seconds`` of
 work, ``check`` sleeps ``pause`` seconds (0 by default: ``time.sleep(0)`` releases the GIL, so
 the other sessions' threads run between two units instead of waiting for the whole run).
 
@@ -13,7 +16,7 @@ No Streamlit here: the clock and the sleep are injectable, so the tests are dete
     budget = Budget(10.0).start()
     while budget.check() and work_left():
         one_unit()
-    budget.reason   # "budget" (time is up), "stop" (stop() was called) or "" (not stopped)
+    budget.reason   # "budget" (no time for another unit), "stop" (stop()) or "" (not stopped)
 """
 
 from __future__ import annotations
@@ -59,6 +62,8 @@ class Budget:
         self._clock, self._sleep = clock, sleep
         self._began: float | None = None
         self._last_yield = 0.0
+        self._first_check: float | None = None  # when the first unit started
+        self.units = 0  # units started since start()
         self._stop = False
         self.reason = ""
         self.yields = 0  # how many times check() handed the CPU over
@@ -67,6 +72,7 @@ class Budget:
         """Start (or restart) the clock; returns the budget itself."""
         self._began = self._last_yield = self._clock()
         self._stop, self.reason = False, ""
+        self._first_check, self.units = None, 0
         return self
 
     @property
@@ -93,22 +99,26 @@ class Budget:
         self._stop = True
 
     def check(self) -> bool:
-        """May the next unit of work start? False once the time is up or :meth:`stop` was
-        called (then :attr:`reason` says which). Starts the budget if it was not started, and
-        yields the CPU when a slice of work has run since the last yield."""
+        """May the next unit of work start? False once it would not end in time — at the mean
+        pace of the units started so far (the first unit may always start) — or once
+        :meth:`stop` was called; then :attr:`reason` says which. Starts the budget if it was
+        not started, and yields the CPU when a slice of work has run since the last yield."""
         if self._began is None:
             self.start()
         if self._stop:
             self.reason = STOP
             return False
         now = self._clock()
-        if now - self._began >= self.seconds:
+        if self._first_check is None:
+            self._first_check = now
+        elif now + (now - self._first_check) / self.units - self._began > self.seconds:
             self.reason = BUDGET
             return False
         if now - self._last_yield >= self.slice_seconds:
             self._sleep(self.pause)
             self.yields += 1
             self._last_yield = self._clock()
+        self.units += 1
         return True
 
     def projected(self, done: int, wanted: int) -> int:

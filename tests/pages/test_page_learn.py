@@ -162,8 +162,9 @@ def test_a_click_at_the_limits_stops_within_the_budget_and_keeps_the_steps(monke
     assert run.paused == BUDGET and run.stopped == "" and run.steps == MAX_STEPS
     done = len(run.losses) - 1
     assert 0 < done < MAX_STEPS
-    # the training took the budget (one step more at most), the click little more
-    assert budget <= seconds < budget + 1.0, seconds
+    # the training ended within the budget (give or take one step's variation), when the
+    # next step would not have ended in time; the click took little more
+    assert 0.5 * budget < seconds < budget + 0.5, seconds
     assert took < budget + 6.0, took  # the page's own run and the figure's payload
     assert any(text.BUDGET_OUT.format(budget=f"{budget:g}", done=done, steps=MAX_STEPS)
                == w.value for w in at.warning), [w.value for w in at.warning]
@@ -177,7 +178,7 @@ def test_a_click_at_the_limits_stops_within_the_budget_and_keeps_the_steps(monke
     more, total = last_run(at), at.session_state["learn_run"]["seconds"]
     assert len(more.losses) - 1 > done
     np.testing.assert_array_equal(more.losses[:done + 1], run.losses)
-    assert 2 * budget <= total < 2 * budget + 2.0
+    assert 1.5 * budget < total < 2 * budget + 1.0, total
     assert more.paused == BUDGET
 
 

@@ -36,28 +36,47 @@ def budget(seconds=1.0, tick=0.0, **kw):
     return Budget(seconds, clock=clock, sleep=clock.sleep, **kw), clock
 
 
-def test_the_work_stops_when_the_time_is_up():
+def test_the_work_stops_when_the_next_unit_would_not_end_in_time():
     b, clock = budget(1.0)
     b.start()
     units = 0
     while b.check():
         units += 1
         clock.now += 0.3  # each unit takes 0.3 s
-    assert units == 4  # started at 0, 0.3, 0.6, 0.9; at 1.2 the time is up
-    assert b.reason == BUDGET and b.exhausted and b.remaining == 0.0
-    assert b.elapsed == pytest.approx(1.2)
+    assert units == 3  # started at 0, 0.3, 0.6; one more from 0.9 would end at 1.2
+    assert b.reason == BUDGET and not b.exhausted and b.units == 3
+    assert b.elapsed == pytest.approx(0.9) and b.remaining == pytest.approx(0.1)
 
 
-def test_a_unit_may_start_until_the_last_instant():
+def test_a_unit_that_just_fits_may_start():
     b, clock = budget(1.0)
     b.start()
-    clock.now += 0.999
-    assert b.check() and b.reason == "" and not b.exhausted
-    assert b.remaining == pytest.approx(0.001)
-    clock.now += 0.001
+    for _ in range(4):  # 0.25 s units: the fourth ends exactly at the budget
+        assert b.check()
+        clock.now += 0.25
     assert not b.check() and b.reason == BUDGET
+    assert b.exhausted and b.remaining == 0.0
 
 
+def test_the_pace_is_the_mean_of_the_units_so_far():
+    b, clock = budget(10.0)
+    b.start()
+    for cost in (1.0, 5.0):  # mean 3 s a unit after these two
+        assert b.check()
+        clock.now += cost
+    assert b.check()  # at 6 s: 6 + 3 <= 10
+    clock.now += 2.5
+    assert not b.check()  # at 8.5 s, 8.5 / 3 s a unit: it would end at 11.3 s
+    assert b.units == 3
+
+
+def test_the_first_unit_always_runs_so_every_click_makes_progress():
+    b, clock = budget(1.0)
+    b.start()
+    clock.now += 5.0  # the set-up alone took longer than the budget
+    assert b.check() and b.units == 1
+    clock.now += 0.1
+    assert not b.check() and b.reason == BUDGET
 def test_stop_ends_the_work_at_the_next_check_with_its_reason():
     b, _ = budget(60.0)
     assert b.check()  # check() starts a budget that was not started
