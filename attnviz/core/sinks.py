@@ -20,8 +20,6 @@ from numpy.typing import NDArray
 from attnviz.core.attention import (
     AttentionResult,
     MultiHeadResult,
-    _bias,
-    _product,
     attend_heads,
     scaled_dot_product_attention,
 )
@@ -151,7 +149,9 @@ def attend_heads_with_sinks(q_h, k_h, v_h, *, sink_logits, mask=None,
     -------
     MultiHeadSinkResult
     """
-    full = attend_heads(q_h, k_h, v_h, mask=mask, scale=scale, temperature=temperature)
+    # w_o and b_o are checked (and copied read-only) by attend_heads, as everywhere
+    full = attend_heads(q_h, k_h, v_h, mask=mask, scale=scale, temperature=temperature, w_o=w_o,
+                        b_o=b_o)
     n_heads, t_q = full.n_heads, full.scores.shape[1]
     sinks = as_array("sink_logits", sink_logits, 1).astype(full.scores.dtype)
     if sinks.shape[0] != n_heads:
@@ -168,7 +168,7 @@ def attend_heads_with_sinks(q_h, k_h, v_h, *, sink_logits, mask=None,
     vq = np.stack([np.asarray(head.v) for head in full.heads])  # (n_heads, t_k, d_v)
     head_outputs = weighted_sum(weights, vq, "v")  # (n_heads, t_q, d_v)
     concat = head_outputs.transpose(1, 0, 2).reshape(t_q, -1)  # (t_q, n_heads·d_v)
-    output, w_o, b_o = _project_out(concat, w_o, b_o, n_heads * vq.shape[2])
+    output = concat if full.w_o is None else _project_out(concat, full.w_o, full.b_o)
     read_only(weights, sink_weight, head_outputs, concat, output, sinks)
     heads = tuple(
         SinkResult(head.q, head.k, head.v, head.scores, head.scaled, head.masked, weights[h],
@@ -180,22 +180,15 @@ def attend_heads_with_sinks(q_h, k_h, v_h, *, sink_logits, mask=None,
     return MultiHeadSinkResult(full.q, full.k, full.v, heads, full.scores, full.scaled,
                                full.masked, weights, head_outputs, concat, output, full.mask,
                                full.scale, full.temperature, n_heads,
-                               score_mods=full.score_mods, w_o=w_o, b_o=b_o,
+                               score_mods=full.score_mods, w_o=full.w_o, b_o=full.b_o,
                                sink_logits=sinks, sink_weight=sink_weight)
 
 
-def _project_out(concat: Array, w_o, b_o, rows: int) -> tuple[Array, Array | None, Array | None]:
-    """``concat @ w_o + b_o`` (or ``concat``) with w_o and b_o checked as attend_heads checks
-    them; returns (output, w_o, b_o) as read-only copies."""
-    if w_o is None:
-        if b_o is not None:
-            raise ValueError("b_o is the bias of the output projection w_o; give w_o with it")
-        return concat, None, None
-    w_o = as_array("w_o", w_o, 2)
-    if w_o.shape[0] != rows:
-        raise ValueError(f"w_o must have n_heads·d_v = {rows} rows, got shape {w_o.shape}")
-    b_o = None if b_o is None else _bias("b_o", b_o, w_o.shape[1], "w_o").astype(concat.dtype)
-    output = _product("output = concat @ w_o", concat, w_o, concat.dtype, b_o)
-    w_o = w_o.copy()
-    read_only(w_o, *([] if b_o is None else [b_o]))
-    return output, w_o, b_o
+def _project_out(concat: Array, w_o: Array, b_o: Array | None) -> Array:
+    """``concat @ w_o (+ b_o)``; a ValueError if it overflows (as attend_heads says it)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        output = concat @ w_o if b_o is None else concat @ w_o + b_o  # (t_q, d_out)
+    if not np.isfinite(output).all():
+        raise ValueError("output = concat @ w_o overflows the floating-point range; use "
+                         "smaller values")
+    return output
