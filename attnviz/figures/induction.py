@@ -124,14 +124,15 @@ def formation_figure(losses: ArrayLike, frames: Sequence[int], weights: ArrayLik
                 font=dict(size=14)))
     marker = len(data)
     last = frames[-1]
-    data.append(dict(type="scatter", x=[last], y=[_loss_at(losses, last)], mode="markers",
+    data.append(dict(type="scatter", x=[max(last, 1)], y=[_loss_at(losses, last)],
+                     mode="markers",
                      marker=dict(size=12, color=MARKER_COLOUR), xaxis="x", yaxis="y",
                      hoverinfo="skip"))
     out = []
     for i, step in enumerate(frames):
         traces = [dict(z=weights[i, layer, head]) for layer in range(n_layers)
                   for head in range(n_heads)]
-        traces.append(dict(x=[step], y=[_loss_at(losses, step)]))
+        traces.append(dict(x=[max(step, 1)], y=[_loss_at(losses, step)]))  # step 0: at 1
         out.append(dict(name=str(step), data=traces, traces=[*range(1, marker), marker]))
     animate = dict(mode="immediate", frame=dict(duration=0, redraw=True),
                    transition=dict(duration=0))

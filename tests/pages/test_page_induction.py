@@ -217,3 +217,16 @@ def test_an_interrupted_run_shows_the_steps_taken_and_goes_on():
     np.testing.assert_array_equal(record["run"].losses,
                                   train_induction(settings).losses)  # chunking changes nothing
     assert not at.warning
+
+
+def test_a_rope_model_trains_and_its_head_opens_with_the_rope_variant():
+    at = on_page()
+    at.session_state["induction_positional"] = "rope"
+    at.session_state["induction_steps"] = 20
+    ok(at.button(key="induction_train").click().run())
+    assert at.session_state[view.RUN]["run"].settings.positional == "rope"
+    ok(at.button(key="induction_open").click().run())
+    sc = at.session_state[state.SCENARIO]
+    assert (sc.variant, sc.mask_kind) == ("rope", "causal")
+    ok(switch_to(at, "step_by_step"))
+    assert not at.error, [e.value for e in at.error]
