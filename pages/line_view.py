@@ -8,7 +8,7 @@ from attnviz.figures.clickable import point_from_selection
 from attnviz.figures.line_view import MAX_TOKENS, head_view
 from attnviz.teach.text import common
 from attnviz.teach.text import line_view as text
-from attnviz.ui import controls, state
+from attnviz.ui import controls, layout, state
 from attnviz.ui.diagnostics import diagnostics_panel
 from attnviz.ui.panels import show_figure
 
@@ -69,7 +69,7 @@ def on_click() -> None:
         st.session_state["line_view_focus"] = "none" if option == choice else option
 
 
-left, right = st.columns([3, 2], gap="large")
+left, right = st.columns(layout.WIDE_LEFT, gap="large")
 with left:
     st.caption(text.OPACITY)
     show_figure(fig, key="line_view_fig", on_select=on_click)

@@ -21,8 +21,9 @@ t_q, t_k = len(q_lab), len(k_lab)
 
 # 1) the user's mask: kind and its controls. The widgets show the scenario's values and write
 #    changes back through callbacks, so a scenario changed elsewhere is never overwritten here.
+st.session_state["masks_kind"] = scenario.mask_kind  # as bind() does; stored by on_kind()
 kind = st.radio(text.KIND_LABEL, list(MASK_KINDS), horizontal=True, format_func=text.KINDS.get,
-                **{**bind("masks_kind", "mask_kind", scenario.mask_kind), "on_change": on_kind})
+                key="masks_kind", on_change=on_kind)
 st.caption(text.KIND_HELP[kind])
 if kind == "padding":
     st.slider(text.VALID_LEN_LABEL, 0, t_k,

@@ -10,7 +10,7 @@ from attnviz.figures import heatmap, mask_figure
 from attnviz.teach.quiz import practice_question, score_predictions
 from attnviz.teach.text import common
 from attnviz.teach.text import quiz as text
-from attnviz.ui import controls, heads, state
+from attnviz.ui import controls, heads, layout, state
 from attnviz.ui.panels import show_figure
 
 MAX_QUERIES = 12
@@ -80,7 +80,7 @@ def new_question() -> None:
     st.session_state["quiz_round"] += 1
 
 
-b1, b2, _ = st.columns([1, 1, 4])
+b1, b2, _ = st.columns(layout.TWO_BUTTONS)
 b1.button(text.REVEAL, type="primary", on_click=reveal, key="quiz_reveal",
           help=text.REVEAL_HELP)
 if source == "practice":

@@ -10,11 +10,9 @@ from attnviz.core.additive import attention_pooling
 from attnviz.figures import heatmap
 from attnviz.scenarios.scenario import with_positions
 from attnviz.teach.text import encoder_decoder as text
-from attnviz.ui import controls, state
+from attnviz.ui import controls, layout, state
 from attnviz.ui.editors import matrix_editor
 from attnviz.ui.panels import matrix_panel
-
-POOL_CHART_PX = 130  # a one-row pooling chart
 
 
 def cross_views(cross) -> None:
@@ -89,12 +87,12 @@ def pooling_views(scenario, new_w, new_b, tgt_labels: list[str]) -> None:
     c1, c2 = st.columns(2, gap="large")
     with c1:
         matrix_panel(text.POOL_SCORES,
-                     heatmap(pool.scores, tgt_labels, ["e"], height=POOL_CHART_PX),
+                     heatmap(pool.scores, tgt_labels, ["e"], height=layout.ONE_ROW_CHART_PX),
                      key="encoder_decoder_fig_pool_scores")
         context = heatmap(pool.output, controls.dims("d", pool.output.shape[0]), ["c"],
-                          height=POOL_CHART_PX)
+                          height=layout.ONE_ROW_CHART_PX)
         matrix_panel(text.POOL_CONTEXT, context, key="encoder_decoder_fig_pool_context")
     with c2:
         matrix_panel(text.POOL_WEIGHTS, heatmap(pool.weights, tgt_labels, ["α"], kind="weights",
-                                                height=POOL_CHART_PX),
+                                                height=layout.ONE_ROW_CHART_PX),
                      key="encoder_decoder_fig_pool_weights")

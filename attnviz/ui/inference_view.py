@@ -220,7 +220,7 @@ def sink_views(sinks, result, *, window: int, n_sink: int, logit: float | None) 
     """The sliding window with sink tokens of ``result`` (scenario ``sinks``): its mask, its
     weights (drag: every window, number of sinks and logit) and each row's shares."""
     att, labels, t = result.attention, result.q_labels, sinks.t
-    left, mid, right = st.columns(layout.CACHE_COLUMNS, gap="medium")
+    left, mid, right = st.columns(layout.SINK_COLUMNS, gap="medium")
     with left:
         st.markdown(f"**{text.SINK_MASK}**")
         show_figure(heatmap(np.asarray(att.mask, dtype=float), labels, labels, kind="mask"),

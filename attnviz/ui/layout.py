@@ -32,7 +32,20 @@ FULL_INPUTS = [4, 8]  # inputs | every matrix
 NARROW_LEFT = [2, 3]  # a narrower column beside a wider one (a vector | a longer one)
 WIDE_LEFT = [3, 2]  # a wider column beside a narrower one (a chart | its controls)
 PICK_BESIDE_FIGURE = [1, 2]  # Step by step: the query picker | its figure
-LABEL_BESIDE_CONTROL = [1, 3]  # Multi-head: a short control | its caption
+LABEL_BESIDE_CONTROL = [1, 3]  # Multi-head: the head count | the widths it gives
 LOSS_HEAD_PATTERN = [3, 2, 3]  # Gradients: the loss | the head | the target pattern
-CACHE_COLUMNS = [4, 4, 3]  # KV cache: two figures | the numbers
+SINK_COLUMNS = [4, 4, 3]  # Inference, sinks: the mask | the weights | each row's shares
 TRACE_COLUMNS = [5, 7]  # Trace: the inputs | the traced cell
+TWO_BUTTONS = [1, 1, 4]  # Quiz: two buttons side by side, the rest of the row empty
+
+# --- Chart and table heights (px) ------------------------------------------------------------
+SQUARE_CHART_PX = 420  # Positional encoding: the PE matrix, the similarity of positions
+LINE_CHART_PX = 340  # Positional encoding: the curves beside them
+ONE_ROW_CHART_PX = 130  # Encoder–decoder: a one-row pooling chart
+WRITTEN_LINES_PX = 420  # Step by step: written arithmetic beyond WRITTEN_LINES_FIT lines
+WRITTEN_LINES_FIT = 16  # ... up to this many lines it takes the room it needs
+ENTROPY_CHART_PX = 160  # Your own attention: the entropy chart's axes and title ...
+ENTROPY_ROW_PX = 24  # ... and each head's row in it
+TABLE_HEADER_PX = 38  # a table's header row (st.dataframe) ...
+TABLE_ROW_PX = 35  # ... each of its rows ...
+TABLE_MAX_PX = 400  # ... and the most it takes before it scrolls

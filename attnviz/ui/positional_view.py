@@ -16,7 +16,7 @@ from attnviz.figures.lines import line_chart
 from attnviz.scenarios.scenario import permutation_check, position_labels
 from attnviz.teach.text import common
 from attnviz.teach.text import positional_encoding as text
-from attnviz.ui import controls
+from attnviz.ui import controls, layout
 from attnviz.ui.panels import matrix_panel, released, show_figure
 
 BASES = [10, 100, 1000, 10000, 100000]
@@ -71,7 +71,8 @@ def pe_views(n_pos: int, d_model: int, base: int) -> None:
         fig = heatmap(pe, dim_labels, [str(t) for t in range(n_pos)], kind="signed", zmin=-1.0,
                       zmax=1.0, title=text.PE_TITLE.format(n_pos=n_pos, d_model=d_model,
                                                            base=base),
-                      y_title=common.AXIS_POSITION, x_title=text.AXIS_DIMENSION, height=420)
+                      y_title=common.AXIS_POSITION, x_title=text.AXIS_DIMENSION,
+                      height=layout.SQUARE_CHART_PX)
         fig.update_xaxes(tickmode="auto")  # numbers: let Plotly thin them to the plot's width
         # the matrix for other bases and widths: the figure's own sliders redraw it while dragged
         frames = pe_frames(fig, n_pos, d_model, base)
@@ -89,7 +90,7 @@ def pe_views(n_pos: int, d_model: int, base: int) -> None:
         st.caption(text.LINES)
         fig = line_chart(np.arange(n_pos), {text.DIM_NAME.format(j=j): pe[:, j] for j in chosen},
                          x_title=common.AXIS_POSITION, y_title=text.AXIS_PE_VALUE,
-                         y_range=(-1.1, 1.1), height=340)
+                         y_range=(-1.1, 1.1), height=layout.LINE_CHART_PX)
         show_figure(fig, key="positional_encoding_fig_lines")
 
     sim = pe @ pe.T  # (n_pos, n_pos)
@@ -98,7 +99,7 @@ def pe_views(n_pos: int, d_model: int, base: int) -> None:
         positions = [str(t) for t in range(n_pos)]
         matrix_panel(text.SIMILARITY_TITLE,
                      heatmap(sim, positions, positions, y_title=common.AXIS_POSITION,
-                             x_title=common.AXIS_POSITION, height=420),
+                             x_title=common.AXIS_POSITION, height=layout.SQUARE_CHART_PX),
                      key="positional_encoding_fig_similarity", formula=text.SIMILARITY_FORMULA,
                      explanation=text.SIMILARITY)
     with right:
@@ -107,7 +108,8 @@ def pe_views(n_pos: int, d_model: int, base: int) -> None:
         st.caption(text.SIMILARITY_ROWS)
         fig = line_chart(np.arange(n_pos), {text.SIMILARITY_ROW.format(t=0): sim[0],
                                             text.SIMILARITY_ROW.format(t=mid): sim[mid]},
-                         x_title=text.AXIS_POSITION_T, y_title=text.AXIS_DOT_PRODUCT, height=340)
+                         x_title=text.AXIS_POSITION_T, y_title=text.AXIS_DOT_PRODUCT,
+                         height=layout.LINE_CHART_PX)
         show_figure(fig, key="positional_encoding_fig_similarity_rows")
 
 

@@ -95,7 +95,9 @@ def row_steps(row: RowSteps, result, scenario, i: int) -> None:
 
     def written(lines: list[str]) -> None:
         """The written-out arithmetic, one line per key (scrolls beyond 16 keys)."""
-        st.code("\n".join(lines), language=None, height="content" if len(lines) <= 16 else 420)
+        fits = len(lines) <= layout.WRITTEN_LINES_FIT
+        st.code("\n".join(lines), language=None,
+                height="content" if fits else layout.WRITTEN_LINES_PX)
 
     if row.kind == "additive":
         step("projections")

@@ -98,7 +98,8 @@ def diagnostics_view(att, weights, matrix, labels: list[str], head, head_names: 
                   head_names, kind="sequential", zmin=0.0,
                   zmax=diag.max_entropy, title=text.ENTROPY_TITLE,
                   x_title=common.AXIS_QUERY, y_title=text.AXIS_HEAD,
-                  show_text=att.t <= 8 and att.heads <= 8, height=160 + 24 * att.heads)
+                  show_text=att.t <= 8 and att.heads <= 8,
+                  height=layout.ENTROPY_CHART_PX + layout.ENTROPY_ROW_PX * att.heads)
     if att.t > 24:
         fig.update_traces(xgap=0, ygap=0)
     show_figure(fig, key="your_attention_fig_entropy")
@@ -116,7 +117,8 @@ def diagnostics_view(att, weights, matrix, labels: list[str], head, head_names: 
         columns["argmax"]: [labels[j] for j in matrix.argmax(axis=1)],
         columns["row_sum"]: matrix.sum(axis=1),
     })
-    st.dataframe(table, hide_index=True, height=min(400, 38 + 35 * rows))
+    height = min(layout.TABLE_MAX_PX, layout.TABLE_HEADER_PX + layout.TABLE_ROW_PX * rows)
+    st.dataframe(table, hide_index=True, height=height)
     return diag
 
 
