@@ -31,8 +31,8 @@ LOSS_NAMES = {
     "given": "a given dO",
 }
 LOSS_HELP = (
-    "½‖O − T‖²: the squared distance of the output to a target you edit (0 to start: the "
-    "loss is then ½‖O‖²). Cross-entropy: −Σ T_ij log P_ij for a target attention pattern T "
+    "½‖O − T‖²: the squared distance of the output to a target you edit (to start: the "
+    "output each token would give attending only to itself). Cross-entropy: −Σ T_ij log P_ij for a target attention pattern T "
     "(rows normalised to sum to 1; with several heads the mean over the heads). Given dO: "
     "you set the upstream gradient of the output yourself (L = Σ O∘dO)."
 )
@@ -46,7 +46,7 @@ PATTERN_NAMES = {
     "custom": "draw your own",
 }
 TARGET_TITLE = {
-    "output_mse": "Target output T",
+    "output_mse": "Target output T (to start: each token attending only to itself)",
     "pattern_ce": "Target pattern T (rows are normalised; a row of zeros asks nothing)",
     "given": "Upstream gradient dO",
 }
