@@ -32,9 +32,10 @@ LOSS_NAMES = {
 }
 LOSS_HELP = (
     "½‖O − T‖²: the squared distance of the output to a target you edit (to start: the "
-    "output each token would give attending only to itself). Cross-entropy: −Σ T_ij log P_ij for a target attention pattern T "
-    "(rows normalised to sum to 1; with several heads the mean over the heads). Given dO: "
-    "you set the upstream gradient of the output yourself (L = Σ O∘dO)."
+    "output each token would give attending only to itself). Cross-entropy: −Σ T_ij log P_ij "
+    "for a target attention pattern T (rows normalised to sum to 1; with several heads the "
+    "mean over the heads). Given dO: you set the upstream gradient of the output yourself "
+    "(L = Σ O∘dO)."
 )
 PATTERN_LABEL = "Target pattern"
 PATTERN_NAMES = {
