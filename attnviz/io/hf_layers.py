@@ -43,6 +43,7 @@ from attnviz.core.attention import MultiHeadResult, attend_heads, multi_head_att
 from attnviz.core.masks import causal_mask, sliding_window_mask
 from attnviz.core.qk_norm import rms_norm
 from attnviz.core.rope import apply_rope
+from attnviz.io.capture import capture
 
 Array = NDArray[np.float64]
 
@@ -101,7 +102,8 @@ class LayerInputs:
     padding : ndarray of bool, shape (t,)
         True = a real token; False = padding (masked as a key).
     model_weights : ndarray of shape (n_heads, t, t)
-        The model's own attention probabilities for this layer and sequence.
+        The model's own attention probabilities for this layer and sequence (``capture``'s,
+        from ``output_attentions``), NaN where the query or the key is padding.
     model_output : ndarray of shape (t, d_model)
         The model's attention block output (after the output projection, before the
         residual).
@@ -239,16 +241,20 @@ def layer_inputs(model, tokenizer=None, text=None, layer: int = 0, *, input_ids=
                  attention_mask=None, sequence: int = 0) -> LayerInputs:
     """Run the model once and read one layer's attention inputs, weights and conventions.
 
+    The forward pass is :func:`attnviz.io.capture.capture`'s (eager attention, eval mode, no
+    gradients, the model's settings given back; the same text checks and limits), with a
+    forward pre-hook on the layer's attention module for its input and a forward hook for the
+    block's output.
+
     Parameters
     ----------
     model : transformers.PreTrainedModel
         A model of one of :data:`SUPPORTED_MODEL_TYPES` (the base model or one with a task
-        head); run with eager attention, in eval mode, without gradients (its settings come
-        back afterwards).
+        head).
     tokenizer : transformers tokenizer, optional
         Needed with ``text``.
     text : str, (str, str) or list of either, optional
-        As in :func:`attnviz.io.capture.capture`; a batch is padded on the right.
+        As in :func:`~attnviz.io.capture.capture`; a batch is padded on the right.
     layer : int
         Which layer (0-based).
     input_ids, attention_mask : array-like, optional
@@ -259,20 +265,16 @@ def layer_inputs(model, tokenizer=None, text=None, layer: int = 0, *, input_ids=
     Returns
     -------
     LayerInputs
-        Every array float64, whatever the model's dtype.
+        Every array float64, whatever the model's dtype; ``model_weights`` holds NaN where a
+        query or key is padding (capture keeps the real tokens' weights only).
 
     Raises
     ------
     ValueError
         An architecture not in :data:`SUPPORTED_MODEL_TYPES` (the message names them), a layer
         or sequence that does not exist, a bidirectional sliding window, or what
-        :func:`~attnviz.io.capture.capture` refuses of the text.
+        :func:`~attnviz.io.capture.capture` refuses.
     """
-    from attnviz.io import capture as cap
-
-    cap._require()
-    import torch
-
     config = model.config
     model_type = str(getattr(config, "model_type", ""))
     if model_type not in ARCHITECTURES:
@@ -284,14 +286,8 @@ def layer_inputs(model, tokenizer=None, text=None, layer: int = 0, *, input_ids=
             or not 0 <= layer < n_layers:
         raise ValueError(f"layer must be a whole number from 0 to {n_layers - 1} (the model "
                          f"has {n_layers} layers), got {layer!r:.40}")
-    inputs, _ = cap._encode(model, tokenizer, text, input_ids, attention_mask, None,
-                            cap.MAX_CAPTURE_TOKENS)
-    batch = int(inputs["input_ids"].shape[0])
-    if isinstance(sequence, bool) or not isinstance(sequence, (int, np.integer)) \
-            or not 0 <= sequence < batch:
-        raise ValueError(f"sequence must be a whole number from 0 to {batch - 1} (the batch "
-                         f"holds {batch}), got {sequence!r:.40}")
-    spec = ARCHITECTURES[model_type](base, int(layer))
+    layer = int(layer)
+    spec = ARCHITECTURES[model_type](base, layer)
     if spec["window"] is not None and not bool(getattr(spec["attention"], "is_causal", True)):
         raise ValueError("this layer has a bidirectional sliding window; attnviz reads causal "
                          "sliding windows only")
@@ -307,27 +303,35 @@ def layer_inputs(model, tokenizer=None, text=None, layer: int = 0, *, input_ids=
     hooks = [spec["attention"].register_forward_pre_hook(before, with_kwargs=True),
              spec["output"].register_forward_hook(after)]
     try:
-        with cap._eager(model), torch.no_grad():
-            out = model(**inputs, output_attentions=True, return_dict=True)
+        cap = capture(model, tokenizer, text=text, input_ids=input_ids,
+                      attention_mask=attention_mask)
     finally:
         for hook in hooks:
             hook.remove()
+    if isinstance(sequence, bool) or not isinstance(sequence, (int, np.integer)) \
+            or not 0 <= sequence < len(cap):
+        raise ValueError(f"sequence must be a whole number from 0 to {len(cap) - 1} (the batch "
+                         f"holds {len(cap)}), got {sequence!r:.40}")
     b = int(sequence)
-    # 2) the rotary embedding as it ran (a dynamic RoPE updates inv_freq in the forward)
+    # 2) the padded sequence: where its real tokens sat
+    t = int(seen["x"].shape[1])
+    kept = cap.positions[b]
+    padding = np.zeros(t, dtype=bool)
+    padding[kept] = True
+    pad_label = str(getattr(tokenizer, "pad_token", None) or "<pad>")
+    tokens = np.full(t, pad_label, dtype=object)
+    tokens[kept] = cap.tokens[b]
+    weights = np.full((spec["n_heads"], t, t), np.nan)
+    weights[:, kept[:, None], kept[None, :]] = cap.attentions[b][layer]
+    # 3) the rotary embedding as it ran (a dynamic RoPE updates inv_freq in the forward)
     rotary = spec.get("rotary")
     rope = None if rotary is None else Rope(_np(rotary.inv_freq).copy(),
                                             float(rotary.attention_scaling))
-    t = int(inputs["input_ids"].shape[1])
-    padding = inputs["attention_mask"][b].cpu().numpy().astype(bool)
-    x = _hidden(seen["x"][b], padding)
     w_q, w_k, w_v, w_o = spec["w"]
     b_q, b_k, b_v, b_o = spec["b"]
-    ids = inputs["input_ids"][b].tolist()
-    tokens = (tuple(str(x) for x in tokenizer.convert_ids_to_tokens(ids))
-              if tokenizer is not None else tuple(str(i) for i in ids))
     return LayerInputs(
-        model_type=model_type, layer=int(layer), tokens=tokens,
-        x=x, w_q=w_q, w_k=w_k, w_v=w_v, w_o=w_o,
+        model_type=model_type, layer=layer, tokens=tuple(str(tok) for tok in tokens),
+        x=_hidden(seen["x"][b], padding), w_q=w_q, w_k=w_k, w_v=w_v, w_o=w_o,
         b_q=b_q, b_k=b_k, b_v=b_v, b_o=b_o,
         n_heads=int(spec["n_heads"]), n_kv_heads=int(spec["n_kv_heads"]),
         head_dim=int(spec["head_dim"]), scale=float(spec["scale"]),
@@ -336,9 +340,7 @@ def layer_inputs(model, tokenizer=None, text=None, layer: int = 0, *, input_ids=
         softcap=None if spec.get("softcap") is None else float(spec["softcap"]),
         rope=rope, positions=np.arange(t, dtype=np.float64),
         q_norm=spec.get("q_norm"), k_norm=spec.get("k_norm"), norm_eps=spec.get("norm_eps"),
-        padding=padding,
-        model_weights=_np(out.attentions[int(layer)][b]).copy(),
-        model_output=_np(seen["out"][b]).copy(),
+        padding=padding, model_weights=weights, model_output=_np(seen["out"][b]).copy(),
     )
 
 

@@ -216,7 +216,6 @@ def test_padded_rows_that_hf_leaves_nan_are_zeroed(lifted):
     that layer, and its recomputation stays finite."""
     model, tokenizer = lifted["mistral"]
     first = layer_inputs(model, tokenizer, TEXTS, 0, sequence=1)
-    assert np.isnan(first.model_weights[:, ~first.padding]).any()  # HF's own NaN
     assert errors(first)[0] < 1e-5  # the real rows of layer 0 still agree
     second = layer_inputs(model, tokenizer, TEXTS, 1, sequence=1)
     assert np.isnan(second.model_weights[:, second.padding]).all()  # HF: NaN everywhere
