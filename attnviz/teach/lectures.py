@@ -76,7 +76,7 @@ SCRATCH = Lecture("scratch", text.LECTURE_TITLES["scratch"], (
     Step(PLAYGROUND, "cat_sat", "scratch_decoder", focus="weights"),
     Step(PLAYGROUND, "cat_sat", "scratch_cold", focus="weights", settings={"temperature": 0.3}),
     Step(PLAYGROUND, "cat_sat", "scratch_hot", focus="weights", settings={"temperature": 3.0}),
-    Step("pages/masks.py", "cat_sat", "scratch_mask"),
+    Step("pages/masks.py", "seed_000", "scratch_mask", settings={"mask_kind": "causal"}),
     Step(PLAYGROUND, "cat_sat", "scratch_no_pe", focus="weights", settings={"use_pe": False}),
     Step("pages/multi_head.py", "seed_004_two_heads", "scratch_heads"),
     Step("pages/trace.py", "seed_000", "scratch_trace"),

@@ -225,8 +225,9 @@ def _bar(lecture: Lecture, index: int, here: bool) -> None:
     """Title and place, the talking point, Back / Next / Leave, and the keys."""
     step = lecture.steps[index]
     last = len(lecture.steps) - 1
+    st.html(_css())
     with st.container(border=True, key="lecture_bar"):
-        words, back, nxt, leave_box = st.columns([8, 1.3, 1.3, 1.6], vertical_alignment="center")
+        words, back, nxt, leave_box = st.columns([7.5, 1.2, 1.2, 1.1], vertical_alignment="center")
         place = text.BAR_TITLE.format(title=lecture.title, n=index + 1, total=last + 1)
         words.markdown(f"**{place}** · {md_escape(text.TALK[step.talk])}")
         if not here:
@@ -238,6 +239,16 @@ def _bar(lecture: Lecture, index: int, here: bool) -> None:
         leave_box.button(text.LEAVE, key="lecture_leave", on_click=leave, help=text.LEAVE_HELP,
                          width="stretch")
         _keys_component()(key=KEYS, data={"step": index}, on_action_change=_on_key)
+
+
+@functools.cache
+def _css() -> str:
+    """The bar's static CSS (``lecture_bar.css``): a compact bar, the page's first line below
+    Streamlit's header on every page (the Playground's compact padding would put the bar under
+    it). It reaches Streamlit's elements through ``data-testid`` attributes (not a public API;
+    presenter mode's CSS does the same, see ``attnviz/ui/presenter.py``) and the bar's own
+    ``st-key-lecture_bar`` class."""
+    return "<style>" + (_HERE / "lecture_bar.css").read_text(encoding="utf-8") + "</style>"
 
 
 @functools.cache

@@ -214,7 +214,9 @@ def fact_scratch_hot():
 def fact_scratch_mask():
     s, r = shown("scratch_mask")
     w = r.attention.weights
-    assert s.tokens[0] == "the" and np.all(np.triu(w, 1) == 0) and w[0, 0] == 1
+    said("scratch_mask", "word_1", "weight 1")
+    assert s.mask_kind == "causal" and s.tokens[0] == "word_1"
+    assert np.all(np.triu(w, 1) == 0) and w[0, 0] == 1
     assert np.all(np.isneginf(r.attention.masked[np.triu_indices(s.t, 1)]))
 
 

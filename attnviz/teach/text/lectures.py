@@ -22,7 +22,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
 BAR_TITLE = "Lecture: {title} — step {n} of {total}"
 BACK = "← Back"
 NEXT = "Next →"
-LEAVE = "Leave lecture"
+LEAVE = "Leave"
 BACK_HELP = "The previous step (← key, when no input has the focus)."
 NEXT_HELP = "The next step (→ key, when no input has the focus)."
 LEAVE_HELP = "End the lecture: the page and the scenario stay as they are."
@@ -89,7 +89,7 @@ TALK = {
         "to 'the'."),
     "scratch_mask": (
         "The causal mask sets every score above the diagonal to −∞, so those weights are "
-        "exactly 0: the first 'the' can only see itself and gives it weight 1."),
+        "exactly 0: word_1 can only see itself and gives it weight 1."),
     "scratch_no_pe": (
         "Positional encoding off: the second 'the' (row 4) gives both 'the's exactly the same "
         "weight, 0.18 — without positions attention cannot tell the two apart."),
