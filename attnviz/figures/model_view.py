@@ -30,7 +30,7 @@ from attnviz.teach.text import model_view as text
 
 Array = NDArray[np.float64]
 
-TARGET_WIDTH_PX = 1000  # the plot width a thumbnail row is sized for (wide layout, 1366 px)
+TARGET_WIDTH_PX = 880  # the plot width a thumbnail row is sized for (wide layout, 1366 px)
 TILE_PX = (56, 170)  # smallest and largest thumbnail side, in pixels
 FRAME_COLOUR = "#c8c8c8"
 SELECTED_COLOUR = "#ff7f0e"  # the opened head (the line view's focus colour)
