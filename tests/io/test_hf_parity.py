@@ -320,6 +320,21 @@ def test_the_window_and_the_cap_are_read_per_layer(lifted):
     assert bert.tokens[:2] == ("[CLS]", "a") and bert.tokens[-1] == "[PAD]"
 
 
+def test_a_model_with_a_head_and_left_padding():
+    """A task model (LlamaForCausalLM: its base model is read) and a left-padded batch given
+    as input_ids: the padded queries and keys are masked, the real rows agree."""
+    from transformers import LlamaForCausalLM
+
+    torch.manual_seed(1)
+    model = LlamaForCausalLM(parity_configs()["llama"][0]).eval()
+    li = layer_inputs(model, input_ids=np.array([[0, 0, 4, 5, 6], [4, 5, 6, 7, 8]]),
+                      attention_mask=np.array([[0, 0, 1, 1, 1], [1, 1, 1, 1, 1]]), layer=1)
+    assert li.padding.tolist() == [False, False, True, True, True]
+    assert li.tokens == ("<pad>", "<pad>", "4", "5", "6")
+    assert max(errors(li)) <= SHIPPED
+    np.testing.assert_array_equal(np.asarray(recompute(li).weights)[:, :2], 0.0)  # no key
+
+
 # ---------------------------------------------------------------------------------------------
 # Refusals and the import
 # ---------------------------------------------------------------------------------------------
