@@ -103,6 +103,24 @@ def test_multi_head_biases_and_output_bias_equal_the_loop():
     assert r.b_o is not b_o and not r.b_o.flags.writeable
 
 
+@given(st.integers(1, 5), st.sampled_from([(1, 1), (2, 1), (2, 2), (4, 2)]),
+       st.integers(0, 10**6))
+def test_a_bias_is_a_row_of_ones_appended_to_x(t, heads, seed):
+    """x @ w + b == [x, 1] @ [w; b]: biases are the augmented projection (a property)."""
+    n_heads, n_kv = heads
+    x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o = rng_arrays(
+        seed, (t, 3), (3, 2 * n_heads), (3, 2 * n_kv), (3, 2 * n_kv), (2 * n_heads, 4),
+        (2 * n_heads,), (2 * n_kv,), (2 * n_kv,), (4,))
+    r = multi_head_attention(x, None, w_q, w_k, w_v, w_o, n_heads=n_heads, n_kv_heads=n_kv,
+                             b_q=b_q, b_k=b_k, b_v=b_v, b_o=b_o, causal=True)
+    ones = np.hstack([x, np.ones((t, 1))])
+    aug = multi_head_attention(ones, None, np.vstack([w_q, b_q]), np.vstack([w_k, b_k]),
+                               np.vstack([w_v, b_v]), w_o, n_heads=n_heads, n_kv_heads=n_kv,
+                               causal=True)
+    np.testing.assert_allclose(r.weights, aug.weights, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(r.output, aug.output + b_o, rtol=1e-9, atol=1e-12)
+
+
 def test_bias_errors_name_the_field_and_the_size():
     x, w = np.ones((3, 4)), np.ones((4, 2))
     with pytest.raises(ValueError, match=r"b_k must have one value per column of w_k \(2\), "
