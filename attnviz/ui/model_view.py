@@ -412,7 +412,8 @@ def show(data: ModelViewData) -> None:
                                    kind=text.CAUSAL if data.causal else text.BIDIRECTIONAL))
     layer, head = _choice("model_view_layer", n_layers), _choice("model_view_head", n_heads)
     st.subheader(text.GRID_TITLE)
-    st.caption(text.GRID_CAPTION)
+    st.caption(text.GRID_CAPTION if data.boundary is None
+               else f"{text.GRID_CAPTION} {text.PAIR_CAPTION}")
     fig, picker = model_grid(w, labels, causal=data.causal, boundary=data.boundary,
                              selected=(layer, head))
     show_figure(fig, key="model_view_fig_grid", grow=False,

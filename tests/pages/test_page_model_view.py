@@ -225,6 +225,26 @@ def test_a_saved_gpt2_typed_as_the_path_shows_its_grid(at, gpt2_folder):
     assert text.MEMORY.format(bytes=f"{data.nbytes:,}") in [c.value for c in at.caption]
 
 
+def test_an_encoder_captures_a_sentence_pair_with_its_separator(at, tmp_path):
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from hf_models import configs, save_model
+
+    config, bert, pad = configs()["bert"]
+    folder = save_model(config, bert, pad, tmp_path / "bert")
+    at = capture_from(at, folder, "the cat sat", "a dog ran")
+    assert not errors(at), errors(at)
+    data = at.session_state[mv.DATA_KEY]
+    assert not data.causal
+    assert data.tokens == ("[CLS]", "the", "cat", "sat", "[SEP]", "a", "dog", "ran", "[SEP]")
+    assert data.boundary == 5  # the first token of the second sentence
+    assert f"{text.GRID_CAPTION} {text.PAIR_CAPTION}" in [c.value for c in at.caption]
+    z = decode(spec_by_key(at, GRID)["data"][0]["z"]).astype(float)
+    assert np.isfinite(z[:9, :9]).all()  # bidirectional: no blank triangle
+    seams = spec_by_key(at, GRID)["data"][2]
+    assert seams["line"]["color"] == "#ffffff" and 4.5 in seams["x"]  # x = 0 - 0.5 + 5
+
+
 def test_refusals_name_the_problem_and_change_nothing(at, gpt2_folder, tmp_path):
     at = capture_from(at, gpt2_folder)
     before = at.session_state[mv.DATA_KEY]

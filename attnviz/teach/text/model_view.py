@@ -101,9 +101,9 @@ UPLOAD_NAME = "File {name}"
 GRID_TITLE = "Every layer and head"
 GRID_CAPTION = (
     "Rows are layers (0 nearest the input), columns heads. One colour scale, 0 to 1, for every "
-    "thumbnail; a white line marks where the second sentence starts. Click a thumbnail to "
-    "open its head."
+    "thumbnail. Click a thumbnail to open its head."
 )
+PAIR_CAPTION = "A white line in every matrix marks where the second sentence starts."
 # {layer}, {h}: the thumbnail's layer and head; {query}, {key}, {weight}: its strongest link;
 # {top}: the key attended most on average; {mean}: that average weight
 TILE_HOVER = (
