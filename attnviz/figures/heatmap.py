@@ -103,7 +103,8 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
             highlight_rows: Sequence[int] = (), highlight_cells: Sequence[tuple[int, int]] = (),
             show_text: bool | None = None, height: int | None = None,
             fixed: bool | None = None, bar_below: bool | None = None,
-            top: int | None = None, tick_px: float | None = None) -> go.Figure:
+            top: int | None = None, tick_px: float | None = None,
+            tick_chars: int = TICK_CHARS) -> go.Figure:
     """A labelled heatmap of one matrix.
 
     Parameters
@@ -142,6 +143,10 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
         :data:`REF_CHARS`-character labels is added to the figure's height.
     tick_px : float, optional
         The size of the axis labels' type ``top`` was computed for (default :data:`FONT_PX`).
+    tick_chars : int
+        Labels are cut to this many character widths on the axes (the hover shows them
+        whole): a narrow chart (the lecture view's) takes :data:`REF_CHARS`, the length its
+        layout is drawn for, so that long labels take no room from its cells.
 
     Returns
     -------
@@ -184,7 +189,7 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
     data = [dict(type="heatmap", **trace)]
     row_px = 34 if rows <= CELL_TEXT_LIMIT else max(4, 420 // rows)
     margin = _margins(x_labels, y_labels, title or x_title, y_title,
-                      colour_bar=_colour_bar_chars(trace))
+                      colour_bar=_colour_bar_chars(trace), tick_chars=tick_chars)
     extra = _extra_top(x_labels, margin["t"], bool(title or x_title))  # long column labels
     if top is not None:
         extra = max(0, top - top_margin([], tick_px or FONT_PX, reference=True))
@@ -194,11 +199,11 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
         margin=margin,
         plot_bgcolor=MINUS_INF_BG,
         xaxis=axis(axis_title(title, x_title), side="top", type="category",
-                    automargin=True, **_ticks(x_labels),
-                    **({"tickangle": TURNED} if top is not None and not upright(x_labels)
-                       else {})),
+                    automargin=True, **_ticks(x_labels, tick_chars),
+                    **({"tickangle": TURNED}
+                       if top is not None and not upright(x_labels, tick_chars) else {})),
         yaxis=axis(y_title, autorange="reversed", type="category", automargin=True,
-                    **_ticks(y_labels)),
+                    **_ticks(y_labels, tick_chars)),
         font=dict(size=FONT_PX),
     )
     layout["title"] = {}  # the title is written as the top axis title: they never overlap
@@ -242,7 +247,7 @@ def _colour_bar_chars(trace: dict) -> int:
 
 
 def _margins(x_labels: list[str], y_labels: list[str], x_title: str, y_title: str, *,
-             colour_bar: int) -> dict:
+             colour_bar: int, tick_chars: int = TICK_CHARS) -> dict:
     """Margins that already fit the tick labels, axis titles and colour bar.
 
     The axes keep ``automargin``, which would grow too-small margins by itself — but only by
@@ -250,30 +255,31 @@ def _margins(x_labels: list[str], y_labels: list[str], x_title: str, y_title: st
     long to appear (measured: benchmarks/RESULTS.md). Estimated from the label lengths, the
     margins are rarely too small, so the second drawing rarely happens.
     """
-    y_chars = _longest(y_labels)
+    y_chars = _longest(y_labels, tick_chars)
     return dict(l=max(36, 10 + y_chars * _CHAR_PX) + (LINE_PX if y_title else 0),
                 r=max(58, 30 + colour_bar * 7) if colour_bar else 10,
-                t=top_margin(x_labels) + (TITLE_PX if x_title else 0), b=10)
+                t=top_margin(x_labels, tick_chars=tick_chars) + (TITLE_PX if x_title else 0),
+                b=10)
 
 
-def _longest(labels: Sequence[str]) -> int:
+def _longest(labels: Sequence[str], tick_chars: int = TICK_CHARS) -> int:
     """The width, in characters, of the longest label an axis writes, as drawn: cut by
     :func:`short_label`, unescaped (``&`` is one character on screen, not ``&amp;``), a wide
     character (CJK, most emoji) two, a combining or invisible one none. Long axes are thinned
     and show short labels."""
     if len(labels) > CELL_TEXT_LIMIT * 4:
         return 4
-    return max((display_width(short_label(t)) for t in labels), default=1)
+    return max((display_width(short_label(t, tick_chars)) for t in labels), default=1)
 
 
-def upright(x_labels: Sequence[str]) -> bool:
-    """True when the column labels fit side by side in a narrow column of the page (about
-    180 px between the margins); else Plotly turns them."""
-    return len(x_labels) * (_longest(x_labels) * _CHAR_PX + 6) <= 180
+def upright(x_labels: Sequence[str], tick_chars: int = TICK_CHARS) -> bool:
+    """True when the column labels (cut to ``tick_chars``) fit side by side in a narrow column
+    of the page (about 180 px between the margins); else Plotly turns them."""
+    return len(x_labels) * (_longest(x_labels, tick_chars) * _CHAR_PX + 6) <= 180
 
 
 def top_margin(x_labels: Sequence[str], font_px: float | None = None, *,
-               reference: bool = False) -> int:
+               reference: bool = False, tick_chars: int = TICK_CHARS) -> int:
     """The top margin (px) a :func:`heatmap` gives its column labels, the ticks and the colour
     bar's end included: upright labels one line; turned ones as high as the longest.
 
@@ -281,10 +287,10 @@ def top_margin(x_labels: Sequence[str], font_px: float | None = None, *,
     width, so Plotly's automargin never grows it — charts side by side over the same rows
     share it and their rows line up (their labels turned by :data:`TURNED`).
     ``reference``: the margin of turned :data:`REF_CHARS`-character labels instead (what a
-    caller's height already holds).
+    caller's height already holds). ``tick_chars``: what the labels are cut to.
     """
-    chars = REF_CHARS if reference else _longest(x_labels)
-    if not reference and upright(x_labels):
+    chars = REF_CHARS if reference else _longest(x_labels, tick_chars)
+    if not reference and upright(x_labels, tick_chars):
         return 44
     if font_px is None:
         return chars * 6 + 20
@@ -302,17 +308,18 @@ TURNED = -45  # the angle of turned column labels when charts share a top margin
 
 def display_width(text: str) -> int:
     """How many character widths ``text`` takes on screen: a wide character (CJK, most emoji)
-    two, a combining mark, joiner, variation selector or direction mark none, others one."""
+    and the ellipsis "…" (measured: 13 px at 13 px, where a letter or digit takes 7.5) two, a
+    combining mark, joiner, variation selector or direction mark none, others one."""
     width = 0
     for char in text:
         if unicodedata.category(char) in ("Mn", "Me", "Cf"):
             continue
-        width += 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+        width += 2 if char == "…" or unicodedata.east_asian_width(char) in ("W", "F") else 1
     return width
 
 
 def short_label(label: str, limit: int = TICK_CHARS) -> str:
-    """``label`` cut to ``limit`` character widths (:func:`display_width`) with "…", as an
+    """``label`` cut to ``limit`` − 1 character widths (:func:`display_width`) and "…", as an
     axis writes it (the hover keeps it whole); a cut never ends on a joiner or leaves a
     combining mark without its letter."""
     if display_width(label) <= limit:
@@ -328,19 +335,20 @@ def short_label(label: str, limit: int = TICK_CHARS) -> str:
     return label[:end] + "…"
 
 
-def tick_text(label: str) -> str:
+def tick_text(label: str, limit: int = TICK_CHARS) -> str:
     """How a token label is written on an axis: literally (Plotly would otherwise render
-    ``<b>``-style tags in it) and cut by :func:`short_label`."""
-    label = short_label(label)
+    ``<b>``-style tags in it) and cut by :func:`short_label` to ``limit`` widths."""
+    label = short_label(label, limit)
     return label.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def _ticks(labels: list[str]) -> dict:
+def _ticks(labels: list[str], tick_chars: int = TICK_CHARS) -> dict:
     """Tick labels written by :func:`tick_text`; the category values stay the labels themselves
     (so clicks and overlays still match). Long axes keep Plotly's automatic thinning."""
     if len(labels) > CELL_TEXT_LIMIT * 4:
         return {}
-    return dict(tickmode="array", tickvals=labels, ticktext=[tick_text(t) for t in labels])
+    return dict(tickmode="array", tickvals=labels,
+                ticktext=[tick_text(t, tick_chars) for t in labels])
 
 
 def _outline(y0: float, y1: float, x0: float, x1: float) -> dict:

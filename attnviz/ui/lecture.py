@@ -17,6 +17,7 @@ from attnviz.figures import heatmap
 from attnviz.figures.heatmap import (
     CELL_TEXT_LIMIT,
     FONT_PX,
+    REF_CHARS,
     top_margin,
     with_slider,
 )
@@ -32,6 +33,7 @@ from attnviz.ui.panels import PRESENTER_TICK_PX, released, show_figure
 LECTURE_SETTINGS = ("temperature", "pe", "heads", "params")  # beside the inputs; scale on top
 PREVIOUS = "playground_previous"  # the matrices last shown, to outline what a change moved
 M = common.MATRICES
+LECTURE_TICK_CHARS = REF_CHARS  # labels cut to the length the charts are drawn for
 SCALE_GRID = [round(0.05 * i, 2) for i in range(1, 61)]  # the custom scale's drag steps
 
 
@@ -123,7 +125,8 @@ def lecture_panel(name: str, z, x_labels, y_labels, *, key: str, title_box,
     height = layout.LECTURE_CHART_PAD_PX + row_px * rows if rows <= CELL_TEXT_LIMIT \
         else None  # one screen
     fig = heatmap(z, x_labels, y_labels, highlight_cells=changed_cells(key, z), height=height,
-                  top=top, tick_px=PRESENTER_TICK_PX if state.presenter() else FONT_PX, **kw)
+                  top=top, tick_px=PRESENTER_TICK_PX if state.presenter() else FONT_PX,
+                  tick_chars=LECTURE_TICK_CHARS, **kw)
     if not row_labels:
         fig.update_yaxes(showticklabels=False, title_text="")
         fig.update_layout(margin_l=8)
@@ -192,7 +195,8 @@ def lecture(scenario, focus: str) -> None:
     # for the charts: the three charts' rows line up, the row labels drawn by the first only
     titles = st.columns(widths, gap="small", vertical_alignment="bottom")
     font = PRESENTER_TICK_PX if state.presenter() else FONT_PX
-    top = max(top_margin(x_labels, font) for _, _, x_labels, _, _ in panels) \
+    top = max(top_margin(x_labels, font, tick_chars=LECTURE_TICK_CHARS)
+              for _, _, x_labels, _, _ in panels) \
         if same_rows else None
     for i, (col, title_box, (name, z, x_labels, y_labels, kw)) in enumerate(
             zip(st.columns(widths, gap="small"), titles, panels, strict=True)):

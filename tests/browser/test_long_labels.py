@@ -4,8 +4,10 @@ item 3).
 Four tokens at 1400×1000 (and 1024×768): the three Playground charts' plot areas were 79 px
 high with the default labels, 33 px with 16-character words and 2 px with labels holding
 ``<``, ``>`` or ``&`` (the margin was sized from the escaped text, ``&lt;`` four characters).
-Measured here: each chart's plot area (Plotly's ``.nsewdrag``) must be at least as high as with
-the default labels, and the three charts' rows still line up. Screenshots:
+Measured here: each chart's plot area (Plotly's ``.nsewdrag``) must be at least as high as
+with the default labels and as wide (the first chart, which draws the cut row labels, at least
+85 % as wide: at 1024×768 its cells had also been squeezed to 9 px by 16-character labels), and
+the three charts' rows still line up. Screenshots:
 tests/artifacts/screenshots/long_labels_*.
 """
 
@@ -28,6 +30,7 @@ from attnviz import position_labels
 from attnviz.figures.heatmap import tick_text
 from attnviz.io import scenario_io
 from attnviz.scenarios.presets import PRESETS
+from attnviz.ui.lecture import LECTURE_TICK_CHARS
 
 LABELS = {
     "default": None,  # the preset's own words
@@ -43,7 +46,7 @@ TICKS = """() => document.querySelector("[class*='st-key-playground_fig_weights_
 PLOT_HEIGHTS = """() => [...document.querySelectorAll(
     "[class*='st-key-playground_fig_weights_'] .js-plotly-plot")]
   .map(g => { const r = g.querySelector('.nsewdrag').getBoundingClientRect();
-              return [Math.round(r.top), Math.round(r.bottom)]; })"""
+              return [Math.round(r.top), Math.round(r.bottom), Math.round(r.width)]; })"""
 
 
 def lecture_with(context, app_server: str, tokens):
@@ -70,7 +73,7 @@ def plot_areas(page) -> list[tuple[int, int]]:
 
 @pytest.fixture(scope="module")
 def measured(browser, app_server) -> dict:
-    """{(size, labels): [(top, bottom) of each chart's plot area]}, one session each."""
+    """{(size, labels): [(top, bottom, width) of each chart's plot area]}, a session each."""
     out = {}
     for size in SCREENS:
         context = browser.new_context(viewport={"width": size[0], "height": size[1]})
@@ -80,8 +83,8 @@ def measured(browser, app_server) -> dict:
                 page = lecture_with(context, app_server, tokens)
                 assert_no_exception(page)
                 if tokens is not None:  # the link was opened: the charts show these labels
-                    assert page.evaluate(TICKS) == [
-                        tick_text(t) for t in position_labels(tokens)], name
+                    assert page.evaluate(TICKS) == [tick_text(t, LECTURE_TICK_CHARS)
+                                                    for t in position_labels(tokens)], name
                 out[size, name] = plot_areas(page)
                 screenshot(page, f"long_labels_{name}_{size[0]}x{size[1]}")
                 page.close()
@@ -93,15 +96,21 @@ def measured(browser, app_server) -> dict:
 @pytest.mark.parametrize("size", SCREENS, ids=lambda s: f"{s[0]}x{s[1]}")
 @pytest.mark.parametrize("name", [n for n in LABELS if n != "default"])
 def test_labels_never_shrink_the_cells(measured, size, name):
-    default = [bottom - top for top, bottom in measured[size, "default"]]
-    heights = [bottom - top for top, bottom in measured[size, name]]
-    assert min(default) >= 60, default  # the lecture view's own cells, as drawn
-    assert all(h >= d - 1 for h, d in zip(heights, default, strict=True)), (heights, default)
+    default = [(bottom - top, width) for top, bottom, width in measured[size, "default"]]
+    cells = [(bottom - top, width) for top, bottom, width in measured[size, name]]
+    assert min(h for h, _ in default) >= 60, default  # the lecture view's own cells, as drawn
+    assert all(h >= dh - 1 for (h, _), (dh, _) in zip(cells, default, strict=True)), (
+        cells, default)
+    # widths: the second and third charts' as with the default labels; the first one's row
+    # labels, cut, take one character width more than 8-character labels (the "…")
+    assert all(w >= dw - 2 for (_, w), (_, dw) in zip(cells[1:], default[1:], strict=True)), (
+        cells, default)
+    assert cells[0][1] >= 0.85 * default[0][1], (cells, default)
 
 
 @pytest.mark.parametrize("size", SCREENS, ids=lambda s: f"{s[0]}x{s[1]}")
 @pytest.mark.parametrize("name", list(LABELS))
 def test_the_rows_still_line_up(measured, size, name):
-    tops = [top for top, _ in measured[size, name]]
-    bottoms = [bottom for _, bottom in measured[size, name]]
+    tops = [top for top, _, _ in measured[size, name]]
+    bottoms = [bottom for _, bottom, _ in measured[size, name]]
     assert max(tops) - min(tops) <= 1 and max(bottoms) - min(bottoms) <= 1, measured[size, name]
