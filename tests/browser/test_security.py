@@ -30,6 +30,7 @@ from attnviz.io import scenario_io
 from attnviz.scenarios.presets import default_scenario
 from attnviz.scenarios.scenario import resize
 from attnviz.teach.text import quiz as quiz_text
+from attnviz.ui.lecture import LECTURE_TICK_CHARS
 
 SCRIPT = "<script>alert('script')</script>"
 IMG = "<img/src/onerror=alert('img')>"
@@ -90,9 +91,9 @@ def _type_tokens(page: Page) -> None:
     wait_for_plots(page)
 
 
-def _shown(label: str) -> str:
-    """The text an axis shows for a label: itself, cut to TICK_CHARS with "…"."""
-    return label if len(label) <= TICK_CHARS else label[: TICK_CHARS - 1] + "…"
+def _shown(label: str, limit: int = TICK_CHARS) -> str:
+    """The text an axis shows for a label: itself, cut to ``limit`` with "…"."""
+    return label if len(label) <= limit else label[: limit - 1] + "…"
 
 
 @pytest.fixture
@@ -118,7 +119,7 @@ def test_html_and_markdown_labels_render_as_text(own_page: Page, app_server: str
 
     ticks = set(page.evaluate(TICKS))
     for i, token in enumerate(TOKENS):  # literally on the axes (long labels cut with "…")
-        assert _shown(f"{i}:{token}") in ticks, (token, sorted(ticks))
+        assert _shown(f"{i}:{token}", LECTURE_TICK_CHARS) in ticks, (token, sorted(ticks))
 
     # (removed this session: a bad cell typed into that token's row, whose warning names the
     # label. In the full browser run — after the other page tests used the server — the typed
