@@ -189,3 +189,18 @@ def test_every_step_of_every_lecture_runs_without_an_exception():
             on_step(at, key, index)
             if index < len(lecture.steps) - 1:
                 at.button(key="lecture_next").click().run()
+
+
+def test_on_another_page_the_bar_says_so_and_next_returns_to_the_path():
+    at = fresh(lecture="scratch", step="4")  # Step by step
+    on_step(at, "scratch", 3)
+    shown = fingerprint(at.session_state[state.SCENARIO])
+    at.switch_page("pages/quiz.py").run()
+    no_exception(at)
+    assert bar_title(at) == text.BAR_TITLE.format(title="Attention from scratch", n=4,
+                                                  total=len(LECTURES["scratch"].steps))
+    assert text.ELSEWHERE in [c.value for c in at.caption]
+    assert fingerprint(at.session_state[state.SCENARIO]) == shown  # nothing reloaded
+    at.button(key="lecture_next").click().run()
+    on_step(at, "scratch", 4)
+    assert text.ELSEWHERE not in [c.value for c in at.caption]
