@@ -385,9 +385,9 @@ def fact_backprop_gradients():
 def fact_backprop_saturated():
     s, r = shown("backprop_saturated")
     scaled = run_scenario(replace(s, scale_mode="sqrt_dk"))
-    said("backprop_saturated", "0.0025", "over 12 times")
+    said("backprop_saturated", "0.0025", "over 12 times", "more than 10-fold")
     peak, peak_scaled = (jacobian_peak(x.attention.weights[0]) for x in (r, scaled))
-    assert rounds_to(peak, "0.0025") and peak_scaled / peak > 12
+    assert peak < 0.0025 and peak_scaled / peak > 12
     # with an output loss (the Gradients page's first choice), word_1's row of dS̃ shrinks
     assert LOSSES[0] == "output_mse"
     for kind, target in (("output_mse", self_output(s)),

@@ -150,10 +150,12 @@ TALK = {
         "the softmax is saturated."),
     "backprop_gradients": (
         "The backward pass: each gradient sits beside the matrix it belongs to. Through the "
-        "softmax, dS̃ = α ⊙ (dα − Σ α·dα): the softmax's slope for word_1 is at most 0.031."),
+        "softmax, dS̃ = α ⊙ (dα − Σ α·dα): for word_1 no entry of the softmax's Jacobian "
+        "exceeds 0.031."),
     "backprop_saturated": (
-        "Unscaled, word_1's softmax slope falls to 0.0025, over 12 times smaller: its row of dS̃ "
-        "nearly vanishes and W_Q and W_K barely learn from it."),
+        "Unscaled, word_1's softmax is saturated: its Jacobian's entries stay below 0.0025, "
+        "over 12 times smaller, and with the output loss its row of dS̃ shrinks more than "
+        "10-fold — W_Q and W_K barely learn from it."),
     "backprop_compare": (
         "Scaled and unscaled side by side on the same inputs, and their difference A − B: "
         "every row is sharper without √d_k."),
