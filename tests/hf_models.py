@@ -8,7 +8,8 @@ before transformers is imported): the builders import transformers and tokenizer
 * :func:`configs` — one small config per architecture: BERT, GPT-2, Llama (GQA), Mistral
   (sliding window 3), Gemma 2 (soft-capping, a sliding layer), Qwen3 (QK-norm), each with
   whether its tokenizer is BERT-style and has a pad token;
-* :func:`parity_configs` — the same architectures (and Llama with YaRN, Qwen 2 with biases)
+* :func:`parity_configs` — the same architectures (and Llama with YaRN, Qwen 2 with biases,
+  gpt-oss with sinks)
   with larger weights and each feature switched on where it shows, for the layer adapter's
   parity tests;
 * :func:`save_model` — a model built from a config, saved with ``save_pretrained`` beside its
@@ -103,11 +104,13 @@ def parity_configs() -> dict:
     then moves the probabilities well above 1e-3), and each feature switched on where it
     shows: Gemma 2's query_pre_attn_scalar (16) differs from its head_dim (4) and its cap (1)
     binds, Mistral's window (3) is shorter than the text, Qwen 2 has projection biases with
-    RoPE, Llama with YaRN has an attention scaling."""
+    RoPE, Llama with YaRN has an attention scaling, gpt-oss has per-head sink logits (with
+    YaRN, GQA, biases and a sliding layer)."""
     from transformers import (
         BertConfig,
         Gemma2Config,
         GPT2Config,
+        GptOssConfig,
         LlamaConfig,
         MistralConfig,
         Qwen2Config,
@@ -133,4 +136,11 @@ def parity_configs() -> dict:
                    False, True),
         "qwen2": (Qwen2Config(**small, num_key_value_heads=2), False, True),
         "qwen3": (Qwen3Config(**small, num_key_value_heads=2, head_dim=4), False, True),
+        "gpt_oss": (GptOssConfig(**small, num_key_value_heads=2, head_dim=4,
+                                 num_local_experts=2, num_experts_per_tok=1, sliding_window=3,
+                                 layer_types=["sliding_attention", "full_attention"],
+                                 rope_parameters=yarn | {"rope_theta": 150000.0,
+                                                         "beta_fast": 32.0, "beta_slow": 1.0,
+                                                         "truncate": False}),
+                    False, True),
     }

@@ -25,7 +25,9 @@ Each architecture's conventions, in one table (:data:`ARCHITECTURES`):
   :func:`attnviz.core.masks.sliding_window_mask`), on every layer (Mistral) or on the layers
   whose ``layer_types`` entry is ``"sliding_attention"`` (Gemma 2, Qwen 2, Qwen 3);
 * soft-capping: ``attn_logit_softcapping`` (Gemma 2), c·tanh(s / c) after the scale;
-* QK-norm: RMSNorm of each head's q and k before RoPE (Qwen 3).
+* QK-norm: RMSNorm of each head's q and k before RoPE (Qwen 3);
+* attention sinks: one learned logit per head joins each row's softmax and is dropped
+  (gpt-oss, :func:`attnviz.core.sinks.attend_heads_with_sinks`).
 
 torch and transformers (``pip install 'attnviz[models]'``) are imported inside the functions
 that need them: importing this module loads numpy only.
@@ -43,6 +45,7 @@ from attnviz.core.attention import MultiHeadResult, attend_heads, multi_head_att
 from attnviz.core.masks import causal_mask, sliding_window_mask
 from attnviz.core.qk_norm import rms_norm
 from attnviz.core.rope import apply_rope
+from attnviz.core.sinks import attend_heads_with_sinks
 from attnviz.io.capture import capture
 
 Array = NDArray[np.float64]
@@ -99,6 +102,8 @@ class LayerInputs:
     q_norm, k_norm : ndarray of shape (head_dim,) or None
         QK-norm gains (RMSNorm of each head's q and k before RoPE), with ``norm_eps``.
     norm_eps : float or None
+    sinks : ndarray of shape (n_heads,) or None
+        Each head's sink logit (gpt-oss), or None.
     padding : ndarray of bool, shape (t,)
         True = a real token; False = padding (masked as a key).
     model_weights : ndarray of shape (n_heads, t, t)
@@ -133,6 +138,7 @@ class LayerInputs:
     q_norm: Array | None
     k_norm: Array | None
     norm_eps: float | None
+    sinks: Array | None
     padding: NDArray[np.bool_]
     model_weights: Array
     model_output: Array
@@ -204,13 +210,15 @@ def _rotary(base, layer: int) -> dict[str, Any]:
         scale = float(att.head_dim) ** -0.5
     if model_type == "mistral":
         window = getattr(config, "sliding_window", None)
-    else:  # Gemma 2, Qwen 2, Qwen 3: the layers whose layer_types entry slides
+    else:  # Gemma 2, Qwen 2, Qwen 3, gpt-oss: the layers whose layer_types entry slides
         window = getattr(att, "sliding_window", None)
     spec = dict(attention=att, output=att, w=(w_q, w_k, w_v, w_o), b=(b_q, b_k, b_v, b_o),
                 n_heads=config.num_attention_heads, n_kv_heads=config.num_key_value_heads,
                 head_dim=att.head_dim, scale=scale, window=window, rotary=base.rotary_emb)
     if model_type == "gemma2":
         spec["softcap"] = getattr(config, "attn_logit_softcapping", None)
+    if hasattr(att, "sinks"):  # gpt-oss
+        spec["sinks"] = _np(att.sinks).copy()
     if hasattr(att, "q_norm"):  # Qwen 3
         spec["q_norm"] = _np(att.q_norm.weight).copy()
         spec["k_norm"] = _np(att.k_norm.weight).copy()
@@ -220,7 +228,7 @@ def _rotary(base, layer: int) -> dict[str, Any]:
 
 #: model_type -> the function reading a layer's modules and conventions.
 ARCHITECTURES = {"bert": _bert, "gpt2": _gpt2, "llama": _rotary, "mistral": _rotary,
-                 "gemma2": _rotary, "qwen2": _rotary, "qwen3": _rotary}
+                 "gemma2": _rotary, "qwen2": _rotary, "qwen3": _rotary, "gpt_oss": _rotary}
 #: The architectures (``config.model_type``) whose layers :func:`layer_inputs` reads.
 SUPPORTED_MODEL_TYPES = tuple(ARCHITECTURES)
 
@@ -340,7 +348,8 @@ def layer_inputs(model, tokenizer=None, text=None, layer: int = 0, *, input_ids=
         softcap=None if spec.get("softcap") is None else float(spec["softcap"]),
         rope=rope, positions=np.arange(t, dtype=np.float64),
         q_norm=spec.get("q_norm"), k_norm=spec.get("k_norm"), norm_eps=spec.get("norm_eps"),
-        padding=padding, model_weights=weights, model_output=_np(seen["out"][b]).copy(),
+        sinks=spec.get("sinks"), padding=padding, model_weights=weights,
+        model_output=_np(seen["out"][b]).copy(),
     )
 
 
@@ -371,7 +380,8 @@ def recompute(inputs: LayerInputs) -> MultiHeadResult:
     Without RoPE, QK-norm or a cap (BERT, GPT-2) this is one
     :func:`~attnviz.core.attention.multi_head_attention` call with the biases; otherwise the
     projections are split into heads, normalised (QK-norm), rotated (RoPE) and attended by
-    :func:`~attnviz.core.attention.attend_heads` (GQA, the cap, W_O and its bias).
+    :func:`~attnviz.core.attention.attend_heads` (GQA, the cap, W_O and its bias), or by
+    :func:`~attnviz.core.sinks.attend_heads_with_sinks` when the heads have sink logits.
 
     Parameters
     ----------
@@ -385,7 +395,7 @@ def recompute(inputs: LayerInputs) -> MultiHeadResult:
     """
     li = inputs
     mask = li.mask
-    if li.rope is None and li.q_norm is None and li.softcap is None:
+    if li.rope is None and li.q_norm is None and li.softcap is None and li.sinks is None:
         return multi_head_attention(li.x, None, li.w_q, li.w_k, li.w_v, li.w_o,
                                     n_heads=li.n_heads, n_kv_heads=li.n_kv_heads, mask=mask,
                                     scale=li.scale, b_q=li.b_q, b_k=li.b_k, b_v=li.b_v,
@@ -407,6 +417,11 @@ def recompute(inputs: LayerInputs) -> MultiHeadResult:
                   layout=li.rope.layout)
         q_h = apply_rope(q_h, li.positions, **kw)
         k_h = apply_rope(k_h, li.positions, **kw)
-    # 4) attend (GQA, scale, cap, mask), concatenate, project
+    # 4) attend (GQA, scale, cap or sinks, mask), concatenate, project
+    if li.sinks is not None:
+        if li.softcap is not None:
+            raise ValueError("a layer with both sink logits and a soft-cap is not supported")
+        return attend_heads_with_sinks(q_h, k_h, v_h, sink_logits=li.sinks, mask=mask,
+                                       scale=li.scale, w_o=li.w_o, b_o=li.b_o)
     return attend_heads(q_h, k_h, v_h, mask=mask, scale=li.scale, softcap=li.softcap,
                         w_o=li.w_o, b_o=li.b_o)

@@ -5,8 +5,9 @@ Face's own probabilities (``output_attentions``, eager) and the attention block'
 The models (tests/hf_models.py ``parity_configs``: BERT with a padded second sequence, GPT-2,
 Llama with RoPE + GQA, Llama with YaRN, Mistral with a window shorter than the text, Gemma 2
 with soft-capping, a sliding layer and query_pre_attn_scalar, Qwen 2 with biases, Qwen 3 with
-QK-norm) are saved with save_pretrained beside a local tokenizer and loaded through
-``attnviz.io.capture.load_model``, as a user does; nothing is downloaded.
+QK-norm, gpt-oss with per-head sink logits) are saved with save_pretrained beside a local
+tokenizer and loaded through ``attnviz.io.capture.load_model``, as a user does; nothing is
+downloaded.
 
 * float64: ``model.double()`` and HF's float32 steps lifted to float64 — the eager softmax's
   ``dtype=torch.float32``, the rotary table (``position_ids.float() * inv_freq.float()``) and
@@ -16,7 +17,8 @@ QK-norm) are saved with save_pretrained beside a local tokenizer and loaded thro
 * float32, as shipped: 1e-5 (measured ~1e-7);
 * each feature matters: recomputing without it (no RoPE, the interleaved layout, GQA's
   mapping tiled instead of repeat_interleave, no window or a window one key wider, no cap,
-  1/sqrt(head_dim) instead of query_pre_attn_scalar, no QK-norm, no biases, no YaRN scaling)
+  1/sqrt(head_dim) instead of query_pre_attn_scalar, no QK-norm, no biases, no YaRN scaling,
+  no sinks)
   moves the result above 1e-3.
 """
 
@@ -49,7 +51,8 @@ from attnviz.io.hf_layers import (  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 TEXTS = ["the cat sat on a mat and then the dog ran far away", "a dog ran in sun"]
-NAMES = ["bert", "gpt2", "llama", "llama_yarn", "mistral", "gemma2", "qwen2", "qwen3"]
+NAMES = ["bert", "gpt2", "llama", "llama_yarn", "mistral", "gemma2", "qwen2", "qwen3",
+         "gpt_oss"]
 EXACT = 1e-10  # float64 with the lift
 SHIPPED = 1e-5  # float32
 MATTERS = 1e-3  # a dropped feature moves the result by more
@@ -70,10 +73,13 @@ def shipped(folders) -> dict:
 
 @pytest.fixture(scope="module")
 def lifted(folders) -> dict:
-    """Each model loaded again and turned to float64 (``model.double()``)."""
+    """Each model loaded again and turned to float64 (``model.double()``; gpt-oss's experts
+    with their eager implementation: the default grouped_mm takes no float64)."""
     out = {}
     for name, folder in folders.items():
         model, tokenizer = load_model(folder)
+        if name == "gpt_oss":
+            model.set_experts_implementation("eager")
         out[name] = (model.double(), tokenizer)
     return out
 
@@ -129,9 +135,11 @@ class Float64Lift:
         self.undo.append(lambda: delattr(module, "forward"))
 
     def _rotary(self, module, x, position_ids):
-        # LlamaRotaryEmbedding.forward with float64 in place of float32
+        # LlamaRotaryEmbedding.forward with float64 in place of float32 (gpt-oss's table has
+        # one column per pair, not the two halves repeated)
         freqs = position_ids[..., None].double() * module.inv_freq.double()
-        emb = torch.cat((freqs, freqs), dim=-1)
+        gpt_oss = type(module).__name__ == "GptOssRotaryEmbedding"
+        emb = freqs if gpt_oss else torch.cat((freqs, freqs), dim=-1)
         cos, sin = emb.cos() * module.attention_scaling, emb.sin() * module.attention_scaling
         self.rotary_dtypes.append(cos.dtype)
         return cos.to(dtype=x.dtype), sin.to(dtype=x.dtype)
@@ -279,6 +287,7 @@ CHANGES = {
                                                                   b_v=None, b_o=None)),
     "no padding mask": ("bert", lambda li: dataclasses.replace(
         li, padding=np.ones_like(li.padding))),
+    "no sinks (gpt-oss)": ("gpt_oss", lambda li: dataclasses.replace(li, sinks=None)),
 }
 
 
@@ -346,10 +355,10 @@ def test_an_unknown_architecture_is_refused_naming_the_known_ones(shipped):
                                     num_heads=4)).eval()
     with pytest.raises(ValueError, match=r"model_type 't5' is not an architecture whose layers "
                                          r"attnviz reads; it reads bert, gpt2, llama, mistral, "
-                                         r"gemma2, qwen2, qwen3"):
+                                         r"gemma2, qwen2, qwen3, gpt_oss"):
         layer_inputs(model, input_ids=[4, 5, 6])
     assert SUPPORTED_MODEL_TYPES == ("bert", "gpt2", "llama", "mistral", "gemma2", "qwen2",
-                                     "qwen3")
+                                     "qwen3", "gpt_oss")
     model, tokenizer = shipped["gpt2"]
     with pytest.raises(ValueError, match=r"layer must be a whole number from 0 to 1 \(the model "
                                          r"has 2 layers\), got 2"):
