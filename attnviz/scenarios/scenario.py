@@ -396,7 +396,9 @@ def with_parts(scenario: Scenario, parts) -> Scenario:
 
 
 def with_variant(scenario: Scenario, key: str) -> Scenario:
-    """The scenario switched to variant ``key``, with the parts that variant reads filled.
+    """The scenario switched to variant ``key``, with the parts that variant reads filled and
+    only the settings that variant declares kept (another variant's ``tile`` or ``softcap``
+    would make it refuse to compute).
 
     Raises
     ------
@@ -405,7 +407,9 @@ def with_variant(scenario: Scenario, key: str) -> Scenario:
     """
     if key not in VARIANTS:
         raise ValueError(f"variant must be one of {', '.join(VARIANTS)}; got {key!r}")
-    return with_parts(replace(scenario, variant=key), VARIANTS[key].parts)
+    declared = {p.name for p in VARIANTS[key].params}  # the old variant's own settings go
+    params = {name: value for name, value in scenario.params.items() if name in declared}
+    return with_parts(replace(scenario, variant=key, params=params), VARIANTS[key].parts)
 
 
 def _fit(a: Array, rows: int, cols: int | None = None, fill: float = 0.0) -> Array:

@@ -474,3 +474,15 @@ def test_heads_override_runs_the_variants_multi_head_form():
     assert result.mixed is None
     cross = run_scenario(PRESETS["translation"].build(), heads=1)  # no multi-head form: self
     assert cross.k_labels == cross.q_labels
+
+
+def test_switching_variant_keeps_only_the_new_variants_settings():
+    tiles = PRESETS["online_tiles"].build()
+    assert "tile" in tiles.params
+    plain = with_variant(tiles, "scaled_dot_product")
+    assert plain.params == {} and run_scenario(plain).attention.weights.shape
+    back = with_variant(plain, "online_softmax")
+    assert back.params == {} and back.param("tile") == VARIANTS["online_softmax"].param(
+        "tile").default
+    capped = with_variant(replace(tiles, params={"tile": 2}), "online_softmax")
+    assert capped.params == {"tile": 2}  # its own settings stay
