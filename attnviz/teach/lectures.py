@@ -16,9 +16,10 @@ states about the numbers on screen.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
+from attnviz.scenarios.scenario import Scenario, with_variant
 from attnviz.teach.text import lectures as text
 
 # Scenario fields a step may set (each checked against its range by the tests); any other
@@ -126,3 +127,18 @@ def step_problem(lecture_key, step_text) -> str | None:
     if len(step_text) > 6 or not 1 <= int(step_text) <= len(LECTURES[lecture_key].steps):
         return "step"
     return None
+
+
+def with_settings(scenario: Scenario, settings: Mapping[str, object]) -> Scenario:
+    """The scenario with a step's settings on top: ``variant`` first (with the parts it reads;
+    settings the new variant does not have are dropped by ``with_variant``), then the other
+    scenario fields of ``SCENARIO_SETTINGS``, then the variant's own settings (any other
+    name)."""
+    variant = settings.get("variant", scenario.variant)
+    if variant != scenario.variant:
+        scenario = with_variant(scenario, variant)
+    fields = {k: v for k, v in settings.items() if k in SCENARIO_SETTINGS and k != "variant"}
+    params = {k: v for k, v in settings.items() if k not in SCENARIO_SETTINGS}
+    if params:
+        fields["params"] = {**scenario.params, **params}
+    return replace(scenario, **fields)

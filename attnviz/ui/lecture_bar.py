@@ -25,13 +25,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from dataclasses import replace
 from pathlib import Path
 
 import streamlit as st
 
-from attnviz.scenarios.scenario import Scenario, with_variant
-from attnviz.teach.lectures import LECTURES, SCENARIO_SETTINGS, Lecture, Step, step_problem
+from attnviz.scenarios.scenario import Scenario
+from attnviz.teach.lectures import LECTURES, Lecture, Step, step_problem, with_settings
 from attnviz.teach.text import lectures as text
 from attnviz.ui import state
 from attnviz.ui.safe import md_escape
@@ -99,23 +98,6 @@ def _on_pick() -> None:
 # ---------------------------------------------------------------------------------------------
 # Loading a step
 # ---------------------------------------------------------------------------------------------
-
-def with_settings(scenario: Scenario, settings: Mapping[str, object]) -> Scenario:
-    """The scenario with a step's settings on top: ``variant`` first (with the parts it reads;
-    settings the new variant does not have are dropped), then the other scenario fields of
-    ``SCENARIO_SETTINGS``, then the variant's own settings (any other name)."""
-    variant = settings.get("variant", scenario.variant)
-    if variant != scenario.variant:
-        scenario = with_variant(scenario, variant)
-        own = {p.name for p in scenario.spec.params}
-        scenario = replace(scenario, params={k: v for k, v in scenario.params.items()
-                                             if k in own})
-    fields = {k: v for k, v in settings.items() if k in SCENARIO_SETTINGS and k != "variant"}
-    params = {k: v for k, v in settings.items() if k not in SCENARIO_SETTINGS}
-    if params:
-        fields["params"] = {**scenario.params, **params}
-    return replace(scenario, **fields)
-
 
 def load_step(step: Step) -> Scenario:
     """Load the step's preset and settings as the scenario (as the sidebar's preset box does:

@@ -19,11 +19,16 @@ from attnviz.scenarios.gradients import LOSSES, Loss, gradients, self_output
 from attnviz.scenarios.presets import PRESETS
 from attnviz.scenarios.registry import VARIANTS
 from attnviz.scenarios.scenario import MASK_KINDS, SCALE_MODES, run_scenario, with_variant
-from attnviz.teach.lectures import LECTURES, PLAYGROUND, SCENARIO_SETTINGS, step_problem
+from attnviz.teach.lectures import (
+    LECTURES,
+    PLAYGROUND,
+    SCENARIO_SETTINGS,
+    step_problem,
+    with_settings,
+)
 from attnviz.teach.sqrt_dk import sqrt_dk_experiment
 from attnviz.teach.text import lectures as text
 from attnviz.teach.text import playground as playground_text
-from attnviz.ui.lecture_bar import with_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 STEPS = [(lec.key, i, step) for lec in LECTURES.values() for i, step in enumerate(lec.steps)]
