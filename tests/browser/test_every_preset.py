@@ -8,10 +8,11 @@ previous drawing had not finished (every figure that arrived while plotly.min.js
 was drawn at once when it came). A slow plotly.min.js makes it happen every time, which
 :func:`test_figures_that_arrive_while_plotly_js_loads_draw` uses.
 
-Every preset on every page is 22 × 18 loads (~8 min here): by default one session walks
-through every page and loads :data:`PER_PAGE` presets on each, rotated so that every preset is
-loaded on at least one page, and the report's sequence (another preset, then RoPE, every tab)
-runs :data:`ROUNDS` times; ``ATTNVIZ_EVERY_PRESET=all`` loads every preset on every page.
+Every preset on every page is 22 × 20 loads (~8 min here): by default one session walks
+through every page, the presets dealt out over the pages so that each is loaded once (one or
+two a page, every tab shown after each), and the report's sequence (another preset, then RoPE,
+every tab) runs :data:`ROUNDS` times; ``ATTNVIZ_EVERY_PRESET=all`` loads every preset on every
+page.
 """
 
 from __future__ import annotations
@@ -40,7 +41,6 @@ PAGES = [(stem, title) for stem, title in re.findall(
     r'st\.Page\("pages/(\w+)\.py", title="([^"]+)"', (REPO_ROOT / "app.py").read_text())
     if stem != "home"]
 TITLES = [preset.title for preset in PRESETS.values()]
-PER_PAGE = 2  # presets loaded on each page by default (rotated over the pages)
 REPORTED = "modern"  # the page of the report
 ROPE = PRESETS["rope_shift"].title
 ROUNDS = 2  # the reported sequence (RoPE preset, every tab) repeated
@@ -105,14 +105,13 @@ def assert_charts_drawn(page, where: str) -> None:
 
 
 def presets_for(stem: str) -> list[str]:
-    """The presets loaded on page ``stem``: :data:`PER_PAGE` in rotation over the pages, or
-    all of them with ``ATTNVIZ_EVERY_PRESET=all``. Never the session's first scenario first
-    (the sidebar's box already shows it: no option to pick)."""
+    """The presets loaded on page ``stem``: every preset once over the pages (dealt out in
+    turn: one or two a page), or all of them with ``ATTNVIZ_EVERY_PRESET=all``. Never the
+    session's first scenario first (the sidebar's box already shows it: no option to pick)."""
     if os.environ.get("ATTNVIZ_EVERY_PRESET") == "all":
         chosen = list(TITLES)
     else:
-        start = [s for s, _ in PAGES].index(stem) * PER_PAGE
-        chosen = [TITLES[(start + k) % len(TITLES)] for k in range(PER_PAGE)]
+        chosen = TITLES[[s for s, _ in PAGES].index(stem)::len(PAGES)] or [TITLES[1]]
     return chosen[1:] + chosen[:1] if chosen[0] == TITLES[0] else chosen
 
 
