@@ -48,6 +48,7 @@ MAX_TEXT_TOKENS = 128  # tokens of a captured text (a 12 × 12 model: 2.4 M weig
 MAX_TEXT_CHARS = 2000  # characters typed in each text box
 MAX_VALUES = limits.MAX_UPLOAD_VALUES  # weights kept per session: the same bound as an upload
 SIDE_BY_SIDE_T = 16  # the opened head's lines and heatmap share a row up to this many tokens
+HEAD_COLUMNS = (2, 3)  # ... the lines' share of the row and the heatmap's
 DATA_KEY = "model_view_data"  # the one thing this page keeps in the session
 _UPLOAD_CACHE = "_model_view_upload_cache"  # (file_id, data or None, error or None)
 HUB_NAME = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}/[\w.-]{1,96}$")
@@ -427,8 +428,9 @@ def show(data: ModelViewData) -> None:
         st.session_state["model_view_focus"] = None
     focus = c3.selectbox(text.FOCUS_LABEL, [None, *range(t)], key="model_view_focus",
                          format_func=lambda i: text.NO_FOCUS if i is None else labels[i])
-    # side by side while the heatmap's labels fit half the width, else one under the other
-    left, right = st.columns(2, gap="large") if t <= SIDE_BY_SIDE_T else (st.container(),) * 2
+    # side by side while the heatmap's labels fit (the lines need less width), else stacked
+    left, right = (st.columns(HEAD_COLUMNS, gap="large") if t <= SIDE_BY_SIDE_T
+                   else (st.container(),) * 2)
     with left:
         st.caption(text.FOCUS_CAPTION)
         if focus is None and t > LINE_VIEW_MAX:
