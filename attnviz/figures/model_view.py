@@ -30,11 +30,14 @@ from attnviz.teach.text import model_view as text
 
 Array = NDArray[np.float64]
 
-TARGET_WIDTH_PX = 880  # the plot width a thumbnail row is sized for (wide layout, 1366 px)
+# the plot width a thumbnail row is sized for: the grid keeps its squares by shrinking toward
+# the top-left, so a narrower window (1024 px: ~560) leaves white below, a wider one at the right
+TARGET_WIDTH_PX = 700
 TILE_PX = (56, 170)  # smallest and largest thumbnail side, in pixels
 FRAME_COLOUR = "#c8c8c8"
 SELECTED_COLOUR = "#ff7f0e"  # the opened head (the line view's focus colour)
 SEGMENT_COLOUR = "#ffffff"
+COLOUR_BAR_PX = 180  # the shared colour bar, at the top right
 GRID_T = 48  # thumbnails pool longer sequences to at most this many cells a side
 
 
@@ -146,7 +149,8 @@ def tiles(matrices: ArrayLike, *, row_ticks: Sequence[str], col_ticks: Sequence[
             where.append((c * step + centre, r * step + centre))
     data = [dict(type="heatmap", z=z, x0=0, dx=1, y0=0, dy=1, zmin=0.0, zmax=1.0,
                  colorscale=colour_scale(WEIGHTS_SCALE), hoverinfo="skip", showscale=colour_bar,
-                 colorbar=dict(thickness=12, len=min(1.0, 0.3 + 0.1 * rows), outlinewidth=0,
+                 colorbar=dict(thickness=12, lenmode="pixels", len=COLOUR_BAR_PX, y=1,
+                               yanchor="top", outlinewidth=0,
                                title=dict(text=text.COLOUR_BAR, side="right"))),
             dict(type="scatter", mode="lines", hoverinfo="skip", showlegend=False,
                  line=dict(color=FRAME_COLOUR, width=1), **_lines(frames))]
@@ -172,11 +176,13 @@ def tiles(matrices: ArrayLike, *, row_ticks: Sequence[str], col_ticks: Sequence[
                                                            t=30, b=10),
         plot_bgcolor="white", font=dict(size=12),
         xaxis=dict(range=[-0.5 - gap, width - 0.5 + gap], side="top", showgrid=False,
-                   zeroline=False, fixedrange=True, constrain="domain", tickmode="array",
+                   zeroline=False, fixedrange=True, constrain="domain", constraintoward="left",
+                   tickmode="array",
                    tickvals=[c * step + centre for c in range(cols)], ticktext=list(col_ticks),
                    ticks=""),
         yaxis=dict(range=[height - 0.5 + gap, -0.5 - gap], showgrid=False, zeroline=False,
-                   fixedrange=True, scaleanchor="x", constrain="domain", tickmode="array",
+                   fixedrange=True, scaleanchor="x", constrain="domain", constraintoward="top",
+                   tickmode="array",
                    tickvals=[r * step + centre for r in range(rows)], ticktext=list(row_ticks),
                    ticks=""),
         hovermode="closest", hoverdistance=-1, clickmode="event+select", dragmode=False,
