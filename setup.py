@@ -22,7 +22,7 @@ DASHBOARD_DIR = "_dashboard"  # inside the package: attnviz/_dashboard/app.py, p
 
 def dashboard_files() -> list[str]:
     """The dashboard's files, relative to the repository root: the frame, every page and the
-    server settings (nothing generated at run time, such as ``static/plotly.min.js``)."""
+    server settings (nothing is generated at run time)."""
     pages = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "pages").glob("*.py"))
     return ["app.py", ".streamlit/config.toml", *pages]
 

@@ -119,10 +119,10 @@ def long_sentence():
 
 
 VARIANT = Variant(
-    key="ssmax", name="Scalable-Softmax (SSMax)", order=115,
-    description="Causal attention whose scores are multiplied by s·log n, n the number of "
-                "keys a query sees, so the weights do not flatten as the context grows "
-                "(Nakanishi 2025).",
+    key="ssmax", name="Scalable-Softmax", order=115,
+    description="Scalable-Softmax (SSMax): causal attention whose scores are multiplied by "
+                "s·log n, n the number of keys a query sees, so the weights do not flatten as "
+                "the context grows (Nakanishi 2025).",
     formula=lambda w: with_mask(
         softmax(r"s\log n_i \cdot " + scaled(r"QK^\top", w), w) + r"V,\quad " + PROJECTIONS,
         w, r"M_{ij} = (j \le i)"),
