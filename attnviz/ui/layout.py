@@ -37,6 +37,9 @@ LOSS_HEAD_PATTERN = [3, 2, 3]  # Gradients: the loss | the head | the target pat
 SINK_COLUMNS = [4, 4, 3]  # Inference, sinks: the mask | the weights | each row's shares
 TRACE_COLUMNS = [5, 7]  # Trace: the inputs | the traced cell
 TWO_BUTTONS = [1, 1, 4]  # Quiz: two buttons side by side, the rest of the row empty
+TASK_FIELDS_HEAD = [3, 3, 2]  # Learn: the task | the trained fields | the head
+TRAINING_SETTINGS = [2, 3, 2, 3, 2]  # Learn: optimizer | rate | steps | start | seed
+TRAIN_BUTTONS = [1, 2, 6]  # Learn: Train | Continue, the rest of the row empty
 
 # --- Chart and table heights (px) ------------------------------------------------------------
 SQUARE_CHART_PX = 420  # Positional encoding: the PE matrix, the similarity of positions
