@@ -17,7 +17,7 @@ from helpers import (
 )
 from playwright.sync_api import Browser, Page
 
-from attnviz.scenarios.gradients import Loss, gradients, previous_token_pattern
+from attnviz.scenarios.gradients import Loss, gradients, previous_token_pattern, self_output
 from attnviz.scenarios.learn import train
 from attnviz.scenarios.presets import DEFAULT_PRESET, PRESETS, default_scenario
 
@@ -59,7 +59,8 @@ def test_gradients_page_draws_the_exact_gradients(browser, app_server, width, he
     try:
         wait_for_plots(page, 10)
         assert_no_exception(page)
-        g = gradients(default_scenario(), Loss("output_mse", np.zeros((4, 3))))
+        sc = default_scenario()
+        g = gradients(sc, Loss("output_mse", self_output(sc)))
         drawn = keyed(page, "gradients_scaled_grad")
         np.testing.assert_allclose(drawn["z"], g.attention.d_scaled[0], rtol=1e-12)
         assert drawn["width"] >= 240, "a gradient heatmap is too narrow to read"

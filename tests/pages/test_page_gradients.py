@@ -10,7 +10,13 @@ import numpy as np
 import pytest
 from apptest_helpers import chart_keys, decode, grid_state, open_page, spec_by_key, switch_to
 
-from attnviz.scenarios.gradients import Loss, gradients, norm_sweep, target_pattern
+from attnviz.scenarios.gradients import (
+    Loss,
+    gradients,
+    norm_sweep,
+    self_output,
+    target_pattern,
+)
 from attnviz.scenarios.scenario import position_labels
 from attnviz.teach.text import gradients as text
 from attnviz.ui import state
@@ -43,7 +49,7 @@ def edit_grid(at, key: str, edits: dict) -> None:
 def test_the_default_page_shows_each_gradient_beside_its_matrix():
     at = on_gradients()
     sc = at.session_state[state.SCENARIO]
-    g = gradients(sc, Loss("output_mse", np.zeros((4, 3))))
+    g = gradients(sc, Loss("output_mse", self_output(sc)))
     keys = chart_keys(at)
     for name in ("output", "weights", "scaled", "q", "k", "v", "param_w_q", "param_w_k",
                  "param_w_v", "param_x"):
@@ -71,7 +77,7 @@ def test_gqa_shows_the_shared_key_value_head_of_the_chosen_head():
     at = on_gradients("gqa_8_2")
     at.selectbox(key="gradients_head").set_value(5).run()
     sc = at.session_state[state.SCENARIO]
-    g = gradients(sc, Loss("output_mse", np.zeros((7, 4))))
+    g = gradients(sc, Loss("output_mse", self_output(sc)))
     np.testing.assert_allclose(z(at, "gradients_k_grad"), g.attention.d_k[1], rtol=1e-6)
     np.testing.assert_allclose(z(at, "gradients_q_grad"), g.attention.d_q[5], rtol=1e-6)
     assert any("key/value head 1" in c.value for c in at.caption)
@@ -93,9 +99,10 @@ def test_a_target_pattern_on_a_masked_key_is_explained_not_raised():
 def test_the_loss_follows_an_edited_target():
     at = on_gradients()
     edit_grid(at, "gradients_edit_output_mse", {1: {"o2": "0.5"}, 3: {"o0": "-1e-3"}})
-    target = np.zeros((4, 3))
+    sc = at.session_state[state.SCENARIO]
+    target = self_output(sc)  # the page's starting target, with the two cells typed
     target[1, 2], target[3, 0] = 0.5, -1e-3
-    g = gradients(at.session_state[state.SCENARIO], Loss("output_mse", target))
+    g = gradients(sc, Loss("output_mse", target))
     assert any(text.LOSS_VALUE.format(value=f"{g.loss:.6g}") in m.value for m in at.markdown)
     np.testing.assert_allclose(z(at, "gradients_output_grad"), g.attention.d_output,
                                rtol=1e-6)
@@ -108,7 +115,8 @@ def test_trace_writes_one_d_s_with_its_numbers():
     at = on_gradients()
     at.selectbox(key="gradients_trace_i_4").set_value(2).run()
     at.selectbox(key="gradients_trace_j_4").set_value(1).run()
-    g = gradients(at.session_state[state.SCENARIO], Loss("output_mse", np.zeros((4, 3))))
+    sc = at.session_state[state.SCENARIO]
+    g = gradients(sc, Loss("output_mse", self_output(sc)))
     want = f"{g.attention.d_scaled[0, 2, 1]:.5g}".replace("e", r"\mathrm{e}")
     assert any(r"d\tilde S_{ij}" in m.value and f"= {want} \\end" in m.value for m in at.latex)
 
@@ -116,7 +124,7 @@ def test_trace_writes_one_d_s_with_its_numbers():
 def test_the_sweep_shows_the_norm_and_the_gradient_at_the_chosen_scale():
     at = on_gradients()
     sc = at.session_state[state.SCENARIO]
-    loss = Loss("output_mse", np.zeros((4, 3)))
+    loss = Loss("output_mse", self_output(sc))
     spec = spec_by_key(at, "gradients_fig_sweep")
     base = 1 / np.sqrt(3)
     scales = [m * base for m in (0.125, 0.25, 0.5, 1, 2, 4, 8, 16, 32)]
