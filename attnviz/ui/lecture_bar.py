@@ -35,6 +35,22 @@ from attnviz.teach.text import lectures as text
 from attnviz.ui import state
 from attnviz.ui.safe import md_escape
 
+# A compact bar, the page's first line below Streamlit's header on every page (the Playground's
+# compact padding would put the bar under it). Static CSS, injected only while a lecture is on;
+# it reaches Streamlit's elements through data-testid attributes (not a public API; presenter
+# mode's CSS does the same, see attnviz/ui/presenter.py) and the bar's st-key-lecture_bar class.
+LECTURE_CSS = """<style>
+[data-testid="stMainBlockContainer"] { padding-top: 3.75rem !important; }
+.st-key-lecture_bar { padding: 0.35rem 0.75rem; gap: 0.2rem; }
+[data-testid="stMain"] .st-key-lecture_bar [data-testid="stMarkdownContainer"] p {
+  font-size: 1.05rem; line-height: 1.35;
+}
+[data-testid="stMain"] .st-key-lecture_bar [data-testid="stCaptionContainer"] {
+  font-size: 0.9rem;
+}
+.st-key-lecture_bar button { min-height: 2.1rem; padding: 0.1rem 0.5rem; }
+[data-testid="stMain"] .st-key-lecture_bar button p { font-size: 1rem; }
+</style>"""
 LECTURE = "lecture_key"  # session state: the key of the lecture on, absent when none is
 STEP = "lecture_step"  # session state: the index of its current step (0 = the first)
 APPLIED = "_lecture_applied"  # (lecture key, step index) whose scenario was loaded last
@@ -207,7 +223,7 @@ def _bar(lecture: Lecture, index: int, here: bool) -> None:
     """Title and place, the talking point, Back / Next / Leave, and the keys."""
     step = lecture.steps[index]
     last = len(lecture.steps) - 1
-    st.html(_css())
+    st.html(LECTURE_CSS)
     with st.container(border=True, key="lecture_bar"):
         words, back, nxt, leave_box = st.columns([7.5, 1.2, 1.2, 1.1], vertical_alignment="center")
         place = text.BAR_TITLE.format(title=lecture.title, n=index + 1, total=last + 1)
@@ -224,15 +240,6 @@ def _bar(lecture: Lecture, index: int, here: bool) -> None:
 
 
 @functools.cache
-def _css() -> str:
-    """The bar's static CSS (``lecture_bar.css``): a compact bar, the page's first line below
-    Streamlit's header on every page (the Playground's compact padding would put the bar under
-    it). It reaches Streamlit's elements through ``data-testid`` attributes (not a public API;
-    presenter mode's CSS does the same, see ``attnviz/ui/presenter.py``) and the bar's own
-    ``st-key-lecture_bar`` class."""
-    return "<style>" + (_HERE / "lecture_bar.css").read_text(encoding="utf-8") + "</style>"
-
-
 @functools.cache
 def _keys_component():
     """The → / ← keys (registered once per process; ``lecture_keys.js``)."""
