@@ -172,6 +172,8 @@ def _cell(sc: Scenario, field: str, row: int, col: int, one_row: bool) -> float:
     value = getattr(sc, field)
     if field == "head_mix" and value is None:
         return 0.5  # the page's default mix: 1/n per head (n = 2)
+    if field == "pool_w" and np.size(value) == 0:
+        return 0.5  # the pooling part as the page shows it before an edit stores it
     return float(value[col] if one_row else value[row, col])
 
 
