@@ -101,6 +101,7 @@ def _torch_mha(d: dict, threads: int):
 def _functions(d: dict, threads: int) -> dict:
     """The measured callables, each on the same inputs."""
     from attnviz.core.attention import _attend, multi_head_attention
+    from attnviz.core.score_mods import At, chain
 
     d_k = D_MODEL // N_HEADS
     scale = 1.0 / np.sqrt(d_k)
@@ -110,8 +111,11 @@ def _functions(d: dict, threads: int) -> dict:
         scores = d["qh"] @ kt  # (n_heads, t, t)
         return scores @ d["vh"]  # (n_heads, t, d_v)
 
+    n, t = d["qh"].shape[:2]
+    mods, at = chain(scale, 1.0), At.grid(n, t, t)
+
     def trace():
-        return _attend(d["qh"], d["kh"], d["vh"], d["mask"], scale)
+        return _attend(d["qh"], d["kh"], d["vh"], d["mask"], mods, at)
 
     def naive():
         outs, weights = [], []
