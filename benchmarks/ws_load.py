@@ -110,6 +110,7 @@ class Student:
     edits: int = 0
     lost: int = 0
     errors: list[str] = field(default_factory=list)
+    cookies: dict[str, str] = field(default_factory=dict)  # as a browser keeps them
 
 
 async def read_run(ws) -> Run:
@@ -158,21 +159,31 @@ async def rerun(student: Student, page: str = PAGE) -> Run:
     return run
 
 
-def xsrf_cookie(base: str) -> str:
-    """The XSRF cookie the server gives a browser (its health check sets it, as the page
-    does): an upload must send it back, and its value as the X-Xsrftoken header."""
+def first_cookies(base: str, cookies: dict[str, str] | None = None) -> dict[str, str]:
+    """The cookies the server gives a browser on a request (its health check, as the page
+    does), added to ``cookies``: the XSRF cookie an upload must send back (and as the
+    X-Xsrftoken header) and, behind ``python -m attnviz class``, the sticky ``attnviz_node``
+    cookie that keeps the page, its WebSocket and its uploads on one process."""
     import urllib.request
 
+    cookies = dict(cookies or {})
+    request = urllib.request.Request(f"{base}/_stcore/health",
+                                     headers={"Cookie": cookie_header(cookies)})
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    with opener.open(f"{base}/_stcore/health", timeout=WAIT_S) as response:
+    with opener.open(request, timeout=WAIT_S) as response:
         for header in response.headers.get_all("Set-Cookie") or []:
             name, _, rest = header.partition("=")
-            if name.strip() == "_streamlit_xsrf":
-                return rest.split(";", 1)[0]
-    return ""
+            cookies[name.strip()] = rest.split(";", 1)[0]
+    return cookies
 
 
-def put_file(base: str, upload_url: str, cookie: str, name: str, data: bytes) -> int:
+def cookie_header(cookies: dict[str, str]) -> str:
+    """The Cookie header a browser sends with these cookies."""
+    return "; ".join(f"{k}={v}" for k, v in cookies.items())
+
+
+def put_file(base: str, upload_url: str, cookies: dict[str, str], name: str,
+             data: bytes) -> int:
     """PUT one file to the upload URL the server gave (multipart, as the browser sends it)."""
     import urllib.request
 
@@ -183,7 +194,8 @@ def put_file(base: str, upload_url: str, cookie: str, name: str, data: bytes) ->
     url = upload_url if upload_url.startswith("http") else base + upload_url
     request = urllib.request.Request(url, data=body, method="PUT", headers={
         "Content-Type": f"multipart/form-data; boundary={boundary}",
-        "Cookie": f"_streamlit_xsrf={cookie}", "X-Xsrftoken": cookie})
+        "Cookie": cookie_header(cookies),
+        "X-Xsrftoken": cookies.get("_streamlit_xsrf", "")})
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     with opener.open(request, timeout=WAIT_S) as response:
         return response.status
@@ -211,8 +223,9 @@ async def upload_scenario(student: Student, base: str, data: bytes) -> Run:
         if msg.WhichOneof("type") == "file_urls_response":
             urls = msg.file_urls_response.file_urls[0]
             break
-    cookie = await asyncio.to_thread(xsrf_cookie, base)
-    status = await asyncio.to_thread(put_file, base, urls.upload_url, cookie, UPLOAD_NAME, data)
+    student.cookies = await asyncio.to_thread(first_cookies, base, student.cookies)
+    status = await asyncio.to_thread(put_file, base, urls.upload_url, student.cookies,
+                                     UPLOAD_NAME, data)
     if status != 204 and status != 200:
         raise OSError(f"upload answered HTTP {status}")
     state = WidgetState(id=uploader)
@@ -293,9 +306,13 @@ async def student_session(student: Student, ws_url: str, seconds: float, every: 
     rng = random.Random(student.index)
     await asyncio.sleep(start_delay)
     try:
+        if base:  # the page's first request sets the cookies its socket and uploads send
+            student.cookies = await asyncio.to_thread(first_cookies, base)
         # no client pings: a browser sends none (Streamlit's server keeps the socket alive)
         async with websockets.connect(ws_url, subprotocols=["streamlit"], max_size=None,
-                                      open_timeout=WAIT_S, ping_interval=None) as ws:
+                                      open_timeout=WAIT_S, ping_interval=None,
+                                      additional_headers={"Cookie": cookie_header(
+                                          student.cookies)}) as ws:
             student.ws = ws
             if upload is not None:
                 loaded = await upload_scenario(student, base, upload)
