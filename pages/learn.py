@@ -1,102 +1,28 @@
 """Learn: gradient descent on the scenario's weights toward a pattern or an output, recorded and
 played back in the browser; the trained weights can be loaded into the scenario.
 
-One click trains for at most ``limits.TRAIN_SECONDS`` (a Budget, attnviz/scenarios/budget.py),
-with a progress bar and a Stop button; Continue goes on from where the budget or Stop left it.
-Any rerun (Stop, another control, leaving the page) interrupts the run at its next progress
-update, and the steps taken so far are kept.
+One click trains for at most ``limits.TRAIN_SECONDS`` with a progress bar and a Stop button;
+Continue goes on from where the budget or Stop left it. The parts: :mod:`attnviz.ui.learn_view`.
 """
 
-from dataclasses import replace
-
-import numpy as np
 import streamlit as st
 
-from attnviz.figures.training import training_figure
 from attnviz.scenarios import limits
-from attnviz.scenarios.budget import BUDGET, Budget, click_budget
 from attnviz.scenarios.fingerprint import fingerprint
-from attnviz.scenarios.gradients import PATTERNS, Loss, target_pattern
-from attnviz.scenarios.learn import (
-    MAX_STEPS,
-    OPTIMIZERS,
-    TRAINABLE,
-    Training,
-    copy_previous_target,
-)
-from attnviz.teach.text import common
+from attnviz.scenarios.gradients import PATTERNS
+from attnviz.scenarios.learn import MAX_STEPS, OPTIMIZERS, TRAINABLE
 from attnviz.teach.text import learn as text
-from attnviz.ui import controls, heads, state
-from attnviz.ui.editors import matrix_editor
-from attnviz.ui.panels import scenario_caption, show_figure
-
-RATES = [0.0001, 0.001, 0.01, 0.05, 0.1, 0.5, 1.0, 10.0, 100.0, 1000.0]
-RUN = "learn_run"  # the last run: dict(settings=fingerprint, training=Training, seconds=float)
-PROGRESS_EVERY = 0.2  # seconds between progress updates (each is where a click interrupts)
-LOADED = "learn_loaded"  # the trained weights were loaded into the scenario (say so once)
-DEFAULTS = dict(learn_task="previous", learn_optimizer="adam", learn_lr=0.05, learn_steps=200,
-                learn_start="scenario", learn_seed=0)
-# experiment -> (scenario changes, widget values)
-EXPERIMENTS = {
-    "learn_previous": (dict(use_pe=True), dict(
-        learn_task="previous", learn_fields=["w_q", "w_k"], learn_optimizer="adam",
-        learn_lr=0.05, learn_steps=200, learn_start="scenario")),
-    "saturated": (dict(use_pe=True, scale_mode="custom"), dict(
-        learn_task="copy_previous", learn_fields=["w_q", "w_k"], learn_optimizer="sgd",
-        learn_lr=0.1, learn_steps=100, learn_start="scenario")),
-    "diverge": (dict(use_pe=True), dict(
-        learn_task="copy_previous", learn_fields=["w_q", "w_k", "w_v"], learn_optimizer="sgd",
-        learn_lr=1000.0, learn_steps=100, learn_start="scenario")),
-    "w_v_only": ({}, dict(
-        learn_task="previous", learn_fields=["w_v"], learn_optimizer="adam", learn_lr=0.05,
-        learn_steps=100, learn_start="scenario")),
-}
-
-
-def apply_experiment() -> None:
-    """Set the scenario and the controls of the chosen classroom experiment."""
-    key = st.session_state.get("learn_experiment")
-    if key not in EXPERIMENTS:
-        return
-    changes, widgets = EXPERIMENTS[key]
-    sc = state.get_scenario()
-    if changes.get("scale_mode") == "custom":  # 5 × 1/√d_k: the softmax saturates
-        d_k = sc.w_q.shape[1] // (sc.n_heads if sc.spec.always_heads else 1)
-        changes = dict(changes, custom_scale=5.0 / float(np.sqrt(d_k)))
-    if changes:
-        state.set_scenario(replace(sc, **changes))
-    st.session_state.update(widgets)
-
-
-def run_training(record: dict, budget: Budget) -> None:
-    """Train ``record["training"]`` within ``budget`` with a progress bar and a Stop button.
-
-    The training lives in the session state from the click on and each step changes it in
-    place, so whatever ends the run — done, the budget, a rerun raised inside a progress
-    update (Stop, another control, leaving the page) — the next run shows the steps taken.
-    """
-    training, before = record["training"], record["seconds"]
-    bar = st.progress(training.step / training.steps)
-    stop = st.empty()
-    stop.button(text.STOP_BUTTON, key="learn_stop")  # its click reruns: that stops the run
-    first, shown = training.step, [-PROGRESS_EVERY]
-
-    def progress(step: int, value: float) -> None:
-        record["seconds"] = before + budget.elapsed
-        if budget.elapsed - shown[0] < PROGRESS_EVERY and step < training.steps:
-            return
-        shown[0] = budget.elapsed
-        fit = first + budget.projected(step - first, training.steps - first)
-        note = "" if fit >= training.steps else text.PROGRESS_FIT.format(
-            fit=fit, steps=training.steps, budget=f"{budget.seconds:g}")
-        bar.progress(step / training.steps, text=text.PROGRESS.format(
-            step=step, steps=training.steps, loss=f"{value:.6g}") + note)
-
-    training.run(budget, progress)
-    record["seconds"] = before + budget.elapsed
-    bar.empty()
-    stop.empty()
-
+from attnviz.ui import controls, heads, layout, state
+from attnviz.ui.learn_view import (
+    DEFAULTS,
+    LOADED,
+    RATES,
+    apply_experiment,
+    run_view,
+    task_loss,
+    train_buttons,
+)
+from attnviz.ui.panels import scenario_caption
 
 for widget, value in DEFAULTS.items():  # the controls' values live in the session state (the
     st.session_state.setdefault(widget, value)  # experiments set them)
@@ -113,7 +39,6 @@ if scenario.spec.backward is None:
     st.info(text.NO_BACKWARD)
     st.stop()
 att = result.attention
-q_lab, k_lab = result.q_labels, result.k_labels
 
 pick = st.selectbox(text.EXPERIMENTS_LABEL, list(text.EXPERIMENTS),
                     format_func=text.EXPERIMENTS.get, key="learn_experiment",
@@ -121,7 +46,7 @@ pick = st.selectbox(text.EXPERIMENTS_LABEL, list(text.EXPERIMENTS),
 if pick:
     st.caption(text.EXPERIMENT_NOTES[pick])
 
-c1, c2, c3 = st.columns([3, 3, 2])
+c1, c2, c3 = st.columns(layout.TASK_FIELDS_HEAD)
 task = c1.selectbox(text.TASK_LABEL, [*PATTERNS, "custom", "copy_previous"],
                     format_func=text.TASKS.get, key="learn_task", help=text.TASK_HELP)
 if scenario.direct or not scenario.spec.projections:
@@ -134,7 +59,7 @@ st.session_state["learn_fields"] = [f for f in st.session_state.get("learn_field
 fields = c2.multiselect(text.TRAIN_LABEL, readable, format_func=text.FIELD_NAMES.get,
                         key="learn_fields")
 head = heads.head_picker(att, "learn_head", c3) or 0
-c4, c5, c6, c7, c8 = st.columns([2, 3, 2, 3, 2])
+c4, c5, c6, c7, c8 = st.columns(layout.TRAINING_SETTINGS)
 optimizer = c4.radio(text.OPTIMIZER_LABEL, OPTIMIZERS, format_func=text.OPTIMIZER_NAMES.get,
                      key="learn_optimizer")
 lr = c5.select_slider(text.LR_LABEL, RATES, key="learn_lr")
@@ -145,19 +70,7 @@ start = c7.radio(text.START_LABEL, ["scenario", "random"], format_func=text.STAR
                  key="learn_start", horizontal=True)
 seed = int(c8.number_input(text.SEED_LABEL, 0, 2**31 - 1, key="learn_seed",
                            disabled=start != "random"))
-if task == "custom":
-    with st.expander(text.CUSTOM_TITLE, expanded=True):
-        kept = st.session_state.get("learn_target")
-        default = target_pattern("previous", result.mask)
-        target = matrix_editor(text.CUSTOM_TITLE, kept if kept is not None and kept.shape ==
-                               default.shape else default, key="learn_edit_target",
-                               row_labels=q_lab, col_labels=k_lab)
-        st.session_state["learn_target"] = target
-    loss = Loss("pattern_ce", target)
-elif task == "copy_previous":
-    loss = Loss("output_mse", copy_previous_target(scenario))
-else:
-    loss = Loss("pattern_ce", target_pattern(task, result.mask, scenario.tokens))
+loss = task_loss(scenario, result, task)
 if task in ("previous", "copy_previous") and not scenario.use_pe and "x" not in fields:
     st.info(text.POSITIONS_HINT)
     if st.button(text.PE_BUTTON, key="learn_pe"):
@@ -168,57 +81,9 @@ if fields == ["w_v"] and loss.kind == "pattern_ce":
 
 settings = fingerprint((scenario, loss.kind, loss.target, tuple(fields), optimizer, float(lr),
                         steps, start, seed, head))
-record = st.session_state.get(RUN)
-b1, b2, _ = st.columns([1, 2, 6])
-fresh = b1.button(text.TRAIN_BUTTON, type="primary", key="learn_train", disabled=not fields)
-go_on = b2.empty()  # Continue, while the last run can go on
-if (not fresh and record is not None and record["settings"] == settings
-        and not record["training"].done
-        and go_on.button(text.CONTINUE_BUTTON, key="learn_continue")):
-    run_training(record, click_budget())
-    if record["training"].done:
-        go_on.empty()
-if fresh:
-    budget = click_budget()  # the first gradients count too
-    try:
-        training = Training(scenario, loss, trainable=fields, optimizer=optimizer, lr=float(lr),
-                            steps=steps, seed=seed if start == "random" else None, head=head)
-    except ValueError as exc:
-        st.error(f"{text.CANNOT}: {exc}")
-        st.stop()
-    record = st.session_state[RUN] = dict(settings=settings, training=training, seconds=0.0)
-    run_training(record, budget)
-    if not training.done:  # paused by the budget: offer to go on at once
-        go_on.button(text.CONTINUE_BUTTON, key="learn_continue")
-
+record = train_buttons(scenario, loss, settings, fields, optimizer, float(lr), steps,
+                       seed if start == "random" else None, head)
 if record is None:
     st.caption(text.NO_RUN)
     st.stop()
-ran_with, run, seconds = record["settings"], record["training"].result(), record["seconds"]
-if ran_with != settings:
-    st.info(text.STALE)
-if run.stopped:
-    st.warning(text.STOPPED.format(reason=run.stopped))
-elif run.paused:
-    done = len(run.losses) - 1
-    st.warning(text.BUDGET_OUT.format(budget=f"{limits.TRAIN_SECONDS:g}", done=done,
-                                      steps=run.steps) if run.paused == BUDGET
-               else text.PAUSED.format(done=done, steps=run.steps))
-st.success(text.DONE.format(steps=common.count(len(run.losses) - 1, "step"),
-                            first=f"{run.losses[0]:.6g}", last=f"{run.losses[-1]:.6g}",
-                            seconds=f"{seconds:.2f}"))
-panels = {text.WEIGHTS_PANEL: (run.weights, k_lab, q_lab, True)}
-for name in [f for f in ("w_q", "w_k", "w_v", "w_o", "x") if f in run.params][:2]:
-    stack = run.params[name]
-    rows = q_lab if name == "x" else controls.dims("r", stack.shape[1])
-    panels[text.FIELD_NAMES[name]] = (stack, controls.dims("c", stack.shape[2]), rows, False)
-st.caption(text.PLAYBACK)
-fig, frames = training_figure(run.losses, run.frames, panels, loss_title=text.LOSS_AXIS,
-                              step_title=text.STEP_AXIS, step_prefix=text.STEP_PREFIX,
-                              play=text.PLAY, pause=text.PAUSE)
-show_figure(fig, key="learn_fig_training", frames=frames)
-if st.button(text.LOAD_BUTTON, key="learn_load", disabled=ran_with != settings):
-    state.set_scenario(run.final, reset_editors=True)
-    st.session_state.pop(RUN, None)
-    st.session_state[LOADED] = True
-    st.rerun()
+run_view(record, settings, result.q_labels, result.k_labels)
