@@ -24,6 +24,7 @@ QK-norm) are not score modifiers: they have their own steps.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar, NamedTuple
@@ -62,8 +63,9 @@ class At(NamedTuple):
 
 
 @dataclass(frozen=True, eq=False)
-class ScoreMod:
-    """An element-wise change of the scores (the base of every modifier).
+class ScoreMod(ABC):
+    """An element-wise change of the scores (the base of every modifier; a subclass that lacks
+    one of the abstract methods cannot be made).
 
     Attributes
     ----------
@@ -77,29 +79,29 @@ class ScoreMod:
     key: ClassVar[str] = "mod"
     title: ClassVar[str] = "Change of the scores"
 
+    @abstractmethod
     def forward(self, s: Array, at: At) -> Array:
         """The modified scores (a new array of the same shape and dtype)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def derivative(self, s: Array, out: Array, at: At) -> Array | float | None:
         """∂out/∂s element-wise, given the input ``s`` and the output ``out`` of
         :meth:`forward`; None for the identity."""
-        raise NotImplementedError
 
+    @abstractmethod
     def written(self, current: str) -> tuple[str, str]:
         """(the LaTeX formula of this step, the symbol it produces) given the LaTeX symbol of
         the score it receives, e.g. ``s'_{ij}``."""
-        raise NotImplementedError
 
     def written_derivative(self, current: str) -> str:
         """The LaTeX factor this step puts in dS (``""`` for the identity); ``current`` is the
         symbol of its output."""
         return ""
 
+    @abstractmethod
     def traced(self, before: float, after: float, at: At, num: Callable[[float], str]) -> str:
         """This step for one cell with its numbers, in LaTeX (``at`` holds scalars; ``num``
         writes a number as the caller's view does)."""
-        raise NotImplementedError
 
 
 @dataclass(frozen=True, eq=False)

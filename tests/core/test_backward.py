@@ -224,3 +224,17 @@ def test_the_backward_pass_reads_what_the_forward_applied_and_takes_nothing_twic
         type(r.head(0))(*[getattr(r.head(0), f) for f in (
             "q", "k", "v", "scores", "scaled", "masked", "weights", "output", "mask", "scale",
             "temperature")])
+
+
+def test_a_score_modifier_without_its_derivative_or_written_step_cannot_be_made():
+    from dataclasses import dataclass
+
+    from attnviz.core.score_mods import ScoreMod
+
+    @dataclass(frozen=True, eq=False)
+    class Half(ScoreMod):  # forward only: no derivative, written or traced step
+        def forward(self, s, at):
+            return s / 2
+
+    with pytest.raises(TypeError, match="abstract"):
+        Half()
