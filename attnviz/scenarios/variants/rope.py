@@ -97,7 +97,6 @@ def shift():
 
 def loop_reference(inputs: Inputs):
     """Explicit loops on q and k rotated pair by pair at position index + offset."""
-    sc = inputs.scenario
 
     def rotate(q, k, h):
         kw = _rope_settings(inputs, q.shape[1])
@@ -107,7 +106,6 @@ def loop_reference(inputs: Inputs):
              for p, row in enumerate(k)]
         return np.array(turn[0]), np.array(turn[1])
 
-    del sc
     return reference.multi_head(inputs, lambda d_k: reference.scaled_logit(inputs, d_k),
                                 change=rotate, w_o=inputs.n_heads > 1)
 
