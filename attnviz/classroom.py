@@ -24,9 +24,10 @@ ports and Debian's nginx in front of them on ``--address``:``--port``:
 * the processes share one cookie secret, so an XSRF cookie set by one is valid on the others.
 
 Nothing is downloaded; nginx comes from Debian (``sudo apt install nginx``). The proxy's files
-(config, logs, pid) live in a temporary folder removed at exit. Spreading over several machines
-is the same config with other machines' addresses in the ``upstream`` block (docs/classroom.md,
-"A large class").
+(config, logs, pid) live in a private temporary folder, its temporary files (uploads on their
+way) in a second one its worker can reach (:func:`temp_folder`); both are removed at exit.
+Spreading over several machines is the same config with other machines' addresses in the
+``upstream`` block (docs/classroom.md, "A large class").
 """
 
 from __future__ import annotations
@@ -79,10 +80,13 @@ def node_tokens(secret: str, n: int = NODE_TOKENS) -> list[str]:
 
 
 def nginx_config(ports: list[int] | tuple[int, ...], *, address: str, port: int,
-                 folder: Path, secret: str | None = None) -> str:
+                 folder: Path, secret: str | None = None, temp: Path | None = None) -> str:
     """The nginx configuration for the backends on 127.0.0.1:<ports>, listening on
-    ``address``:``port``, with every file nginx writes inside ``folder``; the sticky cookie's
-    values are :func:`node_tokens` of ``secret`` (a fresh random one when None)."""
+    ``address``:``port``, with its pid file and logs inside ``folder`` and its temporary files
+    (request bodies such as uploads, buffered responses) inside ``temp`` (default ``folder``;
+    see :func:`temp_folder`); the sticky cookie's values are :func:`node_tokens` of ``secret``
+    (a fresh random one when None)."""
+    temp = temp or folder
     servers = "\n".join(f"        server 127.0.0.1:{p} max_fails=1 fail_timeout=30s;"
                         for p in ports)
     tokens = node_tokens(secret or secrets.token_hex(32))
@@ -97,11 +101,11 @@ http {{
     # which process served each request: here only, never in a response
     log_format attnviz '$remote_addr [$time_local] "$request" $status $upstream_addr';
     access_log {folder}/access.log attnviz;
-    client_body_temp_path {folder}/body;
-    proxy_temp_path {folder}/proxy;
-    fastcgi_temp_path {folder}/fastcgi;
-    uwsgi_temp_path {folder}/uwsgi;
-    scgi_temp_path {folder}/scgi;
+    client_body_temp_path {temp}/body;
+    proxy_temp_path {temp}/proxy;
+    fastcgi_temp_path {temp}/fastcgi;
+    uwsgi_temp_path {temp}/uwsgi;
+    scgi_temp_path {temp}/scgi;
     client_max_body_size 6m;  # Streamlit refuses uploads over 5 MB with its own message
     # an over-long ?scenario= link reaches the app, which says so in the page (nginx's 8k
     # default would answer a link near attnviz's 8,000-character limit with its own 414)
@@ -152,6 +156,21 @@ http {{
     }}
 }}
 """
+
+
+def temp_folder() -> Path:
+    """A new folder for nginx's temporary files that its worker process can reach.
+
+    Started as root, nginx runs its worker as an unprivileged user (``nobody``) and makes the
+    temporary folders inside this one that user's own (mode 0700); the worker must be able to
+    pass through this folder to reach them, so it is 0711: others may enter it but not list
+    it, and nothing else is kept here (the configuration, the logs and the pid file stay in
+    the class's private folder). In a folder only root could enter, every request with a body
+    nginx stores on disk — a student's file upload — failed with "Permission denied" and
+    answered HTTP 500 (tests/pages/test_classroom.py uploads through the proxy)."""
+    temp = Path(tempfile.mkdtemp(prefix="attnviz-class-temp-"))
+    temp.chmod(0o711)
+    return temp
 
 
 def served_by(folder: Path) -> list[str]:
@@ -216,6 +235,7 @@ def running_class(processes: int, *, address: str = "127.0.0.1", port: int | Non
     if root is None:
         raise RuntimeError("the dashboard (app.py and pages/) is not installed")
     folder = Path(tempfile.mkdtemp(prefix="attnviz-class-"))
+    temp = temp_folder()
     logs = log_folder or folder
     port = port or free_port()
     secret = secrets.token_hex(32)  # one secret for all: XSRF cookies and node tokens
@@ -238,7 +258,7 @@ def running_class(processes: int, *, address: str = "127.0.0.1", port: int | Non
             _wait_healthy(f"http://127.0.0.1:{p}/_stcore/health", proc, f"attnviz on port {p}")
         conf = folder / "nginx.conf"
         conf.write_text(nginx_config(ports, address=address, port=port, folder=folder,
-                                     secret=secret))
+                                     secret=secret, temp=temp))
         proxy = subprocess.Popen([nginx, "-p", str(folder), "-c", str(conf), "-g",
                                   "daemon off;"], stdin=subprocess.DEVNULL,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
@@ -250,6 +270,7 @@ def running_class(processes: int, *, address: str = "127.0.0.1", port: int | Non
         for proc in ([proxy] if proxy else []) + backends:
             _stop(proc)
         shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(temp, ignore_errors=True)
 
 
 def main(argv: list[str]) -> int:

@@ -193,3 +193,20 @@ def test_a_class_edits_through_the_proxy_and_survives_a_stopped_process(served):
     assert survivor != first and survivor.startswith("127.0.0.1:")
     row = ws_load.run_class(served.url, None, 3, 3.0, 0.5)
     assert row["edits"] > 0 and row["errors"] == 0 and row["edits_lost"] == 0, row
+
+
+def test_a_student_uploads_a_scenario_through_the_proxy(served):
+    """Save & share's uploader through nginx: the file reaches the student's own process (the
+    sticky cookie goes with the upload) and the Playground then draws the uploaded scenario's
+    numbers. Run as root, nginx's unprivileged worker once could not write the request body
+    into the class's private folder and every upload answered HTTP 500."""
+    from attnviz.io import scenario_io
+    from attnviz.scenarios.presets import PRESETS
+
+    uploaded = PRESETS["cat_sat"].build()  # six tokens: not the default's four
+    student = ws_load.Student(0, uploaded)
+    ws_url = served.url.replace("http://", "ws://") + "/_stcore/stream"
+    asyncio.run(ws_load.student_session(student, ws_url, 2.0, 0.5, 0.0,
+                                        scenario_io.to_json(uploaded).encode("utf-8"),
+                                        served.url))
+    assert student.errors == [] and student.lost == 0 and student.edits > 0, student
