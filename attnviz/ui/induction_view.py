@@ -3,12 +3,12 @@ session's own run, live training within the click budget, the figures, ablation,
 stream and opening a head as the current scenario.
 
 The page opens on the shipped model (:func:`shipped`): its file holds the final parameters and
-the scores over training, not every recorded step's attention, so its training is replayed once
-per server process (the same settings and seed give the same numbers bit for bit) and kept for
-every session. A session's own run (:data:`RUN`) is one record in its state, replaced by the next
-Train; its memory is :meth:`InductionRun.nbytes` (~1 MB at the defaults, at most ~8 MB of
-recorded attention: :data:`attnviz.scenarios.induction.FRAME_CELLS`) plus, while it can still
-go on, the training state.
+every recorded step (attention of every head, scores, losses), read once per server process and
+kept for every session — opening the page trains nothing. A session's own run (:data:`RUN`) is
+one record in its state, replaced by the next Train; its memory is :meth:`InductionRun.nbytes`
+(~1 MB at the defaults, at most ~8 MB of recorded attention:
+:data:`attnviz.scenarios.induction.FRAME_CELLS`) plus, while it can still go on, the training
+state.
 """
 
 from __future__ import annotations
@@ -39,7 +39,6 @@ from attnviz.scenarios.induction import (
     heldout_forward,
     induction_loss,
     start_training,
-    train_induction,
     train_steps,
 )
 from attnviz.scenarios.scenario import position_labels
@@ -75,11 +74,12 @@ def init() -> None:
         st.session_state.setdefault(key, value)
 
 
-@st.cache_resource(show_spinner=text.REPLAYING)
+@st.cache_resource(show_spinner=False)
 def shipped() -> tuple[InductionModel, InductionRun]:
-    """The shipped model and its training replayed (once per server process)."""
+    """The shipped model and its recorded training, read from its file (once per server
+    process; no training)."""
     model = load_induction_model()
-    return model, train_induction(model.settings)
+    return model, model.run
 
 
 def current() -> tuple[InductionRun, InductionModel | InductionRun, bool]:

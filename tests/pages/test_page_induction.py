@@ -9,7 +9,7 @@ import pytest
 from apptest_helpers import chart_keys, decode, open_page, spec_by_key, switch_to
 
 from attnviz.io.examples.make_induction_model import load_induction_model
-from attnviz.scenarios import limits
+from attnviz.scenarios import induction, limits
 from attnviz.scenarios.induction import InductionSettings, induction_loss, train_induction
 from attnviz.teach.text import induction as text
 from attnviz.ui import induction_view as view
@@ -69,6 +69,33 @@ def test_it_opens_on_the_shipped_model_with_every_chart_and_the_replay():
     np.testing.assert_allclose(decode(scores["data"][4 + 3]["y"]),
                                SHIPPED.record["prefix_matching"][:, 1, 1], rtol=1e-12)
     assert any(text.SHIPPED_SOURCE.format(steps=300, seed=0) == c for c in messages(at.caption))
+
+
+def test_the_first_visit_reads_the_recorded_frames_and_trains_nothing(monkeypatch):
+    """Counted, not timed: a fresh server process (the shipped model's cache cleared) opening
+    the page takes no training step, and runs the model forward only for the ablation's loss
+    and the residual stream (retraining the shipped model took 300 gradient steps and 102
+    forward passes for its frames)."""
+    calls = {"gradients": 0, "forward": 0, "start": 0}
+
+    def counted(name, function):
+        def wrapper(*args, **kwargs):
+            calls[name] += 1
+            return function(*args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(induction, "loss_and_gradients",
+                        counted("gradients", induction.loss_and_gradients))
+    monkeypatch.setattr(induction, "forward", counted("forward", induction.forward))
+    monkeypatch.setattr(view, "start_training", counted("start", view.start_training))
+    view.shipped.clear()
+    at = on_page()
+    assert chart_keys(at) == CHARTS
+    assert calls == {"gradients": 0, "forward": 2, "start": 0}, calls
+    grid = spec_by_key(at, "induction_fig_grid")
+    assert len(grid["frames"]) == 51  # the replay is all there
+    np.testing.assert_array_equal(decode(grid["frames"][25]["data"][3]["z"]),
+                                  SHIPPED.record["weights"][25, 1, 1])
 
 
 def test_late_tokens_of_the_repeat_are_easier_than_early_ones():

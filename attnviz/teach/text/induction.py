@@ -45,8 +45,6 @@ SHIPPED_SOURCE = ("Showing the shipped model: the defaults, {steps} steps, seed 
 # {steps}: steps taken; {seconds}: training time; {mb}: the run's memory in MB
 RUN_SOURCE = ("Showing your run: {steps} steps trained in {seconds} s. It holds {mb} MB in "
               "this session (one run per session: a new Train replaces it).")
-REPLAYING = ("Replaying the shipped model's training once for this server (a few seconds; "
-             "every later visit is instant)…")
 BACK_TO_SHIPPED = "Back to the shipped model"
 
 # {layer}, {head}: indices from 0
