@@ -63,11 +63,18 @@ class Rope:
         Multiplies cos and sin (``rotary_emb.attention_scaling``; 1 except YaRN, LongRoPE).
     layout : str
         ``"split_half"``: Hugging Face's ``rotate_half``.
+    rope_type : str
+        The model's ``rope_type`` ("default", "linear", "dynamic", "yarn", "llama3", ...).
+    base : float or None
+        The model's ``rope_theta``: for the default type, ``inv_freq`` is base^(−2i/d_rot)
+        (computed by Hugging Face in float32). None when the config does not name one.
     """
 
     inv_freq: Array
     attention_scaling: float
     layout: str = "split_half"
+    rope_type: str = "default"
+    base: float | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -333,8 +340,9 @@ def layer_inputs(model, tokenizer=None, text=None, layer: int = 0, *, input_ids=
     weights[:, kept[:, None], kept[None, :]] = cap.attentions[b][layer]
     # 3) the rotary embedding as it ran (a dynamic RoPE updates inv_freq in the forward)
     rotary = spec.get("rotary")
-    rope = None if rotary is None else Rope(_np(rotary.inv_freq).copy(),
-                                            float(rotary.attention_scaling))
+    rope = None if rotary is None else Rope(
+        _np(rotary.inv_freq).copy(), float(rotary.attention_scaling),
+        rope_type=str(getattr(rotary, "rope_type", "default")), base=_rope_base(config))
     w_q, w_k, w_v, w_o = spec["w"]
     b_q, b_k, b_v, b_o = spec["b"]
     return LayerInputs(
@@ -351,6 +359,16 @@ def layer_inputs(model, tokenizer=None, text=None, layer: int = 0, *, input_ids=
         sinks=spec.get("sinks"), padding=padding, model_weights=weights,
         model_output=_np(seen["out"][b]).copy(),
     )
+
+
+def _rope_base(config) -> float | None:
+    """The config's ``rope_theta`` (transformers 5 keeps it in ``rope_parameters``; one
+    dictionary, not one per layer type), or None."""
+    params = getattr(config, "rope_parameters", None)
+    theta = params.get("rope_theta") if isinstance(params, dict) else None
+    theta = getattr(config, "rope_theta", None) if theta is None else theta
+    return None if isinstance(theta, bool) or not isinstance(theta, (int, float)) \
+        else float(theta)
 
 
 def _hidden(tensor, padding: NDArray[np.bool_]) -> Array:

@@ -11,18 +11,27 @@ into the stream (tests/scenarios/test_from_model.py checks both to 1e-12).
 The sequence is the induction task's held-out repeated sequence
 (:func:`attnviz.scenarios.induction.heldout_sequence`); its token ids become the labels
 "t5", "t12", ... (the pages make them unique by position).
+
+:func:`layer_scenario` does the same for one head of a real Hugging Face model's layer, read by
+:func:`attnviz.io.hf_layers.layer_inputs` (BERT, GPT-2, Llama, Mistral, Gemma 2, Qwen 2): the
+head's own columns of W_Q, and of W_K and W_V those of the key/value head it reads (GQA), the
+model's scale, RoPE, causal mask, sliding window and soft-cap. Projection biases go in by the
+*bias trick*: x gets a last column of ones and each W a last row holding its bias, so
+x'·W' = x·W + b exactly and every page (and every editor) works unchanged.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
 from attnviz.core.transformer import Params, head_view
+from attnviz.scenarios import limits
 from attnviz.scenarios.induction import InductionSettings, heldout_forward
 from attnviz.scenarios.registry import VARIANTS
 from attnviz.scenarios.scenario import Scenario, projected
+from attnviz.scenarios.tokens import without_bidi
 
 
 class TrainedModel(Protocol):
@@ -80,3 +89,197 @@ def head_scenario(model: TrainedModel, layer: int, head: int, *, title: str = ""
             VARIANTS["rope"].param(name).check(value)  # a base the variant refuses: a sentence
         fields.update(variant="rope", mask_kind="causal", params=rope)
     return projected(tokens, view.x, view.w_q, view.w_k, view.w_v, **fields)
+
+
+# ---------------------------------------------------------------------------------------------
+# One head of a real model's layer
+# ---------------------------------------------------------------------------------------------
+
+class RealLayer(Protocol):
+    """What :func:`layer_scenario` reads: an :class:`attnviz.io.hf_layers.LayerInputs` (the
+    scenarios layer does not import io)."""
+
+    model_type: str
+    layer: int
+    tokens: tuple[str, ...]
+    x: np.ndarray
+    w_q: np.ndarray
+    w_k: np.ndarray
+    w_v: np.ndarray
+    w_o: np.ndarray
+    b_q: np.ndarray | None
+    b_k: np.ndarray | None
+    b_v: np.ndarray | None
+    n_heads: int
+    n_kv_heads: int
+    head_dim: int
+    scale: float
+    causal: bool
+    sliding_window: int | None
+    softcap: float | None
+    rope: Any
+    positions: np.ndarray
+    q_norm: np.ndarray | None
+    sinks: np.ndarray | None
+    padding: np.ndarray
+    mask: np.ndarray
+
+
+#: Relative difference allowed between a model's inverse frequencies and base^(−2i/d): Hugging
+#: Face computes them in float32 (a relative rounding of ~6e-8); a scaled RoPE differs by far more.
+ROPE_FREQ_RTOL = 1e-6
+
+
+def kv_head(n_heads: int, n_kv_heads: int, head: int) -> int:
+    """The key/value head query head ``head`` reads: head // (n_heads / n_kv_heads), as Hugging
+    Face's ``repeat_kv`` (repeat_interleave) maps them."""
+    return head // (n_heads // n_kv_heads)
+
+
+def _columns(w: np.ndarray, block: int, width: int) -> np.ndarray:
+    return np.array(w[:, block * width:(block + 1) * width], dtype=float)
+
+
+def _with_bias(w: np.ndarray, b: np.ndarray | None, block: int, width: int) -> np.ndarray:
+    """The head's block of W with its bias as an extra last row (0 where the model has none)."""
+    row = np.zeros(width) if b is None else np.asarray(b, dtype=float)[block * width:
+                                                                        (block + 1) * width]
+    return np.vstack([_columns(w, block, width), row[None, :]])
+
+
+def _check_real_layer(li: RealLayer, head: int, biased: bool) -> None:
+    """A ValueError sentence for what the dashboard cannot open exactly, or its limits."""
+    what = f"{li.model_type} layer {li.layer}"
+    if isinstance(head, bool) or not isinstance(head, (int, np.integer)) \
+            or not 0 <= head < li.n_heads:
+        raise ValueError(f"head must be a whole number from 0 to {li.n_heads - 1} ({what} has "
+                         f"{li.n_heads} heads), got {head!r:.40}")
+    if li.q_norm is not None:
+        raise ValueError(f"{what} normalises q and k with a gain per dimension (QK-norm); the "
+                         f"dashboard's QK-norm has one gain and no RoPE, so this head cannot be "
+                         f"opened exactly")
+    if li.sinks is not None:
+        raise ValueError(f"{what} has learned sink logits per head; no variant of the dashboard "
+                         f"computes them with RoPE, so this head cannot be opened exactly")
+    if li.softcap is not None and li.rope is None:
+        raise ValueError(f"{what} soft-caps its scores without RoPE; only RoPE with a soft-cap "
+                         f"(Gemma 2) is opened")
+    t, d_model = li.x.shape
+    width = d_model + int(biased)
+    if t > limits.MAX_TOKENS:
+        raise ValueError(f"the text has {t} tokens; a head opens with at most "
+                         f"{limits.MAX_TOKENS} tokens (shorten the text)")
+    if width > limits.MAX_D_MODEL:
+        extra = " (its hidden size plus the bias column)" if biased else ""
+        raise ValueError(f"{what} has a width of {width}{extra}; the dashboard edits widths of "
+                         f"at most {limits.MAX_D_MODEL} (MAX_D_MODEL), so its heads open only on "
+                         f"the Model view page")
+    if li.head_dim > limits.MAX_WIDTH:
+        raise ValueError(f"{what} has heads of width {li.head_dim}; the dashboard edits at most "
+                         f"{limits.MAX_WIDTH} (MAX_WIDTH)")
+
+
+def _rope_params(li: RealLayer) -> dict[str, Any]:
+    """The RoPE variant's settings reproducing the model's rotation, or a ValueError sentence
+    when its RoPE is one the variant (a base, split-half pairs, positions from 0) cannot
+    express: a scaled RoPE (linear, dynamic, YaRN, Llama 3, LongRoPE), partial rotary, an
+    attention scaling."""
+    rope = li.rope
+    what = f"{li.model_type} layer {li.layer}"
+    if rope.rope_type != "default" or rope.attention_scaling != 1.0 or rope.base is None:
+        raise ValueError(f"{what} uses a scaled RoPE (rope_type {str(rope.rope_type)[:30]!r}, "
+                         f"attention scaling {rope.attention_scaling:g}); the RoPE variant turns "
+                         f"pairs by position·base^(−2i/d) only, so this head cannot be opened "
+                         f"exactly")
+    inv_freq = np.asarray(rope.inv_freq, dtype=float)
+    d_rot = 2 * inv_freq.size
+    expected = rope.base ** (-np.arange(0, d_rot, 2) / d_rot)
+    if d_rot != li.head_dim or rope.layout != "split_half" or \
+            not np.allclose(inv_freq, expected, rtol=ROPE_FREQ_RTOL, atol=0):
+        raise ValueError(f"{what} rotates {d_rot} of {li.head_dim} dimensions with frequencies "
+                         f"that are not base^(−2i/d) for base {rope.base:g}; the RoPE variant "
+                         f"cannot express them")
+    if not np.array_equal(li.positions, np.arange(li.x.shape[0])):
+        raise ValueError(f"{what} turns its tokens by positions other than 0, 1, 2, ...; the "
+                         f"RoPE variant cannot express them")
+    params = dict(rope_base=float(rope.base), rope_layout="split_half", rope_fraction=1.0,
+                  rope_offset=0)
+    if li.softcap is not None:
+        params["rope_softcap"] = float(li.softcap)
+    for name, value in params.items():
+        VARIANTS["rope"].param(name).check(value)  # a base the variant refuses: a sentence
+    return params
+
+
+def layer_scenario(inputs: RealLayer, head: int, *, title: str = "",
+                   description: str = "") -> Scenario:
+    """Head ``head`` of a real model's layer (read by :func:`attnviz.io.hf_layers.layer_inputs`)
+    as a scenario whose run computes the model's own probabilities for that head.
+
+    Parameters
+    ----------
+    inputs : LayerInputs
+        One layer of one sequence (the first of a batch; padding is masked as keys).
+    head : int
+        The query head, from 0.
+    title, description : str
+        Shown where the scenario is named; say there that the bias trick was used (see
+        Returns).
+
+    Returns
+    -------
+    Scenario
+        tokens: the model's tokens (bidi controls removed, cut to MAX_LABEL_CHARS); x: the
+        hidden states entering the attention (after the layer's input norm); w_q: the head's
+        (d_model, head_dim) block; w_k, w_v: the block of its key/value head
+        (:func:`kv_head`); w_o: its (head_dim, d_model) rows of the output projection. When the
+        layer has projection biases, x gets a last column of ones and w_q, w_k, w_v a last row
+        holding their biases (0 for a projection without one): the *bias trick*. Scale
+        1/√head_dim ("sqrt_dk") or the model's own ("custom": Gemma 2's
+        query_pre_attn_scalar^−½, GPT-2's layer-index scaling); variant "rope" (the model's
+        base, split-half, positions from 0, its soft-cap) for a rotary model, else "causal" or
+        "scaled_dot_product"; the mask "causal", or "custom" (causal, Hugging Face's sliding
+        window of W keys, padding) when the layer has a window or the sequence padding.
+
+    Raises
+    ------
+    ValueError
+        A head out of range; a convention no variant computes exactly (QK-norm with one gain
+        per dimension, sink logits, a scaled RoPE, a soft-cap without RoPE); more tokens than
+        MAX_TOKENS, a width (d_model, plus 1 for the bias column) above MAX_D_MODEL or a head
+        wider than MAX_WIDTH.
+    """
+    li = inputs
+    biased = any(b is not None for b in (li.b_q, li.b_k, li.b_v))
+    _check_real_layer(li, head, biased)
+    head = int(head)
+    d = li.head_dim
+    g = kv_head(li.n_heads, li.n_kv_heads, head)
+    # 1) the head's blocks: its own of W_Q, its key/value head's of W_K and W_V
+    x = np.array(li.x, dtype=float)
+    if biased:  # the bias trick: [x, 1]·[W; b] = x·W + b
+        x = np.hstack([x, np.ones((x.shape[0], 1))])
+        w_q, w_k, w_v = (_with_bias(w, b, block, d) for w, b, block in
+                         ((li.w_q, li.b_q, head), (li.w_k, li.b_k, g), (li.w_v, li.b_v, g)))
+    else:
+        w_q, w_k, w_v = (_columns(w, block, d) for w, block in
+                         ((li.w_q, head), (li.w_k, g), (li.w_v, g)))
+    w_o = np.array(li.w_o[head * d:(head + 1) * d], dtype=float)  # (head_dim, d_model)
+    # 2) the scale: 1/√d_k when it is the model's (to rounding), else the model's number
+    sqrt_dk = bool(np.isclose(li.scale, d ** -0.5, rtol=1e-15, atol=0))
+    fields: dict[str, Any] = dict(w_o=w_o, title=title, description=description,
+                                  scale_mode="sqrt_dk" if sqrt_dk else "custom",
+                                  custom_scale=1.0 if sqrt_dk else float(li.scale))
+    # 3) the mask: the variant's causal one, or the whole mask when a window or padding hides
+    #    more
+    mask = np.asarray(li.mask, dtype=bool)
+    plain = li.sliding_window is None and bool(np.all(li.padding))
+    if li.rope is not None:  # the RoPE variant has no mask of its own
+        fields.update(variant="rope", params=_rope_params(li),
+                      mask_kind="causal" if li.causal else "none")
+    else:
+        fields.update(variant="causal" if li.causal else "scaled_dot_product")
+    if not plain:
+        fields.update(mask_kind="custom", custom_mask=mask)
+    tokens = [without_bidi(str(tok))[:limits.MAX_LABEL_CHARS] for tok in li.tokens]
+    return projected(tokens, x, w_q, w_k, w_v, **fields)

@@ -10,11 +10,17 @@ are (the demonstration the preset is built for), whereas the sinusoidal encoding
 NoPE — no positional information at all — is the scaled dot-product variant with the
 positional encoding switched off; it is not a variant of its own.
 
+With a soft-cap c > 0 (``rope_softcap``; 0, the default, is none) the scaled scores pass
+through c·tanh(s / c) as in the soft-capping variant: Gemma 2 rotates and caps, and a head of
+a real Gemma 2 model opens as this variant (:func:`attnviz.scenarios.from_model.layer_scenario`).
+
 The dashboard rotates the largest even number of dimensions within ``rotary_fraction`` of the
 head width (a head of width 3 rotates one pair and passes the third dimension through), so the
 variant computes for every scenario; the core's :func:`~attnviz.core.rope.apply_rope` refuses
 an odd count given as a fraction, as the libraries do.
 """
+
+import math
 
 import numpy as np
 
@@ -30,6 +36,7 @@ PARAMS = (
     Param("rope_layout", "Pair layout", "split_half", choices=LAYOUTS),
     Param("rope_fraction", "Rotated fraction of each head", 1.0, low=0.0, high=1.0),
     Param("rope_offset", "Position offset", 0, low=0, high=4096),
+    Param("rope_softcap", "Soft-cap c (0 = none)", 0.0, low=0.0, high=1000.0),
 )
 
 
@@ -55,11 +62,19 @@ def _rope_settings(inputs: Inputs, d_k: int) -> dict:
                 offset=sc.param("rope_offset"), d_rot=rotated_dims(d_k, sc.param("rope_fraction")))
 
 
+def _softcap(inputs: Inputs) -> float | None:
+    """The soft-cap c, or None when the setting is 0 (no cap)."""
+    cap = inputs.scenario.param("rope_softcap")
+    return float(cap) if cap > 0 else None
+
+
 def compute(inputs: Inputs):
-    """softmax(R_m q_m · (R_n k_n)ᵀ · scale / τ + M) V with R the rotation of each position."""
+    """softmax(R_m q_m · (R_n k_n)ᵀ · scale / τ + M) V with R the rotation of each position
+    (the scaled scores soft-capped, c·tanh(s / c), when ``rope_softcap`` > 0)."""
     q_h, k_h, v_h = project_heads(inputs)
     kw = _rope_settings(inputs, q_h.shape[2])
-    return attend(inputs, apply_rope(q_h, **kw), apply_rope(k_h, **kw), v_h)
+    return attend(inputs, apply_rope(q_h, **kw), apply_rope(k_h, **kw), v_h,
+                  softcap=_softcap(inputs))
 
 
 def unrotate(inputs: Inputs, d_q_h, d_k_h):
@@ -106,8 +121,15 @@ def loop_reference(inputs: Inputs):
              for p, row in enumerate(k)]
         return np.array(turn[0]), np.array(turn[1])
 
-    return reference.multi_head(inputs, lambda d_k: reference.scaled_logit(inputs, d_k),
-                                change=rotate, w_o=inputs.n_heads > 1)
+    cap = _softcap(inputs)
+
+    def logit(d_k):
+        scaled_by = reference.scaled_logit(inputs, d_k)
+        if cap is None:
+            return scaled_by
+        return lambda s, h, i, j: cap * math.tanh(scaled_by(s, h, i, j) / cap)
+
+    return reference.multi_head(inputs, logit, change=rotate, w_o=inputs.n_heads > 1)
 
 
 VARIANT = Variant(

@@ -1,0 +1,313 @@
+"""One head of a real Hugging Face model's layer as a scenario (issue 29 item 2,
+attnviz.scenarios.from_model.layer_scenario): the dashboard's own run path
+(:func:`~attnviz.scenarios.scenario.run_scenario`) computes the model's probabilities for that
+head, and the heads' outputs through W_O add up to the attention block's output.
+
+The models are tests/hf_models.py's ``parity_configs`` (weights and biases drawn with std
+PARITY_INIT, so every feature shows): BERT (biases, bidirectional, a padded second sequence),
+GPT-2 (Conv1D, biases), Llama (RoPE + GQA), Mistral (a sliding window shorter than the text),
+Gemma 2 (soft-cap, query_pre_attn_scalar, a sliding layer), saved with save_pretrained and
+loaded through ``attnviz.io.capture.load_model`` as a user does. Nothing is downloaded.
+
+* float64: ``model.double()`` with Hugging Face's float32 steps lifted to float64 — the eager
+  softmax, the rotary table, and the rotary inverse frequencies (Hugging Face computes
+  base^(−2i/d) in float32; the RoPE variant computes it in float64) — ≤ 1e-10;
+* float32 as shipped: ≤ 1e-5;
+* each convention matters: without RoPE, with GQA's mapping tiled, without the window, without
+  the cap, with 1/√d_k instead of Gemma 2's scale, or without the biases the probabilities
+  move by more than 1e-3;
+* what the variants cannot express (QK-norm with a gain per dimension, sink logits, a scaled
+  RoPE) and sizes beyond the editing limits are refused in a sentence.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import types
+
+import numpy as np
+import pytest
+
+os.environ["HF_HUB_OFFLINE"] = "1"  # before transformers (huggingface_hub reads it on import)
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+pytest.importorskip("tokenizers")
+
+from hf_models import PARITY_INIT, parity_configs, save_model  # noqa: E402
+
+from attnviz.io.capture import load_model  # noqa: E402
+from attnviz.io.hf_layers import LayerInputs, layer_inputs  # noqa: E402
+from attnviz.scenarios import from_model, limits  # noqa: E402
+from attnviz.scenarios.from_model import kv_head, layer_scenario  # noqa: E402
+from attnviz.scenarios.scenario import run_scenario  # noqa: E402
+
+TEXTS = ["the cat sat on a mat and then the dog ran far away", "a dog ran in sun"]
+NAMES = ["bert", "gpt2", "llama", "mistral", "gemma2"]
+REFUSED = ["llama_yarn", "qwen3", "gpt_oss"]
+EXACT = 1e-10
+SHIPPED = 1e-5
+MATTERS = 1e-3
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory) -> dict:
+    configs = parity_configs()
+    return {name: save_model(*configs[name], tmp_path_factory.mktemp(name),
+                             bias_std=PARITY_INIT) for name in NAMES + REFUSED}
+
+
+# ---------------------------------------------------------------------------------------------
+# Hugging Face's float32 steps lifted to float64
+# ---------------------------------------------------------------------------------------------
+
+class Lift:
+    """Within the block a float64 model's softmax and rotary table run in float64, with the
+    default RoPE's inverse frequencies base^(−2i/d) computed in float64 (Hugging Face computes
+    them in float32: a relative rounding of ~6e-8, ~1e-9 in the probabilities at 13 tokens).
+    ``softmax_dtypes`` and ``rotary_dtypes`` record what ran."""
+
+    def __init__(self, model):
+        self.model = model
+        self.softmax_dtypes: list = []
+        self.rotary_dtypes: list = []
+        self.undo: list = []
+
+    def __enter__(self):
+        original = torch.nn.functional.softmax
+
+        def softmax(x, dim=None, _stacklevel=3, dtype=None):
+            if dtype == torch.float32 and x.dtype == torch.float64:
+                dtype = torch.float64
+            out = original(x, dim=dim, dtype=dtype)
+            self.softmax_dtypes.append(out.dtype)
+            return out
+
+        torch.nn.functional.softmax = softmax
+        self.undo.append(lambda: setattr(torch.nn.functional, "softmax", original))
+        for module in self.model.modules():
+            if hasattr(module, "inv_freq") and hasattr(module, "attention_scaling"):
+                saved = module.inv_freq
+                d = 2 * saved.numel()
+                base = self.model.config.rope_parameters["rope_theta"]
+                module.inv_freq = torch.tensor(base ** (-np.arange(0, d, 2) / d),
+                                               dtype=torch.float64)
+                self.undo.append(lambda m=module, s=saved: setattr(m, "inv_freq", s))
+                module.forward = types.MethodType(self._rotary, module)
+                self.undo.append(lambda m=module: delattr(m, "forward"))
+        return self
+
+    def __exit__(self, *exc):
+        for undo in reversed(self.undo):
+            undo()
+
+    def _rotary(self, module, x, position_ids):
+        freqs = position_ids[..., None].double() * module.inv_freq.double()
+        emb = torch.cat((freqs, freqs), dim=-1)
+        cos, sin = emb.cos() * module.attention_scaling, emb.sin() * module.attention_scaling
+        self.rotary_dtypes.append(cos.dtype)
+        return cos.to(dtype=x.dtype), sin.to(dtype=x.dtype)
+
+
+def layers_of(model, tokenizer) -> list[LayerInputs]:
+    """Every layer of the first text, and of the padded second one where there is padding."""
+    texts = TEXTS if tokenizer.pad_token is not None else TEXTS[:1]
+    return [layer_inputs(model, tokenizer, texts, layer, sequence=b)
+            for layer in range(model.config.num_hidden_layers) for b in range(len(texts))]
+
+
+@pytest.fixture(scope="module")
+def lifted(folders) -> dict:
+    """name -> (every layer's inputs read from the float64 model with the lift, the lift)."""
+    out = {}
+    for name in NAMES:
+        model, tokenizer = load_model(folders[name])
+        model = model.double()
+        with Lift(model) as lift:
+            out[name] = (layers_of(model, tokenizer), lift)
+    return out
+
+
+def head_errors(li: LayerInputs, head: int, sc=None) -> float:
+    """Largest |scenario − model| of head ``head``'s probabilities over the real tokens."""
+    sc = layer_scenario(li, head) if sc is None else sc
+    weights = np.asarray(run_scenario(sc).attention.weights)
+    keep = li.padding
+    return float(np.abs(weights - li.model_weights[head])[keep][:, keep].max())
+
+
+# ---------------------------------------------------------------------------------------------
+# Exactness
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_head_opens_with_the_models_own_probabilities(lifted, name):
+    inputs, lift = lifted[name]
+    assert lift.softmax_dtypes and set(lift.softmax_dtypes) == {torch.float64}
+    assert bool(lift.rotary_dtypes) == (name not in ("bert", "gpt2"))
+    assert set(lift.rotary_dtypes) <= {torch.float64}
+    for li in inputs:
+        for head in range(li.n_heads):
+            sc = layer_scenario(li, head)
+            assert head_errors(li, head, sc) <= EXACT, (name, li.layer, head)
+            assert sc.w_q.shape[1] == sc.w_k.shape[1] == sc.w_v.shape[1] == li.head_dim
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_heads_through_w_o_add_up_to_the_blocks_output(lifted, name):
+    """Σ_h head_h · W_O[h] + b_O is the attention block's output: the values (and their bias
+    and key/value head) are the model's too."""
+    for li in lifted[name][0]:
+        total = sum(np.asarray(run_scenario(sc).attention.output) @ sc.w_o
+                    for sc in (layer_scenario(li, h) for h in range(li.n_heads)))
+        if li.b_o is not None:
+            total = total + li.b_o
+        keep = li.padding
+        assert np.abs(total - li.model_output)[keep].max() <= EXACT, (name, li.layer)
+
+
+def test_a_float32_model_as_shipped_agrees_to_1e_5(folders):
+    model, tokenizer = load_model(folders["llama"])
+    assert next(model.parameters()).dtype == torch.float32
+    li = layer_inputs(model, tokenizer, TEXTS[0], 1)
+    worst = max(head_errors(li, h) for h in range(li.n_heads))
+    assert 0 < worst <= SHIPPED
+
+
+def test_the_scenario_holds_the_heads_blocks_and_the_models_conventions(lifted):
+    llama = lifted["llama"][0][1]  # layer 1 (no pad token: one text)
+    assert (llama.n_heads, llama.n_kv_heads, llama.head_dim) == (4, 2, 4)
+    sc = layer_scenario(llama, 3, title="L1 H3", description="a head")
+    d = llama.head_dim
+    np.testing.assert_array_equal(sc.x, llama.x)  # no bias: no extra column
+    np.testing.assert_array_equal(sc.w_q, llama.w_q[:, 3 * d:4 * d])
+    np.testing.assert_array_equal(sc.w_k, llama.w_k[:, 1 * d:2 * d])  # kv head 3 // 2 = 1
+    np.testing.assert_array_equal(sc.w_v, llama.w_v[:, 1 * d:2 * d])
+    np.testing.assert_array_equal(sc.w_o, llama.w_o[3 * d:4 * d])
+    assert (sc.variant, sc.mask_kind, sc.scale_mode, sc.n_heads) == ("rope", "causal",
+                                                                     "sqrt_dk", 1)
+    assert dict(sc.params) == dict(rope_base=10000.0, rope_layout="split_half",
+                                   rope_fraction=1.0, rope_offset=0)
+    assert (sc.title, sc.description) == ("L1 H3", "a head")
+    assert sc.tokens == llama.tokens
+    assert [kv_head(4, 2, h) for h in range(4)] == [0, 0, 1, 1]
+    # GPT-2: the bias trick, the causal variant
+    gpt2 = lifted["gpt2"][0][0]
+    sc = layer_scenario(gpt2, 1)
+    np.testing.assert_array_equal(sc.x[:, :-1], gpt2.x)
+    np.testing.assert_array_equal(sc.x[:, -1], 1.0)
+    np.testing.assert_array_equal(sc.w_q[-1], gpt2.b_q[d:2 * d])
+    np.testing.assert_array_equal(sc.w_v[:-1], gpt2.w_v[:, d:2 * d])
+    assert (sc.variant, sc.mask_kind) == ("causal", "none")
+    # Gemma 2: RoPE with the cap, its own scale, the window as the custom mask on layer 0
+    gemma = lifted["gemma2"][0][0]
+    sc = layer_scenario(gemma, 0)
+    assert (sc.variant, sc.scale_mode, sc.custom_scale) == ("rope", "custom", 16 ** -0.5)
+    assert sc.params["rope_softcap"] == 1.0 and sc.mask_kind == "custom"
+    np.testing.assert_array_equal(sc.custom_mask, gemma.mask)
+    # BERT: bidirectional, the padded sequence's padding as a custom mask
+    bert = lifted["bert"][0][1]
+    assert not bert.padding.all()
+    sc = layer_scenario(bert, 0)
+    assert (sc.variant, sc.mask_kind) == ("scaled_dot_product", "custom")
+    assert not sc.custom_mask[:, ~bert.padding].any()
+
+
+# ---------------------------------------------------------------------------------------------
+# Each convention matters
+# ---------------------------------------------------------------------------------------------
+
+def _moved(inputs, change) -> float:
+    """Largest |changed scenario − model| over the layers and heads (the right one agrees)."""
+    worst = 0.0
+    for li in inputs:
+        for head in range(li.n_heads):
+            sc = layer_scenario(li, head)
+            assert head_errors(li, head, sc) <= EXACT
+            worst = max(worst, head_errors(li, head, change(li, head, sc)))
+    return worst
+
+
+def _without_bias(li, head, sc):
+    return dataclasses.replace(sc, x=sc.x[:, :-1], w_q=sc.w_q[:-1], w_k=sc.w_k[:-1],
+                               w_v=sc.w_v[:-1])
+
+
+def _tiled(li, head, sc):
+    """GQA read the wrong way: query head h on key/value head h % n_kv (tile)."""
+    d, g = li.head_dim, head % li.n_kv_heads
+    return dataclasses.replace(sc, w_k=li.w_k[:, g * d:(g + 1) * d],
+                               w_v=li.w_v[:, g * d:(g + 1) * d])
+
+
+CHANGES = {
+    "no RoPE": ("llama", lambda li, h, sc: dataclasses.replace(sc, variant="causal", params={},
+                                                               mask_kind="none")),
+    "GQA tiled": ("llama", _tiled),
+    "no window": ("mistral", lambda li, h, sc: dataclasses.replace(
+        sc, mask_kind="causal", custom_mask=None)),
+    "no soft-cap": ("gemma2", lambda li, h, sc: dataclasses.replace(
+        sc, params={**sc.params, "rope_softcap": 0.0})),
+    "scale 1/sqrt(d_k)": ("gemma2", lambda li, h, sc: dataclasses.replace(
+        sc, scale_mode="sqrt_dk")),
+    "no biases (GPT-2)": ("gpt2", _without_bias),
+    "no biases (BERT)": ("bert", _without_bias),
+}
+
+
+@pytest.mark.parametrize("change", list(CHANGES))
+def test_each_convention_matters(lifted, change):
+    name, alter = CHANGES[change]
+    assert _moved(lifted[name][0], alter) > MATTERS
+
+
+def test_the_kv_head_mapping_is_what_the_scenario_uses(lifted, monkeypatch):
+    """layer_scenario reads kv_head: mapping the heads the tiled way moves the result."""
+    li = lifted["llama"][0][0]
+    monkeypatch.setattr(from_model, "kv_head", lambda n, n_kv, h: h % n_kv)
+    assert max(head_errors(li, h) for h in range(li.n_heads)) > MATTERS
+
+
+# ---------------------------------------------------------------------------------------------
+# What cannot be opened exactly, and the limits
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name,message", [
+    ("llama_yarn", r"llama layer 0 uses a scaled RoPE \(rope_type 'yarn', attention scaling "
+                   r"1\.1\d*\); the RoPE variant turns pairs by position·base\^\(−2i/d\) only"),
+    ("qwen3", r"qwen3 layer 0 normalises q and k with a gain per dimension \(QK-norm\)"),
+    ("gpt_oss", r"gpt_oss layer 0 has learned sink logits per head"),
+])
+def test_conventions_no_variant_computes_are_refused(folders, name, message):
+    model, tokenizer = load_model(folders[name])
+    li = layer_inputs(model, tokenizer, TEXTS[0], 0)
+    with pytest.raises(ValueError, match=message):
+        layer_scenario(li, 0)
+
+
+def test_frequencies_that_are_not_the_base_are_refused(lifted):
+    li = lifted["llama"][0][0]
+    odd = dataclasses.replace(li, rope=dataclasses.replace(li.rope, inv_freq=li.rope.inv_freq
+                                                           * 1.01))
+    with pytest.raises(ValueError, match=r"frequencies that are not base\^\(−2i/d\) for base "
+                                         r"10000; the RoPE variant cannot express them"):
+        layer_scenario(odd, 0)
+
+
+def test_heads_and_sizes_beyond_the_limits_are_refused(lifted):
+    li = lifted["gpt2"][0][0]
+    with pytest.raises(ValueError, match=r"head must be a whole number from 0 to 3 \(gpt2 layer "
+                                         r"0 has 4 heads\), got 4"):
+        layer_scenario(li, 4)
+    wide = dataclasses.replace(li, x=np.zeros((li.x.shape[0], limits.MAX_D_MODEL)),
+                               w_q=np.zeros((limits.MAX_D_MODEL, 16)))
+    with pytest.raises(ValueError, match=rf"gpt2 layer 0 has a width of {limits.MAX_D_MODEL + 1} "
+                                         rf"\(its hidden size plus the bias column\); the "
+                                         rf"dashboard edits widths of at most "
+                                         rf"{limits.MAX_D_MODEL} \(MAX_D_MODEL\)"):
+        layer_scenario(wide, 0)
+    t = limits.MAX_TOKENS + 1
+    long = dataclasses.replace(li, x=np.zeros((t, li.x.shape[1])), padding=np.ones(t, bool))
+    with pytest.raises(ValueError, match=rf"the text has {t} tokens; a head opens with at most "
+                                         rf"{limits.MAX_TOKENS} tokens"):
+        layer_scenario(long, 0)
