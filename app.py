@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from attnviz.ui import blas, lecture_bar, memory, panels, presenter, share, sidebar, state
+from attnviz.ui import blas, lecture_bar, memory, page_end, panels, presenter, share, sidebar, state
 
 blas.one_blas_thread()  # small matrices, many sessions: see attnviz/ui/blas.py
 with state.frame_run():  # pages know they run inside this frame (state.use_app_frame)
@@ -48,8 +48,9 @@ with state.frame_run():  # pages know they run inside this frame (state.use_app_
     summary = sidebar.render()
     presenter.apply()
     try:
-        navigation.run()
-    finally:  # also when a page stops early (st.stop) or reruns
+        with page_end.ending_pages():  # a page's end_page() ends the page, not the run
+            navigation.run()
+    finally:  # also when a page ends early (page_end.end_page) or reruns
         sidebar.current(summary)
         panels.settle_captions()
         share.keep_in_url(state.get_scenario())  # a reload keeps the scenario

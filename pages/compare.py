@@ -9,6 +9,7 @@ from attnviz.scenarios.registry import VARIANTS
 from attnviz.teach.text import compare as text
 from attnviz.ui import controls, state
 from attnviz.ui.diagnostics import diagnostics_panel
+from attnviz.ui.page_end import end_page
 from attnviz.ui.panels import show_figure
 
 scenario = state.get_scenario()
@@ -41,7 +42,7 @@ try:
     comparison = compare(scenario, kind, run=controls.run, **options)
 except ValueError as exc:
     st.info(text.NOT_APPLICABLE.format(reason=exc))
-    st.stop()
+    end_page()
 a, b = comparison.a, comparison.b
 
 

@@ -14,6 +14,7 @@ from attnviz.ui.gradients_view import (
     saturation,
     traced_cell,
 )
+from attnviz.ui.page_end import end_page
 from attnviz.ui.panels import scenario_caption
 
 scenario = state.get_scenario()
@@ -22,11 +23,11 @@ scenario_caption(scenario)
 st.write(text.INTRO)
 result = controls.compute(scenario)
 if result is None:
-    st.stop()
+    end_page()
 spec = scenario.spec
 if spec.backward is None:
     st.info(text.NO_BACKWARD.format(variant=spec.name))
-    st.stop()
+    end_page()
 att = result.attention
 
 c_loss, c_head, c_pattern = st.columns(layout.LOSS_HEAD_PATTERN)
@@ -38,7 +39,7 @@ try:
     grads = gradients(scenario, loss)
 except ValueError as exc:
     st.error(f"{text.CANNOT}: {exc}")
-    st.stop()
+    end_page()
 kv = kv_head(scenario, grads, head)
 f = backward.formulas(backward.settings_of(spec, scenario, att,
                                            shared_kv=kv.n_kv < grads.attention.n_heads,

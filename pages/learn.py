@@ -22,6 +22,7 @@ from attnviz.ui.learn_view import (
     task_loss,
     train_buttons,
 )
+from attnviz.ui.page_end import end_page
 from attnviz.ui.panels import scenario_caption
 
 for widget, value in DEFAULTS.items():  # the controls' values live in the session state (the
@@ -34,10 +35,10 @@ if st.session_state.pop(LOADED, False):
     st.success(text.LOADED)
 result = controls.compute(scenario)
 if result is None:
-    st.stop()
+    end_page()
 if scenario.spec.backward is None:
     st.info(text.NO_BACKWARD)
-    st.stop()
+    end_page()
 att = result.attention
 
 pick = st.selectbox(text.EXPERIMENTS_LABEL, list(text.EXPERIMENTS),
@@ -51,7 +52,7 @@ task = c1.selectbox(text.TASK_LABEL, [*PATTERNS, "custom", "copy_previous"],
                     format_func=text.TASKS.get, key="learn_task", help=text.TASK_HELP)
 if scenario.direct or not scenario.spec.projections:
     st.info(text.NO_PROJECTIONS)
-    st.stop()
+    end_page()
 with_w_o = hasattr(att, "concat")  # multi-head results go through W_O
 readable = [f for f in TRAINABLE if f != "w_o" or with_w_o]
 st.session_state["learn_fields"] = [f for f in st.session_state.get("learn_fields", ["w_q", "w_k"])
@@ -85,5 +86,5 @@ record = train_buttons(scenario, loss, settings, fields, optimizer, float(lr), s
                        seed if start == "random" else None, head)
 if record is None:
     st.caption(text.NO_RUN)
-    st.stop()
+    end_page()
 run_view(record, settings, result.q_labels, result.k_labels)

@@ -10,6 +10,7 @@ from attnviz.teach.text import common
 from attnviz.teach.text import line_view as text
 from attnviz.ui import controls, layout, state
 from attnviz.ui.diagnostics import diagnostics_panel
+from attnviz.ui.page_end import end_page
 from attnviz.ui.panels import show_figure
 
 scenario = state.get_scenario()
@@ -17,7 +18,7 @@ st.header(text.TITLE)
 st.write(text.INTRO)
 result = controls.compute(scenario)
 if result is None:
-    st.stop()
+    end_page()
 weights = np.asarray(result.attention.weights, dtype=float)
 weights = weights if weights.ndim == 3 else np.atleast_2d(weights)[None]  # (n_heads, t_q, t_k)
 n_heads, t_q, t_k = weights.shape
@@ -51,10 +52,10 @@ focus = None if choice == "none" else (choice.split(":")[0], int(choice.split(":
 
 if focus is None and max(t_q, t_k) > MAX_TOKENS:
     st.info(text.TOO_MANY.format(limit=MAX_TOKENS, n=max(t_q, t_k)))
-    st.stop()
+    end_page()
 if not heads:
     st.info(text.NO_HEAD)
-    st.stop()
+    end_page()
 
 fig = head_view(weights, q_lab, k_lab, heads=heads, focus=focus)
 marker_curves = [len(fig.data) - 2, len(fig.data) - 1]  # the "queries" and "keys" markers

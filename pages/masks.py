@@ -10,6 +10,7 @@ from attnviz.teach.text import common
 from attnviz.teach.text import masks as text
 from attnviz.ui import controls, heads, state
 from attnviz.ui.masks_view import bind, custom_mask_controls, fully_masked, mask_views, on_kind
+from attnviz.ui.page_end import end_page
 from attnviz.ui.panels import scenario_caption
 
 st.header(text.TITLE)
@@ -41,7 +42,7 @@ if scenario.spec.causal:
 # 2) compute with the core; pick a head for multi-head attention
 result = controls.compute(scenario)
 if result is None:
-    st.stop()
+    end_page()
 att = result.attention
 head = heads.head_picker(att, "masks_head") or 0
 att = att.head(head)

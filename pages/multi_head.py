@@ -9,6 +9,7 @@ from attnviz.teach.text import common
 from attnviz.teach.text import multi_head as text
 from attnviz.ui import controls, heads, layout, state
 from attnviz.ui.editors import matrix_editor
+from attnviz.ui.page_end import end_page
 from attnviz.ui.panels import matrix_panel, scenario_caption
 
 st.header(text.HEADER)
@@ -26,6 +27,9 @@ c2.text(text.WIDTHS.format(dk=dk, heads=common.count(n, "head"), d_k=dk // n, dv
                            choices=", ".join(map(str, heads.head_choices(scenario)))))
 if bad_count:
     st.error(bad_count)
+elif n != scenario.n_heads:  # a one-head scenario opens with several heads, not stored
+    st.caption(text.OPENING_HEADS.format(heads=common.count(n, "head"),
+                                         stored=common.count(scenario.n_heads, "head")))
 
 # lazy: the tokens and the five matrix editors (~30 ms a rerun) run only while it is open
 inputs = st.expander(text.INPUTS_EXPANDER, expanded=False, key="multi_head_inputs",
@@ -39,7 +43,7 @@ if inputs.open:
 
 result = controls.compute(scenario, heads=n, what=text.COMPUTE_WHAT)
 if result is None:
-    st.stop()
+    end_page()
 att = result.attention
 
 labels = [f"{i}:{tok}" for i, tok in enumerate(scenario.tokens)]
@@ -62,7 +66,7 @@ with c1:
         scenario = state.update(w_o=w_o)
         result = controls.compute(scenario, heads=n, what=text.COMPUTE_WHAT)
         if result is None:
-            st.stop()
+            end_page()
         att = result.attention
 with c2:
     title, _, why = common.MATRICES["multi_head_output"]

@@ -6,6 +6,7 @@ import streamlit as st
 from attnviz.teach.text import common
 from attnviz.teach.text import positional_encoding as text
 from attnviz.ui import state
+from attnviz.ui.page_end import end_page
 from attnviz.ui.positional_view import (
     BASES,
     pe_views,
@@ -45,7 +46,7 @@ pe_explorer()
 st.subheader(text.SCENARIO_TITLE)
 if scenario.direct:
     st.info(text.DIRECT)
-    st.stop()
+    end_page()
 st.caption(f"{text.COMPARE} {text.COMPARE_BASE.format(base=scenario.pe_base)}")
 with_and_without_pe(scenario)
 

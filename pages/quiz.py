@@ -11,6 +11,7 @@ from attnviz.teach.quiz import practice_question, score_predictions
 from attnviz.teach.text import common
 from attnviz.teach.text import quiz as text
 from attnviz.ui import controls, heads, layout, state
+from attnviz.ui.page_end import end_page
 from attnviz.ui.panels import show_figure
 
 MAX_QUERIES = 12
@@ -31,13 +32,13 @@ if source == "practice":
 else:
     result = controls.compute(scenario)
     if result is None:
-        st.stop()
+        end_page()
     part, q_lab, k_lab = result.attention, result.q_labels, result.k_labels
     part = part.head(heads.head_picker(part, "quiz_head") or 0)
 weights = np.atleast_2d(part.weights)
 if weights.shape[0] > MAX_QUERIES:
     st.info(text.TOO_MANY.format(limit=MAX_QUERIES, n=weights.shape[0]))
-    st.stop()
+    end_page()
 question = hashlib.sha1(weights.tobytes() + str(weights.shape).encode()).hexdigest()[:12]
 revealed = st.session_state.get("quiz_revealed_for") == question
 

@@ -8,6 +8,7 @@ from attnviz import position_labels
 from attnviz.teach.text import step_by_step as text
 from attnviz.ui import controls, state
 from attnviz.ui.editors import matrix_editor
+from attnviz.ui.page_end import end_page
 from attnviz.ui.panels import scenario_caption
 from attnviz.ui.step_view import explained_row, query_and_weights, row_steps
 
@@ -35,7 +36,7 @@ if scenario.direct:
 
 result = controls.compute(scenario)
 if result is None:
-    st.stop()
+    end_page()
 
 
 @st.fragment

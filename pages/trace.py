@@ -9,6 +9,7 @@ from attnviz.teach.text import common
 from attnviz.teach.text import trace as text
 from attnviz.ui import controls, heads, layout, state, trace_view
 from attnviz.ui.diagnostics import diagnostics_panel
+from attnviz.ui.page_end import end_page
 from attnviz.ui.panels import show_figure
 from attnviz.ui.step_view import explained_row
 
@@ -17,7 +18,7 @@ st.header(text.HEADER)
 st.write(text.INTRO)
 result = controls.compute(scenario)
 if result is None:
-    st.stop()
+    end_page()
 att = result.attention
 q_lab, k_lab = result.q_labels, result.k_labels
 multi = scenario.spec.always_heads  # the path goes on through W_O

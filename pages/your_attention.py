@@ -8,6 +8,7 @@ from attnviz.scenarios.scenario import position_labels
 from attnviz.teach.text import common
 from attnviz.teach.text import your_attention as text
 from attnviz.ui import share, state, uploads
+from attnviz.ui.page_end import end_page
 from attnviz.ui.your_attention_view import (
     diagnostics_view,
     downloads,
@@ -34,7 +35,7 @@ st.caption(text.SAFETY + " " + text.LIMITS.format(
 att, error = uploads.attention_upload(weights_file)
 if error:
     st.error(share.plain(text.CANNOT_SHOW.format(reason=error)))
-    st.stop()
+    end_page()
 if weights_file is None:
     st.info(text.EXAMPLE)
 parsed, token_error = uploads.tokens_upload(tokens_file)

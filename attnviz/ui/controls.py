@@ -29,6 +29,7 @@ from attnviz.scenarios.tokens import retoken
 from attnviz.teach.text import common as text
 from attnviz.ui import state
 from attnviz.ui.editors import matrix_editor
+from attnviz.ui.page_end import end_page
 from attnviz.ui.safe import md_escape
 
 
@@ -458,4 +459,4 @@ def require_projection(prefix: str, message: str, default_preset: str) -> None:
     if c2.button(text.PRESET_LOAD, key=f"{prefix}_load_preset"):
         state.load_preset(choice)
         st.rerun()
-    st.stop()
+    end_page()

@@ -20,6 +20,7 @@ from attnviz.teach.text import common
 from attnviz.teach.text import learn as text
 from attnviz.ui import controls, layout, state
 from attnviz.ui.editors import matrix_editor
+from attnviz.ui.page_end import end_page
 from attnviz.ui.panels import show_figure
 
 RATES = [0.0001, 0.001, 0.01, 0.05, 0.1, 0.5, 1.0, 10.0, 100.0, 1000.0]
@@ -128,7 +129,7 @@ def train_buttons(scenario, loss: Loss, settings: str, fields: list[str], optimi
                                 steps=steps, seed=seed, head=head)
         except ValueError as exc:
             st.error(f"{text.CANNOT}: {exc}")
-            st.stop()
+            end_page()
         record = st.session_state[RUN] = dict(settings=settings, training=training, seconds=0.0)
         run_training(record, budget)
         if not training.done:  # paused by the budget: offer to go on at once

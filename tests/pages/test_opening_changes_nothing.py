@@ -3,7 +3,7 @@
 From each preset, every page of the app is opened in one session, one after the other; after
 each, the stored scenario's content (fingerprint), its title and its share link are those of
 the preset — no page marks it "Edited from …" by merely being opened (Encoder–decoder did, by
-storing the optional parts it fills). An edit of a part a page filled is stored, with the part.
+storing the optional parts it fills) — and the sidebar still names it after the page ran. An edit of a part a page filled is stored, with the part.
 """
 
 from __future__ import annotations
@@ -51,6 +51,9 @@ def test_opening_every_page_leaves_the_scenario_its_title_and_its_link_unchanged
         assert now.title == title and not now.title.startswith(EDITED_FROM.format(title=""))
         assert to_link_param(now) == link
         assert preset_of(now) == key
+        # the frame finished after the page, also after one that ended early: the sidebar
+        # names the current scenario (a page's st.stop() once left it empty)
+        assert title in [t.value for t in at.sidebar.text], page
 
 
 def test_an_edit_of_a_filled_part_stores_the_part_and_the_edit():
