@@ -12,7 +12,7 @@ from attnviz.core.attention import softmax
 from attnviz.figures import heatmap, mask_figure
 from attnviz.figures.heatmap import CELL_TEXT_LIMIT, with_slider
 from attnviz.scenarios import sweep
-from attnviz.scenarios.scenario import user_mask
+from attnviz.scenarios.scenario import MASK_KINDS, user_mask
 from attnviz.teach.text import common
 from attnviz.teach.text import masks as text
 from attnviz.ui import state
@@ -32,7 +32,11 @@ def bind(key: str, field: str, value) -> dict:
 def on_kind() -> None:
     """Store the picked kind; a new custom grid starts from the mask that was in use."""
     old = state.get_scenario()
-    changes = {"mask_kind": st.session_state["masks_kind"]}
+    kind = st.session_state["masks_kind"]
+    if kind not in MASK_KINDS:  # a hand-made client's value (e.g. the index 4): not a kind
+        st.session_state["masks_kind"] = old.mask_kind
+        return
+    changes = {"mask_kind": kind}
     shape = (old.t, len(old.key_tokens))
     grid = old.custom_mask
     if changes["mask_kind"] == "custom" and (grid is None or grid.shape != shape):
