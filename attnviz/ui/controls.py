@@ -161,8 +161,8 @@ def embedding_editor(prefix: str, scenario: Scenario, *, source: bool = False) -
     new = matrix_editor(name, matrix, key=f"{prefix}_{'src_x' if source else 'x'}",
                         row_labels=[f"{i}:{t}" for i, t in enumerate(tokens)],
                         col_labels=dims("d", matrix.shape[1]), field=field)
-    if not np.array_equal(new, matrix):
-        scenario = state.update(**{field: new})
+    if not np.array_equal(new, matrix):  # applied in this run (the editor wrote it): no callback
+        scenario = state.get_scenario()
     return scenario
 
 
@@ -174,7 +174,6 @@ def weight_editors(prefix: str, scenario: Scenario, *, with_w_o: bool = False) -
     """
     names = ["w_q", "w_k", "w_v"] + (["w_o"] if with_w_o else [])
     tabs = st.tabs([n.upper() for n in names], key=f"{prefix}_weights", on_change="rerun")
-    changes = {}
     for tab, name in zip(tabs, names, strict=True):
         if not tab.open:
             continue
@@ -184,10 +183,8 @@ def weight_editors(prefix: str, scenario: Scenario, *, with_w_o: bool = False) -
             cols = dims(name[-1] if name != "w_o" else "o", matrix.shape[1])
             new = matrix_editor(name.upper(), matrix, key=f"{prefix}_{name}",
                                 row_labels=rows, col_labels=cols, field=name)
-            if not np.array_equal(new, matrix):
-                changes[name] = new
-    if changes:
-        scenario = state.update(**changes)
+            if not np.array_equal(new, matrix):  # the editor wrote it to the scenario
+                scenario = state.get_scenario()
     _regenerate_controls(prefix)
     return scenario
 

@@ -9,8 +9,11 @@ switch) starts again from the current scenario, which holds every edit.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
@@ -18,7 +21,7 @@ import streamlit as st
 
 from attnviz.teach.text import common as text
 from attnviz.ui import state
-from attnviz.ui.grid import MAX_CELL_CHARS, Edits, edits_of, grid, read_edits
+from attnviz.ui.grid import MAX_CELL_CHARS, STATE, Edits, grid, read_edits
 from attnviz.ui.safe import md_escape
 
 TYPED_SHOWN = 24  # characters of a refused cell's text quoted in the message
@@ -78,12 +81,18 @@ def matrix_editor(label: str, matrix: np.ndarray, *, key: str, row_labels: Seque
                   field: str | None = None) -> np.ndarray:
     """Show an editable matrix and return its current values.
 
-    Cells are edited as text and parsed here (:func:`parse_cell`): Streamlit's number column
-    drops the characters it does not accept while a person types (``1e-3`` became -13). A cell
-    that is empty or not one finite number keeps its previous value, so one bad cell never
-    throws away the user's other edits, and a warning names the cell, quotes what was typed
-    (the grid keeps showing it, for the person to correct) and gives the value the charts use.
-    (Restarting the grid with the kept value was tried: the remount lands ~0.3 s after the
+    One edit path: the grid's change callback (:func:`_write_edit`, which Streamlit runs before
+    the script) parses and applies the grid's edits once and, with ``field``, writes them to
+    the scenario; this function only draws the grid and the message about refused cells, and
+    returns what the callback made of the edits. (Edits the callback has not seen, such as a
+    state set directly by AppTest, are applied here instead, once.)
+
+    Cells are edited as text and parsed in Python (:func:`parse_cell`): Streamlit's number
+    column drops the characters it does not accept while a person types (``1e-3`` became -13).
+    A cell that is empty or not one finite number keeps its previous value, so one bad cell
+    never throws away the user's other edits, and a warning names the cell, quotes what was
+    typed (the grid keeps showing it, for the person to correct) and gives the value the charts
+    use. (Restarting the grid with the kept value was tried: the remount lands ~0.3 s after the
     bad cell and ate the first key of the next cell typed in that time, 2.5 becoming .5.)
 
     Parameters
@@ -95,14 +104,15 @@ def matrix_editor(label: str, matrix: np.ndarray, *, key: str, row_labels: Seque
     key : str
         Page-prefixed widget key; the editor generation is appended.
     field : str, optional
-        The scenario field ``matrix`` comes from. Given, the edit is also written to the
-        scenario by the editor's change callback, which Streamlit runs before any script, so
-        an edit followed at once by a page switch (whose run never draws this editor) is kept.
+        The scenario field ``matrix`` comes from. Given, the callback writes the edits to the
+        scenario, so an edit followed at once by a page switch (whose run never draws this
+        editor) is kept, and the page's scenario already holds them when it is drawn.
 
     Returns
     -------
     ndarray of shape (rows, cols)
-        The edited matrix (equal to ``matrix`` when nothing was edited).
+        The edited matrix (equal to ``matrix`` when nothing was edited; with ``field``, the
+        scenario's value).
     """
     matrix = np.atleast_2d(np.asarray(matrix, dtype=np.float64))
     widget_key = f"{key}_v{state.editor_version()}"
@@ -110,38 +120,100 @@ def matrix_editor(label: str, matrix: np.ndarray, *, key: str, row_labels: Seque
     stored = st.session_state.get(base_key)
     if widget_key not in st.session_state or stored is None or stored.shape != matrix.shape:
         st.session_state[base_key] = matrix.copy()  # new or dropped widget: start from scenario
+        st.session_state.pop(state.outcome_key(widget_key), None)
     base = st.session_state[base_key]
-    callback = None if field is None else partial(_write_edit, widget_key, field,
-                                                   tuple(col_labels))
-    delta = grid(label, [[cell_text(v) for v in row] for row in base], key=widget_key,
+    grid(label, [[cell_text(v) for v in row] for row in base], key=widget_key,
                  row_labels=[str(r) for r in row_labels], col_labels=list(col_labels),
-                 disabled=disabled, big=state.presenter(), on_change=callback)
-    edits = read_edits(delta, base.shape[0], col_labels)
-    if edits.problem:
-        st.error(text.EDITOR_BAD_STATE.format(label=label, reason=edits.problem))
+                 disabled=disabled, big=state.presenter(),
+                 on_change=partial(_write_edit, widget_key, field, tuple(col_labels)))
+    outcome = st.session_state.get(state.outcome_key(widget_key))
+    raw = _sent(widget_key)
+    if raw is not None and (outcome is None or outcome.source != _source(raw)):
+        outcome = _write_edit(widget_key, field, tuple(col_labels))  # not seen by the callback
+    if outcome is None:
         return matrix
-    values, bad = _apply(edits, base, matrix)
-    if bad:
-        st.warning(_refused_message(label, edits, bad, values, row_labels, col_labels))
-    return values
+    if outcome.edits.problem:
+        st.error(text.EDITOR_BAD_STATE.format(label=label, reason=outcome.edits.problem))
+        return matrix
+    if outcome.bad:
+        st.warning(_refused_message(label, outcome.edits, list(outcome.bad), outcome.values,
+                                    row_labels, col_labels))
+    if field is not None:  # what the scenario holds (the callback wrote the edits to it)
+        held = state.field_value(field)
+        if held is not None and np.shape(np.atleast_2d(held)) == matrix.shape:
+            return np.atleast_2d(np.asarray(held, dtype=np.float64))
+    return outcome.values
 
 
-def _write_edit(widget_key: str, field: str, col_labels: tuple[str, ...]) -> None:
-    """The editor's change callback: write its edits to ``scenario.<field>`` (bad cells keep
-    their value; the editor's own run names them when it is drawn)."""
+@dataclass(frozen=True)
+class Outcome:
+    """What the change callback made of a grid's edits (kept in session state for the editor's
+    run to draw).
+
+    Attributes
+    ----------
+    source : str
+        A digest of the grid state it was made from (:func:`_source`).
+    edits : Edits
+        The checked edits (``edits.problem`` when refused as a whole).
+    values : ndarray of shape (rows, cols)
+        The matrix with the edits applied (refused cells keep their previous value).
+    bad : tuple of (row, column)
+        The refused cells.
+    """
+
+    source: str
+    edits: Edits
+    values: np.ndarray
+    bad: tuple[tuple[int, int], ...]
+
+
+def _sent(widget_key: str):
+    """What the grid ``widget_key`` sent (its state value "edits", unchecked: any JSON), or
+    None before its first edit."""
+    value = st.session_state.get(widget_key)
+    return value.get(STATE) if isinstance(value, Mapping) else None
+
+
+def _source(value) -> str:
+    """A digest of a grid's edits as the session holds them, to tell edits already applied
+    from new ones."""
+    try:
+        raw = json.dumps(value, default=repr, ensure_ascii=False)
+    except (TypeError, ValueError):  # keys of mixed types, a cycle: treat as new every time
+        raw = repr(id(value))
+    return hashlib.blake2b(raw.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
+
+
+def _write_edit(widget_key: str, field: str | None,
+                col_labels: tuple[str, ...]) -> Outcome | None:
+    """The one place a grid's edits are applied: the editor's change callback (Streamlit runs
+    it before the script). Parses every edited cell once (:func:`_apply` on the editor's base),
+    writes the result to ``scenario.<field>`` when the editor has a field, and keeps the
+    outcome for the editor's run to draw. Refused cells keep their previous value (the
+    scenario's, which holds every accepted edit); edits refused as a whole change nothing."""
     base = st.session_state.get(state.base_key(widget_key))
-    current = getattr(state.get_scenario(), field, None)
-    if base is None or current is None:
-        return
-    previous = np.atleast_2d(np.asarray(current, dtype=np.float64))
-    if previous.shape != base.shape:
-        return  # the scenario was replaced since this editor was drawn
-    edits = read_edits(edits_of(st.session_state.get(widget_key)), base.shape[0], col_labels)
+    if base is None:
+        return None
+    raw = _sent(widget_key)
+    key = state.outcome_key(widget_key)
+    last = st.session_state.get(key)
+    previous = last.values if last is not None and last.values.shape == base.shape else base
+    current = state.field_value(field) if field is not None else None
+    if current is not None and np.atleast_2d(current).shape == base.shape:
+        previous = np.atleast_2d(np.asarray(current, dtype=np.float64))
+    else:  # no field, or the scenario's is another shape (a vector the page fits to its
+        current = None  # sequence, a scenario replaced since): the caller stores the values
+    edits = read_edits(raw, base.shape[0], col_labels)
     if edits.problem:
-        return  # refused as a whole; the editor's own run says why
-    values, _ = _apply(edits, base, previous)
-    if not np.array_equal(values, previous):
-        state.update(**{field: values.reshape(np.shape(current))})
+        outcome = Outcome(_source(raw), edits, previous, ())
+    else:
+        values, bad = _apply(edits, base, previous)
+        outcome = Outcome(_source(raw), edits, values, tuple(bad))
+        if current is not None and not np.array_equal(values, previous):
+            state.update(**{field: values.reshape(np.shape(current))})
+    st.session_state[key] = outcome
+    return outcome
 
 
 def _refused_message(label: str, edits: Edits, bad: list[tuple[int, int]], kept: np.ndarray,

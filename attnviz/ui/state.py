@@ -107,6 +107,21 @@ def base_key(widget_key: str) -> str:
     return f"{BASE_PREFIX}{widget_key}"
 
 
+def outcome_key(widget_key: str) -> str:
+    """The session-state key of what an editor's change callback made of its edits (dropped
+    with the bases: it starts with :data:`BASE_PREFIX`)."""
+    return f"{BASE_PREFIX}{widget_key}_outcome"
+
+
+def field_value(field: str):
+    """The scenario's ``field`` as a page shows it: the stored value, or, for an optional part
+    the stored scenario does not have yet, the value it is filled with (see :func:`update`)."""
+    current = get_scenario()
+    missing = [part for part, fields in PARTS.items()
+               if field in fields and not current.has_part(part)]
+    return getattr(with_parts(current, missing) if missing else current, field, None)
+
+
 def release_editor_bases() -> None:
     """Drop every editor's base matrix: called when the generation changes, after which no
     editor reads them (each new generation copies the scenario again). Without this a session
