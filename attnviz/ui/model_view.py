@@ -20,7 +20,7 @@ import json
 import os
 import re
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import streamlit as st
@@ -36,9 +36,11 @@ from attnviz.io.capture import CAPTURE_FORMAT
 from attnviz.io.examples import EXAMPLE_NPZ
 from attnviz.io.scenario_io import quote
 from attnviz.scenarios import limits
-from attnviz.scenarios.scenario import position_labels
+from attnviz.scenarios.from_model import kv_head, layer_scenario
+from attnviz.scenarios.scenario import position_labels, scale_of
 from attnviz.scenarios.tokens import without_bidi
 from attnviz.teach.text import model_view as text
+from attnviz.ui import state
 from attnviz.ui.panels import show_figure
 from attnviz.ui.share import plain
 
@@ -50,6 +52,7 @@ MAX_VALUES = limits.MAX_UPLOAD_VALUES  # weights kept per session: the same boun
 SIDE_BY_SIDE_T = 16  # the opened head's lines and heatmap share a row up to this many tokens
 HEAD_COLUMNS = (2, 3)  # ... the lines' share of the row and the heatmap's
 DATA_KEY = "model_view_data"  # the one thing this page keeps in the session
+OPENED_KEY = "model_view_opened"  # (source, layer, head) of the real head last opened
 _UPLOAD_CACHE = "_model_view_upload_cache"  # (file_id, data or None, error or None)
 HUB_NAME = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}/[\w.-]{1,96}$")
 
@@ -68,6 +71,11 @@ class ModelViewData:
     source : str
         Where the weights came from, as shown on the page.
     warnings : tuple of str
+    folder : str or None
+        The model folder the weights were captured from (a folder or the Hub's download), so a
+        head can be opened on every page (:func:`open_real_head`); None for a file.
+    texts : str or (str, str) or None
+        The text captured from that folder.
     """
 
     weights: NDArray[np.float64]
@@ -76,6 +84,8 @@ class ModelViewData:
     causal: bool
     source: str
     warnings: tuple[str, ...] = ()
+    folder: str | None = None
+    texts: str | tuple[str, str] | None = None
 
     @property
     def nbytes(self) -> int:
@@ -286,7 +296,8 @@ def from_folder(path: str, text_a: str, text_b: str = "", source: str | None = N
     finally:
         del model, tokenizer  # the session keeps the weights only
         gc.collect()
-    return from_capture(cap, source or text.DIRECTORY_NAME.format(path=path))
+    data = from_capture(cap, source or text.DIRECTORY_NAME.format(path=path))
+    return replace(data, folder=path, texts=texts)
 
 
 def from_hub(name: str, text_a: str, text_b: str = "") -> ModelViewData:
@@ -446,6 +457,7 @@ def show(data: ModelViewData) -> None:
         show_figure(weights_heatmap(w[layer, head], labels, causal=data.causal,
                                     boundary=data.boundary, focus=focus),
                     key="model_view_fig_head")
+    open_on_every_page(data, layer, head)
 
     st.subheader(text.AGGREGATE_TITLE)
     how = st.radio(text.AGGREGATE_LABEL, list(text.AGGREGATE_CHOICES), horizontal=True,
@@ -462,3 +474,68 @@ def show(data: ModelViewData) -> None:
     show_figure(weights_heatmap(roll.rollout, labels, causal=data.causal, boundary=data.boundary,
                                 x_title=text.AXIS_KEY, y_title=text.AXIS_QUERY),
                 key="model_view_fig_rollout")
+
+
+# ---------------------------------------------------------------------------------------------
+# Opening a real head on every page
+# ---------------------------------------------------------------------------------------------
+
+def real_head_scenario(data: ModelViewData, layer: int, head: int):
+    """The scenario of head ``head`` of layer ``layer`` of the model the data were captured
+    from: the model is loaded again from its folder, run once on the same text
+    (:func:`attnviz.io.hf_layers.layer_inputs`), and released.
+
+    Raises
+    ------
+    ValueError
+        Data from a file (no folder); what loading, the adapter or
+        :func:`~attnviz.scenarios.from_model.layer_scenario` refuse; tokens that differ from the
+        captured ones (the folder changed since).
+    """
+    from attnviz.io.capture import load_model
+    from attnviz.io.hf_layers import layer_inputs
+
+    if data.folder is None:
+        raise ValueError(text.NO_INPUTS.rstrip("."))
+    model, tokenizer = load_model(data.folder)
+    try:
+        li = layer_inputs(model, tokenizer, data.texts, layer)
+    finally:
+        del model, tokenizer  # the scenario keeps the head's matrices only
+        gc.collect()
+    if _labels(li.tokens) != data.tokens:
+        raise ValueError(text.REAL_CHANGED.format(now=len(li.tokens), then=len(data.tokens)))
+    scenario = layer_scenario(li, head, title=text.REAL_HEAD_TITLE.format(
+        model_type=li.model_type, layer=layer, h=head))
+    description = text.REAL_HEAD_DESCRIPTION.format(
+        layer=layer, kv=kv_head(li.n_heads, li.n_kv_heads, head), variant=scenario.spec.name,
+        scale=scale_of(scenario) or scenario.w_q.shape[1] ** -0.5)
+    if scenario.d_model != li.x.shape[1]:  # the bias trick added a column of ones
+        description = f"{description} {text.REAL_BIAS_NOTE.format(d_model=li.x.shape[1])}"
+    return replace(scenario, description=description)
+
+
+def open_on_every_page(data: ModelViewData, layer: int, head: int) -> None:
+    """The button that makes the chosen head the current scenario (from a model folder), or
+    why a captured file's heads cannot be opened; then links to the pages that show it."""
+    st.markdown(f"**{text.REAL_OPEN_TITLE}**")
+    if data.folder is None:
+        st.info(text.NO_INPUTS)
+        return
+    st.caption(text.REAL_OPEN_CAPTION)
+    if st.button(text.REAL_OPEN_BUTTON.format(layer=layer, h=head), key="model_view_open",
+                 type="primary"):
+        try:
+            with st.spinner(text.OPENING):
+                scenario = real_head_scenario(data, layer, head)
+        except (ValueError, ImportError, OSError) as exc:
+            st.error(plain(text.REAL_CANNOT_OPEN.format(reason=str(exc).rstrip("."))))
+            return
+        state.set_scenario(scenario, reset_editors=True)
+        st.session_state[OPENED_KEY] = (data.source, layer, head)
+    opened = st.session_state.get(OPENED_KEY)
+    if opened and opened[0] == data.source:  # opened from the model shown
+        st.success(text.REAL_OPENED.format(layer=opened[1], h=opened[2]))
+        for column, (page, title) in zip(st.columns(len(text.REAL_OPEN_PAGES)),
+                                         text.REAL_OPEN_PAGES.items(), strict=True):
+            column.page_link(page, label=title)

@@ -35,6 +35,13 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "DIRECTORY_NAME": ("path",),
     "HUB_SOURCE_NAME": ("name",),
     "UPLOAD_NAME": ("name",),
+    "REAL_OPEN_BUTTON": ("layer", "h"),
+    "REAL_CANNOT_OPEN": ("reason",),
+    "REAL_OPENED": ("layer", "h"),
+    "REAL_HEAD_TITLE": ("model_type", "layer", "h"),
+    "REAL_HEAD_DESCRIPTION": ("layer", "kv", "variant", "scale"),
+    "REAL_BIAS_NOTE": ("d_model",),
+    "REAL_CHANGED": ("now", "then"),
 }
 
 TITLE = "Model view"
@@ -196,4 +203,48 @@ HUB_FAILED = "{name} cannot be fetched from the Hub ({reason})"
 HUB_TOO_LARGE = (
     "{name} needs about {gib:.2f} GiB for its parameters in float32; at most {limit:.2f} GiB "
     "are allowed"
+)
+
+# --- Opening a head of a model from a folder on every page (issue 29 item 2) -----------------
+REAL_OPEN_TITLE = "Open this head on every page"
+REAL_OPEN_CAPTION = (
+    "Makes the chosen head the current scenario, with the model's own numbers: x (the hidden "
+    "states entering the layer's attention, after its input norm), the head's W_Q, the W_K and "
+    "W_V of the key/value head it reads, its rows of W_O, the model's scale, RoPE, mask, window "
+    "and soft-cap. The model is loaded again from its folder for this (the page keeps only the "
+    "weights). Step by step, Trace a cell, Gradients and Compare then show that head, and its "
+    "weights can be edited there."
+)
+# {layer}, {h}: the layer and head chosen above
+REAL_OPEN_BUTTON = "Open layer {layer}, head {h} on every page"
+OPENING = "Loading the model again and reading the layer…"
+# {reason}: why (a sentence from the adapter or the scenario, without its final full stop)
+REAL_CANNOT_OPEN = "This head cannot be opened: {reason}. The current scenario is unchanged."
+NO_INPUTS = (
+    "A captured file holds the attention probabilities only, not the layer's inputs and "
+    "weights, so its heads cannot be opened on the other pages. Load the model from its folder "
+    "(\"Model folder\" above) to open a head."
+)
+# {layer}, {h}: the head opened
+REAL_OPENED = "Layer {layer}, head {h} is now the current scenario. Open it on:"
+REAL_OPEN_PAGES = {"pages/step_by_step.py": "Step by step", "pages/trace.py": "Trace a cell",
+                   "pages/gradients.py": "Gradients",
+                   "pages/compare.py": "Compare"}  # app.py's titles
+# {model_type}: config.model_type; {layer}, {h}: the head
+REAL_HEAD_TITLE = "{model_type} layer {layer}, head {h}"
+# {layer}: its layer; {kv}: the key/value head it reads; {variant}: the variant's name;
+# {scale}: the scale factor
+REAL_HEAD_DESCRIPTION = (
+    "x is the hidden state entering layer {layer}'s attention; K and V come from key/value "
+    "head {kv}; {variant}, scale {scale:.6g}."
+)
+# {d_model}: the model's hidden size (x's last column is number d_model, counting from 0)
+REAL_BIAS_NOTE = (
+    "Bias trick: x's last column (column {d_model}) is a constant 1 and the last row of W_Q, "
+    "W_K and W_V holds the model's bias, so x·W gives x·W + b exactly."
+)
+# {now}, {then}: the tokens the model gives now and those captured (short)
+REAL_CHANGED = (
+    "the folder's model or tokenizer has changed since the capture (tokens {now} now, {then} "
+    "then); capture again"
 )
