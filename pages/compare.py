@@ -1,5 +1,6 @@
 """Compare: the same inputs under two settings, side by side, and their difference A − B."""
 
+import numpy as np
 import streamlit as st
 
 from attnviz.figures import heatmap
@@ -47,12 +48,11 @@ a, b = comparison.a, comparison.b
 
 
 def row(what, za, zb, diff, **kw):
-    """A, B and A − B of one matrix in three columns (A and B on one colour scale)."""
+    """A, B and A − B of one matrix in three columns (A and B on one colour scale; outputs
+    are signed: diverging, centred at 0)."""
     if kw.get("kind") != "weights" and za is not None and zb is not None:
-        kw.update(zmin=min(za.min(), zb.min()), zmax=max(za.max(), zb.max()))
-        if kw["zmin"] < 0:
-            kw.update(kind="signed", zmin=-max(-kw["zmin"], kw["zmax"]),
-                      zmax=max(-kw["zmin"], kw["zmax"]))
+        bound = float(max(np.abs(za).max(), np.abs(zb).max())) or 1.0
+        kw.update(kind="signed", zmin=-bound, zmax=bound)
     cols = st.columns(3)
     for col, side, z, tag in ((cols[0], a, za, "a"), (cols[1], b, zb, "b")):
         with col:

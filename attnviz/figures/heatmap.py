@@ -4,24 +4,28 @@ Conventions:
 
 * rows are queries / tokens (top to bottom, like a printed matrix), columns keys / dimensions;
 * labels are unique by position ("0:the", "3:the"): Plotly merges duplicate category labels;
-* weights use a fixed 0..1 sequential scale (Viridis, colour-blind safe);
-* signed matrices use a diverging scale centred at 0 (RdBu reversed: blue < 0 < red);
+* one colour convention per kind of matrix (:mod:`attnviz.figures.colours`): weights on a fixed
+  0..1 sequential scale (Viridis, colour-blind safe); signed matrices — the default kind —
+  on a diverging scale centred at 0 with a symmetric range (RdBu reversed: blue < 0 < red),
+  also while every value is positive;
 * masks use two colours; −inf (a masked score) is drawn as a grey cell saying "−∞";
-* numbers are written in the cells of matrices up to ``CELL_TEXT_LIMIT`` on each side, and the
-  hover shows the exact value.
+* numbers are written in the cells of matrices up to ``CELL_TEXT_LIMIT`` on each side, one
+  format per kind (:func:`cell_text`: weights three decimals, others three significant digits;
+  a number below the precision the matrix is written to reads 0), and the hover shows the
+  exact value.
 """
 
 from __future__ import annotations
 
 import unicodedata
 from collections.abc import Sequence
-from functools import lru_cache
 
 import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
 from attnviz.figures.base import axis, figure
+from attnviz.figures.colours import DEFAULT, KINDS, colour_scale
 from attnviz.teach.text import common
 
 CELL_TEXT_LIMIT = 12  # write numbers in cells up to this many rows and columns
@@ -32,47 +36,62 @@ TICK_CHARS = 16  # longer token labels are cut on the axes (hover and downloads 
 # column labels up to this many characters fit the height a caller gives; longer ones add the
 # extra top margin they need to the figure's height, so they never take the cells' room
 REF_CHARS = 8
-WEIGHTS_SCALE = "Viridis"
-SIGNED_SCALE = "RdBu_r"
-SEQUENTIAL_SCALE = "Cividis"
+WEIGHTS_SCALE = DEFAULT.weights
+SIGNED_SCALE = DEFAULT.signed
+SEQUENTIAL_SCALE = DEFAULT.sequential
 MASK_COLOURS = ("#b8b8b8", "#1f78b4")  # forbidden, allowed
 MINUS_INF_BG = "#d9d9d9"
-KINDS = ("weights", "signed", "sequential", "mask")
 
 
 def matrix_kind(z: np.ndarray) -> str:
-    """``"signed"`` when the matrix has negative entries, else ``"sequential"``."""
+    """``"signed"`` when the matrix has negative entries, else ``"sequential"`` (a guess from
+    the values; :func:`heatmap` takes the kind of what a matrix *is*, by default "signed")."""
     finite = z[np.isfinite(z)]
     return "signed" if finite.size and finite.min() < 0 else "sequential"
 
 
-def _cell_text(z: np.ndarray, digits: int, *, fixed: bool = False) -> np.ndarray:
-    """Formatted cell values: ``digits`` significant digits, or ``digits`` decimals when
-    ``fixed`` (weights: every probability the same width, 0.007 beside 0.236); "−∞" for masked
-    cells, "+∞" and "NaN" written as such."""
-    fmt = f"%.{digits}f" if fixed else f"%.{digits}g"
-    text = np.char.mod(fmt, np.where(np.isfinite(z), z, 0.0))
+def cell_text(z: np.ndarray, digits: int, *, fixed: bool = False,
+              scale: float | None = None) -> np.ndarray:
+    """Cell values as written in a heatmap's cells: ``digits`` significant digits, or ``digits``
+    decimals when ``fixed`` (weights: every probability the same width, 0.007 beside 0.236);
+    "−∞" for masked cells, "+∞" and "NaN" written as such.
+
+    The zero rule: a number below the precision the matrix is written to reads "0" (fixed:
+    "0.000"), never "2.55e-17" or "-0.000". Fixed, that precision is half the last decimal;
+    with significant digits, half the last digit written of ``scale`` (by default the largest
+    magnitude of the matrix): beside 2.00, 0.004 is below what "2" shows and reads "0". The
+    hover keeps the exact value (:func:`exact_text`).
+    """
+    finite = np.where(np.isfinite(z), z, 0.0)
+    top = float(np.max(np.abs(finite), initial=0.0)) if scale is None else abs(float(scale))
+    if fixed:
+        tiny = 0.5 * 10.0 ** -digits
+    else:
+        tiny = 0.5 * 10.0 ** (np.floor(np.log10(top)) - digits + 1) if top > 0 else 0.0
+    finite = np.where((np.abs(finite) < tiny) | (finite == 0), 0.0, finite)  # no "-0"
+    text = np.char.mod(f"%.{digits}f" if fixed else f"%.{digits}g", finite)
+    return _specials(z, text)
+
+
+def exact_text(z: np.ndarray) -> np.ndarray:
+    """Every digit of each value (17 significant: the float64 itself), for the hover."""
+    return _specials(z, np.char.mod("%.17g", np.where(np.isfinite(z), z, 0.0)))
+
+
+def _specials(z: np.ndarray, text: np.ndarray) -> np.ndarray:
+    """``text`` with "NaN", "+∞" and "−∞" where ``z`` holds them."""
     text = np.where(np.isnan(z), "NaN", text)
     text = np.where(np.isposinf(z), "+∞", text)
     return np.where(np.isneginf(z), "−∞", text)
 
 
-def _texts(z: np.ndarray, kind: str, digits: int, fixed: bool) -> tuple[np.ndarray, np.ndarray]:
+def _texts(z: np.ndarray, kind: str, digits: int, fixed: bool,
+           scale: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The cells' written numbers and their exact hover values (a mask: ✓/✕ and words)."""
     if kind == "mask":
         return (np.where(z > 0.5, "✓", "✕"),
                 np.where(z > 0.5, common.FIGURE_MAY_ATTEND, common.FIGURE_MASKED))
-    return _cell_text(z, digits, fixed=fixed), _cell_text(z, 17)
-
-
-def colour_scale(scale: str | tuple) -> list[list]:
-    """A colour scale as plotly.py's validator writes it (a named scale becomes its colours)."""
-    return [list(step) for step in _validated_scale(scale)]
-
-
-@lru_cache(maxsize=32)
-def _validated_scale(scale: str | tuple) -> tuple:
-    return tuple(tuple(step) for step in go.Heatmap(colorscale=scale).colorscale)
+    return cell_text(z, digits, fixed=fixed, scale=scale), exact_text(z)
 
 
 def _colour_args(z: np.ndarray, kind: str, zmin: float | None, zmax: float | None) -> dict:
@@ -114,12 +133,16 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
     x_labels, y_labels : sequence of str, optional
         Column and row labels; must be unique (use :func:`attnviz.position_labels`).
     kind : {"weights", "signed", "sequential", "mask"}, optional
-        Colour convention; by default "signed" if any entry is negative, else "sequential".
+        Colour convention of what the matrix *is* (:mod:`attnviz.figures.colours`), not of its
+        values: by default "signed" (diverging, centred at 0, a symmetric range even while
+        every entry is positive); "sequential" only for matrices that cannot be negative.
     zmin, zmax : float, optional
-        Shared colour range (e.g. the same scale for every head).
+        Shared colour range (e.g. the same scale for every head); the cells' numbers then
+        follow the zero rule of :func:`cell_text` for that range, as every head's do.
     digits : int
         Significant digits of the numbers written in the cells; decimals for ``"weights"``
         (probabilities: 0.007 and 0.236 have the same width, the hover has every digit).
+        Keep the default: one number format per kind of matrix on every page.
     fixed : bool, optional
         Write ``digits`` decimals instead of significant digits; by default only for
         ``"weights"``. Differences of weights or outputs use it too: 0.007 beside −0.131 keeps
@@ -154,7 +177,7 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
     """
     z = np.atleast_2d(np.asarray(z, dtype=float))
     rows, cols = z.shape
-    kind = kind or matrix_kind(z)
+    kind = kind or "signed"
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
     x_labels = list(x_labels) if x_labels is not None else [str(j) for j in range(cols)]
@@ -164,7 +187,8 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
         shown = shown.astype(np.float32)
     if show_text is None:
         show_text = rows <= CELL_TEXT_LIMIT and cols <= CELL_TEXT_LIMIT
-    gap = 1 if max(rows, cols) <= _GAPLESS_ABOVE else 0  # 1-px gaps would hide small cells
+    # 1-px gaps would hide small cells; on a diverging scale a light gap reads as a zero
+    gap = 1 if max(rows, cols) <= _GAPLESS_ABOVE and kind != "signed" else 0
     colour_bar = dict(thickness=12, len=0.9, outlinewidth=0, x=1, xpad=8)
     if bar_below is None:
         bar_below = rows <= 2
@@ -177,7 +201,8 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
     hover_rows = (f"{y_title or common.FIGURE_ROW} %{{y}}<br>"
                   f"{x_title or common.FIGURE_COLUMN} %{{x}}<br>")
     if show_text:
-        text, exact = _texts(z, kind, digits, kind == "weights" if fixed is None else fixed)
+        text, exact = _texts(z, kind, digits, kind == "weights" if fixed is None else fixed,
+                             scale=range_scale(trace))
         trace.update(text=text, texttemplate="%{text}", customdata=exact,
                      hovertemplate=(hover_rows + common.FIGURE_VALUE
                                     + " %{customdata}<extra></extra>"))
@@ -214,7 +239,7 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
         layout["margin"].update(r=10, b=BAR_BELOW_PX)
     if np.isneginf(z).any():
         layout["plot_bgcolor"] = "white"
-        data.append(_minus_inf_trace(z, x_labels, y_labels, show_text))
+        data.append(_minus_inf_trace(z, x_labels, y_labels, show_text, gap=gap))
     shapes = ([_outline(r - 0.5, r + 0.5, -0.5, cols - 0.5) for r in highlight_rows]
               + [_outline(r - 0.5, r + 0.5, c - 0.5, c + 0.5) for r, c in highlight_cells])
     if shapes:
@@ -357,11 +382,22 @@ def _outline(y0: float, y1: float, x0: float, x1: float) -> dict:
                 line=dict(color="#ff7f0e", width=3), fillcolor="rgba(0,0,0,0)")
 
 
-def _minus_inf_trace(z: np.ndarray, x_labels, y_labels, show_text: bool) -> dict:
-    """A grey "−∞" trace over the −inf cells so a masked score never reads as a number."""
+def range_scale(trace) -> float | None:
+    """The magnitude a heatmap trace's colour range reaches (what the zero rule of
+    :func:`cell_text` measures its cells' precision against), None without a finite range."""
+    get = trace.get if isinstance(trace, dict) else lambda name: getattr(trace, name, None)
+    ends = [v for v in (get("zmin"), get("zmax")) if v is not None]
+    ends = [abs(float(v)) for v in ends if np.isfinite(v)]
+    return max(ends) if ends else None
+
+
+def _minus_inf_trace(z: np.ndarray, x_labels, y_labels, show_text: bool, *,
+                     gap: int = 1) -> dict:
+    """A grey "−∞" trace over the −inf cells so a masked score never reads as a number (with
+    the matrix's own gaps between cells)."""
     trace = dict(
         type="heatmap", z=np.where(np.isneginf(z), 0.0, np.nan), x=x_labels, y=y_labels,
-        xgap=1, ygap=1, colorscale=colour_scale(((0, MINUS_INF_BG), (1, MINUS_INF_BG))),
+        xgap=gap, ygap=gap, colorscale=colour_scale(((0, MINUS_INF_BG), (1, MINUS_INF_BG))),
         showscale=False, text=np.where(np.isneginf(z), "−∞", ""),
         hovertemplate=f"{common.FIGURE_MINUS_INF}<extra></extra>", hoverongaps=False,
         name=common.FIGURE_MASKED,
@@ -418,7 +454,8 @@ def with_slider(fig: go.Figure, matrices, labels: Sequence[str], active: int, *,
         written = fig.data[0].text is not None and max(z.shape) <= CELL_TEXT_LIMIT
         if written:
             kind_i = kind or matrix_kind(z)
-            text, exact = _texts(z, kind_i, digits, kind_i == "weights")
+            text, exact = _texts(z, kind_i, digits, kind_i == "weights",
+                                 scale=range_scale(fig.data[0]))
             trace.update(text=text, customdata=exact)
         if switch:  # numbers written in this step's cells, or not (then hover reads z)
             trace.update(texttemplate=fig.data[0].texttemplate if written else "",

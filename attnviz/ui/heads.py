@@ -1,8 +1,9 @@
 """Widgets and layout for the Multi-head page: the head-count control, grids, the head mix.
 
-The head count is bound to ``scenario.n_heads``: a valid count is written to the scenario, an
-invalid one (0, or one that does not divide the widths) shows a message and the page keeps
-drawing the last valid count.
+The head count is bound to ``scenario.n_heads``: a valid count typed is written to the scenario,
+an invalid one (0, or one that does not divide the widths) shows a message and the page keeps
+drawing the last valid count. A scenario of one head opens with several (:func:`opening_heads`)
+without storing them: opening a page never changes the scenario.
 """
 
 from __future__ import annotations
@@ -57,32 +58,56 @@ def fit_mix(mix: np.ndarray | None, n: int) -> np.ndarray:
     return fit_vector(mix, n, 1.0 / n)
 
 
+OPENING_HEADS = 4  # the most heads a one-head scenario opens with on the Multi-head page
+
+
+def opening_heads(scenario: Scenario) -> int:
+    """The head count the Multi-head page opens with: the scenario's own when it has several,
+    else the most valid heads up to :data:`OPENING_HEADS` (the page is about heads that
+    differ; one head shows none)."""
+    if scenario.n_heads > 1:
+        return int(scenario.n_heads)
+    return max([h for h in head_choices(scenario) if h <= OPENING_HEADS] or [1])
+
+
+def _mark_chosen(chosen_key: str) -> None:
+    """The head-count widget's callback: the user picked a count (store it from now on)."""
+    st.session_state[chosen_key] = True
+
+
 def head_count_control(prefix: str, scenario: Scenario) -> tuple[Scenario, int, str | None]:
     """A number input for the number of heads.
 
     Returns the scenario, the count to draw and, for an invalid count, the message to show
     (the caller places it, e.g. full width below the control).
 
-    The widget restarts from ``scenario.n_heads`` whenever the scenario is replaced or its
-    n_heads changed elsewhere (the Playground).
+    The widget restarts from :func:`opening_heads` whenever the scenario is replaced or its
+    n_heads changed elsewhere (the Playground). The count is stored in the scenario only once
+    the user changes the widget: a one-head scenario opens with several heads, unchanged.
     """
     key = f"{prefix}_n_heads"
     synced_key = f"_{key}_synced"
+    chosen_key = f"_{key}_chosen"  # the user changed the widget since it was synced
     token = (state.editor_version(), scenario.n_heads)
     if key not in st.session_state or st.session_state.get(synced_key) != token:
-        st.session_state[key] = min(max(int(scenario.n_heads), 0), limits.MAX_HEADS)
+        st.session_state[key] = min(max(opening_heads(scenario), 0), limits.MAX_HEADS)
         st.session_state[synced_key] = token
+        st.session_state[chosen_key] = False
     choices = head_choices(scenario)
     n = int(st.number_input(text.HEADS_LABEL, min_value=0, max_value=limits.MAX_HEADS,
-                            step=1, key=key, help=text.HEADS_HELP))
+                            step=1, key=key, help=text.HEADS_HELP,
+                            on_change=_mark_chosen, args=(chosen_key,)))
     dk, dv = int(scenario.w_q.shape[1]), int(scenario.w_v.shape[1])
+    last_key = f"_{key}_shown"  # the last valid count drawn
     if n in choices:
-        if n != scenario.n_heads:
+        if n != scenario.n_heads and st.session_state.get(chosen_key):
             mix = None if scenario.head_mix is None else fit_mix(scenario.head_mix, n)
             scenario = state.update(n_heads=n, head_mix=mix)
             st.session_state[synced_key] = (state.editor_version(), n)
+        st.session_state[last_key] = n
         return scenario, n, None
-    shown = scenario.n_heads if scenario.n_heads in choices else nearest(n, choices)[0]
+    shown = next((c for c in (st.session_state.get(last_key), scenario.n_heads) if c in choices),
+                 nearest(n, choices)[0])
     template = text.ZERO_HEADS if n == 0 else text.BAD_HEADS
     message = template.format(n=n, dk=dk, dv=dv, choices=", ".join(map(str, choices)),
                               nearest=text.NEAREST_OR.join(map(str, nearest(n, choices))),
@@ -163,7 +188,7 @@ def head_grids(att, labels: list[str], n: int) -> None:
         with col:
             st.markdown(text.HEAD_TITLE.format(h=h))
             fig = heatmap(att.weights[h], labels, labels, kind="weights", show_text=small,
-                          digits=2, y_title=common.AXIS_QUERY, x_title=common.AXIS_KEY)
+                          y_title=common.AXIS_QUERY, x_title=common.AXIS_KEY)
             if not bars:
                 compact(fig, y_labels=h % per_row == 0, colour_bar=False)
             show_figure(fig, key=f"multi_head_fig_head_{h}")
@@ -176,7 +201,7 @@ def head_grids(att, labels: list[str], n: int) -> None:
             st.markdown(text.HEAD_OUTPUT_TITLE.format(h=h))
             out = att.head_outputs[h]
             fig = heatmap(out, [f"h{h}.v{j}" for j in range(out.shape[1])], labels,
-                          kind="signed", zmin=-bound, zmax=bound, show_text=small, digits=2)
+                          kind="signed", zmin=-bound, zmax=bound, show_text=small)
             if not bars:
                 compact(fig, y_labels=h % per_row == 0, colour_bar=False)
             show_figure(fig, key=f"multi_head_fig_out_{h}")
@@ -189,7 +214,7 @@ def concat_panel(att, labels: list[str]) -> list[str]:
     title, formula, why = common.MATRICES["concat"]
     box = st.columns(layout.WIDE_LEFT)[0] if att.concat.shape[1] <= 8 else st.container()
     with box:
-        matrix_panel(title, heatmap(att.concat, concat_labels, labels),
+        matrix_panel(title, heatmap(att.concat, concat_labels, labels, kind="signed"),
                      key="multi_head_fig_concat", formula=formula, explanation=why)
     return concat_labels
 

@@ -162,17 +162,19 @@ def show_slopes(n_heads: int) -> None:
 
 def show_alibi_head(n_heads: int, h: int, length: int, lengths: list[int] | None) -> None:
     """Head ``h``'s causal bias; with ``lengths``, a frame for every length so that the figure's
-    own slider grows it during a drag (one colour range: the longest length's). One head has
-    the slider: its frames are the page's largest payload (64 × 64 numbers, twice)."""
+    own slider grows it during a drag. One colour range for every head and length, the
+    steepest head's at the longest length (a bias is signed: diverging, centred at 0), so the
+    heads' slopes look as different as they are. One head has the slider: its frames are the
+    page's largest payload (64 × 64 numbers, twice)."""
     top = max(lengths or [length])
-    low = float(causal_bias(n_heads, h, top)[top - 1, 0]) or -1.0  # −m_h·(top − 1)
-    fig = heatmap(causal_bias(n_heads, h, length), kind="sequential", zmin=low, zmax=0.0)
+    low = float(causal_bias(n_heads, 0, top)[top - 1, 0]) or -1.0  # −m_0·(top − 1), m_0 largest
+    fig = heatmap(causal_bias(n_heads, h, length), kind="signed", zmin=low, zmax=-low)
     frames = None
     if lengths:
         names = [[str(i) for i in range(n)] for n in lengths]
         frames = with_slider(fig, [causal_bias(n_heads, h, n) for n in lengths],
                              [str(n) for n in lengths], lengths.index(length),
-                             prefix=text.LENGTH_PREFIX, kind="sequential", x_labels=names,
+                             prefix=text.LENGTH_PREFIX, kind="signed", x_labels=names,
                              y_labels=names)
     show_figure(fig, key=f"modern_fig_alibi_{h}", frames=frames,
                 on_slider=partial(land, f"modern_fig_alibi_{h}", "modern_alibi_length", lengths)

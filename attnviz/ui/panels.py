@@ -9,6 +9,7 @@ from collections.abc import Callable
 import plotly.graph_objects as go
 import streamlit as st
 
+from attnviz.figures import colours
 from attnviz.scenarios.presets import PRESETS, preset_of, truthful
 from attnviz.ui import state
 from attnviz.ui.plotly_view import plotly_js_ready, plotly_view
@@ -46,7 +47,10 @@ def show_figure(fig: go.Figure, *, key: str, filename: str | None = None,
     ``frames`` and ``on_slider``: a figure whose slider steps through frames in the browser
     (:func:`attnviz.ui.plotly_view.plotly_view`); ``st.plotly_chart`` shows its first state.
     ``grow=False``: the caller sized the figure for presenter mode itself (only the type grows).
+    With the projector colours on, the figure is drawn in :data:`colours.PROJECTOR`.
     """
+    if state.projector():
+        colours.themed(fig)
     if state.presenter():
         # cell numbers follow the layout font, shrunk only where a cell is too narrow for them
         fig.update_layout(font=dict(size=22))

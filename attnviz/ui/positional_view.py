@@ -126,7 +126,7 @@ def with_and_without_pe(scenario) -> None:
             if weights.ndim == 3:
                 st.caption(text.COMPARE_HEAD)
                 weights = weights[0]
-            fig = heatmap(weights, result.k_labels, result.q_labels, kind="weights", digits=2,
+            fig = heatmap(weights, result.k_labels, result.q_labels, kind="weights",
                           title=text.WITH_PE if use_pe else text.WITHOUT_PE,
                           y_title=common.AXIS_QUERY, x_title=common.AXIS_KEY)
             show_figure(fig,
@@ -178,5 +178,5 @@ def permutation_views(scenario, perm: np.ndarray) -> None:
               (text.OUTPUT_UNPERMUTED, chk.unpermuted, labels, "unpermuted"))
     for col, (title, z, rows, name) in zip(st.columns(3), panels, strict=True):
         with col:
-            fig = heatmap(z, out_dims, rows, kind="signed", zmin=-bound, zmax=bound, digits=2)
+            fig = heatmap(z, out_dims, rows, kind="signed", zmin=-bound, zmax=bound)
             matrix_panel(title, fig, key=f"positional_encoding_fig_perm_{name}")

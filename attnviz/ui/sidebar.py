@@ -25,6 +25,7 @@ def render():
         st.markdown(f"### {text.SIDEBAR_CURRENT}")
         slot = st.empty()
         st.toggle(text.SIDEBAR_PRESENTER, key=state.PRESENTER, help=text.SIDEBAR_PRESENTER_HELP)
+        st.toggle(text.SIDEBAR_PROJECTOR, key=state.PROJECTOR, help=text.SIDEBAR_PROJECTOR_HELP)
         lecture_bar.sidebar_picker()
     return slot
 

@@ -26,6 +26,7 @@ from attnviz.scenarios.variant import PARTS
 SCENARIO = "scenario"
 EDITOR_VERSION = "editor_version"
 PRESENTER = "presenter_mode"
+PROJECTOR = "projector_theme"  # the high-contrast colours (attnviz.figures.colours.PROJECTOR)
 PRESET_CHOICE = "sidebar_preset"
 PRESET_LOADED = "_preset_loaded"  # set by load_preset, read by the sidebar
 IMAGE_FORMAT = "image_format"  # "png" or "svg": what the charts' camera button saves
@@ -161,6 +162,11 @@ def editor_version() -> int:
 def presenter() -> bool:
     """True in presenter mode (bigger type, editors collapsed)."""
     return bool(st.session_state.get(PRESENTER, False))
+
+
+def projector() -> bool:
+    """True while the high-contrast projector colours are on."""
+    return bool(st.session_state.get(PROJECTOR, False))
 
 
 def vkey(name: str) -> str:

@@ -63,7 +63,7 @@ def heads_view(att, tokens: list[str], weights, layer: int, figures: list) -> No
                       strict=True):
         with col:
             fig = heatmap(pooled(weights[h]), pooled.k_labels, pooled.q_labels, kind="weights",
-                          title=common.HEAD_NAME.format(h=h), show_text=att.t <= 6, digits=2)
+                          title=common.HEAD_NAME.format(h=h), show_text=att.t <= 6)
             if att.t > 24:
                 fig.update_traces(xgap=0, ygap=0)
             show_figure(fig, key=f"your_attention_fig_head_{h}")

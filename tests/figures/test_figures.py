@@ -27,10 +27,15 @@ def test_signed_matrices_are_diverging_and_centred_at_zero():
     assert SIGNED_SCALE == "RdBu_r"
 
 
-def test_non_negative_matrices_are_sequential_over_their_range():
-    trace = heatmap(np.array([[1.0, 3.0]])).data[0]
+def test_sequential_matrices_are_drawn_over_their_range():
+    trace = heatmap(np.array([[1.0, 3.0]]), kind="sequential").data[0]
     assert matrix_kind(np.array([[1.0, 3.0]])) == "sequential"
     assert (trace.zmin, trace.zmax) == (1.0, 3.0)
+
+
+def test_a_matrix_of_positive_numbers_is_still_signed_by_default():
+    trace = heatmap(np.array([[1.0, 3.0]])).data[0]  # scores that happen to be positive
+    assert trace.zmid == 0.0 and (trace.zmin, trace.zmax) == (-3.0, 3.0)
 
 
 def test_shared_range_overrides():
@@ -138,8 +143,8 @@ def test_unknown_kind_is_refused():
 
 
 def test_cells_have_gaps_only_while_they_are_big_enough():
-    assert heatmap(np.eye(4)).data[0].xgap == 1
-    assert heatmap(np.eye(100)).data[0].xgap == 0
+    assert heatmap(np.eye(4), kind="weights").data[0].xgap == 1
+    assert heatmap(np.eye(100), kind="weights").data[0].xgap == 0
 
 
 def test_tick_labels_are_literal_and_short():

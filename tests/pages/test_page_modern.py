@@ -204,8 +204,10 @@ def test_each_alibi_head_carries_a_frame_for_every_length_with_its_masked_cells(
             assert frame["data"][0]["texttemplate"] == frame["data"][1]["texttemplate"] == ""
             assert "%{z:.10g}" in frame["data"][0]["hovertemplate"]
         assert frame["layout"]["yaxis"]["range"] == [length - 0.5, -0.5]
-    # one colour range for every length: the longest one's, −63·m_0
-    assert spec["data"][0]["zmin"] == alibi_bias(n, 64)[0][63, 0] and spec["data"][0]["zmax"] == 0
+    # one colour range for every length (and head): the longest one's, ±63·m_0, centred at 0
+    low = alibi_bias(n, 64)[0][63, 0]
+    assert spec["data"][0]["zmin"] == low and spec["data"][0]["zmax"] == -low
+    assert spec["data"][0]["zmid"] == 0
     assert not spec_by_key(at, "modern_fig_alibi_3")["frames"]  # one head has the slider
     at.session_state["modern_alibi_length"] = 48  # as the release does (land)
     at.run()

@@ -10,6 +10,7 @@ from apptest_helpers import chart_keys, chart_z_by_key, edit_cells, grids, open_
 import attnviz
 from attnviz.scenarios.presets import PRESETS
 from attnviz.teach.text import multi_head as text
+from attnviz.ui import heads
 
 PAGE = "multi_head"
 
@@ -37,8 +38,25 @@ def expected_mha(key: str, n_heads: int | None = None, **changes):
                                         n_heads=n_heads or sc.n_heads, **kw)
 
 
+def test_a_one_head_scenario_opens_with_several_heads_that_differ_and_stays_one_head():
+    at = open_page(PAGE)
+    assert at.number_input(key="multi_head_n_heads").value == 3  # seed 000: widths 3
+    assert head_keys(at) == [f"multi_head_fig_head_{h}" for h in range(3)]
+    expected = expected_mha("seed_000", 3)
+    weights = [chart_z_by_key(at, f"multi_head_fig_head_{h}") for h in range(3)]
+    for h in range(3):
+        np.testing.assert_allclose(weights[h], expected.weights[h], atol=1e-15)
+    for a in range(3):  # patterns that differ: the page has something to compare
+        for b in range(a):
+            assert np.abs(weights[a] - weights[b]).max() > 0.2
+    assert at.session_state["scenario"].n_heads == 1  # shown, not stored
+    assert text.OPENING_HEADS.format(heads="3 heads", stored="1 head") in [
+        c.value for c in at.caption]
+
+
 def test_default_scenario_one_head_equals_single_head_attention():
     at = open_page(PAGE)
+    at.number_input(key="multi_head_n_heads").set_value(1).run()
     assert at.header[0].value == text.HEADER
     assert [t.value for t in at.text if t.value.startswith("Q/K width")] == [
         "Q/K width 3 = 1 head × d_k 3;  V width 3 = 1 head × d_v 3.  Valid head counts: 1, 3"]
@@ -83,21 +101,31 @@ def test_changing_heads_draws_one_chart_per_head_with_the_core_weights(n_heads):
         assert np.all(z[np.triu_indices(6, 1)] == 0)  # the preset's causal mask
     np.testing.assert_allclose(chart_z_by_key(at, "multi_head_fig_output"), expected.output,
                                atol=1e-14)
-    assert at.session_state["scenario"].n_heads == n_heads
+    # cat_sat has one head and opens with 4 (shown, not stored): a count typed is stored
+    assert at.session_state["scenario"].n_heads == (1 if n_heads == 4 else n_heads)
 
 
 def test_invalid_head_count_shows_valid_choices_and_keeps_last_valid():
     at = load_preset(open_page(PAGE), "cat_sat")
-    at.number_input(key="multi_head_n_heads").set_value(4).run()
+    at.number_input(key="multi_head_n_heads").set_value(2).run()
     at.number_input(key="multi_head_n_heads").set_value(3).run()
     assert not at.exception
     assert [e.value for e in at.error] == [text.BAD_HEADS.format(
         n=3, dk=4, dv=4, choices="1, 2, 4", nearest=text.NEAREST_OR.join(["2", "4"]),
+        shown="2 heads")]
+    assert len(head_keys(at)) == 2  # still drawn with the last valid count
+    assert at.session_state["scenario"].n_heads == 2
+    np.testing.assert_allclose(chart_z_by_key(at, "multi_head_fig_head_1"),
+                               expected_mha("cat_sat", 2).weights[1], atol=1e-15)
+
+
+def test_an_invalid_count_first_keeps_the_heads_the_page_opened_with():
+    at = load_preset(open_page(PAGE), "cat_sat")  # one head, opens with 4
+    at.number_input(key="multi_head_n_heads").set_value(3).run()
+    assert [e.value for e in at.error] == [text.BAD_HEADS.format(
+        n=3, dk=4, dv=4, choices="1, 2, 4", nearest=text.NEAREST_OR.join(["2", "4"]),
         shown="4 heads")]
-    assert len(head_keys(at)) == 4  # still drawn with the last valid count
-    assert at.session_state["scenario"].n_heads == 4
-    np.testing.assert_allclose(chart_z_by_key(at, "multi_head_fig_head_3"),
-                               expected_mha("cat_sat", 4).weights[3], atol=1e-15)
+    assert len(head_keys(at)) == 4 and at.session_state["scenario"].n_heads == 1
 
 
 def test_zero_heads_is_an_error_too():
@@ -156,8 +184,12 @@ def test_direct_mode_explains_and_offers_a_preset():
 def test_other_presets_compute_self_attention_heads(key):
     at = load_preset(open_page(PAGE), key)
     assert not at.error, [e.value for e in at.error]
-    np.testing.assert_allclose(chart_z_by_key(at, "multi_head_fig_head_0"),
-                               expected_mha(key).weights[0], atol=1e-15)
+    n = at.number_input(key="multi_head_n_heads").value  # the heads the page opened with
+    assert n == heads.opening_heads(PRESETS[key].build()) == (1 if key == "seed_003_glorot"
+                                                               else 4)
+    for h in range(n):
+        np.testing.assert_allclose(chart_z_by_key(at, f"multi_head_fig_head_{h}"),
+                                   expected_mha(key, n).weights[h], atol=1e-15)
 
 
 def test_run_scenario_with_heads_is_the_pages_computation():

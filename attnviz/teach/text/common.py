@@ -234,6 +234,10 @@ SIDEBAR_SCENARIO = "{variant}\n{tokens} · d_model {d_model}"
 SIDEBAR_HEADS = " · {heads}"
 SIDEBAR_PRESENTER = "Presenter mode"
 SIDEBAR_PRESENTER_HELP = "Bigger type and figures, editors collapsed — for a projector"
+SIDEBAR_PROJECTOR = "High-contrast colours"
+SIDEBAR_PROJECTOR_HELP = ("Colour scales with a wider range of lightness and bold numbers, for "
+                          "a washed-out projector: weights black (0) to yellow (1), signed "
+                          "matrices deep blue (< 0), white (0), deep red (> 0)")
 
 # --- Matrix and mask editors (attnviz.ui.editors, attnviz.ui.mask_editor) -------------------
 

@@ -17,6 +17,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "HEAD_OUTPUT_TITLE": ("h",),
     "OUTPUTS_SCALE": ("bound",),
     "CANNOT_MIX": ("reason",),
+    "OPENING_HEADS": ("heads", "stored"),
 }
 
 HEADER = "Multi-head attention"
@@ -50,6 +51,12 @@ HEADS_HELP = (
 BAD_HEADS = (
     "{n} heads cannot split the Q/K width ({dk}) and the V width ({dv}) into equal blocks. "
     "Valid choices: {choices}; nearest: {nearest}. Still showing {shown}."
+)
+
+# {heads}: the heads drawn ("3 heads"); {stored}: the scenario's own count ("1 head")
+OPENING_HEADS = (
+    "Shown with {heads} to compare them; the scenario itself keeps {stored} (the other pages "
+    "use it) until you change the number of heads here."
 )
 
 # {dk}, {dv}, {choices}, {nearest}, {shown}: as in BAD_HEADS
