@@ -18,6 +18,7 @@ from attnviz.ui.learn_view import (
     LOADED,
     RATES,
     apply_experiment,
+    before_training,
     run_view,
     task_loss,
     train_buttons,
@@ -85,6 +86,7 @@ settings = fingerprint((scenario, loss.kind, loss.target, tuple(fields), optimiz
 record = train_buttons(scenario, loss, settings, fields, optimizer, float(lr), steps,
                        seed if start == "random" else None, head)
 if record is None:
+    before_training(loss, att, head, result.q_labels, result.k_labels)
     st.caption(text.NO_RUN)
     end_page()
 run_view(record, settings, result.q_labels, result.k_labels)

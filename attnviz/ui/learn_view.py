@@ -11,6 +11,7 @@ from dataclasses import replace
 import numpy as np
 import streamlit as st
 
+from attnviz.figures.heatmap import heatmap
 from attnviz.figures.training import training_figure
 from attnviz.scenarios import limits
 from attnviz.scenarios.budget import BUDGET, Budget, click_budget
@@ -27,7 +28,9 @@ RATES = [0.0001, 0.001, 0.01, 0.05, 0.1, 0.5, 1.0, 10.0, 100.0, 1000.0]
 RUN = "learn_run"  # the last run: dict(settings=fingerprint, training=Training, seconds=float)
 PROGRESS_EVERY = 0.2  # seconds between progress updates (each is where a click interrupts)
 LOADED = "learn_loaded"  # the trained weights were loaded into the scenario (say so once)
-DEFAULTS = dict(learn_task="previous", learn_optimizer="adam", learn_lr=0.05, learn_steps=200,
+# the page opens on a task its default head learns with these settings (seed 000: the loss
+# falls from 11.3 to 0.017 in the 200 steps); "previous" needs positions (an experiment)
+DEFAULTS = dict(learn_task="self", learn_optimizer="adam", learn_lr=0.05, learn_steps=200,
                 learn_start="scenario", learn_seed=0)
 # experiment -> (scenario changes, widget values)
 EXPERIMENTS = {
@@ -135,6 +138,27 @@ def train_buttons(scenario, loss: Loss, settings: str, fields: list[str], optimi
         if not training.done:  # paused by the budget: offer to go on at once
             go_on.button(text.CONTINUE_BUTTON, key="learn_continue")
     return record
+
+
+def before_training(loss: Loss, att, head: int, q_lab: list[str], k_lab: list[str]) -> None:
+    """Before the first run: the target beside what the scenario computes now — the task's
+    pattern and the head's weights (one 0–1 scale), or the target output and the output (one
+    signed range) — so the class sees what training has to change."""
+    if loss.kind == "pattern_ce":
+        now = att.weights[head] if np.ndim(att.weights) == 3 else att.weights
+        panels = ((text.TARGET_PATTERN, loss.target), (text.WEIGHTS_NOW, now))
+        cols, kw = k_lab, dict(kind="weights", y_title=common.AXIS_QUERY,
+                               x_title=common.AXIS_KEY)
+    else:
+        panels = ((text.TARGET_OUTPUT, loss.target), (text.OUTPUT_NOW, att.output))
+        bound = float(max(np.abs(loss.target).max(), np.abs(att.output).max())) or 1.0
+        cols = controls.dims("o", np.shape(att.output)[1])
+        kw = dict(kind="signed", zmin=-bound, zmax=bound)
+    for col, (title, z), name in zip(st.columns(2, gap="large"), panels, ("target", "now"),
+                                     strict=True):
+        with col:
+            st.markdown(f"**{title}**")
+            show_figure(heatmap(z, cols, q_lab, **kw), key=f"learn_fig_{name}")
 
 
 def run_view(record: dict, settings: str, q_lab: list[str], k_lab: list[str]) -> None:

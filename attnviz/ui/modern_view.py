@@ -32,6 +32,16 @@ ROPE_BASES = [4.0, 10.0, 100.0, 1000.0, 10000.0, 500000.0]
 GQA_QUERY_HEADS = [1, 2, 4, 8, 16, 32]  # the GQA tab's query heads slider
 HEAD_WIDTHS = [8, 16, 32, 64, 128]  # and its head width slider
 ALIBI_HEADS = [1, 2, 4, 8, 12, 16]  # ALiBi's heads slider
+ANGLE_WIDTHS = [2, 4, 6, 8, 16, 32, 64, 128]  # head widths d of the angle chart
+OPENING_ANGLE_WIDTH = 8  # four pairs: a fast and a slow pair side by side
+
+
+def opening_angle_width(d_k: int) -> int:
+    """The head width the angle chart opens with: the scenario's own (its widest choice up to
+    it) when it has at least three pairs, else :data:`OPENING_ANGLE_WIDTH` — one pair (the
+    four-word scenario's d_k = 3) shows nothing of how the pairs' speeds differ."""
+    fits = [w for w in ANGLE_WIDTHS if w <= d_k]
+    return fits[-1] if d_k >= 6 else OPENING_ANGLE_WIDTH
 
 
 def show_pe_shifted(scenario, labels: list[str], check, delta: int, base: float) -> None:
@@ -204,7 +214,13 @@ def rope_views(scenario, labels: list[str], check, delta: int, base: float) -> N
         st.markdown(f"**{text.PE_SCORES}**")
         show_pe_shifted(scenario, labels, check, delta, base)
     st.markdown(f"**{text.ANGLES}**")
-    show_angles(scenario.t, int(scenario.w_q.shape[1]), delta, base)
+    d_k = int(scenario.w_q.shape[1])
+    st.session_state.setdefault("modern_angle_width", opening_angle_width(d_k))
+    width = int(st.select_slider(text.ANGLE_WIDTH_LABEL, ANGLE_WIDTHS, key="modern_angle_width",
+                                 help=text.ANGLE_WIDTH_HELP))
+    if width != d_k:
+        st.caption(text.ANGLE_WIDTH_NOTE.format(d=width, pairs=width // 2, d_k=d_k))
+    show_angles(scenario.t, width, delta, base)
 
 
 def norm_views(scenario, labels: list[str], effect, gain: float) -> None:

@@ -17,7 +17,7 @@ from helpers import (
 )
 from playwright.sync_api import Browser, Page
 
-from attnviz.scenarios.gradients import Loss, gradients, previous_token_pattern, self_output
+from attnviz.scenarios.gradients import Loss, gradients, self_output
 from attnviz.scenarios.learn import train
 from attnviz.scenarios.presets import DEFAULT_PRESET, PRESETS, default_scenario
 
@@ -77,7 +77,7 @@ def test_learn_trains_and_the_slider_steps_the_weights_in_the_browser(browser, a
         train_on(page)
         assert_no_exception(page)
         sc = default_scenario()
-        run = train(sc, Loss("pattern_ce", previous_token_pattern(4, 4)), steps=200, lr=0.05)
+        run = train(sc, Loss("pattern_ce", np.eye(4)), steps=200, lr=0.05)  # the default: self
         drawn = keyed(page, "learn_fig_training", trace=1)
         np.testing.assert_allclose(drawn["z"], run.weights[-1], rtol=1e-12)
         screenshot(page, f"learn_{width}x{height}")

@@ -9,13 +9,14 @@ from dataclasses import replace
 import numpy as np
 import pytest
 import streamlit as st
-from apptest_helpers import chart_keys, decode, open_page, spec_by_key, switch_to
+from apptest_helpers import chart_keys, chart_z_by_key, decode, open_page, spec_by_key, switch_to
 
 from attnviz.scenarios import limits
 from attnviz.scenarios.budget import BUDGET, STOP
-from attnviz.scenarios.gradients import Loss, previous_token_pattern
+from attnviz.scenarios.gradients import Loss, previous_token_pattern, target_pattern
 from attnviz.scenarios.learn import MAX_STEPS, TRAINABLE, train
 from attnviz.scenarios.presets import default_scenario
+from attnviz.scenarios.scenario import run_scenario
 from attnviz.teach.text import learn as text
 from attnviz.ui import state
 
@@ -38,13 +39,27 @@ def on_learn(preset: str | None = None):
     return ok(switch_to(at, "learn"))
 
 
+def test_the_page_opens_on_a_learnable_task_with_the_target_and_the_weights_shown():
+    at = on_learn()
+    assert at.selectbox(key="learn_task").value == "self"
+    assert any(text.NO_RUN in c.value for c in at.caption)
+    assert not [i for i in at.info if text.POSITIONS_HINT in i.value]  # no warning first
+    sc = at.session_state[state.SCENARIO]
+    np.testing.assert_array_equal(chart_z_by_key(at, "learn_fig_target"), np.eye(4))
+    np.testing.assert_allclose(chart_z_by_key(at, "learn_fig_now"),
+                               run_scenario(sc).attention.weights, rtol=1e-12)
+    ok(at.button(key="learn_train").click().run())
+    run = last_run(at)
+    assert run.losses[0] > 10 and run.losses[-1] < 0.05  # learned within the default steps
+    assert "learn_fig_target" not in chart_keys(at)  # the run's playback replaces them
+
+
 def test_training_records_the_run_the_figure_plays_back():
     at = on_learn()
-    assert any(text.NO_RUN in c.value for c in at.caption)
-    assert any(text.POSITIONS_HINT in i.value for i in at.info)  # seed 000 has no PE
     ok(at.button(key="learn_train").click().run())
     sc = at.session_state[state.SCENARIO]
-    run = train(sc, Loss("pattern_ce", previous_token_pattern(4, 4)), steps=200, lr=0.05)
+    run = train(sc, Loss("pattern_ce", target_pattern("self", np.ones((4, 4), bool))),
+                steps=200, lr=0.05)
     spec = spec_by_key(at, "learn_fig_training")
     np.testing.assert_allclose(decode(spec["data"][0]["y"]), run.losses, rtol=1e-12)
     np.testing.assert_allclose(decode(spec["data"][1]["z"]), run.weights[-1], rtol=1e-12)

@@ -106,12 +106,27 @@ def test_the_angles_carry_a_frame_for_every_base():
     spec = spec_by_key(at, "modern_fig_angles")
     bases = [4.0, 10.0, 100.0, 1000.0, 10000.0, 500000.0]
     assert [f["name"] for f in spec["frames"]] == [f"{b:g}" for b in bases]
-    d = sc.w_q.shape[1]
+    d = at.select_slider(key="modern_angle_width").value  # the angle chart's head width
     for frame, b in zip(spec["frames"], bases, strict=True):  # Δ = 5 by default
         np.testing.assert_allclose(decode(frame["data"][0]["z"]),
                                    angles(sc.t + 5, d, base=b)[5:], rtol=1e-12)
     assert spec["layout"]["sliders"][0]["active"] == bases.index(10000.0)
     assert spec["data"][0]["zmax"] == max(angles(sc.t + 5, d, base=b)[5:].max() for b in bases)
+
+
+def test_the_angle_chart_opens_with_several_pairs_and_follows_its_width():
+    from attnviz.teach.modern import angles
+    at = open_page("modern")
+    sc = at.session_state[state.SCENARIO]
+    assert sc.w_q.shape[1] == 3  # the four-word scenario's head: one pair
+    assert at.select_slider(key="modern_angle_width").value == 8
+    z = chart_z_by_key(at, "modern_fig_angles")
+    assert z.shape == (sc.t, 4)  # four pairs, from fast to slow
+    np.testing.assert_allclose(z, angles(sc.t + 5, 8)[5:], rtol=1e-12)
+    assert text.ANGLE_WIDTH_NOTE.format(d=8, pairs=4, d_k=3) in [c.value for c in at.caption]
+    at.select_slider(key="modern_angle_width").set_value(2).run()
+    assert chart_z_by_key(at, "modern_fig_angles").shape == (sc.t, 1)
+    assert at.session_state[state.SCENARIO].w_q.shape == (3, 3)  # the scenario's head as it was
 
 
 def test_the_sharing_grid_carries_a_frame_for_every_key_value_head_count():

@@ -78,6 +78,10 @@ STOPPED = ("Training stopped early — {reason}. The weights of the last finite 
 STALE = ("The scenario or the settings changed since this run: press Train to train on them "
          "(the playback below is of the previous run).")
 NO_RUN = "Press Train to start."
+TARGET_PATTERN = "Target pattern"
+WEIGHTS_NOW = "The weights now (before training)"
+TARGET_OUTPUT = "Target output"
+OUTPUT_NOW = "The output now (before training)"
 LOAD_BUTTON = "Load the trained weights into the scenario"
 LOADED = "The trained weights are now the scenario's: every page shows them."
 LOSS_AXIS = "loss"

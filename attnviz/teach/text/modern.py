@@ -16,6 +16,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "KV_NAME": ("g",),
     "SHARING_TITLE": ("q", "kv"),
     "NORM_RESULT": ("plain", "normed", "bound", "plain_h", "normed_h"),
+    "ANGLE_WIDTH_NOTE": ("d", "pairs", "d_k"),
 }
 
 HEADER = "Modern attention: RoPE, ALiBi, grouped-query attention and QK-norm"
@@ -39,6 +40,12 @@ BASE_DRAG = ("Drag the slider under the angles: they follow the base while you d
 DELTA_LABEL = "Shift every position by Δ"
 ANGLES = "Angle (radians) of each position and pair"
 AXIS_PAIR = "pair i"
+ANGLE_WIDTH_LABEL = "Head width d of the angle chart"
+ANGLE_WIDTH_HELP = ("The angles of a head of this width: d/2 pairs, pair i turning by "
+                    "base^(−2i/d) per position. The scores above use the scenario's own head.")
+# {d}: the chart's head width; {pairs}: d/2; {d_k}: the scenario's head width
+ANGLE_WIDTH_NOTE = ("The angles of a head of width d = {d} ({pairs} pairs); the scores above "
+                    "rotate the scenario's own head (d_k = {d_k}).")
 AXIS_POSITION = "position"
 ROPE_SCORES = "RoPE scores, positions shifted by Δ"
 PE_SCORES = "Sinusoidal PE scores, positions shifted by Δ"
