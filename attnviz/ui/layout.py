@@ -23,6 +23,17 @@ EQUAL_THIRDS = 3
 LECTURE_ROW_PX = 28  # one matrix row of a lecture chart
 PRESENTER_ROW_PX = 44  # the same on a projector: room for 22 px numbers
 LECTURE_CHART_PAD_PX = 50  # a lecture chart's height beyond its rows (axes, margins)
+# presenter mode: the charts' heights follow the screen (plotly_view.js), each row between these
+PRESENTER_MIN_ROW_PX = 20  # room for 14 px numbers
+PRESENTER_MAX_ROW_PX = 160
+# presenter mode: the weights' chart gets the width its numbers need at 14 px on the narrowest
+# classroom screen (1024 px: ~944 px for the three charts), at least a third, at most WEIGHTS_MOST
+PRESENTER_ROW_WIDTH_PX = 944
+WEIGHTS_COLUMN_PX = 42  # one column of the weights' cells ("0.000" at 14 px: 40 px, with room)
+WEIGHTS_FRAME_PX = 100  # the weights' chart beyond its cells (colour bar, margins, turned labels)
+WEIGHTS_MOST = 0.6
+OTHERS_LEAST = 0.16  # ... the two others share the rest by their columns, at least this each
+PRESENTER_CONTROLS = [3, 4, 4]  # presenter mode, above the charts: tokens | τ | the rest
 HEADS_PER_ROW = 4  # the heads focus: thumbnails per row
 
 # --- Playground: every matrix ------------------------------------------------------------------
@@ -40,6 +51,11 @@ TWO_BUTTONS = [1, 1, 4]  # Quiz: two buttons side by side, the rest of the row e
 TASK_FIELDS_HEAD = [3, 3, 2]  # Learn: the task | the trained fields | the head
 TRAINING_SETTINGS = [2, 3, 2, 3, 2]  # Learn: optimizer | rate | steps | start | seed
 TRAIN_BUTTONS = [1, 2, 6]  # Learn: Train | Continue, the rest of the row empty
+
+# --- Numbers in a heatmap's cells (px): the largest size that fits the drawn cells, at most the
+# second number; none below the first (hover gives them). Measured in the browser: plotly_view.js
+CELL_TEXT_PX = (10, 13)
+PRESENTER_CELL_TEXT_PX = (14, 32)
 
 # --- Chart and table heights (px) ------------------------------------------------------------
 SQUARE_CHART_PX = 420  # Positional encoding: the PE matrix, the similarity of positions

@@ -110,12 +110,14 @@ def weights_formula(scenario, result) -> str:
 
 def lecture_panel(name: str, z, x_labels, y_labels, *, key: str, title_box,
                   row_labels: bool = True, top: int | None = None, live=None,
-                  land=land_temperature, formula: str = "", **kw) -> None:
+                  land=land_temperature, formula: str = "", **kw):
     """One matrix of the lecture view: its title and formula (``formula``, else the text's) in
     ``title_box``, the heatmap with the cells the last change moved outlined;
     ``row_labels=False`` leaves the row labels to the panel on its left (the same queries),
     giving the cells their room; ``top``: the top margin the row's charts share (their rows
-    line up)."""
+    line up). Returns a function that shows the chart, given the room the row's charts keep
+    below their cells (``bottom``, px: in presenter mode their heights follow the screen and
+    their cells end at the same height)."""
     title, general, _ = M[name]
     formula = formula or text.LECTURE_FORMULAS.get(name, general)
     title = text.LECTURE_TITLES.get(name, title)
@@ -132,9 +134,30 @@ def lecture_panel(name: str, z, x_labels, y_labels, *, key: str, title_box,
         fig.update_layout(margin_l=8)
     chart_key = f"playground_fig_{key}"
     frames = live(fig) if live else None
-    show_figure(fig, key=chart_key, filename=title, frames=frames,
-                on_slider=partial(land, chart_key) if frames else None,
-                grow=height is None)
+
+    def show(bottom: int | None = None) -> None:
+        if bottom is not None and state.presenter() and height is not None:
+            fig.update_layout(meta={"attnviz": {"fit": dict(
+                bottom=bottom, rows=rows, minRow=layout.PRESENTER_MIN_ROW_PX,
+                maxRow=layout.PRESENTER_MAX_ROW_PX)}})
+        show_figure(fig, key=chart_key, filename=title, frames=frames,
+                    on_slider=partial(land, chart_key) if frames else None,
+                    grow=height is None)
+
+    show.bottom = fig.layout.margin.b or 0  # what this chart keeps below its cells
+    return show
+
+
+def editor(scenario, focus: str):
+    """The editor of what the focus starts from: X, or the weights for Q, K, V."""
+    if scenario.direct:
+        st.info(text.DIRECT)
+    elif focus == "projections" and scenario.spec.projections:
+        scenario = controls.weight_editors("playground", scenario,
+                                           with_w_o=scenario.spec.always_heads)
+    else:
+        scenario = controls.embedding_editor("playground", scenario)
+    return scenario
 
 
 def inputs_row(scenario, focus: str):
@@ -142,13 +165,7 @@ def inputs_row(scenario, focus: str):
     weights for Q, K, V), the tokens and the settings."""
     left, right = st.columns(layout.LECTURE_INPUTS, gap="medium")
     with left:
-        if scenario.direct:
-            st.info(text.DIRECT)
-        elif focus == "projections" and scenario.spec.projections:
-            scenario = controls.weight_editors("playground", scenario,
-                                               with_w_o=scenario.spec.always_heads)
-        else:
-            scenario = controls.embedding_editor("playground", scenario)
+        scenario = editor(scenario, focus)
     with right:
         if not scenario.direct:
             scenario = controls.token_controls("playground", scenario)
@@ -157,9 +174,60 @@ def inputs_row(scenario, focus: str):
     return scenario
 
 
+def presenter_inputs(scenario, focus: str):
+    """Presenter mode's controls: the tokens, τ and the other settings in one row above the
+    charts, the editor folded in an expander under them (drawn first, so an edit is in the
+    charts of the same run; the page fits one screen while it is closed). Returns the scenario
+    and the container the charts go in."""
+    tokens, tau, rest = st.columns(layout.PRESENTER_CONTROLS, gap="medium")
+    with tokens:
+        if not scenario.direct:
+            scenario = controls.token_controls("playground", scenario)
+    with tau:
+        scenario = controls.settings_controls("playground", scenario, compact=True,
+                                              only=("temperature",))
+    with rest:
+        scenario = controls.settings_controls(
+            "playground", scenario, compact=True,
+            only=tuple(s for s in LECTURE_SETTINGS if s != "temperature"))
+    charts = st.container()
+    if not scenario.direct:
+        label = text.PRESENTER_EDIT_W if focus == "projections" \
+            and scenario.spec.projections else text.PRESENTER_EDIT_X
+        box = st.expander(label, key="playground_presenter_editor", on_change="rerun")
+        if box.open:
+            with box:
+                scenario = editor(scenario, focus)
+    return scenario, charts
+
+
+def presenter_widths(focus: str, t: int, d_v: int) -> list[float] | int:
+    """The charts' widths in presenter mode: the weights' chart (``t`` columns) as wide as its
+    numbers need at 14 px on a 1024-px screen (at least a third, at most
+    :data:`layout.WEIGHTS_MOST`); the scaled scores (``t`` columns) and the output (``d_v``)
+    share the rest by their columns, each at least :data:`layout.OTHERS_LEAST` (on a wide
+    screen their numbers then fit too). Equal thirds for the other foci."""
+    if focus != "weights":
+        return layout.EQUAL_THIRDS
+    need = (t * layout.WEIGHTS_COLUMN_PX + layout.WEIGHTS_FRAME_PX) / layout.PRESENTER_ROW_WIDTH_PX
+    share = min(max(need, 1 / 3), layout.WEIGHTS_MOST)
+    rest = 1 - share
+    output = min(max(rest * d_v / (t + d_v), layout.OTHERS_LEAST), rest - layout.OTHERS_LEAST)
+    return [rest - output, share, output]
+
+
 def lecture(scenario, focus: str) -> None:
     """The lecture view of one focus: controls, then three matrices side by side."""
-    scenario = inputs_row(scenario, focus)
+    if state.presenter():
+        scenario, charts = presenter_inputs(scenario, focus)
+    else:
+        scenario, charts = inputs_row(scenario, focus), st.container()
+    with charts:
+        lecture_charts(scenario, focus)
+
+
+def lecture_charts(scenario, focus: str) -> None:
+    """The three matrices of one focus side by side (or every head's weights)."""
     result = controls.compute(scenario)
     if result is None:
         return
@@ -189,8 +257,9 @@ def lecture(scenario, focus: str) -> None:
                   ("multi_head_output" if att.n_heads > 1 else "output", att.output, out_cols,
                    q_lab, {})]
     same_rows = focus != "projections"  # Q has the queries' rows, K and V the keys'
-    widths = layout.LABELLED_FIRST if same_rows and not state.presenter() \
-        else layout.EQUAL_THIRDS
+    widths = presenter_widths(focus, head.weights.shape[-1], att.output.shape[-1]) \
+        if state.presenter() \
+        else layout.LABELLED_FIRST if same_rows else layout.EQUAL_THIRDS
     # titles in a row of their own, aligned at the bottom (one may wrap), and one top margin
     # for the charts: the three charts' rows line up, the row labels drawn by the first only
     titles = st.columns(widths, gap="small", vertical_alignment="bottom")
@@ -198,21 +267,26 @@ def lecture(scenario, focus: str) -> None:
     top = max(top_margin(x_labels, font, tick_chars=LECTURE_TICK_CHARS)
               for _, _, x_labels, _, _ in panels) \
         if same_rows else None
-    for i, (col, title_box, (name, z, x_labels, y_labels, kw)) in enumerate(
-            zip(st.columns(widths, gap="small"), titles, panels, strict=True)):
+    shows = []
+    for i, (title_box, (name, z, x_labels, y_labels, kw)) in enumerate(
+            zip(titles, panels, strict=True)):
+        chart = "output" if name == "multi_head_output" else name  # one key per slot
+        live, land = None, land_temperature
+        if focus == "weights" and name == "weights":  # τ dragged in the browser
+            live = partial(temperature_frames, scenario=scenario, head=h)
+        if focus == "scores" and name == "scaled":  # the custom scale dragged likewise
+            live, land = partial(scale_frames, scenario=scenario, head=h), land_scale
+        shows.append(lecture_panel(
+            name, z, x_labels, y_labels, key=f"{focus}_{chart}", title_box=title_box,
+            row_labels=i == 0 or not same_rows, top=top, live=live, land=land,
+            formula=scaled_formula(scenario, result) if name == "scaled"
+            else weights_formula(scenario, result) if focus == "weights"
+            and name == "weights" else "", **kw))
+    # the row's cells end at one height: every chart keeps the room the tallest keeps below
+    bottom = max(show.bottom for show in shows) if same_rows else None
+    for col, show in zip(st.columns(widths, gap="small"), shows, strict=True):
         with col:
-            chart = "output" if name == "multi_head_output" else name  # one key per slot
-            live, land = None, land_temperature
-            if focus == "weights" and name == "weights":  # τ dragged in the browser
-                live = partial(temperature_frames, scenario=scenario, head=h)
-            if focus == "scores" and name == "scaled":  # the custom scale dragged likewise
-                live, land = partial(scale_frames, scenario=scenario, head=h), land_scale
-            lecture_panel(name, z, x_labels, y_labels, key=f"{focus}_{chart}",
-                          title_box=title_box, row_labels=i == 0 or not same_rows, top=top,
-                          live=live, land=land,
-                          formula=scaled_formula(scenario, result) if name == "scaled"
-                          else weights_formula(scenario, result) if focus == "weights"
-                          and name == "weights" else "", **kw)
+            show(bottom if same_rows else show.bottom)
 
 
 def heads_row(att, q_lab, k_lab) -> None:

@@ -11,7 +11,7 @@ import streamlit as st
 
 from attnviz.figures import colours
 from attnviz.scenarios.presets import PRESETS, preset_of, truthful
-from attnviz.ui import state
+from attnviz.ui import layout, state
 from attnviz.ui.plotly_view import plotly_js_ready, plotly_view
 from attnviz.ui.safe import md_escape
 
@@ -51,13 +51,19 @@ def show_figure(fig: go.Figure, *, key: str, filename: str | None = None,
     """
     if state.projector():
         colours.themed(fig)
+    meta = fig.layout.meta
+    sizing = dict(meta.get("attnviz", {})) if isinstance(meta, dict) else {}
+    sizing.setdefault("cellText", layout.PRESENTER_CELL_TEXT_PX if state.presenter()
+                      else layout.CELL_TEXT_PX)  # sized to the drawn cells: plotly_view.js
+    fig.update_layout(meta={"attnviz": sizing})
     if state.presenter():
-        # cell numbers follow the layout font, shrunk only where a cell is too narrow for them
         fig.update_layout(font=dict(size=22))
         if grow:
             fig.update_layout(height=int((fig.layout.height or 300) * 1.3))
         fig.update_xaxes(tickfont_size=PRESENTER_TICK_PX)  # a step smaller: room for numbers
         fig.update_yaxes(tickfont_size=PRESENTER_TICK_PX)
+        fig.update_traces(colorbar_tickfont_size=PRESENTER_TICK_PX,  # and for the cells
+                          selector=dict(type="heatmap"))
     config = chart_config(filename or key)
     if plotly_js_ready():
         return plotly_view(fig, key=key, config=config, on_select=on_select, frames=frames,

@@ -96,6 +96,198 @@ function showError(div, message) {
     ". Reload the page; if it persists, start attnviz with the README's command.";
 }
 
+// ---- Cell numbers and heights sized in the browser, from what is drawn (issue 28) ----------
+//
+// Only the browser knows how large a heatmap's cells are drawn (the column's width, the
+// screen's height). A figure's layout.meta.attnviz may carry (attnviz/ui/panels.py and
+// attnviz/ui/lecture.py put them there):
+//   cellText: [min, max]  the numbers in the cells are written at the largest size that fits
+//                         the drawn cells, at most max px; below min px none is written (the
+//                         hover still gives every value). Without it: [10, the layout's font].
+//   fit: {bottom, rows, minRow, maxRow}  the figure's height follows the screen: its cells
+//                         end `bottom` px above the bottom of the window (the room the row's
+//                         charts keep below their cells: a slider, a colour bar), each of the
+//                         `rows` rows between minRow and maxRow px high.
+// The fonts are decided before Plotly draws (from the previous drawing's cells, or estimated
+// from the column's width and the margins) and checked after it, so a redraw is rare.
+// Plotly's own "auto" size assumes 0.65 em per character and shrinks numbers to 6 px where a
+// measured 0.000 needs 2.5 em: the widths here are measured with a canvas in the chart's font.
+
+const CELL_PAD_EM = 0.3;  // room left around a number in its cell (both sides together)
+const LINE_EM = 1.3;  // a line of cell text, as Plotly places them
+const DEFAULT_FAMILY = '"Open Sans", verdana, arial, sans-serif';
+let measureCtx = null;
+
+// the widest of `strings` in em of this font (measured once at 100 px)
+function widestEm(strings, family, weight) {
+  if (!measureCtx) measureCtx = document.createElement("canvas").getContext("2d");
+  measureCtx.font = `${weight || "normal"} 100px ${family || DEFAULT_FAMILY}`;
+  let widest = 0;
+  for (const s of strings) widest = Math.max(widest, measureCtx.measureText(s).width);
+  return widest / 100;
+}
+
+function attnvizMeta(layout) {
+  return (layout && layout.meta && layout.meta.attnviz) || {};
+}
+
+function axisKey(id, letter) {  // "x2" -> "xaxis2"
+  return letter + "axis" + String(id || letter).slice(1);
+}
+
+// The rows and columns of a trace's cell text, and its strings, or null (no written text)
+function cellStrings(trace, template) {
+  if (trace.type !== "heatmap" || template !== "%{text}" || !Array.isArray(trace.text)) {
+    return null;
+  }
+  const rows = trace.text.length;
+  const strings = new Set();
+  let cols = 0, lines = 1;
+  for (const row of trace.text) {
+    const cells = Array.isArray(row) ? row : [row];
+    cols = Math.max(cols, cells.length);
+    for (const s of cells) {
+      if (s === null || s === undefined || s === "") continue;
+      const parts = String(s).split("<br>");
+      lines = Math.max(lines, parts.length);
+      parts.forEach((p) => strings.add(p));
+    }
+  }
+  return rows && cols ? { rows, cols, lines, strings: [...strings] } : null;
+}
+
+// The font (px) of the numbers of every subplot with cell text, 0 where none is to be written:
+// {subplot: px}. `cellSize(trace)` gives a trace's drawn (or expected) cell {w, h}.
+function cellFonts(data, templates, layout, cellSize) {
+  const [lo, hi] = attnvizMeta(layout).cellText ||
+    [10, (layout && layout.font && layout.font.size) || 13];
+  const family = (layout && layout.font && layout.font.family) || DEFAULT_FAMILY;
+  const fonts = {};
+  data.forEach((trace, i) => {
+    const cells = cellStrings(trace, templates[i]);
+    if (!cells) return;
+    const size = cellSize(trace, cells);
+    if (!size) return;
+    const tf = trace.textfont || {};
+    const em = widestEm(cells.strings, tf.family || family, tf.weight);
+    const byWidth = (size.w - (trace.xgap || 0)) / (em + CELL_PAD_EM);
+    const byHeight = (size.h - (trace.ygap || 0)) / (cells.lines * LINE_EM);
+    let px = Math.floor(Math.min(byWidth, byHeight, hi));
+    if (!(px >= lo)) px = 0;
+    const subplot = (trace.xaxis || "x") + (trace.yaxis || "y");
+    fonts[subplot] = subplot in fonts ? Math.min(fonts[subplot], px) : px;
+  });
+  return fonts;
+}
+
+// Write `fonts` into the traces: textfont.size, or texttemplate "" where none is written
+// (the hover keeps the exact value). Returns the restyle a drawn chart needs, or null.
+function applyFonts(data, templates, fonts) {
+  const sizes = [], shown = [], indices = [];
+  data.forEach((trace, i) => {
+    if (!cellStrings(trace, templates[i])) return;
+    const px = fonts[(trace.xaxis || "x") + (trace.yaxis || "y")];
+    if (px === undefined) return;
+    const template = px ? templates[i] : "";
+    const size = px || ((trace.textfont && trace.textfont.size) || undefined);
+    const now = trace.textfont && trace.textfont.size;
+    if (template === trace.texttemplate && (!px || now === px)) return;
+    trace.textfont = Object.assign({}, trace.textfont, { size: size });
+    trace.texttemplate = template;
+    sizes.push(size); shown.push(template); indices.push(i);
+  });
+  return indices.length ? [{ "textfont.size": sizes, texttemplate: shown }, indices] : null;
+}
+
+// The cells a trace of this figure gets, estimated before drawing: the plot area is the width
+// of the chart (or its own) less the margins, split by the axis's domain.
+function expectedCells(div, layout) {
+  const width = layout.width || Math.round(div.getBoundingClientRect().width) || 0;
+  const height = layout.height || 450;
+  const m = Object.assign({ l: 80, r: 80, t: 100, b: 80 }, layout.margin || {});
+  return (trace, cells) => {
+    const xd = (layout[axisKey(trace.xaxis, "x")] || {}).domain || [0, 1];
+    const yd = (layout[axisKey(trace.yaxis, "y")] || {}).domain || [0, 1];
+    const w = (width - m.l - m.r) * (xd[1] - xd[0]) / cells.cols;
+    const h = (height - m.t - m.b) * (yd[1] - yd[0]) / cells.rows;
+    return width > 0 && w > 0 && h > 0 ? { w, h } : null;
+  };
+}
+
+// The cells as drawn: each axis's length in px (Plotly's computed layout: the one place this
+// file reads it) over the trace's rows and columns.
+function drawnCells(div) {
+  const full = div._fullLayout;
+  return (trace, cells) => {
+    const xa = full && full[axisKey(trace.xaxis, "x")];
+    const ya = full && full[axisKey(trace.yaxis, "y")];
+    if (!xa || !ya || !xa._length || !ya._length) return null;
+    return { w: xa._length / cells.cols, h: ya._length / cells.rows };
+  };
+}
+
+// How far from the top of the page the chart starts (its scrolled ancestors' offsets added)
+function pageTop(div) {
+  let y = div.getBoundingClientRect().top;
+  for (let el = div.parentElement; el; el = el.parentElement) y += el.scrollTop || 0;
+  return y;
+}
+
+// The height that makes a `fit` figure's cells end `fit.bottom` px above the window's bottom
+function fittedHeight(div, layout) {
+  const fit = attnvizMeta(layout).fit;
+  if (!fit || !fit.rows) return null;
+  const m = Object.assign({ t: 100, b: 80 }, layout.margin || {});
+  const room = window.innerHeight - pageTop(div) - m.t - fit.bottom;
+  const row = Math.max(fit.minRow || 0, Math.min(fit.maxRow || Infinity, room / fit.rows));
+  return Math.round(m.t + row * fit.rows + m.b);
+}
+
+// Before a drawing: the fitted height and the fonts the cells are expected to take
+function sizeBeforeDrawing(div, spec) {
+  const templates = spec.data.map((t) => t.texttemplate);
+  div.__attnvizTemplates = templates;
+  const height = fittedHeight(div, spec.layout);
+  if (height) spec.layout.height = height;
+  const previous = div.__attnvizCells;
+  const sameCells = previous && spec.data.every((t, i) => {
+    const cells = cellStrings(t, templates[i]);
+    const key = (t.xaxis || "x") + (t.yaxis || "y");
+    return !cells || (previous[key] && previous[key].rows === cells.rows &&
+                      previous[key].cols === cells.cols && !height);
+  });
+  const size = sameCells
+    ? (t, cells) => { const p = previous[(t.xaxis || "x") + (t.yaxis || "y")];
+                      return { w: p.w, h: p.h }; }
+    : expectedCells(div, spec.layout);
+  applyFonts(spec.data, templates, cellFonts(spec.data, templates, spec.layout, size));
+}
+
+// After a drawing (or a change of width): the fonts from the drawn cells, and the fitted
+// height again (what is above the chart may have moved); redrawn only when one differs.
+function sizeAfterDrawing(div) {
+  const Plotly = window.Plotly;
+  if (!Plotly || !div._fullLayout || !div.data) return Promise.resolve();
+  const templates = div.__attnvizTemplates || div.data.map((t) => t.texttemplate);
+  const drawn = drawnCells(div);
+  const cellsSeen = {};
+  const size = (trace, cells) => {
+    const s = drawn(trace, cells);
+    if (s) cellsSeen[(trace.xaxis || "x") + (trace.yaxis || "y")] = { ...s, ...cells };
+    return s;
+  };
+  const data = div.data.map((t) => Object.assign({}, t));
+  const restyle = applyFonts(data, templates, cellFonts(data, templates, div.layout, size));
+  div.__attnvizCells = cellsSeen;
+  const height = fittedHeight(div, div.layout);
+  const steps = [];
+  if (restyle) steps.push(() => Plotly.restyle(div, restyle[0], restyle[1]));
+  if (height && Math.abs(height - (div.layout.height || 0)) > 3) {
+    steps.push(() => Plotly.relayout(div, { height: height }));
+  }
+  return steps.reduce((p, step) => p.then(step), Promise.resolve());
+}
+
 // Draw one figure (a queued task): afresh after a failure or when a colour bar changes side,
 // else in place.
 async function draw(div, spec) {
@@ -113,7 +305,11 @@ async function draw(div, spec) {
     const figure = { data: spec.data, layout: spec.layout, config: config };
     if (spec.frames && spec.frames.length) figure.frames = spec.frames;
     div.__attnvizOwnWidth = Boolean(spec.layout && spec.layout.width);  // its own width
+    delete div.dataset.sized;
+    sizeBeforeDrawing(div, spec);
     await Plotly.react(div, figure);
+    await sizeAfterDrawing(div);
+    div.dataset.sized = "1";  // cell numbers and height final (tests wait for it)
     div.__attnvizFailed = false;
     showError(div, null);
     if (spec.clickable) sendClicks(div);
@@ -142,7 +338,11 @@ function followWidth(div) {
         // the new width only: Plotly.Plots.resize would also drop the figure's own height,
         // and a chart redrawn while its tab or column was collapsed then stayed 0 px tall
         return window.Plotly.relayout(div, { width: now })
+          .then(() => sizeAfterDrawing(div))
           .then(() => div.__attnvizSettle(tries - 1));
+      }
+      if (tries > 0 && !div.__attnvizFailed && window.Plotly && div._fullLayout) {
+        return sizeAfterDrawing(div);  // what is above the chart may have moved
       }
       return undefined;
     }), 150);

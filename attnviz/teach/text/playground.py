@@ -51,6 +51,9 @@ LECTURE_WEIGHTS = {False: r"A = \mathrm{softmax}(S')",
                    True: r"A = \mathrm{softmax}(\mathrm{mask}_M(S'))"}
 
 INPUTS_EXPANDER = "Tokens and embeddings"
+# Presenter mode: the editor of what the focus starts from, folded under the matrices
+PRESENTER_EDIT_X = "✏️ Edit X, the embeddings (the matrices above follow)"
+PRESENTER_EDIT_W = "✏️ Edit W_Q, W_K, W_V (the matrices above follow)"
 
 DIRECT = (
     "This scenario gives Q, K and V directly (as the seed notebook does); edit them on the Step "
