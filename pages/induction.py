@@ -1,38 +1,39 @@
 """Induction heads: a small attention-only transformer learns to copy in context.
 
-Opens on the shipped trained model; Train again trains one live within the click budget
-(``limits.TRAIN_SECONDS``, a progress bar, Stop, Continue). The figures, the ablation, the
-residual stream and "open a head" are in attnviz/ui/induction_view.py; the words in
-attnviz/teach/text/induction.py.
+Opens on the lesson: the shipped trained model's loss curve over its layers × heads grid,
+stepped by one slider and Play (read from its file: nothing trains on opening). Train it
+again sits below the grid, with the experiments; a live run trains within the click budget
+(``limits.TRAIN_SECONDS``, a progress bar, Stop, Continue) and then fills the same grid. The
+figures, the ablation, the residual stream and "open a head" are in
+attnviz/ui/induction_view.py; the words in attnviz/teach/text/induction.py.
 """
 
 import streamlit as st
 
 from attnviz.teach.text import induction as text
 from attnviz.ui import induction_view as view
+from attnviz.ui import presenter
 
 view.init()
+presenter.compact_page()
 st.header(text.HEADER)
-st.write(text.INTRO)
+st.caption(text.INTRO)
+lesson = st.container()  # filled below, once the training (if any) has run
 
 st.subheader(text.TRAIN_TITLE)
 st.caption(text.TRAIN_CAPTION)
-st.markdown(f"**{text.EXPERIMENTS_TITLE}** — {text.EXPERIMENTS_CAPTION}")
-for column, (key, label) in zip(st.columns(len(text.EXPERIMENTS)), text.EXPERIMENTS.items(),
-                                strict=True):
-    column.button(label, key=f"induction_exp_{key}", on_click=view.apply_experiment,
-                  args=(key,), width="stretch")
-view.experiment_note()
+view.experiments()
 settings = view.settings_controls()
 view.train_panel(settings)
 
 run, model, is_shipped = view.current()
-view.source_caption(run, is_shipped)
-if not is_shipped:
-    st.button(text.BACK_TO_SHIPPED, key="induction_shipped", on_click=view.back_to_shipped)
-
-st.subheader(text.WATCH_TITLE)
-view.formation(run)
+with lesson:
+    view.formation(run)
+    view.source_caption(run, is_shipped)
+    if not is_shipped:
+        st.button(text.BACK_TO_SHIPPED, key="induction_shipped", on_click=view.back_to_shipped)
+    with st.expander(text.ABOUT_TITLE):
+        st.markdown(text.ABOUT)
 
 st.subheader(text.SCORES_TITLE)
 view.scores(run)

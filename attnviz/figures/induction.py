@@ -7,24 +7,37 @@ Nothing here imports Streamlit; every word comes in as an argument.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
+from attnviz.figures import training
 from attnviz.figures.base import axis, figure
 from attnviz.figures.heatmap import WEIGHTS_SCALE, colour_scale, heatmap, tick_text
 from attnviz.figures.lines import COLOURS, REFERENCE_COLOUR
 
 PHASE_COLOUR = "rgba(214, 39, 40, 0.12)"  # the phase change's band
-MARKER_COLOUR = "#d62728"
-_PLAY_PX = 36  # the Play and Pause buttons
-_LOSS_PX = 180  # the loss curve above the grid
-_TITLE_PX = 26  # a heatmap's title
-_ROW_PX = 290  # one layer's heatmaps
-_MARGIN_TOP, _MARGIN_BOTTOM = 10, 100  # the slider lives in the bottom margin
-_GAP = 0.06  # between two heatmaps, as a fraction of the width
+MARKER_COLOUR = training.MARKER_COLOUR
+# vertical layout in pixels, from the top: the loss curve and its step numbers, the slider (the
+# step shown, Play and Pause), then the heads' grid under its titles and its turned labels.
+# The grid is sized for the plot area beside the sidebar at 1024 × 768 (~500 px wide) so that
+# the whole figure (~600 px at 2 layers × 2 heads) fits on that screen under the page's title.
+_MARGIN_TOP = 8
+_LOSS_PX = 100
+_LOSS_TICKS_PX = 22
+_SLIDER_PX = 54
+_GRID_PX = 365  # the grid's height, titles included, at most (the default)
+_GRID_WIDTH_PX = 470  # its width at most
+_TITLE_LINE_PX = 18  # one line of a head's title (13 px type)
+_BESIDE_LOSS, _BESIDE_GRID = 0.4, 0.47  # beside: the loss's and the grid's share of the width
+_BESIDE_LOSS_PX = 200  # beside: the loss curve's height
+_BESIDE_MARGIN_TOP = 30  # beside: room for the chart's toolbar above the heads' titles
+_GAP = 2  # cells between two heads' patterns
+_LABEL_ROOM = 1.3  # a position label needs this many times its type size along the axis
 
 
 def _phase_shapes(phase: tuple[int, int, int] | None, xref: str, yref: str) -> list[dict]:
@@ -39,13 +52,68 @@ def _phase_shapes(phase: tuple[int, int, int] | None, xref: str, yref: str) -> l
                  line=dict(color=MARKER_COLOUR, width=1, dash="dot"))]
 
 
+@dataclass(frozen=True)
+class GridLayout:
+    """Where every head's t × t pattern sits in the one heatmap that draws them all.
+
+    The heatmap has ``rows`` × ``cols`` cells: layer l's patterns start at row
+    ``row0[l]`` (under ``title_rows`` rows left empty for the heads' titles), head h's at
+    column ``col0[h]`` (``_GAP`` empty columns between two heads). ``cell_px`` is a cell's side
+    in pixels (square cells: the figure keeps x and y at one scale).
+    """
+
+    t: int
+    row0: tuple[int, ...]
+    col0: tuple[int, ...]
+    rows: int
+    cols: int
+    title_rows: int
+    title_lines: int
+    cell_px: float
+
+    def tile(self, weights: np.ndarray) -> np.ndarray:
+        """(..., n_layers, n_heads, t, t) -> (..., rows, cols): every pattern in its place,
+        NaN (not drawn) between them."""
+        out = np.full((*weights.shape[:-4], self.rows, self.cols), np.nan, dtype=weights.dtype)
+        t = self.t
+        for layer, r in enumerate(self.row0):
+            for head, c in enumerate(self.col0):
+                out[..., r:r + t, c:c + t] = weights[..., layer, head, :, :]
+        return out
+
+
+def grid_layout(n_layers: int, n_heads: int, t: int, *, height_px: float = _GRID_PX,
+                title_lines: int = 1) -> GridLayout:
+    """The heads' grid within :data:`_GRID_WIDTH_PX` × ``height_px`` (titles included), cells
+    square: the cell is the largest both allow, and each layer's title gets the rows
+    ``title_lines`` lines of type need at that size."""
+    cols = n_heads * t + (n_heads - 1) * _GAP
+
+    def cell_for(title_rows: int) -> float:
+        return min(_GRID_WIDTH_PX / cols, height_px / (n_layers * (t + title_rows)))
+
+    title_rows = 0
+    for _ in range(3):  # the titles' rows depend on the cell, the cell on the rows: settle
+        title_rows = math.ceil(title_lines * _TITLE_LINE_PX / cell_for(title_rows))
+    return GridLayout(t, tuple(layer * (t + title_rows) + title_rows for layer in range(n_layers)),
+                      tuple(head * (t + _GAP) for head in range(n_heads)),
+                      n_layers * (t + title_rows), cols, title_rows, title_lines,
+                      cell_for(title_rows))
+
+
 def formation_figure(losses: ArrayLike, frames: Sequence[int], weights: ArrayLike,
                      labels: Sequence[str], titles: Sequence[Sequence[str]], *,
                      phase: tuple[int, int, int] | None, loss_title: str, step_title: str,
                      step_prefix: str, play: str, pause: str, query_title: str, key_title: str,
-                     label_px: int = 9) -> tuple[go.Figure, list[dict]]:
-    """The training loss above every head's attention, stepped together through the recorded
-    steps by one slider (and Play) in the browser.
+                     label_px: int = 9, grid_px: float = _GRID_PX, beside: bool = False
+                     ) -> tuple[go.Figure, list[dict]]:
+    """The training loss above (or beside) every head's attention, stepped together through
+    the recorded steps by one slider (and Play) in the browser.
+
+    The heads' patterns are drawn as one heatmap (:class:`GridLayout`: a layer a row, a head a
+    column, square cells), so that the whole figure fits one screen at 1024 × 768; a position's
+    label is written on every k-th row and column (as many as fit at ``label_px``), and the
+    hover names every cell's head, query and key.
 
     Parameters
     ----------
@@ -57,14 +125,19 @@ def formation_figure(losses: ArrayLike, frames: Sequence[int], weights: ArrayLik
     labels : sequence of str
         The t positions' labels (unique).
     titles : sequence of sequence of str
-        ``titles[layer][head]``, written above each heatmap.
+        ``titles[layer][head]``, written above each pattern (on two lines, split at " · ",
+        when one line is wider than the pattern).
     phase : (step, start, end) or None
         The phase change, marked on the loss curve.
     loss_title, step_title, step_prefix, play, pause, query_title, key_title : str
         Words.
     label_px : int
-        The position labels' type size; the rows grow so that every label has room (presenter
-        mode draws them bigger).
+        The position labels' type size (presenter mode draws them bigger, so fewer of them).
+    grid_px : float
+        The most height the grid takes, its titles included (its labels below come on top).
+    beside : bool
+        The loss curve and the slider to the left of the grid (a page as wide as presenter
+        mode's, ~950 px at 1024), not above it.
 
     Returns
     -------
@@ -76,78 +149,77 @@ def formation_figure(losses: ArrayLike, frames: Sequence[int], weights: ArrayLik
     losses = np.asarray(losses, dtype=float)
     weights = np.asarray(weights, dtype=np.float32)
     frames = [int(f) for f in frames]
-    n_layers, n_heads = weights.shape[1:3]
+    n_layers, n_heads, t = weights.shape[1:4]
+    grid = grid_layout(n_layers, n_heads, t, height_px=grid_px)
+    if any(len(title) * _TITLE_LINE_PX * 0.72 * 0.55 > grid.cell_px * t
+           for row in titles for title in row):
+        grid = grid_layout(n_layers, n_heads, t, height_px=grid_px, title_lines=2)
+        titles = [[title.replace(" · ", "<br>") for title in row] for row in titles]
+    grid_height = grid.cell_px * grid.rows
     ticks = [tick_text(s) for s in labels]
-    # vertical layout in pixels from the top of the plot area: the Play button, the loss
-    # curve, its step axis, then per layer a title, the heatmaps and their turned labels
-    row_px = max(_ROW_PX, round(len(labels) * label_px * 1.25))  # one label a row, no overlap
-    ticks_px = round(max(map(len, ticks)) * label_px * 0.62) + 14  # turned labels below
-    rows_px = [_PLAY_PX, _LOSS_PX, 30 + 4 * label_px] + [_TITLE_PX + row_px + ticks_px] * n_layers
-    area = sum(rows_px)
-    height = area + _MARGIN_TOP + _MARGIN_BOTTOM
+    ticks_px = round(max(map(len, ticks)) * label_px * 0.62) + 12  # turned labels below
+    curve_px = _BESIDE_LOSS_PX if beside else _LOSS_PX
+    loss_px = curve_px + _LOSS_TICKS_PX + _SLIDER_PX  # the curve, its steps, the slider
+    area = max(grid_height, loss_px) if beside else loss_px + grid_height
+    top = _BESIDE_MARGIN_TOP if beside else _MARGIN_TOP
 
     def y(px: float) -> float:  # pixels from the top of the plot area -> paper fraction
         return 1 - px / area
 
-    steps = np.arange(1, len(losses) + 1)
-    positive = bool(len(losses) and (losses > 0).all())
-    data = [dict(type="scatter", x=steps, y=losses, mode="lines", name=loss_title,
-                 line=dict(color=COLOURS[0], width=2), xaxis="x", yaxis="y",
-                 hovertemplate=f"{step_title} %{{x}}<br>{loss_title} %{{y:.4g}}<extra></extra>")]
-    layout = dict(height=height, showlegend=False,
-                  margin=dict(l=70, r=20, t=_MARGIN_TOP, b=_MARGIN_BOTTOM),
-                  xaxis=axis(step_title, domain=[0, 1], anchor="y"),
-                  yaxis=axis(loss_title, domain=[y(_PLAY_PX + _LOSS_PX), y(_PLAY_PX)],
-                             anchor="x", type="log" if positive else "linear"),
+    loss_x = [0, _BESIDE_LOSS] if beside else [0, 1]
+    last = frames[-1] if frames else 0
+    data = [training.loss_line(np.arange(1, len(losses) + 1), losses, loss_title=loss_title,
+                               step_title=step_title, digits=4)]
+    layout = dict(height=round(area + top + ticks_px), showlegend=False,
+                  margin=dict(l=70, r=20, t=top, b=ticks_px),
+                  xaxis=dict(domain=loss_x, anchor="y", range=[0, max(last, 1)],
+                             tickfont=dict(size=11)),
+                  yaxis=training.loss_axis(loss_title, losses, domain=[y(curve_px), 1]),
                   shapes=_phase_shapes(phase, "x", "y"), annotations=[])
-    width = (1 - _GAP * (n_heads - 1)) / n_heads
-    for layer in range(n_layers):
-        top_px = sum(rows_px[:3 + layer]) + _TITLE_PX
-        for head in range(n_heads):
-            n = 2 + layer * n_heads + head
-            xa, ya = f"x{n}", f"y{n}"
-            x0 = head * (width + _GAP)
-            data.append(dict(type="heatmap", z=weights[-1, layer, head], x=list(labels),
-                             y=list(labels), xaxis=xa, yaxis=ya, showscale=False,
-                             colorscale=colour_scale(WEIGHTS_SCALE), zmin=0.0, zmax=1.0,
-                             hovertemplate=f"{query_title} %{{y}} → {key_title} %{{x}}: "
-                                           "%{z:.3f}<extra></extra>"))
-            small = dict(type="category", tickmode="array", tickvals=list(labels),
-                         ticktext=ticks, tickfont=dict(size=label_px))
-            layout[f"xaxis{n}"] = dict(domain=[x0, x0 + width], anchor=ya, tickangle=-90,
-                                       **small)
-            layout[f"yaxis{n}"] = dict(domain=[y(top_px + row_px), y(top_px)], anchor=xa,
-                                       autorange="reversed", **small)
+    layout["yaxis"]["title"]["font"] = dict(size=14)  # whole in presenter mode too
+    # the grid: one heatmap, square cells (x follows y's scale and shrinks to the middle)
+    every = max(1, math.ceil(label_px * _LABEL_ROOM / grid.cell_px))
+    shown = [s if i % every == 0 else "" for i, s in enumerate(ticks)]
+    hover = np.full((grid.rows, grid.cols), "", dtype=object)
+    for layer, r in enumerate(grid.row0):
+        for head, c in enumerate(grid.col0):
+            name = titles[layer][head].replace("<br>", " · ")
+            for i in range(t):
+                hover[r + i, c:c + t] = [f"{name}<br>{query_title} {labels[i]} → {key_title} "
+                                         f"{labels[j]}" for j in range(t)]
+    data.append(dict(type="heatmap", z=grid.tile(weights[-1]), text=hover, xaxis="x2",
+                     yaxis="y2", showscale=False, colorscale=colour_scale(WEIGHTS_SCALE),
+                     zmin=0.0, zmax=1.0, hoverongaps=False,
+                     hovertemplate="%{text}: %{z:.3f}<extra></extra>"))
+    tick_font = dict(size=label_px)
+    layout["xaxis2"] = dict(domain=[_BESIDE_GRID, 1] if beside else [0, 1], anchor="y2",
+                            range=[-0.5, grid.cols - 0.5], scaleanchor="y2", scaleratio=1,
+                            constrain="domain", constraintoward="left" if beside else "center",
+                            tickmode="array", tickangle=-90,
+                            tickfont=tick_font, ticks="",
+                            tickvals=[c + i for c in grid.col0 for i in range(t)],
+                            ticktext=shown * n_heads, showgrid=False, zeroline=False)
+    layout["yaxis2"] = dict(domain=[y(grid_height), 1] if beside else [0, y(loss_px)],
+                            anchor="x2", range=[grid.rows - 0.5, -0.5], constrain="domain",
+                            constraintoward="top", tickmode="array", tickfont=tick_font,
+                            ticks="", tickvals=[r + i for r in grid.row0 for i in range(t)],
+                            ticktext=shown * n_layers, showgrid=False, zeroline=False)
+    for layer, r in enumerate(grid.row0):
+        for head, c in enumerate(grid.col0):
             layout["annotations"].append(dict(
-                text=f"<b>{titles[layer][head]}</b>", x=x0 + width / 2, y=y(top_px),
-                xref="paper", yref="paper", yanchor="bottom", showarrow=False,
-                font=dict(size=14)))
-    marker = len(data)
-    last = frames[-1]
-    data.append(dict(type="scatter", x=[max(last, 1)], y=[_loss_at(losses, last)],
-                     mode="markers",
-                     marker=dict(size=12, color=MARKER_COLOUR), xaxis="x", yaxis="y",
-                     hoverinfo="skip"))
-    out = []
-    for i, step in enumerate(frames):
-        traces = [dict(z=weights[i, layer, head]) for layer in range(n_layers)
-                  for head in range(n_heads)]
-        traces.append(dict(x=[max(step, 1)], y=[_loss_at(losses, step)]))  # step 0: at 1
-        out.append(dict(name=str(step), data=traces, traces=[*range(1, marker), marker]))
-    animate = dict(mode="immediate", frame=dict(duration=0, redraw=True),
-                   transition=dict(duration=0))
-    layout["sliders"] = [dict(
-        active=len(frames) - 1, len=1.0, x=0.0, y=0, yanchor="top", pad=dict(t=40, b=0),
-        currentvalue=dict(prefix=step_prefix, xanchor="left", font=dict(size=15)),
-        steps=[dict(label=str(s), method="animate", args=[[str(s)], animate]) for s in frames])]
-    layout["updatemenus"] = [dict(
-        type="buttons", direction="left", x=0.0, y=1.0, xanchor="left", yanchor="top",
-        pad=dict(t=0, r=0), showactive=False,
-        buttons=[dict(label=play, method="animate",
-                      args=[None, dict(frame=dict(duration=150, redraw=True), fromcurrent=True,
-                                       transition=dict(duration=0), mode="immediate")]),
-                 dict(label=pause, method="animate", args=[[None], animate])])]
-    return figure(data, layout), out
+                text=f"<b>{titles[layer][head]}</b>", x=c + (t - 1) / 2, y=r - 0.5,
+                xref="x2", yref="y2", yanchor="bottom", showarrow=False,
+                font=dict(size=round(_TITLE_LINE_PX * 0.72))))
+    slider_top = y(curve_px + _LOSS_TICKS_PX)
+    return training.replay_figure(
+        data, layout, [grid.tile(weights)],
+        [(step, _loss_at(losses, step)) for step in frames], frames,
+        step_prefix=step_prefix, play=play, pause=pause, frame_ms=150,
+        slider=dict(len=loss_x[1], x=0.0, y=slider_top, yanchor="top", pad=dict(t=0, b=0),
+                    font=dict(color="rgba(0, 0, 0, 0)"), ticklen=0, minorticklen=0),
+        current_colour="#444444",
+        buttons=dict(x=loss_x[1], y=slider_top, xanchor="right", yanchor="top",
+                     pad=dict(t=0, r=0), font=dict(size=13)))
 
 
 def _loss_at(losses: np.ndarray, step: int) -> float:

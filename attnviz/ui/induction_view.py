@@ -51,6 +51,9 @@ EXPERIMENT = "induction_experiment"  # the experiment whose talking point is sho
 OPENED = "induction_opened"  # the name of the head just opened as the scenario
 ABLATE = "induction_ablate"
 LABEL_PX = 9  # the grid's position labels (24 of them a heatmap)
+# presenter mode (no sidebar: ~950 px wide at 1024): the loss curve beside the grid, which gets
+# the height a 1024 × 768 screen leaves under the title (its labels, 16 px, below that)
+PRESENTER_GRID_PX = 440
 CHUNK = 10  # training steps between two progress updates (each is where Stop interrupts)
 DEFAULTS = InductionSettings()
 WIDGETS = {"induction_layers": DEFAULTS.n_layers, "induction_heads": DEFAULTS.n_heads,
@@ -135,8 +138,14 @@ def apply_experiment(key: str) -> None:
     st.session_state[EXPERIMENT] = key
 
 
-def experiment_note() -> None:
-    """The talking point of the experiment last chosen."""
+def experiments() -> None:
+    """The experiments' buttons, each as wide as its label (a row that wraps: every label
+    whole at 1024 px beside the sidebar), and the talking point of the one last chosen."""
+    st.markdown(f"**{text.EXPERIMENTS_TITLE}** — {text.EXPERIMENTS_CAPTION}")
+    with st.container(horizontal=True, key="induction_experiments"):
+        for key, label in text.EXPERIMENTS.items():
+            st.button(label, key=f"induction_exp_{key}", on_click=apply_experiment,
+                      args=(key,))
     chosen = st.session_state.get(EXPERIMENT)
     if chosen in text.EXPERIMENT_NOTES:
         st.info(text.EXPERIMENT_NOTES[chosen])
@@ -233,7 +242,18 @@ def train_panel(settings: InductionSettings | None) -> None:
 
 
 def formation(run: InductionRun) -> None:
-    """The roles named, the phase change, and the loss over the replayable grid."""
+    """The loss over the replayable grid, then what it shows: the roles named, the phase
+    change, how to read the grid."""
+    c = run.settings
+    titles = [[head_title(run, layer, head) for head in range(c.n_heads)]
+              for layer in range(c.n_layers)]
+    fig, frames = formation_figure(
+        run.losses, run.frames, run.weights, labels(run), titles, phase=_phase(run),
+        loss_title=text.LOSS_AXIS, step_title=text.STEP_AXIS, step_prefix=text.STEP_PREFIX,
+        play=text.PLAY, pause=text.PAUSE, query_title=text.QUERY_AXIS, key_title=text.KEY_AXIS,
+        **(dict(label_px=PRESENTER_TICK_PX, grid_px=PRESENTER_GRID_PX, beside=True)
+           if state.presenter() else dict(label_px=LABEL_PX)))
+    show_figure(fig, key="induction_fig_grid", frames=frames, grow=False)
     roles = run.roles
     words = dict(previous=head_name(*roles.previous_token),
                  previous_score=f"{roles.previous_token_score:.2f}",
@@ -245,22 +265,13 @@ def formation(run: InductionRun) -> None:
     st.caption(text.PHASE.format(step=phase.step, before=f"{phase.before:.2f}",
                                  after=f"{phase.after:.2f}") if phase else text.NO_PHASE)
     st.caption(text.WATCH_CAPTION)
-    c = run.settings
-    titles = [[head_title(run, layer, head) for head in range(c.n_heads)]
-              for layer in range(c.n_layers)]
-    fig, frames = formation_figure(
-        run.losses, run.frames, run.weights, labels(run), titles, phase=_phase(run),
-        loss_title=text.LOSS_AXIS, step_title=text.STEP_AXIS, step_prefix=text.STEP_PREFIX,
-        play=text.PLAY, pause=text.PAUSE, query_title=text.QUERY_AXIS, key_title=text.KEY_AXIS,
-        label_px=PRESENTER_TICK_PX if state.presenter() else LABEL_PX)
-    show_figure(fig, key="induction_fig_grid", frames=frames, grow=False)
 
 
 def head_title(run: InductionRun, layer: int, head: int) -> str:
-    """"L1 H1 · induction head", or the head's name alone when it has no role."""
+    """"L1 H1 · induction", or the head's name alone when it has no role."""
     role = role_of(run, layer, head)
     name = head_name(layer, head)
-    return text.ROLE_TITLE.format(head=name, role=text.ROLE_NAMES[role]) if role else name
+    return text.ROLE_TITLE.format(head=name, role=text.GRID_ROLES[role]) if role else name
 
 
 def labels(run: InductionRun) -> list[str]:

@@ -33,6 +33,15 @@ def messages(elements) -> list[str]:
     return [e.value for e in elements]
 
 
+def heads(z, layout, n_layers=2, n_heads=2, t=24) -> np.ndarray:
+    """Every head's pattern cut from the grid's one heatmap, where its axes' position labels
+    put it: (n_layers, n_heads, t, t)."""
+    z = decode(z)
+    cols = np.reshape(layout["xaxis2"]["tickvals"], (n_heads, t))
+    rows = np.reshape(layout["yaxis2"]["tickvals"], (n_layers, t))
+    return np.array([[z[np.ix_(r, c)] for c in cols] for r in rows])
+
+
 def test_it_opens_on_the_shipped_model_with_every_chart_and_the_replay():
     at = on_page()
     assert chart_keys(at) == CHARTS
@@ -43,16 +52,18 @@ def test_it_opens_on_the_shipped_model_with_every_chart_and_the_replay():
     assert [f["name"] for f in frames] == [str(s) for s in SHIPPED.record["frames"]]
     assert len(frames) == 51
     # the last frame (and the figure as drawn) is the shipped model's attention, every head
-    n = 0
-    for layer in range(2):
-        for head in range(2):
-            final = SHIPPED.record["final_weights"][layer, head]
-            np.testing.assert_allclose(decode(frames[-1]["data"][n]["z"]), final, atol=1e-7)
-            np.testing.assert_allclose(decode(grid["data"][1 + n]["z"]), final, atol=1e-7)
-            n += 1
+    layout, final = grid["layout"], SHIPPED.record["final_weights"]
+    np.testing.assert_allclose(heads(frames[-1]["data"][0]["z"], layout), final, atol=1e-7)
+    np.testing.assert_allclose(heads(grid["data"][1]["z"], layout), final, atol=1e-7)
+    # between the patterns nothing is drawn (NaN), and the labels name the positions
+    assert np.isnan(decode(grid["data"][1]["z"])).sum() == decode(
+        grid["data"][1]["z"]).size - 4 * 24 * 24
+    shown = [s for s in layout["xaxis2"]["ticktext"][:24] if s]
+    assert shown[:2] == [f"0:t{SHIPPED.record['heldout_tokens'][0]}",
+                         f"2:t{SHIPPED.record['heldout_tokens'][2]}"]  # every other one
     # the first frame is before training: nearly uniform attention, far from the last
-    first = decode(frames[0]["data"][3]["z"])
-    assert np.abs(first - SHIPPED.record["final_weights"][1, 1]).max() > 0.5
+    first = heads(frames[0]["data"][0]["z"], layout)[1, 1]
+    assert np.abs(first - final[1, 1]).max() > 0.5
     labels = [b["label"] for b in grid["layout"]["updatemenus"][0]["buttons"]]
     assert labels == [text.PLAY, text.PAUSE]
     assert grid["layout"]["sliders"][0]["active"] == 50
@@ -62,8 +73,8 @@ def test_it_opens_on_the_shipped_model_with_every_chart_and_the_replay():
     assert any(text.FORMED.split(":")[0] in s and "L0 H1" in s and "L1 H1" in s
                for s in messages(at.success))
     titles = [a["text"] for a in grid["layout"]["annotations"]]
-    assert "<b>L1 H1 · induction head</b>" in titles
-    assert "<b>L0 H1 · previous-token head</b>" in titles
+    assert titles == ["<b>L0 H0</b>", "<b>L0 H1 · previous-token</b>", "<b>L1 H0</b>",
+                      "<b>L1 H1 · induction</b>"]
     scores = spec_by_key(at, "induction_fig_scores")
     assert len(scores["data"]) == 3 * 4  # three scores × four heads
     np.testing.assert_allclose(decode(scores["data"][4 + 3]["y"]),
@@ -94,8 +105,8 @@ def test_the_first_visit_reads_the_recorded_frames_and_trains_nothing(monkeypatc
     assert calls == {"gradients": 0, "forward": 2, "start": 0}, calls
     grid = spec_by_key(at, "induction_fig_grid")
     assert len(grid["frames"]) == 51  # the replay is all there
-    np.testing.assert_array_equal(decode(grid["frames"][25]["data"][3]["z"]),
-                                  SHIPPED.record["weights"][25, 1, 1])
+    np.testing.assert_array_equal(heads(grid["frames"][25]["data"][0]["z"], grid["layout"]),
+                                  SHIPPED.record["weights"][25])
 
 
 def test_late_tokens_of_the_repeat_are_easier_than_early_ones():

@@ -28,8 +28,13 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "AFTER": ("step",),
 }
 
-HEADER = "Induction heads: a two-layer transformer learns to copy"
+HEADER = "Induction heads"
 INTRO = (
+    "A two-layer transformer learns to copy a repeated segment (“A B … A → B”): press Play "
+    "and watch a previous-token head and an induction head form (Olsson et al. 2022)."
+)
+ABOUT_TITLE = "The model and the circuit"
+ABOUT = (
     "A small attention-only transformer (token embedding, positions, layers of heads adding "
     "into a residual stream, unembedding) is trained to predict the next token of random "
     "sequences in which a segment repeats at a random place: “A B … A → B”. Nothing tells it "
@@ -37,7 +42,8 @@ INTRO = (
     "early layer writes “the token before me was A” into every position, and an induction head "
     "in a later layer looks for the position whose previous token matches its own token and "
     "copies what stands there. The page opens on a model trained with the defaults and shipped "
-    "with attnviz; train it again below, live."
+    "with attnviz (its recorded training is replayed from its file); train it again below the "
+    "grid, live."
 )
 # {steps}: training steps; {seed}: the seed
 SHIPPED_SOURCE = ("Showing the shipped model: the defaults, {steps} steps, seed {seed} (made by "
@@ -50,6 +56,7 @@ BACK_TO_SHIPPED = "Back to the shipped model"
 # {layer}, {head}: indices from 0
 HEAD_NAME = "L{layer} H{head}"
 ROLE_NAMES = {"previous": "previous-token head", "induction": "induction head", "": "head"}
+GRID_ROLES = {"previous": "previous-token", "induction": "induction"}  # a grid title: one line
 # {previous}, {induction}: head names; {previous_score}, {induction_score}: their scores
 FORMED = ("The circuit formed: the previous-token head is {previous} (previous-token score "
           "{previous_score}) and the induction head is {induction} (prefix-matching score "
@@ -144,10 +151,10 @@ HEAD_TITLE = "Induction model, {head}"
 # {head}: the head's name; {role}: what its scores say it is; {layer}: its layer
 HEAD_DESCRIPTION = ("{head} ({role}) of the trained induction model, on the held-out repeated "
                     "sequence; x is the residual stream entering layer {layer}.")
-# {head}: the head's name; {role}: what its scores say it is
+# {head}: the head's name; {role}: what its scores say it is (GRID_ROLES)
 ROLE_TITLE = "{head} · {role}"
 
-TRAIN_TITLE = "Train again"
+TRAIN_TITLE = "Train it again, live"
 TRAIN_CAPTION = (
     "A fresh model from random weights (vocabulary 16, 24 tokens, width 32, Adam, batch 32). "
     "The defaults form both heads in a few seconds."
@@ -185,12 +192,12 @@ STALE = ("The settings changed since this run: press Train to train on them (the
 EXPERIMENTS_TITLE = "Experiments for a class"
 EXPERIMENTS_CAPTION = ("Each button sets the settings (the rest at their defaults); then press "
                        "Train.")
-EXPERIMENTS = {
+EXPERIMENTS = {  # short: each button is as wide as its label
     "defaults": "The defaults",
-    "one_layer": "One layer only",
+    "one_layer": "One layer",
     "no_positions": "No positions",
     "one_head": "One head per layer",
-    "high_lr": "Learning rate too high",
+    "high_lr": "Learning rate × 10",
 }
 EXPERIMENT_NOTES = {
     "defaults": "2 layers × 2 heads, learned positions, Adam 0.01, 300 steps: both heads form, "
