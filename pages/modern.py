@@ -71,7 +71,7 @@ with alibi_tab:
     for h, col in zip(shown, heads.grid(len(shown)), strict=True):
         with col:
             st.markdown(f"**{text.ALIBI_HEAD.format(h=h)}**")
-            show_alibi_head(n_heads, h, length, lengths if h == 0 else None)
+            show_alibi_head(n_heads, h, length, lengths, slider=h == 0)
 
 with gqa_tab:
     st.write(text.GQA_INTRO)

@@ -170,14 +170,17 @@ def show_slopes(n_heads: int) -> None:
                                   ALIBI_HEADS))
 
 
-def show_alibi_head(n_heads: int, h: int, length: int, lengths: list[int] | None) -> None:
-    """Head ``h``'s causal bias; with ``lengths``, a frame for every length so that the figure's
-    own slider grows it during a drag. One colour range for every head and length, the
-    steepest head's at the longest length (a bias is signed: diverging, centred at 0), so the
-    heads' slopes look as different as they are. One head has the slider: its frames are the
-    page's largest payload (64 × 64 numbers, twice)."""
-    top = max(lengths or [length])
-    low = float(causal_bias(n_heads, 0, top)[top - 1, 0]) or -1.0  # −m_0·(top − 1), m_0 largest
+def show_alibi_head(n_heads: int, h: int, length: int, lengths: list[int], *,
+                    slider: bool) -> None:
+    """Head ``h``'s causal bias; with ``slider``, a frame for every one of ``lengths`` so that
+    the figure's own slider grows it during a drag. One colour range for every head, the
+    steepest head's at this length (a bias is signed: diverging, centred at 0), so the heads'
+    slopes look as different as they are: head 0's farthest cell is the darkest blue, a gentle
+    head's stay pale. During a drag the range stays (longer lengths saturate) until the release
+    draws the new length. One head has the slider: its frames are the page's largest payload
+    (64 × 64 numbers, twice)."""
+    lengths = lengths if slider else None
+    low = float(causal_bias(n_heads, 0, length)[length - 1, 0]) or -1.0  # −m_0·(length − 1)
     fig = heatmap(causal_bias(n_heads, h, length), kind="signed", zmin=low, zmax=-low)
     frames = None
     if lengths:

@@ -219,8 +219,9 @@ def test_each_alibi_head_carries_a_frame_for_every_length_with_its_masked_cells(
             assert frame["data"][0]["texttemplate"] == frame["data"][1]["texttemplate"] == ""
             assert "%{z:.10g}" in frame["data"][0]["hovertemplate"]
         assert frame["layout"]["yaxis"]["range"] == [length - 0.5, -0.5]
-    # one colour range for every length (and head): the longest one's, ±63·m_0, centred at 0
-    low = alibi_bias(n, 64)[0][63, 0]
+    # one colour range for every head: the steepest head's at the length shown, centred at 0
+    length = int(at.select_slider(key="modern_alibi_length").value)
+    low = alibi_bias(n, length)[0][length - 1, 0]
     assert spec["data"][0]["zmin"] == low and spec["data"][0]["zmax"] == -low
     assert spec["data"][0]["zmid"] == 0
     assert not spec_by_key(at, "modern_fig_alibi_3")["frames"]  # one head has the slider
