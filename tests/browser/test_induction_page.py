@@ -1,15 +1,19 @@
 """Real browser: the Induction page opens on the shipped model and its slider steps every head's
 attention through the recorded training in the browser; a short live run trains and replays;
-a head opened on the page is what Step by step shows.
+a head opened on the page is what Step by step shows. At 1024×768, 1366×768 and 1920×1080, in
+and out of presenter mode, the page opens on the lesson: the whole replay figure (loss curve,
+slider, every head's pattern) on the first screen, and every experiment button's label whole.
 
 Screenshots of the grid before, during and after the phase change (the shipped model at steps
 0, at the phase change and at the end) are saved as tests/artifacts/screenshots/induction_*.png
-(1366×768).
+(1366×768); the page as it opens and during Play at each size as
+induction_open_<w>x<h>[_presenter].png and induction_play_<w>x<h>.png.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from helpers import (
     SCREENSHOTS,
     TIMEOUT_MS,
@@ -30,15 +34,21 @@ GRID = ".st-key-induction_fig_grid"
 STEP_LABEL = f"{GRID} .slider-group > .slider-label"  # "step 120"
 
 
-def grid_z(page: Page, n_heads: int) -> np.ndarray:
-    """The attention every head of the grid shows now: (n_heads_total, t, t)."""
-    z = page.evaluate(
-        """([sel, n]) => {
+def grid_z(page: Page, n_heads: int, t: int = 24) -> np.ndarray:
+    """The attention every head of the grid shows now, (n_heads_total, t, t): cut from the
+    grid's one heatmap where its axes' position labels put each head (layer by layer)."""
+    z, cols, rows = page.evaluate(
+        """(sel) => {
             const g = document.querySelector(`${sel} .js-plotly-plot`);
-            return Array.from({length: n}, (_, i) =>
-                Array.from(g._fullData[1 + i].z, r => Array.from(r)));
-        }""", [GRID, n_heads])
-    return np.array(z, dtype=float)
+            return [Array.from(g._fullData[1].z, r => Array.from(r, v => v ?? NaN)),
+                    Array.from(g._fullLayout.xaxis2.tickvals),
+                    Array.from(g._fullLayout.yaxis2.tickvals)];
+        }""", GRID)
+    z = np.array(z, dtype=float)
+    cols, rows = np.reshape(cols, (-1, t)), np.reshape(rows, (-1, t))
+    heads = [z[np.ix_(r, c)] for r in rows for c in cols]
+    assert len(heads) == n_heads
+    return np.array(heads)
 
 
 def go_to_frame(page: Page, index: int, n_frames: int) -> int:
@@ -119,5 +129,71 @@ def test_induction_opens_replays_trains_and_opens_a_head(browser: Browser, app_s
         assert_no_exception(page)
         first = f"0:t{run.heldout.tokens[0, 0]}"
         assert first in page.locator("[data-testid=stMain]").inner_text()
+    finally:
+        context.close()
+
+
+# (width, height) -> presenter mode checked too
+SCREENS = {(1024, 768): True, (1366, 768): False, (1920, 1080): True}
+BUTTON_TEXT = "[data-testid=stMain] [class*='st-key-induction_exp_'] button " \
+              "[data-testid=stMarkdownContainer]"
+
+
+def lesson_box(page: Page) -> dict:
+    """The replay figure's box on the screen, and every experiment button's label's drawn
+    width against its room (a label is cut when it needs more: scrollWidth > clientWidth)."""
+    return page.evaluate(
+        """([grid, buttons]) => {
+            const box = document.querySelector(grid).getBoundingClientRect();
+            const labels = Array.from(document.querySelectorAll(buttons), el =>
+                [el.textContent, el.scrollWidth, el.clientWidth]);
+            return {top: box.top, bottom: box.bottom, labels};
+        }""", [GRID, BUTTON_TEXT])
+
+
+def assert_lesson_on_first_screen(page: Page, width: int, height: int, mode: str) -> None:
+    box = lesson_box(page)
+    assert 0 < box["top"] < height, (mode, box)
+    assert box["bottom"] <= height, (mode, box)  # slider, Play and every head: no scrolling
+    assert [label for label, *_ in box["labels"]] == list(text.EXPERIMENTS.values())
+    for label, needed, room in box["labels"]:
+        assert 0 < needed <= room, (mode, label, needed, room)
+
+
+@pytest.mark.parametrize("width, height", list(SCREENS))
+def test_the_page_opens_on_the_lesson_at_classroom_sizes(browser: Browser, app_server: str,
+                                                        width: int, height: int):
+    context = browser.new_context(viewport={"width": width, "height": height})
+    context.set_default_timeout(TIMEOUT_MS)
+    page = context.new_page()
+    track_reruns(page)
+    size = f"{width}x{height}"
+    try:
+        goto_page(page, app_server, "induction")
+        wait_for_plots(page, 1)
+        assert_no_exception(page)
+        assert_lesson_on_first_screen(page, width, height, "sidebar open")
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / f"induction_open_{size}.png"))
+        # Play steps the grid from the start in the browser (no rerun)
+        page.locator(f"{GRID} .updatemenu-button").first.click()
+        page.wait_for_function(
+            """(sel) => { const l = document.querySelector(sel);
+                          const s = Number(l.textContent.split(' ').pop());
+                          return s > 60 && s < 240; }""", arg=STEP_LABEL)
+        page.screenshot(path=str(SCREENSHOTS / f"induction_play_{size}.png"))
+        page.locator(f"{GRID} .updatemenu-button").nth(1).click()  # Pause
+        if not SCREENS[(width, height)]:
+            return
+        with expect_rerun(page):
+            page.get_by_test_id("stSidebar").get_by_text("Presenter mode").click()
+        page.wait_for_function(  # redrawn with the loss curve beside the grid
+            """(sel) => { const g = document.querySelector(`${sel} .js-plotly-plot`);
+                          return g && g._fullLayout && g._fullLayout.xaxis.domain[1] < 0.5; }""",
+            arg=GRID)
+        page.wait_for_timeout(500)  # the sidebar's closing moves the page
+        assert_no_exception(page)
+        assert_lesson_on_first_screen(page, width, height, "presenter mode")
+        page.screenshot(path=str(SCREENSHOTS / f"induction_open_{size}_presenter.png"))
     finally:
         context.close()
