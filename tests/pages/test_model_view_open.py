@@ -109,10 +109,11 @@ def test_a_gpt2_head_opens_with_the_bias_trick_said_on_the_page(at, folders):
     data = at.session_state[mv.DATA_KEY]
     np.testing.assert_allclose(run_scenario(sc).attention.weights, data.weights[0, 2],
                                rtol=0, atol=1e-5)
-    switch_to(at, "step_by_step")
-    assert not at.exception
-    captions = [re.sub(r"\\(.)", r"\1", c.value) for c in at.caption]  # Markdown escapes out
-    assert any(text.REAL_BIAS_NOTE.format(d_model=d_model) in c for c in captions), captions
+    for page in ("step_by_step", "playground"):  # where X and W are shown, the trick is said
+        switch_to(at, page)
+        assert not at.exception
+        captions = [re.sub(r"\\(.)", r"\1", c.value) for c in at.caption]  # escapes out
+        assert any(text.REAL_BIAS_NOTE.format(d_model=d_model) in c for c in captions), page
 
 
 def test_a_head_no_variant_computes_is_refused_and_the_scenario_stays(at, folders):

@@ -238,10 +238,10 @@ REAL_HEAD_DESCRIPTION = (
     "x is the hidden state entering layer {layer}'s attention; K and V come from key/value "
     "head {kv}; {variant}, scale {scale:.6g}."
 )
-# {d_model}: the model's hidden size (x's last column is number d_model, counting from 0)
+# {d_model}: the model's hidden size (x's last column, labelled d{d_model}, counting from 0)
 REAL_BIAS_NOTE = (
-    "Bias trick: x's last column (column {d_model}) is a constant 1 and the last row of W_Q, "
-    "W_K and W_V holds the model's bias, so x·W gives x·W + b exactly."
+    "Bias trick: x's last column, d{d_model}, is a constant 1 and row d{d_model} of W_Q, W_K "
+    "and W_V holds the model's bias, so x·W gives x·W + b exactly."
 )
 # {now}, {then}: the tokens the model gives now and those captured (short)
 REAL_CHANGED = (
