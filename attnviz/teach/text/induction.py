@@ -157,7 +157,7 @@ ROLE_TITLE = "{head} · {role}"
 TRAIN_TITLE = "Train it again, live"
 TRAIN_CAPTION = (
     "A fresh model from random weights (vocabulary 16, 24 tokens, width 32, Adam, batch 32). "
-    "The defaults form both heads in a few seconds."
+    "The defaults form both heads in a few seconds; the grid above then replays your run."
 )
 LAYERS_LABEL = "Layers"
 HEADS_LABEL = "Heads per layer"
