@@ -137,8 +137,10 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
         values: by default "signed" (diverging, centred at 0, a symmetric range even while
         every entry is positive); "sequential" only for matrices that cannot be negative.
     zmin, zmax : float, optional
-        Shared colour range (e.g. the same scale for every head); the cells' numbers then
-        follow the zero rule of :func:`cell_text` for that range, as every head's do.
+        Shared colour range (e.g. the same scale for every head); a signed matrix's numbers
+        then follow the zero rule of :func:`cell_text` for that range, as every head's do (a
+        sequential one's for its own largest number: ALiBi's slope 0.0039 on a 0–1 range is
+        no 0).
     digits : int
         Significant digits of the numbers written in the cells; decimals for ``"weights"``
         (probabilities: 0.007 and 0.236 have the same width, the hover has every digit).
@@ -202,7 +204,7 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
                   f"{x_title or common.FIGURE_COLUMN} %{{x}}<br>")
     if show_text:
         text, exact = _texts(z, kind, digits, kind == "weights" if fixed is None else fixed,
-                             scale=range_scale(trace))
+                             scale=range_scale(trace) if kind == "signed" else None)
         trace.update(text=text, texttemplate="%{text}", customdata=exact,
                      hovertemplate=(hover_rows + common.FIGURE_VALUE
                                     + " %{customdata}<extra></extra>"))
@@ -455,7 +457,7 @@ def with_slider(fig: go.Figure, matrices, labels: Sequence[str], active: int, *,
         if written:
             kind_i = kind or matrix_kind(z)
             text, exact = _texts(z, kind_i, digits, kind_i == "weights",
-                                 scale=range_scale(fig.data[0]))
+                                 scale=range_scale(fig.data[0]) if kind_i == "signed" else None)
             trace.update(text=text, customdata=exact)
         if switch:  # numbers written in this step's cells, or not (then hover reads z)
             trace.update(texttemplate=fig.data[0].texttemplate if written else "",

@@ -182,7 +182,8 @@ def head_grids(att, labels: list[str], n: int) -> None:
     bars = per_row <= 2  # wider grids: one shared scale, explained in the caption
 
     st.subheader(text.WEIGHTS_HEADER)
-    st.caption(text.WEIGHTS + ("" if bars else " " + text.WEIGHTS_SCALE))
+    scale = text.WEIGHTS_SCALE_PROJECTOR if state.projector() else text.WEIGHTS_SCALE
+    st.caption(text.WEIGHTS + ("" if bars else " " + scale))
     extra = 0.0 if bars else label_room(labels, per_row)
     for h, col in enumerate(grid(n, per_row, first_extra=extra)):
         with col:

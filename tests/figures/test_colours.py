@@ -119,3 +119,10 @@ def test_the_themes_scales_differ_and_are_valid():
     assert signed[0][0] == 0.0 and signed[-1][0] == 1.0
     assert dict((s, c) for s, c in signed)[0.5] == "#ffffff"  # white means 0, as by default
     assert set(colours.THEMES) == {"default", "projector"}
+
+
+def test_a_sequential_range_does_not_zero_small_true_values():
+    """ALiBi's slopes on their 0–1 range: 2⁻⁸ is a slope, not a rounding, and is written."""
+    slopes = np.array([[0.25, 0.0625, 0.015625, 0.00390625]])
+    text = heatmap(slopes, kind="sequential", zmin=0.0, zmax=1.0).data[0].text
+    assert list(text[0]) == ["0.25", "0.0625", "0.0156", "0.00391"]

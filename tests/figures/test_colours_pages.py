@@ -82,3 +82,13 @@ def test_gradients_open_with_a_target_that_is_not_zero():
     assert np.abs(target).max() > 0.5  # each token attending to itself: its own value
     grad = decode(trace0(at, "gradients_output_grad")["z"]).astype(float)
     assert np.abs(grad).max() > 0.1  # and the gradient it gives is visible
+
+
+def test_the_multi_head_caption_names_the_colours_drawn():
+    from attnviz.teach.text import multi_head as text
+    at = open_page("multi_head")  # three heads a row: one shared scale, named in the caption
+    assert any(text.WEIGHTS_SCALE in c.value for c in at.caption)
+    at.toggle(key=state.PROJECTOR).set_value(True).run()
+    captions = [c.value for c in at.caption]
+    assert any(text.WEIGHTS_SCALE_PROJECTOR in c for c in captions)
+    assert not any(text.WEIGHTS_SCALE in c for c in captions)

@@ -95,6 +95,8 @@ WEIGHTS = (
 )
 
 WEIGHTS_SCALE = "Colour: dark purple = 0, yellow = 1; hover a cell for its exact value."
+# the same with the high-contrast projector colours (attnviz.figures.colours.PROJECTOR)
+WEIGHTS_SCALE_PROJECTOR = "Colour: black = 0, yellow = 1; hover a cell for its exact value."
 
 HEAD_TITLE = "**head {h}**"  # {h}: the head
 
