@@ -542,7 +542,9 @@ class InductionRun:
     frames : ndarray of int, shape (f,)
         The recorded steps (0 = before training; the last step taken is always one).
     weights : ndarray of shape (f, n_layers, n_heads, t, t)
-        Every head's attention on the held-out sequence at each recorded step.
+        Every head's attention on the held-out sequence at each recorded step (float64;
+        float32 in the shipped model's run, read from its file:
+        :func:`attnviz.io.examples.make_induction_model.recorded_run`).
     previous_token, prefix_matching, copying : ndarray of shape (f, n_layers, n_heads)
     position_loss : ndarray of shape (f, t − 1)
     eval_loss : ndarray of shape (f,)
