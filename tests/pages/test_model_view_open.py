@@ -36,7 +36,7 @@ def folders(tmp_path_factory) -> dict:
     from hf_models import configs, save_model
 
     return {name: save_model(*configs()[name], tmp_path_factory.mktemp(name), bias_std=0.1)
-            for name in ("llama", "gpt2", "qwen3")}
+            for name in ("llama", "gpt2", "qwen3", "gemma2")}
 
 
 @pytest.fixture
@@ -90,7 +90,8 @@ def test_a_llama_head_opens_as_the_current_scenario(at, folders):
     assert links == [(page.removeprefix("pages/").removesuffix(".py"), label)
                      for page, label in text.REAL_OPEN_PAGES.items()]
     # the editors start again from the new scenario, and the pages run on it
-    for page in ("step_by_step", "trace", "gradients", "compare"):
+    for page in ("step_by_step", "trace", "gradients", "compare", "modern", "masks",
+                 "multi_head", "playground"):
         switch_to(at, page)
         assert not at.exception, (page, [e.message for e in at.exception])
         assert not errors(at), (page, errors(at))
@@ -114,6 +115,26 @@ def test_a_gpt2_head_opens_with_the_bias_trick_said_on_the_page(at, folders):
         assert not at.exception
         captions = [re.sub(r"\\(.)", r"\1", c.value) for c in at.caption]  # escapes out
         assert any(text.REAL_BIAS_NOTE.format(d_model=d_model) in c for c in captions), page
+
+
+def test_a_gemma2_head_opens_with_its_window_and_cap(at, folders):
+    """Layer 0 slides (a window of 3 keys), every layer soft-caps (query_pre_attn_scalar is
+    the head width here, so the scale is 1/√d_k): the pages that show the mask and the steps
+    run on it."""
+    at = capture_from(at, folders["gemma2"])
+    at = open_head(at, 0, 1)
+    assert not at.exception and not errors(at)
+    sc = at.session_state[state.SCENARIO]
+    assert (sc.variant, sc.mask_kind, sc.scale_mode) == ("rope", "custom", "sqrt_dk")
+    assert sc.params["rope_softcap"] == 5.0
+    assert not sc.custom_mask[5, :3].any() and sc.custom_mask[5, 3:6].all()  # 3 keys
+    data = at.session_state[mv.DATA_KEY]
+    np.testing.assert_allclose(run_scenario(sc).attention.weights, data.weights[0, 1],
+                               rtol=0, atol=1e-5)
+    for page in ("step_by_step", "trace", "masks", "modern"):
+        switch_to(at, page)
+        assert not at.exception, (page, [e.message for e in at.exception])
+        assert not errors(at), (page, errors(at))
 
 
 def test_a_head_no_variant_computes_is_refused_and_the_scenario_stays(at, folders):
