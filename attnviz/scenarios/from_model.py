@@ -186,7 +186,10 @@ def _rope_params(li: RealLayer) -> dict[str, Any]:
     attention scaling."""
     rope = li.rope
     what = f"{li.model_type} layer {li.layer}"
-    if rope.rope_type != "default" or rope.attention_scaling != 1.0 or rope.base is None:
+    if rope.base is None:
+        raise ValueError(f"{what} does not name its RoPE base (rope_theta) in its config; the "
+                         f"RoPE variant needs it, so this head cannot be opened exactly")
+    if rope.rope_type != "default" or rope.attention_scaling != 1.0:
         raise ValueError(f"{what} uses a scaled RoPE (rope_type {str(rope.rope_type)[:30]!r}, "
                          f"attention scaling {rope.attention_scaling:g}); the RoPE variant turns "
                          f"pairs by position·base^(−2i/d) only, so this head cannot be opened "

@@ -294,6 +294,14 @@ def test_frequencies_that_are_not_the_base_are_refused(lifted):
         layer_scenario(odd, 0)
 
 
+def test_a_rope_without_a_named_base_is_refused(lifted):
+    li = lifted["llama"][0][0]
+    unnamed = dataclasses.replace(li, rope=dataclasses.replace(li.rope, base=None))
+    with pytest.raises(ValueError, match=r"llama layer 0 does not name its RoPE base "
+                                         r"\(rope_theta\) in its config"):
+        layer_scenario(unnamed, 0)
+
+
 def test_heads_and_sizes_beyond_the_limits_are_refused(lifted):
     li = lifted["gpt2"][0][0]
     with pytest.raises(ValueError, match=r"head must be a whole number from 0 to 3 \(gpt2 layer "
