@@ -7,6 +7,8 @@ bad input in the page with a message instead of an exception.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import numpy as np
 import streamlit as st
 
@@ -109,8 +111,8 @@ def _vectors_note(name: str) -> None:
         words.append(text.TOKENS_NEW_VECTORS.format(words=md_escape(", ".join(fresh))))
     if reused:
         words.append(text.TOKENS_REUSED_VECTORS.format(words=md_escape(", ".join(reused))))
-    if words:
-        st.info(" ".join(words))
+    if words:  # on a projector a toast: the note takes no room from the charts
+        (st.toast if state.presenter() else st.info)(" ".join(words))
 
 
 def size_controls(prefix: str, scenario: Scenario) -> Scenario:
@@ -285,10 +287,11 @@ SETTINGS = ("scale", "temperature", "pe", "heads", "params")
 
 
 def settings_controls(prefix: str, scenario: Scenario, *, compact: bool = False,
-                      only: tuple[str, ...] = SETTINGS) -> Scenario:
+                      only: tuple[str, ...] = SETTINGS, param_boxes=None) -> Scenario:
     """Scale mode, custom scale, temperature, positional encoding, heads and the variant's own
     settings (``only`` some of them: the lecture view places them in two spots); ``compact``
-    stacks the scale mode and the custom scale (a narrow column)."""
+    stacks the scale mode and the custom scale (a narrow column); ``param_boxes``: a container
+    for each of the variant's own settings (see :func:`param_controls`)."""
     changes = {}
     if "scale" in only:
         c1, c2 = (st.container(), st.container()) if compact else st.columns(2)
@@ -304,7 +307,7 @@ def settings_controls(prefix: str, scenario: Scenario, *, compact: bool = False,
     if "heads" in only and scenario.spec.always_heads:
         changes["n_heads"] = _heads_control(prefix, scenario)
     if "params" in only:
-        own = param_controls(prefix, scenario)
+        own = param_controls(prefix, scenario, boxes=param_boxes)
         if any(scenario.param(name) != value for name, value in own.items()):
             changes["params"] = {**scenario.params, **own}
     if any(getattr(scenario, k) != v for k, v in changes.items()):
@@ -343,30 +346,34 @@ def _heads_control(prefix: str, scenario: Scenario) -> int:
                             key=state.vkey(f"{prefix}_n_heads"))
 
 
-def param_controls(prefix: str, scenario: Scenario) -> dict:
+def param_controls(prefix: str, scenario: Scenario, *, boxes=None) -> dict:
     """One widget per setting the variant declares (``Variant.params``), from the scenario's
     value (or the declared default); returns ``{name: value}`` as the widgets show them.
+    ``boxes``: a container for each (presenter mode's row of columns), else one under another.
 
     A choice is a select box, a flag a toggle, a number a number box bounded by the setting's
     range (the ranges of RoPE's base or a soft cap span decades: a slider would hide most of
     them).
     """
     values = {}
-    for p in scenario.spec.params:
-        key = state.vkey(f"{prefix}_param_{p.name}")
-        value = scenario.param(p.name)
-        if p.choices:
-            values[p.name] = st.selectbox(p.label, p.choices, index=p.choices.index(value),
-                                          key=key)
-        elif isinstance(p.default, bool):
-            values[p.name] = st.toggle(p.label, bool(value), key=key)
-        elif isinstance(p.default, int):
-            values[p.name] = int(st.number_input(p.label, int(p.low), int(p.high), int(value),
-                                                 step=1, key=key))
-        else:
-            values[p.name] = float(st.number_input(p.label, float(p.low), float(p.high),
-                                                   float(value), key=key, format="%g"))
+    for i, p in enumerate(scenario.spec.params):
+        with boxes[i] if boxes else nullcontext():
+            values[p.name] = _param_control(p, scenario, state.vkey(f"{prefix}_param_{p.name}"))
     return values
+
+
+def _param_control(p, scenario: Scenario, key: str):
+    """The widget of one of the variant's settings; returns its value."""
+    value = scenario.param(p.name)
+    if p.choices:
+        return st.selectbox(p.label, p.choices, index=p.choices.index(value), key=key)
+    if isinstance(p.default, bool):
+        return st.toggle(p.label, bool(value), key=key)
+    if isinstance(p.default, int):
+        return int(st.number_input(p.label, int(p.low), int(p.high), int(value), step=1,
+                                   key=key))
+    return float(st.number_input(p.label, float(p.low), float(p.high), float(value), key=key,
+                                 format="%g"))
 
 
 # Results of the last few scenarios this session computed, keyed by content (see compute).

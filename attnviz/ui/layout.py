@@ -33,7 +33,10 @@ WEIGHTS_COLUMN_PX = 42  # one column of the weights' cells ("0.000" at 14 px: 40
 WEIGHTS_FRAME_PX = 100  # the weights' chart beyond its cells (colour bar, margins, turned labels)
 WEIGHTS_MOST = 0.6
 OTHERS_LEAST = 0.16  # ... the two others share the rest by their columns, at least this each
-PRESENTER_CONTROLS = [3, 4, 4]  # presenter mode, above the charts: tokens | τ | the rest
+PRESENTER_TOKENS = 1.5  # presenter mode, above the charts: the tokens' width beside each
+# setting's 1 (τ, positional encoding, heads, the variant's own)
+PRESENTER_HEAD_SWITCH = 2.5  # ... and the head switch's (up to HEADS_IN_ROW heads; more: above
+HEADS_IN_ROW = 4  # the charts, the whole width)
 HEADS_PER_ROW = 4  # the heads focus: thumbnails per row
 
 # --- Playground: every matrix ------------------------------------------------------------------

@@ -174,22 +174,39 @@ def inputs_row(scenario, focus: str):
     return scenario
 
 
+def presenter_settings(scenario, focus: str) -> tuple[str, ...]:
+    """The settings presenter mode's row shows beside the tokens, each in a column of its own
+    (of :data:`LECTURE_SETTINGS`: those the scenario has)."""
+    has = {"temperature": True, "pe": not scenario.direct,
+           "heads": scenario.spec.always_heads, "params": bool(scenario.spec.params)}
+    return tuple(k for k in LECTURE_SETTINGS if has[k])
+
+
 def presenter_inputs(scenario, focus: str):
-    """Presenter mode's controls: the tokens, τ and the other settings in one row above the
-    charts, the editor folded in an expander under them (drawn first, so an edit is in the
-    charts of the same run; the page fits one screen while it is closed). Returns the scenario
-    and the container the charts go in."""
-    tokens, tau, rest = st.columns(layout.PRESENTER_CONTROLS, gap="medium")
+    """Presenter mode's controls: the tokens and each setting (each of the variant's own
+    too) in one row above the charts (short, so the charts keep the screen), the editor folded
+    in an expander under them (drawn first, so an edit is in the charts of the same run; the
+    page fits one screen while it is closed). Returns the scenario and the container the
+    charts go in."""
+    settings = presenter_settings(scenario, focus)
+    plain = [s for s in settings if s != "params"]
+    own = len(scenario.spec.params) if "params" in settings else 0  # a column each
+    heads = [layout.PRESENTER_HEAD_SWITCH] \
+        if scenario.spec.always_heads and scenario.n_heads <= layout.HEADS_IN_ROW else []
+    row = st.container(key="playground_presenter_controls")  # one-line labels: presenter.py
+    tokens, *boxes = row.columns([layout.PRESENTER_TOKENS] + [1] * (len(plain) + own) + heads,
+                                 gap="small")
+    head_box = boxes.pop() if heads else None  # the head switch, drawn with the charts
     with tokens:
         if not scenario.direct:
             scenario = controls.token_controls("playground", scenario)
-    with tau:
-        scenario = controls.settings_controls("playground", scenario, compact=True,
-                                              only=("temperature",))
-    with rest:
-        scenario = controls.settings_controls(
-            "playground", scenario, compact=True,
-            only=tuple(s for s in LECTURE_SETTINGS if s != "temperature"))
+    for box, setting in zip(boxes, plain, strict=False):
+        with box:
+            scenario = controls.settings_controls("playground", scenario, compact=True,
+                                                  only=(setting,))
+    if own:
+        scenario = controls.settings_controls("playground", scenario, only=("params",),
+                                              param_boxes=boxes[len(plain):])
     charts = st.container()
     if not scenario.direct:
         label = text.PRESENTER_EDIT_W if focus == "projections" \
@@ -198,7 +215,7 @@ def presenter_inputs(scenario, focus: str):
         if box.open:
             with box:
                 scenario = editor(scenario, focus)
-    return scenario, charts
+    return scenario, charts, head_box
 
 
 def presenter_widths(focus: str, t: int, d_v: int) -> list[float] | int:
@@ -219,15 +236,16 @@ def presenter_widths(focus: str, t: int, d_v: int) -> list[float] | int:
 def lecture(scenario, focus: str) -> None:
     """The lecture view of one focus: controls, then three matrices side by side."""
     if state.presenter():
-        scenario, charts = presenter_inputs(scenario, focus)
+        scenario, charts, head_box = presenter_inputs(scenario, focus)
     else:
-        scenario, charts = inputs_row(scenario, focus), st.container()
+        scenario, charts, head_box = inputs_row(scenario, focus), st.container(), None
     with charts:
-        lecture_charts(scenario, focus)
+        lecture_charts(scenario, focus, head_box)
 
 
-def lecture_charts(scenario, focus: str) -> None:
-    """The three matrices of one focus side by side (or every head's weights)."""
+def lecture_charts(scenario, focus: str, head_box=None) -> None:
+    """The three matrices of one focus side by side (or every head's weights); the head
+    switch in ``head_box`` (presenter mode's row of controls), else above them."""
     result = controls.compute(scenario)
     if result is None:
         return
@@ -239,9 +257,10 @@ def lecture_charts(scenario, focus: str) -> None:
         return
     h = 0
     if att.n_heads > 1:
-        h = st.segmented_control(text.HEAD_LABEL, list(range(att.n_heads)), default=0,
-                                 format_func=lambda i: common.HEAD_NAME.format(h=i),
-                                 key="playground_lecture_head") or 0
+        h = (head_box or st).segmented_control(
+            text.HEAD_LABEL, list(range(att.n_heads)), default=0,
+            format_func=lambda i: common.HEAD_NAME.format(h=i),
+            key="playground_lecture_head") or 0
     head = att.head(h)
     if focus == "projections" and scenario.spec.projections:
         panels = [(n, getattr(head, n), [f"{n}{j}" for j in range(getattr(head, n).shape[1])],

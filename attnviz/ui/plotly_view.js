@@ -236,11 +236,32 @@ function pageTop(div) {
 // The height that makes a `fit` figure's cells end `fit.bottom` px above the window's bottom
 function fittedHeight(div, layout) {
   const fit = attnvizMeta(layout).fit;
-  if (!fit || !fit.rows) return null;
+  if (!fit || !fit.rows) {
+    div.__attnvizFitTop = undefined;
+    return null;
+  }
   const m = Object.assign({ t: 100, b: 80 }, layout.margin || {});
-  const room = window.innerHeight - pageTop(div) - m.t - fit.bottom;
+  div.__attnvizFitTop = pageTop(div);
+  div.__attnvizFitVh = window.innerHeight;
+  const room = window.innerHeight - div.__attnvizFitTop - m.t - fit.bottom;
   const row = Math.max(fit.minRow || 0, Math.min(fit.maxRow || Infinity, room / fit.rows));
   return Math.round(m.t + row * fit.rows + m.b);
+}
+
+// A chart whose height follows the screen is fitted again when what is above it grows or
+// shrinks (a message shown or gone, a title wrapping: it moved without changing size) and
+// when the window's height changes.
+function watchTop(div) {
+  const id = setInterval(() => {
+    if (!div.isConnected) {
+      clearInterval(id);
+    } else if (div.__attnvizFitTop !== undefined &&
+               (Math.abs(pageTop(div) - div.__attnvizFitTop) > 2 ||
+                window.innerHeight !== div.__attnvizFitVh)) {
+      div.__attnvizFitTop = undefined;  // once per move
+      div.__attnvizSettle();
+    }
+  }, 400);
 }
 
 // Before a drawing: the fitted height and the fonts the cells are expected to take
@@ -330,7 +351,8 @@ function followWidth(div) {
   let timer = null;
   div.__attnvizSettle = (tries = 3) => {
     clearTimeout(timer);
-    timer = setTimeout(() => enqueue(div, () => {
+    delete div.dataset.sized;  // until this pass has measured the chart again
+    const pass = timer = setTimeout(() => enqueue(div, () => {
       const now = Math.round(div.getBoundingClientRect().width);
       if (tries > 0 && now && !div.__attnvizOwnWidth && !div.__attnvizFailed &&
           window.Plotly && div._fullLayout &&
@@ -345,9 +367,12 @@ function followWidth(div) {
         return sizeAfterDrawing(div);  // what is above the chart may have moved
       }
       return undefined;
+    }).finally(() => {
+      if (timer === pass && !div.__attnvizFailed) div.dataset.sized = "1";
     }), 150);
   };
   new ResizeObserver(() => div.__attnvizSettle()).observe(div);
+  watchTop(div);
 }
 
 export default function (component) {

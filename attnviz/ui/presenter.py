@@ -51,8 +51,14 @@ COMPACT_PRESENTER_CSS = """
 <style>
 [data-testid="stMainBlockContainer"] { padding-top: 2rem; padding-bottom: 0.25rem; }
 [data-testid="stMain"] h1 { padding-top: 0; }
+.st-key-playground_presenter_controls [data-testid="stWidgetLabel"] { min-width: 0; }
+.st-key-playground_presenter_controls [data-testid="stWidgetLabel"] p {
+  font-size: 1rem; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 </style>
 """
+# (the lecture view's row of controls in presenter mode, ui/lecture.py: one line per label, the
+# whole label in its help; a label wrapping to four lines in a narrow column had pushed the
+# charts below the screen)
 
 
 _STREAMLIT_SELECTOR = re.compile(r'\[data-(?:testid|baseweb)="[^"]+"\]')
