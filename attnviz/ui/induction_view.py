@@ -54,6 +54,11 @@ LABEL_PX = 9  # the grid's position labels (24 of them a heatmap)
 # presenter mode (no sidebar: ~950 px wide at 1024): the loss curve beside the grid, which gets
 # the height a 1024 × 768 screen leaves under the title (its labels, 16 px, below that)
 PRESENTER_GRID_PX = 440
+# the figure's height follows the screen in the browser (attnviz/ui/plotly_view.js, the
+# ``fit`` of layout.meta): never below the height it is built with (which fits 1024 × 768), at
+# most this many times it (1920 × 1080: ~1.6), its labels ending FIT_GAP_PX above the window
+FIT_GROW = 1.8
+FIT_GAP_PX = 8
 CHUNK = 10  # training steps between two progress updates (each is where Stop interrupts)
 DEFAULTS = InductionSettings()
 WIDGETS = {"induction_layers": DEFAULTS.n_layers, "induction_heads": DEFAULTS.n_heads,
@@ -253,6 +258,7 @@ def formation(run: InductionRun) -> None:
         play=text.PLAY, pause=text.PAUSE, query_title=text.QUERY_AXIS, key_title=text.KEY_AXIS,
         **(dict(label_px=PRESENTER_TICK_PX, grid_px=PRESENTER_GRID_PX, beside=True)
            if state.presenter() else dict(label_px=LABEL_PX)))
+    fit_screen(fig)
     show_figure(fig, key="induction_fig_grid", frames=frames, grow=False)
     roles = run.roles
     words = dict(previous=head_name(*roles.previous_token),
@@ -265,6 +271,17 @@ def formation(run: InductionRun) -> None:
     st.caption(text.PHASE.format(step=phase.step, before=f"{phase.before:.2f}",
                                  after=f"{phase.after:.2f}") if phase else text.NO_PHASE)
     st.caption(text.WATCH_CAPTION)
+
+
+def fit_screen(fig) -> None:
+    """Let the browser make the figure as tall as the screen leaves under its top (its plot
+    area one "row" of the chart component's ``fit``, between the height it was built with and
+    :data:`FIT_GROW` times that): a taller screen draws bigger cells, the loss and the slider
+    grow with them (every vertical place in the figure is a fraction of its plot area)."""
+    margin = fig.layout.margin
+    area = fig.layout.height - margin.t - margin.b
+    fig.update_layout(meta={"attnviz": {"fit": dict(
+        bottom=margin.b + FIT_GAP_PX, rows=1, minRow=area, maxRow=round(area * FIT_GROW))}})
 
 
 def head_title(run: InductionRun, layer: int, head: int) -> str:
