@@ -60,3 +60,15 @@ def test_the_backward_pass_carries_the_caps_derivative():
         down[idx] -= eps
         numeric[idx] = (loss(up) - loss(down)) / (2 * eps)
     np.testing.assert_allclose(grads["w_q"], numeric, rtol=1e-5, atol=1e-8)
+
+
+def test_the_formula_writes_the_cap_only_when_it_is_on():
+    from attnviz.scenarios.scenario import written
+
+    plain, capped = rope_preset(), rope_preset(0.5)
+    assert not written(plain).capped and not written(rope_preset(0.0)).capped
+    assert written(capped).capped
+    assert r"\tanh" not in VARIANTS["rope"].written(written(plain))
+    formula = VARIANTS["rope"].written(written(capped))
+    assert r"c\,\tanh" in formula and r"(R_{\Theta,m}\,q_m)" in formula
+    assert formula.count("{") == formula.count("}")

@@ -27,12 +27,16 @@ class Written:
         Divide by τ (the temperature is not 1).
     masked : bool
         Something is masked.
+    capped : bool
+        The scaled scores are soft-capped, c·tanh(s / c), by a cap that is a setting which may
+        be off (RoPE's ``rope_softcap``; the soft-capping variant always writes its cap).
     """
 
     scale: str = "sqrt_dk"
     custom: float | None = None
     tempered: bool = True
     masked: bool = True
+    capped: bool = False
 
     def __post_init__(self):
         if self.scale not in SCALES:

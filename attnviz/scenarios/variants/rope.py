@@ -28,7 +28,7 @@ from attnviz.core.initializers import init_weights
 from attnviz.core.rope import LAYOUTS, apply_rope
 from attnviz.scenarios import reference
 from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward
-from attnviz.scenarios.variants.formulas import PROJECTIONS, sdpa
+from attnviz.scenarios.variants.formulas import PROJECTIONS, Written, scaled, sdpa, softmax
 from attnviz.scenarios.variants.heads import attend, project_heads
 
 PARAMS = (
@@ -66,6 +66,14 @@ def _softcap(inputs: Inputs) -> float | None:
     """The soft-cap c, or None when the setting is 0 (no cap)."""
     cap = inputs.scenario.param("rope_softcap")
     return float(cap) if cap > 0 else None
+
+
+def _formula(w: Written) -> str:
+    """The rotated scores through the softmax, soft-capped when ``w`` says so."""
+    qk = r"(R_{\Theta,m}\,q_m)^\top (R_{\Theta,n}\,k_n)"
+    if not w.capped:
+        return sdpa(w, qk)
+    return softmax(r"c\,\tanh\!\left(" + scaled(qk, w, by="c") + r"\right)", w) + "V"
 
 
 def compute(inputs: Inputs):
@@ -137,8 +145,7 @@ VARIANT = Variant(
     description="Queries and keys are rotated by an angle proportional to their position, so "
                 "the scores depend only on how far apart two tokens are (NoPE: scaled "
                 "dot-product without positional encoding).",
-    formula=lambda w: (sdpa(w, r"(R_{\Theta,m}\,q_m)^\top (R_{\Theta,n}\,k_n)")
-                                + r",\quad \theta_i = b^{-2i/d},\quad " + PROJECTIONS),
+    formula=lambda w: _formula(w) + r",\quad \theta_i = b^{-2i/d},\quad " + PROJECTIONS,
     compute=compute, backward=backward, params=PARAMS,
     presets=(Preset("rope_shift", "RoPE: a shift of positions changes nothing", "hand-built",
                     shift),),
