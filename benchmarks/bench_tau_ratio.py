@@ -6,7 +6,9 @@ Two servers on loopback, one headless Chromium (1366×768):
 
 - *bare*: a one-file Streamlit script with one τ slider (0.05–5.0, step 0.05) and one 4×4
   weights heatmap (``st.plotly_chart``) computed from it — what any Streamlit app pays;
-- *attnviz*: the Playground's lecture view (default scenario, weights focus): its τ slider.
+- *attnviz*: the Playground's lecture view (default scenario, weights focus): its τ control,
+  the weights chart's own slider (the scaled scores and the output follow it in the browser;
+  the rerun that records τ redraws no chart whose frame is already shown).
 
 Each run focuses the slider, starts the clock and presses → (or ←, alternately), and stops at
 the last chart repainted once the script has finished and nothing has changed for 0.5 s
@@ -55,14 +57,25 @@ def _steps(page, runs: int, slider) -> list[dict]:
     return times
 
 
+TAU_CONTROL = ".st-key-playground_fig_weights_weights g.slider-group[role='slider']"
+
+
 def _tau_slider(page):
-    """The Playground's τ slider (its aria-label names the temperature)."""
+    """The Playground's τ control: the weights chart's own slider (it takes the keyboard focus;
+    issue 28 item 4: one control per value), or a τ slider above the charts where there is
+    none (the aria-label names the temperature)."""
+    on_chart = page.locator(TAU_CONTROL)
+    try:  # it takes the focus once the chart is drawn
+        on_chart.first.wait_for(state="attached", timeout=5000)
+        return on_chart.first
+    except Exception:  # noqa: BLE001 - Playwright's timeout: no slider on the chart
+        pass
     sliders = page.get_by_test_id("stMain").get_by_role("slider")
     for k in range(sliders.count()):
         s = sliders.nth(k)
         if s.is_visible() and "τ" in (s.get_attribute("aria-label") or ""):
             return s
-    raise RuntimeError("no visible τ slider on the Playground")
+    raise RuntimeError("no visible τ control on the Playground")
 
 
 def measure(browser, base: str, runs: int, *, playground: bool) -> list[dict]:

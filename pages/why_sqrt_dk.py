@@ -59,8 +59,8 @@ with right:
     st.markdown(f"**{text.EXAMPLE_TITLE}**")
     if st.session_state.get("why_sqrt_dk_example_dk") not in d_ks:
         st.session_state.pop("why_sqrt_dk_example_dk", None)  # the largest d_k shrank below it
-    st.session_state.setdefault("why_sqrt_dk_example_dk", d_ks[-1])  # also set on release
-    pick = st.select_slider(text.EXAMPLE_DK_LABEL, list(d_ks), key="why_sqrt_dk_example_dk")
+    # d_k's one control is the chart's own slider (its release sets this value)
+    pick = st.session_state.setdefault("why_sqrt_dk_example_dk", d_ks[-1])
     k = d_ks.index(pick)
     st.caption(text.EXAMPLE)
     keys = [text.KEY_NAME.format(j=j) for j in range(res.t_k)]

@@ -78,5 +78,9 @@ def bars_with_slider(fig: go.Figure, steps: Sequence[Mapping[str, ArrayLike]],
                                           for y in series.values()],
                    traces=list(range(len(series))))
               for label, series in zip(labels, steps, strict=True)]
-    add_step_slider(fig, labels, active, prefix=prefix)
+    # the categories' labels are under the bars: the slider's value goes below them
+    add_step_slider(fig, labels, active, prefix=prefix, clear=BELOW_TICKS_PX)
     return frames
+
+
+BELOW_TICKS_PX = 26  # one line of category labels under a bar chart (13 px font) and its gap

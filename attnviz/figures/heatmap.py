@@ -420,7 +420,8 @@ def with_slider(fig: go.Figure, matrices, labels: Sequence[str], active: int, *,
                 names: Sequence[str] | None = None,
                 x_labels: Sequence[Sequence[str]] | None = None,
                 y_labels: Sequence[Sequence[str]] | None = None,
-                titles: Sequence[str] | None = None) -> list[dict]:
+                titles: Sequence[str] | None = None, slider: bool = True,
+                ranges: bool = False, group: str | None = None) -> list[dict]:
     """Give a :func:`heatmap` a slider that steps through ``matrices`` (one per label) in the
     browser; returns the Plotly frames to send with it (``attnviz.ui.plotly_view``).
 
@@ -433,6 +434,13 @@ def with_slider(fig: go.Figure, matrices, labels: Sequence[str], active: int, *,
     need distinct ``names`` (by default the labels). ``x_labels``, ``y_labels``: each matrix's
     column and row labels, when the shape changes from step to step; ``titles``: each step's top
     axis title, so that the figure's own title follows the slider too.
+
+    ``slider=False``: the frames only, for a chart that follows another chart's slider (the
+    charts of one ``group``, the frames' Plotly group, step together in the browser:
+    ``attnviz/ui/plotly_view.js``); ``ranges``: each frame carries its own matrix's colour
+    range (as :func:`heatmap` draws it), where the figure's range follows its numbers. The
+    frame at ``active`` is marked ``"active": True`` (what the figure shows; the chart
+    component takes the mark off before sending).
     """
     names = [str(n) for n in (labels if names is None else names)]
     zs = [np.atleast_2d(np.asarray(z, dtype=float)) for z in matrices]
@@ -454,10 +462,15 @@ def with_slider(fig: go.Figure, matrices, labels: Sequence[str], active: int, *,
         if y_labels is not None:
             trace["y"] = ys
         written = fig.data[0].text is not None and max(z.shape) <= CELL_TEXT_LIMIT
+        own = None  # with ranges, the frame's own colour range (its zero rule measures by it)
+        if ranges:
+            colours = _colour_args(z, kind or "signed", None, None)  # heatmap's default kind
+            own = {k: colours[k] for k in ("zmin", "zmax", "zmid") if k in colours}
         if written:
             kind_i = kind or matrix_kind(z)
             text, exact = _texts(z, kind_i, digits, kind_i == "weights",
-                                 scale=range_scale(fig.data[0]) if kind_i == "signed" else None)
+                                 scale=range_scale(own if own else fig.data[0])
+                                 if kind_i == "signed" else None)
             trace.update(text=text, customdata=exact)
         if switch:  # numbers written in this step's cells, or not (then hover reads z)
             trace.update(texttemplate=fig.data[0].texttemplate if written else "",
@@ -472,7 +485,13 @@ def with_slider(fig: go.Figure, matrices, labels: Sequence[str], active: int, *,
             if switch:
                 data[-1]["texttemplate"] = "%{text}" if written else ""
             traces.append(1)
+        if own:
+            trace.update(own)
         frame = dict(name=name, data=data, traces=traces)
+        if group is not None:
+            frame["group"] = group
+        if i == active:
+            frame["active"] = True
         xaxis = {}
         if x_labels is not None:  # the axis spans this step's columns, not the first drawing's
             xaxis["range"] = [-0.5, len(xs) - 0.5]
@@ -485,16 +504,31 @@ def with_slider(fig: go.Figure, matrices, labels: Sequence[str], active: int, *,
             frame.setdefault("layout", {})["yaxis"] = {
                 "range": [len(ys) - 0.5, -0.5], **(_ticks(ys) or {"tickmode": "auto"})}
         frames.append(frame)
-    add_step_slider(fig, labels, active, prefix=prefix, names=names)
+    if ranges:  # the colour bar's room fits every frame's range: the same at every step
+        _fit_bar(fig, [f["data"][0] for f in frames])
+    if slider:
+        add_step_slider(fig, labels, active, prefix=prefix, names=names)
     return frames
 
 
+def _fit_bar(fig: go.Figure, traces: Sequence[dict]) -> None:
+    """Widen a vertical colour bar's right margin to the widest range among ``traces`` (the
+    frames' zmin and zmax), so the figure is laid out alike whichever frame it starts at."""
+    bar = getattr(fig.data[0], "colorbar", None)
+    if fig.data[0].showscale is False or getattr(bar, "orientation", None) == "h":
+        return
+    widest = max(_colour_bar_chars(dict(zmin=t.get("zmin"), zmax=t.get("zmax"))) for t in traces)
+    fig.update_layout(margin_r=max(fig.layout.margin.r or 0, 30 + widest * 7))
+
+
 def add_step_slider(fig: go.Figure, labels: Sequence[str], active: int, *, prefix: str,
-                    names: Sequence[str] | None = None) -> None:
+                    names: Sequence[str] | None = None, clear: int = 0) -> None:
     """Give ``fig`` a slider (below any it has) whose steps show the frames named ``names``
     (by default the ``labels``; no tick labels: there may be 100 steps; the current value is
     written after ``prefix``); the figure and its bottom margin grow by :data:`SLIDER_PX`, so
-    the cells keep their size (Plotly would otherwise take the slider's room from them)."""
+    the cells keep their size (Plotly would otherwise take the slider's room from them).
+    ``clear``: px kept free above the slider for tick labels under the plot (a bar chart's
+    categories; a heatmap's column labels are on top)."""
     names = labels if names is None else names
     steps = [dict(label=str(label), method="animate",
                   args=[[str(name)], dict(mode="immediate", frame=dict(duration=0, redraw=True),
@@ -502,7 +536,7 @@ def add_step_slider(fig: go.Figure, labels: Sequence[str], active: int, *, prefi
              for label, name in zip(labels, names, strict=True)]
     below = len(fig.layout.sliders)
     bar = any(getattr(getattr(t, "colorbar", None), "orientation", None) == "h" for t in fig.data)
-    top = 4 + below * SLIDER_PX + (BAR_BELOW_PX if bar else 0)  # under a colour bar below
+    top = 4 + clear + below * SLIDER_PX + (BAR_BELOW_PX if bar else 0)  # under a bar below
     fig.update_layout(
         sliders=[*fig.layout.sliders,
                  dict(active=active, steps=steps, pad=dict(t=top, b=0),
@@ -511,8 +545,8 @@ def add_step_slider(fig: go.Figure, labels: Sequence[str], active: int, *, prefi
                                         font=dict(size=15, color="#31333F")),
                       ticklen=0, minorticklen=0, tickwidth=0,
                       font=dict(size=1, color="rgba(0,0,0,0)"))],
-        height=(fig.layout.height or 300) + SLIDER_PX,
-        margin_b=(fig.layout.margin.b or 0) + SLIDER_PX)
+        height=(fig.layout.height or 300) + SLIDER_PX + clear,
+        margin_b=(fig.layout.margin.b or 0) + SLIDER_PX + clear)
 
 
 SLIDER_PX = 58  # what a slider adds below the heatmap (it needs 52: pad, value, rail, grip)

@@ -13,7 +13,7 @@ from dataclasses import replace
 import numpy as np
 from numpy.typing import NDArray
 
-from attnviz.core.attention import AttentionResult, MultiHeadResult, reweigh
+from attnviz.core.attention import AttentionResult, MultiHeadResult, reweigh, weighted_sum
 from attnviz.core.score_mods import Scale
 from attnviz.scenarios.limits import TEMPERATURE_MAX, TEMPERATURE_MIN, TEMPERATURE_STEP
 from attnviz.scenarios.scenario import Scenario, run_scenario
@@ -52,18 +52,34 @@ def sweep(scenario: Scenario, setting: str, values, matrix: str = "weights", *,
                                matrix)) for v in values]
 
 
+def reweighable(scenario: Scenario, setting: str, matrix: str) -> bool:
+    """True when :func:`score_sweep` computes ``matrix`` over ``setting`` from one run (not a
+    run per value)."""
+    return _reweighable(scenario, run_scenario(scenario).attention, setting, matrix)
+
+
+def _reweighable(scenario: Scenario, result, setting: str, matrix: str) -> bool:
+    """τ or the custom scale only change the factor of the raw scores: the scaled scores and
+    weights of a plain result (one head or several), and the output of one head (weights @ V,
+    as the engine mixes them; heads combined by W_O are not)."""
+    if setting not in ("temperature", "custom_scale") or (
+            setting == "custom_scale" and scenario.scale_mode != "custom"):
+        return False
+    if matrix in ("scaled", "weights"):
+        return type(result) in (AttentionResult, MultiHeadResult)
+    return matrix == "output" and type(result) is AttentionResult
+
+
 def score_sweep(scenario: Scenario, setting: str, values, matrix: str = "weights", *,
                 head: int = 0) -> list[Array]:
     """:func:`sweep` over the temperature or the custom scale, from one run: both only change
     the factor the raw scores are multiplied by, so each frame re-applies the result's score
     modifiers with another factor (:func:`~attnviz.core.attention.reweigh`) — the same bits as
-    a run at that value. Other settings, and results computed another way (tiles, a cache,
-    sinks, additive scores), take a run per value."""
+    a run at that value; a single head's ``"output"`` likewise (its weights times V). Other
+    settings, and results computed another way (tiles, a cache, sinks, additive scores, heads
+    combined by W_O), take a run per value."""
     result = run_scenario(scenario).attention
-    fast = (setting in ("temperature", "custom_scale") and matrix in ("scaled", "weights")
-            and type(result) in (AttentionResult, MultiHeadResult)
-            and (setting == "temperature" or scenario.scale_mode == "custom"))
-    if not fast:
+    if not _reweighable(scenario, result, setting, matrix):
         return sweep(scenario, setting, values, matrix, head=head)
     values = list(values)
     cells = scenario.t * scenario.t * len(values)
@@ -77,5 +93,8 @@ def score_sweep(scenario: Scenario, setting: str, values, matrix: str = "weights
         scale = Scale(first.scale, float(v)) if setting == "temperature" else \
             Scale(float(v), first.temperature)
         scaled, weights = reweigh(part, (scale, *rest))
-        frames.append(np.asarray(scaled if matrix == "scaled" else weights))
+        if matrix == "output":
+            frames.append(np.asarray(weighted_sum(weights, part.v, "v")))
+        else:
+            frames.append(np.asarray(scaled if matrix == "scaled" else weights))
     return frames

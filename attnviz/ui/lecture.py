@@ -93,7 +93,35 @@ def temperature_frames(fig, scenario, head: int) -> list[dict] | None:
     zs = sweep.score_sweep(scenario, "temperature", grid, "weights", head=head)
     active = int(np.argmin([abs(v - scenario.temperature) for v in grid]))
     return with_slider(fig, zs, [f"{v:g}" for v in grid], active, prefix=text.TAU_PREFIX,
-                       kind="weights")
+                       kind="weights", group=TAU_GROUP)
+
+
+TAU_GROUP = "tau"  # the frames of the charts that follow the weights' τ slider
+
+
+def tau_on_chart(scenario, focus: str) -> bool:
+    """True when τ's one control is the weights chart's own slider (the weights focus, with a
+    sequence short enough for its frames, and a scenario that computes): no τ slider above."""
+    if focus != "weights" or scenario.t > CELL_TEXT_LIMIT:
+        return False
+    try:
+        controls.run(scenario)
+    except ValueError:  # no chart: τ stays above (a smaller or larger τ may be the fix)
+        return False
+    return True
+
+
+def following_tau(fig, scenario, head: int, matrix: str) -> list[dict] | None:
+    """Frames of ``matrix`` ("scaled" or "output") over τ's values, with no slider of their
+    own: the chart follows the weights' τ slider in the browser (None where they would take
+    a run per value, or the sequence is too long)."""
+    if scenario.t > CELL_TEXT_LIMIT or not sweep.reweighable(scenario, "temperature", matrix):
+        return None
+    grid = sweep.temperature_grid()
+    zs = sweep.score_sweep(scenario, "temperature", grid, matrix, head=head)
+    active = int(np.argmin([abs(v - scenario.temperature) for v in grid]))
+    return with_slider(fig, zs, [f"{v:g}" for v in grid], active, prefix="", slider=False,
+                       ranges=True, group=TAU_GROUP)
 
 
 def scaled_formula(scenario, result) -> str:
@@ -169,15 +197,17 @@ def inputs_row(scenario, focus: str):
     with right:
         if not scenario.direct:
             scenario = controls.token_controls("playground", scenario)
-        scenario = controls.settings_controls("playground", scenario, compact=True,
-                                              only=LECTURE_SETTINGS)
+        only = tuple(k for k in LECTURE_SETTINGS
+                     if k != "temperature" or not tau_on_chart(scenario, focus))
+        scenario = controls.settings_controls("playground", scenario, compact=True, only=only)
     return scenario
 
 
 def presenter_settings(scenario, focus: str) -> tuple[str, ...]:
     """The settings presenter mode's row shows beside the tokens, each in a column of its own
-    (of :data:`LECTURE_SETTINGS`: those the scenario has)."""
-    has = {"temperature": True, "pe": not scenario.direct,
+    (of :data:`LECTURE_SETTINGS`: those the scenario has; τ unless the weights chart's own
+    slider is its control)."""
+    has = {"temperature": not tau_on_chart(scenario, focus), "pe": not scenario.direct,
            "heads": scenario.spec.always_heads, "params": bool(scenario.spec.params)}
     return tuple(k for k in LECTURE_SETTINGS if has[k])
 
@@ -293,6 +323,8 @@ def lecture_charts(scenario, focus: str, head_box=None) -> None:
         live, land = None, land_temperature
         if focus == "weights" and name == "weights":  # τ dragged in the browser
             live = partial(temperature_frames, scenario=scenario, head=h)
+        if focus == "weights" and name in ("scaled", "output"):  # and these follow it
+            live = partial(following_tau, scenario=scenario, head=h, matrix=name)
         if focus == "scores" and name == "scaled":  # the custom scale dragged likewise
             live, land = partial(scale_frames, scenario=scenario, head=h), land_scale
         shows.append(lecture_panel(

@@ -79,6 +79,121 @@ function sendSliderEnds(div) {
   });
 }
 
+// ---- A slider is the control of its value: stepped in the browser (issues 27 and 28) --------
+//
+// A chart's slider steps through the figure's frames in the browser, dragged or with the keys
+// (it takes the keyboard focus: ← → one step, Home End the ends), and the charts whose frames
+// share its Plotly group (frame.group) follow it. The value is sent when the drag or the key
+// is released; the figures of the rerun that records it start at the frame already drawn, and
+// a chart whose figure differs only in what its frames change (spec.still and spec.shown, see
+// attnviz/ui/plotly_view.py) is left as it is: no redraw after that rerun.
+
+const STEP_NOW = { mode: "immediate", frame: { duration: 0, redraw: true },
+  transition: { duration: 0 } };
+const STEP_KEYS = { ArrowLeft: -1, ArrowDown: -1, ArrowRight: 1, ArrowUp: 1, Home: -Infinity,
+  End: Infinity };
+
+// the frame a slider step shows
+function stepFrame(step) {
+  const args = step && step.args;
+  return Array.isArray(args) && Array.isArray(args[0]) ? String(args[0][0]) : undefined;
+}
+
+// show frame `name` on the other charts of div's group that have it
+function follow(div, name) {
+  if (!div.__attnvizGroup || !window.Plotly) return;
+  for (const other of document.querySelectorAll("div.attnviz-chart")) {
+    if (other === div || other.__attnvizGroup !== div.__attnvizGroup ||
+        !(other.__attnvizNames && other.__attnvizNames.has(name)) ||
+        other.__attnvizShown === name) continue;
+    other.__attnvizShown = name;
+    enqueue(other, () => window.Plotly.animate(other, [name], STEP_NOW));
+  }
+}
+
+// the slider's <g> takes the focus and says where it is (again after every drawing)
+function sliderAria(div) {
+  const group = div.querySelector("g.slider-group");
+  const opts = div._fullLayout && div._fullLayout.sliders && div._fullLayout.sliders[0];
+  if (!group || !opts || !opts.steps) return;
+  const step = opts.steps[opts.active] || {};
+  const prefix = (opts.currentvalue && opts.currentvalue.prefix) || "";
+  group.setAttribute("tabindex", "0");
+  group.setAttribute("role", "slider");
+  group.setAttribute("aria-label", prefix.replace(/[:\s]+$/, ""));
+  group.setAttribute("aria-valuemin", "0");
+  group.setAttribute("aria-valuemax", String(opts.steps.length - 1));
+  group.setAttribute("aria-valuenow", String(opts.active));
+  group.setAttribute("aria-valuetext", String(step.label ?? ""));
+}
+
+// one slider's steps by key, its drag followed by the group; once per chart (purge resets)
+function stepFrames(div) {
+  if (div.__attnvizStepping) return;
+  div.__attnvizStepping = true;
+  div.on("plotly_sliderchange", (event) => {
+    const name = stepFrame(event.step);
+    if (name === undefined) return;
+    div.__attnvizShown = name;
+    follow(div, name);
+    sliderAria(div);
+  });
+  div.addEventListener("keydown", (event) => {
+    const move = STEP_KEYS[event.key];
+    const opts = div._fullLayout && div._fullLayout.sliders && div._fullLayout.sliders[0];
+    if (move === undefined || !opts || !event.target.closest ||
+        !event.target.closest("g.slider-group")) return;
+    event.preventDefault();
+    const last = opts.steps.length - 1;
+    const index = Math.max(0, Math.min(last, (div.__attnvizKeyIndex ?? opts.active) + move));
+    div.__attnvizKeyIndex = index;
+    const name = stepFrame(opts.steps[index]);
+    if (name === undefined || name === div.__attnvizShown) return;
+    div.__attnvizShown = name;
+    enqueue(div, () => window.Plotly.animate(div, [name], STEP_NOW));
+    follow(div, name);
+    enqueue(div, () => window.Plotly.relayout(div, { "sliders[0].active": index })
+      .then(() => { sliderAria(div); div.querySelector("g.slider-group").focus(); }));
+  });
+  div.addEventListener("keyup", (event) => {
+    if (STEP_KEYS[event.key] === undefined || div.__attnvizKeyIndex === undefined) return;
+    div.__attnvizKeyIndex = undefined;
+    const send = div.__attnvizSendSlider;
+    if (send && div.__attnvizShown !== undefined) send("slider", String(div.__attnvizShown));
+  });
+}
+
+// the figure is the one drawn but for the frame it starts at: step to it (if another is
+// shown) instead of drawing it again; false when it must be drawn
+async function sameFigure(div, spec, Plotly) {
+  if (!spec.still || div.__attnvizFailed || !div._fullLayout ||
+      div.__attnvizStill !== spec.still) return false;
+  if (spec.shown != null && div.__attnvizShown !== spec.shown) {
+    div.__attnvizShown = spec.shown;
+    await Plotly.animate(div, [spec.shown], STEP_NOW);
+    const opts = div._fullLayout.sliders && div._fullLayout.sliders[0];
+    const index = opts ? opts.steps.findIndex((s) => stepFrame(s) === spec.shown) : -1;
+    if (index >= 0 && index !== opts.active) {
+      await Plotly.relayout(div, { "sliders[0].active": index });
+    }
+    sliderAria(div);
+  }
+  return true;
+}
+
+// after a drawing: what the chart shows, its group and frames, its slider's keys
+function framesDrawn(div, spec) {
+  const frames = spec.frames || [];
+  div.__attnvizStill = spec.still || null;
+  div.__attnvizShown = spec.shown ?? undefined;
+  div.__attnvizGroup = frames.length ? frames[0].group || null : null;
+  div.__attnvizNames = new Set(frames.map((f) => String(f.name)));
+  if (frames.length && spec.layout && spec.layout.sliders && spec.layout.sliders.length) {
+    stepFrames(div);
+    sliderAria(div);
+  }
+}
+
 // The message shown in place of a chart that could not be drawn (beside the chart's <div>, so
 // that the next figure draws on a clean one); null hides it.
 function showError(div, message) {
@@ -314,11 +429,13 @@ function sizeAfterDrawing(div) {
 async function draw(div, spec) {
   try {
     const Plotly = await loadPlotly(spec.plotlyUrl);
+    if (await sameFigure(div, spec, Plotly)) return;  // stepped to in the browser already
     // Plotly.react leaves a vertical colour bar's tick labels behind when the bar turns
     // horizontal (a matrix shrinking to one or two rows): draw such a change afresh
     if (div.__attnvizFailed || (div.data && barSides(div.data) !== barSides(spec.data))) {
       Plotly.purge(div);
-      div.__attnvizClicks = div.__attnvizSlider = false;  // purge dropped their listeners
+      // purge dropped their listeners
+      div.__attnvizClicks = div.__attnvizSlider = div.__attnvizStepping = false;
     }
     // not Plotly's own "responsive" (its window-resize handler is Plots.resize, see settle):
     // a ResizeObserver follows the column's width
@@ -335,6 +452,7 @@ async function draw(div, spec) {
     showError(div, null);
     if (spec.clickable) sendClicks(div);
     if (spec.sliderEvents) sendSliderEnds(div);
+    framesDrawn(div, spec);
     div.__attnvizSettle();  // the width may have moved while this drawing was under way
   } catch (err) {
     div.__attnvizFailed = true;

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import hashlib
 import json
 from collections.abc import Callable, Mapping
 from functools import partial
@@ -97,12 +98,49 @@ def figure_json(fig: go.Figure, config: dict, *, clickable: bool = False,
     (NaN or ∞ outside a numpy array, another object) takes plotly's own, slower way.
     """
     spec = fig.to_plotly_json()
-    spec.update({"config": config, "clickable": clickable, "frames": frames or [],
+    shown = _shown(frames or [])
+    frames = [{k: v for k, v in f.items() if k != "active"} for f in frames or []]
+    spec.update({"config": config, "clickable": clickable, "frames": frames,
                  "sliderEvents": slider_events, "plotlyUrl": plotly_js_url()})
     try:
+        still = _still(spec)
+        if still is not None:  # what a chart showing one of its frames may skip redrawing
+            spec.update(still=still, shown=shown)
         return json.dumps(spec, default=_typed_array, allow_nan=False, separators=(",", ":"))
     except (TypeError, ValueError):
         return pio.to_json(spec, validate=False)
+
+
+def _still(spec: dict) -> str | None:
+    """A digest of everything in a figure with frames but what its frames change (the
+    traces' values the frames set, the sliders' positions), or None without frames.
+
+    A chart whose slider (or whose group's slider) was moved in the browser already shows
+    the frame the next run's figure starts at: when this digest and that frame are the ones
+    drawn, ``plotly_view.js`` leaves the chart as it is (no redraw after the rerun that
+    records the value)."""
+    frames = spec["frames"]
+    if not frames or len(spec.get("layout", {}).get("sliders", [])) > 1:
+        return None  # several sliders: which frame is shown is not one name
+    varying: dict[int, set] = {}
+    for frame in frames:
+        for i, trace in zip(frame.get("traces", range(len(frame.get("data", [])))),
+                            frame.get("data", []), strict=False):
+            varying.setdefault(i, set()).update(trace)
+    data = [{k: v for k, v in trace.items() if k not in varying.get(i, ())}
+            for i, trace in enumerate(spec.get("data", []))]
+    layout = dict(spec.get("layout", {}))
+    layout["sliders"] = [{k: v for k, v in dict(s).items() if k != "active"}
+                         for s in layout.get("sliders", [])]
+    parts = {k: v for k, v in spec.items() if k not in ("data", "layout", "plotlyUrl")}
+    text = json.dumps({"data": data, "layout": layout, **parts}, default=_typed_array,
+                      allow_nan=False, separators=(",", ":"))
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
+
+
+def _shown(frames: list[dict]) -> str | None:
+    """The name of the frame a figure shows (marked ``"active"`` by ``with_slider``)."""
+    return next((str(f.get("name")) for f in frames if f.get("active")), None)
 
 
 def plotly_view(fig: go.Figure, *, key: str, config: dict,

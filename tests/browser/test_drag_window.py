@@ -57,12 +57,16 @@ def test_dragging_the_window_width_moves_the_weights_and_release_sets_it(app_ser
     assert_no_exception(page)
 
 
-def release(page, control: str) -> str:
+def release(page, control: str, chart: str | None = None) -> str:
     """Let go of the mouse, wait for the run the release starts (the drag slider sets the
-    widget ``control``) and return the value that slider then shows."""
+    widget ``control``) and return the value that slider then shows; with ``chart``, the
+    chart's own slider is the value's one control: the step it says it is on."""
     with expect_rerun(page):
         page.mouse.up()
     wait_for_app_run(page)
+    if chart is not None:
+        return page.locator(f".st-key-{chart} g.slider-group[role=slider]") \
+            .get_attribute("aria-valuetext")
     return page.locator(f".st-key-{control} [data-testid=stSliderThumbValue]").inner_text()
 
 
@@ -159,7 +163,15 @@ def test_dragging_the_example_d_k_moves_the_bars_and_release_sets_it(app_server,
     res = sqrt_dk_experiment((1, 2, 4, 8, 16, 32, 64, 128, 256, 512), t_k=16, n_queries=400,
                              seed=0)
     np.testing.assert_allclose(bars, res.example_unscaled[0], atol=1e-12)
-    assert release(page, "why_sqrt_dk_example_dk") == "1"
+    assert release(page, "why_sqrt_dk_example_dk", key) == "1"
+    # one control: no d_k slider above the chart, and the slider's value clear of the keys'
+    # labels (issue 28 item 4: "drag d_k: 512" overlapped them)
+    assert page.locator(".st-key-why_sqrt_dk_example_dk").count() == 0
+    ticks = page.locator(f".st-key-{key} .xtick text").evaluate_all(
+        "ts => ts.map(t => t.getBoundingClientRect().bottom)")
+    label = page.locator(f".st-key-{key} g.slider-container text",
+                         has_text="drag d_k").first.bounding_box()
+    assert ticks and label["y"] >= max(ticks), (ticks, label)
     assert_no_exception(page)
 
 

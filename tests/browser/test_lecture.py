@@ -130,7 +130,8 @@ def test_without_presenter_mode_the_controls_and_matrices_share_a_1366x768_scree
         screenshot(page, "lecture_1366x768")
         assert [p["bottom"] <= 768 + 1 for p in m["plots"]] == [True] * 3, m["plots"]
         rows_line_up(m)
-        slider = page.get_by_test_id("stSlider").first.bounding_box()
+        # τ's control, the weights chart's own slider, is on the screen too
+        slider = page.locator(TAU_CONTROL).bounding_box()
         assert slider is not None and slider["y"] + slider["height"] <= 768
     finally:
         page.context.close()
@@ -256,6 +257,69 @@ WEIGHTS_TEXT = ("() => [...document.querySelectorAll("
                 ".map(t => t.textContent)")
 
 
+TAU_CONTROL = ".st-key-playground_fig_weights_weights g.slider-group[role='slider']"
+CHART_TEXT = ("() => Object.fromEntries(['scaled', 'weights', 'output'].map(n => [n, "
+              "[...document.querySelectorAll(`.st-key-playground_fig_weights_${n} "
+              ".heatmaplayer text`)].map(t => t.textContent)]))")
+COUNT_REDRAWS = ("() => { window.__redraws = 0; const P = window.Plotly; if (P.__counted) return;"
+                 " P.__counted = true; for (const f of ['react', 'newPlot', 'purge']) {"
+                 " const o = P[f]; P[f] = function (...a) { window.__redraws++;"
+                 " return o.apply(this, a); }; } }")
+
+
+def test_a_key_step_of_tau_repaints_every_chart_in_the_browser_and_is_recorded(
+        browser: Browser, app_server: str) -> None:
+    """Issues 27 and 28 (one control per value, the τ key step): τ's control is the weights
+    chart's own slider; it takes the focus, → steps τ by 0.05 and the weights, the scaled
+    scores and the output repaint in the browser at once (their frames); the rerun that
+    records τ redraws none of the charts, and a later run computes from the new τ."""
+    from dataclasses import replace
+
+    import attnviz
+    from attnviz.figures.heatmap import cell_text
+    from attnviz.scenarios.presets import PRESETS
+
+    page = open_lecture(browser, app_server, 1366, 768)
+    try:
+        wait_for_app_run(page)
+        sliders = page.get_by_test_id("stMain").get_by_role("slider")
+        assert not [k for k in range(sliders.count())
+                    if "τ" in (sliders.nth(k).get_attribute("aria-label") or "")
+                    and sliders.nth(k).get_attribute("role") == "slider"
+                    and sliders.nth(k).evaluate("e => e.tagName") != "g"], "a second τ control"
+        control = page.locator(TAU_CONTROL)
+        control.wait_for(state="attached")
+        assert control.get_attribute("aria-valuetext") == "1"
+        control.focus()
+        for tau in (1.05, 1.1):
+            # the first step's rerun outlines the cells it moved (a redraw); the next ones
+            # move the same cells: nothing left to redraw
+            page.evaluate(COUNT_REDRAWS)
+            with expect_rerun(page):
+                page.keyboard.press("ArrowRight")
+            wait_for_app_run(page)
+            page.wait_for_timeout(600)
+            att = attnviz.run_scenario(replace(PRESETS["seed_000"].build(),
+                                               temperature=tau)).attention
+            shown = page.evaluate(CHART_TEXT)
+            assert shown["weights"] == [f"{v:.3f}" for v in att.weights.ravel()], shown
+            for name in ("scaled", "output"):
+                z = getattr(att, name)
+                bound = float(abs(z).max())
+                assert shown[name] == list(cell_text(z, 3, scale=bound).ravel()), (name, shown)
+            assert control.get_attribute("aria-valuetext") == f"{tau:g}"
+        assert page.evaluate("() => window.__redraws") == 0, "the rerun redrew a chart"
+        # recorded: the scenario the app keeps in the address bar has the new τ
+        from urllib.parse import parse_qs, urlparse
+
+        from attnviz.io.scenario_io import from_link_param
+
+        param = parse_qs(urlparse(page.url).query)["scenario"][0]
+        assert from_link_param(param).temperature == 1.1
+    finally:
+        page.context.close()
+
+
 def test_dragging_tau_moves_the_weights_in_the_browser_and_release_sets_it(
         browser: Browser, app_server: str) -> None:
     """Issue 15 item 3: while the weights' τ slider is dragged the cells change with no
@@ -289,9 +353,9 @@ def test_dragging_tau_moves_the_weights_in_the_browser_and_release_sets_it(
             page.mouse.up()
         wait_for_app_run(page)
         page.wait_for_timeout(500)
-        tau = page.get_by_test_id("stSlider").first.get_by_test_id("stSliderThumbValue")
-        value = float(tau.inner_text())
-        assert value < 0.5  # the Streamlit slider shows the released step
+        # τ's one control is the chart's slider: it says the released step
+        value = float(page.locator(TAU_CONTROL).get_attribute("aria-valuetext"))
+        assert value < 0.5
         sc = PRESETS["seed_000"].build()
         from dataclasses import replace
         expected = attnviz.run_scenario(replace(sc, temperature=value)).attention.weights

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from apptest_helpers import APP
+from apptest_helpers import APP, spec_by_key
 from streamlit.testing.v1 import AppTest
 
 from attnviz.io import scenario_io
@@ -94,6 +94,11 @@ def test_a_step_loads_its_settings_through_the_editors():
     the new editor generation) shows 0.3, and moving it still edits the scenario."""
     at = fresh(lecture="scratch", step="6")
     on_step(at, "scratch", 5)
+    # the weights focus: τ's control is the weights chart's own slider (issue 28 item 4)
+    (tau,) = spec_by_key(at, "playground_fig_weights_weights")["layout"]["sliders"]
+    assert tau["steps"][tau["active"]]["label"] == "0.3"
+    at.session_state["playground_focus"] = "scores"  # where τ has a slider above the charts
+    at.run()
     slider = at.slider(key=f"playground_temperature_v{at.session_state[state.EDITOR_VERSION]}")
     assert slider.value == pytest.approx(0.3)
     slider.set_value(1.5).run()

@@ -69,11 +69,24 @@ def test_a_cell_edit_outlines_exactly_the_cells_it_moved():
 
 
 def test_temperature_beside_the_weights_changes_them():
+    """Issue 28 item 4: in the weights focus τ has one control, the weights chart's own slider
+    (no τ slider above it); the scaled scores and the output follow it in the browser (their
+    frames share its group). Its release is checked in the browser (tests/browser/
+    test_lecture.py); the τ slider above the scores (scores focus) still edits τ."""
     at = open_page("playground", focus="weights")
+    assert not [s for s in at.slider if "temperature" in str(s.key)]
+    weights = spec_by_key(at, "playground_fig_weights_weights")
+    (slider,) = weights["layout"]["sliders"]
+    assert slider["steps"][slider["active"]]["label"] == "1"
+    for key in ("playground_fig_weights_scaled", "playground_fig_weights_output"):
+        spec = spec_by_key(at, key)
+        assert not spec["layout"].get("sliders") and spec["shown"] == "1", key
+        assert {f["group"] for f in spec["frames"]} == {"tau"}, key
+    at = open_page("playground", focus="scores")
     at.slider(key="playground_temperature_v0").set_value(0.5).run()
     expected = run_scenario(SEED_000.__class__(**{**SEED_000.__dict__, "temperature": 0.5}))
-    np.testing.assert_allclose(z_of(at, "playground_fig_weights_weights"),
-                               expected.attention.weights, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(z_of(at, "playground_fig_scores_scaled"),
+                               expected.attention.scaled, rtol=0, atol=1e-15)
 
 
 def test_heads_focus_shows_every_head_and_the_weights_focus_picks_one():

@@ -292,7 +292,11 @@ def test_sqrt_dk_charts_and_controls():
     np.testing.assert_allclose(decode(spec["data"][2]["y"]), np.log(8))
     bars = spec_by_key(at, "why_sqrt_dk_fig_example")
     assert len(bars["data"][0]["x"]) == 8
-    assert at.select_slider(key="why_sqrt_dk_example_dk").value == 64
+    # one control for the example's d_k: the chart's own slider (issue 28 item 4)
+    assert "why_sqrt_dk_example_dk" not in [s.key for s in at.select_slider]
+    assert at.session_state["why_sqrt_dk_example_dk"] == 64
+    (slider,) = bars["layout"]["sliders"]
+    assert slider["steps"][slider["active"]]["label"] == "64"
     # a frame per d_k: the example's own slider moves the bars while it is dragged
     assert [f["name"] for f in bars["frames"]] == ["1", "2", "4", "8", "16", "32", "64"]
     from attnviz.teach.sqrt_dk import sqrt_dk_experiment

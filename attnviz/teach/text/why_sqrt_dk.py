@@ -62,7 +62,6 @@ VARIANCE_TITLE = "Variance of the scores"
 ENTROPY_TITLE = "Entropy of the softmax"
 MAX_WEIGHT_TITLE = "Largest weight of a row"
 EXAMPLE_TITLE = "One query's weights"
-EXAMPLE_DK_LABEL = "d_k of the example"
 # {j}: a key's index
 KEY_NAME = "k{j}"
 AXIS_WEIGHT = "weight"

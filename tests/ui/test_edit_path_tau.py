@@ -1,0 +1,140 @@
+"""τ has one control in the lecture view's weights focus, the weights chart's own slider, and
+its step repaints in the browser (issue 27 item 4, issue 28 item 4).
+
+The scaled scores and the output follow the slider through frames of one Plotly group; the
+rerun that records τ sends figures whose frame-independent part (``still``) is unchanged and
+whose shown frame is the one the browser stepped to, so ``plotly_view.js`` redraws nothing.
+That is only truthful if the frame a figure starts at is the figure's own drawing: checked
+here, bit for bit, with the frames' matrices against a run at each τ.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+from apptest_helpers import decode, open_page, spec_by_key
+
+from attnviz.figures.heatmap import heatmap, with_slider
+from attnviz.scenarios import sweep
+from attnviz.scenarios.presets import PRESETS, default_scenario
+from attnviz.scenarios.scenario import run_scenario
+from attnviz.ui.plotly_view import figure_json
+
+CHARTS = ("playground_fig_weights_scaled", "playground_fig_weights_weights",
+          "playground_fig_weights_output")
+REWEIGHED = [k for k, p in PRESETS.items() if p.build().t <= 12
+             and sweep.reweighable(p.build(), "temperature", "output")]
+
+
+def test_most_presets_reweigh_their_output():
+    assert len(REWEIGHED) >= 15 and "seed_000" in REWEIGHED
+
+
+@pytest.mark.parametrize("key", REWEIGHED)
+def test_output_frames_are_a_run_at_each_tau_bit_for_bit(key):
+    scenario = PRESETS[key].build()
+    taus = [0.05, 0.35, 1.0, 2.5, 5.0]
+    for z, tau in zip(sweep.score_sweep(scenario, "temperature", taus, "output"), taus,
+                      strict=True):
+        np.testing.assert_array_equal(
+            z, run_scenario(replace(scenario, temperature=tau)).attention.output)
+
+
+def test_heads_combined_by_w_o_are_not_reweighed():
+    scenario = PRESETS["gqa_8_2"].build()
+    assert not sweep.reweighable(scenario, "temperature", "output")
+    assert sweep.reweighable(scenario, "temperature", "weights")
+
+
+def _decoded(trace: dict, key: str):
+    value = trace.get(key)
+    return decode(value) if isinstance(value, dict) else np.asarray(value)
+
+
+@pytest.fixture(scope="module")
+def weights_focus():
+    """The Playground's weights focus after a first τ change (the outlines then stay)."""
+    at = open_page("playground", focus="weights")
+    scenario = at.session_state["scenario"]
+    at.session_state["scenario"] = replace(scenario, temperature=1.05)
+    at.run()
+    return at, scenario
+
+
+def test_the_frame_a_figure_starts_at_is_the_figure_itself(weights_focus):
+    at, _ = weights_focus
+    for key in CHARTS:
+        spec = spec_by_key(at, key)
+        assert spec["shown"] == "1.05", key
+        (frame,) = [f for f in spec["frames"] if f["name"] == spec["shown"]]
+        base = spec["data"][0]
+        for field in frame["data"][0]:
+            got = _decoded(base, field)
+            want = _decoded(frame["data"][0], field)
+            if field == "z":
+                np.testing.assert_array_equal(got.astype(float), want.astype(float))
+            else:
+                assert np.array_equal(got, want), (key, field)
+
+
+def test_only_the_frames_values_and_the_sliders_position_depend_on_tau(weights_focus):
+    at, scenario = weights_focus
+    stills = []
+    for tau in (0.05, 4.0, 1.0, 2.0):  # each a change (a rerun with none clears outlines)
+        at.session_state["scenario"] = replace(scenario, temperature=tau)
+        at.run()
+        stills.append([spec_by_key(at, k)["still"] for k in CHARTS])
+    assert all(s == stills[0] for s in stills), stills
+    at.session_state["scenario"] = replace(scenario, x=scenario.x + 0.5)  # an edit redraws
+    at.run()
+    changed = [spec_by_key(at, k)["still"] for k in CHARTS]
+    assert all(a != b for a, b in zip(changed, stills[0], strict=True))
+
+
+def test_the_weights_focus_has_one_tau_control(weights_focus):
+    at, _ = weights_focus
+    assert not [s for s in at.slider if "temperature" in str(s.key)]
+    sliders = [len(spec_by_key(at, k)["layout"].get("sliders", [])) for k in CHARTS]
+    assert sliders == [0, 1, 0]
+    groups = [{f.get("group") for f in spec_by_key(at, k)["frames"]} for k in CHARTS]
+    assert groups == [{"tau"}] * 3
+
+
+def test_a_tau_slider_above_where_the_chart_has_none():
+    """A sequence too long for frames keeps τ's slider above the charts (one control still)."""
+    from attnviz.figures.heatmap import CELL_TEXT_LIMIT
+    from attnviz.scenarios.scenario import resize
+    from attnviz.ui import state
+
+    at = open_page("playground", focus="weights")
+    at.session_state[state.SCENARIO] = resize(default_scenario(), t=CELL_TEXT_LIMIT + 1)
+    at.run()
+    assert [s for s in at.slider if "temperature" in str(s.key)]
+    assert not spec_by_key(at, "playground_fig_weights_weights")["layout"].get("sliders")
+
+
+def test_the_active_mark_is_not_sent_and_names_the_shown_frame():
+    fig = heatmap(np.eye(2), ["a", "b"], ["a", "b"])
+    frames = with_slider(fig, [np.eye(2) * k for k in (1, 2, 3)], ["1", "2", "3"], 1,
+                         prefix="k: ", group="g")
+    assert [f.get("active", False) for f in frames] == [False, True, False]
+    spec = json.loads(figure_json(fig, {}, frames=frames))
+    assert spec["shown"] == "2" and spec["still"]
+    assert not any("active" in f for f in spec["frames"])
+    assert {f["group"] for f in spec["frames"]} == {"g"}
+    assert "still" not in json.loads(figure_json(go.Figure(), {}))
+
+
+def test_a_following_chart_fits_its_colour_bar_to_every_frame():
+    scaled = [np.array([[1.0, -2.0]]) * k for k in (1, 50, 1000)]
+    fig = heatmap(scaled[0], ["a", "b"], ["q"])
+    frames = with_slider(fig, scaled, ["1", "50", "1000"], 0, prefix="", slider=False,
+                         ranges=True)
+    assert not fig.layout.sliders
+    assert [f["data"][0]["zmax"] for f in frames] == [2.0, 100.0, 2000.0]
+    wide = heatmap(scaled[2], ["a", "b"], ["q"])  # the widest frame drawn on its own
+    assert fig.layout.margin.r >= wide.layout.margin.r
