@@ -22,7 +22,7 @@ from attnviz.scenarios.presets import PRESETS
 
 PAGE_FILES = re.findall(r'st\.Page\("pages/(\w+)\.py"', (REPO_ROOT / "app.py").read_text())
 # pages whose first view has no chart until the user acts (upload, link, ...)
-NO_CHART_AT_START = {"share", "learn"}
+NO_CHART_AT_START = {"share"}  # (Learn shows its target and the weights before Train)
 
 
 def keyed_z(page, key: str) -> np.ndarray:
