@@ -9,7 +9,14 @@ from attnviz.scenarios.scenario import MASK_KINDS
 from attnviz.teach.text import common
 from attnviz.teach.text import masks as text
 from attnviz.ui import controls, heads, state
-from attnviz.ui.masks_view import bind, custom_mask_controls, fully_masked, mask_views, on_kind
+from attnviz.ui.masks_view import (
+    bind,
+    custom_mask_controls,
+    fully_masked,
+    mask_views,
+    on_kind,
+    window_on_chart,
+)
 from attnviz.ui.page_end import end_page
 from attnviz.ui.panels import scenario_caption
 
@@ -29,6 +36,8 @@ st.caption(text.KIND_HELP[kind])
 if kind == "padding":
     st.slider(text.VALID_LEN_LABEL, 0, t_k,
               **bind("masks_valid_len", "valid_len", min(max(scenario.valid_len, 0), t_k)))
+elif kind == "window" and window_on_chart(t_q, t_k):
+    st.caption(text.WINDOW_ON_CHART)  # its one control: the weights chart's own slider
 elif kind == "window" and max(t_q, t_k) > 1:
     top = max(t_q, t_k) - 1
     st.slider(text.WINDOW_LABEL, 0, top,

@@ -69,11 +69,17 @@ def custom_mask_controls(scenario, q_lab: list[str], k_lab: list[str]):
     return scenario
 
 
+def window_on_chart(t_q: int, t_k: int) -> bool:
+    """True when the window width's one control is the weights chart's own slider (a
+    sequence short enough to send a frame per width): no width slider above it."""
+    return CELL_TEXT_LIMIT >= max(t_q, t_k) > 1
+
+
 def window_frames(fig, sc, h: int, t_q: int, t_k: int) -> list[dict] | None:
     """The weights over every window width, for the figure's own slider (None when the
     matrices are too large to send them all)."""
     top = max(t_q, t_k) - 1
-    if max(t_q, t_k) > CELL_TEXT_LIMIT or top < 1:
+    if not window_on_chart(t_q, t_k):
         return None
     widths = list(range(top + 1))
     zs = sweep.sweep(sc, "window", widths, "weights", head=h)

@@ -129,11 +129,11 @@ def _still(spec: dict) -> str | None:
             varying.setdefault(i, set()).update(trace)
     data = [{k: v for k, v in trace.items() if k not in varying.get(i, ())}
             for i, trace in enumerate(spec.get("data", []))]
-    layout = dict(spec.get("layout", {}))
-    layout["sliders"] = [{k: v for k, v in dict(s).items() if k != "active"}
-                         for s in layout.get("sliders", [])]
+    lay = dict(spec.get("layout", {}))  # (not "layout": the name of attnviz.ui.layout)
+    lay["sliders"] = [{k: v for k, v in dict(s).items() if k != "active"}
+                      for s in lay.get("sliders", [])]
     parts = {k: v for k, v in spec.items() if k not in ("data", "layout", "plotlyUrl")}
-    text = json.dumps({"data": data, "layout": layout, **parts}, default=_typed_array,
+    text = json.dumps({"data": data, "layout": lay, **parts}, default=_typed_array,
                       allow_nan=False, separators=(",", ":"))
     return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
 

@@ -117,11 +117,19 @@ def test_padding_zero_masks_everything_and_still_draws(at):
 
 
 def test_window(at):
+    """The width's one control is the weights chart's own slider (issue 28 item 4; its release
+    is checked in the browser, tests/browser/test_drag_window.py): no width slider above."""
+    from attnviz.ui import state
+
     pick_kind(at, "window")
-    at.slider(key="masks_window").set_value(0).run()
+    assert "masks_window" not in [s.key for s in at.slider]
+    assert text.WINDOW_ON_CHART in [c.value for c in at.caption]
+    at.session_state[state.SCENARIO] = replace(at.session_state[state.SCENARIO], window=0)
+    at.run()
     np.testing.assert_array_equal(mask_z(at), np.eye(4))
     np.testing.assert_array_equal(weights_z(at), np.eye(4))
-    at.slider(key="masks_window").set_value(1).run()
+    at.session_state[state.SCENARIO] = replace(at.session_state[state.SCENARIO], window=1)
+    at.run()
     np.testing.assert_array_equal(mask_z(at), window_mask(4, width=1))
     np.testing.assert_array_equal(weights_z(at), expected(window_mask(4, width=1)).weights)
 

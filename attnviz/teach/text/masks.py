@@ -76,5 +76,6 @@ NONE_FULLY_MASKED = (
     "a whole row of the custom grid."
 )
 WINDOW_PREFIX = "drag the window width: "
+WINDOW_ON_CHART = "Set the window width with the slider under the weights below."
 WINDOW_DRAG = ("Drag the slider under the weights: they follow the window width while you drag "
                "(computed in advance for every width); releasing it sets the width above.")
