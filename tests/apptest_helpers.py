@@ -9,12 +9,18 @@ import json
 from pathlib import Path
 
 import numpy as np
+from streamlit import config
 from streamlit.testing.v1 import AppTest
 
 from attnviz.ui import grid, plotly_view
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
+
+# AppTest reads the dashboard's .streamlit/config.toml, which shows browsers a generic message
+# instead of an exception's details (client.showErrorDetails = "none"); a failing test should
+# name the exception (browser tests of the redaction start real servers: unaffected)
+config.set_option("client.showErrorDetails", "full")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -12,7 +12,6 @@ from attnviz.scenarios.scenario import with_positions
 from attnviz.teach.text import encoder_decoder as text
 from attnviz.ui import controls, layout, state
 from attnviz.ui.editors import matrix_editor
-from attnviz.ui.page_end import end_page
 from attnviz.ui.panels import matrix_panel
 
 
@@ -84,7 +83,7 @@ def pooling_views(scenario, new_w, new_b, tgt_labels: list[str]) -> None:
         pool = attention_pooling(x_in, new_w, new_b)
     except ValueError as exc:
         st.error(text.POOLING_ERROR.format(reason=exc))
-        end_page()
+        return  # (drawn inside a fragment: the page's end_page would be an exception there)
     c1, c2 = st.columns(2, gap="large")
     with c1:
         matrix_panel(text.POOL_SCORES,

@@ -8,6 +8,9 @@ and keeps the scenario in the page's link: after a ``st.stop()`` the sidebar was
 the link out of date. :func:`end_page` raises :class:`PageEnd`, which app.py catches around
 the page (:func:`ending_pages`); the frame then finishes normally. A page run outside the frame
 (Streamlit's legacy pages mode, see :func:`attnviz.ui.state.use_app_frame`) stops as before.
+
+Not inside a fragment (``st.fragment``): Streamlit runs a fragment on its own and shows any
+exception raised in it, so a function drawn in a fragment ends with ``return``.
 """
 
 from __future__ import annotations

@@ -17,7 +17,6 @@ from attnviz.scenarios.scenario import permutation_check, position_labels
 from attnviz.teach.text import common
 from attnviz.teach.text import positional_encoding as text
 from attnviz.ui import controls, layout
-from attnviz.ui.page_end import end_page
 from attnviz.ui.panels import matrix_panel, released, show_figure
 
 BASES = [10, 100, 1000, 10000, 100000]
@@ -157,7 +156,7 @@ def permutation_views(scenario, perm: np.ndarray) -> None:
                   for pe_on in (False, True)}
     except ValueError as exc:
         st.error(text.PERMUTATION_ERROR.format(reason=exc))
-        end_page()
+        return  # (drawn inside a fragment: the page's end_page would be an exception there)
     m1, m2 = st.columns(2)
     plain = checks[False].max_diff
     m1.metric(text.DIFF_WITHOUT_PE, f"{plain:.3g}")  # the true value, rounding included
