@@ -150,10 +150,14 @@ function stepFrames(div) {
     const name = stepFrame(opts.steps[index]);
     if (name === undefined || name === div.__attnvizShown) return;
     div.__attnvizShown = name;
-    enqueue(div, () => window.Plotly.animate(div, [name], STEP_NOW));
-    follow(div, name);
-    enqueue(div, () => window.Plotly.relayout(div, { "sliders[0].active": index })
+    // one drawing: the step's frame with the slider moved to it (a frame's layout is merged
+    // into the figure's, its sliders element by element)
+    const frame = div.__attnvizFrames.get(name);
+    const step = Object.assign({}, frame, { layout: Object.assign({}, frame.layout,
+      { sliders: [{ active: index }] }) });
+    enqueue(div, () => window.Plotly.animate(div, [step], STEP_NOW)
       .then(() => { sliderAria(div); div.querySelector("g.slider-group").focus(); }));
+    follow(div, name);
   });
   div.addEventListener("keyup", (event) => {
     if (STEP_KEYS[event.key] === undefined || div.__attnvizKeyIndex === undefined) return;
@@ -187,7 +191,8 @@ function framesDrawn(div, spec) {
   div.__attnvizStill = spec.still || null;
   div.__attnvizShown = spec.shown ?? undefined;
   div.__attnvizGroup = frames.length ? frames[0].group || null : null;
-  div.__attnvizNames = new Set(frames.map((f) => String(f.name)));
+  div.__attnvizFrames = new Map(frames.map((f) => [String(f.name), f]));
+  div.__attnvizNames = new Set(div.__attnvizFrames.keys());
   if (frames.length && spec.layout && spec.layout.sliders && spec.layout.sliders.length) {
     stepFrames(div);
     sliderAria(div);
