@@ -230,6 +230,11 @@ class Variant:
         loss's own ∂L/∂weights (either may be None), the gradients of every intermediate and
         a mapping from scenario field names ("x", "w_q", ...) to the gradient of each field
         the computation read. None: the Gradients and Learn pages say the variant has none yet.
+    query_formula : str
+        LaTeX for the query vector that reaches the scores when the variant changes the
+        projection before them (RoPE rotates it by its position, QK-norm normalises it): Step
+        by step writes it instead of ``q_i = x_i W_Q``, which would name a vector other than
+        the one shown. Empty: the query is the projection.
     reference : callable(Inputs) -> (weights, output), optional
         An independent computation of the same thing with explicit loops over queries, keys
         and dimensions (:mod:`attnviz.scenarios.reference`): weights of shape
@@ -256,6 +261,7 @@ class Variant:
     same_as: str = ""
     backward: Callable[..., tuple[Any, dict[str, Array]]] | None = None
     reference: Callable[[Inputs], tuple[Array, Array]] | None = None
+    query_formula: str = ""
 
     def __post_init__(self):
         unknown = [p for p in self.parts if p not in PARTS]

@@ -83,6 +83,9 @@ def row_steps(row: RowSteps, result, scenario, i: int) -> None:
     multi = scenario.spec.always_heads
     titles = text.TITLES if scenario.spec.projections else text.ADDITIVE_TITLES
     formulas = formulas_for(row)
+    if scenario.spec.query_formula and not scenario.direct:  # the projection, then changed
+        formulas.update(query=scenario.spec.query_formula,
+                        query_head=scenario.spec.query_formula)
     titles = {**{ms.mod.key: ms.mod.title for ms in row.mod_steps}, **titles}
     shown = []
 

@@ -74,4 +74,7 @@ VARIANT = Variant(
     compute=compute, backward=backward, params=PARAMS,
     presets=(Preset("qk_norm_tamed", "QK-norm tames large logits", "hand-built", tamed),),
     reference=loop_reference,
+    # the vector in the scores is the projection RMS-normalised (per head), times the gain
+    query_formula=(r"q_i = \frac{x_i W_Q}{\sqrt{\mathrm{mean}((x_i W_Q)^2) + \epsilon}}\,g,"
+                   r"\quad k_j \text{ likewise}"),
 )

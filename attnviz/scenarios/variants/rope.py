@@ -150,4 +150,6 @@ VARIANT = Variant(
     presets=(Preset("rope_shift", "RoPE: a shift of positions changes nothing", "hand-built",
                     shift),),
     reference=loop_reference,
+    # the vector in the scores: the projection rotated pair by pair by its position p_i
+    query_formula=r"q_i = R(p_i)\,(x_i W_Q),\quad k_j = R(p_j)\,(x_j W_K)",
 )
