@@ -90,6 +90,7 @@ function sendSliderEnds(div) {
 
 const STEP_NOW = { mode: "immediate", frame: { duration: 0, redraw: true },
   transition: { duration: 0 } };
+const SEND_AFTER_MS = 150;  // st.data_editor's own debounce
 const STEP_KEYS = { ArrowLeft: -1, ArrowDown: -1, ArrowRight: 1, ArrowUp: 1, Home: -Infinity,
   End: Infinity };
 
@@ -140,6 +141,7 @@ function stepFrames(div) {
   });
   div.addEventListener("keydown", (event) => {
     const move = STEP_KEYS[event.key];
+    if (move !== undefined) clearTimeout(div.__attnvizSendTimer);
     const opts = div._fullLayout && div._fullLayout.sliders && div._fullLayout.sliders[0];
     if (move === undefined || !opts || !event.target.closest ||
         !event.target.closest("g.slider-group")) return;
@@ -159,11 +161,16 @@ function stepFrames(div) {
       .then(() => { sliderAria(div); div.querySelector("g.slider-group").focus(); }));
     follow(div, name);
   });
+  // the value is sent a moment after the last key is let go (SEND_AFTER_MS): a few quick
+  // presses make one rerun, and the rerun's page update does not hold up the repaint
   div.addEventListener("keyup", (event) => {
     if (STEP_KEYS[event.key] === undefined || div.__attnvizKeyIndex === undefined) return;
     div.__attnvizKeyIndex = undefined;
-    const send = div.__attnvizSendSlider;
-    if (send && div.__attnvizShown !== undefined) send("slider", String(div.__attnvizShown));
+    clearTimeout(div.__attnvizSendTimer);
+    div.__attnvizSendTimer = setTimeout(() => {
+      const send = div.__attnvizSendSlider;
+      if (send && div.__attnvizShown !== undefined) send("slider", String(div.__attnvizShown));
+    }, SEND_AFTER_MS);
   });
 }
 
