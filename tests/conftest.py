@@ -19,6 +19,7 @@ Hypothesis profiles (``HYPOTHESIS_PROFILE`` chooses one; ``ci`` by default):
   (``HYPOTHESIS_PROFILE=dev python -m pytest tests/core``); replay its finds in ``ci``.
 """
 
+import functools
 import os
 import sys
 from datetime import timedelta
@@ -36,3 +37,32 @@ settings.register_profile(
     "dev", parent=settings.get_profile("ci"), derandomize=False,
     database=settings.get_profile("default").database, phases=tuple(Phase))
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+# tests/run_all.sh runs these folders first in a numpy-and-scipy-only environment, then the whole
+# suite with everything installed; there, ATTNVIZ_CORE_PASSED=1 leaves out what already passed:
+# the tests of these folders that need no optional extra (torch, transformers, tokenizers)
+CORE_FOLDERS = ("core", "scenarios", "io", "teach")
+_EXTRAS = ('importorskip("torch")', 'importorskip("transformers")', 'importorskip("tokenizers")')
+
+
+@functools.cache
+def _needs_an_extra(path: str) -> bool:
+    """True when the test module asks for torch, transformers or tokenizers (for the module or
+    one of its tests): in the numpy-only environment those were skipped, so they run here."""
+    source = Path(path).read_text(encoding="utf-8")
+    return any(extra in source for extra in _EXTRAS)
+
+
+def pytest_collection_modifyitems(config, items):
+    if os.environ.get("ATTNVIZ_CORE_PASSED") != "1":
+        return
+    root = Path(__file__).resolve().parent
+    kept, passed = [], []
+    for item in items:
+        parts = Path(str(item.fspath)).resolve().relative_to(root).parts
+        core = len(parts) > 1 and parts[0] in CORE_FOLDERS
+        (passed if core and not _needs_an_extra(str(item.fspath)) else kept).append(item)
+    if passed:
+        config.hook.pytest_deselected(items=passed)
+        items[:] = kept

@@ -14,7 +14,9 @@
 #   3. pip install requirements-dev.txt and the package itself (editable);
 #   4. ruff check, then the whole suite with pytest (extra arguments go to this pytest),
 #      including the tests the default `python -m pytest` leaves out (pyproject.toml's addopts):
-#      the benchmark smoke tests (marker `bench`) and the wheel install test (marker `install`).
+#      the benchmark smoke tests (marker `bench`) and the wheel install test (marker `install`);
+#      the core folders' tests that passed in step 2 are not run twice (only those needing
+#      torch or transformers run here), and the 25 slowest tests are listed at the end.
 # Exits non-zero if any step fails, including when a pytest collects no tests (exit code 5).
 # Set PYTHON to choose the interpreter (default: python, else python3).
 set -euo pipefail
@@ -82,5 +84,7 @@ section "4/5 Lint: ruff check ."
 EVERY_TEST="bench or install or not (bench or install)"
 
 section "5/5 Tests: pytest -m \"$EVERY_TEST\" $*"
-run_pytest "$PYTHON" -m pytest -m "$EVERY_TEST" "$@"
+# the core folders' tests that need no optional extra passed in step 2 already: left out here
+# (tests/conftest.py, ATTNVIZ_CORE_PASSED); their torch/transformers tests run here
+ATTNVIZ_CORE_PASSED=1 run_pytest "$PYTHON" -m pytest -m "$EVERY_TEST" --durations=25 "$@"
 echo "OK: core tests without the ui, lint and the whole suite passed"
