@@ -11,9 +11,9 @@ stack installs). A student
 
 1. opens the Playground (the lecture page) and reads every chart the run sends;
 2. every ``--every`` seconds (±50 %, so the class does not edit in lock step) makes one edit, in
-   turn: a cell of the embeddings editor, the temperature slider, the variant select box — sent
-   as the widget states the browser would send (all the student's edits so far, the grid's
-   cumulative ``edited_rows`` included);
+   turn: a cell of the embeddings editor, τ (released on the weights chart's own slider), the
+   variant select box — sent as the widget states the browser would send (all the student's
+   edits so far, the grid's cumulative ``edited_rows`` included);
 3. after each edit waits for the run to finish and checks the drawn weights and output against
    ``run_scenario`` on the scenario the student expects (its own copy, edited the same way):
    a chart that differs by more than 1e-12, or is missing, counts as an *edit lost*; an
@@ -131,8 +131,9 @@ async def read_run(ws) -> Run:
             elif element.WhichOneof("type") == "bidi_component":
                 if sub.component_name == GRID:  # a matrix editor: a widget
                     run.widgets[user_key(sub.id)] = sub.id
-                else:
+                else:  # a chart: its numbers, and its id (its slider sends a state)
                     run.charts[user_key(sub.id)] = chart_z(sub)
+                    run.widgets[user_key(sub.id)] = sub.id
             elif widget_id:
                 run.widgets[user_key(widget_id)] = widget_id
         elif kind == "new_session":
@@ -267,11 +268,11 @@ def edit(student: Student, step: int, rng: random.Random) -> None:
         key = next(k for k in student.widgets if k.startswith(f"{PAGE}_x_v"))
         payload = {"edits": {"edited_rows": student.cell_edits}}  # the grid's state
         state = widget_state(student.widgets[key], json_value=json.dumps(payload))
-    elif kind == 1:  # the temperature slider
+    elif kind == 1:  # τ: the weights chart's own slider, released on a step (its label)
         value = round(rng.uniform(0.3, 3.0), 1)
         student.scenario = replace(s, temperature=value)
-        key = next(k for k in student.widgets if k.startswith(f"{PAGE}_temperature"))
-        state = widget_state(student.widgets[key], double_array_value=[value])
+        state = widget_state(student.widgets[CHECKED["weights"]],
+                             json_value=json.dumps({"slider": f"{value:g}"}))
     else:  # the variant select box: its value is the option's label
         variant = VARIANT_CYCLE[(step // 3) % 2]
         student.scenario = with_variant(s, variant)
