@@ -21,8 +21,8 @@ from attnviz.ui.modern_view import (
     GAINS,
     GQA_QUERY_HEADS,
     HEAD_WIDTHS,
-    ROPE_BASES,
     cache_table,
+    delta_on_chart,
     norm_views,
     rope_views,
     show_alibi_head,
@@ -41,11 +41,16 @@ labels = [f"{i}:{tok}" for i, tok in enumerate(scenario.tokens)]
 
 with rope_tab:
     st.write(text.ROPE_INTRO)
-    c1, c2 = st.columns(2)
-    st.session_state.setdefault("modern_base", 10000.0)  # also set by the angles' drag slider
-    base = c1.select_slider(text.BASE_LABEL, ROPE_BASES, key="modern_base")
-    st.session_state.setdefault("modern_delta", 5)  # also set by land_delta()
-    delta = c2.slider(text.DELTA_LABEL, 0, 50, key="modern_delta")
+    # one control per value (issue 28 item 4): the base's is the angles chart's own slider,
+    # Δ's the PE scores' one where that chart has a frame for every Δ (their release sets these)
+    base = st.session_state.setdefault("modern_base", 10000.0)
+    st.session_state.setdefault("modern_delta", 5)
+    if delta_on_chart(scenario):
+        delta = st.session_state["modern_delta"]
+        st.caption(text.ON_CHARTS)
+    else:
+        delta = st.slider(text.DELTA_LABEL, 0, 50, key="modern_delta")
+        st.caption(text.BASE_ON_CHART)
     try:
         check = shift_check(scenario, int(delta), base=float(base))
     except ValueError as exc:

@@ -44,6 +44,12 @@ def opening_angle_width(d_k: int) -> int:
     return fits[-1] if d_k >= 6 else OPENING_ANGLE_WIDTH
 
 
+def delta_on_chart(scenario) -> bool:
+    """True when Δ's one control is the PE scores chart's own slider (a frame for every Δ fits
+    in :data:`attnviz.scenarios.sweep.MAX_CELLS`): no Δ slider above it."""
+    return len(DELTAS) * scenario.t ** 2 <= sweep.MAX_CELLS
+
+
 def show_pe_shifted(scenario, labels: list[str], check, delta: int, base: float) -> None:
     """The sinusoidal-PE scores after the shift, with a frame for every Δ (while they fit) so
     that the figure's own slider moves them during a drag: RoPE's stay, these change."""
@@ -51,7 +57,7 @@ def show_pe_shifted(scenario, labels: list[str], check, delta: int, base: float)
         return text.PE_SHIFT_TITLE.format(delta=d, pe=f"{change:.3g}")
 
     checks = None
-    if len(DELTAS) * scenario.t ** 2 <= sweep.MAX_CELLS:
+    if delta_on_chart(scenario):
         checks = [shift_check(scenario, d, base=base) for d in DELTAS]
     zs = [c.pe_shifted for c in checks] if checks else [check.pe_shifted]
     bound = max(float(np.abs(z).max()) for z in zs) or 1.0  # one colour range for every Δ

@@ -277,7 +277,7 @@ def test_dragging_the_shift_moves_the_pe_scores_and_release_sets_it(app_server, 
     drag_to_left_end(page, key)  # to Δ = 0: the scores as they are
     np.testing.assert_allclose(plotted(page, key), shift_check(default_scenario(), 0).pe_shifted,
                                atol=1e-12)
-    assert release(page, "modern_delta") == "0"
+    assert release(page, "modern_delta", key) == "0"
     assert_no_exception(page)
 
 
@@ -318,7 +318,7 @@ def test_dragging_the_rope_base_turns_the_angles_and_release_sets_it(app_server,
     sc = default_scenario()
     np.testing.assert_allclose(plotted(page, key), angles(sc.t + 5, 8, base=4.0)[5:],
                                atol=1e-12)  # the chart opens with a head of width 8
-    assert release(page, "modern_base") == "4.0"
+    assert release(page, "modern_base", key) == "4"
     assert_no_exception(page)
 
 

@@ -20,7 +20,10 @@ def test_each_tab_draws_the_cores_numbers():
     at = open_page("modern")
     assert not at.error, [e.value for e in at.error]
     sc = at.session_state[state.SCENARIO]
-    at.slider(key="modern_delta").set_value(9).run()
+    # Δ and the base: one control each, the charts' own sliders (their release sets these)
+    assert not {"modern_delta", "modern_base"} & {w.key for w in [*at.slider, *at.select_slider]}
+    at.session_state["modern_delta"] = 9
+    at.run()
     check = shift_check(sc, 9)
     np.testing.assert_allclose(z(at, "modern_fig_rope_scores"), check.rope_shifted, rtol=1e-12)
     np.testing.assert_allclose(z(at, "modern_fig_pe_scores"), check.pe_shifted, rtol=1e-12)

@@ -32,8 +32,10 @@ ROPE_INTRO = (
     "A rotation by m·θ dotted with one by n·θ depends on m − n only: shift every position by "
     "Δ and the scores do not change. Add the sinusoidal encoding to x instead and they do."
 )
-BASE_LABEL = "RoPE base"
 BASE_PREFIX = "drag the base: "
+ON_CHARTS = ("Set Δ with the slider under the sinusoidal scores and the base with the "
+             "slider under the angles, below.")
+BASE_ON_CHART = "Set the base with the slider under the angles, below."
 BASE_DRAG = ("Drag the slider under the angles: they follow the base while you drag (a small "
              "base turns every pair fast, a large one turns the last pairs hardly at all); "
              "releasing it sets the base above.")
