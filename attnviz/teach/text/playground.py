@@ -43,6 +43,8 @@ LECTURE_PANEL_TITLE = "**{title}** &nbsp; ${formula}$"
 LECTURE_TITLES = {"weights": "Weights", "multi_head_output": "Output"}
 # One-line formulas of the lecture view's matrices (common.MATRICES has the full ones).
 LECTURE_FORMULAS = {
+    # the heads' outputs side by side (concatenated), then W_O: short enough for a narrow column
+    "multi_head_output": r"O = [O_1 \cdots O_h]\, W_O",
     "weights": r"A = \mathrm{softmax}(S'')",
     "masked": r"S'' = \mathrm{mask}_M(S')",  # S' where M, else −∞ (the All view says it)
 }
