@@ -52,8 +52,8 @@ SENTENCES = {
     8: "every query compares itself with all previous keys",
     10: "transformers read sentences wholesale: queries, keys, values, softmax, weights, outputs",
 }
-# presets of classroom lengths, opened by link (6, 8 and 10 tokens)
-PRESET_KEYS = ("cat_sat", "sinks_streaming", "ssmax_long")
+# presets of classroom lengths, opened by link (6, 8, 8 with four heads and 10 tokens)
+PRESET_KEYS = ("cat_sat", "sinks_streaming", "alibi_local", "ssmax_long")
 
 # every drawn chart: where it is, its plot area, its cell numbers' sizes, and whether it is
 # settled (drawn at its column's width, sized by plotly_view.js)
