@@ -123,6 +123,9 @@ def test_presenter_mode_enlarges_the_grid_numbers(browser, app_server: str, widt
         with expect_rerun(page):
             page.get_by_test_id("stSidebar").get_by_text("Presenter mode").click()
         wait_for_plots(page, 3)
+        # presenter mode folds the editor under the controls: open it
+        with expect_rerun(page):
+            page.locator(".st-key-playground_presenter_editor summary").first.click()
         big = page.locator(f"{EDITOR} input").first.evaluate(
             "e => parseFloat(getComputedStyle(e).fontSize)")
         assert size < 16 and big >= 19 and big >= 1.3 * size, (size, big)  # 14.4 → 19.2 px
