@@ -173,12 +173,13 @@ def temp_folder() -> Path:
     return temp
 
 
-def served_by(folder: Path) -> list[str]:
+def served_by(folder: Path, request: str = "") -> list[str]:
     """The backend (``127.0.0.1:<port>``) of every request nginx logged, oldest first (the
-    access log in the class's ``folder``: no response names it)."""
+    access log in the class's ``folder``: no response names it); only the requests whose
+    line holds ``request`` (e.g. ``"GET / "``) when given."""
     log = folder / "access.log"
     lines = log.read_text().splitlines() if log.is_file() else []
-    return [line.rsplit(" ", 1)[-1] for line in lines]
+    return [line.rsplit(" ", 1)[-1] for line in lines if request in line]
 
 
 def find_nginx() -> str | None:

@@ -23,6 +23,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import ws_load  # noqa: E402 - the benchmark's simulated students
 
+PAGE_REQUEST = '"GET / HTTP'  # the app's page in nginx's access log
+
 
 def get(opener, url: str):
     """GET the app's page; the response (status 200 checked, body read)."""
@@ -34,11 +36,12 @@ def get(opener, url: str):
 
 def backend(opener, served) -> str:
     """Which process served a GET of the app's page: its line in nginx's access log (no
-    response names it; nginx writes the line just after the response, so wait for it)."""
-    before = len(classroom.served_by(served.folder))
+    response names it; nginx writes the line just after the response, so wait for it; only
+    page requests count: an earlier test's WebSocket is logged when it closes)."""
+    before = len(classroom.served_by(served.folder, PAGE_REQUEST))
     get(opener, served.url)
     deadline = time.monotonic() + 10
-    while len(logged := classroom.served_by(served.folder)) == before:
+    while len(logged := classroom.served_by(served.folder, PAGE_REQUEST)) == before:
         assert time.monotonic() < deadline, "nginx logged no line for the request"
         time.sleep(0.01)
     assert len(logged) == before + 1
