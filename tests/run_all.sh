@@ -16,7 +16,8 @@
 #      including the tests the default `python -m pytest` leaves out (pyproject.toml's addopts):
 #      the benchmark smoke tests (marker `bench`) and the wheel install test (marker `install`);
 #      the core folders' tests that passed in step 2 are not run twice (only those needing
-#      torch or transformers run here), and the 25 slowest tests are listed at the end.
+#      torch or transformers run here); the tests without a browser on two processes, then the
+#      browser tests; each run lists its 15 slowest tests.
 # Exits non-zero if any step fails, including when a pytest collects no tests (exit code 5).
 # Set PYTHON to choose the interpreter (default: python, else python3).
 set -euo pipefail
@@ -85,6 +86,11 @@ EVERY_TEST="bench or install or not (bench or install)"
 
 section "5/5 Tests: pytest -m \"$EVERY_TEST\" $*"
 # the core folders' tests that need no optional extra passed in step 2 already: left out here
-# (tests/conftest.py, ATTNVIZ_CORE_PASSED); their torch/transformers tests run here
-ATTNVIZ_CORE_PASSED=1 run_pytest "$PYTHON" -m pytest -m "$EVERY_TEST" --durations=25 "$@"
+# (tests/conftest.py, ATTNVIZ_CORE_PASSED); their torch/transformers tests run here. The tests
+# without a browser run on two processes (pytest-xdist; AppTests and the core keep both cores
+# busy), then the browser tests one at a time (each waits on a server and a Chromium of its own
+# session, and several of them measure what a user waits for)
+export ATTNVIZ_CORE_PASSED=1
+run_pytest "$PYTHON" -m pytest -n 2 -m "($EVERY_TEST) and not browser" --durations=15 "$@"
+run_pytest "$PYTHON" -m pytest -m "($EVERY_TEST) and browser" --durations=15 "$@"
 echo "OK: core tests without the ui, lint and the whole suite passed"

@@ -3,7 +3,8 @@
 From each preset, every page of the app is opened in one session, one after the other; after
 each, the stored scenario's content (fingerprint), its title and its share link are those of
 the preset — no page marks it "Edited from …" by merely being opened (Encoder–decoder did, by
-storing the optional parts it fills) — and the sidebar still names it after the page ran. An edit of a part a page filled is stored, with the part.
+storing the optional parts it fills) — and the sidebar still names it after the page ran. An
+edit of a part a page filled is stored, with the part.
 """
 
 from __future__ import annotations
