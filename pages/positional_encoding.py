@@ -9,6 +9,9 @@ from attnviz.ui import state
 from attnviz.ui.page_end import end_page
 from attnviz.ui.positional_view import (
     BASES,
+    base_on_chart,
+    controls_on_chart,
+    d_model_on_chart,
     pe_views,
     permutation_views,
     shuffled,
@@ -30,11 +33,22 @@ def pe_explorer() -> None:
     st.subheader(text.EXPLORER_TITLE)
     st.caption(text.EXPLORE)
     c1, c2, c3 = st.columns(3)
-    st.session_state.setdefault("positional_encoding_base", 10000)  # also set by land()
-    base = c1.select_slider(text.BASE_LABEL, BASES, key="positional_encoding_base")
-    st.session_state.setdefault("positional_encoding_d_model", 32)  # also set by land()
-    d_model = c2.slider(text.D_MODEL_LABEL, 2, 128, step=2, key="positional_encoding_d_model")
-    n_pos = c3.slider(text.POSITIONS_LABEL, 1, 256, 50, key="positional_encoding_positions")
+    n_pos = c1.slider(text.POSITIONS_LABEL, 1, 256, 50, key="positional_encoding_positions")
+    # one control per value (issue 28 item 4): the base's and d_model's are the PE heatmap's
+    # own sliders while their frames fit (their release sets these keys), else sliders here.
+    # Written back every run: a key whose slider is not drawn would otherwise be dropped.
+    for key, default in (("positional_encoding_base", 10000),
+                         ("positional_encoding_d_model", 32)):
+        st.session_state[key] = st.session_state.get(key, default)
+    d_model = st.session_state["positional_encoding_d_model"]
+    if not d_model_on_chart(n_pos, d_model):
+        d_model = c2.slider(text.D_MODEL_LABEL, 2, 128, step=2,
+                            key="positional_encoding_d_model")
+    base = st.session_state["positional_encoding_base"]
+    if not base_on_chart(n_pos, d_model):
+        base = c3.select_slider(text.BASE_LABEL, BASES, key="positional_encoding_base")
+    if where := controls_on_chart(n_pos, d_model):
+        st.caption(where)
     if base == 1000:
         st.warning(text.BASE_TYPO)
     pe_views(n_pos, d_model, base)

@@ -35,6 +35,31 @@ def land() -> None:
         st.session_state["positional_encoding_d_model"] = int(value)
 
 
+def base_on_chart(n_pos: int, d_model: int) -> bool:
+    """True when the base's one control is the PE heatmap's own slider (a frame for every base
+    fits in DRAG_CELLS): no base slider above it."""
+    return n_pos * d_model * len(BASES) <= DRAG_CELLS
+
+
+def d_model_widths(d_model: int) -> list[int]:
+    """The widths the PE heatmap's d_model slider steps through: the grid and this one."""
+    return sorted({*D_MODELS, d_model})
+
+
+def d_model_on_chart(n_pos: int, d_model: int) -> bool:
+    """True when d_model's one control is the PE heatmap's own slider (its frames fit in
+    DRAG_CELLS): no d_model slider above it."""
+    return n_pos * sum(d_model_widths(d_model)) <= DRAG_CELLS
+
+
+def controls_on_chart(n_pos: int, d_model: int) -> str:
+    """The caption saying which of the base and d_model are set with the PE heatmap's own
+    sliders ("" when neither is)."""
+    on_chart = (base_on_chart(n_pos, d_model), d_model_on_chart(n_pos, d_model))
+    return {(True, True): text.BOTH_ON_CHART, (True, False): text.BASE_ON_CHART,
+            (False, True): text.D_MODEL_ON_CHART}.get(on_chart, "")
+
+
 def pe_frames(fig, n_pos: int, d_model: int, base: int) -> list[dict]:
     """Frames for the PE heatmap's drag sliders: every base at this d_model, and a grid of
     d_model values at this base (each slider only while its frames stay within DRAG_CELLS)."""
@@ -43,13 +68,13 @@ def pe_frames(fig, n_pos: int, d_model: int, base: int) -> list[dict]:
                           text.AXIS_DIMENSION)
 
     frames = []
-    if n_pos * d_model * len(BASES) <= DRAG_CELLS:
+    if base_on_chart(n_pos, d_model):
         frames += with_slider(
             fig, [sinusoidal_positional_encoding(n_pos, d_model, base=float(b)) for b in BASES],
             [str(b) for b in BASES], BASES.index(base), prefix=text.BASE_PREFIX, kind="signed",
             names=[f"base:{b}" for b in BASES], titles=[title(d_model, b) for b in BASES])
-    widths = sorted({*D_MODELS, d_model})
-    if n_pos * sum(widths) <= DRAG_CELLS:
+    widths = d_model_widths(d_model)
+    if d_model_on_chart(n_pos, d_model):
         frames += with_slider(
             fig, [sinusoidal_positional_encoding(n_pos, d, base=float(base)) for d in widths],
             [str(d) for d in widths], widths.index(d_model), prefix=text.D_MODEL_PREFIX,

@@ -57,16 +57,19 @@ def test_dragging_the_window_width_moves_the_weights_and_release_sets_it(app_ser
     assert_no_exception(page)
 
 
-def release(page, control: str, chart: str | None = None) -> str:
+def release(page, control: str, chart: str | None = None, nth: int = 0) -> str:
     """Let go of the mouse, wait for the run the release starts (the drag slider sets the
     widget ``control``) and return the value that slider then shows; with ``chart``, the
-    chart's own slider is the value's one control: the step it says it is on."""
+    chart's own slider is the value's one control: the step its ``nth`` slider says it is on."""
     with expect_rerun(page):
         page.mouse.up()
     wait_for_app_run(page)
     if chart is not None:
-        return page.locator(f".st-key-{chart} g.slider-group[role=slider]") \
-            .get_attribute("aria-valuetext")
+        assert page.locator(f".st-key-{control}").count() == 0  # no second control above
+        return page.evaluate(  # the step the chart's nth slider stands on, as the run sent it
+            """([k, n]) => { const s = document.querySelector(`.st-key-${k} .js-plotly-plot`)
+                               ._fullLayout.sliders[n]; return s.steps[s.active].label; }""",
+            [chart, nth])
     return page.locator(f".st-key-{control} [data-testid=stSliderThumbValue]").inner_text()
 
 
@@ -115,7 +118,7 @@ def test_dragging_the_pe_base_redraws_the_matrix_and_release_sets_the_base(app_s
         "k => document.querySelector(`.st-key-${k} .js-plotly-plot`)._fullLayout.xaxis.title.text",
         key)
     assert "(50 × 32), base 10 (" in title  # the title follows the drag
-    assert release(page, "positional_encoding_base") == "10"
+    assert release(page, "positional_encoding_base", key) == "10"
     assert_no_exception(page)
 
 
@@ -134,7 +137,7 @@ def test_dragging_the_pe_width_redraws_the_matrix_and_release_sets_d_model(app_s
     assert columns == ["0", "1"]  # two columns drawn, not 32 with gaps
     span = page.evaluate("s => document.querySelector(s)._fullLayout.xaxis.range", plot)
     np.testing.assert_allclose(span, [-0.5, 1.5])  # filling the plot, not its first 2/32
-    assert release(page, "positional_encoding_d_model") == "2"
+    assert release(page, "positional_encoding_d_model", key, nth=1) == "2"
     z = np.array(page.evaluate(
         "s => Array.from(document.querySelector(s)._fullData[0].z, r => Array.from(r))", plot),
         dtype=float)

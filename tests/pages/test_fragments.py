@@ -16,8 +16,8 @@ from apptest_helpers import (
 )
 
 FRAGMENTS = {  # page: groups of widget keys, each group one fragment
-    "positional_encoding": [["positional_encoding_base", "positional_encoding_d_model",
-                             "positional_encoding_positions", "positional_encoding_dims"],
+    # (the base and d_model: the PE matrix's own sliders, see test_page_positional)
+    "positional_encoding": [["positional_encoding_positions", "positional_encoding_dims"],
                             ["positional_encoding_perm_kind", "positional_encoding_perm_seed",
                              "positional_encoding_perm_case"]],
     "encoder_decoder": [["encoder_decoder_pool_w_v0", "encoder_decoder_pool_b_v0"]],

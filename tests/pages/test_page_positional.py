@@ -53,10 +53,21 @@ def test_default_pe_matrix_lines_and_similarity():
     np.testing.assert_allclose(rows["PE_25 · PE_t"], sim[25], atol=1e-12)
 
 
-def test_base_slider_changes_the_pe_heatmap_and_flags_seed_002s_typo():
+def above(at) -> set[str]:
+    """The keys of the explorer's sliders drawn above the PE matrix."""
+    return {w.key for w in [*at.slider, *at.select_slider]} & {
+        "positional_encoding_base", "positional_encoding_d_model"}
+
+
+def test_base_on_the_chart_changes_the_pe_heatmap_and_flags_seed_002s_typo():
+    """The base's one control is the PE matrix's own slider (issue 28 item 4; its release is
+    checked in the browser, tests/browser/test_drag_window.py): none above, a caption says so."""
     at = open_page(PAGE)
     assert not at.warning
-    at.select_slider(key="positional_encoding_base").set_value(1000).run()
+    assert not above(at)
+    assert text.BOTH_ON_CHART in [c.value for c in at.caption]
+    at.session_state["positional_encoding_base"] = 1000  # as the release of "base:1000" does
+    at.run()
     assert not at.exception
     expected = attnviz.sinusoidal_positional_encoding(50, 32, base=1000)
     np.testing.assert_allclose(chart_z_by_key(at, "positional_encoding_fig_pe"), expected,
@@ -67,9 +78,10 @@ def test_base_slider_changes_the_pe_heatmap_and_flags_seed_002s_typo():
 
 def test_d_model_and_positions_sliders_and_dimension_choice():
     at = open_page(PAGE)
-    at.slider(key="positional_encoding_d_model").set_value(8).run()
+    at.session_state["positional_encoding_d_model"] = 8  # as the release of "d_model:8" does
     at.slider(key="positional_encoding_positions").set_value(10).run()
     assert not at.exception
+    assert not above(at)
     pe = attnviz.sinusoidal_positional_encoding(10, 8)
     np.testing.assert_allclose(chart_z_by_key(at, "positional_encoding_fig_pe"), pe, atol=1e-15)
     assert list(line_traces(at)) == ["d0", "d1", "d6"]  # d14 no longer exists
@@ -79,6 +91,28 @@ def test_d_model_and_positions_sliders_and_dimension_choice():
     np.testing.assert_allclose(traces["d7"], pe[:, 7], atol=1e-15)
     np.testing.assert_allclose(chart_z_by_key(at, "positional_encoding_fig_similarity"), pe @ pe.T,
                                atol=1e-12)
+
+
+def test_the_sliders_above_appear_only_where_the_matrix_has_no_frames_and_keep_the_values():
+    at = open_page(PAGE)
+    at.session_state["positional_encoding_d_model"] = 8  # set on the chart
+    at.session_state["positional_encoding_base"] = 100
+    at.run()
+    at.slider(key="positional_encoding_positions").set_value(256).run()  # 256 × 8 × 5 bases fit
+    assert above(at) == {"positional_encoding_d_model"}  # 256 × (the widths' sum) do not
+    assert at.slider(key="positional_encoding_d_model").value == 8
+    assert text.BASE_ON_CHART in [c.value for c in at.caption]
+    at.slider(key="positional_encoding_d_model").set_value(128).run()
+    assert above(at) == {"positional_encoding_d_model", "positional_encoding_base"}
+    assert at.select_slider(key="positional_encoding_base").value == 100
+    assert not {text.BASE_ON_CHART, text.D_MODEL_ON_CHART, text.BOTH_ON_CHART} & {
+        c.value for c in at.caption}
+    at.slider(key="positional_encoding_positions").set_value(20).run()  # the chart's again
+    at.run()  # (a key whose widget a run did not draw is dropped after that run)
+    assert not above(at)
+    np.testing.assert_allclose(chart_z_by_key(at, "positional_encoding_fig_pe"),
+                               attnviz.sinusoidal_positional_encoding(20, 128, base=100),
+                               atol=1e-15)  # the values set above are kept
 
 
 def test_attention_without_and_with_pe_match_the_core():
@@ -189,11 +223,12 @@ def test_the_pe_heatmap_carries_a_frame_for_every_base_and_a_grid_of_widths():
     assert [s["active"] for s in sliders] == [3, 7]  # base 10000, d_model 32
     assert [s["steps"][s["active"]]["label"] for s in sliders] == ["10000", "32"]
     assert spec["sliderEvents"]
-    at.slider(key="positional_encoding_d_model").set_value(34).run()
+    at.session_state["positional_encoding_d_model"] = 34  # set above with more positions
+    at.run()
     spec = chart_specs(at)[chart_keys(at).index("positional_encoding_fig_pe")]
     widths = [int(f["name"].split(":")[1]) for f in spec["frames"] if f["name"].startswith("d_")]
     assert 34 in widths and spec["layout"]["sliders"][1]["steps"][8]["label"] == "34"
     at.slider(key="positional_encoding_positions").set_value(256).run()
-    at.slider(key="positional_encoding_d_model").set_value(128).run()
+    at.slider(key="positional_encoding_d_model").set_value(128).run()  # now a slider above
     spec = chart_specs(at)[chart_keys(at).index("positional_encoding_fig_pe")]
     assert not spec["frames"]  # too many values for either drag slider

@@ -122,4 +122,8 @@ OUTPUT_UNPERMUTED = "Shuffled output, rows put back"
 BASE_PREFIX = "drag the base: "
 D_MODEL_PREFIX = "drag d_model: "
 BASE_DRAG = ("Drag a slider under the matrix: it follows the base or d_model while you drag "
-             "(computed in advance for every step); releasing it sets the control above.")
+             "(computed in advance for every step); releasing it sets that value for the "
+             "curves and the similarity below too.")
+BOTH_ON_CHART = "Set the base and d_model with the sliders under the PE matrix, below."
+BASE_ON_CHART = "Set the base with the slider under the PE matrix, below."
+D_MODEL_ON_CHART = "Set d_model with the slider under the PE matrix, below."
