@@ -8,10 +8,16 @@ from attnviz.teach.text import common
 from attnviz.teach.text import inference as text
 from attnviz.ui import controls, state
 from attnviz.ui.inference_view import (
+    call_on_chart,
     kv_views,
+    on_chart_caption,
     online_views,
+    prefill_on_chart,
+    sink_on_chart,
     sink_views,
     start_at,
+    tile_size_on_chart,
+    tile_step_on_chart,
     with_params,
 )
 from attnviz.ui.panels import scenario_caption
@@ -22,50 +28,78 @@ scenario_caption(scenario)
 st.write(text.INTRO)
 kv_tab, online_tab, sinks_tab = st.tabs([text.KV_TAB, text.ONLINE_TAB, text.SINKS_TAB])
 
+# One control per value (issue 28 item 4): a setting whose chart carries a frame for each of its
+# values is set with that chart's own slider (its release writes the key; start_at keeps the key
+# every run); a slider above only where the chart has none.
 with kv_tab:
     t = scenario.t
     start_at("inference_prefill", min(2, t), 1, max(t, 2))  # also set by a drag slider
-    prefill = st.slider(text.PREFILL_LABEL, 1, max(t, 2), key="inference_prefill",
-                        disabled=t < 2)
+    prefill = st.session_state["inference_prefill"]
+    if not prefill_on_chart(t):
+        prefill = st.slider(text.PREFILL_LABEL, 1, max(t, 2), key="inference_prefill",
+                            disabled=t < 2)
     result = controls.compute(with_params(scenario, "kv_cache", prefill=min(prefill, t)))
     if result is not None:
         calls = len(result.attention.steps)
+        on_chart = [text.CALL_NAME] if call_on_chart(result.attention) else []
+        on_chart += [text.PREFILL_NAME] if prefill_on_chart(t) else []
         if calls == 1:
             st.caption(text.PREFILL_CLAMPED.format(t=common.count(t, "token")))
             call = 0
         else:
             start_at("inference_call", calls, 1, calls)
-            call = st.slider(text.CALL_LABEL, 1, calls, key="inference_call") - 1
+            call = st.session_state["inference_call"] - 1
+            if not call_on_chart(result.attention):
+                call = st.slider(text.CALL_LABEL, 1, calls, key="inference_call") - 1
+        if where := on_chart_caption(on_chart, text.CALL_CHART):
+            st.caption(where)
         kv_views(scenario, result, call, min(prefill, t))
 
 with online_tab:
     t_k = len(scenario.key_tokens) if scenario.direct else scenario.t
     start_at("inference_tile", min(2, t_k), 1, max(t_k, 2))  # also set by a drag slider
-    tile = st.slider(text.TILE_SIZE_LABEL, 1, max(t_k, 2), key="inference_tile",
-                     disabled=t_k < 2)
+    tile = st.session_state["inference_tile"]
+    if not tile_size_on_chart(scenario.t, t_k):
+        tile = st.slider(text.TILE_SIZE_LABEL, 1, max(t_k, 2), key="inference_tile",
+                         disabled=t_k < 2)
     result = controls.compute(with_params(scenario, "online_softmax", tile=min(tile, t_k)))
     if result is not None:
         n = len(result.attention.tiles)
+        on_chart = [text.TILE_STEP_NAME] if tile_step_on_chart(result.attention) else []
+        on_chart += [text.TILE_SIZE_NAME] if tile_size_on_chart(scenario.t, t_k) else []
         if n == 1:
             st.caption(text.TILE_CLAMPED.format(t_k=t_k))
             j = 0
         else:
             start_at("inference_tile_step", n, 1, n)
-            j = st.slider(text.TILE_STEP_LABEL, 1, n, key="inference_tile_step") - 1
+            j = st.session_state["inference_tile_step"] - 1
+            if not tile_step_on_chart(result.attention):
+                j = st.slider(text.TILE_STEP_LABEL, 1, n, key="inference_tile_step") - 1
+        if where := on_chart_caption(on_chart, text.RUNNING_CHART):
+            st.caption(where)
         online_views(scenario, result, j, min(tile, t_k))
 
 with sinks_tab:
     st.write(text.SINKS_INTRO)
     t = scenario.t
     c1, c2, c3, c4 = st.columns(4)
+    learned = c1.toggle(text.LEARNED_LABEL, key="inference_learned")
     start_at("inference_window", min(3, t), 1, max(t, 2))  # also set by a drag slider
-    window = c1.slider(text.WINDOW_LABEL, 1, max(t, 2), key="inference_window")
     start_at("inference_n_sink", min(1, t), 0, t)
-    n_sink = c2.slider(text.N_SINK_LABEL, 0, t, key="inference_n_sink")
-    learned = c3.toggle(text.LEARNED_LABEL, key="inference_learned")
     start_at("inference_logit", 0.0, -10.0, 10.0)
-    logit = c4.slider(text.LOGIT_LABEL, -10.0, 10.0, step=0.5, key="inference_logit",
-                      disabled=not learned)
+    window, n_sink, logit = (st.session_state[f"inference_{k}"]
+                             for k in ("window", "n_sink", "logit"))
+    if not sink_on_chart("window", t):
+        window = c2.slider(text.WINDOW_LABEL, 1, max(t, 2), key="inference_window")
+    if not sink_on_chart("n_sink", t):
+        n_sink = c3.slider(text.N_SINK_LABEL, 0, t, key="inference_n_sink")
+    if learned and not sink_on_chart("sink_logit", t):
+        logit = c4.slider(text.LOGIT_LABEL, -10.0, 10.0, step=0.5, key="inference_logit")
+    on_chart = [name for name, key in ((text.WINDOW_NAME, "window"), (text.N_SINK_NAME, "n_sink"),
+                                       (text.LOGIT_NAME, "sink_logit"))
+                if sink_on_chart(key, t) and (learned or key != "sink_logit")]
+    if where := on_chart_caption(on_chart, text.SINK_CHART):
+        st.caption(where)
     sinks = with_params(scenario, "sinks", window=int(window), n_sink=int(n_sink),
                         learned_sink=bool(learned), sink_logit=float(logit))
     result = controls.compute(sinks)

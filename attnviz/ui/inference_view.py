@@ -51,6 +51,18 @@ def call_title(att, c: int) -> str:
                             cache=common.count(s_c.cache_len, "key"))
 
 
+def call_on_chart(att) -> bool:
+    """True when the model call's one control is the call weights' own slider (``att`` has
+    several calls and their frames fit): no call slider above it."""
+    return 1 < len(att.steps) and sum(np.size(s_c.weights) for s_c in att.steps) <= sweep.MAX_CELLS
+
+
+def prefill_on_chart(t: int) -> bool:
+    """True when the prefill's one control is the call weights' own slider (a frame for every
+    prefill of ``t`` tokens fits): no prefill slider above it."""
+    return 1 < t and t * t * t <= sweep.MAX_CELLS
+
+
 def call_frames(fig, scenario, att, call: int, labels: list[str], prefill: int) -> list[dict]:
     """Frames for the call weights' drag sliders: every call of this prefill ("call:2") and
     every prefill ("prefill:3"), each at the call the page keeps after it; a slider only while
@@ -66,10 +78,10 @@ def call_frames(fig, scenario, att, call: int, labels: list[str], prefill: int) 
 
     t, calls = len(labels), len(att.steps)
     frames = []
-    if 1 < calls and sum(np.size(s_c.weights) for s_c in att.steps) <= sweep.MAX_CELLS:
+    if call_on_chart(att):
         frames += slider([(att, c) for c in range(calls)], range(1, calls + 1), call,
                          text.CALL_PREFIX, "call")
-    if 1 < t and t * t * t <= sweep.MAX_CELLS:
+    if prefill_on_chart(t):
         runs = [run_scenario(with_params(scenario, "kv_cache", prefill=p)).attention
                 for p in range(1, t + 1)]
         frames += slider([(a, kept("inference_call", len(a.steps))) for a in runs],
@@ -81,6 +93,19 @@ def tile_title(att, k_lab: list[str], i: int) -> str:
     """Which tile of ``att`` a frame shows, written in the figure (it follows the drag)."""
     return text.TILE.format(tile=i + 1, tiles=len(att.tiles), start=k_lab[att.tiles[i].start],
                             stop=k_lab[att.tiles[i].stop - 1])
+
+
+def tile_step_on_chart(att) -> bool:
+    """True when the tile step's one control is the running statistics' own slider (``att``
+    has several tiles and their frames fit): no tile slider above it."""
+    n, t_q = len(att.tiles), len(att.tiles[0].m)
+    return n > 1 and n * t_q * 4 <= sweep.MAX_CELLS
+
+
+def tile_size_on_chart(t_q: int, t_k: int) -> bool:
+    """True when the keys per tile's one control is the running statistics' own slider (a
+    frame for every tile size of ``t_k`` keys fits): no tile size slider above it."""
+    return 1 < t_k and t_k * t_q * t_k <= sweep.MAX_CELLS
 
 
 def tile_frames(fig, scenario, att, j: int, k_lab: list[str], tile: int) -> list[dict]:
@@ -95,15 +120,28 @@ def tile_frames(fig, scenario, att, j: int, k_lab: list[str], tile: int) -> list
 
     n, t_k, t_q = len(att.tiles), len(k_lab), len(att.tiles[0].m)
     frames = []
-    if n > 1 and n * t_q * 4 <= sweep.MAX_CELLS:
+    if tile_step_on_chart(att):
         frames += slider([(att, i) for i in range(n)], range(1, n + 1), j, text.TILE_PREFIX,
                          "step")
-    if 1 < t_k and t_k * t_q * t_k <= sweep.MAX_CELLS:
+    if tile_size_on_chart(t_q, t_k):
         runs = [run_scenario(with_params(scenario, "online_softmax", tile=b)).attention
                 for b in range(1, t_k + 1)]
         frames += slider([(a, kept("inference_tile_step", len(a.tiles))) for a in runs],
                          range(1, t_k + 1), tile - 1, text.TILE_SIZE_PREFIX, "size")
     return frames
+
+
+def sink_values(name: str, t: int) -> list:
+    """The values the sink weights' slider ``name`` ("window", "n_sink", "sink_logit") steps
+    through for ``t`` tokens."""
+    return {"window": list(range(1, max(t, 2) + 1)), "n_sink": list(range(0, t + 1)),
+            "sink_logit": LOGITS}[name]
+
+
+def sink_on_chart(name: str, t: int) -> bool:
+    """True when setting ``name``'s one control is the sink weights' own slider (a frame for
+    each of its values fits for ``t`` tokens): no slider above it."""
+    return len(sink_values(name, t)) * t * t <= sweep.MAX_CELLS
 
 
 def sink_frames(fig, sinks, *, window: int, n_sink: int, logit: float | None) -> list[dict]:
@@ -112,18 +150,29 @@ def sink_frames(fig, sinks, *, window: int, n_sink: int, logit: float | None) ->
     learned sink, every logit ("-10" … "10"); a slider only while its frames fit."""
     t = sinks.t
     frames = []
-    for name, values, current, prefix in (
-            ("window", list(range(1, max(t, 2) + 1)), window, text.WINDOW_PREFIX),
-            ("n_sink", list(range(0, t + 1)), n_sink, text.N_SINK_PREFIX)):
-        if len(values) * t * t <= sweep.MAX_CELLS:
+    for name, current, prefix in (("window", window, text.WINDOW_PREFIX),
+                                  ("n_sink", n_sink, text.N_SINK_PREFIX)):
+        if sink_on_chart(name, t):
+            values = sink_values(name, t)
             frames += with_slider(fig, sweep.sweep(sinks, f"params.{name}", values, "weights"),
                                   [str(v) for v in values], values.index(current), prefix=prefix,
                                   kind="weights", names=[f"{name}:{v}" for v in values])
-    if logit is not None and len(LOGITS) * t * t <= sweep.MAX_CELLS:
+    if logit is not None and sink_on_chart("sink_logit", t):
         frames += with_slider(fig, sweep.sweep(sinks, "params.sink_logit", LOGITS, "weights"),
                               [f"{v:g}" for v in LOGITS], LOGITS.index(logit),
                               prefix=text.LOGIT_PREFIX, kind="weights")
     return frames
+
+
+def on_chart_caption(settings: list[str], chart: str) -> str:
+    """The caption saying which ``settings`` (their names in words) are set with the sliders
+    under ``chart``: "" when none is."""
+    if not settings:
+        return ""
+    if len(settings) == 1:
+        return text.ON_CHART_ONE.format(settings=settings[0], chart=chart)
+    names = ", ".join(settings[:-1]) + text.AND + settings[-1]
+    return text.ON_CHART.format(settings=names, chart=chart)
 
 
 def start_at(control: str, default, low, top) -> None:

@@ -30,6 +30,15 @@ def qkv(sc):
     return x @ sc.w_q, x @ sc.w_k, x @ sc.w_v
 
 
+def on_chart(at, key: str, value):
+    """Set ``key`` as the release of its chart's own slider does: that slider is the value's
+    one control (issue 28 item 4; the release is checked in tests/browser/test_drag_window.py),
+    so there is no slider above with this key."""
+    assert key not in {w.key for w in at.slider}, key
+    at.session_state[key] = value
+    return at.run()
+
+
 def on_page(preset: str | None = None):
     at = open_page("home")
     if preset:
@@ -42,8 +51,8 @@ def test_decoding_steps_through_the_calls_of_a_decoder():
     at = on_page("kv_decoding")
     sc = at.session_state[state.SCENARIO]
     q, k, v = qkv(sc)  # positional encoding is on in the preset: x + PE
-    at.slider(key="inference_prefill").set_value(2).run()
-    at.slider(key="inference_call").set_value(3).run()  # the prefill, then tokens 2 and 3
+    on_chart(at, "inference_prefill", 2)
+    on_chart(at, "inference_call", 3)  # the prefill, then tokens 2 and 3
     ok(at)
     from attnviz.scenarios.scenario import run_scenario
     att = run_scenario(sc).attention
@@ -74,13 +83,13 @@ def test_decoding_steps_through_the_calls_of_a_decoder():
             call=c + 1, calls=len(a.steps), rows=common.count(len(a.steps[c].queries), "row"),
             cache=common.count(a.steps[c].cache_len, "key")))
     assert spec["layout"]["sliders"][1]["active"] == 1
-    at.slider(key="inference_prefill").set_value(5).run()  # as the release of prefill:5 does
+    on_chart(at, "inference_prefill", 5)  # as the release of prefill:5 does
     a = cached_decoding(qp, kp, vp, prefill=5)
     np.testing.assert_allclose(z(at, "inference_fig_call_weights"), a.steps[1].weights,
                                rtol=1e-12)  # 2 calls: the page keeps the last
     np.testing.assert_allclose(decode(frames[4]["data"][0]["z"]), a.steps[1].weights)
-    at.slider(key="inference_prefill").set_value(2).run()
-    at.slider(key="inference_call").set_value(3).run()
+    on_chart(at, "inference_prefill", 2)
+    on_chart(at, "inference_call", 3)
     assembled = z(at, "inference_fig_assembled")
     assert np.isnan(assembled[4:]).all() and not np.isnan(assembled[:4]).any()
     assert z(at, "inference_fig_cache_k").shape == (4, 4)
@@ -91,8 +100,8 @@ def test_decoding_steps_through_the_calls_of_a_decoder():
 def test_the_tiles_of_the_online_softmax():
     at = on_page("online_tiles")
     sc = at.session_state[state.SCENARIO]
-    at.slider(key="inference_tile").set_value(4).run()
-    at.slider(key="inference_tile_step").set_value(1).run()
+    on_chart(at, "inference_tile", 4)
+    on_chart(at, "inference_tile_step", 1)
     ok(at)
     q, k, v = qkv(sc)
     r = online_softmax_attention(q, k, v, tile=4)
@@ -123,7 +132,7 @@ def test_the_tiles_of_the_online_softmax():
         np.testing.assert_allclose(decode(frame["data"][0]["z"])[:, :3],
                                    np.column_stack([first.m, first.l, first.alpha]), rtol=1e-12)
     assert spec["layout"]["sliders"][1]["active"] == 3
-    at.slider(key="inference_tile_step").set_value(2).run()  # the last tile: the log-sum-exp
+    on_chart(at, "inference_tile_step", 2)  # the last tile: the log-sum-exp
     np.testing.assert_allclose(z(at, "inference_fig_running")[:, 3], r.lse, rtol=1e-12)
 
 
@@ -152,9 +161,9 @@ def test_cached_decoding_on_the_default_scenario_matches_the_core():
 def test_the_sinks_tab_shows_the_mask_the_weights_and_the_sinks_share():
     at = on_page("sinks_streaming")
     sc = at.session_state[state.SCENARIO]
-    at.slider(key="inference_window").set_value(2).run()
+    on_chart(at, "inference_window", 2)
     at.toggle(key="inference_learned").set_value(True).run()
-    at.slider(key="inference_logit").set_value(1.0).run()
+    on_chart(at, "inference_logit", 1.0)
     ok(at)
     from attnviz.core.sinks import attention_with_sink, sink_window_mask
     from attnviz.scenarios.scenario import with_positions
@@ -184,3 +193,40 @@ def test_the_sinks_tab_shows_the_mask_the_weights_and_the_sinks_share():
     assert (shares[:, 1] > 0).all()
     np.testing.assert_array_equal(z(at, "inference_fig_sink_mask"),
                                   sink_window_mask(8, window=2, n_sink=1).astype(float))
+
+
+def test_sliders_above_only_where_the_charts_have_no_frames_and_captions_say_where():
+    """6 tokens: every setting is set under its chart, a caption per tab says so; 30 tokens:
+    too many frames for the prefill, the keys per tile and the sink settings, so their sliders
+    are above (the calls and tiles of one setting still fit), and the values set under the
+    charts are kept."""
+    from attnviz.scenarios.scenario import resize
+    at = on_page("online_tiles")
+    assert not {w.key for w in at.slider} & {
+        "inference_prefill", "inference_call", "inference_tile", "inference_tile_step",
+        "inference_window", "inference_n_sink", "inference_logit"}
+    captions = [c.value for c in at.caption]
+    assert text.ON_CHART.format(settings="the model call and the prefill",
+                                chart=text.CALL_CHART) in captions
+    assert text.ON_CHART.format(settings="the tile and the keys per tile",
+                                chart=text.RUNNING_CHART) in captions
+    assert text.ON_CHART.format(settings="the window and the sink tokens",
+                                chart=text.SINK_CHART) in captions
+    on_chart(at, "inference_window", 2)
+    at.toggle(key="inference_learned").set_value(True).run()
+    assert text.ON_CHART.format(settings="the window, the sink tokens and the sink logit",
+                                chart=text.SINK_CHART) in [c.value for c in at.caption]
+    on_chart(at, "inference_prefill", 3)
+    at.session_state[state.SCENARIO] = resize(at.session_state[state.SCENARIO], t=30)
+    ok(at.run())
+    above = {w.key for w in at.slider}
+    assert {"inference_prefill", "inference_tile", "inference_window", "inference_n_sink",
+            "inference_logit"} <= above
+    assert at.slider(key="inference_prefill").value == 3  # set under the chart, kept
+    assert at.slider(key="inference_window").value == 2
+    assert "inference_call" not in above  # 28 calls of 3 prefilled tokens: frames still fit
+    assert text.ON_CHART_ONE.format(settings="the model call", chart=text.CALL_CHART) in [
+        c.value for c in at.caption]
+    spec = spec_by_key(at, "inference_fig_call_weights")
+    assert {f["name"].split(":")[0] for f in spec["frames"]} == {"call"}
+    assert not spec_by_key(at, "inference_fig_sink_weights").get("frames")

@@ -15,6 +15,8 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "TILE": ("tile", "tiles", "start", "stop"),
     "TILE_CLAMPED": ("t_k",),
     "PREFILL_CLAMPED": ("t",),
+    "ON_CHART": ("settings", "chart"),
+    "ON_CHART_ONE": ("settings", "chart"),
 }
 
 HEADER = "Inference: the KV cache and FlashAttention's online softmax"
@@ -37,7 +39,7 @@ CALL_PREFIX = "drag the call: "
 PREFILL_PREFIX = "drag the prefill: "
 CALL_DRAG = ("Drag the sliders under the weights to step through the calls, or to process more "
              "or fewer prompt tokens in the first call (computed in advance); releasing one sets "
-             "the model call or the prefill above.")
+             "the model call or the prefill for the charts below too.")
 # {t}: the number of tokens ("1 token", "4 tokens")
 PREFILL_CLAMPED = "The prompt is the whole sequence of {t}: one call."
 CACHE_K = "Cached keys K (one row per token so far)"
@@ -70,7 +72,7 @@ TILE_PREFIX = "drag the tile: "
 TILE_SIZE_PREFIX = "drag the keys per tile: "
 TILE_DRAG = ("Drag the sliders under the statistics to watch m, ℓ and α change tile by tile, "
              "or with the keys per tile (computed in advance); releasing one sets the tile or "
-             "the keys per tile above.")
+             "the keys per tile for the scores and the output too.")
 SCORES = "Scaled, masked scores S̃ (this tile outlined)"
 RUNNING = "Running statistics of each query after this tile"
 RUNNING_COLUMNS = ("m (max)", "ℓ (sum)", "α (rescale)", "m + log ℓ")
@@ -100,7 +102,23 @@ WINDOW_PREFIX = "drag the window: "
 N_SINK_PREFIX = "drag the sink tokens: "
 SINK_DRAG = ("Drag a slider under the weights: they follow the window, the sink tokens (and "
              "the sink logit, when learned) while you drag (computed in advance); releasing it "
-             "sets that control above.")
+             "sets that value for the mask and the shares too.")
+# One control per value: {settings}: the settings set under a chart, in words ("the model call
+# and the prefill"); {chart}: that chart, in words
+ON_CHART = "Set {settings} with the sliders under {chart}, below."
+# {settings}: one setting, in words ("the prefill"); {chart}: its chart, in words
+ON_CHART_ONE = "Set {settings} with the slider under {chart}, below."
+AND = " and "
+CALL_NAME = "the model call"
+PREFILL_NAME = "the prefill"
+CALL_CHART = "this call's weights"
+TILE_STEP_NAME = "the tile"
+TILE_SIZE_NAME = "the keys per tile"
+RUNNING_CHART = "the running statistics"
+WINDOW_NAME = "the window"
+N_SINK_NAME = "the sink tokens"
+LOGIT_NAME = "the sink logit"
+SINK_CHART = "the weights"
 SINK_MASK = "Keys each query may see"
 SINK_WEIGHTS = "Weights"
 SINK_SHARES = "Row sum and the sink's share"
