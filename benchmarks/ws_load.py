@@ -268,11 +268,16 @@ def edit(student: Student, step: int, rng: random.Random) -> None:
         key = next(k for k in student.widgets if k.startswith(f"{PAGE}_x_v"))
         payload = {"edits": {"edited_rows": student.cell_edits}}  # the grid's state
         state = widget_state(student.widgets[key], json_value=json.dumps(payload))
-    elif kind == 1:  # τ: the weights chart's own slider, released on a step (its label)
+    elif kind == 1:  # τ: the weights chart's own slider, released on a step (its label);
+        # a sequence too long for the chart's frames keeps the τ slider above it instead
         value = round(rng.uniform(0.3, 3.0), 1)
         student.scenario = replace(s, temperature=value)
-        state = widget_state(student.widgets[CHECKED["weights"]],
-                             json_value=json.dumps({"slider": f"{value:g}"}))
+        above = [k for k in student.widgets if k.startswith(f"{PAGE}_temperature")]
+        if above:
+            state = widget_state(student.widgets[above[0]], double_array_value=[value])
+        else:
+            state = widget_state(student.widgets[CHECKED["weights"]],
+                                 json_value=json.dumps({"slider": f"{value:g}"}))
     else:  # the variant select box: its value is the option's label
         variant = VARIANT_CYCLE[(step // 3) % 2]
         student.scenario = with_variant(s, variant)
