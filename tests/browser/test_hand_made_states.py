@@ -8,6 +8,7 @@ speaks). tests/pages/test_classroom.py checks the same through the classroom's p
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import sys
 from pathlib import Path
 
@@ -33,7 +34,10 @@ def _session(app_server: str, steps):
             student.ws = ws
             return await steps(student)
 
-    return asyncio.run(go())
+    # in a thread of its own: Playwright's sync API (the other browser tests of the session)
+    # keeps an event loop running in this one, where asyncio.run() refuses to start
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, go()).result()
 
 
 def test_a_state_streamlit_cannot_parse_shows_no_traceback(app_server):
