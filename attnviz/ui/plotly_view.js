@@ -112,20 +112,27 @@ function follow(div, name) {
   }
 }
 
-// the slider's <g> takes the focus and says where it is (again after every drawing)
+// each slider's <g> takes the focus and says where it is (again after every drawing); the
+// chart's slider groups are drawn in the order of its layout's sliders
+function sliderGroups(div) {
+  return Array.from(div.querySelectorAll("g.slider-group"));
+}
+
 function sliderAria(div) {
-  const group = div.querySelector("g.slider-group");
-  const opts = div._fullLayout && div._fullLayout.sliders && div._fullLayout.sliders[0];
-  if (!group || !opts || !opts.steps) return;
-  const step = opts.steps[opts.active] || {};
-  const prefix = (opts.currentvalue && opts.currentvalue.prefix) || "";
-  group.setAttribute("tabindex", "0");
-  group.setAttribute("role", "slider");
-  group.setAttribute("aria-label", prefix.replace(/[:\s]+$/, ""));
-  group.setAttribute("aria-valuemin", "0");
-  group.setAttribute("aria-valuemax", String(opts.steps.length - 1));
-  group.setAttribute("aria-valuenow", String(opts.active));
-  group.setAttribute("aria-valuetext", String(step.label ?? ""));
+  const all = (div._fullLayout && div._fullLayout.sliders) || [];
+  sliderGroups(div).forEach((group, i) => {
+    const opts = all[i];
+    if (!opts || !opts.steps) return;
+    const step = opts.steps[opts.active] || {};
+    const prefix = (opts.currentvalue && opts.currentvalue.prefix) || "";
+    group.setAttribute("tabindex", "0");
+    group.setAttribute("role", "slider");
+    group.setAttribute("aria-label", prefix.replace(/[:\s]+$/, ""));
+    group.setAttribute("aria-valuemin", "0");
+    group.setAttribute("aria-valuemax", String(opts.steps.length - 1));
+    group.setAttribute("aria-valuenow", String(opts.active));
+    group.setAttribute("aria-valuetext", String(step.label ?? ""));
+  });
 }
 
 // one slider's steps by key, its drag followed by the group; once per chart (purge resets)
@@ -142,23 +149,34 @@ function stepFrames(div) {
   div.addEventListener("keydown", (event) => {
     const move = STEP_KEYS[event.key];
     if (move !== undefined) clearTimeout(div.__attnvizSendTimer);
-    const opts = div._fullLayout && div._fullLayout.sliders && div._fullLayout.sliders[0];
-    if (move === undefined || !opts || !event.target.closest ||
-        !event.target.closest("g.slider-group")) return;
+    const group = move !== undefined && event.target.closest &&
+      event.target.closest("g.slider-group");
+    const which = group ? sliderGroups(div).indexOf(group) : -1;  // which of the sliders
+    const opts = which >= 0 && div._fullLayout && div._fullLayout.sliders &&
+      div._fullLayout.sliders[which];
+    if (!opts || !opts.steps) return;
     event.preventDefault();
     const last = opts.steps.length - 1;
-    const index = Math.max(0, Math.min(last, (div.__attnvizKeyIndex ?? opts.active) + move));
+    const start = div.__attnvizKeySlider === which ? div.__attnvizKeyIndex : undefined;
+    const index = Math.max(0, Math.min(last, (start ?? opts.active) + move));
     div.__attnvizKeyIndex = index;
+    div.__attnvizKeySlider = which;
     const name = stepFrame(opts.steps[index]);
     if (name === undefined || name === div.__attnvizShown) return;
     div.__attnvizShown = name;
     // one drawing: the step's frame with the slider moved to it (a frame's layout is merged
     // into the figure's, its sliders element by element)
     const frame = div.__attnvizFrames.get(name);
+    if (!frame) return;
+    const moved = Array.from({ length: which + 1 }, (_, k) => (k === which ? { active: index } : {}));
     const step = Object.assign({}, frame, { layout: Object.assign({}, frame.layout,
-      { sliders: [{ active: index }] }) });
+      { sliders: moved }) });
     enqueue(div, () => window.Plotly.animate(div, [step], STEP_NOW)
-      .then(() => { sliderAria(div); div.querySelector("g.slider-group").focus(); }));
+      .then(() => {
+        sliderAria(div);
+        const again = sliderGroups(div)[which];
+        if (again) again.focus();
+      }));
     follow(div, name);
   });
   // the value is sent a moment after the last key is let go (SEND_AFTER_MS): a few quick

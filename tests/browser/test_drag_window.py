@@ -423,3 +423,26 @@ def test_dragging_the_keys_per_tile_redraws_the_statistics_and_release_sets_it(a
     np.testing.assert_allclose(plotted(page, key)[:, :3],
                                np.column_stack([second.m, second.l, second.alpha]), atol=1e-12)
     assert_no_exception(page)
+
+
+def test_the_keyboard_steps_a_charts_second_slider_too(app_server, page):
+    """d_model's only control is the PE matrix's second slider: it takes the focus and the
+    arrow keys as the first does (the keyboard once reached a chart's first slider only)."""
+    key = "positional_encoding_fig_pe"
+    goto_page(page, app_server, "positional_encoding")
+    wait_for_plots(page, 3)
+    group = page.locator(f".st-key-{key} g.slider-group").nth(1)
+    group.scroll_into_view_if_needed()
+    assert group.get_attribute("role") == "slider"
+    assert group.get_attribute("aria-valuetext") == "32"
+    group.focus()
+    with expect_rerun(page):
+        page.keyboard.press("ArrowLeft")  # one step down: d_model 24, sent after the key is up
+    wait_for_app_run(page)
+    plot = f".st-key-{key} .js-plotly-plot"
+    assert page.evaluate(
+        """s => { const l = document.querySelector(s)._fullLayout.sliders[1];
+                  return l.steps[l.active].label; }""", plot) == "24"
+    columns = page.evaluate("s => document.querySelector(s)._fullLayout.xaxis._categories", plot)
+    assert len(columns) == 24
+    assert_no_exception(page)
