@@ -120,6 +120,17 @@ def test_browser_benchmark_quick(tmp_path):
 
 
 @pytest.mark.browser
+def test_clicks_benchmark_quick(tmp_path):
+    section = _run("bench_clicks.py", tmp_path)
+    (table,) = tables(section["markdown"])
+    assert table[0][:3] == ["action", "first repaint (ms)", "all repainted (ms)"]
+    assert [r[0] for r in table[1:]] == ["sidebar click → Playground drawn", "focus switch",
+                                         "Gradients' loss select"]
+    for name, runs in section["results"].items():  # every click repainted a chart
+        assert len(runs) == 2 and all(t["last"] is not None and t["last"] > 0 for t in runs), name
+
+
+@pytest.mark.browser
 def test_floor_benchmark_quick(tmp_path):
     section = _run("bench_floor.py", tmp_path)
     (table,) = tables(section["markdown"])
