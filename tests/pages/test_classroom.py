@@ -13,6 +13,7 @@ import http.cookiejar
 import sys
 import time
 import urllib.request
+import uuid
 from pathlib import Path
 
 import pytest
@@ -23,12 +24,11 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import ws_load  # noqa: E402 - the benchmark's simulated students
 
-PAGE_REQUEST = '"GET / HTTP'  # the app's page in nginx's access log
 
-
-def get(opener, url: str):
-    """GET the app's page; the response (status 200 checked, body read)."""
-    with opener.open(url + "/", timeout=30) as response:
+def get(opener, url: str, query: str = ""):
+    """GET the app's page (with ``query`` appended when given); the response (status 200
+    checked, body read)."""
+    with opener.open(url + "/" + query, timeout=30) as response:
         assert response.status == 200
         response.read()
         return response
@@ -36,16 +36,17 @@ def get(opener, url: str):
 
 def backend(opener, served) -> str:
     """Which process served a GET of the app's page: its line in nginx's access log (no
-    response names it; nginx writes the line just after the response, so wait for it; only
-    page requests count: an earlier test's WebSocket is logged when it closes)."""
-    before = len(classroom.served_by(served.folder, PAGE_REQUEST))
-    get(opener, served.url)
+    response names it). The request carries a query of its own, so its line is told apart from
+    every other (nginx writes a line just after its response: an earlier GET's line may land
+    after this one's, and CI once counted two new page lines)."""
+    probe = f"?probe={uuid.uuid4().hex}"
+    get(opener, served.url, probe)
     deadline = time.monotonic() + 10
-    while len(logged := classroom.served_by(served.folder, PAGE_REQUEST)) == before:
+    while not (logged := classroom.served_by(served.folder, f"GET /{probe} ")):
         assert time.monotonic() < deadline, "nginx logged no line for the request"
         time.sleep(0.01)
-    assert len(logged) == before + 1
-    return logged[-1]
+    assert len(logged) == 1
+    return logged[0]
 
 
 def node_cookie(response) -> str:
