@@ -13,11 +13,14 @@ before transformers is imported): the builders import transformers and tokenizer
   with larger weights and each feature switched on where it shows, for the layer adapter's
   parity tests;
 * :func:`save_model` — a model built from a config, saved with ``save_pretrained`` beside its
-  tokenizer, the folder a user would load.
+  tokenizer, the folder a user would load;
+* :class:`Float64Lift` — Hugging Face's float32 steps of a ``model.double()`` run in float64,
+  for the parity tests' 1e-10.
 """
 
 from __future__ import annotations
 
+import types
 from pathlib import Path
 
 WORDS = "the cat sat on a mat dog ran far away and then slept in sun".split()
@@ -144,3 +147,89 @@ def parity_configs() -> dict:
                                                          "truncate": False}),
                     False, True),
     }
+
+
+class Float64Lift:
+    """Within the block, Hugging Face's float32 steps of a float64 model run in float64:
+
+    * ``torch.nn.functional.softmax(..., dtype=torch.float32)`` (the eager attention of the
+      Llama family) computes in its input's dtype;
+    * every rotary embedding computes its table as its forward does, in float64 instead of
+      float32 (``position_ids.float() * inv_freq.float()``);
+    * Qwen 3's q_norm / k_norm compute their RMSNorm without the cast to float32;
+    * with ``freqs=True``, the default RoPE's inverse frequencies base^(−2i/d) are computed
+      again in float64 (Hugging Face computes them in float32: a relative rounding of ~6e-8,
+      ~1e-9 in the probabilities at 13 tokens) — for a recomputation that computes them
+      itself, as the RoPE variant does.
+
+    ``softmax_dtypes`` and ``rotary_dtypes`` record what each step ran in.
+    """
+
+    def __init__(self, model, *, freqs: bool = False):
+        self.model = model
+        self.freqs = freqs
+        self.softmax_dtypes: list = []
+        self.rotary_dtypes: list = []
+        self.undo: list = []
+
+    def __enter__(self):
+        import torch
+
+        original = torch.nn.functional.softmax
+
+        def softmax(x, dim=None, _stacklevel=3, dtype=None):
+            if dtype == torch.float32 and x.dtype == torch.float64:
+                dtype = torch.float64
+            out = original(x, dim=dim, dtype=dtype)
+            self.softmax_dtypes.append(out.dtype)
+            return out
+
+        torch.nn.functional.softmax = softmax
+        self.undo.append(lambda: setattr(torch.nn.functional, "softmax", original))
+        for module in self.model.modules():
+            if hasattr(module, "inv_freq") and hasattr(module, "attention_scaling"):
+                if self.freqs:
+                    self._float64_freqs(module)
+                self._patch(module, self._rotary)
+            if type(module).__name__ == "Qwen3Attention":
+                self._patch(module.q_norm, _rms_norm64)
+                self._patch(module.k_norm, _rms_norm64)
+        return self
+
+    def __exit__(self, *exc):
+        for undo in reversed(self.undo):
+            undo()
+
+    def _patch(self, module, forward) -> None:
+        module.forward = types.MethodType(forward, module)
+        self.undo.append(lambda: delattr(module, "forward"))
+
+    def _float64_freqs(self, module) -> None:
+        import numpy as np
+        import torch
+
+        saved = module.inv_freq
+        d = 2 * saved.numel()
+        base = self.model.config.rope_parameters["rope_theta"]
+        module.inv_freq = torch.tensor(base ** (-np.arange(0, d, 2) / d), dtype=torch.float64)
+        self.undo.append(lambda: setattr(module, "inv_freq", saved))
+
+    def _rotary(self, module, x, position_ids):
+        # LlamaRotaryEmbedding.forward with float64 in place of float32 (gpt-oss's table has
+        # one column per pair, not the two halves repeated)
+        import torch
+
+        freqs = position_ids[..., None].double() * module.inv_freq.double()
+        gpt_oss = type(module).__name__ == "GptOssRotaryEmbedding"
+        emb = freqs if gpt_oss else torch.cat((freqs, freqs), dim=-1)
+        cos, sin = emb.cos() * module.attention_scaling, emb.sin() * module.attention_scaling
+        self.rotary_dtypes.append(cos.dtype)
+        return cos.to(dtype=x.dtype), sin.to(dtype=x.dtype)
+
+
+def _rms_norm64(module, hidden_states):
+    """Qwen3RMSNorm.forward without its cast to float32."""
+    import torch
+
+    variance = hidden_states.pow(2).mean(-1, keepdim=True)
+    return module.weight * (hidden_states * torch.rsqrt(variance + module.variance_epsilon))

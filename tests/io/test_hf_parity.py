@@ -28,7 +28,6 @@ import dataclasses
 import os
 import subprocess
 import sys
-import types
 from pathlib import Path
 
 import numpy as np
@@ -39,7 +38,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
-from hf_models import PARITY_INIT, parity_configs, save_model  # noqa: E402
+from hf_models import PARITY_INIT, Float64Lift, parity_configs, save_model  # noqa: E402
 
 from attnviz.io.capture import load_model  # noqa: E402
 from attnviz.io.hf_layers import (  # noqa: E402
@@ -82,73 +81,6 @@ def lifted(folders) -> dict:
             model.set_experts_implementation("eager")
         out[name] = (model.double(), tokenizer)
     return out
-
-
-# ---------------------------------------------------------------------------------------------
-# Lifting HF's float32 steps to float64
-# ---------------------------------------------------------------------------------------------
-
-class Float64Lift:
-    """Within the block, HF's float32 steps of a float64 model run in float64:
-
-    * ``torch.nn.functional.softmax(..., dtype=torch.float32)`` (the eager attention of the
-      Llama family) computes in its input's dtype;
-    * every rotary embedding computes its table as its forward does, in float64 instead of
-      float32 (``position_ids.float() * inv_freq.float()``);
-    * Qwen 3's q_norm / k_norm compute their RMSNorm without the cast to float32.
-
-    ``softmax_dtypes`` and ``rotary_dtypes`` record what each step ran in.
-    """
-
-    def __init__(self, model):
-        self.model = model
-        self.softmax_dtypes: list = []
-        self.rotary_dtypes: list = []
-        self.undo: list = []
-
-    def __enter__(self):
-        original = torch.nn.functional.softmax
-
-        def softmax(x, dim=None, _stacklevel=3, dtype=None):
-            if dtype == torch.float32 and x.dtype == torch.float64:
-                dtype = torch.float64
-            out = original(x, dim=dim, dtype=dtype)
-            self.softmax_dtypes.append(out.dtype)
-            return out
-
-        torch.nn.functional.softmax = softmax
-        self.undo.append(lambda: setattr(torch.nn.functional, "softmax", original))
-        for module in self.model.modules():
-            if hasattr(module, "inv_freq") and hasattr(module, "attention_scaling"):
-                self._patch(module, self._rotary)
-            if type(module).__name__ == "Qwen3Attention":
-                self._patch(module.q_norm, _rms_norm64)
-                self._patch(module.k_norm, _rms_norm64)
-        return self
-
-    def __exit__(self, *exc):
-        for undo in reversed(self.undo):
-            undo()
-
-    def _patch(self, module, forward) -> None:
-        module.forward = types.MethodType(forward, module)
-        self.undo.append(lambda: delattr(module, "forward"))
-
-    def _rotary(self, module, x, position_ids):
-        # LlamaRotaryEmbedding.forward with float64 in place of float32 (gpt-oss's table has
-        # one column per pair, not the two halves repeated)
-        freqs = position_ids[..., None].double() * module.inv_freq.double()
-        gpt_oss = type(module).__name__ == "GptOssRotaryEmbedding"
-        emb = freqs if gpt_oss else torch.cat((freqs, freqs), dim=-1)
-        cos, sin = emb.cos() * module.attention_scaling, emb.sin() * module.attention_scaling
-        self.rotary_dtypes.append(cos.dtype)
-        return cos.to(dtype=x.dtype), sin.to(dtype=x.dtype)
-
-
-def _rms_norm64(module, hidden_states):
-    """Qwen3RMSNorm.forward without its cast to float32."""
-    variance = hidden_states.pow(2).mean(-1, keepdim=True)
-    return module.weight * (hidden_states * torch.rsqrt(variance + module.variance_epsilon))
 
 
 # ---------------------------------------------------------------------------------------------

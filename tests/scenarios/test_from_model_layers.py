@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import types
 
 import numpy as np
 import pytest
@@ -34,7 +33,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
-from hf_models import PARITY_INIT, parity_configs, save_model  # noqa: E402
+from hf_models import PARITY_INIT, Float64Lift, parity_configs, save_model  # noqa: E402
 
 from attnviz.io.capture import load_model  # noqa: E402
 from attnviz.io.hf_layers import LayerInputs, layer_inputs  # noqa: E402
@@ -57,61 +56,6 @@ def folders(tmp_path_factory) -> dict:
                              bias_std=PARITY_INIT) for name in NAMES + REFUSED}
 
 
-# ---------------------------------------------------------------------------------------------
-# Hugging Face's float32 steps lifted to float64
-# ---------------------------------------------------------------------------------------------
-
-class Lift:
-    """Within the block a float64 model's softmax and rotary table run in float64, with the
-    default RoPE's inverse frequencies base^(−2i/d) computed in float64 (Hugging Face computes
-    them in float32: a relative rounding of ~6e-8, ~1e-9 in the probabilities at 13 tokens).
-    ``softmax_dtypes`` and ``rotary_dtypes`` record what ran."""
-
-    def __init__(self, model, *, freqs: bool = True):
-        self.model = model
-        self.freqs = freqs  # False: keep Hugging Face's float32-rounded inverse frequencies
-        self.softmax_dtypes: list = []
-        self.rotary_dtypes: list = []
-        self.undo: list = []
-
-    def __enter__(self):
-        original = torch.nn.functional.softmax
-
-        def softmax(x, dim=None, _stacklevel=3, dtype=None):
-            if dtype == torch.float32 and x.dtype == torch.float64:
-                dtype = torch.float64
-            out = original(x, dim=dim, dtype=dtype)
-            self.softmax_dtypes.append(out.dtype)
-            return out
-
-        torch.nn.functional.softmax = softmax
-        self.undo.append(lambda: setattr(torch.nn.functional, "softmax", original))
-        for module in self.model.modules():
-            if hasattr(module, "inv_freq") and hasattr(module, "attention_scaling") \
-                    and self.freqs:
-                saved = module.inv_freq
-                d = 2 * saved.numel()
-                base = self.model.config.rope_parameters["rope_theta"]
-                module.inv_freq = torch.tensor(base ** (-np.arange(0, d, 2) / d),
-                                               dtype=torch.float64)
-                self.undo.append(lambda m=module, s=saved: setattr(m, "inv_freq", s))
-            if hasattr(module, "inv_freq") and hasattr(module, "attention_scaling"):
-                module.forward = types.MethodType(self._rotary, module)
-                self.undo.append(lambda m=module: delattr(m, "forward"))
-        return self
-
-    def __exit__(self, *exc):
-        for undo in reversed(self.undo):
-            undo()
-
-    def _rotary(self, module, x, position_ids):
-        freqs = position_ids[..., None].double() * module.inv_freq.double()
-        emb = torch.cat((freqs, freqs), dim=-1)
-        cos, sin = emb.cos() * module.attention_scaling, emb.sin() * module.attention_scaling
-        self.rotary_dtypes.append(cos.dtype)
-        return cos.to(dtype=x.dtype), sin.to(dtype=x.dtype)
-
-
 def layers_of(model, tokenizer) -> list[LayerInputs]:
     """Every layer of the first text, and of the padded second one where there is padding."""
     texts = TEXTS if tokenizer.pad_token is not None else TEXTS[:1]
@@ -126,7 +70,7 @@ def lifted(folders) -> dict:
     for name in NAMES:
         model, tokenizer = load_model(folders[name])
         model = model.double()
-        with Lift(model) as lift:
+        with Float64Lift(model, freqs=True) as lift:
             out[name] = (layers_of(model, tokenizer), lift)
     return out
 
@@ -161,7 +105,7 @@ def test_the_float64_frequencies_are_what_closes_the_gap(folders):
     base^(−2i/d) in float64 misses 1e-10 — by the rounding only (measured ~3e-9)."""
     model, tokenizer = load_model(folders["llama"])
     model = model.double()
-    with Lift(model, freqs=False):
+    with Float64Lift(model):
         inputs = layers_of(model, tokenizer)
     worst = max(head_errors(li, h) for li in inputs for h in range(li.n_heads))
     assert EXACT < worst < 1e-7
