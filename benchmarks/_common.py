@@ -234,23 +234,32 @@ def streamlit_server(log_path: Path, env: dict | None = None, timeout: float = 9
     """Run ``streamlit run app.py`` (or ``script``) on a free loopback port; yield (base URL,
     Popen).
 
-    Only 127.0.0.1 is used. The server is terminated (this Popen only) on exit.
+    ``env`` adds environment variables to this process's (a value ``None`` removes one). The
+    log starts with the command line; a server that exits or is not healthy within ``timeout``
+    seconds raises RuntimeError with the log's tail. Only 127.0.0.1 is used. The server is
+    terminated (this Popen only) on exit.
     """
     port = free_port()
     cmd = [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless=true",
            "--browser.gatherUsageStats=false", "--server.address=127.0.0.1",
            f"--server.port={port}", "--server.fileWatcherType=none"]
+    environ = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log = log_path.open("w")
+    log.write(f"$ {' '.join(cmd)}\n")
+    log.flush()
     proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log,
                             stderr=subprocess.STDOUT,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
+                            env={k: v for k, v in environ.items() if v is not None})
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + timeout
         while not healthy(f"{base}/_stcore/health"):
             if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"streamlit server did not start; see {log_path}")
+                state = (f"exited with code {proc.returncode}" if proc.poll() is not None
+                         else f"was not healthy after {timeout:.0f} s")
+                raise RuntimeError(f"the streamlit server for {script} {state}; log {log_path}:\n"
+                                   + log_path.read_text(errors="replace")[-4000:])
             time.sleep(0.1)
         yield base, proc
     finally:

@@ -6,6 +6,8 @@ and runs after all other tests of the session (see ``pytest_collection_modifyite
 - ``app_server`` (session): ``streamlit run`` on a free loopback port, yields the base URL.
   The app is ``$ATTNVIZ_APP`` if set, else <repo>/app.py; the server runs with the repo root as
   its working directory and logs to tests/artifacts/streamlit-server.log.
+- ``serve_app`` (session): the factory behind ``app_server``, for a test module that needs a
+  server of its own with other environment variables (``with serve_app(env, log) as url``).
 - ``browser`` (session): headless /usr/bin/chromium through Playwright's sync API.
 - ``context`` (session): one shared 1366x768 context (the first load of the 4.6 MB Plotly
   bundle costs seconds; later pages reuse the cache); waits time out after ``TIMEOUT_MS``.
@@ -19,10 +21,9 @@ Recipe and timings: /work/shared/BROWSER.md. Helpers for waiting and reading plo
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
-import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 
 import pytest
@@ -38,7 +39,7 @@ from helpers import (
 )
 from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
 
-from attnviz.classroom import free_port, healthy
+from benchmarks._common import streamlit_server
 
 HERE = Path(__file__).resolve().parent
 SERVER_LOG = ARTIFACTS / "streamlit-server.log"
@@ -67,53 +68,33 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> pytes
 
 
 @pytest.fixture(scope="session")
-def app_server() -> Iterator[str]:
-    """Run the app with ``streamlit run`` on a free port; yield ``http://127.0.0.1:PORT``."""
+def serve_app() -> Callable[..., AbstractContextManager[str]]:
+    """A factory: ``with serve_app(env, log) as base_url:`` runs the app (``streamlit run``,
+    benchmarks/_common.py's ``streamlit_server``) with ``env`` added to this process's
+    environment (a value None removes a variable), logging to ``log``; the test fails with the
+    log's tail when the server does not start."""
     app = Path(os.environ.get("ATTNVIZ_APP", REPO_ROOT / "app.py")).resolve()
     if not app.is_file():
         pytest.fail(f"Streamlit app not found: {app} (set ATTNVIZ_APP to override)")
-    port = free_port()
-    cmd = [
-        sys.executable, "-m", "streamlit", "run", str(app),
-        "--server.headless=true",
-        "--browser.gatherUsageStats=false",
-        "--server.address=127.0.0.1",
-        f"--server.port={port}",
-        "--server.fileWatcherType=none",
-    ]  # fmt: skip
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    log = SERVER_LOG.open("w")
-    log.write(f"$ {' '.join(cmd)}\n")
-    log.flush()
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen(
-        cmd, cwd=REPO_ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
-    )
-    base_url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + HEALTH_TIMEOUT_S
-        while not healthy(f"{base_url}/_stcore/health"):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                state = (
-                    f"exited with code {proc.returncode}"
-                    if proc.poll() is not None
-                    else f"not healthy after {HEALTH_TIMEOUT_S:.0f} s"
-                )
-                pytest.fail(
-                    f"Streamlit server for {app} {state}; log {SERVER_LOG}:\n"
-                    + SERVER_LOG.read_text()[-4000:],
-                    pytrace=False,
-                )
-            time.sleep(0.1)
+
+    @contextmanager
+    def serve(env: dict[str, str | None] | None = None, log: Path = SERVER_LOG) -> Iterator[str]:
+        with ExitStack() as stack:
+            try:
+                base_url, _proc = stack.enter_context(
+                    streamlit_server(log, env=env, timeout=HEALTH_TIMEOUT_S, script=app))
+            except RuntimeError as exc:
+                pytest.fail(str(exc), pytrace=False)
+            yield base_url
+
+    return serve
+
+
+@pytest.fixture(scope="session")
+def app_server(serve_app) -> Iterator[str]:
+    """Run the app with ``streamlit run`` on a free port; yield ``http://127.0.0.1:PORT``."""
+    with serve_app() as base_url:
         yield base_url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-        log.close()
 
 
 @pytest.fixture(scope="session")

@@ -24,9 +24,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -35,7 +32,6 @@ import pytest
 from helpers import (
     ARTIFACTS,
     EDITOR,
-    REPO_ROOT,
     assert_no_exception,
     edit_cell,
     expect_rerun,
@@ -46,7 +42,6 @@ from helpers import (
 )
 from playwright.sync_api import Page
 
-from attnviz.classroom import free_port, healthy
 from attnviz.scenarios.from_model import layer_scenario
 from attnviz.scenarios.scenario import run_scenario
 from attnviz.teach.text import model_view as text
@@ -90,35 +85,11 @@ def model(tmp_path_factory) -> dict:
 
 
 @pytest.fixture(scope="module")
-def offline_server() -> Iterator[str]:
-    """``streamlit run app.py`` with HF_HUB_OFFLINE=1 on a free loopback port."""
-    port = free_port()
-    cmd = [sys.executable, "-m", "streamlit", "run", str(REPO_ROOT / "app.py"),
-           "--server.headless=true", "--browser.gatherUsageStats=false",
-           "--server.address=127.0.0.1", f"--server.port={port}",
-           "--server.fileWatcherType=none"]
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    log = SERVER_LOG.open("w")
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "HF_HUB_OFFLINE": "1"}
-    env.pop("ATTNVIZ_NO_MODELS", None)
-    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                            stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while not healthy(f"{base}/_stcore/health"):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"the app did not start; log {SERVER_LOG}", pytrace=False)
-            time.sleep(0.1)
+def offline_server(serve_app) -> Iterator[str]:
+    """``streamlit run app.py`` with HF_HUB_OFFLINE=1 (and models allowed) on a free loopback
+    port."""
+    with serve_app({"HF_HUB_OFFLINE": "1", "ATTNVIZ_NO_MODELS": None}, SERVER_LOG) as base:
         yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-        log.close()
 
 
 def _type_into(page: Page, label: str, typed: str) -> None:
