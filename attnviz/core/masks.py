@@ -17,6 +17,12 @@ from attnviz.core.checks import check_count, check_entries, check_flag
 BoolArray = NDArray[np.bool_]
 
 
+def _query_key_counts(t_q: int, t_k: int | None) -> tuple[int, int]:
+    """(t_q, t_k) checked as whole numbers >= 1; ``t_k`` None means t_k = t_q."""
+    t_q = check_count("t_q", t_q)
+    return t_q, (t_q if t_k is None else check_count("t_k", t_k))
+
+
 def causal_mask(t_q: int, t_k: int | None = None, *, align: str = "top_left") -> BoolArray:
     """Query i may attend to keys 0..i (lower triangle, aligned top-left).
 
@@ -40,8 +46,7 @@ def causal_mask(t_q: int, t_k: int | None = None, *, align: str = "top_left") ->
     ValueError
         Sizes that are not whole numbers >= 1, or t_q·t_k above 2**24.
     """
-    t_q = check_count("t_q", t_q)
-    t_k = t_q if t_k is None else check_count("t_k", t_k)
+    t_q, t_k = _query_key_counts(t_q, t_k)
     check_entries("the causal mask", (t_q, t_k))
     if align not in ("top_left", "bottom_right"):
         raise ValueError(f"align must be top_left or bottom_right, got {align!r:.40}")
@@ -110,8 +115,7 @@ def window_mask(t_q: int, t_k: int | None = None, *, width: int,
     ValueError
         Sizes that are not whole numbers >= 1, or t_q·t_k above 2**24.
     """
-    t_q = check_count("t_q", t_q)
-    t_k = t_q if t_k is None else check_count("t_k", t_k)
+    t_q, t_k = _query_key_counts(t_q, t_k)
     width = check_count("width", width, minimum=0)
     causal = check_flag("causal", causal)
     check_entries("the window mask", (t_q, t_k))
