@@ -439,6 +439,9 @@ def resize(scenario: Scenario, *, t: int | None = None, d_model: int | None = No
     """A new scenario with other sizes; every value that still fits is kept, new cells are 0.
 
     ``d_k`` and ``d_v`` are the total widths of the projections (n_heads·d_k, n_heads·d_v).
+    An optional part the scenario does not have (``Scenario.has_part``) stays empty: sized, an
+    empty source would become a "filled" source of no tokens, and pages that fill the parts
+    they show would keep it.
     """
     t = scenario.t if t is None else t
     dm = scenario.d_model if d_model is None else d_model
@@ -461,6 +464,10 @@ def resize(scenario: Scenario, *, t: int | None = None, d_model: int | None = No
         pool_b=_fit(scenario.pool_b, t) if scenario.pool_b.size else scenario.pool_b,
         valid_len=min(scenario.valid_len, t_k),  # padding counts keys
     )
+    for part in ("source", "additive"):  # (pooling and direct are sized only when present)
+        if not scenario.has_part(part):
+            for name in PARTS[part]:
+                changes.pop(name, None)
     if scenario.custom_mask is not None:
         changes["custom_mask"] = _fit(scenario.custom_mask.astype(float), t, t_k,
                                       fill=1.0).astype(bool)

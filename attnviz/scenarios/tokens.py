@@ -92,7 +92,8 @@ def retoken(scenario: Scenario, tokens, *, source: bool = False) -> Retokened:
     old = scenario.source_tokens if source else scenario.tokens
     old_x = np.asarray(scenario.source_x if source else scenario.x, dtype=float)
     sized = resize(scenario, **{"t_source" if source else "t": len(tokens)})
-    x = np.zeros((len(tokens), old_x.shape[1]))
+    width = old_x.shape[1] if old_x.ndim == 2 and old_x.shape[1] else scenario.d_model
+    x = np.zeros((len(tokens), width))  # (a source the scenario lacked: d_model wide)
     scale = spread(old_x)
     fresh, reused, first = [], [], {}
     for i, word in enumerate(tokens):

@@ -229,3 +229,16 @@ def test_only_the_pooling_editors_run_while_the_input_expanders_are_closed():
     at.run()
     assert f"encoder_decoder_w_a_q_v{version}" in editor_keys(at) and not at.exception
 
+
+
+def test_a_sentence_typed_on_the_playground_leaves_the_page_computing():
+    """Typing a sentence on the Playground resized the default scenario's missing source into
+    an empty "filled" one, and this page then showed only "needs a source sequence"."""
+    at = open_page("playground")
+    words = "The quick brown fox jumps over the lazy dog"
+    at.text_input(key="playground_tokens").set_value(words).run()
+    assert not at.exception
+    at.switch_page(f"pages/{PAGE}.py").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    weights = chart_z_by_key(at, "encoder_decoder_fig_cross_weights")
+    assert weights.shape == (9, 9)  # the source: a copy of the typed sentence

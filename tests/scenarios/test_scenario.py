@@ -486,3 +486,26 @@ def test_switching_variant_keeps_only_the_new_variants_settings():
         "tile").default
     capped = with_variant(replace(tiles, params={"tile": 2}), "online_softmax")
     assert capped.params == {"tile": 2}  # its own settings stay
+
+
+@pytest.mark.parametrize("sizes", [dict(t=9), dict(d_model=5), dict(d_k=2), dict(d_v=4),
+                                   dict(t_source=3)])
+def test_resize_keeps_a_missing_part_missing(sizes):
+    """A typed sentence (t=9) made the default scenario's empty source a "filled" source of no
+    tokens, (0, 3): the Encoder–decoder page no longer filled it and refused to compute ("needs
+    a source sequence"). Found by opening every page after typing a sentence."""
+    scenario = PRESETS["seed_000"].build()
+    assert not any(scenario.has_part(part) for part in PARTS)
+    resized = resize(scenario, **sizes)
+    assert [p for p in PARTS if resized.has_part(p)] == []
+    filled = with_parts(resized, ("source", "additive"))
+    run_scenario(with_variant(filled, "cross"))  # computes (raised before)
+    run_scenario(with_variant(filled, "additive"))
+
+
+def test_resize_still_sizes_the_parts_a_scenario_has():
+    scenario = with_parts(PRESETS["seed_000"].build(), ("source", "additive"))
+    resized = resize(scenario, t_source=2, d_model=5)
+    assert resized.source_x.shape == (2, 5) and len(resized.source_tokens) == 2
+    assert resized.w_a_q.shape == (5, scenario.w_a_q.shape[1])
+    np.testing.assert_array_equal(resized.source_x[:, :3], scenario.source_x[:2])
