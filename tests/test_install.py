@@ -13,18 +13,17 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import textwrap
-import time
 import urllib.request
 import zipfile
 from pathlib import Path
 
 import pytest
+from launched import stop_group, wait_healthy
 
-from attnviz.classroom import free_port, healthy
+from attnviz.classroom import free_port
 
 pytestmark = pytest.mark.install
 
@@ -144,11 +143,7 @@ def test_python_m_attnviz_serves_the_installed_app(venv_python: Path, elsewhere:
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             start_new_session=True)
     try:
-        deadline = time.monotonic() + HEALTH_TIMEOUT_S
-        while not healthy(f"http://127.0.0.1:{port}/_stcore/health"):
-            assert proc.poll() is None, proc.stdout.read().decode()[-3000:]
-            assert time.monotonic() < deadline, "not healthy in time"
-            time.sleep(0.2)
+        wait_healthy(proc, port, timeout=HEALTH_TIMEOUT_S)
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10) as r:
             assert r.status == 200 and b"<title>" in r.read()
         # the launcher became the server (execve): its command line names the installed copy
@@ -157,11 +152,6 @@ def test_python_m_attnviz_serves_the_installed_app(venv_python: Path, elsewhere:
         assert app.is_relative_to(venv_python.parent.parent), app
         assert app.name == "app.py" and app.parent.name == "_dashboard"
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)  # the process group this test started
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=15)
+        stop_group(proc)  # the process group this test started
     out = proc.stdout.read().decode()
     assert f"http://127.0.0.1:{port}" in out  # the installed .streamlit/config.toml: loopback

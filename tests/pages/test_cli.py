@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
+
+from launched import stop_group, wait_healthy
 
 import attnviz.__main__ as cli
 from attnviz.classroom import free_port
@@ -45,24 +44,9 @@ def test_python_m_attnviz_serves_the_app_on_loopback(tmp_path):
         cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        deadline = time.monotonic() + 60
-        body = ""
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health",
-                                            timeout=2) as r:
-                    body = r.read().decode()
-                    break
-            except OSError:
-                time.sleep(0.3)
-        assert body == "ok", proc.stdout.read().decode() if proc.poll() is not None else ""
+        wait_healthy(proc, port, timeout=60)
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)  # the process group this test started
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=15)
+        stop_group(proc)  # the process group this test started
     out = proc.stdout.read().decode()
     assert f"http://127.0.0.1:{port}" in out  # .streamlit/config.toml: address = 127.0.0.1
 
