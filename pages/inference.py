@@ -15,7 +15,9 @@ from attnviz.ui.inference_view import (
     prefill_on_chart,
     sink_on_chart,
     sink_views,
+    size_slider,
     start_at,
+    step_slider,
     tile_size_on_chart,
     tile_step_on_chart,
     with_params,
@@ -33,48 +35,28 @@ kv_tab, online_tab, sinks_tab = st.tabs([text.KV_TAB, text.ONLINE_TAB, text.SINK
 # every run); a slider above only where the chart has none.
 with kv_tab:
     t = scenario.t
-    start_at("inference_prefill", min(2, t), 1, max(t, 2))  # also set by a drag slider
-    prefill = st.session_state["inference_prefill"]
-    if not prefill_on_chart(t):
-        prefill = st.slider(text.PREFILL_LABEL, 1, max(t, 2), key="inference_prefill",
-                            disabled=t < 2)
+    prefill = size_slider("inference_prefill", text.PREFILL_LABEL, t, prefill_on_chart(t))
     result = controls.compute(with_params(scenario, "kv_cache", prefill=min(prefill, t)))
     if result is not None:
-        calls = len(result.attention.steps)
         on_chart = [text.CALL_NAME] if call_on_chart(result.attention) else []
         on_chart += [text.PREFILL_NAME] if prefill_on_chart(t) else []
-        if calls == 1:
-            st.caption(text.PREFILL_CLAMPED.format(t=common.count(t, "token")))
-            call = 0
-        else:
-            start_at("inference_call", calls, 1, calls)
-            call = st.session_state["inference_call"] - 1
-            if not call_on_chart(result.attention):
-                call = st.slider(text.CALL_LABEL, 1, calls, key="inference_call") - 1
+        call = step_slider("inference_call", text.CALL_LABEL, len(result.attention.steps),
+                           call_on_chart(result.attention),
+                           text.PREFILL_CLAMPED.format(t=common.count(t, "token")))
         if where := on_chart_caption(on_chart, text.CALL_CHART):
             st.caption(where)
         kv_views(scenario, result, call, min(prefill, t))
 
 with online_tab:
     t_k = len(scenario.key_tokens) if scenario.direct else scenario.t
-    start_at("inference_tile", min(2, t_k), 1, max(t_k, 2))  # also set by a drag slider
-    tile = st.session_state["inference_tile"]
-    if not tile_size_on_chart(scenario.t, t_k):
-        tile = st.slider(text.TILE_SIZE_LABEL, 1, max(t_k, 2), key="inference_tile",
-                         disabled=t_k < 2)
+    tile = size_slider("inference_tile", text.TILE_SIZE_LABEL, t_k,
+                       tile_size_on_chart(scenario.t, t_k))
     result = controls.compute(with_params(scenario, "online_softmax", tile=min(tile, t_k)))
     if result is not None:
-        n = len(result.attention.tiles)
         on_chart = [text.TILE_STEP_NAME] if tile_step_on_chart(result.attention) else []
         on_chart += [text.TILE_SIZE_NAME] if tile_size_on_chart(scenario.t, t_k) else []
-        if n == 1:
-            st.caption(text.TILE_CLAMPED.format(t_k=t_k))
-            j = 0
-        else:
-            start_at("inference_tile_step", n, 1, n)
-            j = st.session_state["inference_tile_step"] - 1
-            if not tile_step_on_chart(result.attention):
-                j = st.slider(text.TILE_STEP_LABEL, 1, n, key="inference_tile_step") - 1
+        j = step_slider("inference_tile_step", text.TILE_STEP_LABEL, len(result.attention.tiles),
+                        tile_step_on_chart(result.attention), text.TILE_CLAMPED.format(t_k=t_k))
         if where := on_chart_caption(on_chart, text.RUNNING_CHART):
             st.caption(where)
         online_views(scenario, result, j, min(tile, t_k))

@@ -182,6 +182,29 @@ def start_at(control: str, default, low, top) -> None:
     st.session_state[control] = min(max(value, low), top)
 
 
+def size_slider(control: str, label: str, n: int, on_chart: bool) -> int:
+    """A size of 1..max(n, 2) (the prefill of ``n`` tokens, the keys per tile of ``n`` keys),
+    first 2 (at most ``n``): slider ``control`` above the chart, or the value its chart's own
+    drag slider set when ``on_chart`` (one control per value)."""
+    start_at(control, min(2, n), 1, max(n, 2))  # also set by a drag slider
+    if on_chart:
+        return st.session_state[control]
+    return st.slider(label, 1, max(n, 2), key=control, disabled=n < 2)
+
+
+def step_slider(control: str, label: str, n: int, on_chart: bool, clamped: str) -> int:
+    """The 0-based step of ``n`` (a model call, a tile) the page shows, first the last: slider
+    ``control`` above the chart, or the value its chart's own drag slider set when
+    ``on_chart``; with one step, step 0 and the caption ``clamped`` saying why."""
+    if n == 1:
+        st.caption(clamped)
+        return 0
+    start_at(control, n, 1, n)
+    if on_chart:
+        return st.session_state[control] - 1
+    return st.slider(label, 1, n, key=control) - 1
+
+
 def kv_views(scenario, result, call: int, prefill: int) -> None:
     """Call ``call`` of the KV-cache decoding of ``result``: its weights (drag: every call,
     every prefill), the cache's keys, the weights assembled so far and the cache's size."""
