@@ -8,14 +8,14 @@ from attnviz.scenarios import limits
 from attnviz.scenarios.compare import KINDS, compare, head_choices
 from attnviz.scenarios.registry import VARIANTS
 from attnviz.teach.text import compare as text
-from attnviz.ui import controls, state
+from attnviz.ui import controls, presenter, state
 from attnviz.ui.diagnostics import diagnostics_panel
 from attnviz.ui.page_end import end_page
 from attnviz.ui.panels import show_figure
 
 scenario = state.get_scenario()
 st.header(text.HEADER)
-st.write(text.INTRO)
+presenter.page_intro(text.INTRO)
 
 kind = st.selectbox(text.KIND_LABEL, KINDS, format_func=text.KINDS.get,
                     key="compare_kind")

@@ -6,7 +6,7 @@ import streamlit as st
 
 from attnviz.scenarios.scenario import with_variant
 from attnviz.teach.text import encoder_decoder as text
-from attnviz.ui import controls, layout, state
+from attnviz.ui import controls, layout, presenter, state
 from attnviz.ui.editors import matrix_editor
 from attnviz.ui.encoder_decoder_view import (
     additive_editors,
@@ -20,7 +20,7 @@ from attnviz.ui.panels import scenario_caption
 st.header(text.TITLE)
 scenario = state.get_scenario()
 scenario_caption(scenario)
-st.write(text.INTRO)
+presenter.page_intro(text.INTRO)
 
 controls.require_projection("encoder_decoder", text.DIRECT, "translation")
 # the page shows every part of the encoder–decoder story: fill the ones a preset left out

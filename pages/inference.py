@@ -6,7 +6,7 @@ import streamlit as st
 
 from attnviz.teach.text import common
 from attnviz.teach.text import inference as text
-from attnviz.ui import controls, state
+from attnviz.ui import controls, presenter, state
 from attnviz.ui.inference_view import (
     call_on_chart,
     kv_views,
@@ -27,7 +27,7 @@ from attnviz.ui.panels import scenario_caption
 scenario = state.get_scenario()
 st.header(text.HEADER)
 scenario_caption(scenario)
-st.write(text.INTRO)
+presenter.page_intro(text.INTRO)
 kv_tab, online_tab, sinks_tab = st.tabs([text.KV_TAB, text.ONLINE_TAB, text.SINKS_TAB])
 
 # One control per value (issue 28 item 4): a setting whose chart carries a frame for each of its

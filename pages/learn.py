@@ -12,7 +12,7 @@ from attnviz.scenarios.fingerprint import fingerprint
 from attnviz.scenarios.gradients import PATTERNS
 from attnviz.scenarios.learn import MAX_STEPS, OPTIMIZERS, TRAINABLE
 from attnviz.teach.text import learn as text
-from attnviz.ui import controls, heads, layout, state
+from attnviz.ui import controls, heads, layout, presenter, state
 from attnviz.ui.learn_view import (
     DEFAULTS,
     LOADED,
@@ -31,7 +31,7 @@ for widget, value in DEFAULTS.items():  # the controls' values live in the sessi
 scenario = state.get_scenario()
 st.header(text.HEADER)
 scenario_caption(scenario)
-st.write(text.INTRO)
+presenter.page_intro(text.INTRO)
 if st.session_state.pop(LOADED, False):
     st.success(text.LOADED)
 result = controls.compute(scenario)

@@ -8,14 +8,14 @@ from attnviz.figures.clickable import point_from_selection
 from attnviz.figures.line_view import MAX_TOKENS, head_view
 from attnviz.teach.text import common
 from attnviz.teach.text import line_view as text
-from attnviz.ui import controls, layout, state
+from attnviz.ui import controls, layout, presenter, state
 from attnviz.ui.diagnostics import diagnostics_panel
 from attnviz.ui.page_end import end_page
 from attnviz.ui.panels import show_figure
 
 scenario = state.get_scenario()
 st.header(text.TITLE)
-st.write(text.INTRO)
+presenter.page_intro(text.INTRO)
 result = controls.compute(scenario)
 if result is None:
     end_page()

@@ -8,7 +8,7 @@ from attnviz import position_labels
 from attnviz.scenarios.scenario import MASK_KINDS
 from attnviz.teach.text import common
 from attnviz.teach.text import masks as text
-from attnviz.ui import controls, heads, state
+from attnviz.ui import controls, heads, presenter, state
 from attnviz.ui.masks_view import (
     bind,
     custom_mask_controls,
@@ -23,7 +23,7 @@ from attnviz.ui.panels import scenario_caption
 st.header(text.TITLE)
 scenario = state.get_scenario()
 scenario_caption(scenario)
-st.write(text.INTRO)
+presenter.page_intro(text.INTRO)
 q_lab, k_lab = position_labels(scenario.tokens), position_labels(scenario.key_tokens)
 t_q, t_k = len(q_lab), len(k_lab)
 

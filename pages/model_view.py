@@ -5,11 +5,11 @@ import streamlit as st
 from attnviz.scenarios import limits
 from attnviz.teach.text import model_view as text
 from attnviz.ui import model_view as mv
-from attnviz.ui import state
+from attnviz.ui import presenter, state
 
 state.init_state()
 st.header(text.TITLE)
-st.write(text.INTRO)
+presenter.page_intro(text.INTRO)
 
 sources = list(text.SOURCES)
 if not mv.models_allowed():

@@ -15,7 +15,7 @@ from attnviz.teach.modern import (
 )
 from attnviz.teach.text import common
 from attnviz.teach.text import modern as text
-from attnviz.ui import heads, state
+from attnviz.ui import heads, presenter, state
 from attnviz.ui.modern_view import (
     ALIBI_HEADS,
     GAINS,
@@ -34,7 +34,7 @@ from attnviz.ui.panels import scenario_caption
 scenario = state.get_scenario()
 st.header(text.HEADER)
 scenario_caption(scenario)
-st.write(text.INTRO)
+presenter.page_intro(text.INTRO)
 rope_tab, alibi_tab, gqa_tab, norm_tab = st.tabs([text.ROPE_TAB, text.ALIBI_TAB, text.GQA_TAB,
                                                  text.NORM_TAB])
 labels = [f"{i}:{tok}" for i, tok in enumerate(scenario.tokens)]

@@ -7,7 +7,7 @@ import streamlit as st
 from attnviz.figures import heatmap
 from attnviz.teach.text import common
 from attnviz.teach.text import multi_head as text
-from attnviz.ui import controls, heads, layout, state
+from attnviz.ui import controls, heads, layout, presenter, state
 from attnviz.ui.editors import matrix_editor
 from attnviz.ui.page_end import end_page
 from attnviz.ui.panels import matrix_panel, scenario_caption
@@ -15,7 +15,7 @@ from attnviz.ui.panels import matrix_panel, scenario_caption
 st.header(text.HEADER)
 scenario = state.get_scenario()
 scenario_caption(scenario)
-st.write(text.INTRO)
+presenter.page_intro(text.INTRO)
 
 controls.require_projection("multi_head", text.DIRECT, "seed_004_two_heads")
 

@@ -8,12 +8,12 @@ import streamlit as st
 from attnviz.figures.pitfall_view import panel_figure, shared_range
 from attnviz.teach.pitfalls import PITFALLS
 from attnviz.teach.text import pitfalls as text
-from attnviz.ui import state
+from attnviz.ui import presenter, state
 from attnviz.ui.panels import show_figure
 
 state.get_scenario()
 st.header(text.TITLE)
-st.write(text.INTRO)
+presenter.page_intro(text.INTRO)
 key = st.radio(text.CHOICE_LABEL, list(PITFALLS), format_func=lambda k: text.PITFALLS[k]["title"],
                horizontal=True, key="pitfalls_choice")
 info = text.PITFALLS[key]

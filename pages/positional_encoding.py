@@ -5,7 +5,7 @@ import streamlit as st
 
 from attnviz.teach.text import common
 from attnviz.teach.text import positional_encoding as text
-from attnviz.ui import state
+from attnviz.ui import presenter, state
 from attnviz.ui.page_end import end_page
 from attnviz.ui.positional_view import (
     BASES,
@@ -20,7 +20,7 @@ from attnviz.ui.positional_view import (
 
 st.header(text.TITLE)
 scenario = state.get_scenario()
-st.write(text.INTRO)
+presenter.page_intro(text.INTRO)
 st.latex(text.FORMULA)
 
 

@@ -10,14 +10,14 @@ from attnviz.figures import heatmap, mask_figure
 from attnviz.teach.quiz import practice_question, score_predictions
 from attnviz.teach.text import common
 from attnviz.teach.text import quiz as text
-from attnviz.ui import controls, heads, layout, state
+from attnviz.ui import controls, heads, layout, presenter, state
 from attnviz.ui.page_end import end_page
 from attnviz.ui.panels import show_figure
 
 MAX_QUERIES = 12
 scenario = state.get_scenario()
 st.header(text.TITLE)
-st.write(text.INTRO)
+presenter.page_intro(text.INTRO)
 st.session_state.setdefault("quiz_round", 0)
 
 source = st.radio(text.SOURCE_LABEL, list(text.SOURCES), format_func=text.SOURCES.get,

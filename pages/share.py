@@ -5,11 +5,11 @@ import streamlit as st
 from attnviz.io import export
 from attnviz.teach.text import common
 from attnviz.teach.text import share as text
-from attnviz.ui import controls, share, state
+from attnviz.ui import controls, presenter, share, state
 
 scenario = state.get_scenario()
 st.header(text.TITLE)
-st.write(text.INTRO)
+presenter.page_intro(text.INTRO)
 share.show_flash()
 st.text(text.CURRENT.format(title=scenario.title or text.UNTITLED, variant=scenario.spec.name,
                             tokens=common.count(scenario.t, "token"), d_model=scenario.d_model))

@@ -6,7 +6,7 @@ import streamlit as st
 
 from attnviz import position_labels
 from attnviz.teach.text import step_by_step as text
-from attnviz.ui import controls, state
+from attnviz.ui import controls, presenter, state
 from attnviz.ui.editors import matrix_editor
 from attnviz.ui.page_end import end_page
 from attnviz.ui.panels import scenario_caption
@@ -15,7 +15,7 @@ from attnviz.ui.step_view import explained_row, query_and_weights, row_steps
 st.header(text.HEADER)
 scenario = state.get_scenario()
 scenario_caption(scenario)
-st.write(text.INTRO)
+presenter.page_intro(text.INTRO)
 
 if scenario.direct:
     with st.expander(text.DIRECT_EXPANDER, expanded=not state.presenter()):

@@ -7,7 +7,7 @@ from attnviz.figures import heatmap
 from attnviz.figures.clickable import MAX_PICKER_CELLS, add_cell_picker
 from attnviz.teach.text import common
 from attnviz.teach.text import trace as text
-from attnviz.ui import controls, heads, layout, state, trace_view
+from attnviz.ui import controls, heads, layout, presenter, state, trace_view
 from attnviz.ui.diagnostics import diagnostics_panel
 from attnviz.ui.page_end import end_page
 from attnviz.ui.panels import show_figure
@@ -15,7 +15,7 @@ from attnviz.ui.step_view import explained_row
 
 scenario = state.get_scenario()
 st.header(text.HEADER)
-st.write(text.INTRO)
+presenter.page_intro(text.INTRO)
 result = controls.compute(scenario)
 if result is None:
     end_page()

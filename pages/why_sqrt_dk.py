@@ -14,12 +14,12 @@ from attnviz.figures.charts import (
 from attnviz.teach.sqrt_dk import sqrt_dk_experiment
 from attnviz.teach.text import common
 from attnviz.teach.text import why_sqrt_dk as text
-from attnviz.ui import state
+from attnviz.ui import presenter, state
 from attnviz.ui.panels import land, show_figure
 
 state.get_scenario()
 st.header(text.TITLE)
-st.write(text.INTRO)
+presenter.page_intro(text.INTRO)
 st.latex(text.FORMULA)
 
 WIDTHS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]

@@ -7,7 +7,7 @@ from attnviz.scenarios import limits
 from attnviz.scenarios.scenario import position_labels
 from attnviz.teach.text import common
 from attnviz.teach.text import your_attention as text
-from attnviz.ui import share, state, uploads
+from attnviz.ui import presenter, share, state, uploads
 from attnviz.ui.page_end import end_page
 from attnviz.ui.your_attention_view import (
     diagnostics_view,
@@ -20,7 +20,7 @@ from attnviz.ui.your_attention_view import (
 
 state.init_state()
 st.header(text.TITLE)
-st.write(text.INTRO)
+presenter.page_intro(text.INTRO)
 with st.expander(text.HOWTO_TITLE):
     st.code(text.HOWTO, language="python")
 c1, c2 = st.columns(2)

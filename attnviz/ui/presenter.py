@@ -22,6 +22,7 @@ import re
 
 import streamlit as st
 
+from attnviz.teach.text import common as text
 from attnviz.ui import state
 
 PRESENTER_CSS = """
@@ -107,3 +108,15 @@ def compact_page() -> None:
         st.html(COMPACT_PRESENTER_CSS)
     else:
         st.html(COMPACT_CSS)
+
+
+def page_intro(body: str) -> None:
+    """A page's introduction under its title: written out; in presenter mode folded into an
+    expander, with less space above the title, so the lesson (the page's first chart) starts
+    on the projected screen (at 1024×768 the title and introduction had filled it)."""
+    if state.presenter():
+        st.html(COMPACT_PRESENTER_CSS)
+        with st.expander(text.PRESENTER_INTRO, expanded=False):
+            st.write(body)
+    else:
+        st.write(body)

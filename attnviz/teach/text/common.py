@@ -233,6 +233,7 @@ SIDEBAR_SCENARIO = "{variant}\n{tokens} · d_model {d_model}"
 # {heads}: count(n_heads, "head") (appended to SIDEBAR_SCENARIO for multi-head variants)
 SIDEBAR_HEADS = " · {heads}"
 SIDEBAR_PRESENTER = "Presenter mode"
+PRESENTER_INTRO = "About this page"  # a page's introduction, folded in presenter mode
 SIDEBAR_PRESENTER_HELP = "Bigger type and figures, editors collapsed — for a projector"
 SIDEBAR_PROJECTOR = "High-contrast colours"
 SIDEBAR_PROJECTOR_HELP = ("Colour scales with a wider range of lightness and bold numbers, for "

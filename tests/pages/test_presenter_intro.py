@@ -1,0 +1,55 @@
+"""AppTest: in presenter mode a page's introduction folds into an expander, so the lesson starts
+on the projected screen (walking every page at 1024×768 in presenter mode, the title and the
+introduction filled the first screen of Step by step, Gradients, Masks, Multi-head, ...)."""
+
+from __future__ import annotations
+
+import importlib
+import re
+from pathlib import Path
+
+import pytest
+from apptest_helpers import open_page
+
+from attnviz.teach.text import common
+
+PAGES = Path(__file__).resolve().parents[2] / "pages"
+# every page that writes an introduction through presenter.page_intro, with its text module
+WITH_INTRO = sorted(p.stem for p in PAGES.glob("*.py")
+                    if "presenter.page_intro(text.INTRO)" in p.read_text(encoding="utf-8"))
+
+
+def _intro(page: str) -> str:
+    source = (PAGES / f"{page}.py").read_text(encoding="utf-8")
+    module = re.search(r"from attnviz\.teach\.text import (\w+) as text", source).group(1)
+    return importlib.import_module(f"attnviz.teach.text.{module}").INTRO
+
+
+def _folded_count(at, body: str) -> int:
+    """How often the introduction is drawn inside the folded "About this page" expander."""
+    return sum(m.value == body for e in at.expander if e.label == common.PRESENTER_INTRO
+               for m in e.markdown)
+
+
+def _folded(at, body: str) -> bool:
+    return _folded_count(at, body) == 1
+
+
+def _written_out(at, body: str) -> bool:
+    """The introduction is drawn in the main area outside the folded expander (``main``'s
+    markdown includes what expanders hold)."""
+    return sum(m.value == body for m in at.main.markdown) > _folded_count(at, body)
+
+
+def test_most_pages_write_an_introduction_through_page_intro():
+    assert len(WITH_INTRO) >= 15, WITH_INTRO
+
+
+@pytest.mark.parametrize("page", WITH_INTRO)
+def test_the_introduction_folds_in_presenter_mode_only(page):
+    body = _intro(page)
+    at = open_page(page, lazy_open=False)
+    assert _written_out(at, body) and not _folded(at, body)
+    at.toggle(key="presenter_mode").set_value(True).run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert _folded(at, body) and not _written_out(at, body)
