@@ -182,6 +182,16 @@ def start_at(control: str, default, low, top) -> None:
     st.session_state[control] = min(max(value, low), top)
 
 
+def show_dragged(fig, key: str, frames: list[dict], drag: str, controls: dict) -> None:
+    """Show ``fig`` (chart key ``key``) with its drag sliders' ``frames`` (none: no slider):
+    with frames, the caption ``drag`` above it and a slider's release setting the control
+    ``controls`` names for it (:func:`~attnviz.ui.panels.land_named`)."""
+    if frames:
+        st.caption(drag)
+    show_figure(fig, key=key, frames=frames or None,
+                on_slider=partial(land_named, key, controls) if frames else None)
+
+
 def size_slider(control: str, label: str, n: int, on_chart: bool) -> int:
     """A size of 1..max(n, 2) (the prefill of ``n`` tokens, the keys per tile of ``n`` keys),
     first 2 (at most ``n``): slider ``control`` above the chart, or the value its chart's own
@@ -216,14 +226,10 @@ def kv_views(scenario, result, call: int, prefill: int) -> None:
     fig = heatmap(step.weights, labels[:step.cache_len], [labels[i] for i in rows],
                   kind="weights", title=call_title(att, call), x_title=common.AXIS_KEY,
                   y_title=common.AXIS_QUERY)
-    frames = call_frames(fig, scenario, att, call, labels, prefill)
-    if frames:
-        st.caption(text.CALL_DRAG)
-    show_figure(fig, key="inference_fig_call_weights", frames=frames or None,
-                on_slider=partial(land_named, "inference_fig_call_weights", {
-                    "call": ("inference_call", range(1, calls + 1), int),
-                    "prefill": ("inference_prefill", range(1, max(t, 2) + 1), int)})
-                if frames else None)
+    show_dragged(fig, "inference_fig_call_weights",
+                 call_frames(fig, scenario, att, call, labels, prefill), text.CALL_DRAG,
+                 {"call": ("inference_call", range(1, calls + 1), int),
+                  "prefill": ("inference_prefill", range(1, max(t, 2) + 1), int)})
     left, right = st.columns(layout.NARROW_LEFT, gap="large")
     with left:
         st.markdown(f"**{text.CACHE_K}**")
@@ -262,14 +268,10 @@ def online_views(scenario, result, j: int, tile: int) -> None:
         st.markdown(f"**{text.RUNNING}**")
         fig = heatmap(running_stats(state_j), list(text.RUNNING_COLUMNS), q_lab,
                       kind="sequential", title=tile_title(att, k_lab, j))
-        frames = tile_frames(fig, scenario, att, j, k_lab, tile)
-        if frames:
-            st.caption(text.TILE_DRAG)
-        show_figure(fig, key="inference_fig_running", frames=frames or None,
-                    on_slider=partial(land_named, "inference_fig_running", {
-                        "step": ("inference_tile_step", range(1, n + 1), int),
-                        "size": ("inference_tile", range(1, max(t_k, 2) + 1), int)})
-                    if frames else None)
+        show_dragged(fig, "inference_fig_running", tile_frames(fig, scenario, att, j, k_lab, tile),
+                     text.TILE_DRAG,
+                     {"step": ("inference_tile_step", range(1, n + 1), int),
+                      "size": ("inference_tile", range(1, max(t_k, 2) + 1), int)})
         st.caption(text.RUNNING_NOTE)
     with right:
         st.markdown(f"**{text.PARTIAL}**")
@@ -300,14 +302,12 @@ def sink_views(sinks, result, *, window: int, n_sink: int, logit: float | None) 
     with mid:
         st.markdown(f"**{text.SINK_WEIGHTS}**")
         fig = heatmap(att.weights, labels, labels, kind="weights")
-        frames = sink_frames(fig, sinks, window=window, n_sink=n_sink, logit=logit)
-        if frames:
-            st.caption(text.SINK_DRAG)
-        show_figure(fig, key="inference_fig_sink_weights", frames=frames or None,
-                    on_slider=partial(land_named, "inference_fig_sink_weights", {
-                        "window": ("inference_window", range(1, max(t, 2) + 1), int),
-                        "n_sink": ("inference_n_sink", range(0, t + 1), int),
-                        "": ("inference_logit", LOGITS, float)}) if frames else None)
+        show_dragged(fig, "inference_fig_sink_weights",
+                     sink_frames(fig, sinks, window=window, n_sink=n_sink, logit=logit),
+                     text.SINK_DRAG,
+                     {"window": ("inference_window", range(1, max(t, 2) + 1), int),
+                      "n_sink": ("inference_n_sink", range(0, t + 1), int),
+                      "": ("inference_logit", LOGITS, float)})
     with right:
         st.markdown(f"**{text.SINK_SHARES}**")
         shares = np.column_stack([np.asarray(att.weights).sum(axis=1), att.sink_weight])

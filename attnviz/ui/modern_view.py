@@ -50,6 +50,29 @@ def delta_on_chart(scenario) -> bool:
     return len(DELTAS) * scenario.t ** 2 <= sweep.MAX_CELLS
 
 
+def show_dragged(fig, key: str, frames: list[dict] | None, control: str, values,
+                 cast=int, drag: str = "") -> None:
+    """Show ``fig`` (chart key ``key``) with its drag slider's ``frames`` (None: no slider):
+    with frames, the caption ``drag`` above it and the slider's release setting ``control``
+    to one of ``values`` (:func:`~attnviz.ui.panels.land`)."""
+    if frames and drag:
+        st.caption(drag)
+    show_figure(fig, key=key, frames=frames,
+                on_slider=partial(land, key, control, values, cast) if frames else None)
+
+
+def signed_beside(title: str, z, x_labels: list[str], y_labels: list[str], key: str,
+                  right_title: str):
+    """Two columns: ``title`` over the signed heatmap ``z`` (chart key ``key``) on the left,
+    ``right_title`` on the right; returns the right column for what it compares with."""
+    left, right = st.columns(2, gap="large")
+    with left:
+        st.markdown(f"**{title}**")
+        show_figure(heatmap(z, x_labels, y_labels, kind="signed"), key=key)
+    right.markdown(f"**{right_title}**")
+    return right
+
+
 def show_pe_shifted(scenario, labels: list[str], check, delta: int, base: float) -> None:
     """The sinusoidal-PE scores after the shift, with a frame for every Δ (while they fit) so
     that the figure's own slider moves them during a drag: RoPE's stay, these change."""
@@ -68,10 +91,8 @@ def show_pe_shifted(scenario, labels: list[str], check, delta: int, base: float)
         frames = with_slider(fig, zs, [str(d) for d in DELTAS], delta, prefix=text.DELTA_PREFIX,
                              kind="signed", titles=[title(d, c.pe_change)
                                                     for d, c in zip(DELTAS, checks, strict=True)])
-        st.caption(text.DELTA_DRAG)
-    show_figure(fig, key="modern_fig_pe_scores", frames=frames,
-                on_slider=partial(land, "modern_fig_pe_scores", "modern_delta", DELTAS)
-                if frames else None)
+    show_dragged(fig, "modern_fig_pe_scores", frames, "modern_delta", DELTAS,
+                 drag=text.DELTA_DRAG)
 
 
 def show_angles(t: int, d_head: int, delta: int, base: float) -> None:
@@ -85,9 +106,8 @@ def show_angles(t: int, d_head: int, delta: int, base: float) -> None:
                   zmax=top, x_title=text.AXIS_PAIR, y_title=text.AXIS_POSITION)
     frames = with_slider(fig, thetas, [f"{b:g}" for b in ROPE_BASES], ROPE_BASES.index(base),
                          prefix=text.BASE_PREFIX, kind="sequential")
-    st.caption(text.BASE_DRAG)
-    show_figure(fig, key="modern_fig_angles", frames=frames,
-                on_slider=partial(land, "modern_fig_angles", "modern_base", ROPE_BASES, float))
+    show_dragged(fig, "modern_fig_angles", frames, "modern_base", ROPE_BASES, float,
+                 drag=text.BASE_DRAG)
 
 
 def show_sharing(n_q: int, n_kv: int) -> None:
@@ -152,10 +172,8 @@ def show_normed(scenario, labels: list[str], key_labels: list[str], effect, gain
                              prefix=text.GAIN_PREFIX, kind="signed",
                              titles=[title(g, e.bound) for g, e in zip(GAINS, effects,
                                                                          strict=True)])
-        st.caption(text.GAIN_DRAG)
-    show_figure(fig, key="modern_fig_normed_logits", frames=frames,
-                on_slider=partial(land, "modern_fig_normed_logits", "modern_qk_gain", GAINS,
-                                  float) if frames else None)
+    show_dragged(fig, "modern_fig_normed_logits", frames, "modern_qk_gain", GAINS, float,
+                 drag=text.GAIN_DRAG)
 
 
 def show_slopes(n_heads: int) -> None:
@@ -170,10 +188,8 @@ def show_slopes(n_heads: int) -> None:
     frames = with_slider(fig, slopes, [str(n) for n in ALIBI_HEADS], ALIBI_HEADS.index(n_heads),
                          prefix=text.HEADS_PREFIX, kind="sequential",
                          x_labels=[names(n) for n in ALIBI_HEADS])
-    st.caption(text.HEADS_DRAG)
-    show_figure(fig, key="modern_fig_alibi_slopes", frames=frames,
-                on_slider=partial(land, "modern_fig_alibi_slopes", "modern_alibi_heads",
-                                  ALIBI_HEADS))
+    show_dragged(fig, "modern_fig_alibi_slopes", frames, "modern_alibi_heads", ALIBI_HEADS,
+                 drag=text.HEADS_DRAG)
 
 
 def show_alibi_head(n_heads: int, h: int, length: int, lengths: list[int], *,
@@ -195,9 +211,7 @@ def show_alibi_head(n_heads: int, h: int, length: int, lengths: list[int], *,
                              [str(n) for n in lengths], lengths.index(length),
                              prefix=text.LENGTH_PREFIX, kind="signed", x_labels=names,
                              y_labels=names)
-    show_figure(fig, key=f"modern_fig_alibi_{h}", frames=frames,
-                on_slider=partial(land, f"modern_fig_alibi_{h}", "modern_alibi_length", lengths)
-                if frames else None)
+    show_dragged(fig, f"modern_fig_alibi_{h}", frames, "modern_alibi_length", lengths)
 
 
 def cache_table(n_q: int, n_kv: int, d_head: int) -> None:
@@ -214,13 +228,8 @@ def rope_views(scenario, labels: list[str], check, delta: int, base: float) -> N
     """What a shift by Δ does: RoPE's scores beside the sinusoidal encoding's, and the angles."""
     st.markdown(text.SHIFT_RESULT.format(delta=delta, rope=f"{check.rope_change:.1e}",
                                          pe=f"{check.pe_change:.3g}"))
-    left, right = st.columns(2, gap="large")
-    with left:
-        st.markdown(f"**{text.ROPE_SCORES}**")
-        show_figure(heatmap(check.rope_shifted, labels, labels, kind="signed"),
-                    key="modern_fig_rope_scores")
-    with right:
-        st.markdown(f"**{text.PE_SCORES}**")
+    with signed_beside(text.ROPE_SCORES, check.rope_shifted, labels, labels,
+                       "modern_fig_rope_scores", text.PE_SCORES):
         show_pe_shifted(scenario, labels, check, delta, base)
     st.markdown(f"**{text.ANGLES}**")
     d_k = int(scenario.w_q.shape[1])
@@ -238,12 +247,7 @@ def norm_views(scenario, labels: list[str], effect, gain: float) -> None:
         plain=f"{effect.plain_largest:.3g}", normed=f"{effect.normed_largest:.3g}",
         bound=f"{effect.bound:.3g}", plain_h=f"{effect.plain_entropy:.3f}",
         normed_h=f"{effect.normed_entropy:.3f}"))
-    left, right = st.columns(2, gap="large")
     key_labels = [f"{j}:{tok}" for j, tok in enumerate(scenario.key_tokens)]
-    with left:
-        st.markdown(f"**{text.NORM_PLAIN}**")
-        show_figure(heatmap(effect.plain, key_labels, labels, kind="signed"),
-                    key="modern_fig_plain_logits")
-    with right:
-        st.markdown(f"**{text.NORM_NORMED}**")
+    with signed_beside(text.NORM_PLAIN, effect.plain, key_labels, labels,
+                       "modern_fig_plain_logits", text.NORM_NORMED):
         show_normed(scenario, labels, key_labels, effect, gain)
