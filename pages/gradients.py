@@ -34,7 +34,8 @@ c_loss, c_head, c_pattern = st.columns(layout.LOSS_HEAD_PATTERN)
 kind = c_loss.selectbox(text.LOSS_LABEL, LOSSES, format_func=text.LOSS_NAMES.get,
                         key="gradients_loss", help=text.LOSS_HELP)
 head = heads.head_picker(att, "gradients_head", c_head) or 0
-loss = Loss(kind, loss_target(scenario, result, kind, c_pattern))
+with st.container():  # one element whatever the loss: the charts below keep their place,
+    loss = Loss(kind, loss_target(scenario, result, kind, c_pattern))  # so are not remade
 try:
     grads = gradients(scenario, loss)
 except ValueError as exc:

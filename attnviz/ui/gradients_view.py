@@ -25,6 +25,7 @@ from attnviz.teach.text import gradients as text
 from attnviz.ui import controls, layout
 from attnviz.ui.editors import matrix_editor
 from attnviz.ui.panels import show_figure
+from attnviz.ui.plotly_view import drawn_when_seen
 
 SWEEP_MEMO = "gradients_sweep_memo"  # (fingerprint of the inputs, ‖dS̃‖ per value or a message)
 
@@ -69,12 +70,12 @@ def pair(title: str, grad_title: str, forward, grad, cols, rows, formula: str, k
     left, right = st.columns(2, gap="medium")
     with left:
         st.markdown(f"**{title}**")
-        show_figure(heatmap(forward, cols, rows, kind=kind), key=f"{key}_fwd",
-                    filename=title)
+        show_figure(drawn_when_seen(heatmap(forward, cols, rows, kind=kind)),
+                    key=f"{key}_fwd", filename=title)
     with right:
         st.markdown(f"**{grad_title}**")
-        show_figure(heatmap(grad, cols, rows, kind="signed"), key=f"{key}_grad",
-                    filename=f"d_{title}")
+        show_figure(drawn_when_seen(heatmap(grad, cols, rows, kind="signed")),
+                    key=f"{key}_grad", filename=f"d_{title}")
 
 
 def backward_pairs(scenario, result, grads, head: int, kv: KVHead, f: dict) -> None:
@@ -172,7 +173,7 @@ def saturation(scenario, result, loss: Loss, head: int) -> None:
                              else text.SWEEP_AXIS_TEMPERATURE,
                              y_title=text.SWEEP_AXIS_NORM, x_axis=dict(type="log"))
             fig.add_vline(x=pick * sweep.base, line_dash="dot", line_color="#d62728")
-            show_figure(fig, key="gradients_fig_sweep")
+            show_figure(drawn_when_seen(fig), key="gradients_fig_sweep")
         now = (f"{att.scale:.4g}" if by_scale else f"{scenario.temperature:g}")
         st.caption((text.SWEEP_CAPTION_SCALE if by_scale else text.SWEEP_CAPTION_TEMPERATURE)
                    .format(now=now))
@@ -180,7 +181,7 @@ def saturation(scenario, result, loss: Loss, head: int) -> None:
         st.markdown(f"**{text.SWEEP_HEATMAP}**")
         try:
             d_scaled = gradients(sweep.swept(scenario, pick), loss).attention.d_scaled[head]
-            show_figure(heatmap(d_scaled, result.k_labels, result.q_labels, kind="signed"),
-                        key="gradients_fig_sweep_heatmap")
+            fig = heatmap(d_scaled, result.k_labels, result.q_labels, kind="signed")
+            show_figure(drawn_when_seen(fig), key="gradients_fig_sweep_heatmap")
         except ValueError as exc:
             st.warning(f"{text.CANNOT}: {exc}")

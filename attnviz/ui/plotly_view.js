@@ -523,6 +523,69 @@ function followWidth(div) {
   watchTop(div);
 }
 
+// ---- Only what changed, only what is seen (issue 28 item 7) ---------------------------------
+//
+// Streamlit hands every chart of the page its figure again on every rerun. A figure identical
+// to the one the chart has (drawn, being drawn or waiting) is not drawn again: a Gradients loss
+// select redrew the ten forward matrices it does not change. A figure whose layout.meta.attnviz
+// says `lazy` (Gradients, a long page) is redrawn at once only where the chart is on screen or
+// near it (LAZY_MARGIN_PX); further down, the chart keeps its last drawing, marked
+// data-stale="1", and is redrawn when it is scrolled into view (an IntersectionObserver on the
+// scrolling column). Its first drawing is never put off: a page opens complete.
+
+const LAZY_MARGIN_PX = 300;
+
+// the element that scrolls the chart (Streamlit's main column), or null for the window
+function scroller(div) {
+  for (let el = div.parentElement; el; el = el.parentElement) {
+    const overflow = getComputedStyle(el).overflowY;
+    if (overflow === "auto" || overflow === "scroll") return el;
+  }
+  return null;
+}
+
+// true when the chart is within LAZY_MARGIN_PX of what is on screen (or not laid out at all:
+// a chart in a closed tab is drawn as before)
+function nearView(div) {
+  const r = div.getBoundingClientRect();
+  if (!r.width && !r.height) return true;
+  const box = scroller(div);
+  const top = box ? Math.max(0, box.getBoundingClientRect().top) : 0;
+  const bottom = box ? Math.min(window.innerHeight, box.getBoundingClientRect().bottom)
+    : window.innerHeight;
+  return r.bottom > top - LAZY_MARGIN_PX && r.top < bottom + LAZY_MARGIN_PX;
+}
+
+// draw the newest figure handed to the chart (a queued task)
+function drawPending(div) {
+  delete div.dataset.stale;
+  enqueue(div, () => {
+    const next = div.__attnvizPending;
+    div.__attnvizPending = null;
+    return next ? draw(div, next) : undefined;
+  });
+}
+
+// the chart's newest figure is drawn when the chart comes near the screen
+function drawWhenSeen(div) {
+  div.dataset.stale = "1";
+  delete div.dataset.sized;  // not final until drawn
+  if (div.__attnvizSeen) return;
+  div.__attnvizSeen = new IntersectionObserver((entries) => {
+    if (div.__attnvizPending && div.dataset.stale && entries.some((e) => e.isIntersecting)) {
+      drawPending(div);
+    }
+  }, { root: scroller(div), rootMargin: `${LAZY_MARGIN_PX}px 0px` });
+  div.__attnvizSeen.observe(div);
+}
+
+// true when `text` is the figure the chart already has (drawn, being drawn or waiting) and,
+// for a figure with frames, the chart still shows the frame that figure starts at
+function alreadyHas(div, text) {
+  if (div.__attnvizFailed || div.__attnvizWanted !== text) return false;
+  return Boolean(div.__attnvizPending) || div.__attnvizShown === div.__attnvizWantedShown;
+}
+
 export default function (component) {
   const { data, parentElement, setTriggerValue } = component;
   let div = parentElement.querySelector(":scope > div.attnviz-chart");
@@ -533,15 +596,23 @@ export default function (component) {
     followWidth(div);
   }
   // the figure's JSON arrives as UTF-8 bytes (a string, should Streamlit ever decode it)
-  const spec = JSON.parse(typeof data === "string" ? data : new TextDecoder().decode(data));
+  const text = typeof data === "string" ? data : new TextDecoder().decode(data);
+  if (alreadyHas(div, text)) {
+    div.__attnvizSend = div.__attnvizSend && setTriggerValue;
+    div.__attnvizSendSlider = div.__attnvizSendSlider && setTriggerValue;
+    return;
+  }
+  const spec = JSON.parse(text);
   div.__attnvizSend = spec.clickable ? setTriggerValue : null;
   div.__attnvizSendSlider = spec.sliderEvents ? setTriggerValue : null;
+  div.__attnvizWanted = text;
+  div.__attnvizWantedShown = spec.shown ?? undefined;
   // only the newest figure is drawn: one that arrives while the chart is busy replaces any
   // other still waiting
   div.__attnvizPending = spec;
-  enqueue(div, () => {
-    const next = div.__attnvizPending;
-    div.__attnvizPending = null;
-    return next ? draw(div, next) : undefined;
-  });
+  if (attnvizMeta(spec.layout).lazy && div._fullLayout && !nearView(div)) {
+    drawWhenSeen(div);
+  } else {
+    drawPending(div);
+  }
 }

@@ -58,8 +58,14 @@ def plotly_js_url() -> str:
 
 def plotly_js_ready() -> bool:
     """True when the browser can load ``plotly.min.js`` from this server (the installed plotly
-    package has the file); else the caller shows its charts with ``st.plotly_chart``."""
-    return PLOTLY_JS.is_file()
+    package has the file); else the caller shows its charts with ``st.plotly_chart``. Looked
+    up once per path (a page asked for every chart: ~0.3 ms a look on this machine)."""
+    return _is_file(PLOTLY_JS)
+
+
+@functools.cache
+def _is_file(path: Path) -> bool:
+    return path.is_file()
 
 
 @functools.cache
@@ -171,6 +177,18 @@ def plotly_view(fig: go.Figure, *, key: str, config: dict,
     payload = figure_json(fig, config, clickable=bool(on_select), frames=frames,
                           slider_events=bool(on_slider)).encode("utf-8")
     _component()(key=key, data=payload, **events)
+
+
+def drawn_when_seen(fig: go.Figure) -> go.Figure:
+    """Mark ``fig`` lazy: when a later run sends its chart another figure while the chart is
+    far below (or above) the screen, ``plotly_view.js`` keeps the last drawing (marked
+    ``data-stale``) and draws the new one when the chart is scrolled into view; a chart's
+    first drawing is never put off. For the charts of a long page that one control changes
+    (Gradients' loss select redrew twenty charts, most of them out of view)."""
+    meta = fig.layout.meta
+    sizing = dict(meta.get("attnviz", {})) if isinstance(meta, dict) else {}
+    fig.update_layout(meta={"attnviz": {**sizing, "lazy": True}})
+    return fig
 
 
 _REFUSED = "_chart_state_refused"  # {chart key: why its last event was ignored}
