@@ -316,4 +316,4 @@ def residual_figure(norms: ArrayLike, row_labels: Sequence[str], col_labels: Seq
     the embedding and each head, columns the positions."""
     norms = np.asarray(norms, dtype=float)
     return heatmap(norms, list(col_labels), list(row_labels), kind="sequential",
-                   x_title=x_title, zmin=0.0, digits=2)
+                   x_title=x_title, zmin=0.0)
