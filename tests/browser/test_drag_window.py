@@ -21,11 +21,24 @@ from attnviz.scenarios.scenario import run_scenario
 KEY = "masks_fig_weights"
 
 
-def drawn(page) -> np.ndarray:
-    rows = page.evaluate(
+def plotted(page, key: str) -> np.ndarray:
+    """The matrix chart ``key`` draws now (its first trace's z)."""
+    return np.array(page.evaluate(
         """k => Array.from(document.querySelector(`.st-key-${k} .js-plotly-plot`)._fullData[0].z,
-                          r => Array.from(r))""", KEY)
-    return np.array(rows, dtype=float)
+                          r => Array.from(r))""", key), dtype=float)
+
+
+def x_title(page, key: str) -> str:
+    """The x axis title chart ``key`` draws now (it follows a drag)."""
+    return page.evaluate(
+        "k => document.querySelector(`.st-key-${k} .js-plotly-plot`)._fullLayout.xaxis.title.text",
+        key)
+
+
+def open_tab(page, base: str, name: str, tab: str) -> None:
+    """Open page ``name`` and its tab ``tab``."""
+    goto_page(page, base, name)
+    page.get_by_role("tab", name=tab).click()
 
 
 def test_dragging_the_window_width_moves_the_weights_and_release_sets_it(app_server, page):
@@ -35,17 +48,8 @@ def test_dragging_the_window_width_moves_the_weights_and_release_sets_it(app_ser
     wait_for_plots(page, 4)
     wait_for_app_run(page)
     base = run_scenario(default_scenario()).attention
-    rail = page.locator(f".st-key-{KEY} .slider-rail-rect")
-    rail.scroll_into_view_if_needed()
-    box = rail.bounding_box()
-    runs = len(_finished_runs[page])
-    y = box["y"] + box["height"] / 2
-    page.mouse.move(box["x"] + box["width"] - 2, y)
-    page.mouse.down()
-    page.mouse.move(box["x"] + 2, y, steps=4)  # to width 0 while the button is held
-    page.wait_for_timeout(200)
-    assert len(_finished_runs[page]) == runs, "dragging must not run the script"
-    np.testing.assert_allclose(drawn(page), np.eye(4), atol=1e-12)  # width 0: itself only
+    drag_to_left_end(page, KEY)  # to width 0 while the button is held
+    np.testing.assert_allclose(plotted(page, KEY), np.eye(4), atol=1e-12)  # width 0: itself only
     with expect_rerun(page):
         page.mouse.up()
     wait_for_app_run(page)
@@ -53,7 +57,7 @@ def test_dragging_the_window_width_moves_the_weights_and_release_sets_it(app_ser
     assert width.get_attribute("aria-valuetext") == "0"
     mask = window_mask(4, width=0)
     expected = scaled_dot_product_attention(base.q, base.k, base.v, mask=mask).weights
-    np.testing.assert_allclose(drawn(page), expected, atol=1e-12)
+    np.testing.assert_allclose(plotted(page, KEY), expected, atol=1e-12)
     assert_no_exception(page)
 
 
@@ -80,10 +84,10 @@ def wait_for_frames(page, key: str, n: int) -> None:
            ?._frames?.length === n""", arg=[key, n], timeout=30_000)
 
 
-def drag_to_left_end(page, key: str, nth: int = 0) -> None:
-    """Press the nth slider of chart ``key`` at its right end and move it to its left end
-    (button still held), and check that dragging ran no script (the frames are in the
-    browser)."""
+def drag_to_left_end(page, key: str, nth: int = 0, start: float = 1.0) -> None:
+    """Press the nth slider of chart ``key`` at its right end (``start``: that fraction of its
+    width) and move it to its left end (button still held), and check that dragging ran no
+    script (the frames are in the browser)."""
     rail = page.locator(f".st-key-{key} .slider-rail-rect").nth(nth)
     rail.scroll_into_view_if_needed()
     # a chart in a tab just opened is redrawn at its column's width 150 ms after it stops
@@ -97,7 +101,7 @@ def drag_to_left_end(page, key: str, nth: int = 0) -> None:
     box = rail.bounding_box()
     runs = len(_finished_runs[page])
     y = box["y"] + box["height"] / 2
-    page.mouse.move(box["x"] + box["width"] - 2, y)
+    page.mouse.move(box["x"] + min(box["width"] * start, box["width"] - 2), y)
     page.mouse.down()
     page.mouse.move(box["x"] + 2, y, steps=4)
     page.wait_for_timeout(200)
@@ -110,14 +114,9 @@ def test_dragging_the_pe_base_redraws_the_matrix_and_release_sets_the_base(app_s
     goto_page(page, app_server, "positional_encoding")
     wait_for_plots(page, 3)
     drag_to_left_end(page, key)  # to base 10
-    z = np.array(page.evaluate(
-        """k => Array.from(document.querySelector(`.st-key-${k} .js-plotly-plot`)._fullData[0].z,
-                          r => Array.from(r))""", key), dtype=float)
-    np.testing.assert_allclose(z, sinusoidal_positional_encoding(50, 32, base=10.0), atol=1e-12)
-    title = page.evaluate(
-        "k => document.querySelector(`.st-key-${k} .js-plotly-plot`)._fullLayout.xaxis.title.text",
-        key)
-    assert "(50 × 32), base 10 (" in title  # the title follows the drag
+    np.testing.assert_allclose(plotted(page, key),
+                               sinusoidal_positional_encoding(50, 32, base=10.0), atol=1e-12)
+    assert "(50 × 32), base 10 (" in x_title(page, key)  # the title follows the drag
     assert release(page, "positional_encoding_base", key) == "10"
     assert_no_exception(page)
 
@@ -129,19 +128,15 @@ def test_dragging_the_pe_width_redraws_the_matrix_and_release_sets_d_model(app_s
     wait_for_plots(page, 3)
     drag_to_left_end(page, key, nth=1)  # the second slider: to d_model 2
     plot = f".st-key-{key} .js-plotly-plot"
-    z = np.array(page.evaluate(
-        "s => Array.from(document.querySelector(s)._fullData[0].z, r => Array.from(r))", plot),
-        dtype=float)
-    np.testing.assert_allclose(z, sinusoidal_positional_encoding(50, 2), atol=1e-12)
+    np.testing.assert_allclose(plotted(page, key), sinusoidal_positional_encoding(50, 2),
+                               atol=1e-12)
     columns = page.evaluate("s => document.querySelector(s)._fullLayout.xaxis._categories", plot)
     assert columns == ["0", "1"]  # two columns drawn, not 32 with gaps
     span = page.evaluate("s => document.querySelector(s)._fullLayout.xaxis.range", plot)
     np.testing.assert_allclose(span, [-0.5, 1.5])  # filling the plot, not its first 2/32
     assert release(page, "positional_encoding_d_model", key, nth=1) == "2"
-    z = np.array(page.evaluate(
-        "s => Array.from(document.querySelector(s)._fullData[0].z, r => Array.from(r))", plot),
-        dtype=float)
-    np.testing.assert_allclose(z, sinusoidal_positional_encoding(50, 2), atol=1e-12)
+    np.testing.assert_allclose(plotted(page, key), sinusoidal_positional_encoding(50, 2),
+                               atol=1e-12)
     assert_no_exception(page)
 
 
@@ -150,16 +145,7 @@ def test_dragging_the_example_d_k_moves_the_bars_and_release_sets_it(app_server,
     key = "why_sqrt_dk_fig_example"
     goto_page(page, app_server, "why_sqrt_dk")
     wait_for_plots(page, 4)
-    rail = page.locator(f".st-key-{key} .slider-rail-rect")
-    rail.scroll_into_view_if_needed()
-    box = rail.bounding_box()
-    runs = len(_finished_runs[page])
-    y = box["y"] + box["height"] / 2
-    page.mouse.move(box["x"] + box["width"] - 2, y)
-    page.mouse.down()
-    page.mouse.move(box["x"] + 2, y, steps=4)  # to d_k = 1
-    page.wait_for_timeout(200)
-    assert len(_finished_runs[page]) == runs, "dragging must not run the script"
+    drag_to_left_end(page, key)  # to d_k = 1
     bars = page.evaluate(
         "k => Array.from(document.querySelector(`.st-key-${k} .js-plotly-plot`)._fullData[0].y)",
         key)
@@ -185,21 +171,9 @@ def test_dragging_the_custom_scale_moves_the_scaled_scores_and_release_sets_it(a
     wait_for_plots(page, 3)
     playground_focus(page, "Scores")
     wait_for_plots(page, 3)
-    rail = page.locator(f".st-key-{key} .slider-rail-rect")
-    rail.scroll_into_view_if_needed()
-    box = rail.bounding_box()
-    runs = len(_finished_runs[page])
-    y = box["y"] + box["height"] / 2
-    page.mouse.move(box["x"] + box["width"] / 2, y)
-    page.mouse.down()
-    page.mouse.move(box["x"] + 2, y, steps=4)  # to scale 0.05
-    page.wait_for_timeout(200)
-    assert len(_finished_runs[page]) == runs, "dragging must not run the script"
+    drag_to_left_end(page, key, start=0.5)  # from the middle to scale 0.05
     scores = run_scenario(default_scenario()).attention.scores
-    z = np.array(page.evaluate(
-        """k => Array.from(document.querySelector(`.st-key-${k} .js-plotly-plot`)._fullData[0].z,
-                          r => Array.from(r))""", key), dtype=float)
-    np.testing.assert_allclose(z, scores * 0.05, atol=1e-12)
+    np.testing.assert_allclose(plotted(page, key), scores * 0.05, atol=1e-12)
     with expect_rerun(page):
         page.mouse.up()
     wait_for_app_run(page)
@@ -209,12 +183,6 @@ def test_dragging_the_custom_scale_moves_the_scaled_scores_and_release_sets_it(a
 
 
 # --- the Inference page: the calls, the tiles and the sink logit -------------------------------
-
-def plotted(page, key: str) -> np.ndarray:
-    return np.array(page.evaluate(
-        """k => Array.from(document.querySelector(`.st-key-${k} .js-plotly-plot`)._fullData[0].z,
-                          r => Array.from(r))""", key), dtype=float)
-
 
 def inference_result(variant: str, **params):
     from dataclasses import replace
@@ -233,10 +201,8 @@ def test_dragging_the_model_call_steps_through_the_calls_and_release_sets_it(app
     np.testing.assert_allclose(plotted(page, key), att.steps[-1].weights, atol=1e-12)
     drag_to_left_end(page, key)  # to call 1: the prompt's two rows
     np.testing.assert_allclose(plotted(page, key), att.steps[0].weights, atol=1e-12)
-    title = page.evaluate(
-        "k => document.querySelector(`.st-key-${k} .js-plotly-plot`)._fullLayout.xaxis.title.text",
-        key)
-    assert title.startswith(text.CALL.format(call=1, calls=3, rows="2 rows", cache="2 keys"))
+    assert x_title(page, key).startswith(text.CALL.format(call=1, calls=3, rows="2 rows",
+                                                          cache="2 keys"))
     assert release(page, "inference_call", key) == "1"
     np.testing.assert_allclose(plotted(page, key), att.steps[0].weights, atol=1e-12)
     assert_no_exception(page)
@@ -245,8 +211,7 @@ def test_dragging_the_model_call_steps_through_the_calls_and_release_sets_it(app
 def test_dragging_the_tile_steps_the_running_statistics_and_release_sets_it(app_server, page):
     from attnviz.teach.text import inference as text
     key = "inference_fig_running"
-    goto_page(page, app_server, "inference")
-    page.get_by_role("tab", name=text.ONLINE_TAB).click()
+    open_tab(page, app_server, "inference", text.ONLINE_TAB)
     wait_for_plots(page, 4)
     first = inference_result("online_softmax", tile=2).tiles[0]
     drag_to_left_end(page, key)  # to tile 1
@@ -259,8 +224,7 @@ def test_dragging_the_tile_steps_the_running_statistics_and_release_sets_it(app_
 def test_dragging_the_sink_logit_moves_the_weights_and_release_sets_it(app_server, page):
     from attnviz.teach.text import inference as text
     key = "inference_fig_sink_weights"
-    goto_page(page, app_server, "inference")
-    page.get_by_role("tab", name=text.SINKS_TAB).click()
+    open_tab(page, app_server, "inference", text.SINKS_TAB)
     with expect_rerun(page):
         page.get_by_text(text.LEARNED_LABEL, exact=True).click()
     wait_for_app_run(page)
@@ -288,8 +252,7 @@ def test_dragging_the_gain_moves_the_normed_logits_and_release_sets_it(app_serve
     from attnviz.teach.modern import qk_norm_effect
     from attnviz.teach.text import modern as text
     key = "modern_fig_normed_logits"
-    goto_page(page, app_server, "modern")
-    page.get_by_role("tab", name=text.NORM_TAB).click()
+    open_tab(page, app_server, "modern", text.NORM_TAB)
     wait_for_frames(page, key, 7)
     drag_to_left_end(page, key)  # to g = 0.25
     low = qk_norm_effect(default_scenario(), 0.25)
@@ -301,8 +264,7 @@ def test_dragging_the_gain_moves_the_normed_logits_and_release_sets_it(app_serve
 def test_dragging_the_window_moves_the_sink_weights_and_release_sets_it(app_server, page):
     from attnviz.teach.text import inference as text
     key = "inference_fig_sink_weights"
-    goto_page(page, app_server, "inference")
-    page.get_by_role("tab", name=text.SINKS_TAB).click()
+    open_tab(page, app_server, "inference", text.SINKS_TAB)
     wait_for_frames(page, key, 4 + 5)  # window 1..4, sink tokens 0..4 (the default's 4 tokens)
     drag_to_left_end(page, key)  # the first slider, to window 1
     narrow = inference_result("sinks", window=1, n_sink=1)
@@ -330,8 +292,7 @@ def test_dragging_the_key_value_heads_regroups_the_query_heads_and_release_sets_
     from attnviz.teach.modern import kv_sharing
     from attnviz.teach.text import modern as text
     key = "modern_fig_sharing"
-    goto_page(page, app_server, "modern")
-    page.get_by_role("tab", name=text.GQA_TAB).click()
+    open_tab(page, app_server, "modern", text.GQA_TAB)
     wait_for_frames(page, key, 4 + 6)  # 1, 2, 4, 8 key/value heads; 1 … 32 query heads
     drag_to_left_end(page, key)  # to 1 key/value head: MQA
     np.testing.assert_array_equal(plotted(page, key), kv_sharing(8, 1))
@@ -343,8 +304,7 @@ def test_dragging_the_query_heads_regroups_them_and_release_sets_them(app_server
     from attnviz.teach.modern import kv_sharing
     from attnviz.teach.text import modern as text
     key = "modern_fig_sharing"
-    goto_page(page, app_server, "modern")
-    page.get_by_role("tab", name=text.GQA_TAB).click()
+    open_tab(page, app_server, "modern", text.GQA_TAB)
     wait_for_frames(page, key, 4 + 6)  # 1, 2, 4, 8 key/value heads; 1 … 32 query heads
     drag_to_left_end(page, key, nth=1)  # to 1 query head: 4 key/value heads no longer divide it
     np.testing.assert_array_equal(plotted(page, key), kv_sharing(1, 1))
@@ -359,8 +319,7 @@ def test_dragging_the_alibi_length_grows_the_bias_and_release_sets_it(app_server
     from attnviz.core.alibi import alibi_bias
     from attnviz.teach.text import modern as text
     key = "modern_fig_alibi_0"
-    goto_page(page, app_server, "modern")
-    page.get_by_role("tab", name=text.ALIBI_TAB).click()
+    open_tab(page, app_server, "modern", text.ALIBI_TAB)
     wait_for_plots(page, 3)
     drag_to_left_end(page, key)  # to length 2
     drawn_bias = plotted(page, key)
@@ -379,8 +338,7 @@ def test_dragging_the_alibi_heads_spreads_the_slopes_and_release_sets_them(app_s
     from attnviz.core.alibi import alibi_slopes
     from attnviz.teach.text import modern as text
     key = "modern_fig_alibi_slopes"
-    goto_page(page, app_server, "modern")
-    page.get_by_role("tab", name=text.ALIBI_TAB).click()
+    open_tab(page, app_server, "modern", text.ALIBI_TAB)
     wait_for_frames(page, key, 6)
     drag_to_left_end(page, key)  # to 1 head
     np.testing.assert_allclose(plotted(page, key), [alibi_slopes(1)], rtol=1e-15)
@@ -399,10 +357,8 @@ def test_dragging_the_prefill_changes_the_calls_and_release_sets_it(app_server, 
     drag_to_left_end(page, key, nth=1)  # to prefill 1: four calls, the page keeps call 3
     one = inference_result("kv_cache", prefill=1)
     np.testing.assert_allclose(plotted(page, key), one.steps[2].weights, atol=1e-12)
-    title = page.evaluate(
-        "k => document.querySelector(`.st-key-${k} .js-plotly-plot`)._fullLayout.xaxis.title.text",
-        key)
-    assert title.startswith(text.CALL.format(call=3, calls=4, rows="1 row", cache="3 keys"))
+    assert x_title(page, key).startswith(text.CALL.format(call=3, calls=4, rows="1 row",
+                                                          cache="3 keys"))
     assert release(page, "inference_prefill", key, nth=1) == "1"
     np.testing.assert_allclose(plotted(page, key), one.steps[2].weights, atol=1e-12)
     assert_no_exception(page)
@@ -412,8 +368,7 @@ def test_dragging_the_keys_per_tile_redraws_the_statistics_and_release_sets_it(a
                                                                                page):
     from attnviz.teach.text import inference as text
     key = "inference_fig_running"
-    goto_page(page, app_server, "inference")
-    page.get_by_role("tab", name=text.ONLINE_TAB).click()
+    open_tab(page, app_server, "inference", text.ONLINE_TAB)
     wait_for_frames(page, key, 2 + 4)  # tiles 1..2 (2 keys each of 4); 1..4 keys per tile
     drag_to_left_end(page, key, nth=1)  # to 1 key per tile: four tiles, the page keeps tile 2
     second = inference_result("online_softmax", tile=1).tiles[1]
