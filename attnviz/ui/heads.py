@@ -176,9 +176,11 @@ def pooled_heads(q_labels: list[str], k_labels: list[str], exact: str,
 
 def head_grids(att, labels: list[str], n: int) -> None:
     """The Multi-head page's grids: every head's weights, then every head's output (two heads
-    a row keep their colour bars; wider grids share one scale, said in the caption)."""
+    a row keep their colour bars; wider grids share one scale, said in the caption). Numbers
+    are written in the cells as on every heatmap: the browser sizes them to the drawn cells and
+    leaves out those too small to read (a count of tokens decided it before: nine words at
+    1920×1080 in presenter mode showed 50-pixel cells with no number)."""
     per_row = 2 if n <= 2 else (3 if n == 3 else layout.HEADS_PER_ROW)
-    small = len(labels) <= (8 if per_row <= 2 else 5)
     bars = per_row <= 2  # wider grids: one shared scale, explained in the caption
 
     st.subheader(text.WEIGHTS_HEADER)
@@ -188,7 +190,7 @@ def head_grids(att, labels: list[str], n: int) -> None:
     for h, col in enumerate(grid(n, per_row, first_extra=extra)):
         with col:
             st.markdown(text.HEAD_TITLE.format(h=h))
-            fig = heatmap(att.weights[h], labels, labels, kind="weights", show_text=small,
+            fig = heatmap(att.weights[h], labels, labels, kind="weights",
                           y_title=common.AXIS_QUERY, x_title=common.AXIS_KEY)
             if not bars:
                 compact(fig, y_labels=h % per_row == 0, colour_bar=False)
@@ -202,7 +204,7 @@ def head_grids(att, labels: list[str], n: int) -> None:
             st.markdown(text.HEAD_OUTPUT_TITLE.format(h=h))
             out = att.head_outputs[h]
             fig = heatmap(out, [f"h{h}.v{j}" for j in range(out.shape[1])], labels,
-                          kind="signed", zmin=-bound, zmax=bound, show_text=small)
+                          kind="signed", zmin=-bound, zmax=bound)
             if not bars:
                 compact(fig, y_labels=h % per_row == 0, colour_bar=False)
             show_figure(fig, key=f"multi_head_fig_out_{h}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from apptest_helpers import chart_keys, chart_z_by_key, edit_cells, grids, open_page
+from apptest_helpers import chart_keys, chart_z_by_key, edit_cells, grids, open_page, spec_by_key
 
 import attnviz
 from attnviz.scenarios.presets import PRESETS
@@ -222,3 +222,18 @@ def test_inputs_expander_runs_its_editors_only_while_open():
     at.session_state["multi_head_inputs"] = True
     at.run()
     assert at.session_state["scenario"].x[0, 0] == 9.0 and not at.exception
+
+
+def test_a_typed_sentence_still_writes_numbers_in_every_heads_cells():
+    """Nine words, three heads: the numbers go to the browser, which sizes them to the drawn
+    cells (they were left out for more than five tokens, whatever the screen: 50-pixel cells
+    without a number at 1920×1080 in presenter mode)."""
+    at = open_page(PAGE)
+    at.text_input(key="multi_head_tokens").set_value(
+        "The quick brown fox jumps over the lazy dog").run()
+    assert not at.exception, [e.message for e in at.exception]
+    for h in range(3):
+        for kind in ("head", "out"):
+            trace = spec_by_key(at, f"multi_head_fig_{kind}_{h}")["data"][0]
+            assert trace.get("texttemplate") == "%{text}", (kind, h)
+            assert len(trace["text"]) == 9
