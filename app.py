@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from attnviz.ui import blas, lecture_bar, memory, page_end, panels, presenter, share, sidebar, state
+from attnviz.ui import blas, lecture_bar, memory, page_end, presenter, share, sidebar, state
 
 blas.one_blas_thread()  # small matrices, many sessions: see attnviz/ui/blas.py
 with state.frame_run():  # pages know they run inside this frame (state.use_app_frame)
@@ -45,12 +45,10 @@ with state.frame_run():  # pages know they run inside this frame (state.use_app_
 
     navigation = st.navigation(PAGES, expanded=True)  # every page listed, no "View more"
     lecture_bar.show(navigation)  # a guided lecture's bar, step and link (ui/lecture_bar.py)
-    summary = sidebar.render()
+    sidebar.render()  # the scenario's summary: the controls wrote it before the run
     presenter.apply()
     try:
         with page_end.ending_pages():  # a page's end_page() ends the page, not the run
             navigation.run()
     finally:  # also when a page ends early (page_end.end_page) or reruns
-        sidebar.current(summary)
-        panels.settle_captions()
         share.keep_in_url(state.get_scenario())  # a reload keeps the scenario

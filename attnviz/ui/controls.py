@@ -1,8 +1,11 @@
 """Widgets that edit the shared scenario, reused by every page.
 
 Each function draws its widgets (keys prefixed by the page, tied to the editor generation via
-``state.vkey``), applies what the user changed to the scenario in session state, and reports
-bad input in the page with a message instead of an exception.
+``state.vkey``) and reports bad input in the page with a message instead of an exception. What
+the user changes is written to the scenario in session state by the widget's change callback
+(:func:`writes`), which Streamlit runs before the script: the page reads one final scenario
+from its top, and every part of the run (the caption, the sidebar, the charts, the link) draws
+that one (issue 27, item 4). The functions return the scenario they were given.
 """
 
 from __future__ import annotations
@@ -40,6 +43,28 @@ def dims(prefix: str, n: int) -> list[str]:
     return [f"{prefix}{j}" for j in range(n)]
 
 
+def writes(key: str, field: str, cast=None) -> dict:
+    """Widget arguments (``key``, ``on_change``, ``args``) that store the widget's new value,
+    passed through ``cast``, as the scenario's ``field`` in the change callback: before the
+    script runs, so the whole run reads the scenario with it."""
+    return dict(key=key, on_change=_store, args=(key, field, cast))
+
+
+def _store(key: str, field: str, cast) -> None:
+    """A widget's change callback (see :func:`writes`)."""
+    value = st.session_state[key]
+    state.update(**{field: cast(value) if cast else value})
+
+
+def split_tokens(raw: str) -> tuple[str, ...] | None:
+    """The tokens of a space-separated string, labels cut to ``limits.MAX_LABEL_CHARS``; None
+    when there are none or too many (:func:`parse_tokens` says why)."""
+    tokens = tuple(raw.split())
+    if not tokens or len(tokens) > limits.MAX_TOKENS:
+        return None
+    return tuple(t[: limits.MAX_LABEL_CHARS] for t in tokens)
+
+
 def parse_tokens(raw: str) -> tuple[str, ...] | None:
     """Split a space-separated token string; report empty input or over-long labels."""
     tokens = tuple(raw.split())
@@ -51,8 +76,7 @@ def parse_tokens(raw: str) -> tuple[str, ...] | None:
         return None
     if any(len(t) > limits.MAX_LABEL_CHARS for t in tokens):
         st.warning(_LABELS_CUT)
-        tokens = tuple(t[: limits.MAX_LABEL_CHARS] for t in tokens)
-    return tokens
+    return split_tokens(raw)
 
 
 _LABELS_CUT = text.LABELS_CUT.format(chars=limits.MAX_LABEL_CHARS)
@@ -63,10 +87,12 @@ _VECTORS_NOTE = "_tokens_vectors_note"  # (box, new words, repeated words) of th
 def token_controls(prefix: str, scenario: Scenario, *, source: bool = False) -> Scenario:
     """A text box of space-separated tokens; a different count resizes the sequence.
 
-    The box is read only when the user changed its text: labels that came from a file or a
-    link are kept exactly as given, even with spaces in them ("New York") or empty. Its key
-    is not tied to the editor generation (a second list typed while the first one's rerun
-    runs would be sent to a box that no longer exists); it follows the scenario instead.
+    The box is read only when the user changed its text (its change callback,
+    :func:`_retoken`): labels that came from a file or a link are kept exactly as given, even
+    with spaces in them ("New York") or empty. Its key is not tied to the editor generation (a
+    second list typed while the first one's rerun runs would be sent to a box that no longer
+    exists); it follows the scenario instead. Text that is no token list stays in the box,
+    with the reason under it.
     """
     current = scenario.source_tokens if source else scenario.tokens
     label = text.SOURCE_TOKENS_LABEL if source else text.TOKENS_LABEL
@@ -76,27 +102,35 @@ def token_controls(prefix: str, scenario: Scenario, *, source: bool = False) -> 
     if st.session_state.get(shown) != current or name not in st.session_state:
         st.session_state[name] = joined  # new box, or tokens replaced from outside
         st.session_state[shown] = current
-    raw = st.text_input(label, key=name,
+    raw = st.text_input(label, key=name, on_change=_retoken, args=(name, source),
                         help=text.LIMITS_TOKENS_HELP.format(tokens=limits.MAX_TOKENS,
                                                             chars=limits.MAX_LABEL_CHARS))
-    if st.session_state.get(_CUT_NOTE) == name:  # cut on the run before the rerun below
+    if st.session_state.get(_CUT_NOTE) == name:  # cut by the callback before this run
         del st.session_state[_CUT_NOTE]
         st.warning(_LABELS_CUT)
     _vectors_note(name)
-    if raw == joined:  # the user did not change the text: keep the labels as they are
-        return scenario
-    tokens = parse_tokens(raw)
-    if tokens is None or tokens == current:
-        return scenario
+    if raw != joined and split_tokens(raw) is None:  # refused by the callback: say why
+        parse_tokens(raw)
+    return scenario
+
+
+def _retoken(name: str, source: bool) -> None:
+    """The token box's change callback: a new token list becomes the scenario's (the editors
+    restart from it); over-long labels are cut and the box shows them cut."""
+    scenario = state.get_scenario()
+    current = scenario.source_tokens if source else scenario.tokens
+    raw = st.session_state[name]
+    tokens = split_tokens(raw)
+    if raw == " ".join(current) or tokens is None or tokens == current:
+        return
+    shown = f"_shown_{name}"
     st.session_state[shown] = tokens  # the box keeps what the user typed
     if any(len(t) > limits.MAX_LABEL_CHARS for t in raw.split()):
-        st.session_state[_CUT_NOTE] = name  # say so again after the rerun
+        st.session_state[_CUT_NOTE] = name  # say so in the run
         st.session_state[shown] = None  # and show the cut labels in the box
     done = retoken(scenario, tokens, source=source)
     state.set_scenario(done.scenario, reset_editors=True)
-    st.session_state[_VECTORS_NOTE] = (name, done.fresh, done.reused)  # said after the rerun
-    st.rerun()
-    return scenario
+    st.session_state[_VECTORS_NOTE] = (name, done.fresh, done.reused)
 
 
 def _vectors_note(name: str) -> None:
@@ -116,24 +150,32 @@ def _vectors_note(name: str) -> None:
 
 
 def size_controls(prefix: str, scenario: Scenario) -> Scenario:
-    """Number inputs for d_model and the projection widths; values that still fit are kept."""
+    """Number inputs for d_model and the projection widths; values that still fit are kept
+    (the change callback resizes the scenario: :func:`_resize`)."""
     c1, c2, c3 = st.columns(3)
-    d_model = c1.number_input(text.D_MODEL_LABEL, 1, limits.MAX_D_MODEL, scenario.d_model,
-                              key=state.vkey(f"{prefix}_d_model"),
-                              help=text.D_MODEL_HELP.format(limit=limits.MAX_D_MODEL))
-    d_k = c2.number_input(text.QK_WIDTH_LABEL, 1, limits.MAX_WIDTH, int(scenario.w_q.shape[1]),
-                          key=state.vkey(f"{prefix}_d_k"),
-                          help=text.QK_WIDTH_HELP.format(limit=limits.MAX_WIDTH))
-    d_v = c3.number_input(text.V_WIDTH_LABEL, 1, limits.MAX_WIDTH, int(scenario.w_v.shape[1]),
-                          key=state.vkey(f"{prefix}_d_v"),
-                          help=text.V_WIDTH_HELP.format(limit=limits.MAX_WIDTH))
+    keys = tuple(state.vkey(f"{prefix}_{n}") for n in ("d_model", "d_k", "d_v"))
+    change = dict(on_change=_resize, args=keys)
+    c1.number_input(text.D_MODEL_LABEL, 1, limits.MAX_D_MODEL, scenario.d_model, key=keys[0],
+                    help=text.D_MODEL_HELP.format(limit=limits.MAX_D_MODEL), **change)
+    c2.number_input(text.QK_WIDTH_LABEL, 1, limits.MAX_WIDTH, int(scenario.w_q.shape[1]),
+                    key=keys[1], help=text.QK_WIDTH_HELP.format(limit=limits.MAX_WIDTH),
+                    **change)
+    c3.number_input(text.V_WIDTH_LABEL, 1, limits.MAX_WIDTH, int(scenario.w_v.shape[1]),
+                    key=keys[2], help=text.V_WIDTH_HELP.format(limit=limits.MAX_WIDTH),
+                    **change)
     st.caption(limits_caption())
-    sizes = dict(d_model=int(d_model), d_k=int(d_k), d_v=int(d_v))
+    return scenario
+
+
+def _resize(d_model_key: str, d_k_key: str, d_v_key: str) -> None:
+    """The sizes' change callback: the scenario resized to the three boxes' values (the
+    editors restart from it)."""
+    scenario = state.get_scenario()
+    sizes = dict(d_model=int(st.session_state[d_model_key]),
+                 d_k=int(st.session_state[d_k_key]), d_v=int(st.session_state[d_v_key]))
     if (sizes["d_model"], sizes["d_k"], sizes["d_v"]) != (
             scenario.d_model, scenario.w_q.shape[1], scenario.w_v.shape[1]):
         state.set_scenario(resize(scenario, **sizes), reset_editors=True)
-        st.rerun()
-    return scenario
 
 
 def limits_caption() -> str:
@@ -255,17 +297,23 @@ def variant_picker(prefix: str, scenario: Scenario, *, compact: bool = False) ->
     else:
         pick, formula = st.columns([1, 2], vertical_alignment="center")
         where = pick
-    key = where.selectbox(text.VARIANT_LABEL, keys, index=keys.index(scenario.variant),
-                          format_func=lambda k: VARIANTS[k].name,
-                          key=state.vkey(f"{prefix}_variant"),
-                          help=variant_about(scenario.variant) if compact else None)
-    if key != scenario.variant:  # with the parts the new variant reads (a source, ...)
-        scenario = with_variant(state.get_scenario(), key)
-        state.set_scenario(scenario)
+    widget = state.vkey(f"{prefix}_variant")
+    where.selectbox(text.VARIANT_LABEL, keys, index=keys.index(scenario.variant),
+                    format_func=lambda k: VARIANTS[k].name, key=widget,
+                    on_change=_pick_variant, args=(widget,),
+                    help=variant_about(scenario.variant) if compact else None)
     if not compact:
-        pick.caption(variant_about(key))
+        pick.caption(variant_about(scenario.variant))
         formula.latex(variant_formula(scenario))
     return scenario
+
+
+def _pick_variant(widget: str) -> None:
+    """The variant box's change callback: the scenario with the picked variant and the parts
+    it reads (a source, ...)."""
+    key = st.session_state[widget]
+    if key in VARIANTS and key != state.get_scenario().variant:
+        state.set_scenario(with_variant(state.get_scenario(), key))
 
 
 def variant_formula(scenario: Scenario) -> str:
@@ -291,65 +339,68 @@ def settings_controls(prefix: str, scenario: Scenario, *, compact: bool = False,
     """Scale mode, custom scale, temperature, positional encoding, heads and the variant's own
     settings (``only`` some of them: the lecture view places them in two spots); ``compact``
     stacks the scale mode and the custom scale (a narrow column); ``param_boxes``: a container
-    for each of the variant's own settings (see :func:`param_controls`)."""
-    changes = {}
+    for each of the variant's own settings (see :func:`param_controls`). Each widget writes its
+    setting in its change callback (:func:`writes`)."""
     if "scale" in only:
         c1, c2 = (st.container(), st.container()) if compact else st.columns(2)
-        changes.update(_scale_controls(prefix, scenario, c1, c2))
+        _scale_controls(prefix, scenario, c1, c2)
     if "temperature" in only:
-        changes["temperature"] = st.slider(
-            text.TEMPERATURE_LABEL, limits.TEMPERATURE_MIN, limits.TEMPERATURE_MAX,
-            float(scenario.temperature), step=limits.TEMPERATURE_STEP,
-            key=state.vkey(f"{prefix}_temperature"), help=text.TEMPERATURE_HELP)
+        st.slider(text.TEMPERATURE_LABEL, limits.TEMPERATURE_MIN, limits.TEMPERATURE_MAX,
+                  float(scenario.temperature), step=limits.TEMPERATURE_STEP,
+                  help=text.TEMPERATURE_HELP,
+                  **writes(state.vkey(f"{prefix}_temperature"), "temperature", float))
     if "pe" in only and not scenario.direct:
-        changes["use_pe"] = st.toggle(text.PE_TOGGLE, scenario.use_pe, help=text.PE_TOGGLE_HELP,
-                                      key=state.vkey(f"{prefix}_use_pe"))
+        st.toggle(text.PE_TOGGLE, scenario.use_pe, help=text.PE_TOGGLE_HELP,
+                  **writes(state.vkey(f"{prefix}_use_pe"), "use_pe", bool))
     if "heads" in only and scenario.spec.always_heads:
-        changes["n_heads"] = _heads_control(prefix, scenario)
+        _heads_control(prefix, scenario)
     if "params" in only:
-        own = param_controls(prefix, scenario, boxes=param_boxes)
-        if any(scenario.param(name) != value for name, value in own.items()):
-            changes["params"] = {**scenario.params, **own}
-    if any(getattr(scenario, k) != v for k, v in changes.items()):
-        scenario = state.update(**changes)
+        param_controls(prefix, scenario, boxes=param_boxes)
     return scenario
 
 
-def _scale_controls(prefix: str, scenario: Scenario, c1, c2) -> dict:
-    """The scale mode (and the custom scale when chosen) as scenario changes."""
+def _scale_controls(prefix: str, scenario: Scenario, c1, c2) -> None:
+    """The scale mode (and the custom scale when chosen), each written by its callback."""
     fixed_scale = scenario.spec.scale_fixed is not None
     modes = list(text.SCALE_MODES)
-    mode = c1.radio(text.SCALE_LABEL, modes, index=modes.index(scenario.scale_mode),
-                    format_func=text.SCALE_MODES.get, horizontal=True,
-                    key=state.vkey(f"{prefix}_scale_mode"), disabled=fixed_scale,
-                    help=text.SCALE_FIXED_HELP if fixed_scale else None)
-    changes = {"scale_mode": mode}
-    if mode == "custom":
-        changes["custom_scale"] = c2.number_input(
+    c1.radio(text.SCALE_LABEL, modes, index=modes.index(scenario.scale_mode),
+             format_func=text.SCALE_MODES.get, horizontal=True, disabled=fixed_scale,
+             help=text.SCALE_FIXED_HELP if fixed_scale else None,
+             **writes(state.vkey(f"{prefix}_scale_mode"), "scale_mode"))
+    if scenario.scale_mode == "custom":
+        c2.number_input(
             text.CUSTOM_SCALE_LABEL, 0.0,
             max(100.0, float(scenario.custom_scale)),  # a file may hold more
             float(scenario.custom_scale), step=0.05,
-            key=state.vkey(f"{prefix}_custom_scale"))
-    return changes
+            **writes(state.vkey(f"{prefix}_custom_scale"), "custom_scale", float))
 
 
-def _heads_control(prefix: str, scenario: Scenario) -> int:
-    """The number of heads, among the counts that divide both widths."""
+_HEADS_NOTE = "_heads_replaced_note"  # the warning of a head count replaced before a rerun
+
+
+def _heads_control(prefix: str, scenario: Scenario) -> None:
+    """The number of heads, among the counts that divide both widths. A count that does not
+    (from a file or a link, or after a width change) is replaced, with a warning, and the run
+    starts again from the scenario with the count shown."""
     choices = [h for h in valid_head_counts(scenario.w_q.shape[1], limits.MAX_HEADS)
                if scenario.w_v.shape[1] % h == 0]
-    n = scenario.n_heads if scenario.n_heads in choices else choices[-1]
-    if n != scenario.n_heads:  # e.g. from a file or link, or after a width change
-        st.warning(text.LIMITS_HEADS_REPLACED.format(
+    if scenario.n_heads not in choices:
+        st.session_state[_HEADS_NOTE] = text.LIMITS_HEADS_REPLACED.format(
             n=scenario.n_heads, dk=scenario.w_q.shape[1], dv=scenario.w_v.shape[1],
-            shown=text.count(n, "head"), choices=", ".join(map(str, choices))))
-    return st.select_slider(text.HEADS_SLIDER_LABEL, choices, value=n,
-                            key=state.vkey(f"{prefix}_n_heads"))
+            shown=text.count(choices[-1], "head"), choices=", ".join(map(str, choices)))
+        state.update(n_heads=choices[-1])
+        st.rerun()  # every part of the page from the count shown
+    if _HEADS_NOTE in st.session_state:
+        st.warning(st.session_state.pop(_HEADS_NOTE))
+    st.select_slider(text.HEADS_SLIDER_LABEL, choices, value=scenario.n_heads,
+                     **writes(state.vkey(f"{prefix}_n_heads"), "n_heads", int))
 
 
 def param_controls(prefix: str, scenario: Scenario, *, boxes=None) -> dict:
     """One widget per setting the variant declares (``Variant.params``), from the scenario's
-    value (or the declared default); returns ``{name: value}`` as the widgets show them.
-    ``boxes``: a container for each (presenter mode's row of columns), else one under another.
+    value (or the declared default); returns ``{name: value}`` as the widgets show them; each
+    widget writes its setting in its change callback. ``boxes``: a container for each
+    (presenter mode's row of columns), else one under another.
 
     A choice is a select box, a flag a toggle, a number a number box bounded by the setting's
     range (the ranges of RoPE's base or a soft cap span decades: a slider would hide most of
@@ -365,15 +416,29 @@ def param_controls(prefix: str, scenario: Scenario, *, boxes=None) -> dict:
 def _param_control(p, scenario: Scenario, key: str):
     """The widget of one of the variant's settings; returns its value."""
     value = scenario.param(p.name)
+    change = dict(key=key, on_change=_store_param, args=(key, p.name))
     if p.choices:
-        return st.selectbox(p.label, p.choices, index=p.choices.index(value), key=key)
+        return st.selectbox(p.label, p.choices, index=p.choices.index(value), **change)
     if isinstance(p.default, bool):
-        return st.toggle(p.label, bool(value), key=key)
+        return st.toggle(p.label, bool(value), **change)
     if isinstance(p.default, int):
         return int(st.number_input(p.label, int(p.low), int(p.high), int(value), step=1,
-                                   key=key))
-    return float(st.number_input(p.label, float(p.low), float(p.high), float(value), key=key,
-                                 format="%g"))
+                                   **change))
+    return float(st.number_input(p.label, float(p.low), float(p.high), float(value),
+                                 format="%g", **change))
+
+
+def _store_param(key: str, name: str) -> None:
+    """A variant setting's change callback: its value into the scenario's ``params``."""
+    scenario = state.get_scenario()
+    spec = next((p for p in scenario.spec.params if p.name == name), None)
+    if spec is None:  # the variant changed in the same rerun: not its setting any more
+        return
+    value = st.session_state[key]
+    if not spec.choices:
+        value = type(spec.default)(value)
+    if scenario.param(name) != value:
+        state.update(params={**scenario.params, name: value})
 
 
 # Results of the last few scenarios this session computed, keyed by content (see compute).

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Callable
 
 import plotly.graph_objects as go
@@ -124,33 +123,13 @@ def scenario_caption(scenario) -> None:
     """The scenario's title and description under a page header — a preset's only while the
     scenario still is that preset ("Edited from ..." after an edit; ``presets.truthful``),
     with a seed preset's note on its notebook — escaped: they may come from a file or a link.
-
-    Drawn now, and drawn again by :func:`settle_captions` (app.py, after the page ran) from
-    the scenario as the page left it: a setting changed further down the page is in it.
-    """
-    slot = st.empty()
-    _draw_caption(slot, scenario)
-    _CAPTIONS.slots = [*getattr(_CAPTIONS, "slots", []), slot]
-
-
-def settle_captions() -> None:
-    """Redraw this run's scenario captions from the current scenario (called by app.py)."""
-    slots, _CAPTIONS.slots = getattr(_CAPTIONS, "slots", []), []
-    for slot in slots:
-        _draw_caption(slot, state.get_scenario())
-
-
-def _draw_caption(slot, scenario) -> None:
+    Drawn once: the page's controls wrote the scenario in their change callbacks, before the
+    run, so no setting further down the page changes it afterwards."""
     key = preset_of(scenario)
     scenario = truthful(scenario)
     lines = [" — ".join(t for t in (scenario.title, scenario.description) if t)]
     if key and PRESETS[key].fidelity:  # still that preset: say how it stands to its notebook
         lines.append(PRESETS[key].fidelity)
     shown = [md_escape(line) for line in lines if line]
-    if shown:  # one element, so a redraw replaces all of it
-        slot.caption("  \n".join(shown))
-    else:
-        slot.empty()
-
-
-_CAPTIONS = threading.local()  # .slots: the captions this script run drew
+    if shown:
+        st.caption("  \n".join(shown))

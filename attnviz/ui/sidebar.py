@@ -9,32 +9,37 @@ from attnviz.teach.text import common as text
 from attnviz.ui import lecture_bar, state
 
 
-def render():
-    """Draw the shared sidebar; return the slot :func:`current` fills after the page ran."""
+def render() -> None:
+    """Draw the shared sidebar, its summary from the scenario the run starts with: every
+    control writes the scenario in its change callback, before the run (issue 27, item 4), so
+    the page below draws the same one."""
     with st.sidebar:
         st.markdown(f"### {text.SIDEBAR_PRESETS}")
         keys = list(PRESETS)
         if state.PRESET_LOADED in st.session_state:  # a preset loaded elsewhere (Home)
             st.session_state[state.PRESET_CHOICE] = st.session_state.pop(state.PRESET_LOADED)
-        choice = st.selectbox(text.SIDEBAR_PRESET_CHOICE, keys,
-                              format_func=lambda k: PRESETS[k].title, key=state.PRESET_CHOICE)
-        if st.button(text.SIDEBAR_LOAD, key="sidebar_load_preset", width="stretch",
-                     help=text.SIDEBAR_LOAD_HELP):
-            state.load_preset(choice)
-            st.rerun()
+        st.selectbox(text.SIDEBAR_PRESET_CHOICE, keys, format_func=lambda k: PRESETS[k].title,
+                     key=state.PRESET_CHOICE)
+        st.button(text.SIDEBAR_LOAD, key="sidebar_load_preset", width="stretch",
+                  help=text.SIDEBAR_LOAD_HELP, on_click=_load_chosen)
         st.markdown(f"### {text.SIDEBAR_CURRENT}")
-        slot = st.empty()
+        current()
         st.toggle(text.SIDEBAR_PRESENTER, key=state.PRESENTER, help=text.SIDEBAR_PRESENTER_HELP)
         st.toggle(text.SIDEBAR_PROJECTOR, key=state.PROJECTOR, help=text.SIDEBAR_PROJECTOR_HELP)
         lecture_bar.sidebar_picker()
-    return slot
 
 
-def current(slot) -> None:
-    """The current scenario in the sidebar, written after the page ran: the page's own edits
-    (a variant picked, a cell typed) are in it, so it never lags one rerun behind."""
+def _load_chosen() -> None:
+    """The Load button's callback: the preset chosen in the box becomes the scenario."""
+    choice = st.session_state.get(state.PRESET_CHOICE)
+    if choice in PRESETS:
+        state.load_preset(choice)
+
+
+def current() -> None:
+    """The current scenario in the sidebar: its title, variant, tokens and width."""
     scenario = truthful(state.get_scenario())
-    with slot.container():
+    with st.container():
         if scenario.title:
             st.text(scenario.title)  # may come from an uploaded file: never as Markdown
         st.text(text.SIDEBAR_SCENARIO.format(variant=scenario.spec.name,
