@@ -591,8 +591,14 @@ def to_link_param(scenario: Scenario) -> str:
     ------
     ValueError
         If the scenario needs more than :data:`~attnviz.scenarios.limits.MAX_LINK_CHARS`
-        characters (then share it as a file) or holds non-finite values.
+        characters (then share it as a file) or holds non-finite values; at once, before
+        anything is written, if it is wider than a link is read back with (d_model above
+        MAX_D_MODEL: a real model's head; writing and compressing its 0.25 M numbers took
+        2.8 s of every edit's run, to be refused for its length).
     """
+    if scenario.d_model > limits.MAX_D_MODEL:
+        raise ValueError(f"this scenario's d_model ({scenario.d_model}) is above the "
+                         f"{limits.MAX_D_MODEL} a link holds; it cannot be shared by a link")
     text = json.dumps(to_dict(scenario), separators=(",", ":"), ensure_ascii=False,
                       allow_nan=False)
     packed = zlib.compress(text.encode("utf-8"), 9)

@@ -147,7 +147,7 @@ def _with_bias(w: np.ndarray, b: np.ndarray | None, block: int, width: int) -> n
     return np.vstack([_columns(w, block, width), row[None, :]])
 
 
-def _check_real_layer(li: RealLayer, head: int, biased: bool) -> None:
+def _check_real_layer(li: RealLayer, head: int) -> None:
     """A ValueError sentence for what the dashboard cannot open exactly, or its limits."""
     what = f"{li.model_type} layer {li.layer}"
     if isinstance(head, bool) or not isinstance(head, (int, np.integer)) \
@@ -165,15 +165,13 @@ def _check_real_layer(li: RealLayer, head: int, biased: bool) -> None:
         raise ValueError(f"{what} soft-caps its scores without RoPE; only RoPE with a soft-cap "
                          f"(Gemma 2) is opened")
     t, d_model = li.x.shape
-    width = d_model + int(biased)
     if t > limits.MAX_TOKENS:
         raise ValueError(f"the text has {t} tokens; a head opens with at most "
                          f"{limits.MAX_TOKENS} tokens (shorten the text)")
-    if width > limits.MAX_D_MODEL:
-        extra = " (its hidden size plus the bias column)" if biased else ""
-        raise ValueError(f"{what} has a width of {width}{extra}; the dashboard edits widths of "
-                         f"at most {limits.MAX_D_MODEL} (MAX_D_MODEL), so its heads open only on "
-                         f"the Model view page")
+    if d_model > limits.MAX_REAL_D_MODEL:
+        raise ValueError(f"{what} has a hidden size of {d_model}; a real head opens with a "
+                         f"hidden size of at most {limits.MAX_REAL_D_MODEL} (MAX_REAL_D_MODEL), "
+                         f"so this model's heads open only on the Model view page")
     if li.head_dim > limits.MAX_WIDTH:
         raise ValueError(f"{what} has heads of width {li.head_dim}; the dashboard edits at most "
                          f"{limits.MAX_WIDTH} (MAX_WIDTH)")
@@ -249,12 +247,12 @@ def layer_scenario(inputs: RealLayer, head: int, *, title: str = "",
     ValueError
         A head out of range; a convention no variant computes exactly (QK-norm with one gain
         per dimension, sink logits, a scaled RoPE, a soft-cap without RoPE); more tokens than
-        MAX_TOKENS, a width (d_model, plus 1 for the bias column) above MAX_D_MODEL or a head
-        wider than MAX_WIDTH.
+        MAX_TOKENS, a hidden size above MAX_REAL_D_MODEL (GPT-2 medium's 1024; the bias column
+        may come on top) or a head wider than MAX_WIDTH.
     """
     li = inputs
     biased = any(b is not None for b in (li.b_q, li.b_k, li.b_v))
-    _check_real_layer(li, head, biased)
+    _check_real_layer(li, head)
     head = int(head)
     d = li.head_dim
     g = kv_head(li.n_heads, li.n_kv_heads, head)

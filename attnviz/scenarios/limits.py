@@ -5,6 +5,9 @@ Shown on screen next to the controls they bound (see the Speed benchmarks in the
 
 MAX_TOKENS = 256  # tokens of an edited sequence
 MAX_D_MODEL = 64  # embedding width for editing
+# hidden size of a real model's head opened on every page (GPT-2 small: 768; GPT-2 medium,
+# 1024): only that head's matrices are shown, the grids draw the cells in view only
+MAX_REAL_D_MODEL = 1024
 MAX_WIDTH = 128  # total projection width (n_heads·d_k, n_heads·d_v)
 MAX_HEADS = 16
 MAX_LABEL_CHARS = 40  # longer token labels are cut (with a message)

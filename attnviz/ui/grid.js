@@ -6,10 +6,15 @@
 // grid stays as it is, so nothing typed is lost; new data (another key) draws it afresh.
 //
 // Only the rows in view (and a few around them) are in the page: a 256-token matrix would
-// otherwise put 16,384 inputs in it, and every later rerun paid for laying them out. The texts
-// live in grid.__text (what each cell shows) and grid.__committed (what was last sent).
+// otherwise put 16,384 inputs in it, and every later rerun paid for laying them out. A wide
+// matrix (more than WIDE_COLS columns: a real model's x or W_Q, 769 wide for GPT-2 small) draws
+// only the columns in view too, between two spacer cells of the others' width, in columns of
+// one fixed width; Tab and Shift+Tab move along the row through the columns not drawn. The
+// texts live in grid.__text (what each cell shows) and grid.__committed (what was last sent).
 
 const SPARE = 6; // rows drawn beyond the visible ones, above and below
+const SPARE_COLS = 4; // columns drawn beyond the visible ones, left and right (a wide grid)
+const WIDE_COLS = 48; // more columns than this: only the columns in view are drawn
 
 function send(grid) {
   grid.__send("edits", { edited_rows: grid.__edits });
@@ -28,12 +33,19 @@ function inputAt(grid, r, c) {
   return grid.querySelector(`input[data-r="${r}"][data-c="${c}"]`);
 }
 
-// focus cell (r, c), scrolling its row into the drawn window first
+// focus cell (r, c), scrolling its row (and, in a wide grid, its column) into the drawn
+// window first
 function focusCell(grid, r, c) {
-  if (r < 0 || r >= grid.__text.length) return;
+  if (r < 0 || r >= grid.__text.length || c < 0 || c >= grid.__spec.cols.length) return;
   let input = inputAt(grid, r, c);
   if (!input) {
-    grid.__box.scrollTop = Math.max(0, (r - 2) * grid.__rowPx);
+    const [first, last, firstC, lastC] = grid.__drawn || [0, 0, 0, 0];
+    if (r < first + SPARE || r >= last - SPARE) {
+      grid.__box.scrollTop = Math.max(0, (r - 2) * grid.__rowPx);
+    }
+    if (grid.__wide && (c < firstC + SPARE_COLS || c >= lastC - SPARE_COLS)) {
+      grid.__box.scrollLeft = Math.max(0, (c - 2) * grid.__colPx);
+    }
     render(grid);
     input = inputAt(grid, r, c);
   }
@@ -52,6 +64,15 @@ function onKey(grid, input, event) {
     focusCell(grid, r + (up ? -1 : 1), c);
   } else if (event.key === "Escape") {
     input.value = grid.__text[r][c] = grid.__committed[r][c];
+  } else if (event.key === "Tab" && grid.__wide) {
+    // the next cell may not be drawn: move to it by number (the row's end wraps to the next
+    // row; Tab past the last cell leaves the grid as usual)
+    const n = grid.__spec.cols.length;
+    const at = r * n + c + (event.shiftKey ? -1 : 1);
+    if (at < 0 || at >= grid.__text.length * n) return;
+    event.preventDefault();
+    if (commit(grid, r, c)) send(grid);
+    focusCell(grid, Math.floor(at / n), at % n);
   }
 }
 
@@ -95,62 +116,114 @@ function makeInput(grid, r, c) {
   return input;
 }
 
+// a cell standing for `n` columns not drawn (a wide grid), in the header or a row
+function columnSpacer(grid, tag, n) {
+  const cell = document.createElement(tag);
+  cell.className = "attnviz-grid-spacer";
+  cell.style.width = cell.style.minWidth = `${n * grid.__colPx}px`;
+  return cell;
+}
+
+// the columns drawn: [firstC, lastC); every column unless the grid is wide
+function columnsOf(grid) {
+  return grid.__drawn ? grid.__drawn.slice(2) : [0, grid.__spec.cols.length];
+}
+
+// a row's cells of the columns drawn, with a spacer each side for the columns that are not
+function fillRow(grid, tr, tag, cellOf) {
+  const n = grid.__spec.cols.length;
+  const [firstC, lastC] = columnsOf(grid);
+  if (firstC > 0) tr.appendChild(columnSpacer(grid, tag, firstC));
+  for (let c = firstC; c < lastC; c++) tr.appendChild(cellOf(c));
+  if (lastC < n) tr.appendChild(columnSpacer(grid, tag, n - lastC));
+}
+
 function makeRow(grid, r) {
   const tr = document.createElement("tr");
   const th = document.createElement("th");
   th.textContent = th.title = grid.__spec.rows[r]; // a long label is cut: hover shows it
   tr.appendChild(th);
-  grid.__text[r].forEach((_, c) => tr.insertCell().appendChild(makeInput(grid, r, c)));
+  fillRow(grid, tr, "td", (c) => {
+    const td = document.createElement("td");
+    td.appendChild(makeInput(grid, r, c));
+    return td;
+  });
+  return tr;
+}
+
+function makeHead(grid) {
+  const tr = document.createElement("tr");
+  tr.appendChild(document.createElement("th"));
+  fillRow(grid, tr, "th", (c) => {
+    const th = document.createElement("th");
+    th.textContent = grid.__spec.cols[c];
+    return th;
+  });
   return tr;
 }
 
 function spacer(grid, rows) {
   const tr = document.createElement("tr");
   const td = tr.insertCell();
-  td.colSpan = grid.__spec.cols.length + 1;
+  const [firstC, lastC] = columnsOf(grid);
+  td.colSpan = lastC - firstC + (firstC > 0) + (lastC < grid.__spec.cols.length) + 1;
   td.className = "attnviz-grid-spacer";
   td.style.height = `${rows * grid.__rowPx}px`;
   return tr;
 }
 
-// draw the rows in view (and SPARE around them) between two spacers of the others' height
+// the columns in view (and SPARE_COLS around them) of a wide grid: [firstC, lastC)
+function columnWindow(grid) {
+  const n = grid.__spec.cols.length, box = grid.__box;
+  if (!grid.__wide) return [0, n];
+  const view = Math.ceil((box.clientWidth || 800) / grid.__colPx);
+  const firstC = Math.max(0, Math.floor(box.scrollLeft / grid.__colPx) - SPARE_COLS);
+  return [firstC, Math.min(n, firstC + view + 2 * SPARE_COLS)];
+}
+
+// draw the rows in view (and SPARE around them) between two spacers of the others' height;
+// in a wide grid, of those rows the columns in view
 function render(grid) {
   const total = grid.__text.length, box = grid.__box;
   const view = Math.ceil((box.clientHeight || 400) / grid.__rowPx);
   const first = Math.max(0, Math.floor(box.scrollTop / grid.__rowPx) - SPARE);
   const last = Math.min(total, first + view + 2 * SPARE);
-  if (grid.__drawn && grid.__drawn[0] === first && grid.__drawn[1] === last) return;
+  const [firstC, lastC] = columnWindow(grid);
+  const drawn = [first, last, firstC, lastC];
+  if (grid.__drawn && drawn.every((v, i) => v === grid.__drawn[i])) return;
   const focused = document.activeElement;
+  let keep = null; // the focused cell, focused again if it is still drawn
   if (focused && focused.dataset && grid.contains(focused)) {
     const r = Number(focused.dataset.r), c = Number(focused.dataset.c);
     if (commit(grid, r, c)) send(grid); // its row may leave the window: keep what was typed
+    keep = [r, c];
   }
-  grid.__drawn = [first, last];
+  const columnsMoved = !grid.__drawn || grid.__drawn[2] !== firstC || grid.__drawn[3] !== lastC;
+  grid.__drawn = drawn;
+  if (columnsMoved) grid.tHead.replaceChildren(makeHead(grid));
   const body = grid.tBodies[0];
   const rows = [];
   if (first > 0) rows.push(spacer(grid, first));
   for (let r = first; r < last; r++) rows.push(makeRow(grid, r));
   if (last < total) rows.push(spacer(grid, total - last));
   body.replaceChildren(...rows);
+  const again = keep && inputAt(grid, keep[0], keep[1]);
+  if (again) again.focus({ preventScroll: true });
 }
 
 function draw(parent, spec) {
   const box = document.createElement("div");
   box.className = "attnviz-grid-box";
   const grid = document.createElement("table");
-  grid.className = "attnviz-grid" + (spec.big ? " attnviz-grid-big" : "");
+  const wide = spec.cols.length > WIDE_COLS;
+  grid.className = "attnviz-grid" + (spec.big ? " attnviz-grid-big" : "") +
+    (wide ? " attnviz-grid-wide" : "");
   Object.assign(grid, {
-    __spec: spec, __box: box, __edits: {}, __drawn: null,
+    __spec: spec, __box: box, __edits: {}, __drawn: null, __wide: wide,
     __text: spec.cells.map((row) => row.slice()),
     __committed: spec.cells.map((row) => row.slice()),
   });
-  const head = grid.createTHead().insertRow();
-  head.appendChild(document.createElement("th"));
-  spec.cols.forEach((label) => {
-    const th = document.createElement("th");
-    th.textContent = label;
-    head.appendChild(th);
-  });
+  grid.createTHead();
   // a grid drawn again under its key (moved on the page) starts from the edits the server
   // holds: they are sent again with the next edit, so none is dropped
   Object.entries(spec.edits || {}).forEach(([row, cells]) => {
@@ -165,11 +238,17 @@ function draw(parent, spec) {
   grid.createTBody();
   box.appendChild(grid);
   parent.appendChild(box);
-  // one row's height, measured once with the first row drawn
+  // one row's height (and a wide grid's column width: its CSS fixes it), measured once with
+  // the first row drawn (a wide grid: its first few columns)
   grid.__rowPx = 32;
+  grid.__colPx = 64;
   if (spec.cells.length) {
+    if (wide) grid.__drawn = [0, 1, 0, Math.min(2, spec.cols.length)];
     grid.tBodies[0].replaceChildren(makeRow(grid, 0));
-    grid.__rowPx = grid.tBodies[0].rows[0].getBoundingClientRect().height || 32;
+    const row = grid.tBodies[0].rows[0];
+    grid.__rowPx = row.getBoundingClientRect().height || 32;
+    if (wide) grid.__colPx = row.cells[1].getBoundingClientRect().width || 64;
+    grid.__drawn = null;
   }
   render(grid);
   box.addEventListener("scroll", () => render(grid), { passive: true });

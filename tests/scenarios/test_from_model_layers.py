@@ -265,12 +265,11 @@ def test_heads_and_sizes_beyond_the_limits_are_refused(lifted):
     with pytest.raises(ValueError, match=r"head must be a whole number from 0 to 3 \(gpt2 layer "
                                          r"0 has 4 heads\), got 4"):
         layer_scenario(li, 4)
-    wide = dataclasses.replace(li, x=np.zeros((li.x.shape[0], limits.MAX_D_MODEL)),
-                               w_q=np.zeros((limits.MAX_D_MODEL, 16)))
-    with pytest.raises(ValueError, match=rf"gpt2 layer 0 has a width of {limits.MAX_D_MODEL + 1} "
-                                         rf"\(its hidden size plus the bias column\); the "
-                                         rf"dashboard edits widths of at most "
-                                         rf"{limits.MAX_D_MODEL} \(MAX_D_MODEL\)"):
+    d = limits.MAX_REAL_D_MODEL + 1
+    wide = dataclasses.replace(li, x=np.zeros((li.x.shape[0], d)), w_q=np.zeros((d, 16)))
+    with pytest.raises(ValueError, match=rf"gpt2 layer 0 has a hidden size of {d}; a real head "
+                                         rf"opens with a hidden size of at most "
+                                         rf"{limits.MAX_REAL_D_MODEL} \(MAX_REAL_D_MODEL\)"):
         layer_scenario(wide, 0)
     t = limits.MAX_TOKENS + 1
     long = dataclasses.replace(li, x=np.zeros((t, li.x.shape[1])), padding=np.ones(t, bool))
