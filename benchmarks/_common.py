@@ -34,6 +34,26 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
 
+VIEWPORT = {"width": 1366, "height": 768}  # the browser benchmarks' window
+
+# Per-frame times (ms) of a chart with frames: ``Plotly.animate`` to each of its frames, awaited
+# (what a drag does at every step), ``runs`` times over; page.evaluate(ANIMATE_FRAMES, [key, runs])
+ANIMATE_FRAMES = """async ([key, runs]) => {
+    const g = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+    const names = g._transitionData._frames.map(f => f.name);
+    const opts = {mode: 'immediate', frame: {duration: 0, redraw: true},
+                  transition: {duration: 0}};
+    const times = [];
+    for (let r = 0; r < runs; r++) {
+        for (const name of names) {
+            const t = performance.now();
+            await window.Plotly.animate(g, [name], opts);
+            times.push(performance.now() - t);
+        }
+    }
+    return times;
+}"""
+
 # The large scenario of the server and browser benchmarks: t tokens, n_heads heads.
 BIG_T = 256
 BIG_HEADS = 8
@@ -51,6 +71,23 @@ def parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--json", type=Path, default=None,
                    help="also save the raw figures and the markdown section to this file")
     return p
+
+
+def add_pages_option(p: argparse.ArgumentParser) -> None:
+    """The ``--pages`` option of the scripts that measure every page."""
+    p.add_argument("--pages", default="", help="comma-separated page stems (default: all)")
+
+
+def chosen_pages(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """The pages to measure: every page of app.py, or those ``--pages`` names; with
+    ``--quick``, the Playground alone (else the first of them)."""
+    chosen = pages()
+    if args.pages:
+        wanted = set(args.pages.split(","))
+        chosen = [(path, t) for path, t in chosen if url_path(path) in wanted]
+    if args.quick:
+        chosen = [p for p in chosen if url_path(p[0]) == "playground"] or chosen[:1]
+    return chosen
 
 
 def emit(args: argparse.Namespace, section: dict) -> None:
@@ -270,6 +307,20 @@ def streamlit_server(log_path: Path, env: dict | None = None, timeout: float = 9
             proc.kill()
             proc.wait(timeout=10)
         log.close()
+
+
+@contextmanager
+def chromium() -> Iterator:
+    """The system Chromium, headless, through Playwright's sync API (a Browser); closed, and
+    Playwright stopped, on exit."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
 
 
 def rss_mib(pid: int) -> tuple[float, float]:

@@ -51,37 +51,16 @@ def _median_ms(fn, runs: int) -> float:
 
 def _frame_ms(runs: int) -> list[float]:
     """Per-frame playback times on the Learn page (ms), in a real browser."""
-    from playwright.sync_api import sync_playwright
     with c.streamlit_server(c.RESULTS_DIR / "backward-server.log") as (base, _proc), \
-            sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=c.CHROMIUM, headless=True,
-                                     args=c.CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1366, "height": 768})
-            page.goto(base + "/learn")
-            page.get_by_role("button", name="Train", exact=True).click()
-            page.wait_for_function(
-                "() => document.querySelector('.st-key-learn_fig_training .js-plotly-plot')"
-                "?._fullData?.length", timeout=60_000)
-            page.wait_for_timeout(1000)
-            return page.evaluate(
-                """async (runs) => {
-                    const g = document.querySelector('.st-key-learn_fig_training .js-plotly-plot');
-                    const names = g._transitionData._frames.map(f => f.name);
-                    const opts = {mode: 'immediate', frame: {duration: 0, redraw: true},
-                                  transition: {duration: 0}};
-                    const times = [];
-                    for (let r = 0; r < runs; r++) {
-                        for (const name of names) {
-                            const t = performance.now();
-                            await window.Plotly.animate(g, [name], opts);
-                            times.push(performance.now() - t);
-                        }
-                    }
-                    return times;
-                }""", runs)
-        finally:
-            browser.close()
+            c.chromium() as browser:
+        page = browser.new_page(viewport=c.VIEWPORT)
+        page.goto(base + "/learn")
+        page.get_by_role("button", name="Train", exact=True).click()
+        page.wait_for_function(
+            "() => document.querySelector('.st-key-learn_fig_training .js-plotly-plot')"
+            "?._fullData?.length", timeout=60_000)
+        page.wait_for_timeout(1000)
+        return page.evaluate(c.ANIMATE_FRAMES, ["learn_fig_training", runs])
 
 
 def main(argv=None) -> None:

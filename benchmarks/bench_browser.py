@@ -245,7 +245,7 @@ def run_session(browser, base: str, pages, label: str, runs: int, scenario=None,
     """One tab: (optionally) load the scenario, then every page: open it, then ``runs`` cell
     edits in its first matrix editor and ``runs`` moves of its first slider (each if any)."""
     rows = []
-    context = browser.new_context(viewport={"width": 1366, "height": 768})
+    context = browser.new_context(viewport=c.VIEWPORT)
     page = context.new_page()
     page.add_init_script(f"({_WATCH})()")
     try:
@@ -371,17 +371,10 @@ def section(rows: list[dict], quick: bool, extra: dict) -> dict:
 
 def main(argv=None) -> None:
     p = c.parser(__doc__.splitlines()[0])
-    p.add_argument("--pages", default="", help="comma-separated page stems (default: all)")
+    c.add_pages_option(p)
     p.add_argument("--time-limit", type=float, default=1800, help="seconds for the whole run")
     args = p.parse_args(argv)
-    from playwright.sync_api import sync_playwright
-
-    pages = c.pages()
-    if args.pages:
-        wanted = set(args.pages.split(","))
-        pages = [(path, t) for path, t in pages if c.url_path(path) in wanted]
-    if args.quick:
-        pages = [p for p in pages if c.url_path(p[0]) == "playground"] or pages[:1]
+    pages = c.chosen_pages(args)
     runs = args.runs or (1 if args.quick else 3)
     big_t = 16 if args.quick else c.BIG_T
     big_label = f"t={big_t}, {c.BIG_HEADS} heads"
@@ -389,19 +382,14 @@ def main(argv=None) -> None:
     deadline = time.monotonic() + args.time_limit
     log = c.RESULTS_DIR / f"browser-server-{os.getpid()}.log"  # one per run: runs may overlap
     rows = []
-    with c.streamlit_server(log) as (base, _proc), sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=c.CHROMIUM, headless=True,
-                                     args=c.CHROMIUM_ARGS)
-        try:
-            rows += run_session(browser, base, pages, "default", runs, deadline=deadline)
-            rows += run_session(browser, base, pages, big_label, runs,
-                                scenario=c.big_scenario(t=big_t), deadline=deadline)
-            upload_page = [p for p in pages if c.url_path(p[0]) == "your_attention"]
-            if upload_page and not args.quick:
-                rows += run_session(browser, base, upload_page, upload_label, runs,
-                                    upload=c.attention_npz(1024, 2), deadline=deadline)
-        finally:
-            browser.close()
+    with c.streamlit_server(log) as (base, _proc), c.chromium() as browser:
+        rows += run_session(browser, base, pages, "default", runs, deadline=deadline)
+        rows += run_session(browser, base, pages, big_label, runs,
+                            scenario=c.big_scenario(t=big_t), deadline=deadline)
+        upload_page = [p for p in pages if c.url_path(p[0]) == "your_attention"]
+        if upload_page and not args.quick:
+            rows += run_session(browser, base, upload_page, upload_label, runs,
+                                upload=c.attention_npz(1024, 2), deadline=deadline)
     errors = c.server_errors(log)
     extra = {"chromium": c.chromium_version(), "big_label": big_label,
              "upload_label": upload_label}

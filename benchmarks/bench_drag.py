@@ -20,22 +20,6 @@ import _common as c
 
 TARGET_MS = 50.0
 
-ANIMATE = """async ([key, runs]) => {
-    const g = document.querySelector(`.st-key-${key} .js-plotly-plot`);
-    const names = g._transitionData._frames.map(f => f.name);
-    const opts = {mode: 'immediate', frame: {duration: 0, redraw: true},
-                  transition: {duration: 0}};
-    const times = [];
-    for (let r = 0; r < runs; r++) {
-        for (const name of names) {
-            const t = performance.now();
-            await window.Plotly.animate(g, [name], opts);
-            times.push(performance.now() - t);
-        }
-    }
-    return times;
-}"""
-
 DRAWN = ("k => document.querySelector(`.st-key-${k} .js-plotly-plot`)?._transitionData"
          "?._frames?.length > 0")
 
@@ -108,23 +92,16 @@ def _charts(page, base: str, runs: int) -> dict[str, list[float]]:
             prepare(page)
         page.wait_for_function(DRAWN, arg=key, timeout=90_000)
         page.wait_for_timeout(1000)
-        out[name] = page.evaluate(ANIMATE, [key, runs])
+        out[name] = page.evaluate(c.ANIMATE_FRAMES, [key, runs])
     return out
 
 
 def main(argv=None) -> None:
     args = c.parser(__doc__.splitlines()[0]).parse_args(argv)
     runs = args.runs or (1 if args.quick else 3)
-    from playwright.sync_api import sync_playwright
     with c.streamlit_server(c.RESULTS_DIR / "drag-server.log") as (base, _proc), \
-            sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=c.CHROMIUM, headless=True,
-                                     args=c.CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1366, "height": 768})
-            times = _charts(page, base, runs)
-        finally:
-            browser.close()
+            c.chromium() as browser:
+        times = _charts(browser.new_page(viewport=c.VIEWPORT), base, runs)
     rows = [[name, len(ts), f"{c.median(ts):.1f}", f"{c.percentile(ts, 90):.1f}",
              f"{max(ts):.1f}"] for name, ts in times.items()]
     worst = max(c.median(ts) for ts in times.values())

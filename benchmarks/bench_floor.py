@@ -107,35 +107,28 @@ def main(argv=None) -> None:
     args = c.parser(__doc__.splitlines()[0]).parse_args(argv)
     runs = args.runs or (2 if args.quick else 9)
     counts = (0, 1) if args.quick else CHART_COUNTS
-    from playwright.sync_api import sync_playwright
-
     rows = []
-    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
+    with tempfile.TemporaryDirectory() as tmp, c.chromium() as browser:
         script = Path(tmp) / "floor_app.py"
         script.write_text(_SCRIPT)
-        browser = pw.chromium.launch(executable_path=c.CHROMIUM, headless=True,
-                                     args=c.CHROMIUM_ARGS)
-        try:
-            for charts, way in [(n, w) for n in counts for w in (WAYS if n else WAYS[:1])]:
-                env = {"FLOOR_CHARTS": str(charts), "FLOOR_WAY": way,
-                       "PYTHONPATH": os.pathsep.join([str(c.ROOT), os.environ.get(
-                           "PYTHONPATH", "")])}
-                with c.streamlit_server(c.RESULTS_DIR / f"floor-{charts}-{way[:3]}.log", env=env,
-                                        script=script) as (base, _proc):
-                    page = browser.new_page(viewport={"width": 1366, "height": 768})
-                    page.goto(base + "/")
-                    page.get_by_role("slider").wait_for()
-                    page.wait_for_timeout(1500)  # first drawing done
-                    page.evaluate(_WATCH)
-                    start = time.perf_counter()
-                    times = _measure(page, runs, charts)
-                    page.close()
-                rows.append({"charts": charts, "way": way if charts else "n/a", "runs": runs,
-                             "text": c.median([t[0] for t in times]),
-                             "redrawn": c.median([t[1] for t in times]) if charts else None,
-                             "seconds": time.perf_counter() - start})
-        finally:
-            browser.close()
+        for charts, way in [(n, w) for n in counts for w in (WAYS if n else WAYS[:1])]:
+            env = {"FLOOR_CHARTS": str(charts), "FLOOR_WAY": way,
+                   "PYTHONPATH": os.pathsep.join([str(c.ROOT), os.environ.get(
+                       "PYTHONPATH", "")])}
+            with c.streamlit_server(c.RESULTS_DIR / f"floor-{charts}-{way[:3]}.log", env=env,
+                                    script=script) as (base, _proc):
+                page = browser.new_page(viewport=c.VIEWPORT)
+                page.goto(base + "/")
+                page.get_by_role("slider").wait_for()
+                page.wait_for_timeout(1500)  # first drawing done
+                page.evaluate(_WATCH)
+                start = time.perf_counter()
+                times = _measure(page, runs, charts)
+                page.close()
+            rows.append({"charts": charts, "way": way if charts else "n/a", "runs": runs,
+                         "text": c.median([t[0] for t in times]),
+                         "redrawn": c.median([t[1] for t in times]) if charts else None,
+                         "seconds": time.perf_counter() - start})
     table = c.md_table(
         ["heatmaps changed by the slider", "shown by", "slider to text shown (ms)",
          "slider to last heatmap redrawn (ms)", "per heatmap beyond the text (ms)"],

@@ -133,33 +133,26 @@ def _measure(page, way: str, runs: int) -> list[float]:
 def main(argv=None) -> None:
     args = c.parser(__doc__.splitlines()[0]).parse_args(argv)
     runs = args.runs or (2 if args.quick else 9)
-    from playwright.sync_api import sync_playwright
-
     rows = []
-    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
+    with tempfile.TemporaryDirectory() as tmp, c.chromium() as browser:
         script = Path(tmp) / "grid_app.py"
         script.write_text(_SCRIPT)
-        browser = pw.chromium.launch(executable_path=c.CHROMIUM, headless=True,
-                                     args=c.CHROMIUM_ARGS)
-        try:
-            with c.streamlit_server(c.RESULTS_DIR / "grid-commit.log",
-                                    script=script) as (base, _proc):
-                page = browser.new_page(viewport={"width": 1366, "height": 768})
-                page.goto(base + "/")
-                page.get_by_test_id("stDataFrame").wait_for()
-                page.wait_for_timeout(1000)
-                page.evaluate(_WATCH)
-                for way in WAYS:
-                    if way != WAYS[0]:
-                        page.get_by_text(way, exact=True).click()
-                        page.locator("input[data-cell='0,0']").wait_for()
-                    start = time.perf_counter()
-                    times = _measure(page, way, runs)
-                    rows.append({"way": way, "runs": runs, "enter_to_app": c.median(times),
-                                 "worst": max(times), "seconds": time.perf_counter() - start})
-                page.close()
-        finally:
-            browser.close()
+        with c.streamlit_server(c.RESULTS_DIR / "grid-commit.log",
+                                script=script) as (base, _proc):
+            page = browser.new_page(viewport=c.VIEWPORT)
+            page.goto(base + "/")
+            page.get_by_test_id("stDataFrame").wait_for()
+            page.wait_for_timeout(1000)
+            page.evaluate(_WATCH)
+            for way in WAYS:
+                if way != WAYS[0]:
+                    page.get_by_text(way, exact=True).click()
+                    page.locator("input[data-cell='0,0']").wait_for()
+                start = time.perf_counter()
+                times = _measure(page, way, runs)
+                rows.append({"way": way, "runs": runs, "enter_to_app": c.median(times),
+                             "worst": max(times), "seconds": time.perf_counter() - start})
+            page.close()
     table = c.md_table(["grid", "Enter to the app's reply (ms)", "slowest (ms)"],
                        [[r["way"], c.ms(r["enter_to_app"]), c.ms(r["worst"])] for r in rows])
     markdown = (

@@ -267,17 +267,12 @@ def section(rows: list[dict], quick: bool, big_label: str) -> dict:
 
 def main(argv=None) -> None:
     p = c.parser(__doc__.splitlines()[0])
-    p.add_argument("--pages", default="", help="comma-separated page stems (default: all)")
+    c.add_pages_option(p)
     args = p.parse_args(argv)
     _quiet()
     _share_script_cache()
     sys.path.insert(0, str(c.ROOT / "tests"))  # apptest_helpers: AppTest helpers of the tests
-    pages = c.pages()
-    if args.pages:
-        wanted = set(args.pages.split(","))
-        pages = [(path, t) for path, t in pages if c.url_path(path) in wanted]
-    if args.quick:
-        pages = [p for p in pages if c.url_path(p[0]) == "playground"] or pages[:1]
+    pages = c.chosen_pages(args)
     runs = args.runs or (1 if args.quick else 7)
     big_t = 16 if args.quick else c.BIG_T
     big = c.big_scenario(t=big_t)
