@@ -35,131 +35,20 @@ that need them: importing this module loads numpy only.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from attnviz.core.attention import MultiHeadResult, attend_heads, multi_head_attention
-from attnviz.core.masks import causal_mask, sliding_window_mask
 from attnviz.core.qk_norm import rms_norm
 from attnviz.core.rope import apply_rope
 from attnviz.core.sinks import attend_heads_with_sinks
 from attnviz.io.capture import capture
+from attnviz.scenarios.from_model import LayerInputs, Rope
 
 Array = NDArray[np.float64]
-
-@dataclass(frozen=True, eq=False)
-class Rope:
-    """A layer's rotary position embedding, as :func:`attnviz.core.rope.apply_rope` takes it.
-
-    Attributes
-    ----------
-    inv_freq : ndarray of shape (d_rot / 2,)
-        The model's inverse frequencies (``rotary_emb.inv_freq``, after the forward pass: a
-        dynamic RoPE updates them), float64.
-    attention_scaling : float
-        Multiplies cos and sin (``rotary_emb.attention_scaling``; 1 except YaRN, LongRoPE).
-    layout : str
-        ``"split_half"``: Hugging Face's ``rotate_half``.
-    rope_type : str
-        The model's ``rope_type`` ("default", "linear", "dynamic", "yarn", "llama3", ...).
-    base : float or None
-        The model's ``rope_theta``: for the default type, ``inv_freq`` is base^(−2i/d_rot)
-        (computed by Hugging Face in float32). None when the config does not name one.
-    """
-
-    inv_freq: Array
-    attention_scaling: float
-    layout: str = "split_half"
-    rope_type: str = "default"
-    base: float | None = None
-
-
-@dataclass(frozen=True, eq=False)
-class LayerInputs:
-    """Everything one attention layer of a model computes from, for one sequence, in float64.
-
-    Attributes
-    ----------
-    model_type : str
-    layer : int
-    tokens : tuple of str
-        The sequence's tokens, padding included (``padding`` says which are real).
-    x : ndarray of shape (t, d_model)
-        The hidden states entering the attention (after the layer's input norm).
-    w_q : ndarray of shape (d_model, n_heads·head_dim)
-    w_k, w_v : ndarray of shape (d_model, n_kv_heads·head_dim)
-    w_o : ndarray of shape (n_heads·head_dim, d_model)
-    b_q, b_k, b_v, b_o : ndarray of shape (columns,) or None
-        Row-vector convention: ``q = x @ w_q + b_q``.
-    n_heads, n_kv_heads, head_dim : int
-    scale : float
-        Multiplies q·kᵀ.
-    causal : bool
-    sliding_window : int or None
-        Hugging Face's W: query i sees keys i − W < j <= i.
-    softcap : float or None
-        The cap c of c·tanh(s / c), applied after the scale.
-    rope : Rope or None
-    positions : ndarray of shape (t,)
-        The positions RoPE turns by (0..t−1 of the padded batch, as Hugging Face's default
-        ``position_ids``).
-    q_norm, k_norm : ndarray of shape (head_dim,) or None
-        QK-norm gains (RMSNorm of each head's q and k before RoPE), with ``norm_eps``.
-    norm_eps : float or None
-    sinks : ndarray of shape (n_heads,) or None
-        Each head's sink logit (gpt-oss), or None.
-    padding : ndarray of bool, shape (t,)
-        True = a real token; False = padding (masked as a key).
-    model_weights : ndarray of shape (n_heads, t, t)
-        The model's own attention probabilities for this layer and sequence (``capture``'s,
-        from ``output_attentions``), NaN where the query or the key is padding.
-    model_output : ndarray of shape (t, d_model)
-        The model's attention block output (after the output projection, before the
-        residual).
-    """
-
-    model_type: str
-    layer: int
-    tokens: tuple[str, ...]
-    x: Array
-    w_q: Array
-    w_k: Array
-    w_v: Array
-    w_o: Array
-    b_q: Array | None
-    b_k: Array | None
-    b_v: Array | None
-    b_o: Array | None
-    n_heads: int
-    n_kv_heads: int
-    head_dim: int
-    scale: float
-    causal: bool
-    sliding_window: int | None
-    softcap: float | None
-    rope: Rope | None
-    positions: Array
-    q_norm: Array | None
-    k_norm: Array | None
-    norm_eps: float | None
-    sinks: Array | None
-    padding: NDArray[np.bool_]
-    model_weights: Array
-    model_output: Array
-
-    @property
-    def mask(self) -> NDArray[np.bool_]:
-        """(t, t), True = may attend: real keys, and earlier keys (causal) within the window."""
-        t = self.x.shape[0]
-        mask = np.broadcast_to(self.padding[None, :], (t, t)).copy()
-        if self.causal:
-            mask &= causal_mask(t)
-        if self.sliding_window is not None:
-            mask &= sliding_window_mask(t, self.sliding_window)
-        return mask
+__all__ = ["LayerInputs", "Rope", "layer_inputs", "recompute"]  # the first two: from_model's
 
 
 # ---------------------------------------------------------------------------------------------
