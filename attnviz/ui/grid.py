@@ -52,18 +52,20 @@ def _ignore() -> None:
 
 def grid(label: str, cells: Sequence[Sequence[str]], *, key: str, row_labels: Sequence[str],
          col_labels: Sequence[str], disabled: bool = False, big: bool = False,
-         on_change: Callable[[], None] | None = None):
+         on_change: Callable[[], None] | None = None, cells_digest: str | None = None):
     """Show a grid of the texts ``cells`` and return its edits so far (``{"edited_rows": {row:
     {column: text}}}``, or None before the first).
 
     ``key`` identifies the grid: later runs with the same key keep what the person typed, and a
     grid the browser draws again under that key (moved to another place of the page) starts
     from the edits the server holds; ``on_change`` runs (before the rerun) when an edit
-    arrives; ``big``: presenter mode's type.
+    arrives; ``big``: presenter mode's type. ``cells_digest``: a digest of ``cells`` the caller
+    keeps (a wide matrix's 0.1 M texts are then not hashed again on every run).
     """
     data = {"label": label, "rows": list(row_labels), "cols": list(col_labels),
-            "cells": [list(row) for row in cells], "disabled": disabled, "big": big}
-    data["sig"] = _signature(data)
+            "cells": cells if cells_digest is not None else [list(row) for row in cells],
+            "disabled": disabled, "big": big}
+    data["sig"] = _signature(data, cells_digest)
     # for a grid drawn afresh (not in the digest): the edits the server holds, checked
     held = read_edits(edits_of(st.session_state.get(key)), len(data["rows"]), data["cols"])
     data["edits"] = held.as_state(data["cols"])
@@ -72,11 +74,14 @@ def grid(label: str, cells: Sequence[Sequence[str]], *, key: str, row_labels: Se
     return getattr(result, STATE, None)
 
 
-def _signature(data: dict) -> str:
+def _signature(data: dict, cells_digest: str | None = None) -> str:
     """A digest of what the grid is drawn from: the browser compares it (not the whole data)
-    to tell a rerun's same grid from new data."""
+    to tell a rerun's same grid from new data. The cells count through ``cells_digest`` when
+    one is given."""
+    cells = ([cells_digest] if cells_digest is not None
+             else itertools.chain.from_iterable(data["cells"]))
     parts = [data["label"], *data["rows"], *data["cols"], str(data["disabled"]),
-             str(data["big"]), *itertools.chain.from_iterable(data["cells"])]
+             str(data["big"]), *cells]
     return hashlib.blake2b("\x1f".join(parts).encode("utf-8", "surrogatepass"),
                            digest_size=12).hexdigest()
 
