@@ -4,7 +4,8 @@ page and the address), the bar's "step n of N" and no exception. The → key doe
 the focus is in a text box or on a slider.
 
 One test for the three lectures (one browser page, each lecture started from its link), so the
-app's first load is paid once; its wall time is printed (target < 90 s on an idle machine).
+app's first load is paid once; its wall time is printed, not asserted (a timed test fails
+under load; speed lives in benchmarks/).
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ def test_each_lecture_walked_with_the_keyboard(small_page: Page, app_server: str
             page.keyboard.press("ArrowLeft")
         on_step(page, key, len(lecture.steps) - 2)
         print(f"{key}: {time.monotonic() - started:.1f} s")
-    assert time.monotonic() - started < 180  # twice the target: a loaded machine is slower
+    print(f"three lectures walked in {time.monotonic() - started:.1f} s")  # speed: benchmarks
 
 
 def test_the_keys_leave_text_boxes_and_sliders_alone(small_page: Page, app_server: str):
