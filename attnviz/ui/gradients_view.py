@@ -1,6 +1,7 @@
 """The sections of the Gradients page: the loss's target, every forward matrix beside its
 gradient, the parameters' gradients, one dS̃_ij traced and the √d_k story (‖dS̃‖ over the
-scale, kept for the session while its inputs stay the same)."""
+scale, kept for the session for the last few scenarios and losses: switching the loss back
+and forth does not compute it again)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ from attnviz.ui.editors import matrix_editor
 from attnviz.ui.panels import show_figure
 from attnviz.ui.plotly_view import drawn_when_seen
 
-SWEEP_MEMO = "gradients_sweep_memo"  # (fingerprint of the inputs, ‖dS̃‖ per value or a message)
+SWEEP_MEMO = "gradients_sweep_memo"  # {fingerprint of the inputs: ‖dS̃‖ per value or a message}
+SWEEPS_KEPT = 6  # the sweeps kept per session (each a few numbers): every loss of two scenarios
 
 
 def stored_target(kind: str, default: np.ndarray) -> np.ndarray:
@@ -138,16 +140,20 @@ def traced_cell(result, grads, head: int) -> None:
 
 def remembered_sweep(scenario, loss: Loss, setting: str, values) -> np.ndarray | str:
     """:func:`attnviz.scenarios.gradients.norm_sweep` (or why it cannot run), computed again
-    only when the scenario, the loss or the setting changed since the session's last call."""
+    only for a scenario, loss and setting that are not among the session's last
+    :data:`SWEEPS_KEPT` (256 tokens: ~0.3 s a sweep, every loss select before)."""
     memo_key = fingerprint((scenario, loss.kind, loss.target, setting))
     memo = st.session_state.get(SWEEP_MEMO)
-    if memo is None or memo[0] != memo_key:
+    memo = memo if isinstance(memo, dict) else {}
+    if memo_key not in memo:
         try:
-            memo = (memo_key, norm_sweep(scenario, loss, setting, values))
+            memo[memo_key] = norm_sweep(scenario, loss, setting, values)
         except ValueError as exc:
-            memo = (memo_key, str(exc))
-        st.session_state[SWEEP_MEMO] = memo
-    return memo[1]
+            memo[memo_key] = str(exc)
+        while len(memo) > SWEEPS_KEPT:
+            memo.pop(next(iter(memo)))  # the oldest
+    st.session_state[SWEEP_MEMO] = memo
+    return memo[memo_key]
 
 
 def saturation(scenario, result, loss: Loss, head: int) -> None:
