@@ -46,6 +46,10 @@ class Step:
     settings : mapping of str to number, bool or text
         Changes on top of the preset: scenario fields of :data:`SCENARIO_SETTINGS` or settings
         of the (new) variant.
+    show : str or None
+        The key of the chart the talking point is about, on a page whose title and controls
+        fill the first screen: the browser scrolls it up under the lecture bar when the step
+        opens (``attnviz/ui/lecture_keys.js``). None: the page's top.
     """
 
     page: str
@@ -53,6 +57,7 @@ class Step:
     talk: str
     focus: str | None = None
     settings: Mapping[str, object] = field(default_factory=dict)
+    show: str | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "settings", MappingProxyType(dict(self.settings)))
@@ -77,18 +82,21 @@ SCRATCH = Lecture("scratch", text.LECTURE_TITLES["scratch"], (
     Step(PLAYGROUND, "cat_sat", "scratch_decoder", focus="weights"),
     Step(PLAYGROUND, "cat_sat", "scratch_cold", focus="weights", settings={"temperature": 0.3}),
     Step(PLAYGROUND, "cat_sat", "scratch_hot", focus="weights", settings={"temperature": 3.0}),
-    Step("pages/masks.py", "seed_000", "scratch_mask", settings={"mask_kind": "causal"}),
+    Step("pages/masks.py", "seed_000", "scratch_mask", settings={"mask_kind": "causal"},
+         show="masks_fig_mask"),
     Step(PLAYGROUND, "cat_sat", "scratch_no_pe", focus="weights", settings={"use_pe": False}),
-    Step("pages/multi_head.py", "seed_004_two_heads", "scratch_heads"),
+    Step("pages/multi_head.py", "seed_004_two_heads", "scratch_heads",
+         show="multi_head_fig_head_0"),
     Step("pages/trace.py", "seed_000", "scratch_trace"),
 ))
 
 MODERN = Lecture("modern", text.LECTURE_TITLES["modern"], (
     Step(PLAYGROUND, "cat_sat", "modern_baseline", focus="weights"),
-    Step("pages/inference.py", "kv_decoding", "modern_kv_cache"),
+    Step("pages/inference.py", "kv_decoding", "modern_kv_cache", show="inference_fig_call_weights"),
     Step(PLAYGROUND, "online_tiles", "modern_online", focus="weights"),
-    Step("pages/modern.py", "rope_shift", "modern_rope"),
-    Step("pages/modern.py", "rope_shift", "modern_rope_shift", settings={"rope_offset": 5}),
+    Step("pages/modern.py", "rope_shift", "modern_rope", show="modern_fig_rope_scores"),
+    Step("pages/modern.py", "rope_shift", "modern_rope_shift", settings={"rope_offset": 5},
+         show="modern_fig_rope_scores"),
     Step(PLAYGROUND, "alibi_local", "modern_alibi", focus="heads"),
     Step(PLAYGROUND, "gqa_8_2", "modern_gqa", focus="heads"),
     Step(PLAYGROUND, "qk_norm_tamed", "modern_qk_norm", focus="weights"),
@@ -98,14 +106,15 @@ MODERN = Lecture("modern", text.LECTURE_TITLES["modern"], (
 ))
 
 BACKPROP = Lecture("backprop", text.LECTURE_TITLES["backprop"], (
-    Step("pages/why_sqrt_dk.py", "seed_002", "backprop_variance"),
+    Step("pages/why_sqrt_dk.py", "seed_002", "backprop_variance", show="why_sqrt_dk_fig_variance"),
     Step(PLAYGROUND, "seed_002", "backprop_scaled", focus="weights"),
     Step(PLAYGROUND, "seed_002", "backprop_unscaled", focus="weights",
          settings={"scale_mode": "none"}),
-    Step("pages/gradients.py", "seed_002", "backprop_gradients"),
-    Step("pages/gradients.py", "seed_002", "backprop_saturated", settings={"scale_mode": "none"}),
+    Step("pages/gradients.py", "seed_002", "backprop_gradients", show="gradients_scaled_fwd"),
+    Step("pages/gradients.py", "seed_002", "backprop_saturated", settings={"scale_mode": "none"},
+         show="gradients_scaled_fwd"),
     Step("pages/compare.py", "seed_002", "backprop_compare"),
-    Step("pages/learn.py", "cat_sat", "backprop_learn"),
+    Step("pages/learn.py", "cat_sat", "backprop_learn", show="learn_fig_target"),
     Step("pages/induction.py", "seed_000", "backprop_induction"),
     Step("pages/quiz.py", "seed_000", "backprop_quiz"),
 ))

@@ -41,7 +41,10 @@ from attnviz.ui.safe import md_escape
 # mode's CSS does the same, see attnviz/ui/presenter.py) and the bar's st-key-lecture_bar class.
 LECTURE_CSS = """<style>
 [data-testid="stMainBlockContainer"] { padding-top: 3.75rem !important; }
-.st-key-lecture_bar { padding: 0.35rem 0.75rem; gap: 0.2rem; }
+.st-key-lecture_bar { padding: 0.35rem 0.75rem; gap: 0.2rem; background-color: #ffffff; }
+/* the bar stays in view while the page scrolls: its wrapper sticks (a sticky element
+   sticks within its parent, and Streamlit wraps the container in one of its own) */
+:has(> .st-key-lecture_bar) { position: sticky; top: 3.75rem; z-index: 99; }
 [data-testid="stMain"] .st-key-lecture_bar [data-testid="stMarkdownContainer"] p {
   font-size: 1.05rem; line-height: 1.35;
 }
@@ -51,6 +54,7 @@ LECTURE_CSS = """<style>
 .st-key-lecture_bar button { min-height: 2.1rem; padding: 0.1rem 0.5rem; }
 [data-testid="stMain"] .st-key-lecture_bar button p { font-size: 1rem; }
 </style>"""
+VISITS = "lecture_visits"  # session state: how many steps were opened (a new visit of a step)
 LECTURE = "lecture_key"  # session state: the key of the lecture on, absent when none is
 STEP = "lecture_step"  # session state: the index of its current step (0 = the first)
 APPLIED = "_lecture_applied"  # (lecture key, step index) whose scenario was loaded last
@@ -205,6 +209,7 @@ def show(page) -> None:
     if st.session_state.get(APPLIED) != (lecture.key, index):
         load_step(step)
         st.session_state[APPLIED] = (lecture.key, index)
+        st.session_state[VISITS] = st.session_state.get(VISITS, 0) + 1
         if not on_page(page, step):
             if flash:
                 st.session_state[FLASH] = flash  # said on the step's page
@@ -236,7 +241,10 @@ def _bar(lecture: Lecture, index: int, here: bool) -> None:
                    disabled=index == last, help=text.NEXT_HELP, width="stretch", type="primary")
         leave_box.button(text.LEAVE, key="lecture_leave", on_click=leave, help=text.LEAVE_HELP,
                          width="stretch")
-        _keys_component()(key=KEYS, data={"step": index}, on_action_change=_on_key)
+        show = step.show if here else None  # brought up under the bar once per visit
+        visit = f"{lecture.key}:{index}:{st.session_state.get(VISITS, 0)}"
+        _keys_component()(key=KEYS, data={"step": index, "show": show, "id": visit},
+                          on_action_change=_on_key)
 
 
 @functools.cache

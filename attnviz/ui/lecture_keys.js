@@ -4,12 +4,50 @@
 // while the focus is somewhere a person types or moves a value with the arrows (an input, a
 // text area, a select, an editable element, a slider, a list box, a tab, a chart), with a
 // modifier held, when something else already handled them, or once the bar is gone.
+//
+// A step that names a chart (data.show, the chart's Streamlit key) brings it up under the
+// bar once when the step opens: the chart is looked for and kept in place while the page
+// above it is still drawing (up to SETTLE_MS), until the person scrolls, clicks or types.
 
 const TYPING = [
   "input", "textarea", "select", "[contenteditable]", "[role='slider']", "[role='combobox']",
   "[role='listbox']", "[role='option']", "[role='spinbutton']", "[role='tab']",
   "[role='radio']", "[role='menu']", "[role='menuitem']", "[role='grid']", ".js-plotly-plot",
 ].join(", ");
+
+const SETTLE_MS = 6000;
+const TICK_MS = 150;
+const GAP_PX = 48; // room above the chart for its title
+
+function bringUp(show, id) {
+  const keys = window.__attnvizLectureKeys;
+  if (!show || keys.shown === id) return;
+  keys.shown = id;
+  const started = Date.now();
+  let stopped = false;
+  const stop = () => { stopped = true; };
+  const events = ["wheel", "touchstart", "mousedown", "keydown"];
+  events.forEach((name) => document.addEventListener(name, stop, { once: true, capture: true }));
+  const tick = () => {
+    if (stopped || keys.shown !== id || Date.now() - started > SETTLE_MS) {
+      events.forEach((name) => document.removeEventListener(name, stop, { capture: true }));
+      return;
+    }
+    const target = document.querySelector(`.st-key-${CSS.escape(show)}`);
+    const main = document.querySelector("[data-testid='stMain']");
+    const bar = document.querySelector(".st-key-lecture_bar");
+    if (target && main && target.getBoundingClientRect().height > 0) {
+      // under the sticky bar (lecture_bar.LECTURE_CSS: 3.75rem from the top), whatever the
+      // bar's place now: measured from where it sticks, a bar scrolled away cannot run off
+      const rem = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
+      const below = main.getBoundingClientRect().top + 3.75 * rem + (bar ? bar.offsetHeight : 0);
+      const off = target.getBoundingClientRect().top - below - GAP_PX;
+      if (Math.abs(off) > 2) main.scrollBy({ top: off, behavior: "instant" });
+    }
+    setTimeout(tick, TICK_MS);
+  };
+  tick();
+}
 
 function typing(event) {
   const path = event.composedPath ? event.composedPath() : [event.target];
@@ -28,7 +66,7 @@ function onKey(event) {
 }
 
 export default function (component) {
-  const { parentElement, setTriggerValue } = component;
+  const { data, parentElement, setTriggerValue } = component;
   const keys = window.__attnvizLectureKeys || (window.__attnvizLectureKeys = {});
   keys.host = parentElement;
   keys.send = setTriggerValue;
@@ -36,4 +74,6 @@ export default function (component) {
     document.addEventListener("keydown", onKey);
     keys.listening = true;
   }
+  const spec = (typeof data === "string" ? JSON.parse(data) : data) || {};
+  bringUp(spec.show, spec.id);
 }

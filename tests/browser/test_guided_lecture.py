@@ -104,3 +104,32 @@ def test_the_keys_leave_text_boxes_and_sliders_alone(small_page: Page, app_serve
         page.keyboard.press("ArrowRight")
     on_step(page, "scratch", 6)
     wait_for_app_run(page)
+
+
+IN_VIEW = """(key) => {
+  const bar = document.querySelector('.st-key-lecture_bar').getBoundingClientRect();
+  const chart = document.querySelector(`.st-key-${key}`)?.getBoundingClientRect();
+  return chart ? {barTop: bar.top, barBottom: bar.bottom, top: chart.top,
+                  bottom: chart.bottom} : null;
+}"""
+
+
+def test_a_step_brings_its_chart_up_under_the_bar(small_page: Page, app_server: str):
+    """At 1024×768 in presenter mode the Masks page's title, caption and controls filled the
+    screen and the causal mask the talking point is about sat below it; the step names the
+    chart, the browser scrolls it up under the bar, which stays in view."""
+    page = small_page
+    index = next(i for i, s in enumerate(LECTURES["scratch"].steps)
+                 if s.page == "pages/masks.py")
+    key = LECTURES["scratch"].steps[index].show
+    assert key
+    with expect_rerun(page):
+        page.goto(f"{app_server}/?lecture=scratch&step={index + 1}")
+    on_step(page, "scratch", index)
+    brought_up = ("r && r.bottom > r.top && r.barBottom < r.top && r.top < innerHeight / 2"
+                  " && r.barTop >= 0")
+    try:
+        page.wait_for_function(f"() => {{ const r = ({IN_VIEW})('{key}'); return {brought_up}; }}",
+                               timeout=20_000)
+    except Exception:  # say where it is
+        raise AssertionError(page.evaluate(IN_VIEW, key)) from None

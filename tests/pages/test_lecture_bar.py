@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from apptest_helpers import APP, spec_by_key
+from apptest_helpers import APP, chart_keys, spec_by_key
 from streamlit.testing.v1 import AppTest
 
 from attnviz.io import scenario_io
@@ -192,8 +192,21 @@ def test_every_step_of_every_lecture_runs_without_an_exception():
         at.selectbox(key=lecture_bar.CHOICE).select(key).run()
         for index in range(len(lecture.steps)):
             on_step(at, key, index)
+            step = lecture.steps[index]
+            if step.show:  # the chart the browser brings up under the bar is on the page
+                assert step.show in chart_keys(at), (key, index, step.show, chart_keys(at))
             if index < len(lecture.steps) - 1:
                 at.button(key="lecture_next").click().run()
+
+
+def test_steps_whose_page_starts_below_the_first_screen_name_their_chart():
+    """Walked at 1024×768 in presenter mode, these steps' lesson was below the screen (the
+    page's title, scenario caption and controls first): each names the chart to bring up."""
+    named = {(step.page, step.talk) for lecture in LECTURES.values() for step in lecture.steps
+             if step.show}
+    for page in ("masks", "multi_head", "inference", "modern", "why_sqrt_dk", "gradients",
+                 "learn"):
+        assert any(p == f"pages/{page}.py" for p, _ in named), page
 
 
 def test_on_another_page_the_bar_says_so_and_next_returns_to_the_path():
