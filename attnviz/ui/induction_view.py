@@ -393,6 +393,7 @@ def open_head(run: InductionRun, model) -> None:
             return
         state.set_scenario(sc, reset_editors=True)
         st.session_state[OPENED] = name
+        st.rerun()  # the sidebar and the page from the opened head (one source of truth)
     if st.session_state.get(OPENED):
         st.success(text.OPENED.format(head=st.session_state[OPENED]))
         for column, (page, title) in zip(st.columns(len(text.OPEN_PAGES)),

@@ -533,6 +533,7 @@ def open_on_every_page(data: ModelViewData, layer: int, head: int) -> None:
             return
         state.set_scenario(scenario, reset_editors=True)
         st.session_state[OPENED_KEY] = (data.source, layer, head)
+        st.rerun()  # the sidebar and the page from the opened head (one source of truth)
     opened = st.session_state.get(OPENED_KEY)
     if opened and opened[0] == data.source:  # opened from the model shown
         st.success(text.REAL_OPENED.format(layer=opened[1], h=opened[2]))
