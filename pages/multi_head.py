@@ -60,10 +60,10 @@ with c1:
     st.latex(text.WO_FORMULA)
     w_o = matrix_editor(text.W_O_LABEL, scenario.w_o, key="multi_head_w_o",
                         row_labels=concat_labels,
-                        col_labels=controls.dims("o", scenario.w_o.shape[1]))
-    if not np.array_equal(w_o, scenario.w_o):
+                        col_labels=controls.dims("o", scenario.w_o.shape[1]), field="w_o")
+    if not np.array_equal(w_o, scenario.w_o):  # an edit the callback did not see (AppTest)
         # only the output depends on W_O: recompute it here, no rerun of the page
-        scenario = state.update(w_o=w_o)
+        scenario = state.get_scenario()
         result = controls.compute(scenario, heads=n, what=text.COMPUTE_WHAT)
         if result is None:
             end_page()

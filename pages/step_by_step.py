@@ -1,7 +1,6 @@
 """Step by step: one query through the whole computation, with the scenario's numbers.
 The views: :mod:`attnviz.ui.step_view`."""
 
-import numpy as np
 import streamlit as st
 
 from attnviz import position_labels
@@ -21,18 +20,14 @@ if scenario.direct:
     with st.expander(text.DIRECT_EXPANDER, expanded=not state.presenter()):
         st.caption(text.DIRECT)
         q_lab, k_lab = position_labels(scenario.tokens), position_labels(scenario.source_tokens)
-        edits = {}
         for col, name, rows in zip(st.columns(3), ("q_in", "k_in", "v_in"),
                                    (q_lab, k_lab, k_lab), strict=True):
             old, letter = getattr(scenario, name), name[0]
             col.markdown(f"**{letter.upper()}**")
             with col:
-                new = matrix_editor(letter.upper(), old, key=f"step_by_step_{name}",
-                                    row_labels=rows, col_labels=controls.dims(letter, old.shape[1]))
-            if not np.array_equal(new, old):
-                edits[name] = new
-        if edits:
-            scenario = state.update(**edits)
+                matrix_editor(letter.upper(), old, key=f"step_by_step_{name}", row_labels=rows,
+                              col_labels=controls.dims(letter, old.shape[1]), field=name)
+        scenario = state.get_scenario()  # the editors wrote their edits to it
 
 result = controls.compute(scenario)
 if result is None:

@@ -34,6 +34,7 @@ from attnviz.scenarios.tokens import retoken
 from attnviz.teach.text import common as text
 from attnviz.ui import state
 from attnviz.ui.editors import matrix_editor
+from attnviz.ui.fitting import fit_vector
 from attnviz.ui.page_end import end_page
 from attnviz.ui.safe import md_escape
 
@@ -240,20 +241,28 @@ def _regenerate_controls(prefix: str) -> None:
     A fragment: picking an initialiser or a seed changes nothing yet, so it reruns only these
     three widgets, not the page; Regenerate then reruns the whole app with the new weights.
     """
-    kind = st.selectbox(text.INIT_LABEL, INIT_KINDS, format_func=text.INIT_KINDS.get,
-                        key=f"{prefix}_init_kind")
+    st.selectbox(text.INIT_LABEL, INIT_KINDS, format_func=text.INIT_KINDS.get,
+                 key=f"{prefix}_init_kind")
     # the seed and the button share the next row: in a narrow column (the lecture view at
     # 1024 px) a third column cut the button's label to "Rege…"
     seed_col, button_col = st.columns(2, vertical_alignment="bottom")
-    seed = seed_col.number_input(text.SEED_LABEL, 0, 2**31 - 1, 42, key=f"{prefix}_init_seed")
-    if button_col.button(text.REGENERATE, key=f"{prefix}_regenerate", help=text.REGENERATE_HELP):
-        scenario = state.get_scenario()  # the latest edits, not the page's last full run
-        shapes = [scenario.w_q.shape, scenario.w_k.shape, scenario.w_v.shape]
-        w_q, w_k, w_v = init_weights(kind, shapes, seed=int(seed))
-        state.set_scenario(state.update(w_q=w_q, w_k=w_k, w_v=w_v), reset_editors=True)
-        st.session_state[WEIGHTS_MADE] = (kind, int(seed), _weights_print(state.get_scenario()))
-        st.rerun(scope="app")
+    seed_col.number_input(text.SEED_LABEL, 0, 2**31 - 1, 42, key=f"{prefix}_init_seed")
+    if button_col.button(text.REGENERATE, key=f"{prefix}_regenerate", help=text.REGENERATE_HELP,
+                         on_click=_regenerate, args=(prefix,)):
+        st.rerun(scope="app")  # the callback wrote the weights: every part of the page
     st.caption(weights_origin(state.get_scenario()))
+
+
+def _regenerate(prefix: str) -> None:
+    """Regenerate's click callback: new W_Q, W_K, W_V from the initialiser and the seed shown
+    beside the button (the editors restart from them)."""
+    kind = st.session_state[f"{prefix}_init_kind"]
+    seed = int(st.session_state[f"{prefix}_init_seed"])
+    scenario = state.get_scenario()
+    shapes = [scenario.w_q.shape, scenario.w_k.shape, scenario.w_v.shape]
+    w_q, w_k, w_v = init_weights(kind, shapes, seed=seed)
+    state.set_scenario(state.update(w_q=w_q, w_k=w_k, w_v=w_v), reset_editors=True)
+    st.session_state[WEIGHTS_MADE] = (kind, seed, _weights_print(state.get_scenario()))
 
 
 WEIGHTS_MADE = "weights_made_by"  # session state: (initialiser, seed, weights' fingerprint)
@@ -392,8 +401,17 @@ def _heads_control(prefix: str, scenario: Scenario) -> None:
         st.rerun()  # every part of the page from the count shown
     if _HEADS_NOTE in st.session_state:
         st.warning(st.session_state.pop(_HEADS_NOTE))
-    st.select_slider(text.HEADS_SLIDER_LABEL, choices, value=scenario.n_heads,
-                     **writes(state.vkey(f"{prefix}_n_heads"), "n_heads", int))
+    key = state.vkey(f"{prefix}_n_heads")
+    st.select_slider(text.HEADS_SLIDER_LABEL, choices, value=scenario.n_heads, key=key,
+                     on_change=_store_heads, args=(key,))
+
+
+def _store_heads(key: str) -> None:
+    """The heads slider's change callback: the count, with a head mix (seed 004's weight per
+    head) fitted to it (a mix of another length cannot be computed)."""
+    scenario, n = state.get_scenario(), int(st.session_state[key])
+    mix = None if scenario.head_mix is None else fit_vector(scenario.head_mix, n, 1.0 / n)
+    state.update(n_heads=n, head_mix=mix)
 
 
 def param_controls(prefix: str, scenario: Scenario, *, boxes=None) -> dict:

@@ -70,9 +70,15 @@ def opening_heads(scenario: Scenario) -> int:
     return max([h for h in head_choices(scenario) if h <= OPENING_HEADS] or [1])
 
 
-def _mark_chosen(chosen_key: str) -> None:
-    """The head-count widget's callback: the user picked a count (store it from now on)."""
-    st.session_state[chosen_key] = True
+def _choose_heads(key: str) -> None:
+    """The head-count widget's callback: the user picked a count; a valid one is stored in the
+    scenario (with the head mix fitted to it) before the run, so the whole page draws it."""
+    scenario = state.get_scenario()
+    n = int(st.session_state[key])
+    if n in head_choices(scenario) and n != scenario.n_heads:
+        mix = None if scenario.head_mix is None else fit_mix(scenario.head_mix, n)
+        state.update(n_heads=n, head_mix=mix)
+        st.session_state[f"_{key}_synced"] = (state.editor_version(), n)
 
 
 def head_count_control(prefix: str, scenario: Scenario) -> tuple[Scenario, int, str | None]:
@@ -83,27 +89,22 @@ def head_count_control(prefix: str, scenario: Scenario) -> tuple[Scenario, int, 
 
     The widget restarts from :func:`opening_heads` whenever the scenario is replaced or its
     n_heads changed elsewhere (the Playground). The count is stored in the scenario only once
-    the user changes the widget: a one-head scenario opens with several heads, unchanged.
+    the user changes the widget (its change callback, :func:`_choose_heads`): a one-head
+    scenario opens with several heads, unchanged.
     """
     key = f"{prefix}_n_heads"
     synced_key = f"_{key}_synced"
-    chosen_key = f"_{key}_chosen"  # the user changed the widget since it was synced
     token = (state.editor_version(), scenario.n_heads)
     if key not in st.session_state or st.session_state.get(synced_key) != token:
         st.session_state[key] = min(max(opening_heads(scenario), 0), limits.MAX_HEADS)
         st.session_state[synced_key] = token
-        st.session_state[chosen_key] = False
     choices = head_choices(scenario)
     n = int(st.number_input(text.HEADS_LABEL, min_value=0, max_value=limits.MAX_HEADS,
                             step=1, key=key, help=text.HEADS_HELP,
-                            on_change=_mark_chosen, args=(chosen_key,)))
+                            on_change=_choose_heads, args=(key,)))
     dk, dv = int(scenario.w_q.shape[1]), int(scenario.w_v.shape[1])
     last_key = f"_{key}_shown"  # the last valid count drawn
     if n in choices:
-        if n != scenario.n_heads and st.session_state.get(chosen_key):
-            mix = None if scenario.head_mix is None else fit_mix(scenario.head_mix, n)
-            scenario = state.update(n_heads=n, head_mix=mix)
-            st.session_state[synced_key] = (state.editor_version(), n)
         st.session_state[last_key] = n
         return scenario, n, None
     shown = next((c for c in (st.session_state.get(last_key), scenario.n_heads) if c in choices),

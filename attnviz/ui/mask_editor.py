@@ -36,7 +36,7 @@ def mask_frame(mask: NDArray[np.bool_], row_labels: Sequence[str],
 
 
 def mask_editor(mask: NDArray[np.bool_], *, key: str, row_labels: Sequence[str],
-                col_labels: Sequence[str]) -> NDArray[np.bool_]:
+                col_labels: Sequence[str], field: str | None = None) -> NDArray[np.bool_]:
     """Show the mask as a grid of checkboxes (ticked = may attend) and return the edited mask.
 
     Parameters
@@ -47,6 +47,9 @@ def mask_editor(mask: NDArray[np.bool_], *, key: str, row_labels: Sequence[str],
         Page-prefixed widget key; the editor generation is appended.
     row_labels, col_labels : sequence of str
         Unique query and key labels (position labels).
+    field : str, optional
+        The scenario field ``mask`` comes from. Given, the editor's change callback writes the
+        ticks to it before the run (:func:`_write_ticks`), so the whole page draws them.
 
     Returns
     -------
@@ -71,6 +74,7 @@ def mask_editor(mask: NDArray[np.bool_], *, key: str, row_labels: Sequence[str],
         mask_frame(base, row_labels, col_labels), key=widget_key, num_rows="fixed",
         width="stretch",
         column_config={c: st.column_config.CheckboxColumn(c, default=True) for c in col_labels},
+        on_change=_write_ticks if field else None, args=(widget_key, field, tuple(col_labels)),
     )
     values = pd.DataFrame(edited).to_numpy(dtype=object)
     if values.shape != mask.shape:
@@ -106,3 +110,23 @@ def _state_problem(widget_key: str, rows: int, col_labels: Sequence[str]) -> str
         return text.MASK_ROWS_FIXED
     return read_edits({"edited_rows": value.get("edited_rows")}, rows, col_labels,
                       ticks=True).problem
+
+
+def _write_ticks(widget_key: str, field: str, col_labels: tuple[str, ...]) -> None:
+    """The editor's change callback: the ticks applied to the editor's base mask become the
+    scenario's ``field`` (a state :func:`_state_problem` refuses is left to the run, which
+    names it; a cell that is not a tick keeps the scenario's value)."""
+    base = st.session_state.get(state.base_key(widget_key))
+    current = state.field_value(field)
+    if base is None or current is None or np.shape(current) != base.shape:
+        return
+    if _state_problem(widget_key, base.shape[0], col_labels):
+        return
+    edits = read_edits({"edited_rows": st.session_state[widget_key].get("edited_rows")},
+                       base.shape[0], col_labels, ticks=True)
+    mask = np.array(base, dtype=bool)
+    keep = np.asarray(current, dtype=bool)
+    for r, c, raw in edits.cells:
+        mask[r, c] = raw if isinstance(raw, bool) else keep[r, c]
+    if not np.array_equal(mask, current):
+        state.update(**{field: mask})

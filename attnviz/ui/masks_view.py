@@ -63,7 +63,8 @@ def custom_mask_controls(scenario, q_lab: list[str], k_lab: list[str]):
                                reset_editors=True)
             st.rerun()
     st.caption(text.CUSTOM_HELP)
-    edited = mask_editor(grid, key="masks_custom", row_labels=q_lab, col_labels=k_lab)
+    edited = mask_editor(grid, key="masks_custom", row_labels=q_lab, col_labels=k_lab,
+                         field="custom_mask")
     if not np.array_equal(edited, grid):
         scenario = state.update(custom_mask=edited)
     return scenario
