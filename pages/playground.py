@@ -38,7 +38,7 @@ with focus_box:
                                  default="weights", key="playground_focus",
                                  help=text.FOCUS_HELP) or "weights"
     focus = focus if focus in foci else "weights"
-formula_slot = st.empty()  # filled after the page ran: the settings below are in it
+st.latex(controls.variant_formula(scenario))  # the settings' callbacks ran before the page
 if focus == "all":
     every_matrix(scenario)
 else:
@@ -46,4 +46,3 @@ else:
         scenario = controls.settings_controls("playground", scenario, compact=True,
                                               only=("scale",))
     lecture(scenario, focus)
-formula_slot.latex(controls.variant_formula(state.get_scenario()))
