@@ -15,6 +15,7 @@ from attnviz.ui.plotly_view import plotly_js_ready, plotly_view
 from attnviz.ui.safe import md_escape
 
 PRESENTER_TICK_PX = 16  # axis labels in presenter mode (the cell numbers get 22)
+PRESENTER_SLIDER_PX = 20  # a drag slider's value line in presenter mode
 
 
 def chart_config(filename: str, image_format: str | None = None) -> dict:
@@ -63,6 +64,8 @@ def show_figure(fig: go.Figure, *, key: str, filename: str | None = None,
         fig.update_yaxes(tickfont_size=PRESENTER_TICK_PX)
         fig.update_traces(colorbar_tickfont_size=PRESENTER_TICK_PX,  # and for the cells
                           selector=dict(type="heatmap"))
+        for slider in fig.layout.sliders:  # "drag τ = 1" was 15 px: hard to read when projected
+            slider.currentvalue.font.size = PRESENTER_SLIDER_PX
     config = chart_config(filename or key)
     if plotly_js_ready():
         return plotly_view(fig, key=key, config=config, on_select=on_select, frames=frames,

@@ -53,3 +53,20 @@ def test_the_introduction_folds_in_presenter_mode_only(page):
     at.toggle(key="presenter_mode").set_value(True).run()
     assert not at.exception, [e.message for e in at.exception]
     assert _folded(at, body) and not _written_out(at, body)
+
+
+def test_a_drag_sliders_value_line_is_bigger_in_presenter_mode():
+    """"drag τ = 1" under the lecture view's weights was drawn at 15 px on a 1920×1080
+    projector (issue 28); presenter mode draws it at PRESENTER_SLIDER_PX."""
+    from apptest_helpers import chart_keys, spec_by_key
+
+    from attnviz.ui import panels
+
+    def slider_fonts(at) -> list[int]:
+        return [s["currentvalue"]["font"]["size"] for key in chart_keys(at)
+                for s in spec_by_key(at, key)["layout"].get("sliders", [])]
+
+    at = open_page("playground", lazy_open=False, focus="weights")
+    assert slider_fonts(at) and set(slider_fonts(at)) == {15}
+    at.toggle(key="presenter_mode").set_value(True).run()
+    assert set(slider_fonts(at)) == {panels.PRESENTER_SLIDER_PX} and panels.PRESENTER_SLIDER_PX > 15
