@@ -66,8 +66,9 @@ LECTURE_ABOUT = {
 TALK = {
     # --- Attention from scratch -------------------------------------------------------------
     "scratch_projections": (
-        "Every word's query, key and value is its row of X times W_Q, W_K and W_V. word_1 is "
-        "[1, 0, 0], so its query [2, 0, 2] is just the first row of W_Q — point at both."),
+        "Every word's query, key and value is its row of X times W_Q, W_K and W_V. word_1's "
+        "row of X is [1, 0, 0] (open ✏️ Edit X under the charts), so its query — Q's top row, "
+        "[2, 0, 2] — is just the first row of W_Q."),
     "scratch_scores": (
         "Scores compare every query with every key: word_1·word_3 = 10. Scaling divides every "
         "score by √d_k = √3, so that 10 becomes 5.77 in the scaled scores."),
