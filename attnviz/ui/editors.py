@@ -25,6 +25,7 @@ from attnviz.ui.grid import MAX_CELL_CHARS, STATE, Edits, grid, read_edits
 from attnviz.ui.safe import md_escape
 
 TYPED_SHOWN = 24  # characters of a refused cell's text quoted in the message
+_CELLS = "_attnviz_editor_cells"  # session state: base key -> (base, its cell texts, digest)
 
 
 def cell_text(value: float) -> str:
@@ -148,16 +149,18 @@ def matrix_editor(label: str, matrix: np.ndarray, *, key: str, row_labels: Seque
 
 def _cell_texts(base_key: str, base: np.ndarray) -> tuple[list[list[str]], str]:
     """The grid's texts of an editor's base matrix and a digest of its values, made once per
-    base (kept beside it, and released with it): the base does not change between reruns, and
-    a real head's x (128 × 769) took 0.25 s to write out again on every edit."""
-    key = f"{base_key}_cells"
-    kept = st.session_state.get(key)
+    base: the base does not change between reruns, and
+    a real head's x (128 × 769) took 0.25 s to write out again on every edit. One session-state
+    entry holds them all, by base key; a base released (a new editor generation) is forgotten."""
+    memo = st.session_state.setdefault(_CELLS, {})
+    for gone in [k for k in memo if k != base_key and k not in st.session_state]:
+        del memo[gone]
+    kept = memo.get(base_key)
     if kept is None or kept[0] is not base:
         cells = [[cell_text(v) for v in row] for row in base]
         digest = hashlib.blake2b(repr(base.shape).encode() + base.tobytes(),
                                  digest_size=12).hexdigest()
-        kept = (base, cells, digest)
-        st.session_state[key] = kept
+        kept = memo[base_key] = (base, cells, digest)
     return kept[1], kept[2]
 
 

@@ -255,14 +255,35 @@ function draw(parent, spec) {
   return grid;
 }
 
+// The cells of the last grids drawn, by digest: a large grid's rerun comes without its cells
+// when the server knows it was drawn (attnviz/ui/grid.py, ELIDE_CELLS); a grid drawn again
+// (moved on the page) takes them from here, or asks the server for them.
+const CELLS = new Map();
+const KEEP_CELLS = 16;
+
+function remember(sig, cells) {
+  CELLS.delete(sig);
+  CELLS.set(sig, cells);
+  while (CELLS.size > KEEP_CELLS) CELLS.delete(CELLS.keys().next().value);
+}
+
 export default function (component) {
   const { data, parentElement, setStateValue } = component;
-  const spec = typeof data === "string" ? JSON.parse(data) : data;
+  let spec = typeof data === "string" ? JSON.parse(data) : data;
   let grid = parentElement.querySelector(":scope > .attnviz-grid-box > table.attnviz-grid");
   if (grid && grid.__spec.sig !== spec.sig) {
     grid.parentElement.remove(); // other data under the same key: start again from it
     grid = null;
   }
-  grid = grid || draw(parentElement, spec);
+  if (!grid) {
+    const cells = spec.cells ?? CELLS.get(spec.sig);
+    if (!cells) { // sent without them and not kept here: ask (the edits the server holds, too)
+      setStateValue("edits", { edited_rows: spec.edits || {}, need: spec.sig });
+      return;
+    }
+    remember(spec.sig, cells);
+    spec = { ...spec, cells };
+    grid = draw(parentElement, spec);
+  }
   grid.__send = setStateValue;
 }

@@ -35,6 +35,12 @@ NAME = "attnviz_grid"
 STATE = "edits"  # the component's state value: {"edited_rows": ...}
 _HERE = Path(__file__).parent
 MAX_CELL_CHARS = 64  # characters of one cell's text (a float64's repr needs at most 24)
+# A grid of more cells than this is sent without its cells when the browser has them already
+# (the same digest, sent to the grid drawn in the last run): a real head's x at 128 tokens is
+# 2.2 MB of JSON, which every rerun sent again. grid.js keeps the cells of the last grids it
+# drew by digest, and asks for them (the state value's "need") should it have none.
+ELIDE_CELLS = 2048
+_SENT = "_attnviz_grid_sent"  # session state: grid key -> the digest last sent with its cells
 _ROW_KEY = re.compile(r"0|[1-9][0-9]*")  # a row number as the browser writes it
 
 
@@ -60,18 +66,38 @@ def grid(label: str, cells: Sequence[Sequence[str]], *, key: str, row_labels: Se
     grid the browser draws again under that key (moved to another place of the page) starts
     from the edits the server holds; ``on_change`` runs (before the rerun) when an edit
     arrives; ``big``: presenter mode's type. ``cells_digest``: a digest of ``cells`` the caller
-    keeps (a wide matrix's 0.1 M texts are then not hashed again on every run).
+    keeps (a wide matrix's 0.1 M texts are then not hashed again on every run). A grid of more
+    than :data:`ELIDE_CELLS` cells is sent without them (``cells`` None) when the grid of the
+    last run under this key was sent them with the same digest.
     """
     data = {"label": label, "rows": list(row_labels), "cols": list(col_labels),
             "cells": cells if cells_digest is not None else [list(row) for row in cells],
             "disabled": disabled, "big": big}
     data["sig"] = _signature(data, cells_digest)
     # for a grid drawn afresh (not in the digest): the edits the server holds, checked
-    held = read_edits(edits_of(st.session_state.get(key)), len(data["rows"]), data["cols"])
+    state = edits_of(st.session_state.get(key))
+    held = read_edits(state, len(data["rows"]), data["cols"])
     data["edits"] = held.as_state(data["cols"])
+    if _has_cells(key, data["sig"], len(data["rows"]) * len(data["cols"]), state):
+        data["cells"] = None
     result = _component()(key=key, data=data, default={STATE: None},
                           on_edits_change=on_change or _ignore)
     return getattr(result, STATE, None)
+
+
+def _has_cells(key: str, sig: str, n_cells: int, state) -> bool:
+    """True when the browser holds this grid's cells already: a large grid (more than
+    ELIDE_CELLS) drawn in the last run under ``key`` (its state is kept) and sent its cells with
+    digest ``sig``, and the browser has not asked for them (``state["need"] == sig``). Records
+    what is sent; forgets the grids no longer drawn."""
+    sent = st.session_state.setdefault(_SENT, {})
+    for gone in [k for k in sent if k != key and k not in st.session_state]:
+        del sent[gone]
+    asked = isinstance(state, Mapping) and state.get("need") == sig
+    if n_cells > ELIDE_CELLS and key in st.session_state and sent.get(key) == sig and not asked:
+        return True
+    sent[key] = sig
+    return False
 
 
 def _signature(data: dict, cells_digest: str | None = None) -> str:
