@@ -535,13 +535,19 @@ function followWidth(div) {
 
 const LAZY_MARGIN_PX = 300;
 
-// the element that scrolls the chart (Streamlit's main column), or null for the window
+// the element that scrolls the chart (Streamlit's main column), or null for the window;
+// looked up once per chart
 function scroller(div) {
+  if (div.__attnvizScroller !== undefined) return div.__attnvizScroller;
+  div.__attnvizScroller = null;
   for (let el = div.parentElement; el; el = el.parentElement) {
     const overflow = getComputedStyle(el).overflowY;
-    if (overflow === "auto" || overflow === "scroll") return el;
+    if (overflow === "auto" || overflow === "scroll") {
+      div.__attnvizScroller = el;
+      break;
+    }
   }
-  return null;
+  return div.__attnvizScroller;
 }
 
 // true when the chart is within LAZY_MARGIN_PX of what is on screen (or not laid out at all:
