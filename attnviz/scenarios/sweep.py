@@ -4,10 +4,19 @@ The browser steps through the precomputed matrices (Plotly frames) as the slider
 server round trip; releasing it sets the exact value it stopped on, and every other view is
 computed again from the scenario. The matrices come from :func:`run_scenario`, the one run
 path: no maths here.
+
+A sweep does not depend on the value the scenario holds for the swept setting (each frame sets
+it), so sweeps are kept by the scenario *without* it (:func:`_key`): releasing τ's slider, which
+changes only τ, finds every τ sweep of the page already made. The cache is shared by the
+process's sessions (equal content, equal frames), bounded by :data:`CACHE_ENTRIES`, and holds
+read-only arrays.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
@@ -15,12 +24,18 @@ from numpy.typing import NDArray
 
 from attnviz.core.attention import AttentionResult, MultiHeadResult, reweigh, weighted_sum
 from attnviz.core.score_mods import Scale
+from attnviz.scenarios.fingerprint import fingerprint
 from attnviz.scenarios.limits import TEMPERATURE_MAX, TEMPERATURE_MIN, TEMPERATURE_STEP
 from attnviz.scenarios.scenario import Scenario, run_scenario
 
 Array = NDArray[np.float64]
 
 MAX_CELLS = 20_000  # numbers per sweep (grid × matrix): bounds what one figure sends
+CACHE_ENTRIES = 32  # sweeps kept, each at most MAX_CELLS float64 (160 KB): 5 MB in all
+KEPT_RUN_CELLS = MAX_CELLS // 100  # t² of a run kept for its sweeps (a τ grid's frames fit)
+
+_CACHE: OrderedDict[str, object] = OrderedDict()  # key (see _key) -> sweep, oldest first
+_LOCK = threading.Lock()  # sessions run in threads of one process
 
 
 def temperature_grid(low: float = TEMPERATURE_MIN, high: float = TEMPERATURE_MAX,
@@ -38,24 +53,74 @@ def _with(scenario: Scenario, setting: str, value) -> Scenario:
     return replace(scenario, **{setting: value})
 
 
-def sweep(scenario: Scenario, setting: str, values, matrix: str = "weights", *,
-          head: int = 0) -> list[Array]:
-    """``matrix`` of head ``head`` (``run_scenario(...).attention.head(head)``) for each value
-    of ``setting`` (a scenario field, or ``params.<name>`` for a setting of the scenario's
-    variant); a ValueError when the grid would exceed MAX_CELLS."""
-    values = list(values)
+def _key(kind: str, scenario: Scenario, setting: str, values: list, matrix: str,
+         head: int) -> str:
+    """The cache key of a sweep: the scenario with ``setting`` at the grid's first value (the
+    value the scenario holds makes no frame), and what is swept and shown."""
+    base = _with(scenario, setting, values[0]) if values else scenario
+    return fingerprint((kind, base, setting, [repr(v) for v in values], matrix, head))
+
+
+def _cached(key: str, make: Callable[[], object]):
+    """``make()``, kept under ``key`` (the newest :data:`CACHE_ENTRIES`)."""
+    with _LOCK:
+        if key in _CACHE:
+            _CACHE.move_to_end(key)
+            return _CACHE[key]
+    value = make()  # outside the lock: another session's sweep need not wait for this one
+    with _LOCK:
+        _CACHE[key] = value
+        while len(_CACHE) > CACHE_ENTRIES:
+            _CACHE.popitem(last=False)
+    return value
+
+
+def _frozen(frames) -> tuple[Array, ...]:
+    """The frames as a tuple of read-only arrays (shared by every caller of the cache)."""
+    out = tuple(np.asarray(z) for z in frames)
+    for z in out:
+        z.setflags(write=False)
+    return out
+
+
+def _check_size(scenario: Scenario, values: list) -> None:
+    """A ValueError when a sweep of ``values`` would exceed :data:`MAX_CELLS`."""
     cells = scenario.t * scenario.t * len(values)
     if cells > MAX_CELLS:
         raise ValueError(f"a sweep of {len(values)} values over {scenario.t} tokens needs "
                          f"{cells:,} numbers, more than {MAX_CELLS:,}")
-    return [np.asarray(getattr(run_scenario(_with(scenario, setting, v)).attention.head(head),
-                               matrix)) for v in values]
+
+
+def sweep(scenario: Scenario, setting: str, values, matrix: str = "weights", *,
+          head: int = 0) -> list[Array]:
+    """``matrix`` of head ``head`` (``run_scenario(...).attention.head(head)``) for each value
+    of ``setting`` (a scenario field, or ``params.<name>`` for a setting of the scenario's
+    variant); a ValueError when the grid would exceed MAX_CELLS. Read-only arrays, kept by the
+    scenario without ``setting`` (see the module docstring)."""
+    values = list(values)
+    _check_size(scenario, values)
+    return list(_cached(_key("sweep", scenario, setting, values, matrix, head), lambda: _frozen(
+        getattr(run_scenario(_with(scenario, setting, v)).attention.head(head), matrix)
+        for v in values)))
 
 
 def reweighable(scenario: Scenario, setting: str, matrix: str) -> bool:
     """True when :func:`score_sweep` computes ``matrix`` over ``setting`` from one run (not a
     run per value)."""
-    return _reweighable(scenario, run_scenario(scenario).attention, setting, matrix)
+    if setting not in ("temperature", "custom_scale"):
+        return False
+    return _reweighable(scenario, _base(scenario, setting), setting, matrix)
+
+
+def _base(scenario: Scenario, setting: str):
+    """The attention result :func:`score_sweep` reweighs: the scenario's with ``setting`` (τ
+    or the custom scale) at 1 — its raw scores, values and other score modifiers do not depend
+    on it. Kept (see :func:`_cached`) while as small as a τ sweep's frames
+    (:data:`KEPT_RUN_CELLS`)."""
+    neutral = _with(scenario, setting, 1.0)
+    if scenario.t * scenario.t > KEPT_RUN_CELLS:
+        return run_scenario(neutral).attention
+    return _cached(fingerprint(("run", neutral)), lambda: run_scenario(neutral).attention)
 
 
 def _reweighable(scenario: Scenario, result, setting: str, matrix: str) -> bool:
@@ -74,19 +139,24 @@ def score_sweep(scenario: Scenario, setting: str, values, matrix: str = "weights
                 head: int = 0) -> list[Array]:
     """:func:`sweep` over the temperature or the custom scale, from one run: both only change
     the factor the raw scores are multiplied by, so each frame re-applies the result's score
-    modifiers with another factor (:func:`~attnviz.core.attention.reweigh`) — the same bits as
-    a run at that value; a single head's ``"output"`` likewise (its weights times V). Other
-    settings, and results computed another way (tiles, a cache, sinks, additive scores, heads
-    combined by W_O), take a run per value."""
-    result = run_scenario(scenario).attention
-    if not _reweighable(scenario, result, setting, matrix):
-        return sweep(scenario, setting, values, matrix, head=head)
+    modifiers with another factor (:func:`~attnviz.core.attention.reweigh`) to one matrix of
+    raw scores — the same bits as a run at that value; a single head's ``"output"`` likewise
+    (its weights times V). Other settings, and results computed another way (tiles, a cache,
+    sinks, additive scores, heads combined by W_O), take a run per value. Read-only arrays,
+    kept by the scenario without ``setting``: a new τ finds its τ sweeps made; the weights,
+    scaled scores and output of one scenario share its one run."""
     values = list(values)
-    cells = scenario.t * scenario.t * len(values)
-    if cells > MAX_CELLS:
-        raise ValueError(f"a sweep of {len(values)} values over {scenario.t} tokens needs "
-                         f"{cells:,} numbers, more than {MAX_CELLS:,}")
-    part = result.head(head)
+    if not reweighable(scenario, setting, matrix):
+        return sweep(scenario, setting, values, matrix, head=head)
+    _check_size(scenario, values)
+    return list(_cached(_key("score_sweep", scenario, setting, values, matrix, head),
+                        lambda: _frozen(_reweighed(scenario, setting, values, matrix, head))))
+
+
+def _reweighed(scenario: Scenario, setting: str, values: list, matrix: str,
+               head: int) -> list[Array]:
+    """The frames of :func:`score_sweep`, from one run (:func:`_base`)."""
+    part = _base(scenario, setting).head(head)
     first, rest = part.score_mods[0], part.score_mods[1:]
     frames = []
     for v in values:

@@ -138,3 +138,75 @@ def test_a_following_chart_fits_its_colour_bar_to_every_frame():
     assert [f["data"][0]["zmax"] for f in frames] == [2.0, 100.0, 2000.0]
     wide = heatmap(scaled[2], ["a", "b"], ["q"])  # the widest frame drawn on its own
     assert fig.layout.margin.r >= wide.layout.margin.r
+
+
+# ---------------------------------------------------------------------------------------------
+# τ frames from one matrix of raw scores, kept by the scenario without τ (issue 27 item 4)
+# ---------------------------------------------------------------------------------------------
+
+@pytest.fixture
+def runs(monkeypatch) -> list[float]:
+    """The τ of every run_scenario call the sweeps make (an empty cache to start from)."""
+    calls: list[float] = []
+    real = sweep.run_scenario
+
+    def counted(scenario, *args, **kwargs):
+        calls.append(scenario.temperature)
+        return real(scenario, *args, **kwargs)
+
+    monkeypatch.setattr(sweep, "run_scenario", counted)
+    monkeypatch.setattr(sweep, "_CACHE", type(sweep._CACHE)())
+    return calls
+
+
+def _tau_sweeps(scenario) -> list[list[np.ndarray]]:
+    """What the lecture view's weights focus sweeps over τ: weights, scaled scores, output."""
+    grid = sweep.temperature_grid()
+    return [sweep.score_sweep(scenario, "temperature", grid, m) for m in CHARTS_MATRICES]
+
+
+CHARTS_MATRICES = ("weights", "scaled", "output")
+
+
+def test_tau_frames_take_one_run_and_a_new_tau_takes_none(runs):
+    scenario = default_scenario()
+    first = _tau_sweeps(scenario)
+    assert len(runs) == 1  # one run: its raw scores reweighed at every τ, for every chart
+    runs.clear()
+    again = _tau_sweeps(replace(scenario, temperature=2.35))  # τ released elsewhere
+    assert runs == []  # no run: the sweeps are kept by the scenario without τ
+    for made, kept in zip(first, again, strict=True):
+        assert all(a is b for a, b in zip(made, kept, strict=True))
+        assert not any(z.flags.writeable for z in kept)  # shared: read-only
+
+
+def test_kept_tau_frames_are_the_runs_at_each_tau_bit_for_bit(runs):
+    """Frames made at one τ, read back at another, are still a run at each τ."""
+    scenario = PRESETS["cat_sat"].build()
+    _tau_sweeps(replace(scenario, temperature=0.4))
+    grid = sweep.temperature_grid()
+    for matrix, zs in zip(CHARTS_MATRICES, _tau_sweeps(replace(scenario, temperature=3.0)),
+                          strict=True):
+        for tau in (0.05, 1.0, 4.95):
+            run = run_scenario(replace(scenario, temperature=tau)).attention
+            expected = run.output if matrix == "output" else getattr(run.head(0), matrix)
+            np.testing.assert_array_equal(zs[grid.index(tau)], expected)
+
+
+def test_any_other_change_makes_the_frames_again(runs):
+    scenario = default_scenario()
+    before = _tau_sweeps(scenario)
+    runs.clear()
+    x = scenario.x.copy()
+    x[0, 0] += 1.0
+    after = _tau_sweeps(replace(scenario, x=x))
+    assert len(runs) == 1
+    assert not np.array_equal(before[0][20], after[0][20])
+
+
+def test_the_cache_is_bounded(runs):
+    scenario = default_scenario()
+    for i in range(sweep.CACHE_ENTRIES + 5):
+        sweep.score_sweep(replace(scenario, custom_scale=float(i), scale_mode="custom"),
+                          "temperature", [0.5, 1.0], "weights")
+    assert len(sweep._CACHE) == sweep.CACHE_ENTRIES
