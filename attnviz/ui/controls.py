@@ -156,7 +156,9 @@ def size_controls(prefix: str, scenario: Scenario) -> Scenario:
     c1, c2, c3 = st.columns(3)
     keys = tuple(state.vkey(f"{prefix}_{n}") for n in ("d_model", "d_k", "d_v"))
     change = dict(on_change=_resize, args=keys)
-    c1.number_input(text.D_MODEL_LABEL, 1, limits.MAX_D_MODEL, scenario.d_model, key=keys[0],
+    wide = scenario.d_model > limits.MAX_D_MODEL  # a real model's head: its width is the model's
+    c1.number_input(text.D_MODEL_LABEL, 1, max(limits.MAX_D_MODEL, scenario.d_model),
+                    scenario.d_model, key=keys[0], disabled=wide,
                     help=text.D_MODEL_HELP.format(limit=limits.MAX_D_MODEL), **change)
     c2.number_input(text.QK_WIDTH_LABEL, 1, limits.MAX_WIDTH, int(scenario.w_q.shape[1]),
                     key=keys[1], help=text.QK_WIDTH_HELP.format(limit=limits.MAX_WIDTH),
