@@ -82,8 +82,7 @@ def all_panels(scenario, result) -> None:
             with col:
                 fig = heatmap(pooled(att.weights[h]), pooled.k_labels, pooled.q_labels,
                               kind="weights",
-                              title=common.HEAD_NAME.format(h=h),
-                              show_text=att.n_heads <= 2)
+                              title=common.HEAD_NAME.format(h=h))
                 if att.n_heads > 2 and h < att.n_heads - 1:  # one bar for the shared scale
                     fig.update_traces(showscale=False)
                 matrix_panel(common.HEAD_NAME.format(h=h), fig,

@@ -350,7 +350,7 @@ def heads_row(att, q_lab, k_lab) -> None:
             with col:
                 z = pooled(att.weights[h])
                 fig = heatmap(z, pooled.k_labels, pooled.q_labels, kind="weights",
-                              title=common.HEAD_NAME.format(h=h), show_text=att.n_heads <= 4,
+                              title=common.HEAD_NAME.format(h=h),
                               highlight_cells=changed_cells(f"heads_{h}", z))
                 show_figure(fig, key=f"playground_fig_lecture_head_{h}",
                             filename=common.HEAD_NAME.format(h=h))

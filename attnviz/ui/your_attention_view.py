@@ -63,7 +63,7 @@ def heads_view(att, tokens: list[str], weights, layer: int, figures: list) -> No
                       strict=True):
         with col:
             fig = heatmap(pooled(weights[h]), pooled.k_labels, pooled.q_labels, kind="weights",
-                          title=common.HEAD_NAME.format(h=h), show_text=att.t <= 6)
+                          title=common.HEAD_NAME.format(h=h))
             if att.t > 24:
                 fig.update_traces(xgap=0, ygap=0)
             show_figure(fig, key=f"your_attention_fig_head_{h}")
@@ -98,7 +98,6 @@ def diagnostics_view(att, weights, matrix, labels: list[str], head, head_names: 
                   head_names, kind="sequential", zmin=0.0,
                   zmax=diag.max_entropy, title=text.ENTROPY_TITLE,
                   x_title=common.AXIS_QUERY, y_title=text.AXIS_HEAD,
-                  show_text=att.t <= 8 and att.heads <= 8,
                   height=layout.ENTROPY_CHART_PX + layout.ENTROPY_ROW_PX * att.heads)
     if att.t > 24:
         fig.update_traces(xgap=0, ygap=0)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from apptest_helpers import open_page
 
+from attnviz.teach.lectures import LECTURES
 from attnviz.teach.text import common
 
 PAGES = Path(__file__).resolve().parents[2] / "pages"
@@ -70,3 +71,26 @@ def test_a_drag_sliders_value_line_is_bigger_in_presenter_mode():
     assert slider_fonts(at) and set(slider_fonts(at)) == {15}
     at.toggle(key="presenter_mode").set_value(True).run()
     assert set(slider_fonts(at)) == {panels.PRESENTER_SLIDER_PX} and panels.PRESENTER_SLIDER_PX > 15
+
+
+def test_every_heads_chart_sends_its_numbers_for_the_browser_to_size():
+    """The heads focus with GQA's 8 heads (a guided lecture's step) and Your own attention's
+    example sent no numbers (a head or token count decided it on the server), so 59-px cells
+    at 1920×1080 showed none; the browser now sizes them to the drawn cells or leaves them out."""
+    from apptest_helpers import chart_keys, spec_by_key
+
+    from attnviz.ui import lecture_bar
+
+    at = open_page(lazy_open=False)
+    at.selectbox(key=lecture_bar.CHOICE).select("modern").run()
+    step = next(i for i, s in enumerate(LECTURES["modern"].steps) if s.preset == "gqa_8_2")
+    for _ in range(step):
+        at.button(key="lecture_next").click().run()
+    keys = [k for k in chart_keys(at) if k.startswith("playground_fig_lecture_head_")]
+    assert len(keys) == 8
+    assert all(spec_by_key(at, k)["data"][0].get("texttemplate") == "%{text}" for k in keys)
+    yours = open_page("your_attention", lazy_open=False)
+    keys = [k for k in chart_keys(yours)
+            if k.startswith("your_attention_fig_head_") or k == "your_attention_fig_entropy"]
+    assert keys and all(spec_by_key(yours, k)["data"][0].get("texttemplate") == "%{text}"
+                        for k in keys), keys
