@@ -4,6 +4,7 @@ their drag sliders: :mod:`attnviz.ui.inference_view`."""
 
 import streamlit as st
 
+from attnviz.scenarios import limits
 from attnviz.teach.text import common
 from attnviz.teach.text import inference as text
 from attnviz.ui import controls, presenter, state
@@ -68,7 +69,7 @@ with sinks_tab:
     learned = c1.toggle(text.LEARNED_LABEL, key="inference_learned")
     start_at("inference_window", min(3, t), 1, max(t, 2))  # also set by a drag slider
     start_at("inference_n_sink", min(1, t), 0, t)
-    start_at("inference_logit", 0.0, -10.0, 10.0)
+    start_at("inference_logit", 0.0, limits.SINK_LOGIT_MIN, limits.SINK_LOGIT_MAX)
     window, n_sink, logit = (st.session_state[f"inference_{k}"]
                              for k in ("window", "n_sink", "logit"))
     if not sink_on_chart("window", t):
@@ -76,7 +77,8 @@ with sinks_tab:
     if not sink_on_chart("n_sink", t):
         n_sink = c3.slider(text.N_SINK_LABEL, 0, t, key="inference_n_sink")
     if learned and not sink_on_chart("sink_logit", t):
-        logit = c4.slider(text.LOGIT_LABEL, -10.0, 10.0, step=0.5, key="inference_logit")
+        logit = c4.slider(text.LOGIT_LABEL, limits.SINK_LOGIT_MIN, limits.SINK_LOGIT_MAX,
+                          step=limits.SINK_LOGIT_STEP, key="inference_logit")
     on_chart = [name for name, key in ((text.WINDOW_NAME, "window"), (text.N_SINK_NAME, "n_sink"),
                                        (text.LOGIT_NAME, "sink_logit"))
                 if sink_on_chart(key, t) and (learned or key != "sink_logit")]

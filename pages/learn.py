@@ -70,7 +70,7 @@ steps = int(c6.number_input(text.STEPS_LABEL, 1, MAX_STEPS, key="learn_steps",
                                                         budget=f"{limits.TRAIN_SECONDS:g}")))
 start = c7.radio(text.START_LABEL, ["scenario", "random"], format_func=text.START_NAMES.get,
                  key="learn_start", horizontal=True)
-seed = int(c8.number_input(text.SEED_LABEL, 0, 2**31 - 1, key="learn_seed",
+seed = int(c8.number_input(text.SEED_LABEL, 0, limits.SEED_MAX, key="learn_seed",
                            disabled=start != "random"))
 loss = task_loss(scenario, result, task)
 if task in ("previous", "copy_previous") and not scenario.use_pe and "x" not in fields:

@@ -4,6 +4,7 @@ their drag sliders: :mod:`attnviz.ui.modern_view`; the numbers: :mod:`attnviz.te
 
 import streamlit as st
 
+from attnviz.scenarios import limits
 from attnviz.teach.modern import (
     alibi_length,
     alibi_lengths,
@@ -49,7 +50,7 @@ with rope_tab:
         delta = st.session_state["modern_delta"]
         st.caption(text.ON_CHARTS)
     else:
-        delta = st.slider(text.DELTA_LABEL, 0, 50, key="modern_delta")
+        delta = st.slider(text.DELTA_LABEL, 0, limits.ROPE_SHIFT_MAX, key="modern_delta")
         st.caption(text.BASE_ON_CHART)
     try:
         check = shift_check(scenario, int(delta), base=float(base))

@@ -3,6 +3,7 @@ The figures: :mod:`attnviz.ui.positional_view`."""
 
 import streamlit as st
 
+from attnviz.scenarios import limits
 from attnviz.teach.text import common
 from attnviz.teach.text import positional_encoding as text
 from attnviz.ui import presenter, state
@@ -42,7 +43,8 @@ def pe_explorer() -> None:
         st.session_state[key] = st.session_state.get(key, default)
     d_model = st.session_state["positional_encoding_d_model"]
     if not d_model_on_chart(n_pos, d_model):
-        d_model = c2.slider(text.D_MODEL_LABEL, 2, 128, step=2,
+        d_model = c2.slider(text.D_MODEL_LABEL, limits.PE_D_MODEL_MIN, limits.PE_D_MODEL_MAX,
+                            step=limits.PE_D_MODEL_STEP,
                             key="positional_encoding_d_model")
     base = st.session_state["positional_encoding_base"]
     if not base_on_chart(n_pos, d_model):

@@ -11,6 +11,7 @@ from attnviz.figures.charts import (
     max_weight_figure,
     variance_figure,
 )
+from attnviz.scenarios import limits
 from attnviz.teach.sqrt_dk import sqrt_dk_experiment
 from attnviz.teach.text import common
 from attnviz.teach.text import why_sqrt_dk as text
@@ -28,7 +29,7 @@ largest = c1.select_slider(text.MAX_DK_LABEL, WIDTHS[1:], value=512, key="why_sq
 t_k = c2.slider(text.T_K_LABEL, 2, 64, 16, key="why_sqrt_dk_t_k")
 n_queries = c3.select_slider(text.N_QUERIES_LABEL, [50, 100, 200, 400, 800], value=400,
                              key="why_sqrt_dk_n_queries")
-seed = c4.number_input(common.SEED_LABEL, 0, 2**31 - 1, 0, key="why_sqrt_dk_seed")
+seed = c4.number_input(common.SEED_LABEL, 0, limits.SEED_MAX, 0, key="why_sqrt_dk_seed")
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

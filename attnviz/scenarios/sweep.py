@@ -38,11 +38,17 @@ _CACHE: OrderedDict[str, object] = OrderedDict()  # key (see _key) -> sweep, old
 _LOCK = threading.Lock()  # sessions run in threads of one process
 
 
+def value_grid(low: float, high: float, step: float) -> list[float]:
+    """A slider's values from ``low`` to ``high`` by ``step``, rounded as the slider shows
+    them (to 2 decimals)."""
+    n = int(round((high - low) / step)) + 1
+    return [round(low + i * step, 2) for i in range(n)]
+
+
 def temperature_grid(low: float = TEMPERATURE_MIN, high: float = TEMPERATURE_MAX,
                      step: float = TEMPERATURE_STEP) -> list[float]:
     """The temperature slider's values, rounded as the slider shows them."""
-    n = int(round((high - low) / step)) + 1
-    return [round(low + i * step, 2) for i in range(n)]
+    return value_grid(low, high, step)
 
 
 def _with(scenario: Scenario, setting: str, value) -> Scenario:

@@ -248,7 +248,7 @@ def _regenerate_controls(prefix: str) -> None:
     # the seed and the button share the next row: in a narrow column (the lecture view at
     # 1024 px) a third column cut the button's label to "Rege…"
     seed_col, button_col = st.columns(2, vertical_alignment="bottom")
-    seed_col.number_input(text.SEED_LABEL, 0, 2**31 - 1, 42, key=f"{prefix}_init_seed")
+    seed_col.number_input(text.SEED_LABEL, 0, limits.SEED_MAX, 42, key=f"{prefix}_init_seed")
     if button_col.button(text.REGENERATE, key=f"{prefix}_regenerate", help=text.REGENERATE_HELP,
                          on_click=_regenerate, args=(prefix,)):
         st.rerun(scope="app")  # the callback wrote the weights: every part of the page
@@ -380,9 +380,9 @@ def _scale_controls(prefix: str, scenario: Scenario, c1, c2) -> None:
              **writes(state.vkey(f"{prefix}_scale_mode"), "scale_mode"))
     if scenario.scale_mode == "custom":
         c2.number_input(
-            text.CUSTOM_SCALE_LABEL, 0.0,
-            max(100.0, float(scenario.custom_scale)),  # a file may hold more
-            float(scenario.custom_scale), step=0.05,
+            text.CUSTOM_SCALE_LABEL, limits.CUSTOM_SCALE_MIN,
+            max(limits.CUSTOM_SCALE_MAX, float(scenario.custom_scale)),  # a file may hold more
+            float(scenario.custom_scale), step=limits.CUSTOM_SCALE_STEP,
             **writes(state.vkey(f"{prefix}_custom_scale"), "custom_scale", float))
 
 

@@ -13,14 +13,15 @@ from attnviz.core.decode import cache_bytes
 from attnviz.core.online import memory_traffic
 from attnviz.figures import heatmap
 from attnviz.figures.heatmap import axis_title, with_slider
-from attnviz.scenarios import sweep
+from attnviz.scenarios import limits, sweep
 from attnviz.scenarios.scenario import run_scenario, with_variant
 from attnviz.teach.text import common
 from attnviz.teach.text import inference as text
 from attnviz.ui import controls, layout
 from attnviz.ui.panels import land_named, show_figure
 
-LOGITS = [x / 2 for x in range(-20, 21)]  # the sink logit slider's values, -10..10 by 0.5
+LOGITS = sweep.value_grid(limits.SINK_LOGIT_MIN, limits.SINK_LOGIT_MAX,  # the sink logit
+                          limits.SINK_LOGIT_STEP)  # slider's values
 
 
 def running_stats(tile_state) -> np.ndarray:

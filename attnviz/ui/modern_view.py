@@ -10,7 +10,7 @@ import streamlit as st
 
 from attnviz.figures import heatmap
 from attnviz.figures.heatmap import mask_figure, with_slider
-from attnviz.scenarios import sweep
+from attnviz.scenarios import limits, sweep
 from attnviz.teach.modern import (
     angles,
     cache_rows,
@@ -26,7 +26,7 @@ from attnviz.teach.text import common
 from attnviz.teach.text import modern as text
 from attnviz.ui.panels import land, land_named, show_figure
 
-DELTAS = range(0, 51)  # the shift slider's values
+DELTAS = range(0, limits.ROPE_SHIFT_MAX + 1)  # the shift slider's values
 GAINS = [0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0]  # QK-norm's gain g
 ROPE_BASES = [4.0, 10.0, 100.0, 1000.0, 10000.0, 500000.0]
 GQA_QUERY_HEADS = [1, 2, 4, 8, 16, 32]  # the GQA tab's query heads slider

@@ -13,6 +13,7 @@ from attnviz.core.positional import sinusoidal_positional_encoding
 from attnviz.figures import heatmap
 from attnviz.figures.heatmap import axis_title, with_slider
 from attnviz.figures.lines import line_chart
+from attnviz.scenarios import limits
 from attnviz.scenarios.scenario import permutation_check, position_labels
 from attnviz.teach.text import common
 from attnviz.teach.text import positional_encoding as text
@@ -31,7 +32,8 @@ def land() -> None:
     setting, _, value = (released(FIG_PE) or "").partition(":")
     if setting == "base" and value in {str(b) for b in BASES}:
         st.session_state["positional_encoding_base"] = int(value)
-    elif setting == "d_model" and value.isdigit() and int(value) in range(2, 129, 2):
+    elif setting == "d_model" and value.isdigit() and int(value) in range(
+            limits.PE_D_MODEL_MIN, limits.PE_D_MODEL_MAX + 1, limits.PE_D_MODEL_STEP):
         st.session_state["positional_encoding_d_model"] = int(value)
 
 
