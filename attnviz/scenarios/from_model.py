@@ -270,23 +270,28 @@ def _check_real_layer(li: LayerInputs, head: int) -> None:
 def _rope_params(li: LayerInputs) -> dict[str, Any]:
     """The RoPE variant's settings reproducing the model's rotation, or a ValueError sentence
     when its RoPE is one the variant (a base, split-half pairs, positions from 0) cannot
-    express: a scaled RoPE (linear, dynamic, YaRN, Llama 3, LongRoPE), partial rotary, an
-    attention scaling."""
+    express: a scaled RoPE whose frequencies the scaling changed (linear, YaRN, Llama 3,
+    LongRoPE; dynamic NTK beyond the model's positions), partial rotary, an attention scaling.
+
+    The frequencies decide, not the ``rope_type``'s name: a scaled type that leaves them
+    base^(−2i/d) opens as the default RoPE — dynamic NTK on a text within the model's
+    max_position_embeddings, the only texts a capture takes (its frequencies change only
+    beyond them)."""
     rope = li.rope
     what = f"{li.model_type} layer {li.layer}"
     if rope.base is None:
         raise ValueError(f"{what} does not name its RoPE base (rope_theta) in its config; the "
                          f"RoPE variant needs it, so this head cannot be opened exactly")
-    if rope.rope_type != "default" or rope.attention_scaling != 1.0:
+    inv_freq = np.asarray(rope.inv_freq, dtype=float)
+    d_rot = 2 * inv_freq.size
+    expected = rope.base ** (-np.arange(0, d_rot, 2) / d_rot)
+    as_base = np.allclose(inv_freq, expected, rtol=ROPE_FREQ_RTOL, atol=0)
+    if rope.attention_scaling != 1.0 or (rope.rope_type != "default" and not as_base):
         raise ValueError(f"{what} uses a scaled RoPE (rope_type {str(rope.rope_type)[:30]!r}, "
                          f"attention scaling {rope.attention_scaling:g}); the RoPE variant turns "
                          f"pairs by position·base^(−2i/d) only, so this head cannot be opened "
                          f"exactly")
-    inv_freq = np.asarray(rope.inv_freq, dtype=float)
-    d_rot = 2 * inv_freq.size
-    expected = rope.base ** (-np.arange(0, d_rot, 2) / d_rot)
-    if d_rot != li.head_dim or rope.layout != "split_half" or \
-            not np.allclose(inv_freq, expected, rtol=ROPE_FREQ_RTOL, atol=0):
+    if d_rot != li.head_dim or rope.layout != "split_half" or not as_base:
         raise ValueError(f"{what} rotates {d_rot} of {li.head_dim} dimensions with frequencies "
                          f"that are not base^(−2i/d) for base {rope.base:g}; the RoPE variant "
                          f"cannot express them")
@@ -336,7 +341,8 @@ def layer_scenario(inputs: LayerInputs, head: int, *, title: str = "",
     ------
     ValueError
         A head out of range; a convention no variant computes exactly (QK-norm with one gain
-        per dimension, sink logits, a scaled RoPE, a soft-cap without RoPE); more tokens than
+        per dimension, sink logits, a scaled RoPE whose frequencies are not base^(−2i/d) or
+        with an attention scaling, a soft-cap without RoPE); more tokens than
         MAX_TOKENS, a hidden size above MAX_REAL_D_MODEL (GPT-2 medium's 1024; the bias column
         may come on top) or a head wider than MAX_WIDTH.
     """
