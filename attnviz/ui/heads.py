@@ -175,6 +175,11 @@ def pooled_heads(q_labels: list[str], k_labels: list[str], exact: str,
     return pooled
 
 
+def scale_words() -> str:
+    """What the weights' colours mean, for a grid of heads drawn without colour bars."""
+    return text.WEIGHTS_SCALE_PROJECTOR if state.projector() else text.WEIGHTS_SCALE
+
+
 def head_grids(att, labels: list[str], n: int) -> None:
     """The Multi-head page's grids: every head's weights, then every head's output (two heads
     a row keep their colour bars; wider grids share one scale, said in the caption). Numbers
@@ -185,8 +190,7 @@ def head_grids(att, labels: list[str], n: int) -> None:
     bars = per_row <= 2  # wider grids: one shared scale, explained in the caption
 
     st.subheader(text.WEIGHTS_HEADER)
-    scale = text.WEIGHTS_SCALE_PROJECTOR if state.projector() else text.WEIGHTS_SCALE
-    st.caption(text.WEIGHTS + ("" if bars else " " + scale))
+    st.caption(text.WEIGHTS + ("" if bars else " " + scale_words()))
     extra = 0.0 if bars else label_room(labels, per_row)
     for h, col in enumerate(grid(n, per_row, first_extra=extra)):
         with col:

@@ -14,6 +14,7 @@ import numpy as np
 import streamlit as st
 
 from attnviz.figures import heatmap
+from attnviz.figures.grid import compact
 from attnviz.figures.heatmap import (
     CELL_TEXT_LIMIT,
     FONT_PX,
@@ -27,7 +28,7 @@ from attnviz.scenarios.variants.formulas import scaled
 from attnviz.teach.text import common
 from attnviz.teach.text import playground as text
 from attnviz.ui import controls, layout, state
-from attnviz.ui.heads import pooled_heads
+from attnviz.ui.heads import grid, label_room, pooled_heads, scale_words
 from attnviz.ui.panels import PRESENTER_TICK_PX, released, show_figure
 
 LECTURE_SETTINGS = ("temperature", "pe", "heads", "params")  # beside the inputs; scale on top
@@ -341,16 +342,20 @@ def lecture_charts(scenario, focus: str, head_box=None) -> None:
 
 
 def heads_row(att, q_lab, k_lab) -> None:
-    """Every head's weights on one shared 0–1 scale, pooled for long sequences."""
+    """Every head's weights on one shared 0–1 scale, pooled for long sequences: the scale said
+    once in words and the row labels on the first head of a row, as on Multi-head (a colour
+    bar and the labels beside every head had left cells too small for a number at 1024 px)."""
     pooled = pooled_heads(q_lab, k_lab, text.HEADS_EXACT)
     per_row = min(att.n_heads, layout.HEADS_PER_ROW)
-    for start in range(0, att.n_heads, per_row):
-        for col, h in zip(st.columns(per_row), range(start, min(start + per_row, att.n_heads)),
-                          strict=False):
-            with col:
-                z = pooled(att.weights[h])
-                fig = heatmap(z, pooled.k_labels, pooled.q_labels, kind="weights",
-                              title=common.HEAD_NAME.format(h=h),
-                              highlight_cells=changed_cells(f"heads_{h}", z))
-                show_figure(fig, key=f"playground_fig_lecture_head_{h}",
-                            filename=common.HEAD_NAME.format(h=h))
+    st.caption(scale_words())
+    cols = grid(att.n_heads, per_row, first_extra=label_room(pooled.q_labels, per_row))
+    for h, col in enumerate(cols):
+        with col:
+            st.markdown(f"**{common.HEAD_NAME.format(h=h)}**")  # (compact drops the title)
+            z = pooled(att.weights[h])
+            fig = heatmap(z, pooled.k_labels, pooled.q_labels, kind="weights",
+                          title=common.HEAD_NAME.format(h=h),
+                          highlight_cells=changed_cells(f"heads_{h}", z))
+            compact(fig, y_labels=h % per_row == 0, colour_bar=False)
+            show_figure(fig, key=f"playground_fig_lecture_head_{h}",
+                        filename=common.HEAD_NAME.format(h=h))
