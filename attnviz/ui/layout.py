@@ -11,7 +11,7 @@ from __future__ import annotations
 # every choice and the variant's name stay whole: in presenter mode (no sidebar) three columns;
 # with the sidebar open (1024 px leaves ~560) the scale's choices go under the focus switch and
 # the variant box gets 9/24 (every variant's name fits it: tests/browser/test_lecture.py)
-PICK_FOCUS_SCALE = [3, 4, 4]  # presenter mode: variant | focus | scale
+PICK_FOCUS_SCALE = [2.8, 4.4, 3.8]  # presenter: variant | focus (5 choices fit at 1024) | scale
 PICK_REST = [9, 15]  # sidebar open: variant | focus above scale
 
 # --- Playground: the lecture view -------------------------------------------------------------

@@ -15,7 +15,7 @@ from attnviz.ui.plotly_view import plotly_js_ready, plotly_view
 from attnviz.ui.safe import md_escape
 
 PRESENTER_TICK_PX = 16  # axis labels in presenter mode (the cell numbers get 22)
-PRESENTER_SLIDER_PX = 20  # a drag slider's value line in presenter mode
+PRESENTER_SLIDER_PX = 18  # a drag slider's value line in presenter mode (20 outgrew SLIDER_PX)
 
 
 def chart_config(filename: str, image_format: str | None = None) -> dict:

@@ -56,6 +56,7 @@ COMPACT_PRESENTER_CSS = """
 <style>
 [data-testid="stMainBlockContainer"] { padding-top: 2rem; padding-bottom: 0.25rem; }
 [data-testid="stMain"] h1 { padding-top: 0; }
+.st-key-playground_focus [data-testid="stMarkdownContainer"] p { font-size: 1.1rem; }
 .st-key-playground_presenter_controls [data-testid="stWidgetLabel"] {
   min-width: 0; max-width: 100%; overflow: hidden; }
 .st-key-playground_presenter_controls [data-testid="stWidgetLabel"] p {
