@@ -12,8 +12,10 @@ Two servers on loopback, one headless Chromium (1366×768):
 
 Each run focuses the slider, starts the clock and presses → (or ←, alternately), and stops at
 the last chart repainted once the script has finished and nothing has changed for 0.5 s
-(bench_browser.py's *all repainted*; its *first repaint* too). Target (issue 27): attnviz's
-median ≤ 1.5 × the bare app's, measured in the same run.
+(bench_browser.py's *all repainted*; its *first repaint* too), and the script run recording
+the value: when the browser saw it start and how long it ran (from the first run's start to
+the last run's end, should one rerun follow another). Target (issue 27): attnviz's median
+≤ 1.5 × the bare app's, measured in the same run.
 """
 
 from __future__ import annotations
@@ -122,15 +124,20 @@ def main(argv=None) -> None:
                   for k in ("first", "last")} for name, ts in results.items()}
     ratio = med["attnviz"]["last"] / med["bare"]["last"]
     ratio_first = med["attnviz"]["first"] / med["bare"]["first"]
-    ends = {name: c.median([t["run_start"] + t["run"] for t in ts
-                            if t.get("run_start") is not None and t.get("run") is not None])
+    def _run_median(ts, part) -> float:
+        return c.median([part(t) for t in ts
+                         if t.get("run_start") is not None and t.get("run") is not None])
+
+    ends = {name: _run_median(ts, lambda t: t["run_start"] + t["run"])
             for name, ts in results.items()}  # the rerun recording the value (text follows)
-    rows = [[name, c.ms(m["first"]), c.ms(m["last"]), c.ms(ends[name]), len(results[name])]
-            for name, m in med.items()]
+    starts = {name: _run_median(ts, lambda t: t["run_start"]) for name, ts in results.items()}
+    spans = {name: _run_median(ts, lambda t: t["run"]) for name, ts in results.items()}
+    rows = [[name, c.ms(m["first"]), c.ms(m["last"]), c.ms(starts[name]), c.ms(spans[name]),
+             c.ms(ends[name]), len(results[name])] for name, m in med.items()]
     markdown = (
         "### τ key step: Playground against a bare Streamlit app (same run)\n\n"
-        + c.md_table(["app", "first repaint (ms)", "all repainted (ms)", "rerun ended (ms)",
-                      "runs"], rows)
+        + c.md_table(["app", "first repaint (ms)", "all repainted (ms)", "rerun started (ms)",
+                      "rerun ran (ms)", "rerun ended (ms)", "runs"], rows)
         + f"\nRatio attnviz / bare: {ratio:.2f} (all repainted), {ratio_first:.2f} (first "
           f"repaint); target ≤ {TARGET_RATIO}. Load average: {c.load_average()}.\n")
     c.emit(args, {"name": "tau_ratio", "markdown": markdown, "medians": med, "ratio": ratio,

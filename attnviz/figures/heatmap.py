@@ -17,7 +17,9 @@ Conventions:
 
 from __future__ import annotations
 
+import threading
 import unicodedata
+from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
@@ -26,6 +28,7 @@ from numpy.typing import ArrayLike
 
 from attnviz.figures.base import axis, figure
 from attnviz.figures.colours import DEFAULT, KINDS, colour_scale
+from attnviz.scenarios.fingerprint import fingerprint
 from attnviz.teach.text import common
 
 CELL_TEXT_LIMIT = 12  # write numbers in cells up to this many rows and columns
@@ -452,6 +455,67 @@ def with_slider(fig: go.Figure, matrices, labels: Sequence[str], active: int, *,
     # steps larger than CELL_TEXT_LIMIT per side beside smaller ones: each step says whether
     # its numbers are written (a step without text or hover values sends only its z)
     switch = fig.data[0].text is not None and any(max(z.shape) > CELL_TEXT_LIMIT for z in zs)
+    args = (zs, names, kind, digits, overlay, switch, x_labels, y_labels, titles, ranges,
+            group)
+    if sum(z.size for z in zs) > KEPT_FRAME_CELLS:
+        built = _frames(fig, *args)
+    else:  # kept: a rerun that changes only the value shown (τ released) builds no frame
+        key = _frames_key(fig, *args)
+        built = _KEPT.get(key) or _KEPT.put(key, _frames(fig, *args))
+    frames = [{**f, "active": True} if i == active else dict(f) for i, f in enumerate(built)]
+    if ranges:  # the colour bar's room fits every frame's range: the same at every step
+        _fit_bar(fig, [f["data"][0] for f in frames])
+    if slider:
+        add_step_slider(fig, labels, active, prefix=prefix, names=names)
+    return frames
+
+
+KEPT_FRAME_CELLS = 20_000  # frames of at most this many numbers in all are kept (_KEPT)
+
+
+class _Kept:
+    """The newest ``entries`` values by key, shared by the process's sessions (threads)."""
+
+    def __init__(self, entries: int) -> None:
+        self.entries, self.values, self.lock = entries, OrderedDict(), threading.Lock()
+
+    def get(self, key: str):
+        with self.lock:
+            if key in self.values:
+                self.values.move_to_end(key)
+            return self.values.get(key)
+
+    def put(self, key: str, value):
+        with self.lock:
+            self.values[key] = value
+            while len(self.values) > self.entries:
+                self.values.popitem(last=False)
+        return value
+
+
+_KEPT = _Kept(48)  # built frames (each ≤ KEPT_FRAME_CELLS numbers with their texts)
+
+
+def _frames_key(fig: go.Figure, zs, names, kind, digits, overlay, switch, x_labels, y_labels,
+                titles, ranges, group) -> str:
+    """Everything :func:`_frames` reads, hashed: the matrices, the arguments and what it reads
+    of the figure's heatmap (its labels, whether it writes numbers, its templates, and its
+    colour range where the frames carry none of their own)."""
+    data0 = fig.data[0]
+    return fingerprint((zs, names, kind, digits, overlay, switch,
+                        [list(x) for x in x_labels] if x_labels is not None else None,
+                        [list(y) for y in y_labels] if y_labels is not None else None,
+                        list(titles) if titles is not None else None, ranges, group,
+                        None if data0.x is None else list(data0.x),
+                        None if data0.y is None else list(data0.y), data0.text is not None,
+                        str(data0.texttemplate), str(data0.hovertemplate),
+                        None if ranges else repr((data0.zmin, data0.zmax, data0.zmid))))
+
+
+def _frames(fig: go.Figure, zs: list[np.ndarray], names: list[str], kind: str | None,
+            digits: int, overlay: bool, switch: bool, x_labels, y_labels, titles,
+            ranges: bool, group: str | None) -> tuple[dict, ...]:
+    """The frames of :func:`with_slider` (without the mark of the one shown)."""
     frames = []
     for i, (name, z) in enumerate(zip(names, zs, strict=True)):
         xs = list(x_labels[i]) if x_labels is not None else list(fig.data[0].x)
@@ -490,8 +554,6 @@ def with_slider(fig: go.Figure, matrices, labels: Sequence[str], active: int, *,
         frame = dict(name=name, data=data, traces=traces)
         if group is not None:
             frame["group"] = group
-        if i == active:
-            frame["active"] = True
         xaxis = {}
         if x_labels is not None:  # the axis spans this step's columns, not the first drawing's
             xaxis["range"] = [-0.5, len(xs) - 0.5]
@@ -504,11 +566,7 @@ def with_slider(fig: go.Figure, matrices, labels: Sequence[str], active: int, *,
             frame.setdefault("layout", {})["yaxis"] = {
                 "range": [len(ys) - 0.5, -0.5], **(_ticks(ys) or {"tickmode": "auto"})}
         frames.append(frame)
-    if ranges:  # the colour bar's room fits every frame's range: the same at every step
-        _fit_bar(fig, [f["data"][0] for f in frames])
-    if slider:
-        add_step_slider(fig, labels, active, prefix=prefix, names=names)
-    return frames
+    return tuple(frames)
 
 
 def _fit_bar(fig: go.Figure, traces: Sequence[dict]) -> None:

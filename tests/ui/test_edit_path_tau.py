@@ -10,6 +10,7 @@ here, bit for bit, with the frames' matrices against a run at each τ.
 
 from __future__ import annotations
 
+import importlib
 import json
 from dataclasses import replace
 
@@ -210,3 +211,41 @@ def test_the_cache_is_bounded(runs):
         sweep.score_sweep(replace(scenario, custom_scale=float(i), scale_mode="custom"),
                           "temperature", [0.5, 1.0], "weights")
     assert len(sweep._CACHE) == sweep.CACHE_ENTRIES
+
+
+def _weights_figure(scenario):
+    """The lecture view's weights chart as lecture.temperature_frames makes it."""
+    result = run_scenario(scenario).attention
+    labels = [f"{i}:{t}" for i, t in enumerate(scenario.tokens)]
+    return heatmap(result.weights, labels, labels, kind="weights")
+
+
+def test_tau_frames_built_once_are_the_frames_built_afresh(monkeypatch):
+    """with_slider keeps the frames it built (a τ release changes only the frame shown): the
+    kept frames equal those built without the cache, bit for bit, at any τ shown."""
+    module = importlib.import_module("attnviz.figures.heatmap")  # the module, not the function
+
+    grid = sweep.temperature_grid()
+    scenario = default_scenario()
+    zs = sweep.score_sweep(scenario, "temperature", grid, "weights")
+    labels = [f"{v:g}" for v in grid]
+    first = with_slider(_weights_figure(scenario), zs, labels, 19, prefix="τ = ",
+                        kind="weights", group="tau")
+    calls = []
+    real = module._frames
+    monkeypatch.setattr(module, "_frames", lambda *a: calls.append(1) or real(*a))
+    moved = replace(scenario, temperature=2.0)
+    kept = with_slider(_weights_figure(moved), zs, labels, 39, prefix="τ = ", kind="weights",
+                       group="tau")
+    assert calls == []  # built on the first call, kept
+    monkeypatch.setattr(module, "_KEPT", module._Kept(4))  # no frame kept: built afresh
+    fresh = with_slider(_weights_figure(moved), zs, labels, 39, prefix="τ = ",
+                        kind="weights", group="tau")
+    assert calls == [1]
+    assert [f.get("active") for f in kept] == [f.get("active") for f in fresh]
+    assert [i for i, f in enumerate(first) if f.get("active")] == [19]  # not marked again
+    assert json.dumps(kept, default=_plain) == json.dumps(fresh, default=_plain)
+
+
+def _plain(value):
+    return value.tolist() if isinstance(value, np.ndarray) else str(value)
