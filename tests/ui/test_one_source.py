@@ -289,3 +289,46 @@ def test_the_mask_kind_is_in_every_part_of_its_run():
     assert sc.mask_kind == "causal" != before.mask_kind
     _edited(at, before)
 
+
+
+# ---------------------------------------------------------------------------------------------
+# The mask editor's ticks (st.data_editor): written by its change callback
+# ---------------------------------------------------------------------------------------------
+
+def _mask_script():
+    """A custom mask's editor; on a run with ``play`` set, the editor's change callback runs
+    first, as Streamlit runs it before the script (AppTest does not deliver a data editor's
+    change event: the test sets the editor's state and plays the callback)."""
+    from dataclasses import replace
+
+    import numpy as np
+    import streamlit as st
+
+    from attnviz.ui import mask_editor, state
+
+    sc = state.get_scenario()
+    if sc.custom_mask is None:
+        state.set_scenario(replace(sc, mask_kind="custom",
+                                   custom_mask=np.ones((sc.t, sc.t), dtype=bool)))
+    labels = [str(i) for i in range(state.get_scenario().t)]
+    if st.session_state.pop("play", False):
+        mask_editor._write_ticks("masks_custom_v0", "custom_mask", tuple(labels))
+    sc = state.get_scenario()  # the page reads the scenario after the callbacks
+    st.session_state["page_saw"] = sc.custom_mask.copy()
+    st.session_state["got"] = mask_editor.mask_editor(
+        sc.custom_mask, key="masks_custom", row_labels=labels, col_labels=labels,
+        field="custom_mask")
+
+
+def test_a_tick_is_in_the_scenario_the_page_reads_before_its_editor_is_drawn():
+    at = _ok(AppTest.from_function(_mask_script).run())
+    assert at.session_state["page_saw"].all()
+    at.session_state["masks_custom_v0"] = {"edited_rows": {1: {"0": False}, 2: {"3": False}},
+                                           "added_rows": [], "deleted_rows": []}
+    at.session_state["play"] = True
+    _ok(at.run())
+    expected = np.ones_like(at.session_state["page_saw"])
+    expected[1, 0] = expected[2, 3] = False
+    np.testing.assert_array_equal(at.session_state["page_saw"], expected)  # before drawing
+    np.testing.assert_array_equal(_scenario(at).custom_mask, expected)
+    np.testing.assert_array_equal(at.session_state["got"], expected)
