@@ -1,6 +1,7 @@
 """Real browser (issue 29 item 2): a GPT-2-small-sized real head (hidden size 768, 12 heads of
 64) opens on the Playground, and a cell far to the right of its 769-wide x is reached — with
-the keyboard through columns not drawn, and by scrolling — typed into, and the weights follow.
+the keyboard through columns not drawn, and by scrolling — typed into, and the weights follow;
+so does a cell of W_Q (769 × 64) far down and right.
 
 The grid draws only the cells in view of so wide a matrix (attnviz/ui/grid.js: virtual rows and
 columns); the test counts the inputs in the page (numbers, not time: the speed is
@@ -25,6 +26,7 @@ from helpers import (
     EDITOR,
     assert_no_exception,
     expect_rerun,
+    playground_focus,
     plot_z,
     screenshot,
     wait_for_app_run,
@@ -47,6 +49,7 @@ WORDS = "the cat sat on a mat and then slept in sun".split()
 TEXT = " ".join(WORDS[i % len(WORDS)] for i in range(32))  # 32 tokens of the local tokenizer
 KEYED = (0, 40)  # reached with Tab from (0, 5): not drawn when the grid opens
 SCROLLED = (0, D_MODEL - 1)  # the hidden states' last column (the bias column's ones follow)
+W_Q_CELL = (D_MODEL - 1, 63)  # W_Q's last hidden row (its bias row follows), last column
 
 
 @pytest.fixture(scope="module")
@@ -169,3 +172,23 @@ def test_a_gpt2_small_sized_head_takes_an_edit_far_right(app_server: str, page: 
     assert grid.locator("input").count() <= 1000
     assert_no_exception(page)
     screenshot(page, "wide_head_edited")
+    # 5) W_Q (769 × 64) on the Q K V focus: its cell far down and right, scrolled to
+    playground_focus(page, "Q K V")
+    w_grid = page.locator("[class*='st-key-playground_w_q'] " + EDITOR).first
+    w_grid.scroll_into_view_if_needed()
+    assert w_grid.evaluate("g => [g.__spec.rows.length, g.__spec.cols.length]") == [D_MODEL + 1,
+                                                                                   64]
+    assert w_grid.locator("input").count() <= 1000
+    w_grid.locator("xpath=..").evaluate(
+        "box => { box.scrollTop = box.scrollHeight; box.scrollLeft = box.scrollWidth; }")
+    w_cell = w_grid.locator(f"input[data-r='{W_Q_CELL[0]}'][data-c='{W_Q_CELL[1]}']")
+    w_cell.click()
+    assert _focused(page) == W_Q_CELL
+    _commit(page, "1.5")
+    w_q = sc.w_q.copy()
+    w_q[W_Q_CELL] = 1.5
+    last = np.asarray(run_scenario(replace(sc, x=x, w_q=w_q)).attention.weights)
+    assert np.abs(last - again).max() > 1e-4
+    playground_focus(page, "Weights")
+    np.testing.assert_allclose(_weights_chart(page, last), last, rtol=0, atol=1e-9)
+    assert_no_exception(page)
