@@ -576,12 +576,16 @@ function drawPending(div) {
 function drawWhenSeen(div) {
   div.dataset.stale = "1";
   delete div.dataset.sized;  // not final until drawn
-  if (div.__attnvizSeen) return;
-  div.__attnvizSeen = new IntersectionObserver((entries) => {
-    if (div.__attnvizPending && div.dataset.stale && entries.some((e) => e.isIntersecting)) {
-      drawPending(div);
-    }
-  }, { root: scroller(div), rootMargin: `${LAZY_MARGIN_PX}px 0px` });
+  if (!div.__attnvizSeen) {
+    div.__attnvizSeen = new IntersectionObserver((entries) => {
+      if (div.__attnvizPending && div.dataset.stale && entries.some((e) => e.isIntersecting)) {
+        drawPending(div);
+      }
+    }, { root: scroller(div), rootMargin: `${LAZY_MARGIN_PX}px 0px` });
+  }
+  // observed afresh: the observer's first report says where the chart is now (drawn at once
+  // should it be in view after all)
+  div.__attnvizSeen.unobserve(div);
   div.__attnvizSeen.observe(div);
 }
 
