@@ -6,10 +6,13 @@ measured, a typed cell reached a minimal app in 177 ms that way and in 32 ms wit
 the repainted charts) needs. The grid sends every edit so far in ``st.data_editor``'s shape
 (``{"edited_rows": {row: {column: text}}}``), so :mod:`attnviz.ui.editors` parses it as before.
 Only the rows in view are drawn (a 256 × 64 matrix would otherwise put 16,384 inputs in the
-page and slow every later rerun: Playground cell edit at t=256 1.1 s, 280 ms drawn this way).
+page and slow every later rerun: Playground cell edit at t=256 1.1 s, 280 ms drawn this way),
+and of a wide matrix (more than 48 columns: a real head's x and W_Q, 769 wide for GPT-2 small)
+only the columns in view (10,766 inputs -> 196; benchmarks/bench_wide_head.py).
 The JavaScript and CSS are ``grid.js`` and ``grid.css`` beside this file; labels are written as
 text (never as HTML). Keys: Enter commits and moves down (Shift+Enter up), the arrows move up
-and down, Tab to the next cell, Escape takes back what is being typed; a tab-separated block
+and down, Tab to the next cell (in a wide grid also to one not drawn, the row's end wrapping to
+the next row), Escape takes back what is being typed; a tab-separated block
 pasted into a cell fills the cells from it.
 
 The edits come from the browser and are untrusted (a hand-made client can send any JSON):
