@@ -234,7 +234,11 @@ def room_box(url: str, *, key: str) -> None:
 # ---------------------------------------------------------------------------------------------
 
 def scenario_download(scenario: Scenario, *, key: str) -> None:
-    """A download button for the scenario as a JSON file (or the reason it cannot be saved)."""
+    """A download button for the scenario as a JSON file (or the reason it cannot be saved:
+    a real model's head wider than a file is read back with is not offered as a file)."""
+    if scenario.d_model > limits.MAX_D_MODEL:
+        st.info(text.SHARE_REAL_HEAD_FILE.format(d=scenario.d_model, limit=limits.MAX_D_MODEL))
+        return
     try:
         data = scenario_io.to_json(truthful(scenario)).encode("utf-8")  # as the link does
     except ValueError as exc:

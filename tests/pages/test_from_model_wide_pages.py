@@ -48,3 +48,19 @@ def test_a_wide_real_head_opens_on_every_page() -> None:
     switch_to(at, "playground")  # the full view: the size controls
     box = next(n for n in at.number_input if str(n.key).startswith("playground_d_model"))
     assert box.value == sc.d_model and box.disabled
+
+
+def test_save_and_share_says_why_a_wide_head_has_no_file_and_no_link() -> None:
+    """A file of a 769-wide head was offered but could not be loaded back (files hold d_model
+    ≤ 64); the page says so instead, and the link box says why there is no link."""
+    from attnviz.teach.text import common
+
+    sc = wide_head()
+    at = open_page(None, timeout=120)
+    at.session_state[state.SCENARIO] = sc
+    switch_to(at, "share")
+    assert not at.exception, [e.message for e in at.exception]
+    said = common.SHARE_REAL_HEAD_FILE.format(d=sc.d_model, limit=limits.MAX_D_MODEL)
+    assert said in [i.value for i in at.info]
+    assert not [b for b in at.get("download_button") if "scenario_json" in str(b.proto.id)]
+    assert any("cannot be shared by a link" in w.value for w in at.warning)

@@ -44,6 +44,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "DIAGNOSTICS_ENTROPY_HELP": ("max_entropy",),
     "SHARE_BAD_LINK_REASON": ("reason",),
     "SHARE_NO_LINK": ("reason",),
+    "SHARE_REAL_HEAD_FILE": ("d", "limit"),
     "SHARE_CANNOT_SAVE": ("reason",),
     "SHARE_TOO_LARGE": ("size_mb", "limit"),
     "SHARE_UPLOAD_HELP": ("limit",),
@@ -327,6 +328,11 @@ SHARE_QR_CAPTION = "Scan to open this scenario (the link above)"
 # {n}: the link's length in characters
 SHARE_NO_QR = ("The link has {n} characters, more than a QR code holds (2,953): share the "
                "scenario file instead, or shorten the scenario.")
+# {d}: the head's d_model; {limit}: limits.MAX_D_MODEL
+SHARE_REAL_HEAD_FILE = (
+    "This is a real model's head (d_model {d}): a scenario file holds d_model up to {limit}, "
+    "so a file of it could not be loaded back. To show it again, open the head from Model "
+    "view (the same model folder and sentence); its matrices can be downloaded below.")
 # {reason}: why the scenario cannot be written to a file
 SHARE_CANNOT_SAVE = "This scenario cannot be saved: {reason}."
 SHARE_DOWNLOAD_SCENARIO = "Download the scenario (.json)"
