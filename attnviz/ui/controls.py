@@ -386,23 +386,27 @@ def _scale_controls(prefix: str, scenario: Scenario, c1, c2) -> None:
             **writes(state.vkey(f"{prefix}_custom_scale"), "custom_scale", float))
 
 
-_HEADS_NOTE = "_heads_replaced_note"  # the warning of a head count replaced before a rerun
+_HEADS_NOTE = "_heads_replaced_note"  # (scenario's fingerprint, warning) of a replaced count
 
 
 def _heads_control(prefix: str, scenario: Scenario) -> None:
     """The number of heads, among the counts that divide both widths. A count that does not
-    (from a file or a link, or after a width change) is replaced, with a warning, and the run
-    starts again from the scenario with the count shown."""
+    (from a file or a link, or after a width change) is replaced and the run starts again from
+    the scenario with the count shown; the warning stays until the scenario changes again."""
     choices = [h for h in valid_head_counts(scenario.w_q.shape[1], limits.MAX_HEADS)
                if scenario.w_v.shape[1] % h == 0]
     if scenario.n_heads not in choices:
-        st.session_state[_HEADS_NOTE] = text.LIMITS_HEADS_REPLACED.format(
+        message = text.LIMITS_HEADS_REPLACED.format(
             n=scenario.n_heads, dk=scenario.w_q.shape[1], dv=scenario.w_v.shape[1],
             shown=text.count(choices[-1], "head"), choices=", ".join(map(str, choices)))
-        state.update(n_heads=choices[-1])
+        st.session_state[_HEADS_NOTE] = (fingerprint(state.update(n_heads=choices[-1])), message)
         st.rerun()  # every part of the page from the count shown
-    if _HEADS_NOTE in st.session_state:
-        st.warning(st.session_state.pop(_HEADS_NOTE))
+    note = st.session_state.get(_HEADS_NOTE)
+    if note is not None:  # said until the scenario changes again
+        if note[0] == fingerprint(state.get_scenario()):
+            st.warning(note[1])
+        else:
+            del st.session_state[_HEADS_NOTE]
     key = state.vkey(f"{prefix}_n_heads")
     st.select_slider(text.HEADS_SLIDER_LABEL, choices, value=scenario.n_heads, key=key,
                      on_change=_store_heads, args=(key,))
