@@ -40,6 +40,7 @@ YIELD_PAUSE_SECONDS = 0.0  # ... for this long (0: time.sleep(0), other threads 
 # --- Ranges of the controls, written once ------------------------------------------------------
 TEMPERATURE_MIN, TEMPERATURE_MAX, TEMPERATURE_STEP = 0.05, 5.0, 0.05  # τ's slider and frames
 CUSTOM_SCALE_MIN, CUSTOM_SCALE_MAX, CUSTOM_SCALE_STEP = 0.0, 100.0, 0.05  # the custom scale's box
+CUSTOM_SCALE_DRAG_MAX = 3.0  # the lecture view's drag slider for it: STEP to this, by STEP
 SINK_LOGIT_MIN, SINK_LOGIT_MAX, SINK_LOGIT_STEP = -10.0, 10.0, 0.5  # KV cache page: slider, frames
 ROPE_SHIFT_MAX = 50  # the RoPE tab's shift Δ (0 to this): its slider and the chart's frames
 PE_D_MODEL_MIN, PE_D_MODEL_MAX, PE_D_MODEL_STEP = 2, 128, 2  # the PE matrix's d_model

@@ -22,7 +22,7 @@ from attnviz.figures.heatmap import (
     top_margin,
     with_slider,
 )
-from attnviz.scenarios import sweep
+from attnviz.scenarios import limits, sweep
 from attnviz.scenarios.scenario import written
 from attnviz.scenarios.variants.formulas import scaled
 from attnviz.teach.text import common
@@ -35,7 +35,8 @@ LECTURE_SETTINGS = ("temperature", "pe", "heads", "params")  # beside the inputs
 PREVIOUS = "playground_previous"  # the matrices last shown, to outline what a change moved
 M = common.MATRICES
 LECTURE_TICK_CHARS = REF_CHARS  # labels cut to the length the charts are drawn for
-SCALE_GRID = [round(0.05 * i, 2) for i in range(1, 61)]  # the custom scale's drag steps
+SCALE_GRID = sweep.value_grid(limits.CUSTOM_SCALE_STEP, limits.CUSTOM_SCALE_DRAG_MAX,
+                              limits.CUSTOM_SCALE_STEP)  # the custom scale's drag steps
 
 
 def changed_cells(name: str, z: np.ndarray) -> list[tuple[int, int]]:
