@@ -104,7 +104,17 @@ def test_learn_trains_and_the_slider_steps_the_weights_in_the_browser(browser, a
         page.context.close()
 
 
+def first_preset_of_each_variant() -> set[str]:
+    """One preset per variant: the ones trained in the browser (training every preset took two
+    minutes of the suite; AppTests train every preset: tests/pages/test_page_learn.py)."""
+    first: dict[str, str] = {}
+    for key, preset in PRESETS.items():
+        first.setdefault(preset.build().variant, key)
+    return set(first.values())
+
+
 def test_every_preset_computes_gradients_and_trains(browser, app_server):
+    trained = first_preset_of_each_variant()
     page = open_at(browser, app_server, "gradients", 1366, 768)
     try:
         for key, preset in PRESETS.items():
@@ -113,6 +123,8 @@ def test_every_preset_computes_gradients_and_trains(browser, app_server):
             assert_no_exception(page)
             text = page.locator("[data-testid=stMain]").inner_text()
             assert "Loss L =" in text or "not available" in text, key
+            if key not in trained:
+                continue
             with expect_rerun(page):
                 page.get_by_test_id("stSidebarNav").get_by_text("Learn", exact=True).click()
             if page.get_by_role("button", name="Train", exact=True).count():
