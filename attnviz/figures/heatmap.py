@@ -17,9 +17,7 @@ Conventions:
 
 from __future__ import annotations
 
-import threading
 import unicodedata
-from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
@@ -29,6 +27,7 @@ from numpy.typing import ArrayLike
 from attnviz.figures.base import axis, figure
 from attnviz.figures.colours import DEFAULT, KINDS, colour_scale
 from attnviz.scenarios.fingerprint import fingerprint
+from attnviz.scenarios.kept import Kept
 from attnviz.teach.text import common
 
 CELL_TEXT_LIMIT = 12  # write numbers in cells up to this many rows and columns
@@ -461,7 +460,7 @@ def with_slider(fig: go.Figure, matrices, labels: Sequence[str], active: int, *,
         built = _frames(fig, *args)
     else:  # kept: a rerun that changes only the value shown (τ released) builds no frame
         key = _frames_key(fig, *args)
-        built = _KEPT.get(key) or _KEPT.put(key, _frames(fig, *args))
+        built = _KEPT.get_or_make(key, lambda: _frames(fig, *args))
     frames = [{**f, "active": True} if i == active else dict(f) for i, f in enumerate(built)]
     if ranges:  # the colour bar's room fits every frame's range: the same at every step
         _fit_bar(fig, [f["data"][0] for f in frames])
@@ -473,27 +472,7 @@ def with_slider(fig: go.Figure, matrices, labels: Sequence[str], active: int, *,
 KEPT_FRAME_CELLS = 20_000  # frames of at most this many numbers in all are kept (_KEPT)
 
 
-class _Kept:
-    """The newest ``entries`` values by key, shared by the process's sessions (threads)."""
-
-    def __init__(self, entries: int) -> None:
-        self.entries, self.values, self.lock = entries, OrderedDict(), threading.Lock()
-
-    def get(self, key: str):
-        with self.lock:
-            if key in self.values:
-                self.values.move_to_end(key)
-            return self.values.get(key)
-
-    def put(self, key: str, value):
-        with self.lock:
-            self.values[key] = value
-            while len(self.values) > self.entries:
-                self.values.popitem(last=False)
-        return value
-
-
-_KEPT = _Kept(48)  # built frames (each ≤ KEPT_FRAME_CELLS numbers with their texts)
+_KEPT = Kept(48)  # built frames (each ≤ KEPT_FRAME_CELLS numbers with their texts)
 
 
 def _frames_key(fig: go.Figure, zs, names, kind, digits, overlay, switch, x_labels, y_labels,

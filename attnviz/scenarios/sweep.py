@@ -14,9 +14,6 @@ read-only arrays.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
@@ -25,6 +22,7 @@ from numpy.typing import NDArray
 from attnviz.core.attention import AttentionResult, MultiHeadResult, reweigh, weighted_sum
 from attnviz.core.score_mods import Scale
 from attnviz.scenarios.fingerprint import fingerprint
+from attnviz.scenarios.kept import Kept
 from attnviz.scenarios.limits import TEMPERATURE_MAX, TEMPERATURE_MIN, TEMPERATURE_STEP
 from attnviz.scenarios.scenario import Scenario, run_scenario
 
@@ -34,8 +32,7 @@ MAX_CELLS = 20_000  # numbers per sweep (grid × matrix): bounds what one figure
 CACHE_ENTRIES = 32  # sweeps kept, each at most MAX_CELLS float64 (160 KB): 5 MB in all
 KEPT_RUN_CELLS = MAX_CELLS // 100  # t² of a run kept for its sweeps (a τ grid's frames fit)
 
-_CACHE: OrderedDict[str, object] = OrderedDict()  # key (see _key) -> sweep, oldest first
-_LOCK = threading.Lock()  # sessions run in threads of one process
+_KEPT = Kept(CACHE_ENTRIES)  # key (see _key) -> a sweep or a run
 
 
 def value_grid(low: float, high: float, step: float) -> list[float]:
@@ -67,20 +64,6 @@ def _key(kind: str, scenario: Scenario, setting: str, values: list, matrix: str,
     return fingerprint((kind, base, setting, [repr(v) for v in values], matrix, head))
 
 
-def _cached(key: str, make: Callable[[], object]):
-    """``make()``, kept under ``key`` (the newest :data:`CACHE_ENTRIES`)."""
-    with _LOCK:
-        if key in _CACHE:
-            _CACHE.move_to_end(key)
-            return _CACHE[key]
-    value = make()  # outside the lock: another session's sweep need not wait for this one
-    with _LOCK:
-        _CACHE[key] = value
-        while len(_CACHE) > CACHE_ENTRIES:
-            _CACHE.popitem(last=False)
-    return value
-
-
 def _frozen(frames) -> tuple[Array, ...]:
     """The frames as a tuple of read-only arrays (shared by every caller of the cache)."""
     out = tuple(np.asarray(z) for z in frames)
@@ -105,7 +88,8 @@ def sweep(scenario: Scenario, setting: str, values, matrix: str = "weights", *,
     scenario without ``setting`` (see the module docstring)."""
     values = list(values)
     _check_size(scenario, values)
-    return list(_cached(_key("sweep", scenario, setting, values, matrix, head), lambda: _frozen(
+    key = _key("sweep", scenario, setting, values, matrix, head)
+    return list(_KEPT.get_or_make(key, lambda: _frozen(
         getattr(run_scenario(_with(scenario, setting, v)).attention.head(head), matrix)
         for v in values)))
 
@@ -121,12 +105,13 @@ def reweighable(scenario: Scenario, setting: str, matrix: str) -> bool:
 def _base(scenario: Scenario, setting: str):
     """The attention result :func:`score_sweep` reweighs: the scenario's with ``setting`` (τ
     or the custom scale) at 1 — its raw scores, values and other score modifiers do not depend
-    on it. Kept (see :func:`_cached`) while as small as a τ sweep's frames
+    on it. Kept (:data:`_KEPT`) while as small as a τ sweep's frames
     (:data:`KEPT_RUN_CELLS`)."""
     neutral = _with(scenario, setting, 1.0)
     if scenario.t * scenario.t > KEPT_RUN_CELLS:
         return run_scenario(neutral).attention
-    return _cached(fingerprint(("run", neutral)), lambda: run_scenario(neutral).attention)
+    return _KEPT.get_or_make(fingerprint(("run", neutral)),
+                             lambda: run_scenario(neutral).attention)
 
 
 def _reweighable(scenario: Scenario, result, setting: str, matrix: str) -> bool:
@@ -155,8 +140,9 @@ def score_sweep(scenario: Scenario, setting: str, values, matrix: str = "weights
     if not reweighable(scenario, setting, matrix):
         return sweep(scenario, setting, values, matrix, head=head)
     _check_size(scenario, values)
-    return list(_cached(_key("score_sweep", scenario, setting, values, matrix, head),
-                        lambda: _frozen(_reweighed(scenario, setting, values, matrix, head))))
+    key = _key("score_sweep", scenario, setting, values, matrix, head)
+    return list(_KEPT.get_or_make(
+        key, lambda: _frozen(_reweighed(scenario, setting, values, matrix, head))))
 
 
 def _reweighed(scenario: Scenario, setting: str, values: list, matrix: str,
