@@ -133,13 +133,16 @@ def to_dict(scenario: Scenario) -> dict[str, Any]:
 
 
 def _value_out(name: str, kind: str, value: Any) -> Any:
-    """One field as JSON: arrays as {"shape", "values"}, numbers finite, text as text."""
+    """One field as JSON: arrays as {"shape", "values"}, numbers finite, text as text, a
+    vector setting as a list of numbers."""
     if kind in _NDIM:
         return None if value is None else _array_out(name, value, kind)
     if kind == "tokens":
         return [str(tok) for tok in value]
     if kind == "int":
         return int(value)
+    if isinstance(value, tuple):  # a vector setting (RoPE's frequencies): a list of numbers
+        return [_value_out(f"{name}[{i}]", "float", v) for i, v in enumerate(value)]
     if kind == "bool" or isinstance(value, bool):
         return bool(value)
     if kind == "float" or isinstance(value, (int, float, np.floating, np.integer)):

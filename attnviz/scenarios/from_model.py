@@ -15,11 +15,13 @@ The sequence is the induction task's held-out repeated sequence
 :func:`layer_scenario` does the same for one head of a real Hugging Face model's layer, read by
 :func:`attnviz.io.hf_layers.layer_inputs` (BERT, GPT-2, Llama, Mistral, Gemma 2, Qwen 2): the
 head's own columns of W_Q, and of W_K and W_V those of the key/value head it reads (GQA), the
-model's scale, RoPE, causal mask, sliding window and soft-cap. Projection biases go in by the
-*bias trick*: x gets a last column of ones and each W a last row holding its bias, so
-x'·W' = x·W + b exactly and every page (and every editor) works unchanged. What a layer is made
-of, :class:`LayerInputs` (with its :class:`Rope`), is defined here, in the scenarios layer that
-reads it, and filled by :mod:`attnviz.io.hf_layers` (io imports scenarios, never the reverse).
+model's scale, RoPE (scaled ones — linear, YaRN, Llama 3, LongRoPE — with the model's own
+frequencies and attention scaling), causal mask, sliding window and soft-cap. Projection
+biases go in by the *bias trick*: x gets a last column of ones and each W a last row holding
+its bias, so x'·W' = x·W + b exactly and every page (and every editor) works unchanged. What
+a layer is made of, :class:`LayerInputs` (with its :class:`Rope`), is defined here, in the
+scenarios layer that reads it, and filled by :mod:`attnviz.io.hf_layers` (io imports
+scenarios, never the reverse).
 """
 
 from __future__ import annotations
@@ -269,41 +271,43 @@ def _check_real_layer(li: LayerInputs, head: int) -> None:
 
 def _rope_params(li: LayerInputs) -> dict[str, Any]:
     """The RoPE variant's settings reproducing the model's rotation, or a ValueError sentence
-    when its RoPE is one the variant (a base, split-half pairs, positions from 0) cannot
-    express: a scaled RoPE whose frequencies the scaling changed (linear, YaRN, Llama 3,
-    LongRoPE; dynamic NTK beyond the model's positions), partial rotary, an attention scaling.
+    when its RoPE is one the variant (split-half pairs, positions from 0) cannot express.
 
-    The frequencies decide, not the ``rope_type``'s name: a scaled type that leaves them
-    base^(−2i/d) opens as the default RoPE — dynamic NTK on a text within the model's
-    max_position_embeddings, the only texts a capture takes (its frequencies change only
-    beyond them)."""
+    The frequencies decide, not the ``rope_type``'s name: frequencies that are
+    base^(−2i/d) (to Hugging Face's float32 rounding) with no attention scaling open as the
+    default RoPE from its base — dynamic NTK on a text within the model's
+    max_position_embeddings, the only texts a capture takes (its frequencies change only beyond
+    them). Any other (linear, YaRN, Llama 3, LongRoPE; frequencies of no named base) opens with
+    the model's own frequencies (``rope_inv_freq``) and attention scaling
+    (``rope_attention_scaling``); partial rotary with the rotated fraction."""
     rope = li.rope
     what = f"{li.model_type} layer {li.layer}"
-    if rope.base is None:
-        raise ValueError(f"{what} does not name its RoPE base (rope_theta) in its config; the "
-                         f"RoPE variant needs it, so this head cannot be opened exactly")
     inv_freq = np.asarray(rope.inv_freq, dtype=float)
     d_rot = 2 * inv_freq.size
-    expected = rope.base ** (-np.arange(0, d_rot, 2) / d_rot)
-    as_base = np.allclose(inv_freq, expected, rtol=ROPE_FREQ_RTOL, atol=0)
-    if rope.attention_scaling != 1.0 or (rope.rope_type != "default" and not as_base):
-        raise ValueError(f"{what} uses a scaled RoPE (rope_type {str(rope.rope_type)[:30]!r}, "
-                         f"attention scaling {rope.attention_scaling:g}); the RoPE variant turns "
-                         f"pairs by position·base^(−2i/d) only, so this head cannot be opened "
-                         f"exactly")
-    if d_rot != li.head_dim or rope.layout != "split_half" or not as_base:
-        raise ValueError(f"{what} rotates {d_rot} of {li.head_dim} dimensions with frequencies "
-                         f"that are not base^(−2i/d) for base {rope.base:g}; the RoPE variant "
-                         f"cannot express them")
+    fraction = d_rot / li.head_dim
+    if rope.layout != "split_half" or d_rot > li.head_dim or \
+            2 * (int(li.head_dim * fraction) // 2) != d_rot:
+        raise ValueError(f"{what} rotates {d_rot} of {li.head_dim} dimensions in its "
+                         f"{rope.layout} layout; the RoPE variant cannot express that")
     if not np.array_equal(li.positions, np.arange(li.x.shape[0])):
         raise ValueError(f"{what} turns its tokens by positions other than 0, 1, 2, ...; the "
                          f"RoPE variant cannot express them")
-    params = dict(rope_base=float(rope.base), rope_layout="split_half", rope_fraction=1.0,
-                  rope_offset=0)
+    as_base = rope.base is not None and np.allclose(
+        inv_freq, rope.base ** (-np.arange(0, d_rot, 2) / d_rot), rtol=ROPE_FREQ_RTOL, atol=0)
+    params: dict[str, Any] = dict(rope_layout="split_half", rope_fraction=fraction,
+                                  rope_offset=0)
+    if as_base and rope.attention_scaling == 1.0:
+        params["rope_base"] = float(rope.base)
+    else:
+        params.update(rope_inv_freq=tuple(float(f) for f in inv_freq),
+                      rope_attention_scaling=float(rope.attention_scaling))
+        base = VARIANTS["rope"].param("rope_base")
+        if rope.base is not None and base.low <= rope.base <= base.high:
+            params["rope_base"] = float(rope.base)  # shown, disabled: the frequencies decide
     if li.softcap is not None:
         params["rope_softcap"] = float(li.softcap)
     for name, value in params.items():
-        VARIANTS["rope"].param(name).check(value)  # a base the variant refuses: a sentence
+        params[name] = VARIANTS["rope"].param(name).check(value)  # out of range: a sentence
     return params
 
 
@@ -333,16 +337,17 @@ def layer_scenario(inputs: LayerInputs, head: int, *, title: str = "",
         holding their biases (0 for a projection without one): the *bias trick*. Scale
         1/√head_dim ("sqrt_dk") or the model's own ("custom": Gemma 2's
         query_pre_attn_scalar^−½, GPT-2's layer-index scaling); variant "rope" (the model's
-        base, split-half, positions from 0, its soft-cap) for a rotary model, else "causal" or
-        "scaled_dot_product"; the mask "causal", or "custom" (causal, Hugging Face's sliding
+        base — or, for a scaled RoPE, its own frequencies and attention scaling — split-half,
+        its rotated fraction, positions from 0, its soft-cap) for a rotary model, else "causal"
+        or "scaled_dot_product"; the mask "causal", or "custom" (causal, Hugging Face's sliding
         window of W keys, padding) when the layer has a window or the sequence padding.
 
     Raises
     ------
     ValueError
         A head out of range; a convention no variant computes exactly (QK-norm with one gain
-        per dimension, sink logits, a scaled RoPE whose frequencies are not base^(−2i/d) or
-        with an attention scaling, a soft-cap without RoPE); more tokens than
+        per dimension, sink logits, RoPE turning positions other than 0, 1, 2, ..., a soft-cap
+        without RoPE); more tokens than
         MAX_TOKENS, a hidden size above MAX_REAL_D_MODEL (GPT-2 medium's 1024; the bias column
         may come on top) or a head wider than MAX_WIDTH.
     """

@@ -147,13 +147,16 @@ def rms(row, gain: float, eps: float = 1e-6) -> list[float]:
     return [float(a) / math.sqrt(mean_square + eps) * gain for a in row]
 
 
-def rotate(row, position: float, d_rot: int, base: float, layout: str) -> list[float]:
+def rotate(row, position: float, d_rot: int, base: float, layout: str, inv_freq=None,
+           scaling: float = 1.0) -> list[float]:
     """One query or key rotated by RoPE: pair i (dimensions i and i + d_rot/2 split-half, 2i and
-    2i + 1 interleaved) turned by position · base^(−2i/d_rot); the rest passed through."""
+    2i + 1 interleaved) turned by position · θ_i, θ_i = base^(−2i/d_rot) or ``inv_freq[i]`` when
+    given, and multiplied by ``scaling``; the rest passed through."""
     out = [float(a) for a in row]
     for i in range(d_rot // 2):
         a, b = (i, i + d_rot // 2) if layout == "split_half" else (2 * i, 2 * i + 1)
-        angle = position * base ** (-2 * i / d_rot)
-        out[a] = row[a] * math.cos(angle) - row[b] * math.sin(angle)
-        out[b] = row[a] * math.sin(angle) + row[b] * math.cos(angle)
+        theta = base ** (-2 * i / d_rot) if inv_freq is None else inv_freq[i]
+        angle = position * theta
+        out[a] = scaling * (row[a] * math.cos(angle) - row[b] * math.sin(angle))
+        out[b] = scaling * (row[a] * math.sin(angle) + row[b] * math.cos(angle))
     return out

@@ -32,6 +32,7 @@ from attnviz.core.attention import (
 )
 from attnviz.core.backward import AttentionGradients, attention_backward, linear_backward
 from attnviz.core.masks import causal_mask
+from attnviz.scenarios import limits
 from attnviz.scenarios.variants.formulas import GENERAL, Written
 
 if TYPE_CHECKING:  # the scenario module imports this one
@@ -61,19 +62,26 @@ class Param:
         Key in ``Scenario.params`` (and in scenario files and links).
     label : str
         Shown beside the control.
-    default : float, int, bool or str
+    default : float, int, bool, str or tuple
+        A tuple (empty: "not given") makes the setting a vector: a list of at most
+        :data:`MAX_VECTOR` positive finite numbers (a model's RoPE frequencies), stored as a
+        tuple of floats; its length is checked where the head width is known.
     low, high : float, optional
         Bounds of a number (inclusive).
     choices : tuple of str
         The allowed values of a text setting.
+    overridden_by : str
+        The name of a vector setting that, when given (not empty), replaces this one: the
+        controls show this one disabled and say why ("" = none).
     """
 
     name: str
     label: str
-    default: float | int | bool | str
+    default: float | int | bool | str | tuple
     low: float | None = None
     high: float | None = None
     choices: tuple[str, ...] = ()
+    overridden_by: str = ""
 
     def check(self, value: Any) -> float | int | bool | str:
         """The value if it is allowed, else a ValueError naming the setting and its limits.
@@ -83,6 +91,8 @@ class Param:
         text, a list or an object — each is refused in a sentence, never with another error.
         """
         kind = type(self.default)
+        if kind is tuple:
+            return self._check_vector(value)
         ok_type = (isinstance(value, bool) if kind is bool else
                    isinstance(value, str) if kind is str else
                    isinstance(value, int) and not isinstance(value, bool) if kind is int else
@@ -100,6 +110,27 @@ class Param:
                     (self.high is not None and value > self.high):
                 raise ValueError(f"{self.name} must be {self._range()}, got {_shown(value)}")
         return float(value) if kind is float else value
+
+    def _check_vector(self, value: Any) -> tuple[float, ...]:
+        """A vector setting's value as a tuple of floats, or a ValueError sentence: a list (or
+        tuple, or 1-D array) of at most MAX_VECTOR numbers, each finite and > 0."""
+        if isinstance(value, np.ndarray) and value.ndim == 1:
+            value = value.tolist()
+        if not isinstance(value, (list, tuple)):
+            raise ValueError(f"{self.name} must be a list of positive numbers, got "
+                             f"{_shown(value)}")
+        if len(value) > MAX_VECTOR:
+            raise ValueError(f"{self.name} holds {len(value)} numbers; at most {MAX_VECTOR} "
+                             f"(a head of the widest width has no more pairs)")
+        for i, v in enumerate(value):
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)):
+                raise ValueError(f"{self.name}[{i}] must be a number, got {_shown(v)}")
+            if isinstance(v, int) and not isinstance(v, bool) and v.bit_length() > 64:
+                raise ValueError(f"{self.name}[{i}] must be a finite number, got {_shown(v)}")
+            if not math.isfinite(float(v)) or float(v) <= 0:
+                raise ValueError(f"{self.name}[{i}] must be a positive finite number, got "
+                                 f"{_shown(float(v))}")
+        return tuple(float(v) for v in value)
 
     def _range(self) -> str:
         """The allowed range in words ("between 1 and 256", "at least 0")."""
@@ -123,6 +154,9 @@ def _shown(value: Any) -> str:
         return f"'{shown}'" + ("..." if len(value) > 20 else "")
     return f"{value!r:.40}"
 
+
+#: The most numbers a vector setting holds: one per pair of the widest head.
+MAX_VECTOR = limits.MAX_WIDTH // 2
 
 _KIND_WORDS = {bool: "true or false", str: "text", int: "a whole number", float: "a number"}
 

@@ -438,18 +438,53 @@ def param_controls(prefix: str, scenario: Scenario, *, boxes=None) -> dict:
 
 
 def _param_control(p, scenario: Scenario, key: str):
-    """The widget of one of the variant's settings; returns its value."""
+    """The widget of one of the variant's settings; returns its value. A vector setting (a
+    real model's RoPE frequencies) is shown, not edited; a setting a given vector replaces
+    (``Param.overridden_by``) is disabled and says why."""
     value = scenario.param(p.name)
+    if isinstance(p.default, tuple):
+        return _vector_display(p, value, key)
     change = dict(key=key, on_change=_store_param, args=(key, p.name))
+    if p.overridden_by and scenario.param(p.overridden_by):
+        by = scenario.spec.param(p.overridden_by).label
+        change.update(disabled=True, help=text.PARAM_OVERRIDDEN.format(label=by))
     if p.choices:
-        return st.selectbox(p.label, p.choices, index=p.choices.index(value), **change)
-    if isinstance(p.default, bool):
-        return st.toggle(p.label, bool(value), **change)
-    if isinstance(p.default, int):
-        return int(st.number_input(p.label, int(p.low), int(p.high), int(value), step=1,
-                                   **change))
-    return float(st.number_input(p.label, float(p.low), float(p.high), float(value),
-                                 format="%g", **change))
+        widget = st.selectbox(p.label, p.choices, index=p.choices.index(value), **change)
+    elif isinstance(p.default, bool):
+        widget = st.toggle(p.label, bool(value), **change)
+    elif isinstance(p.default, int):
+        widget = int(st.number_input(p.label, int(p.low), int(p.high), int(value), step=1,
+                                     **change))
+    else:
+        widget = float(st.number_input(p.label, float(p.low), float(p.high), float(value),
+                                       format="%g", **change))
+    if change.get("disabled"):
+        st.caption(change["help"])
+    return widget
+
+
+_VECTOR_SHOWN = 4  # numbers of a vector setting written in its caption
+
+
+def _vector_display(p, value: tuple, key: str) -> tuple:
+    """A vector setting, read-only: what it holds (or that it is not given, the default) and,
+    when given, a button that drops it (back to the default)."""
+    if not value:
+        st.caption(text.PARAM_VECTOR_NONE.format(label=p.label))
+        return value
+    shown = ", ".join(f"{v:.4g}" for v in value[:_VECTOR_SHOWN])
+    st.caption(text.PARAM_VECTOR_GIVEN.format(
+        label=p.label, n=len(value), values=shown + (", …" if len(value) > _VECTOR_SHOWN else "")))
+    st.button(text.PARAM_VECTOR_DROP, key=f"{key}_drop", help=text.PARAM_VECTOR_DROP_HELP,
+              on_click=_drop_param, args=(p.name,))
+    return value
+
+
+def _drop_param(name: str) -> None:
+    """A vector setting's drop button: the setting back to its default (not given)."""
+    scenario = state.get_scenario()
+    if name in scenario.params:
+        state.update(params={k: v for k, v in scenario.params.items() if k != name})
 
 
 def _store_param(key: str, name: str) -> None:

@@ -16,8 +16,9 @@ loaded through ``attnviz.io.capture.load_model`` as a user does. Nothing is down
 * each convention matters: without RoPE, with GQA's mapping tiled, without the window, without
   the cap, with 1/√d_k instead of Gemma 2's scale, or without the biases the probabilities
   move by more than 1e-3;
-* what the variants cannot express (QK-norm with a gain per dimension, sink logits, a scaled
-  RoPE) and sizes beyond the editing limits are refused in a sentence.
+* what the variants cannot express (QK-norm with a gain per dimension, sink logits) and sizes
+  beyond the editing limits are refused in a sentence; frequencies that are not the base's
+  open as given (a scaled RoPE: tests/scenarios/test_from_model_scaled_rope.py).
 """
 
 from __future__ import annotations
@@ -36,14 +37,14 @@ pytest.importorskip("tokenizers")
 from hf_models import PARITY_INIT, Float64Lift, parity_configs, save_model  # noqa: E402
 
 from attnviz.io.capture import load_model  # noqa: E402
-from attnviz.io.hf_layers import LayerInputs, layer_inputs  # noqa: E402
+from attnviz.io.hf_layers import LayerInputs, layer_inputs, recompute  # noqa: E402
 from attnviz.scenarios import from_model, limits  # noqa: E402
 from attnviz.scenarios.from_model import kv_head, layer_scenario  # noqa: E402
 from attnviz.scenarios.scenario import run_scenario  # noqa: E402
 
 TEXTS = ["the cat sat on a mat and then the dog ran far away", "a dog ran in sun"]
 NAMES = ["bert", "gpt2", "llama", "mistral", "gemma2"]
-REFUSED = ["llama_yarn", "qwen3", "gpt_oss"]
+REFUSED = ["qwen3", "gpt_oss"]
 EXACT = 1e-10
 SHIPPED = 1e-5
 MATTERS = 1e-3
@@ -231,8 +232,6 @@ def test_the_kv_head_mapping_is_what_the_scenario_uses(lifted, monkeypatch):
 # ---------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name,message", [
-    ("llama_yarn", r"llama layer 0 uses a scaled RoPE \(rope_type 'yarn', attention scaling "
-                   r"1\.1\d*\); the RoPE variant turns pairs by position·base\^\(−2i/d\) only"),
     ("qwen3", r"qwen3 layer 0 normalises q and k with a gain per dimension \(QK-norm\)"),
     ("gpt_oss", r"gpt_oss layer 0 has learned sink logits per head"),
 ])
@@ -243,21 +242,40 @@ def test_conventions_no_variant_computes_are_refused(folders, name, message):
         layer_scenario(li, 0)
 
 
-def test_frequencies_that_are_not_the_base_are_refused(lifted):
+def test_frequencies_that_are_not_the_base_open_as_given(lifted):
+    """The frequencies decide: 1 % off the base's, they open as the model's own (the base
+    unused), and the run is the adapter's recomputation of that layer (hf_layers.recompute)."""
     li = lifted["llama"][0][0]
     odd = dataclasses.replace(li, rope=dataclasses.replace(li.rope, inv_freq=li.rope.inv_freq
                                                            * 1.01))
-    with pytest.raises(ValueError, match=r"frequencies that are not base\^\(−2i/d\) for base "
-                                         r"10000; the RoPE variant cannot express them"):
-        layer_scenario(odd, 0)
+    for head in range(li.n_heads):
+        sc = layer_scenario(odd, head)
+        assert sc.params["rope_inv_freq"] == tuple(odd.rope.inv_freq)
+        assert sc.params["rope_attention_scaling"] == 1.0
+        ours = np.asarray(run_scenario(sc).attention.weights)
+        np.testing.assert_allclose(ours, np.asarray(recompute(odd).weights)[head], rtol=0,
+                                   atol=EXACT)
+        assert np.abs(ours - li.model_weights[head]).max() > 1e-6  # not the model's any more
 
 
-def test_a_rope_without_a_named_base_is_refused(lifted):
+def test_a_rope_without_a_named_base_opens_with_its_frequencies(lifted):
     li = lifted["llama"][0][0]
     unnamed = dataclasses.replace(li, rope=dataclasses.replace(li.rope, base=None))
-    with pytest.raises(ValueError, match=r"llama layer 0 does not name its RoPE base "
-                                         r"\(rope_theta\) in its config"):
-        layer_scenario(unnamed, 0)
+    sc = layer_scenario(unnamed, 0)
+    assert "rope_base" not in sc.params and sc.params["rope_inv_freq"] == tuple(li.rope.inv_freq)
+    assert head_errors(unnamed, 0, sc) <= EXACT
+
+
+def test_turns_the_variant_cannot_express_are_refused(lifted):
+    li = lifted["llama"][0][0]
+    shifted = dataclasses.replace(li, positions=li.positions + 1)
+    with pytest.raises(ValueError, match=r"llama layer 0 turns its tokens by positions other "
+                                         r"than 0, 1, 2, ...; the RoPE variant cannot"):
+        layer_scenario(shifted, 0)
+    interleaved = dataclasses.replace(li, rope=dataclasses.replace(li.rope, layout="interleaved"))
+    with pytest.raises(ValueError, match=r"llama layer 0 rotates 4 of 4 dimensions in its "
+                                         r"interleaved layout; the RoPE variant cannot"):
+        layer_scenario(interleaved, 0)
 
 
 def test_heads_and_sizes_beyond_the_limits_are_refused(lifted):

@@ -67,7 +67,8 @@ def test_the_preset_tells_repeated_words_apart_by_distance():
 def test_default_settings_and_the_picker():
     assert [p.name for p in VARIANTS["rope"].params] == ["rope_base", "rope_layout",
                                                          "rope_fraction", "rope_offset",
-                                                         "rope_softcap"]
+                                                         "rope_softcap", "rope_inv_freq",
+                                                         "rope_attention_scaling"]
     sc = with_variant(PRESETS["seed_000"].build(), "rope")  # d_k = 3: one pair rotated
     result = run_scenario(sc).attention
     np.testing.assert_array_equal(result.q[:, 2], (sc.x @ sc.w_q)[:, 2])

@@ -30,6 +30,10 @@ class Written:
     capped : bool
         The scaled scores are soft-capped, c·tanh(s / c), by a cap that is a setting which may
         be off (RoPE's ``rope_softcap``; the soft-capping variant always writes its cap).
+    given_freq : bool
+        RoPE's frequencies θ_i are given (a real model's, ``rope_inv_freq``), not b^(−2i/d).
+    rope_scaling : float
+        RoPE's attention scaling a, multiplying the rotated q and k (1: none written).
     """
 
     scale: str = "sqrt_dk"
@@ -37,6 +41,8 @@ class Written:
     tempered: bool = True
     masked: bool = True
     capped: bool = False
+    given_freq: bool = False
+    rope_scaling: float = 1.0
 
     def __post_init__(self):
         if self.scale not in SCALES:

@@ -14,6 +14,14 @@ With a soft-cap c > 0 (``rope_softcap``; 0, the default, is none) the scaled sco
 through c·tanh(s / c) as in the soft-capping variant: Gemma 2 rotates and caps, and a head of
 a real Gemma 2 model opens as this variant (:func:`attnviz.scenarios.from_model.layer_scenario`).
 
+A real model's scaled RoPE (linear, YaRN, Llama 3, LongRoPE: Hugging Face's ``rope_type``)
+turns pair i by position·θ_i with frequencies of its own: ``rope_inv_freq`` holds them (one per
+rotated pair, Hugging Face's ``rotary_emb.inv_freq``; empty, the default, = b^(−2i/d) from
+``rope_base``), and ``rope_attention_scaling`` a multiplies the rotated q and k (YaRN's and
+LongRoPE's ``attention_scaling``; q·k then scales by a²). A head of such a model opens with
+both (:func:`attnviz.scenarios.from_model.layer_scenario`); the backward pass undoes the same
+rotation and scaling.
+
 The dashboard rotates the largest even number of dimensions within ``rotary_fraction`` of the
 head width (a head of width 3 rotates one pair and passes the third dimension through), so the
 variant computes for every scenario; the core's :func:`~attnviz.core.rope.apply_rope` refuses
@@ -28,15 +36,24 @@ from attnviz.core.initializers import init_weights
 from attnviz.core.rope import LAYOUTS, apply_rope
 from attnviz.scenarios import reference
 from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward
-from attnviz.scenarios.variants.formulas import PROJECTIONS, Written, scaled, sdpa, softmax
+from attnviz.scenarios.variants.formulas import (
+    PROJECTIONS,
+    Written,
+    number,
+    scaled,
+    sdpa,
+    softmax,
+)
 from attnviz.scenarios.variants.heads import attend, project_heads
 
 PARAMS = (
-    Param("rope_base", "RoPE base", 10000.0, low=1.0, high=1e6),
+    Param("rope_base", "RoPE base", 10000.0, low=1.0, high=1e6, overridden_by="rope_inv_freq"),
     Param("rope_layout", "Pair layout", "split_half", choices=LAYOUTS),
     Param("rope_fraction", "Rotated fraction of each head", 1.0, low=0.0, high=1.0),
     Param("rope_offset", "Position offset", 0, low=0, high=4096),
     Param("rope_softcap", "Soft-cap c (0 = none)", 0.0, low=0.0, high=1000.0),
+    Param("rope_inv_freq", "Frequencies θ_i from the model", ()),
+    Param("rope_attention_scaling", "Attention scaling a", 1.0, low=0.01, high=100.0),
 )
 
 
@@ -56,10 +73,28 @@ def rotated_dims(d_k: int, fraction: float) -> int:
 
 
 def _rope_settings(inputs: Inputs, d_k: int) -> dict:
-    """The keyword arguments of :func:`apply_rope` for this scenario and head width."""
+    """The keyword arguments of :func:`apply_rope` for this scenario and head width: the
+    frequencies from the base, or the given ``rope_inv_freq`` (one per rotated pair), and the
+    attention scaling.
+
+    Raises
+    ------
+    ValueError
+        Given frequencies whose number is not the head's rotated pairs.
+    """
     sc = inputs.scenario
-    return dict(base=sc.param("rope_base"), layout=sc.param("rope_layout"),
-                offset=sc.param("rope_offset"), d_rot=rotated_dims(d_k, sc.param("rope_fraction")))
+    d_rot = rotated_dims(d_k, sc.param("rope_fraction"))
+    kw = dict(layout=sc.param("rope_layout"), offset=sc.param("rope_offset"),
+              attention_scaling=sc.param("rope_attention_scaling"))
+    freq = sc.param("rope_inv_freq")
+    if not freq:
+        return kw | dict(base=sc.param("rope_base"), d_rot=d_rot)
+    if len(freq) != d_rot // 2:
+        raise ValueError(f"rope_inv_freq holds {len(freq)} frequencies, but a head of width "
+                         f"d_k = {d_k} rotating the fraction {sc.param('rope_fraction'):g} has "
+                         f"{d_rot // 2} pairs; set the head width back to the model's, or drop "
+                         f"the model's frequencies (then θ_i comes from the base)")
+    return kw | dict(inv_freq=np.array(freq, dtype=float))
 
 
 def _softcap(inputs: Inputs) -> float | None:
@@ -69,11 +104,24 @@ def _softcap(inputs: Inputs) -> float | None:
 
 
 def _formula(w: Written) -> str:
-    """The rotated scores through the softmax, soft-capped when ``w`` says so."""
-    qk = r"(R_{\Theta,m}\,q_m)^\top (R_{\Theta,n}\,k_n)"
+    """The rotated scores through the softmax, soft-capped when ``w`` says so, with the
+    attention scaling a when it is not 1."""
+    a = "" if w.rope_scaling == 1.0 else r"a\,"
+    qk = rf"({a}R_{{\Theta,m}}\,q_m)^\top ({a}R_{{\Theta,n}}\,k_n)"
     if not w.capped:
         return sdpa(w, qk)
     return softmax(r"c\,\tanh\!\left(" + scaled(qk, w, by="c") + r"\right)", w) + "V"
+
+
+def _frequencies(w: Written) -> str:
+    """Where θ_i comes from: the base, or the model (its own frequencies; the base unused)."""
+    if not w.given_freq:
+        theta = r",\quad \theta_i = b^{-2i/d}"
+    else:
+        theta = r",\quad \theta_i\ \text{from the model (not from the base } b\text{)}"
+    if w.rope_scaling != 1.0:
+        theta += rf",\quad a = {number(w.rope_scaling)}"
+    return theta
 
 
 def compute(inputs: Inputs):
@@ -123,11 +171,15 @@ def loop_reference(inputs: Inputs):
 
     def rotate(q, k, h):
         kw = _rope_settings(inputs, q.shape[1])
-        turn = [reference.rotate(row, p + kw["offset"], kw["d_rot"], kw["base"], kw["layout"])
-                for p, row in enumerate(q)], \
-            [reference.rotate(row, p + kw["offset"], kw["d_rot"], kw["base"], kw["layout"])
-             for p, row in enumerate(k)]
-        return np.array(turn[0]), np.array(turn[1])
+        freq = kw.get("inv_freq")
+        d_rot = kw["d_rot"] if freq is None else 2 * len(freq)
+
+        def turn(rows):
+            return np.array([reference.rotate(row, p + kw["offset"], d_rot, kw.get("base"),
+                                              kw["layout"], freq, kw["attention_scaling"])
+                             for p, row in enumerate(rows)])
+
+        return turn(q), turn(k)
 
     cap = _softcap(inputs)
 
@@ -145,7 +197,7 @@ VARIANT = Variant(
     description="Queries and keys are rotated by an angle proportional to their position, so "
                 "the scores depend only on how far apart two tokens are (NoPE: scaled "
                 "dot-product without positional encoding).",
-    formula=lambda w: _formula(w) + r",\quad \theta_i = b^{-2i/d},\quad " + PROJECTIONS,
+    formula=lambda w: _formula(w) + _frequencies(w) + r",\quad " + PROJECTIONS,
     compute=compute, backward=backward, params=PARAMS,
     presets=(Preset("rope_shift", "RoPE: a shift of positions changes nothing", "hand-built",
                     shift),),
