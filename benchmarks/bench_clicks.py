@@ -1,7 +1,7 @@
 """Browser: where a lecturer clicks (issue 28 item 7) — sidebar click to the Playground drawn,
 the Playground's focus switch, Gradients' loss select (Playwright, default scenario).
 
-    python benchmarks/bench_clicks.py [--quick] [--runs N] [--json PATH]
+    python benchmarks/bench_clicks.py [--quick] [--runs N] [--json PATH] [--only focus,...]
 
 Starts ``streamlit run app.py`` on a free loopback port and drives the system Chromium
 (headless, 1366×768), one session. Each action is timed from the press of the mouse button
@@ -39,6 +39,8 @@ from attnviz.teach.text import playground as playground_text
 BIG_LOSS = "Gradients' loss select, 256 tokens"
 TARGETS_S = {"sidebar click → Playground drawn": 1.5, "focus switch": 0.3,
              "Gradients' loss select": 0.3, BIG_LOSS: 1.0}
+ACTIONS = {"sidebar click → Playground drawn": "sidebar", "focus switch": "focus",
+           "Gradients' loss select": "loss", BIG_LOSS: "big-loss"}  # --only's names
 
 # The clock restarts at the next press of a mouse button after _arm (the event's time stamp);
 # window.__bench.armedAt keeps the time _arm ran (just before Playwright's click call)
@@ -124,7 +126,13 @@ def big_loss_selects(page, base: str, runs: int, t: int) -> list[dict]:
 
 def main(argv=None) -> None:
     p = c.parser(__doc__.splitlines()[0])
+    p.add_argument("--only", default="", help="comma-separated actions to time: "
+                   + ", ".join(ACTIONS.values()) + " (default: all)")
     args = p.parse_args(argv)
+    known = set(ACTIONS.values())
+    only = set(args.only.split(",")) - {""} or known
+    if only - known:
+        p.error(f"--only: unknown actions {sorted(only - known)}; known: {sorted(known)}")
     from playwright.sync_api import sync_playwright
 
     runs = args.runs or (2 if args.quick else 9)
@@ -144,8 +152,11 @@ def main(argv=None) -> None:
             for name, measure in (("sidebar click → Playground drawn", sidebar_clicks),
                                   ("focus switch", focus_switches),
                                   ("Gradients' loss select", loss_selects)):
-                results[name] = measure(page, base, runs)
-            results[BIG_LOSS] = big_loss_selects(page, base, runs, 16 if args.quick else c.BIG_T)
+                if ACTIONS[name] in only:
+                    results[name] = measure(page, base, runs)
+            if ACTIONS[BIG_LOSS] in only:
+                results[BIG_LOSS] = big_loss_selects(page, base, runs,
+                                                     16 if args.quick else c.BIG_T)
         finally:
             browser.close()
     rows, targets = [], []

@@ -95,7 +95,7 @@ def test_a_step_loads_its_settings_through_the_editors():
     at = fresh(lecture="scratch", step="6")
     on_step(at, "scratch", 5)
     # the weights focus: τ's control is the weights chart's own slider (issue 28 item 4)
-    (tau,) = spec_by_key(at, "playground_fig_weights_weights")["layout"]["sliders"]
+    (tau,) = spec_by_key(at, "playground_fig_slot_1")["layout"]["sliders"]
     assert tau["steps"][tau["active"]]["label"] == "0.3"
     at.session_state["playground_focus"] = "scores"  # where τ has a slider above the charts
     at.run()

@@ -12,13 +12,11 @@ from attnviz.scenarios.presets import PRESETS
 from attnviz.scenarios.scenario import run_scenario
 
 SEED_000 = PRESETS["seed_000"].build()
-FOCUS_CHARTS = {
-    "weights": ["playground_fig_weights_scaled", "playground_fig_weights_weights",
-                "playground_fig_weights_output"],
-    "scores": ["playground_fig_scores_scores", "playground_fig_scores_scaled",
-               "playground_fig_scores_masked"],
-    "projections": ["playground_fig_projections_q", "playground_fig_projections_k",
-                    "playground_fig_projections_v"],
+SLOTS = ["playground_fig_slot_0", "playground_fig_slot_1", "playground_fig_slot_2"]
+FOCUS_MATRICES = {  # what each focus shows in the three chart slots, left to right
+    "weights": ["scaled", "weights", "output"],
+    "scores": ["scores", "scaled", "masked"],
+    "projections": ["q", "k", "v"],
 }
 
 
@@ -34,20 +32,32 @@ def outlined(at, key: str) -> set[tuple[int, int]]:
     return {(round(s["y0"] + 0.5), round(s["x0"] + 0.5)) for s in shapes}
 
 
-@pytest.mark.parametrize("focus", list(FOCUS_CHARTS))
+@pytest.mark.parametrize("focus", list(FOCUS_MATRICES))
 def test_each_focus_shows_its_three_matrices_from_the_core(focus):
     at = open_page("playground", focus=focus)
-    assert chart_keys(at) == FOCUS_CHARTS[focus]
+    assert chart_keys(at) == SLOTS
     att = run_scenario(SEED_000).attention
-    names = [k.rsplit("_", 1)[1] for k in FOCUS_CHARTS[focus]]
-    for key, name in zip(FOCUS_CHARTS[focus], names, strict=True):
+    for key, name in zip(SLOTS, FOCUS_MATRICES[focus], strict=True):
         np.testing.assert_allclose(z_of(at, key), getattr(att, name), rtol=0, atol=1e-15)
+
+
+def test_a_focus_switch_keeps_the_three_chart_slots():
+    """One session switching Weights -> Scores -> Q K V -> Weights: the same three chart keys
+    (the browser updates those charts in place), each showing the new focus's matrices."""
+    at = open_page("playground", focus="weights")
+    att = run_scenario(SEED_000).attention
+    for focus in ("scores", "projections", "weights"):
+        at.session_state["playground_focus"] = focus
+        at.run()
+        assert chart_keys(at) == SLOTS, focus
+        for key, name in zip(SLOTS, FOCUS_MATRICES[focus], strict=True):
+            np.testing.assert_allclose(z_of(at, key), getattr(att, name), rtol=0, atol=1e-15)
 
 
 def test_the_default_is_the_weights_focus_and_all_is_the_full_view():
     at = open_page("playground", focus=None)
     assert at.session_state["playground_focus"] == "weights"
-    assert chart_keys(at) == FOCUS_CHARTS["weights"]
+    assert chart_keys(at) == SLOTS
     at.session_state["playground_focus"] = "all"
     at.run()
     assert "playground_fig_mask" in chart_keys(at) and "playground_fig_x" in chart_keys(at)
@@ -55,17 +65,17 @@ def test_the_default_is_the_weights_focus_and_all_is_the_full_view():
 
 def test_a_cell_edit_outlines_exactly_the_cells_it_moved():
     at = open_page("playground", focus="weights")
-    assert not outlined(at, "playground_fig_weights_weights")  # nothing changed yet
+    assert not outlined(at, "playground_fig_slot_1")  # nothing changed yet
     version = at.session_state["editor_version"]
     before = run_scenario(SEED_000).attention
     at = edit_cells(at, f"playground_x_v{version}", {3: {"d2": "3"}})
     after = run_scenario(at.session_state["scenario"]).attention
-    for name in ("scaled", "weights", "output"):
+    for slot, name in enumerate(("scaled", "weights", "output")):
         moved = {(int(r), int(c)) for r, c in np.argwhere(
             ~np.isclose(getattr(after, name), getattr(before, name), rtol=1e-9, atol=1e-12))}
-        assert moved and outlined(at, f"playground_fig_weights_{name}") == moved, name
+        assert moved and outlined(at, f"playground_fig_slot_{slot}") == moved, name
     at.run()  # a rerun that changes nothing clears the outlines
-    assert not outlined(at, "playground_fig_weights_weights")
+    assert not outlined(at, "playground_fig_slot_1")
 
 
 def test_temperature_beside_the_weights_changes_them():
@@ -75,17 +85,17 @@ def test_temperature_beside_the_weights_changes_them():
     test_lecture.py); the τ slider above the scores (scores focus) still edits τ."""
     at = open_page("playground", focus="weights")
     assert not [s for s in at.slider if "temperature" in str(s.key)]
-    weights = spec_by_key(at, "playground_fig_weights_weights")
+    weights = spec_by_key(at, "playground_fig_slot_1")
     (slider,) = weights["layout"]["sliders"]
     assert slider["steps"][slider["active"]]["label"] == "1"
-    for key in ("playground_fig_weights_scaled", "playground_fig_weights_output"):
+    for key in ("playground_fig_slot_0", "playground_fig_slot_2"):
         spec = spec_by_key(at, key)
         assert not spec["layout"].get("sliders") and spec["shown"] == "1", key
         assert {f["group"] for f in spec["frames"]} == {"tau"}, key
     at = open_page("playground", focus="scores")
     at.slider(key="playground_temperature_v0").set_value(0.5).run()
     expected = run_scenario(SEED_000.__class__(**{**SEED_000.__dict__, "temperature": 0.5}))
-    np.testing.assert_allclose(z_of(at, "playground_fig_scores_scaled"),
+    np.testing.assert_allclose(z_of(at, "playground_fig_slot_1"),
                                expected.attention.scaled, rtol=0, atol=1e-15)
 
 
@@ -104,9 +114,9 @@ def test_heads_focus_shows_every_head_and_the_weights_focus_picks_one():
     at.session_state["playground_focus"] = "weights"
     at.session_state["playground_lecture_head"] = 1
     at.run()
-    np.testing.assert_allclose(z_of(at, "playground_fig_weights_weights"), att.weights[1],
+    np.testing.assert_allclose(z_of(at, "playground_fig_slot_1"), att.weights[1],
                                rtol=0, atol=1e-15)
-    np.testing.assert_allclose(z_of(at, "playground_fig_weights_output"), att.output,
+    np.testing.assert_allclose(z_of(at, "playground_fig_slot_2"), att.output,
                                rtol=0, atol=1e-15)
 
 
@@ -135,7 +145,7 @@ def test_the_rows_charts_share_one_top_margin_and_cell_height(focus):
     (the one the turned key labels need) and the same cells' height, the τ slider under the
     weights taking its own room (checked in the browser: tests/browser/test_lecture.py)."""
     at = open_page("playground", focus=focus)
-    layouts = [spec_by_key(at, k)["layout"] for k in FOCUS_CHARTS[focus]]
+    layouts = [spec_by_key(at, k)["layout"] for k in SLOTS]
     assert len({lay["margin"]["t"] for lay in layouts}) == 1
     cells = {lay["height"] - lay["margin"]["t"] - lay["margin"].get("b", 0) for lay in layouts}
     assert len(cells) == 1, cells

@@ -242,7 +242,7 @@ def test_a_preset_loaded_in_the_sidebar_is_in_every_part_of_its_run():
 # The lecture view: its title line is drawn above every control
 # ---------------------------------------------------------------------------------------------
 
-LECTURE_SCORES = "playground_fig_scores_scaled"
+LECTURE_SCORES = "playground_fig_slot_1"
 
 
 @pytest.mark.parametrize("name, widget, value, field", [
