@@ -38,9 +38,10 @@ VIEWPORT = {"width": 1366, "height": 768}  # the browser benchmarks' window
 
 # Per-frame times (ms) of a chart with frames: ``Plotly.animate`` to each of its frames, awaited
 # (what a drag does at every step), ``runs`` times over; page.evaluate(ANIMATE_FRAMES, [key, runs])
-ANIMATE_FRAMES = """async ([key, runs]) => {
+# (a third item, ``[key, runs, n]``, animates the first n frames only: the --quick smoke runs)
+ANIMATE_FRAMES = """async ([key, runs, limit]) => {
     const g = document.querySelector(`.st-key-${key} .js-plotly-plot`);
-    const names = g._transitionData._frames.map(f => f.name);
+    const names = g._transitionData._frames.map(f => f.name).slice(0, limit ?? undefined);
     const opts = {mode: 'immediate', frame: {duration: 0, redraw: true},
                   transition: {duration: 0}};
     const times = [];
