@@ -8,8 +8,8 @@ before transformers is imported): the builders import transformers and tokenizer
 * :func:`configs` — one small config per architecture: BERT, GPT-2, Llama (GQA), Mistral
   (sliding window 3), Gemma 2 (soft-capping, a sliding layer), Qwen3 (QK-norm), each with
   whether its tokenizer is BERT-style and has a pad token;
-* :func:`parity_configs` — the same architectures (and Llama with YaRN, Qwen 2 with biases,
-  gpt-oss with sinks)
+* :func:`parity_configs` — the same architectures (and Llama with YaRN, linear and Llama 3
+  RoPE scaling, Qwen 2 with biases, gpt-oss with sinks)
   with larger weights and each feature switched on where it shows, for the layer adapter's
   parity tests;
 * :func:`save_model` — a model built from a config, saved with ``save_pretrained`` beside its
@@ -107,7 +107,8 @@ def parity_configs() -> dict:
     then moves the probabilities well above 1e-3), and each feature switched on where it
     shows: Gemma 2's query_pre_attn_scalar (16) differs from its head_dim (4) and its cap (1)
     binds, Mistral's window (3) is shorter than the text, Qwen 2 has projection biases with
-    RoPE, Llama with YaRN has an attention scaling, gpt-oss has per-head sink logits (with
+    RoPE, Llama with YaRN has an attention scaling, Llama with linear and Llama 3 scaling
+    change the frequencies (Llama 3 each in its own band), gpt-oss has per-head sink logits (with
     YaRN, GQA, biases and a sliding layer)."""
     from transformers import (
         BertConfig,
@@ -123,6 +124,11 @@ def parity_configs() -> dict:
     small = SMALL | {"initializer_range": PARITY_INIT}
     yarn = {"rope_type": "yarn", "rope_theta": 10000.0, "factor": 4.0,
             "original_max_position_embeddings": 16}
+    linear = {"rope_type": "linear", "rope_theta": 10000.0, "factor": 2.0}
+    # original context 16 puts the two frequencies of a head of 4 in two different bands
+    llama3 = {"rope_type": "llama3", "rope_theta": 10000.0, "factor": 8.0,
+              "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+              "original_max_position_embeddings": 16}
     return {
         "bert": (BertConfig(**small), True, True),
         "gpt2": (GPT2Config(n_embd=16, n_layer=2, n_head=4, vocab_size=len(VOCAB),
@@ -131,6 +137,10 @@ def parity_configs() -> dict:
         "llama": (LlamaConfig(**small, num_key_value_heads=2), False, False),
         "llama_yarn": (LlamaConfig(**small, num_key_value_heads=2, rope_parameters=yarn),
                        False, True),
+        "llama_linear": (LlamaConfig(**small, num_key_value_heads=2, rope_parameters=linear),
+                         False, True),
+        "llama3": (LlamaConfig(**small, num_key_value_heads=2, rope_parameters=llama3),
+                   False, True),
         "mistral": (MistralConfig(**small, num_key_value_heads=2, sliding_window=3), False,
                     True),
         "gemma2": (Gemma2Config(**small, num_key_value_heads=2, head_dim=4, sliding_window=3,

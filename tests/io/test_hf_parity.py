@@ -3,11 +3,11 @@ models, recomputed by attnviz's core from the weights (attnviz.io.hf_layers), ag
 Face's own probabilities (``output_attentions``, eager) and the attention block's output.
 
 The models (tests/hf_models.py ``parity_configs``: BERT with a padded second sequence, GPT-2,
-Llama with RoPE + GQA, Llama with YaRN, Mistral with a window shorter than the text, Gemma 2
-with soft-capping, a sliding layer and query_pre_attn_scalar, Qwen 2 with biases, Qwen 3 with
-QK-norm, gpt-oss with per-head sink logits) are saved with save_pretrained beside a local
-tokenizer and loaded through ``attnviz.io.capture.load_model``, as a user does; nothing is
-downloaded.
+Llama with RoPE + GQA, Llama with YaRN, linear and Llama 3 RoPE scaling, Mistral with a
+window shorter than the text, Gemma 2 with soft-capping, a sliding layer and
+query_pre_attn_scalar, Qwen 2 with biases, Qwen 3 with QK-norm, gpt-oss with per-head sink
+logits) are saved with save_pretrained beside a local tokenizer and loaded through
+``attnviz.io.capture.load_model``, as a user does; nothing is downloaded.
 
 * float64: ``model.double()`` and HF's float32 steps lifted to float64 — the eager softmax's
   ``dtype=torch.float32``, the rotary table (``position_ids.float() * inv_freq.float()``) and
@@ -18,7 +18,7 @@ downloaded.
 * each feature matters: recomputing without it (no RoPE, the interleaved layout, GQA's
   mapping tiled instead of repeat_interleave, no window or a window one key wider, no cap,
   1/sqrt(head_dim) instead of query_pre_attn_scalar, no QK-norm, no biases, no YaRN scaling,
-  no sinks)
+  no sinks, a scaled RoPE's frequencies from the plain base)
   moves the result above 1e-3.
 """
 
@@ -50,8 +50,8 @@ from attnviz.io.hf_layers import (  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 TEXTS = ["the cat sat on a mat and then the dog ran far away", "a dog ran in sun"]
-NAMES = ["bert", "gpt2", "llama", "llama_yarn", "mistral", "gemma2", "qwen2", "qwen3",
-         "gpt_oss"]
+NAMES = ["bert", "gpt2", "llama", "llama_yarn", "llama_linear", "llama3", "mistral", "gemma2",
+         "qwen2", "qwen3", "gpt_oss"]
 EXACT = 1e-10  # float64 with the lift
 SHIPPED = 1e-5  # float32
 MATTERS = 1e-3  # a dropped feature moves the result by more
@@ -184,6 +184,31 @@ def test_every_layer_agrees_as_shipped_in_float32(shipped, name):
         assert w <= SHIPPED and o <= SHIPPED, (name, li.layer, w, o)
 
 
+SCALED_ROPES = ["llama_yarn", "llama_linear", "llama3"]
+
+
+@pytest.mark.parametrize("name", SCALED_ROPES)
+def test_a_scaled_rope_head_opens_as_a_scenario_with_the_models_probabilities(
+        lifted_inputs, shipped, name):
+    """Every head of every layer through the dashboard's own run path
+    (from_model.layer_scenario -> run_scenario: the RoPE variant with the model's frequencies
+    and attention scaling): 1e-10 in float64 with the lift, 1e-5 as shipped."""
+    from attnviz.scenarios.from_model import layer_scenario
+    from attnviz.scenarios.scenario import run_scenario
+
+    model, tokenizer = shipped[name]
+    for inputs, bound in ((lifted_inputs[name][0], EXACT),
+                          (every_layer(model, tokenizer, name), SHIPPED)):
+        for li in inputs:
+            keep = li.padding
+            for head in range(li.n_heads):
+                sc = layer_scenario(li, head)
+                assert sc.params["rope_inv_freq"] == tuple(li.rope.inv_freq.tolist())
+                weights = np.asarray(run_scenario(sc).attention.weights)
+                error = np.abs(weights - li.model_weights[head])[keep][:, keep].max()
+                assert error <= bound, (name, li.layer, head, error)
+
+
 # ---------------------------------------------------------------------------------------------
 # Each feature matters
 # ---------------------------------------------------------------------------------------------
@@ -200,6 +225,14 @@ def tiled(li: LayerInputs) -> LayerInputs:
                                b_v=expand_b(li.b_v), n_kv_heads=li.n_heads)
 
 
+def plain_base(li: LayerInputs) -> LayerInputs:
+    """A scaled RoPE read as the default one: its frequencies base^(−2i/d) again."""
+    d_rot = 2 * li.rope.inv_freq.size
+    plain = li.rope.base ** (-np.arange(0, d_rot, 2) / d_rot)
+    assert not np.allclose(plain, li.rope.inv_freq, rtol=1e-3)  # the scaling changed them
+    return dataclasses.replace(li, rope=dataclasses.replace(li.rope, inv_freq=plain))
+
+
 CHANGES = {
     "no RoPE": ("llama", lambda li: dataclasses.replace(li, rope=None)),
     "interleaved RoPE layout": ("llama", lambda li: dataclasses.replace(
@@ -207,6 +240,9 @@ CHANGES = {
     "GQA tiled": ("llama", tiled),
     "no YaRN scaling": ("llama_yarn", lambda li: dataclasses.replace(
         li, rope=dataclasses.replace(li.rope, attention_scaling=1.0))),
+    "YaRN's frequencies from the plain base": ("llama_yarn", lambda li: plain_base(li)),
+    "linear scaling's frequencies from the plain base": ("llama_linear", lambda li: plain_base(li)),
+    "Llama 3's frequencies from the plain base": ("llama3", lambda li: plain_base(li)),
     "no window": ("mistral", lambda li: dataclasses.replace(li, sliding_window=None)),
     "window one key wider": ("mistral", lambda li: dataclasses.replace(
         li, sliding_window=li.sliding_window + 1)),
