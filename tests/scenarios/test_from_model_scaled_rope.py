@@ -3,14 +3,15 @@ rope_type's name.
 
 * Dynamic NTK RoPE leaves its frequencies base^(−2i/d) on every text a capture takes (within
   max_position_embeddings): such a head opens as the default RoPE, from its base.
-* Linear, YaRN and Llama 3 change them (Llama 3 one band at a time, YaRN with an attention
-  scaling): such a head opens with the model's own frequencies (``rope_inv_freq``) and
-  attention scaling (``rope_attention_scaling``), and the scenario's run gives the model's
-  probabilities — ≤ 1e-10 in float64 (Hugging Face's float32 softmax and rotary table lifted;
-  the frequencies are the model's own numbers, so they need no lift), ≤ 1e-5 as shipped in
+* Linear, YaRN, Llama 3 and LongRoPE change them (Llama 3 one band at a time, LongRoPE one
+  factor per frequency; YaRN and LongRoPE with an attention scaling): such a head opens with
+  the model's own frequencies (``rope_inv_freq``) and attention scaling
+  (``rope_attention_scaling``), and the scenario's run gives the model's probabilities —
+  ≤ 1e-10 in float64 (Hugging Face's float32 softmax and rotary table lifted; the
+  frequencies are the model's own numbers, so they need no lift), ≤ 1e-5 as shipped in
   float32.
 * Each matters: the same head from the plain base (the frequencies dropped) or without the
-  attention scaling moves the probabilities by more than 1e-3.
+  attention scaling (YaRN, LongRoPE) moves the probabilities by more than 1e-3.
 * The backward pass reads what the forward applied: the Gradients page's ∂L/∂W_Q, ∂L/∂W_K and
   ∂L/∂x of a YaRN head agree with central differences of the forward, and differ from those
   of the same head from the base.
@@ -52,6 +53,8 @@ SCALED = {
     "yarn": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 16},
     "llama3": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
                "high_freq_factor": 4.0, "original_max_position_embeddings": 16},
+    "longrope": {"rope_type": "longrope", "factor": 2.0, "short_factor": [1.0, 1.5],
+                 "long_factor": [2.0, 4.0], "original_max_position_embeddings": 16},
 }
 
 
@@ -120,6 +123,11 @@ def test_the_scalings_are_hugging_faces():
     np.testing.assert_allclose(li["llama3"].rope.inv_freq,
                                [(1 - smooth) / 8 + smooth, 0.01 / 8], rtol=1e-6)
     assert li["linear"].rope.attention_scaling == li["llama3"].rope.attention_scaling == 1.0
+    # LongRoPE: each frequency divided by its own factor (the short ones: the text is within
+    # the original context), and the attention factor √(1 + ln 2 / ln 16)
+    np.testing.assert_allclose(li["longrope"].rope.inv_freq, [1.0, 0.01 / 1.5], rtol=1e-6)
+    assert li["longrope"].rope.attention_scaling == pytest.approx(
+        np.sqrt(1 + np.log(2.0) / np.log(16.0)))
 
 
 @pytest.mark.parametrize("kind", list(SCALED))
@@ -135,6 +143,8 @@ CHANGES = {
     "plain base (yarn)": ("yarn", {"rope_inv_freq": ()}),
     "plain base (llama3)": ("llama3", {"rope_inv_freq": ()}),
     "no attention scaling (yarn)": ("yarn", {"rope_attention_scaling": 1.0}),
+    "plain base (longrope)": ("longrope", {"rope_inv_freq": ()}),
+    "no attention scaling (longrope)": ("longrope", {"rope_attention_scaling": 1.0}),
 }
 
 
@@ -184,3 +194,15 @@ def test_the_gradients_read_the_frequencies_and_scaling_the_forward_applied(lift
     plain = gradients(dataclasses.replace(sc, params={**sc.params, "rope_inv_freq": (),
                                                       "rope_attention_scaling": 1.0}), loss)
     assert np.abs(plain.params["w_q"] - ours["w_q"]).max() > MATTERS
+
+
+def test_a_longrope_text_beyond_the_original_context_opens_with_the_long_factors():
+    """13 tokens past LongRoPE's original 8: the model's forward switched to its long factors
+    (Hugging Face updates inv_freq in the forward); the head opens with those, as shipped.
+    (Float64Lift replaces that forward, so this runs in float32, to 1e-5.)"""
+    li, _ = llama(SCALED["longrope"] | {"original_max_position_embeddings": 8},
+                  dtype=torch.float32)
+    np.testing.assert_allclose(li.rope.inv_freq, [1.0 / 2.0, 0.01 / 4.0], rtol=1e-6)
+    sc = layer_scenario(li, 0)
+    assert sc.params["rope_inv_freq"] == tuple(float(f) for f in li.rope.inv_freq)
+    assert max(head_error(li, h) for h in range(li.n_heads)) <= SHIPPED
