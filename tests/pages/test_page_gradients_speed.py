@@ -1,16 +1,27 @@
 """AppTest: Gradients where a lecturer clicks (issue 28 item 7) — the √d_k sweep is kept for the
 last few scenarios and losses (switching the loss back does not compute it again, and shows the
-same numbers), and the charts are marked to be redrawn lazily off screen."""
+same numbers), the charts are marked to be redrawn lazily off screen, and the loss select (with
+everything that depends on it) is a fragment: a loss change reruns that part alone on a server,
+and draws what a whole run draws."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
 import numpy as np
-from apptest_helpers import chart_keys, decode, open_page, spec_by_key
+from apptest_helpers import (
+    chart_keys,
+    chart_specs,
+    decode,
+    fragment_of,
+    open_page,
+    run_like_a_server,
+    spec_by_key,
+)
 
 from attnviz.scenarios import gradients as gradients_module
 from attnviz.scenarios.gradients import Loss, norm_sweep, self_output
+from attnviz.teach.text import gradients as text
 from attnviz.ui import gradients_view, state
 
 
@@ -65,3 +76,27 @@ def test_every_gradients_chart_is_redrawn_lazily():
     assert len(keys) >= 20
     for key in keys:
         assert spec_by_key(at, key)["layout"]["meta"]["attnviz"]["lazy"] is True, key
+
+
+def test_a_loss_change_reruns_only_the_backward_pass_and_draws_what_a_whole_run_draws():
+    at = open_page("gradients")
+    part = fragment_of(at, "gradients_loss")
+    assert part is not None, "the loss select is drawn outside a fragment: a loss reruns all"
+    trace_i = next(b.key for b in at.selectbox if str(b.key).startswith("gradients_trace_i_"))
+    # the traced cell's and the √d_k pickers: the same part
+    assert fragment_of(at, trace_i) == fragment_of(at, "gradients_sweep_pick") == part
+    whole_keys = chart_keys(at)
+    at.selectbox(key="gradients_loss").set_value("given")
+    run_like_a_server(at, "gradients_loss")
+    assert not at.exception, [e.message for e in at.exception]
+    assert text.HEADER not in [h.value for h in at.header], "the page's header ran again"
+    assert chart_keys(at) == whole_keys  # every chart of the page is in the part that reruns
+    in_part = chart_specs(at)
+    sc = at.session_state[state.SCENARIO]
+    d_output = decode(spec_by_key(at, "gradients_output_grad")["data"][0]["z"])
+    np.testing.assert_array_equal(d_output, np.ones_like(d_output))  # "given": dO = ones
+    at.run()  # the whole page with the same loss: the same figures, number for number
+    assert not at.exception
+    assert text.HEADER in [h.value for h in at.header]
+    assert chart_specs(at) == in_part
+    assert at.session_state[state.SCENARIO] is sc  # the part only read the scenario
