@@ -445,4 +445,4 @@ PARAM_VECTOR_DROP_HELP = (
     "no longer computes what the model did)."
 )
 # {label}: the label of the setting that replaces this one
-PARAM_OVERRIDDEN = "Not used: {label} replace it."
+PARAM_OVERRIDDEN = "Not used: the setting “{label}” replaces it."
