@@ -112,3 +112,35 @@ def test_a_yarn_head_opens_on_step_by_step(yarn):
     assert r"q_i = R(p_i)\,(x_i W_Q)" in _texts(at)  # the rotated query reaches the scores
     z = chart_z_by_key(at, "step_by_step_fig_weights")
     np.testing.assert_allclose(z, yarn.model_weights[HEAD], rtol=0, atol=1e-10)
+
+
+def test_a_yarn_head_opens_from_the_model_view_and_runs_on_every_page(tmp_path, monkeypatch):
+    """The user's path: a saved YaRN Llama typed as the folder, captured, "Open this head":
+    the scenario carries the model's frequencies and scaling and computes the probabilities
+    the page captured (float32: 1e-5); the pages that read RoPE run on it."""
+    from hf_models import parity_configs, save_model
+
+    from attnviz.ui import model_view as mv
+
+    monkeypatch.delenv(mv.NO_MODELS_ENV, raising=False)
+    folder = save_model(*parity_configs()["llama_yarn"], tmp_path / "yarn")
+    at = open_page("model_view")
+    at.radio(key="model_view_source").set_value("directory").run()
+    at.text_input(key="model_view_path").set_value(str(folder))
+    at.text_input(key="model_view_text").set_value(TEXT)
+    at.button(key="model_view_capture").click().run()
+    at.selectbox(key="model_view_layer").set_value(1)
+    at.selectbox(key="model_view_head").set_value(3)
+    at.run()
+    at.button(key="model_view_open").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    sc = at.session_state[state.SCENARIO]
+    assert sc.variant == "rope" and len(sc.param("rope_inv_freq")) == 2
+    assert sc.param("rope_attention_scaling") == pytest.approx(0.1 * np.log(4.0) + 1.0)
+    data = at.session_state[mv.DATA_KEY]
+    np.testing.assert_allclose(run_scenario(sc).attention.weights, data.weights[1, 3], rtol=0,
+                               atol=1e-5)
+    for page in ("playground", "step_by_step", "gradients", "trace", "compare"):
+        switch_to(at, page)
+        assert not at.exception, (page, [e.message[:200] for e in at.exception])
+        assert not at.error, (page, [e.value[:200] for e in at.error])
