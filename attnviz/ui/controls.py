@@ -445,9 +445,10 @@ def _param_control(p, scenario: Scenario, key: str):
     if isinstance(p.default, tuple):
         return _vector_display(p, value, key)
     change = dict(key=key, on_change=_store_param, args=(key, p.name))
+    by = None
     if p.overridden_by and scenario.param(p.overridden_by):
         by = scenario.spec.param(p.overridden_by).label
-        change.update(disabled=True, help=text.PARAM_OVERRIDDEN.format(label=by))
+        change.update(disabled=True, help=text.PARAM_OVERRIDDEN_HELP.format(label=by))
     if p.choices:
         widget = st.selectbox(p.label, p.choices, index=p.choices.index(value), **change)
     elif isinstance(p.default, bool):
@@ -458,8 +459,8 @@ def _param_control(p, scenario: Scenario, key: str):
     else:
         widget = float(st.number_input(p.label, float(p.low), float(p.high), float(value),
                                        format="%g", **change))
-    if change.get("disabled"):
-        st.caption(change["help"])
+    if by is not None:
+        st.caption(text.PARAM_OVERRIDDEN.format(label=by), help=change["help"])
     return widget
 
 
@@ -470,11 +471,12 @@ def _vector_display(p, value: tuple, key: str) -> tuple:
     """A vector setting, read-only: what it holds (or that it is not given, the default) and,
     when given, a button that drops it (back to the default)."""
     if not value:
-        st.caption(text.PARAM_VECTOR_NONE.format(label=p.label))
+        st.caption(text.PARAM_VECTOR_NONE.format(label=p.label), help=text.PARAM_VECTOR_NONE_HELP)
         return value
     shown = ", ".join(f"{v:.4g}" for v in value[:_VECTOR_SHOWN])
     st.caption(text.PARAM_VECTOR_GIVEN.format(
-        label=p.label, n=len(value), values=shown + (", …" if len(value) > _VECTOR_SHOWN else "")))
+        label=p.label, values=shown + (", …" if len(value) > _VECTOR_SHOWN else "")),
+        help=text.PARAM_VECTOR_GIVEN_HELP.format(n=len(value)))
     st.button(text.PARAM_VECTOR_DROP, key=f"{key}_drop", help=text.PARAM_VECTOR_DROP_HELP,
               on_click=_drop_param, args=(p.name,))
     return value

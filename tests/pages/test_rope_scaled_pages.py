@@ -30,6 +30,7 @@ from attnviz.ui import state  # noqa: E402
 
 TEXT = "the cat sat on a mat and then the dog ran far away"
 HEAD = 2
+LABEL = "θ_i from the model"  # the label of rope_inv_freq
 
 
 @pytest.fixture(scope="module")
@@ -61,6 +62,11 @@ def _opened(yarn, page: str):
     return at
 
 
+def _captions(at) -> list[tuple[str, str]]:
+    """(text, help) of every caption."""
+    return [(c.value, c.proto.help) for c in at.caption]
+
+
 def _texts(at) -> str:
     return "\n".join(str(e.value) for kind in ("caption", "latex", "markdown")
                      for e in at.get(kind))
@@ -74,13 +80,14 @@ def test_a_yarn_head_opens_on_the_playground_with_the_models_probabilities(yarn)
     # the base box shows the model's base, disabled, and says why it does not apply
     base = _widget(at, "number_input", "rope_base")
     assert base.value == 10000.0 and base.disabled
-    why = common.PARAM_OVERRIDDEN.format(label="Frequencies θ_i from the model")
-    assert base.help == why and why in [c.value for c in at.caption]
+    why = common.PARAM_OVERRIDDEN_HELP.format(label=LABEL)
+    assert why == "Not used: the setting “θ_i from the model” replaces it."
+    assert base.help == why
+    assert (common.PARAM_OVERRIDDEN.format(label=LABEL), why) in _captions(at)
     # the frequencies are shown, not edited; the attention scaling is a number box
     freq = sc.params["rope_inv_freq"]
-    shown = common.PARAM_VECTOR_GIVEN.format(label="Frequencies θ_i from the model", n=2,
-                                             values=", ".join(f"{v:.4g}" for v in freq))
-    assert shown in [c.value for c in at.caption]
+    assert (f"θ_i from the model: {freq[0]:.4g}, {freq[1]:.4g}",
+            common.PARAM_VECTOR_GIVEN_HELP.format(n=2)) in _captions(at)
     scaling = _widget(at, "number_input", "rope_attention_scaling")
     assert scaling.value == pytest.approx(0.1 * np.log(4.0) + 1.0) and not scaling.disabled
     # the formula: θ_i from the model, not b^(−2i/d), and the scaling a
@@ -99,8 +106,9 @@ def test_dropping_the_models_frequencies_brings_the_base_back(yarn):
     sc = at.session_state[state.SCENARIO]
     assert sc.param("rope_inv_freq") == () and "rope_inv_freq" not in sc.params
     assert not _widget(at, "number_input", "rope_base").disabled
-    none = common.PARAM_VECTOR_NONE.format(label="Frequencies θ_i from the model")
-    assert none in [c.value for c in at.caption]
+    none = common.PARAM_VECTOR_NONE.format(label=LABEL)
+    assert (none, common.PARAM_VECTOR_NONE_HELP) in _captions(at)
+    assert common.PARAM_OVERRIDDEN.format(label=LABEL) not in [c for c, _ in _captions(at)]
     after = chart_z_by_key(at, "playground_fig_weights")
     np.testing.assert_allclose(after, run_scenario(sc).attention.weights, rtol=0, atol=1e-12)
     assert np.abs(after - before).max() > 1e-3

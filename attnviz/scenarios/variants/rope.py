@@ -52,7 +52,7 @@ PARAMS = (
     Param("rope_fraction", "Rotated fraction of each head", 1.0, low=0.0, high=1.0),
     Param("rope_offset", "Position offset", 0, low=0, high=4096),
     Param("rope_softcap", "Soft-cap c (0 = none)", 0.0, low=0.0, high=1000.0),
-    Param("rope_inv_freq", "Frequencies θ_i from the model", ()),
+    Param("rope_inv_freq", "θ_i from the model", ()),
     Param("rope_attention_scaling", "Attention scaling a", 1.0, low=0.01, high=100.0),
 )
 

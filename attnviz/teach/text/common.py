@@ -60,9 +60,11 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "FIGURE_TITLE_COLUMNS": ("title", "columns"),
     "WEIGHTS_FROM_PRESET": ("title",),
     "WEIGHTS_FROM_INIT": ("kind", "seed"),
-    "PARAM_VECTOR_GIVEN": ("label", "n", "values"),
+    "PARAM_VECTOR_GIVEN": ("label", "values"),
+    "PARAM_VECTOR_GIVEN_HELP": ("n",),
     "PARAM_VECTOR_NONE": ("label",),
     "PARAM_OVERRIDDEN": ("label",),
+    "PARAM_OVERRIDDEN_HELP": ("label",),
 }
 
 # One entry per matrix shown on the Playground: (title, LaTeX formula, one-line explanation).
@@ -431,18 +433,24 @@ THIS_SCENARIO = "this scenario"  # what compute() could not compute, unless a pa
 # {what}: what could not be computed (THIS_SCENARIO or a page's words); {reason}: the core's
 # message (a sentence without its full stop, naming the field and what is wrong with it)
 CANNOT_COMPUTE = "Cannot compute {what}: {reason}."
-# A variant's vector setting (RoPE's frequencies from a real model), shown read-only.
-# {label}: the setting's label; {n}: how many numbers; {values}: the first few, rounded
-PARAM_VECTOR_GIVEN = (
-    "{label}: {n} values ({values}) — the model's own scaled RoPE frequencies (linear, YaRN, "
-    "Llama 3, ...); θ_i comes from them, so the RoPE base does not apply."
+# A variant's vector setting (RoPE's frequencies from a real model), shown read-only; short
+# captions (they may sit in a narrow column of presenter mode), the sentence in the help.
+# {label}: the setting's label; {values}: the first few numbers, rounded
+PARAM_VECTOR_GIVEN = "{label}: {values}"
+# {n}: how many numbers
+PARAM_VECTOR_GIVEN_HELP = (
+    "{n} values: the model's own scaled RoPE frequencies (linear, YaRN, Llama 3, ...). θ_i "
+    "comes from them, so the RoPE base does not apply."
 )
 # {label}: the setting's label
-PARAM_VECTOR_NONE = "{label}: none — θ_i = b^(−2i/d) from the RoPE base."
-PARAM_VECTOR_DROP = "Use the base's frequencies instead"
+PARAM_VECTOR_NONE = "{label}: none (from the base)"
+PARAM_VECTOR_NONE_HELP = "θ_i = b^(−2i/d) from the RoPE base b."
+PARAM_VECTOR_DROP = "Use the base"
 PARAM_VECTOR_DROP_HELP = (
     "Forgets the model's frequencies: θ_i is computed from the RoPE base again (the head then "
     "no longer computes what the model did)."
 )
 # {label}: the label of the setting that replaces this one
-PARAM_OVERRIDDEN = "Not used: the setting “{label}” replaces it."
+PARAM_OVERRIDDEN = "Not used: {label}"
+# {label}: the label of the setting that replaces this one
+PARAM_OVERRIDDEN_HELP = "Not used: the setting “{label}” replaces it."
