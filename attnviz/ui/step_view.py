@@ -15,14 +15,29 @@ from attnviz.teach.text import step_by_step as text
 from attnviz.ui import heads, layout, steps
 from attnviz.ui.panels import show_figure
 
+WIDE_COLUMNS = 16  # a step table wider than this, and of more than LAZY_CELLS numbers, is
+LAZY_CELLS = 1024  # drawn when its expander is opened (a GPT-2 head: 128 keys × 64 values)
 
-def table(frame, where=st) -> None:
+
+def table(frame, where=st, *, kind: str = "") -> None:
     """A step table: floats with 6 significant digits, labels as index.
 
     Number columns keep the exact values (formatted by the grid, not by a pandas Styler, which
     Streamlit applies cell by cell: ~50 ms of a rerun); a column holding −∞ (masked scores) is
     written out as text, "−∞" included.
+
+    ``kind`` (a key of ``text.WIDE_TABLE_WHAT``): a wide table (more than
+    :data:`WIDE_COLUMNS` columns and :data:`LAZY_CELLS` numbers) goes in a closed expander
+    whose content runs only while it is open: not built, not sent, not drawn until asked for.
+    Drawing a real head's two 128 × 64 tables doubled the page's time to open in the browser.
     """
+    if kind and frame.shape[1] > WIDE_COLUMNS and frame.size > LAZY_CELLS:
+        box = where.expander(text.WIDE_TABLE.format(what=text.WIDE_TABLE_WHAT[kind],
+                                                    rows=frame.shape[0], cols=frame.shape[1]),
+                             key=f"step_by_step_table_{kind}", on_change="rerun")
+        if not box.open:
+            return
+        where = box
     shown, config = frame.copy(), {}
     for c in frame.columns:
         if frame[c].dtype.kind != "f":
@@ -106,9 +121,9 @@ def row_steps(row: RowSteps, result, scenario, i: int) -> None:
         step("projections")
         c1, c2 = st.columns(2)
         table(steps.vector_frame(row.a, text.ADDITIVE_QUERY_VECTOR.format(i=i), "a"), c1)
-        table(steps.value_frame(row.b, k_lab, "b"), c2)
+        table(steps.value_frame(row.b, k_lab, "b"), c2, kind="b")
         step("features")
-        table(steps.value_frame(row.core.features, k_lab, "f"))
+        table(steps.value_frame(row.core.features, k_lab, "f"), kind="f")
         step("score")
         written(steps.score_lines(row))
     else:
@@ -142,8 +157,8 @@ def row_steps(row: RowSteps, result, scenario, i: int) -> None:
 
     step("output")
     c1, c2 = st.columns(layout.NARROW_LEFT)
-    table(steps.value_frame(row.v, k_lab), c1)
-    table(steps.sum_frame(row, k_lab), c2)
+    table(steps.value_frame(row.v, k_lab), c1, kind="v")
+    table(steps.sum_frame(row, k_lab), c2, kind="sum")
     c2.caption(text.SUM_NOTE)
     if row.v.shape[1] <= 8:
         st.latex(output_symbol(settings_of(row), i, row.head) + " = ["

@@ -17,6 +17,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "VALUE_TERM": ("m",),
     "CONCAT_SLICE": ("h", "start", "stop"),
     "MORE_TERMS": ("n",),
+    "WIDE_TABLE": ("what", "rows", "cols"),
 }
 
 HEADER = "Step by step"
@@ -103,3 +104,13 @@ CONCAT_SLICE = (
     "Head {h}'s output row is columns {start}…{stop} of the concatenation (the other heads' rows "
     "are recomputed the same way); the output row is the concatenation times W_O."
 )
+# A wide step table (a real head's 64 value dimensions over many keys) is drawn when its
+# expander is opened (drawing such tables made the page slow to open); {what}: one of
+# WIDE_TABLE_WHAT; {rows}, {cols}: its size
+WIDE_TABLE = "{what} — a {rows} × {cols} table: open to draw it"
+WIDE_TABLE_WHAT = {
+    "v": "The values v_j of every key",
+    "sum": "α_ij and α_ij · v_j of every key, with the sums",
+    "b": "Every key projected into the alignment space",
+    "f": "The features of every key",
+}
