@@ -38,6 +38,10 @@ PRESENTER_TOKENS = 1.5  # presenter mode, above the charts: the tokens' width be
 PRESENTER_HEAD_SWITCH = 2.5  # ... and the head switch's (up to HEADS_IN_ROW heads; more: above
 HEADS_IN_ROW = 4  # the charts, the whole width)
 HEADS_PER_ROW = 4  # the heads focus: thumbnails per row
+# presenter mode: every head of the heads focus on the first screen (the heights follow it)
+PRESENTER_HEADS_MIN_ROW_PX = 8  # a thumbnail's row at least (no number below 14 px: hover)
+HEAD_TITLE_PX = 56  # a grid row of heads above its chart: the head's name and the gaps
+HEAD_UNLABELLED_TOP_PX = 8  # a thumbnail's top margin without column labels (lower grid rows)
 
 # --- Playground: every matrix ------------------------------------------------------------------
 FULL_INPUTS = [4, 8]  # inputs | every matrix

@@ -354,9 +354,11 @@ def lecture_charts(scenario, focus: str, head_box=None) -> None:
 def heads_row(att, q_lab, k_lab) -> None:
     """Every head's weights on one shared 0–1 scale, pooled for long sequences: the scale said
     once in words and the row labels on the first head of a row, as on Multi-head (a colour
-    bar and the labels beside every head had left cells too small for a number at 1024 px)."""
+    bar and the labels beside every head had left cells too small for a number at 1024 px).
+    In presenter mode every head is on the first screen (:func:`fit_heads`)."""
     pooled = pooled_heads(q_lab, k_lab, text.HEADS_EXACT)
     per_row = min(att.n_heads, layout.HEADS_PER_ROW)
+    grid_rows = -(-att.n_heads // per_row)
     st.caption(scale_words())
     cols = grid(att.n_heads, per_row, first_extra=label_room(pooled.q_labels, per_row))
     for h, col in enumerate(cols):
@@ -367,5 +369,25 @@ def heads_row(att, q_lab, k_lab) -> None:
                           title=common.HEAD_NAME.format(h=h),
                           highlight_cells=changed_cells(f"heads_{h}", z))
             compact(fig, y_labels=h % per_row == 0, colour_bar=False)
+            if state.presenter():
+                fit_heads(fig, z.shape[0], below=grid_rows - 1 - h // per_row,
+                          column_labels=h < per_row)
             show_figure(fig, key=f"playground_fig_lecture_head_{h}",
-                        filename=common.HEAD_NAME.format(h=h))
+                        filename=common.HEAD_NAME.format(h=h), grow=not state.presenter())
+
+
+def fit_heads(fig, rows: int, *, below: int, column_labels: bool) -> None:
+    """Presenter mode: a head's thumbnail as high as lets every grid row of heads end on the
+    first screen (``below``: the grid rows under this one; their rows of cells share the room,
+    as high as this one's: plotly_view.js's ``fit``). The column labels only on the first grid
+    row (the heads under it have the same columns). The numbers are written where the drawn
+    cells hold them at 14 px, else left to the hover (GQA's 8 heads of 7 tokens at 1024×768:
+    cells ~30 px wide)."""
+    if not column_labels:
+        fig.layout.xaxis.showticklabels = False
+        fig.layout.margin.t = layout.HEAD_UNLABELLED_TOP_PX
+    bottom = fig.layout.margin.b or 0
+    under = below * (layout.HEAD_TITLE_PX + layout.HEAD_UNLABELLED_TOP_PX + bottom)
+    fig.update_layout(meta={"attnviz": {"fit": dict(
+        bottom=bottom + under, rows=rows, below=below * rows,
+        minRow=layout.PRESENTER_HEADS_MIN_ROW_PX, maxRow=layout.PRESENTER_MAX_ROW_PX)}})

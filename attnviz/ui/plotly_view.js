@@ -249,10 +249,13 @@ function showError(div, message) {
 //   cellText: [min, max]  the numbers in the cells are written at the largest size that fits
 //                         the drawn cells, at most max px; below min px none is written (the
 //                         hover still gives every value). Without it: [10, the layout's font].
-//   fit: {bottom, rows, minRow, maxRow}  the figure's height follows the screen: its cells
-//                         end `bottom` px above the bottom of the window (the room the row's
-//                         charts keep below their cells: a slider, a colour bar), each of the
-//                         `rows` rows between minRow and maxRow px high.
+//   fit: {bottom, rows, minRow, maxRow, below}  the figure's height follows the screen: its
+//                         cells end `bottom` px above the bottom of the window (the room the
+//                         row's charts keep below their cells: a slider, a colour bar; in a grid
+//                         of charts, also what the grid rows under it take beyond their cells),
+//                         each of the `rows` rows between minRow and maxRow px high; `below`:
+//                         the rows of cells of the grid rows under it, which the room is shared
+//                         with (each as high as this chart's).
 // The fonts are decided before Plotly draws (from the previous drawing's cells, or estimated
 // from the column's width and the margins) and checked after it, so a redraw is rare.
 // Plotly's own "auto" size assumes 0.65 em per character and shrinks numbers to 6 px where a
@@ -389,7 +392,8 @@ function fittedHeight(div, layout) {
   div.__attnvizFitTop = pageTop(div);
   div.__attnvizFitVh = window.innerHeight;
   const room = window.innerHeight - div.__attnvizFitTop - m.t - fit.bottom;
-  const row = Math.max(fit.minRow || 0, Math.min(fit.maxRow || Infinity, room / fit.rows));
+  const row = Math.max(fit.minRow || 0,
+                       Math.min(fit.maxRow || Infinity, room / (fit.rows + (fit.below || 0))));
   return Math.round(m.t + row * fit.rows + m.b);
 }
 

@@ -1,19 +1,34 @@
-"""Real browser: the Playground's focus switch updates the lecture view's three charts in place
-(issue 28 item 7: focus switch <= 300 ms, benchmarks/bench_clicks.py --only focus).
+"""Real browser: the Playground's focus switch (issue 28 items 1 and 7).
 
-Every focus draws its three matrices in the same three chart slots
-(:func:`attnviz.ui.lecture.slot_key`), so a switch hands each slot's Plotly ``<div>`` a new
-figure (``Plotly.react``) instead of making three new charts: a mark set on each ``<div>``
-before the switch is still there after it, and the slots show the new focus's matrices.
+- Every focus draws its three matrices in the same three chart slots
+  (:func:`attnviz.ui.lecture.slot_key`), so a switch hands each slot's Plotly ``<div>`` a new
+  figure (``Plotly.react``) instead of making three new charts: a mark set on each ``<div>``
+  before the switch is still there after it, and the slots show the new focus's matrices
+  (the speed: benchmarks/bench_clicks.py --only focus).
+- The heads focus in presenter mode: GQA's 8 heads all on the first screen at 1024×768 and at
+  1920×1080, a number in a cell only at 14 px or more (at 1024×768 the cells are ~30 px wide:
+  none, the hover gives them; at 1920×1080 every head's). Screenshots:
+  tests/artifacts/screenshots/focus_switch_heads_*.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from helpers import assert_no_exception, goto_page, playground_focus, screenshot
-from playwright.sync_api import Page
+import pytest
+from helpers import (
+    TIMEOUT_MS,
+    assert_no_exception,
+    expect_rerun,
+    goto_page,
+    playground_focus,
+    screenshot,
+    track_reruns,
+    wait_for_app_run,
+)
+from playwright.sync_api import Browser, Page
 
-from attnviz.scenarios.presets import default_scenario
+from attnviz.io import scenario_io
+from attnviz.scenarios.presets import PRESETS, default_scenario
 from attnviz.scenarios.scenario import run_scenario
 from attnviz.ui.lecture import slot_key
 
@@ -72,3 +87,47 @@ def test_a_focus_switch_redraws_the_same_three_charts_with_the_new_matrices(
                                        err_msg=f"{label}: {name}")
         assert_no_exception(page)
     screenshot(page, "focus_switch_weights_after")
+
+
+# every chart's cells (Plotly's drag rectangle) and the sizes of the numbers written in them,
+# once every chart is drawn and sized at its column's width
+HEADS_NOW = """() => [...document.querySelectorAll('.js-plotly-plot')].map(g => {
+  const c = g.querySelector('.nsewdrag').getBoundingClientRect();
+  return {top: c.top, bottom: c.bottom, width: c.width,
+          sized: Boolean(g.closest('[data-sized]')),
+          fonts: [...g.querySelectorAll('.heatmaplayer text')]
+            .filter(t => t.textContent).map(t => parseFloat(getComputedStyle(t).fontSize))};
+})"""
+
+
+@pytest.mark.parametrize("width, height", [(1024, 768), (1920, 1080)])
+def test_presenter_heads_focus_shows_every_head_of_gqa_on_the_first_screen(
+        browser: Browser, app_server: str, width: int, height: int) -> None:
+    scenario = PRESETS["gqa_8_2"].build()  # 8 query heads, 7 tokens
+    context = browser.new_context(viewport={"width": width, "height": height})
+    context.set_default_timeout(TIMEOUT_MS)
+    page = context.new_page()
+    track_reruns(page)
+    try:
+        goto_page(page, app_server, f"playground?{scenario_io.LINK_PARAM}="
+                                    f"{scenario_io.to_link_param(scenario)}")
+        with expect_rerun(page):
+            page.get_by_test_id("stSidebar").get_by_text("Presenter mode").click()
+        wait_for_app_run(page)
+        playground_focus(page, "Heads")
+        page.wait_for_function(f"() => {{ const h = ({HEADS_NOW})(); return h.length === "
+                               f"{scenario.n_heads} && h.every(c => c.sized); }}")
+        page.wait_for_timeout(1000)  # the heights follow the screen: settled
+        page.evaluate("() => document.querySelector('[data-testid=stMain]').scrollTo(0, 0)")
+        heads = page.evaluate(HEADS_NOW)
+        screenshot(page, f"focus_switch_heads_{width}x{height}")
+        assert_no_exception(page)
+        assert len(heads) == scenario.n_heads
+        for h, cells in enumerate(heads):
+            assert cells["bottom"] <= height, f"head {h} ends below the first screen: {cells}"
+            assert cells["bottom"] - cells["top"] >= 7 * 8, (h, cells)  # rows of 8 px at least
+            assert not cells["fonts"] or min(cells["fonts"]) >= 14, (h, cells)
+        if width >= 1920:  # ~60-px cells: every head writes its numbers
+            assert all(len(c["fonts"]) == 7 * 7 for c in heads), [len(c["fonts"]) for c in heads]
+    finally:
+        context.close()
