@@ -277,9 +277,10 @@ def _rope_params(li: LayerInputs) -> dict[str, Any]:
     base^(−2i/d) (to Hugging Face's float32 rounding) with no attention scaling open as the
     default RoPE from its base — dynamic NTK on a text within the model's
     max_position_embeddings, the only texts a capture takes (its frequencies change only beyond
-    them). Any other (linear, YaRN, Llama 3, LongRoPE; frequencies of no named base) opens with
-    the model's own frequencies (``rope_inv_freq``) and attention scaling
-    (``rope_attention_scaling``); partial rotary with the rotated fraction."""
+    them). Any other (linear, YaRN, Llama 3, LongRoPE; frequencies of no named base, or of a
+    base beyond the RoPE base's range) opens with the model's own frequencies
+    (``rope_inv_freq``) and attention scaling (``rope_attention_scaling``); partial rotary
+    with the rotated fraction."""
     rope = li.rope
     what = f"{li.model_type} layer {li.layer}"
     inv_freq = np.asarray(rope.inv_freq, dtype=float)
@@ -292,17 +293,18 @@ def _rope_params(li: LayerInputs) -> dict[str, Any]:
     if not np.array_equal(li.positions, np.arange(li.x.shape[0])):
         raise ValueError(f"{what} turns its tokens by positions other than 0, 1, 2, ...; the "
                          f"RoPE variant cannot express them")
-    as_base = rope.base is not None and np.allclose(
+    bounds = VARIANTS["rope"].param("rope_base")
+    in_range = rope.base is not None and bounds.low <= rope.base <= bounds.high
+    as_base = in_range and np.allclose(
         inv_freq, rope.base ** (-np.arange(0, d_rot, 2) / d_rot), rtol=ROPE_FREQ_RTOL, atol=0)
     params: dict[str, Any] = dict(rope_layout="split_half", rope_fraction=fraction,
                                   rope_offset=0)
     if as_base and rope.attention_scaling == 1.0:
         params["rope_base"] = float(rope.base)
-    else:
+    else:  # a scaled RoPE, or a base beyond the base box's range: the frequencies themselves
         params.update(rope_inv_freq=tuple(float(f) for f in inv_freq),
                       rope_attention_scaling=float(rope.attention_scaling))
-        base = VARIANTS["rope"].param("rope_base")
-        if rope.base is not None and base.low <= rope.base <= base.high:
+        if in_range:
             params["rope_base"] = float(rope.base)  # shown, disabled: the frequencies decide
     if li.softcap is not None:
         params["rope_softcap"] = float(li.softcap)

@@ -266,6 +266,33 @@ def test_a_rope_without_a_named_base_opens_with_its_frequencies(lifted):
     assert head_errors(unnamed, 0, sc) <= EXACT
 
 
+def test_a_base_beyond_the_base_box_opens_with_its_frequencies(lifted):
+    """rope_theta 1e7 (long-context Qwen 2.5) is beyond the RoPE base's range (1e6): the head
+    opens with its frequencies, computed as the adapter does, instead of being refused."""
+    li = lifted["llama"][0][0]
+    base = 1e7
+    far = dataclasses.replace(li, rope=dataclasses.replace(
+        li.rope, base=base, inv_freq=base ** (-np.arange(0, 4, 2) / 4)))
+    sc = layer_scenario(far, 1)
+    assert "rope_base" not in sc.params and sc.params["rope_inv_freq"] == tuple(
+        far.rope.inv_freq)
+    np.testing.assert_allclose(run_scenario(sc).attention.weights,
+                               np.asarray(recompute(far).weights)[1], rtol=0, atol=EXACT)
+
+
+def test_partial_rotary_opens_with_its_fraction(lifted):
+    """One of two pairs rotated (partial_rotary_factor 0.5): rope_fraction 0.5, the rest of
+    each head passed through, as the adapter computes it."""
+    li = lifted["llama"][0][0]
+    half = dataclasses.replace(li, rope=dataclasses.replace(li.rope,
+                                                            inv_freq=li.rope.inv_freq[:1]))
+    sc = layer_scenario(half, 0)
+    assert sc.params["rope_fraction"] == 0.5 and sc.params["rope_base"] == 10000.0
+    assert "rope_inv_freq" not in sc.params  # base^(−2i/d_rot) for d_rot = 2: 1, the base's
+    np.testing.assert_allclose(run_scenario(sc).attention.weights,
+                               np.asarray(recompute(half).weights)[0], rtol=0, atol=EXACT)
+
+
 def test_turns_the_variant_cannot_express_are_refused(lifted):
     li = lifted["llama"][0][0]
     shifted = dataclasses.replace(li, positions=li.positions + 1)
