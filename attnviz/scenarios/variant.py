@@ -302,6 +302,11 @@ class Variant:
         if unknown:
             raise ValueError(f"variant {self.key}: unknown part(s) {', '.join(unknown)}; "
                              f"the parts are {', '.join(PARTS)}")
+        vectors = {p.name for p in self.params if isinstance(p.default, tuple)}
+        for p in self.params:
+            if p.overridden_by and p.overridden_by not in vectors:
+                raise ValueError(f"variant {self.key}: {p.name} is overridden_by "
+                                 f"{p.overridden_by!r}, which is not one of its vector settings")
 
     def written(self, w: Written = GENERAL) -> str:
         """The formula for the settings ``w`` (by default: every step, as the variant is

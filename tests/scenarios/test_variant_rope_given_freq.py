@@ -172,3 +172,14 @@ def test_a_partial_rotary_head_takes_one_frequency_per_rotated_pair():
     with pytest.raises(ValueError, match=r"rope_inv_freq holds 2 frequencies, but a head of "
                                          r"width d_k = 4 rotating the fraction 0.5 has 1 pairs"):
         run_scenario(preset(rope_fraction=0.5, rope_inv_freq=FREQ))
+
+
+def test_a_setting_can_only_be_overridden_by_a_vector_setting_of_its_variant():
+    from attnviz.scenarios.variant import Param, Variant
+
+    rope = VARIANTS["rope"]
+    assert rope.param("rope_base").overridden_by == "rope_inv_freq"
+    with pytest.raises(ValueError, match=r"variant x: b is overridden_by 'c', which is not one "
+                                         r"of its vector settings"):
+        Variant(key="x", name="X", description="", formula="", compute=rope.compute, order=0,
+                params=(Param("b", "B", 1.0, overridden_by="c"), Param("c", "C", 2.0)))
