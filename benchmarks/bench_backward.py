@@ -49,8 +49,9 @@ def _median_ms(fn, runs: int) -> float:
     return c.median(times) * 1e3
 
 
-def _frame_ms(runs: int) -> list[float]:
-    """Per-frame playback times on the Learn page (ms), in a real browser."""
+def _frame_ms(runs: int, frames: int | None = None) -> list[float]:
+    """Per-frame playback times on the Learn page (ms), in a real browser (``frames``: the
+    first frames only, timed as soon as the chart has drawn: the --quick smoke run)."""
     with c.streamlit_server(c.RESULTS_DIR / "backward-server.log") as (base, _proc), \
             c.chromium() as browser:
         page = browser.new_page(viewport=c.VIEWPORT)
@@ -59,8 +60,9 @@ def _frame_ms(runs: int) -> list[float]:
         page.wait_for_function(
             "() => document.querySelector('.st-key-learn_fig_training .js-plotly-plot')"
             "?._fullData?.length", timeout=60_000)
-        page.wait_for_timeout(1000)
-        return page.evaluate(c.ANIMATE_FRAMES, ["learn_fig_training", runs])
+        if frames is None:
+            page.wait_for_timeout(1000)
+        return page.evaluate(c.ANIMATE_FRAMES, ["learn_fig_training", runs, frames])
 
 
 def main(argv=None) -> None:
@@ -77,7 +79,7 @@ def main(argv=None) -> None:
     learn_sc = replace(c.default_scenario(), use_pe=True)
     learn_loss = Loss("pattern_ce", previous_token_pattern(learn_sc.t, learn_sc.t))
     learn = _median_ms(lambda: train(learn_sc, learn_loss, steps=200), max(3, runs // 5)) / 1e3
-    frames = _frame_ms(1 if args.quick else 3)
+    frames = _frame_ms(1, 2) if args.quick else _frame_ms(3)
     frame = c.median(frames)
     targets = [] if args.quick else [
         c.target("backward: forward + backward at the dashboard's limits (256 tokens, 16 heads, "

@@ -135,7 +135,7 @@ def main(argv=None) -> None:
         p.error(f"--only: unknown actions {sorted(only - known)}; known: {sorted(known)}")
     from playwright.sync_api import sync_playwright
 
-    runs = args.runs or (2 if args.quick else 9)
+    runs = args.runs or (1 if args.quick else 9)
     results = {}
     log = c.RESULTS_DIR / f"clicks-{os.getpid()}.log"
     with c.streamlit_server(log) as (base, _proc), sync_playwright() as pw:

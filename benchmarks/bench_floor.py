@@ -105,7 +105,7 @@ def _measure(page, runs: int, charts: int) -> list[tuple[float, float | None]]:
 
 def main(argv=None) -> None:
     args = c.parser(__doc__.splitlines()[0]).parse_args(argv)
-    runs = args.runs or (2 if args.quick else 9)
+    runs = args.runs or (1 if args.quick else 9)
     counts = (0, 1) if args.quick else CHART_COUNTS
     rows = []
     with tempfile.TemporaryDirectory() as tmp, c.chromium() as browser:

@@ -132,7 +132,7 @@ def _measure(page, way: str, runs: int) -> list[float]:
 
 def main(argv=None) -> None:
     args = c.parser(__doc__.splitlines()[0]).parse_args(argv)
-    runs = args.runs or (2 if args.quick else 9)
+    runs = args.runs or (1 if args.quick else 9)
     rows = []
     with tempfile.TemporaryDirectory() as tmp, c.chromium() as browser:
         script = Path(tmp) / "grid_app.py"
