@@ -169,7 +169,7 @@ def test_every_page_draws_every_preset_on_every_tab(page, app_server):
     """One session walks through every page by the sidebar (as a class does), loading
     presets on each and showing every tab after each load. (The scenario a page opens with
     is not drawn first: every page's first view is drawn in tests/browser/test_pages.py,
-    every tab of it in test_presenter_sizes.py's walks; the console listens from the start,
+    every tab of it in test_presenter_pages.py's walks; the console listens from the start,
     so an error while a page opens fails the check after its first preset.)"""
     console = Console(page)
     goto_page(page, app_server, PAGES[0][0])
