@@ -443,7 +443,7 @@ PARAM_VECTOR_GIVEN_HELP = (
     "comes from them, so the RoPE base does not apply."
 )
 # {label}: the setting's label
-PARAM_VECTOR_NONE = "{label}: none (from the base)"
+PARAM_VECTOR_NONE = "{label}: none"
 PARAM_VECTOR_NONE_HELP = "θ_i = b^(−2i/d) from the RoPE base b."
 PARAM_VECTOR_DROP = "Use the base"
 PARAM_VECTOR_DROP_HELP = (
