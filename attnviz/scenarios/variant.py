@@ -264,11 +264,12 @@ class Variant:
         loss's own ∂L/∂weights (either may be None), the gradients of every intermediate and
         a mapping from scenario field names ("x", "w_q", ...) to the gradient of each field
         the computation read. None: the Gradients and Learn pages say the variant has none yet.
-    query_formula : str
+    query_formula : str or callable(Written) -> str
         LaTeX for the query vector that reaches the scores when the variant changes the
         projection before them (RoPE rotates it by its position, QK-norm normalises it): Step
         by step writes it instead of ``q_i = x_i W_Q``, which would name a vector other than
-        the one shown. Empty: the query is the projection.
+        the one shown; a function of the settings when they change it (RoPE's attention
+        scaling a). Empty: the query is the projection.
     reference : callable(Inputs) -> (weights, output), optional
         An independent computation of the same thing with explicit loops over queries, keys
         and dimensions (:mod:`attnviz.scenarios.reference`): weights of shape
@@ -295,7 +296,7 @@ class Variant:
     same_as: str = ""
     backward: Callable[..., tuple[Any, dict[str, Array]]] | None = None
     reference: Callable[[Inputs], tuple[Array, Array]] | None = None
-    query_formula: str = ""
+    query_formula: str | Callable[[Written], str] = ""
 
     def __post_init__(self):
         unknown = [p for p in self.parts if p not in PARTS]
@@ -312,6 +313,11 @@ class Variant:
         """The formula for the settings ``w`` (by default: every step, as the variant is
         defined)."""
         return self.formula(w) if callable(self.formula) else self.formula
+
+    def written_query(self, w: Written = GENERAL) -> str:
+        """The query vector's formula for the settings ``w`` (empty: the query is the
+        projection)."""
+        return self.query_formula(w) if callable(self.query_formula) else self.query_formula
 
     @property
     def uses_source(self) -> bool:

@@ -9,6 +9,7 @@ import streamlit as st
 
 from attnviz.core.explain import AdditiveInputs, RowSteps, explain_row
 from attnviz.figures import heatmap
+from attnviz.scenarios.scenario import written as written_for
 from attnviz.teach.explain import formulas_for, number, output_symbol, settings_of
 from attnviz.teach.text import common
 from attnviz.teach.text import step_by_step as text
@@ -98,9 +99,9 @@ def row_steps(row: RowSteps, result, scenario, i: int) -> None:
     multi = scenario.spec.always_heads
     titles = text.TITLES if scenario.spec.projections else text.ADDITIVE_TITLES
     formulas = formulas_for(row)
-    if scenario.spec.query_formula and not scenario.direct:  # the projection, then changed
-        formulas.update(query=scenario.spec.query_formula,
-                        query_head=scenario.spec.query_formula)
+    query = scenario.spec.written_query(written_for(scenario))
+    if query and not scenario.direct:  # the projection, then changed
+        formulas.update(query=query, query_head=query)
     titles = {**{ms.mod.key: ms.mod.title for ms in row.mod_steps}, **titles}
     shown = []
 

@@ -117,7 +117,9 @@ def test_dropping_the_models_frequencies_brings_the_base_back(yarn):
 
 def test_a_yarn_head_opens_on_step_by_step(yarn):
     at = _opened(yarn, "step_by_step")
-    assert r"q_i = R(p_i)\,(x_i W_Q)" in _texts(at)  # the rotated query reaches the scores
+    # the rotated query, times YaRN's attention scaling a, reaches the scores
+    assert r"q_i = a\,R(p_i)\,(x_i W_Q),\quad k_j = a\,R(p_j)\,(x_j W_K)" in _texts(at)
+    assert r"q_i = R(p_i)\,(x_i W_Q),\quad k_j = R(p_j)\,(x_j W_K)" not in _texts(at)
     z = chart_z_by_key(at, "step_by_step_fig_weights")
     np.testing.assert_allclose(z, yarn.model_weights[HEAD], rtol=0, atol=1e-10)
 

@@ -16,8 +16,8 @@ PLAIN = r"q_i = x_i W_Q"
 
 
 @pytest.mark.parametrize(("preset", "expected"), [
-    ("rope_shift", VARIANTS["rope"].query_formula),
-    ("qk_norm_tamed", VARIANTS["qk_norm"].query_formula),
+    ("rope_shift", VARIANTS["rope"].written_query()),
+    ("qk_norm_tamed", VARIANTS["qk_norm"].written_query()),
     ("seed_000", PLAIN),
 ])
 def test_the_query_step_writes_how_the_shown_query_was_made(preset, expected):

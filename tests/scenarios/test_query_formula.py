@@ -40,6 +40,6 @@ def test_the_cases_cover_the_transforming_variants():
 def test_the_query_formula_is_written_exactly_when_q_is_not_the_projection(variant, preset):
     spec = VARIANTS[variant]
     scenario = with_variant(PRESETS[preset].build(), variant)
-    assert bool(spec.query_formula) == (not projected_is_shown(scenario)), (
+    assert bool(spec.written_query()) == (not projected_is_shown(scenario)), (
         f"{variant}: q {'is' if spec.query_formula else 'is not'} the projection x W_Q, "
         f"but query_formula is {spec.query_formula!r}")

@@ -113,6 +113,13 @@ def _formula(w: Written) -> str:
     return softmax(r"c\,\tanh\!\left(" + scaled(qk, w, by="c") + r"\right)", w) + "V"
 
 
+def _rotated(w: Written) -> str:
+    """The query and key that reach the scores: the projections rotated pair by pair by their
+    positions, times the attention scaling a when it is not 1."""
+    a = "" if w.rope_scaling == 1.0 else r"a\,"
+    return rf"q_i = {a}R(p_i)\,(x_i W_Q),\quad k_j = {a}R(p_j)\,(x_j W_K)"
+
+
 def _frequencies(w: Written) -> str:
     """Where θ_i comes from: the base, or the model (its own frequencies; the base unused)."""
     if not w.given_freq:
@@ -203,5 +210,5 @@ VARIANT = Variant(
                     shift),),
     reference=loop_reference,
     # the vector in the scores: the projection rotated pair by pair by its position p_i
-    query_formula=r"q_i = R(p_i)\,(x_i W_Q),\quad k_j = R(p_j)\,(x_j W_K)",
+    query_formula=_rotated,
 )
