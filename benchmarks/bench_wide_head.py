@@ -3,6 +3,7 @@ every chart repainted (issue 29 item 2: d_model 768, 12 heads of 64, up to 128 t
 edit -> repaint <= 1 s).
 
     python benchmarks/bench_wide_head.py [--quick] [--runs N] [--json PATH] [--tokens 32,128]
+                                         [--all-focus]
 
 A GPT-2 model with GPT-2 small's attention shape (n_embd 768, 12 heads of 64; one layer, random
 weights, a small local word-level tokenizer: tests/hf_models.py) is saved with
@@ -15,7 +16,9 @@ Capture, "Open layer 0, head 0 on every page". Then, in that session:
 - *cell edit*: a new number typed into x[0, 767] on the Playground (x is 769 columns wide with
   the bias column; the cell reached by scrolling the grid) and committed with Enter, to every
   chart repainted (bench_browser.py's watcher: the last chart redrawn once the script has
-  finished and no chart changed for 0.5 s); then W_Q[767, 63] on the Q K V focus likewise.
+  finished and no chart changed for 0.5 s); then W_Q[767, 63] on the Q K V focus likewise;
+- *All focus* (``--all-focus``, instead of the edits): the Playground's focus switch clicked to
+  "All" (every matrix: ten heatmaps), from the press to every chart drawn, and back to Weights.
 
 Beside it, in this process: the server-side pieces of one run (the scenario's run, the
 figures' JSON, the grids' payload) for the same scenario.
@@ -114,7 +117,52 @@ def far_right_edit(page, text_: str, column: int = D_MODEL - 1, row: int = 0,
     return out
 
 
-def browser_runs(folder: Path, tokens: list[int], runs: int) -> list[dict]:
+def edit_runs(page, runs: int) -> dict:
+    """x[0, 767] typed into ``runs`` times, then W_Q[767, 63] on the Q K V focus: the settled
+    times of each edit and their medians."""
+    row: dict = {}
+    edits = [far_right_edit(page, "0.3125" if i % 2 == 0 else "0.4375") for i in range(runs)]
+    row["edits"] = edits
+    row["edit_last"] = c.median([e["last"] for e in edits if e["last"] is not None])
+    row["edit_run"] = c.median([e["run"] for e in edits if e["run"]])
+    # W_Q (769 × 64) on the Q K V focus: its last hidden row, last column
+    page.get_by_test_id("stButtonGroup").get_by_text("Q K V", exact=True).click()
+    _wait_idle(page)
+    _wait_drawn(page)
+    w_edits = [far_right_edit(page, "0.25" if i % 2 == 0 else "0.5", column=63,
+                              row=D_MODEL - 1, grid_key="playground_w_q") for i in range(runs)]
+    row["w_q_edits"] = w_edits
+    row["w_q_last"] = c.median([e["last"] for e in w_edits if e["last"] is not None])
+    return row
+
+
+def all_focus(page, runs: int) -> dict:
+    """The focus switch clicked to "All" ``runs`` times (back to Weights between): the settled
+    times of each switch to All (bench_clicks.py's clock, from the press)."""
+    from bench_clicks import _PRESS, _arm, _timed
+
+    from attnviz.teach.text import playground as text
+
+    page.evaluate(f"({_PRESS})()")
+    switches = []
+    for _ in range(runs):
+        for focus in ("all", "weights"):
+            button = page.locator(".st-key-playground_focus button").filter(
+                has_text=text.FOCUS[focus]).first
+            button.scroll_into_view_if_needed()
+            _arm(page)
+            button.click()
+            times = _timed(page)
+            if focus == "all":
+                switches.append(times)
+    return {"all_switches": switches,
+            "all_last": c.median([s["last"] for s in switches if s["last"] is not None]),
+            "all_run": c.median([s["run"] for s in switches if s["run"]]),
+            "all_charts": c.median([s["count"] for s in switches])}
+
+
+def browser_runs(folder: Path, tokens: list[int], runs: int,
+                 focus_all: bool = False) -> list[dict]:
     """One browser session per token count: open the head, the pages, the edits."""
     from playwright.sync_api import sync_playwright
 
@@ -139,24 +187,9 @@ def browser_runs(folder: Path, tokens: list[int], runs: int) -> list[dict]:
                         start = time.perf_counter()
                         _nav(page, base, path)
                         row[key] = time.perf_counter() - start
-                    edits = [far_right_edit(page, "0.3125" if i % 2 == 0 else "0.4375")
-                             for i in range(runs)]
-                    row["edits"] = edits
-                    row["edit_last"] = c.median([e["last"] for e in edits
-                                                 if e["last"] is not None])
-                    row["edit_run"] = c.median([e["run"] for e in edits if e["run"]])
-                    # W_Q (769 × 64) on the Q K V focus: its last hidden row, last column
-                    page.get_by_test_id("stButtonGroup").get_by_text("Q K V", exact=True).click()
-                    _wait_idle(page)
-                    _wait_drawn(page)
-                    w_edits = [far_right_edit(page, "0.25" if i % 2 == 0 else "0.5",
-                                              column=63, row=D_MODEL - 1,
-                                              grid_key="playground_w_q") for i in range(runs)]
-                    row["w_q_edits"] = w_edits
-                    row["w_q_last"] = c.median([e["last"] for e in w_edits
-                                                if e["last"] is not None])
+                    row.update(all_focus(page, runs) if focus_all else edit_runs(page, runs))
                     row["exceptions"] = page.locator("[data-testid='stException']").count()
-                    shot = c.RESULTS_DIR / f"wide_head_t{t}.png"
+                    shot = c.RESULTS_DIR / f"wide_head{'_all' if focus_all else ''}_t{t}.png"
                     page.screenshot(path=str(shot))
                     row["screenshot"] = str(shot.relative_to(c.ROOT))
                 except Exception as exc:  # report it and go on with the next size
@@ -239,10 +272,41 @@ def section(rows: list[dict], pieces: list[dict], quick: bool, errors: list[str]
             "markdown": md}
 
 
+ALL_TARGET_S = 2.0  # the All focus (ten heatmaps) drawn, issue 29's class of speed
+
+
+def all_section(rows: list[dict], pieces: list[dict], quick: bool, errors: list[str]) -> dict:
+    """The markdown and targets of an ``--all-focus`` run."""
+    nan = float("nan")
+    ok = [r.get("all_last") is not None and r["all_last"] <= ALL_TARGET_S
+          and not r.get("exceptions") for r in rows if not r.get("error")]
+    table = c.md_table(
+        ["tokens", "open Playground (ms)", "All: script run in browser (ms)",
+         "All: every chart drawn (ms)", "charts drawn", "target (ms)", "verdict"],
+        [[r["t"], c.ms(r.get("open_playground", nan)), c.ms(r.get("all_run", nan)),
+          f"ERROR: {r['error']}" if r.get("error") else c.ms(r.get("all_last", nan)),
+          f"{r.get('all_charts', nan):g}", c.ms(ALL_TARGET_S),
+          c.verdict(None if r.get("error") else r.get("all_last", 99) <= ALL_TARGET_S)]
+         for r in rows])
+    md = (f"### A GPT-2-small-sized real head: the Playground's All focus"
+          f"{' QUICK' if quick else ''}\n\n{table}\n\nFrom the press on \"All\" (Weights "
+          f"before it) to every chart drawn and quiet for 0.5 s; medians. Load average at the "
+          f"end: {c.load_average()}.\n")
+    if errors:
+        md += f"\nServer log reported {len(errors)} error line(s), e.g. `{errors[0][:160]}`.\n"
+    targets = [c.target(f"GPT-2-small-sized head, All focus drawn <= {c.ms(ALL_TARGET_S)} ms",
+                        ", ".join(f"t={r['t']}: {c.ms(r.get('all_last', nan))} ms"
+                                  for r in rows), bool(ok) and all(ok))]
+    return {"name": "wide_head_all", "rows": rows, "pieces": pieces, "targets": targets,
+            "markdown": md}
+
+
 def main(argv=None) -> None:
     p = c.parser(__doc__.splitlines()[0])
     p.add_argument("--tokens", default="", help="comma-separated token counts (32..128)")
     p.add_argument("--no-browser", action="store_true", help="the server pieces only")
+    p.add_argument("--all-focus", action="store_true",
+                   help="time the Playground's All focus (every matrix) instead of the edits")
     args = p.parse_args(argv)
     tokens = ([int(s) for s in args.tokens.split(",")] if args.tokens
               else [8] if args.quick else [32, 128])
@@ -250,8 +314,10 @@ def main(argv=None) -> None:
     with tempfile.TemporaryDirectory(prefix="wide_head_") as tmp:
         folder = gpt2_small_folder(Path(tmp) / "gpt2_small_shape")
         pieces = [server_pieces(folder, t) for t in tokens]
-        rows, errors = ([], []) if args.no_browser else browser_runs(folder, tokens, runs)
-    c.emit(args, section(rows, pieces, args.quick, errors))
+        rows, errors = ([], []) if args.no_browser else browser_runs(folder, tokens, runs,
+                                                                     args.all_focus)
+    c.emit(args, all_section(rows, pieces, args.quick, errors) if args.all_focus
+           else section(rows, pieces, args.quick, errors))
 
 
 if __name__ == "__main__":

@@ -223,6 +223,9 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
     if top is not None:
         extra = max(0, top - top_margin([], tick_px or FONT_PX, reference=True))
         margin["t"] = top
+    if CELL_TEXT_LIMIT < rows <= CELL_TEXT_LIMIT * 4:  # every row labelled, rows < a label
+        margin["b"] += _overhang((height or int(min(640, max(180, 70 + row_px * rows))))
+                                 - margin["t"] - margin["b"], rows)
     layout = dict(
         height=(height or int(min(640, max(180, 70 + row_px * rows)))) + extra,
         margin=margin,
@@ -263,6 +266,13 @@ def axis_title(title: str, x_title: str) -> str:
 _CHAR_PX = 8  # a generous average character width
 LINE_PX = 22  # the y axis title
 TITLE_PX = 12  # what the top axis title adds to the tick labels' height
+# more than CELL_TEXT_LIMIT columns: Plotly stands their labels upright (90°); measured in
+# Chromium, the margin they take beyond 6 px a character, what the axis title adds to it, and
+# the last one's half reaching right of the cells without a colour bar (a margin Plotly's
+# automargin has to grow draws the chart twice: ~2× the time)
+TURNED_UPRIGHT_PX = 35
+TURNED_TITLE_PX = 16
+TURNED_RIGHT_PX = 14
 BAR_BELOW_PX = 46  # a colour bar under the matrix, with its tick labels
 
 
@@ -285,19 +295,30 @@ def _margins(x_labels: list[str], y_labels: list[str], x_title: str, y_title: st
     margins are rarely too small, so the second drawing rarely happens.
     """
     y_chars = _longest(y_labels, tick_chars)
+    many = len(x_labels) > CELL_TEXT_LIMIT and not upright(x_labels, tick_chars)
     return dict(l=max(36, 10 + y_chars * _CHAR_PX) + (LINE_PX if y_title else 0),
-                r=max(58, 30 + colour_bar * 7) if colour_bar else 10,
-                t=top_margin(x_labels, tick_chars=tick_chars) + (TITLE_PX if x_title else 0),
+                r=max(58, 30 + colour_bar * 7) if colour_bar else
+                TURNED_RIGHT_PX if many else 10,
+                t=top_margin(x_labels, tick_chars=tick_chars)
+                + ((TURNED_TITLE_PX if many else TITLE_PX) if x_title else 0),
                 b=10)
+
+
+def _overhang(cells_px: float, rows: int) -> int:
+    """How far the last row's label reaches below the cells when rows are lower than a label
+    (13 px type: a label ~17 px high, centred on its row): the bottom margin it needs beyond
+    its 10 px, so that Plotly's automargin need not draw the chart again."""
+    return max(0, int(np.ceil((LABEL_PX - cells_px / rows) / 2)))
+
+
+LABEL_PX = 17.5  # the height of an axis label in 13 px type, measured
 
 
 def _longest(labels: Sequence[str], tick_chars: int = TICK_CHARS) -> int:
     """The width, in characters, of the longest label an axis writes, as drawn: cut by
     :func:`short_label`, unescaped (``&`` is one character on screen, not ``&amp;``), a wide
     character (CJK, most emoji) two, a combining or invisible one none. Long axes are thinned
-    and show short labels."""
-    if len(labels) > CELL_TEXT_LIMIT * 4:
-        return 4
+    by Plotly, which may show any of them."""
     return max((display_width(short_label(t, tick_chars)) for t in labels), default=1)
 
 
@@ -321,6 +342,8 @@ def top_margin(x_labels: Sequence[str], font_px: float | None = None, *,
     chars = REF_CHARS if reference else _longest(x_labels, tick_chars)
     if not reference and upright(x_labels, tick_chars):
         return 44
+    if font_px is None and not reference and len(x_labels) > CELL_TEXT_LIMIT:
+        return chars * 6 + TURNED_UPRIGHT_PX  # many columns: Plotly turns them upright (90°)
     if font_px is None:
         return chars * 6 + 20
     return int(chars * font_px * 0.62 * 0.71) + 28  # ~0.62 em a character, sin 45°

@@ -7,6 +7,7 @@ import streamlit as st
 
 from attnviz.figures import heatmap, mask_figure
 from attnviz.io import export
+from attnviz.scenarios import limits
 from attnviz.teach.text import common
 from attnviz.teach.text import playground as text
 from attnviz.ui import controls, layout, share, state
@@ -34,15 +35,29 @@ def every_matrix(scenario) -> None:
                     scenario = controls.token_controls("playground", scenario, source=True)
                     scenario = controls.embedding_editor("playground", scenario, source=True)
         if not scenario.direct and scenario.spec.projections:
-            with st.expander(text.WEIGHTS_EXPANDER, expanded=not state.presenter()):
-                scenario = controls.weight_editors("playground", scenario,
-                                                   with_w_o=scenario.spec.always_heads)
+            scenario = weights_box(scenario)
         with st.expander(text.SETTINGS_EXPANDER, expanded=True):
             scenario = controls.settings_controls("playground", scenario)
     with views:
         result = controls.compute(scenario)  # a message shows at the top of the figures' column
         if result is not None:
             all_panels(scenario, result)
+
+
+def weights_box(scenario):
+    """The weight matrices' editors in an expander, open outside presenter mode; a real head
+    wider than the editable widths (GPT-2 small: three 769 × 64 grids, ~150,000 cells) folded
+    and drawn only once opened, so that opening "All" does not send and draw them."""
+    if scenario.d_model <= limits.MAX_D_MODEL:
+        with st.expander(text.WEIGHTS_EXPANDER, expanded=not state.presenter()):
+            return controls.weight_editors("playground", scenario,
+                                           with_w_o=scenario.spec.always_heads)
+    box = st.expander(text.WEIGHTS_EXPANDER, key="playground_wide_weights", on_change="rerun")
+    if not box.open:
+        return scenario
+    with box:
+        return controls.weight_editors("playground", scenario,
+                                       with_w_o=scenario.spec.always_heads)
 
 
 def all_panels(scenario, result) -> None:
