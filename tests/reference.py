@@ -301,3 +301,20 @@ def random_multi_head_case(rng, n_heads: int, case: int, *, high: int) -> dict:
     mask = None if case % 4 == 0 else random_mask(rng, t_q, t_k)
     return dict(x_q=x_q, x_kv=x_kv, w_q=w_q, w_k=w_k, w_v=w_v, w_o=w_o, mask=mask,
                 t_q=t_q, t_k=t_k, d_k=d_k, d_v=d_v)
+
+
+def central_differences(record, field: str, value, eps: float = 1e-6) -> np.ndarray:
+    """∂value/∂field by central differences: ``value`` is a function of a dataclass ``record``
+    (a scenario) returning a float; every entry of ``record.field`` is moved by ±``eps`` in a
+    copy made with ``dataclasses.replace``."""
+    import dataclasses
+
+    base = np.asarray(getattr(record, field), dtype=np.float64)
+    out = np.zeros_like(base)
+    for idx in np.ndindex(base.shape):
+        up, down = base.copy(), base.copy()
+        up[idx] += eps
+        down[idx] -= eps
+        out[idx] = (value(dataclasses.replace(record, **{field: up}))
+                    - value(dataclasses.replace(record, **{field: down}))) / (2 * eps)
+    return out

@@ -35,6 +35,7 @@ pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
 from hf_models import PARITY_INIT, SMALL, Float64Lift, make_tokenizer  # noqa: E402
+from reference import central_differences  # noqa: E402
 
 from attnviz.io.hf_layers import layer_inputs  # noqa: E402
 from attnviz.scenarios.from_model import layer_scenario  # noqa: E402
@@ -161,18 +162,6 @@ def test_each_part_of_the_scaling_matters(lifted, change):
     assert moved > MATTERS, (change, moved)
 
 
-def _numeric(sc, field: str, loss) -> np.ndarray:
-    """Central differences of the loss in every entry of the scenario's ``field``."""
-    base = np.asarray(getattr(sc, field), dtype=float)
-    out, eps = np.zeros_like(base), 1e-6
-    for idx in np.ndindex(base.shape):
-        up, down = base.copy(), base.copy()
-        up[idx] += eps
-        down[idx] -= eps
-        out[idx] = (loss(dataclasses.replace(sc, **{field: up}))
-                    - loss(dataclasses.replace(sc, **{field: down}))) / (2 * eps)
-    return out
-
 
 def test_the_gradients_read_the_frequencies_and_scaling_the_forward_applied(lifted):
     """The Gradients page's numbers (attnviz.scenarios.gradients) for a YaRN head: the
@@ -189,8 +178,8 @@ def test_the_gradients_read_the_frequencies_and_scaling_the_forward_applied(lift
 
     ours = gradients(sc, loss).params
     for field in ("w_q", "w_k", "x"):
-        np.testing.assert_allclose(ours[field], _numeric(sc, field, value), rtol=1e-5,
-                                   atol=1e-8, err_msg=field)
+        np.testing.assert_allclose(ours[field], central_differences(sc, field, value),
+                                   rtol=1e-5, atol=1e-8, err_msg=field)
     plain = gradients(dataclasses.replace(sc, params={**sc.params, "rope_inv_freq": (),
                                                       "rope_attention_scaling": 1.0}), loss)
     assert np.abs(plain.params["w_q"] - ours["w_q"]).max() > MATTERS

@@ -11,6 +11,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from reference import central_differences
 
 from attnviz import PRESETS, VARIANTS, run_scenario, scaled_dot_product_attention
 from attnviz.core.rope import apply_rope
@@ -94,17 +95,6 @@ def test_a_shift_of_positions_still_changes_no_weight(offset):
     np.testing.assert_allclose(after, before, rtol=1e-9, atol=1e-12)
 
 
-def _central(sc, field, value):
-    base = np.asarray(getattr(sc, field), dtype=float)
-    out, eps = np.zeros_like(base), 1e-6
-    for idx in np.ndindex(base.shape):
-        up, down = base.copy(), base.copy()
-        up[idx] += eps
-        down[idx] -= eps
-        out[idx] = (value(replace(sc, **{field: up})) - value(replace(sc, **{field: down}))
-                    ) / (2 * eps)
-    return out
-
 
 def test_the_backward_pass_reads_the_frequencies_and_scaling():
     """∂L/∂W_Q, ∂L/∂W_K and ∂L/∂x against central differences of the forward."""
@@ -112,7 +102,7 @@ def test_the_backward_pass_reads_the_frequencies_and_scaling():
     loss = default_loss(sc, "output_mse")
     ours = gradients(sc, loss)
     for field in ("w_q", "w_k", "x"):
-        numeric = _central(sc, field, lambda s: float(gradients(s, loss).loss))
+        numeric = central_differences(sc, field, lambda s: float(gradients(s, loss).loss))
         np.testing.assert_allclose(ours.params[field], numeric, rtol=1e-5, atol=1e-8,
                                    err_msg=field)
     plain = gradients(preset(), default_loss(preset(), "output_mse"))
