@@ -48,11 +48,7 @@ with left:
         show_figure(fig, key="trace_fig_weights")
     diagnostics_panel(weights, q_lab, k_lab, key="trace_diag")
     if scenario.spec.projections:  # additive attention has no Q, K, V matrices
-        for name, z, labels, row in (("Q", part.q, q_lab, i), ("K", part.k, k_lab, j),
-                                     ("V", part.v, k_lab, j)):
-            st.markdown(text.MATRIX_TITLE.format(name=name, row=row))
-            show_figure(heatmap(z, [text.DIMENSION.format(m=m) for m in range(z.shape[1])],
-                                labels, highlight_rows=[row]), key=f"trace_fig_{name}")
+        trace_view.qkv_rows(part, q_lab, k_lab, i, j)
 
 with right:
     st.text(text.CHOSEN.format(query=q_lab[i], key=k_lab[j]))

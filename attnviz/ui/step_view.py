@@ -20,6 +20,12 @@ WIDE_COLUMNS = 16  # a step table wider than this, and of more than LAZY_CELLS n
 LAZY_CELLS = 1024  # drawn when its expander is opened (a GPT-2 head: 128 keys × 64 values)
 
 
+def is_wide(shape: tuple[int, ...]) -> bool:
+    """True for a matrix drawn only on request (in a lazy expander): more than
+    :data:`WIDE_COLUMNS` columns and :data:`LAZY_CELLS` numbers — a real head's, not a toy's."""
+    return len(shape) == 2 and shape[1] > WIDE_COLUMNS and shape[0] * shape[1] > LAZY_CELLS
+
+
 def table(frame, where=st, *, kind: str = "") -> None:
     """A step table: floats with 6 significant digits, labels as index.
 
@@ -32,7 +38,7 @@ def table(frame, where=st, *, kind: str = "") -> None:
     whose content runs only while it is open: not built, not sent, not drawn until asked for.
     Drawing a real head's two 128 × 64 tables doubled the page's time to open in the browser.
     """
-    if kind and frame.shape[1] > WIDE_COLUMNS and frame.size > LAZY_CELLS:
+    if kind and is_wide(frame.shape):
         box = where.expander(text.WIDE_TABLE.format(what=text.WIDE_TABLE_WHAT[kind],
                                                     rows=frame.shape[0], cols=frame.shape[1]),
                              key=f"step_by_step_table_{kind}", on_change="rerun")

@@ -17,9 +17,12 @@ import streamlit as st
 
 from attnviz.core.explain import CellSteps
 from attnviz.core.score_mods import At
+from attnviz.figures import heatmap
 from attnviz.figures.clickable import cell_from_selection
 from attnviz.teach.explain import formulas_for, number, output_symbol, settings_of
 from attnviz.teach.text import trace as text
+from attnviz.ui.panels import show_figure
+from attnviz.ui.step_view import is_wide
 
 MAX_TERMS = 4  # write out sums with up to this many terms; longer ones are summarised
 
@@ -70,6 +73,27 @@ def click_handler(chart_key: str, curve: int, n_cols: int, query_key: str,
             st.session_state[query_key], st.session_state[key_key] = cell
 
     return on_select
+
+
+def qkv_rows(part, q_labels: Sequence[str], k_labels: Sequence[str], i: int, j: int) -> None:
+    """Head ``part``'s Q, K and V as heatmaps, query i's row of Q and key j's rows of K and V
+    outlined. A wide head's (:func:`attnviz.ui.step_view.is_wide`: a real head's 64 columns)
+    sit in a closed lazy expander, built, sent and drawn only while it is open: drawing them
+    took a third of the page's time to open in the browser at 128 tokens."""
+    matrices = (("Q", part.q, q_labels, i), ("K", part.k, k_labels, j),
+                ("V", part.v, k_labels, j))
+    where = st.container()
+    if any(is_wide(np.shape(z)) for _, z, _, _ in matrices):
+        (t_q, d_k), (t_k, d_v) = np.shape(part.q), np.shape(part.v)
+        where = st.expander(text.QKV_WIDE.format(t_q=t_q, t_k=t_k, d_k=d_k, d_v=d_v),
+                            key="trace_qkv", on_change="rerun")
+        if not where.open:
+            return
+    with where:
+        for name, z, labels, row in matrices:
+            st.markdown(text.MATRIX_TITLE.format(name=name, row=row))
+            show_figure(heatmap(z, [text.DIMENSION.format(m=m) for m in range(z.shape[1])],
+                                labels, highlight_rows=[row]), key=f"trace_fig_{name}")
 
 
 def _titles(row, titles: dict[str, str]) -> dict[str, str]:

@@ -1,13 +1,20 @@
-"""AppTest (issue 29 item 2): Step by step on a GPT-2-small-sized head (x 769 wide with the bias
-column, 12 heads of 64: one head's Q, K, V 64 wide). Its two wide step tables — the values v_j
-and the α_ij · v_j sums, 128 keys × 64 dimensions — are sent only when their expander is opened
-(drawing them doubled the page's time to open in the browser: benchmarks/bench_step_wide.py);
-opened, they hold the core's numbers. A toy scenario's tables are drawn as before."""
+"""AppTest (issue 29 item 2): Step by step and Trace a cell on a GPT-2-small-sized head (x 769
+wide with the bias column, 12 heads of 64: one head's Q, K, V 64 wide). Step by step's two wide
+tables — the values v_j and the α_ij · v_j sums, 128 keys × 64 dimensions — and Trace a cell's
+Q, K and V heatmaps are sent only when their expander is opened (drawing them took half and a
+third of the pages' time to open in the browser: benchmarks/bench_step_wide.py); opened, they
+hold the core's numbers. A toy scenario's are drawn at once, as before."""
 
 from __future__ import annotations
 
 import numpy as np
-from apptest_helpers import open_lazy_expanders, open_page, switch_to
+from apptest_helpers import (
+    chart_keys,
+    chart_z_by_key,
+    open_lazy_expanders,
+    open_page,
+    switch_to,
+)
 
 from attnviz.scenarios.scenario import projected, run_scenario
 from attnviz.teach.text import step_by_step as text
@@ -34,12 +41,18 @@ def _table_expanders(at) -> list[str]:
     return [e.key for e in at.expander if str(e.key).startswith("step_by_step_table_")]
 
 
-def test_a_wide_heads_value_tables_are_sent_only_when_opened():
-    sc = wide_head()
+def _opened_on(page: str, sc):
+    """``pages/<page>.py`` opened on scenario ``sc``, its lazy expanders left closed."""
     at = open_page(None, timeout=120)
     at.session_state[state.SCENARIO] = sc
-    switch_to(at, "step_by_step", lazy_open=False)
+    switch_to(at, page, lazy_open=False)
     assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+def test_a_wide_heads_value_tables_are_sent_only_when_opened():
+    sc = wide_head()
+    at = _opened_on("step_by_step", sc)
     assert sorted(_table_expanders(at)) == ["step_by_step_table_sum", "step_by_step_table_v"]
     labels = {e.label for e in at.expander}
     assert text.WIDE_TABLE.format(what=text.WIDE_TABLE_WHAT["v"], rows=T, cols=D_K) in labels
@@ -67,3 +80,26 @@ def test_a_toy_scenarios_tables_are_drawn_at_once():
     switch_to(at, "step_by_step", lazy_open=False)
     assert not at.exception
     assert not _table_expanders(at) and _table(at, V0) is not None
+
+
+QKV = ["trace_fig_Q", "trace_fig_K", "trace_fig_V"]
+
+
+def test_a_wide_heads_q_k_v_on_trace_are_sent_only_when_opened():
+    sc = wide_head()
+    at = _opened_on("trace", sc)
+    assert "trace_qkv" in [e.key for e in at.expander]
+    assert not set(QKV) & set(chart_keys(at))  # not sent
+    assert "trace_fig_weights" in chart_keys(at)
+    at.session_state["trace_qkv"] = True  # the expander opened
+    at.run()
+    assert not at.exception
+    att = run_scenario(sc).attention
+    for key, matrix in zip(QKV, (att.q, att.k, att.v), strict=True):
+        np.testing.assert_array_equal(chart_z_by_key(at, key), matrix)
+
+
+def test_a_toy_scenarios_q_k_v_on_trace_are_drawn_at_once():
+    at = open_page("trace", lazy_open=False)
+    assert "trace_qkv" not in [e.key for e in at.expander]
+    assert set(QKV) <= set(chart_keys(at))

@@ -15,6 +15,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "WEIGHTS_TITLE": ("head",),
     "HEAD_SUFFIX": ("h",),
     "MATRIX_TITLE": ("name", "row"),
+    "QKV_WIDE": ("t_q", "d_k", "t_k", "d_v"),
     "DIMENSION": ("m",),
     "CHOSEN": ("query", "key"),
     "CHECK_LINES": ("recomputed", "core"),
@@ -37,6 +38,10 @@ HEAD_SUFFIX = " — head {h}"
 # {name}: Q, K or V; {row}: the row outlined (the query i or the key j)
 MATRIX_TITLE = "**{name}** (row {row} outlined)"
 DIMENSION = "d{m}"  # {m}: a column of Q, K or V
+# A wide head's Q, K and V (a real head's 64 columns) are drawn when this expander is opened;
+# {t_q}, {t_k}: the queries and keys; {d_k}, {d_v}: the widths of Q and K, and of V
+QKV_WIDE = ("Q ({t_q} × {d_k}), K ({t_k} × {d_k}) and V ({t_k} × {d_v}) of this head, the "
+            "rows i and j outlined: open to draw them")
 # {query}, {key}: the labels of the chosen query i and key j
 CHOSEN = "query i = {query}\nkey j = {key}"
 # Title of each step shown (formulas: attnviz.teach.explain.formulas); the page numbers them.
