@@ -267,7 +267,7 @@ def switch_to(at: AppTest, page: str, *, lazy_open: bool = True,
     return open_lazy_expanders(at) if lazy_open else at
 
 
-def open_page(page: str | None = None, *, timeout: float = 30,
+def open_page(page: str | None = None, *, timeout: float = 60,
               lazy_open: bool = True, focus: str | None = "all") -> AppTest:
     """Run app.py, then switch to ``pages/<page>.py`` (None = Home); fail on any exception.
 
