@@ -458,6 +458,15 @@ function sizeAfterDrawing(div) {
   return steps.reduce((p, step) => p.then(step), Promise.resolve());
 }
 
+// Plotly.react, given a figure's frames, replaces the chart's frames with them when it updates
+// the chart in place, but leaves it none when it draws the chart anew (a chart slot of the
+// lecture view given another focus's figure: its drag slider then stepped through no frames
+// and the chart kept the matrix it had): then they are added
+async function keepFrames(div, frames, Plotly) {
+  const have = (div._transitionData && div._transitionData._frames) || [];
+  if (frames.length && !have.length) await Plotly.addFrames(div, frames);
+}
+
 // Draw one figure (a queued task): afresh after a failure or when a colour bar changes side,
 // else in place.
 async function draw(div, spec) {
@@ -480,6 +489,7 @@ async function draw(div, spec) {
     delete div.dataset.sized;
     sizeBeforeDrawing(div, spec);
     await Plotly.react(div, figure);
+    await keepFrames(div, spec.frames || [], Plotly);
     await sizeAfterDrawing(div);
     div.dataset.sized = "1";  // cell numbers and height final (tests wait for it)
     div.__attnvizFailed = false;
