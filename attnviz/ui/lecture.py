@@ -175,8 +175,12 @@ def lecture_panel(name: str, z, x_labels, y_labels, *, key: str, slot: int, titl
     frames = live(fig) if live else None
 
     def show(bottom: int | None = None) -> None:
+        # "shows": what the slot holds; another matrix in the same slot (a focus switch) is
+        # drawn afresh, which the browser does faster than updating a chart in place
+        # (plotly_view.js)
+        fig.update_layout(meta={"attnviz": {"shows": key}})
         if bottom is not None and state.presenter() and height is not None:
-            fig.update_layout(meta={"attnviz": {"fit": dict(
+            fig.update_layout(meta={"attnviz": {"shows": key, "fit": dict(
                 bottom=bottom, rows=rows, minRow=layout.PRESENTER_MIN_ROW_PX,
                 maxRow=layout.PRESENTER_MAX_ROW_PX)}})
         show_figure(fig, key=chart_key, filename=title, frames=frames,

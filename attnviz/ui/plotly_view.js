@@ -475,7 +475,12 @@ async function draw(div, spec) {
     if (await sameFigure(div, spec, Plotly)) return;  // stepped to in the browser already
     // Plotly.react leaves a vertical colour bar's tick labels behind when the bar turns
     // horizontal (a matrix shrinking to one or two rows): draw such a change afresh
-    if (div.__attnvizFailed || (div.data && barSides(div.data) !== barSides(spec.data))) {
+    // likewise a chart slot given another matrix (the lecture view's focus switch: the
+    // figure's meta names what it shows): drawn afresh, faster than Plotly.react's diff of
+    // two unrelated figures
+    const shows = attnvizMeta(spec.layout).shows;
+    if (div.__attnvizFailed || (div.data && (barSides(div.data) !== barSides(spec.data) ||
+        div.__attnvizShows !== shows))) {
       Plotly.purge(div);
       // purge dropped their listeners
       div.__attnvizClicks = div.__attnvizSlider = div.__attnvizStepping = false;
@@ -488,6 +493,7 @@ async function draw(div, spec) {
     div.__attnvizOwnWidth = Boolean(spec.layout && spec.layout.width);  // its own width
     delete div.dataset.sized;
     sizeBeforeDrawing(div, spec);
+    div.__attnvizShows = shows;
     await Plotly.react(div, figure);
     await keepFrames(div, spec.frames || [], Plotly);
     await sizeAfterDrawing(div);
