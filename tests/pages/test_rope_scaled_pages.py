@@ -154,3 +154,17 @@ def test_a_yarn_head_opens_from_the_model_view_and_runs_on_every_page(tmp_path, 
         switch_to(at, page)
         assert not at.exception, (page, [e.message[:200] for e in at.exception])
         assert not at.error, (page, [e.value[:200] for e in at.error])
+
+
+def test_the_modern_pages_rope_tab_says_it_uses_its_own_base_not_the_models(yarn):
+    """The RoPE tab turns pairs by its own base (its drag slider): with a real head's
+    frequencies in the scenario it says so; with a plain RoPE preset it has nothing to say."""
+    from attnviz.scenarios.presets import PRESETS
+    from attnviz.teach.text import modern
+
+    at = _opened(yarn, "modern")
+    assert modern.OWN_BASE in [e.value for e in at.info]
+    at.session_state[state.SCENARIO] = PRESETS["rope_shift"].build()
+    at.run()
+    assert not at.exception
+    assert modern.OWN_BASE not in [e.value for e in at.info]

@@ -32,6 +32,8 @@ ROPE_INTRO = (
     "A rotation by m·θ dotted with one by n·θ depends on m − n only: shift every position by "
     "Δ and the scores do not change. Add the sinusoidal encoding to x instead and they do."
 )
+OWN_BASE = ("This tab rotates with its own base b (the slider under the angles), not with the "
+            "frequencies θ_i of the opened model's head, which every other page uses.")
 BASE_PREFIX = "drag the base: "
 ON_CHARTS = ("Set Δ with the slider under the sinusoidal scores and the base with the "
              "slider under the angles, below.")
