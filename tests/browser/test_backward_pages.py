@@ -92,10 +92,18 @@ def test_learn_trains_and_the_slider_steps_the_weights_in_the_browser(browser, a
         frame = list(run.frames).index(step)
         np.testing.assert_allclose(keyed(page, "learn_fig_training", trace=1)["z"],
                                    run.weights[frame], rtol=1e-12)
-        page.get_by_text("Play", exact=True).click()  # plays to the last recorded step
+        chart = page.locator(".st-key-learn_fig_training")
+        chart.get_by_text("Play", exact=True).click()  # plays on from the recorded step shown
+        page.wait_for_function(
+            "([s, from]) => parseInt(document.querySelector(s)?.textContent.trim()"
+            ".split(' ').pop()) > from", arg=[STEP_LABEL, step], timeout=30_000)
+        # the last recorded step, by the slider's own key (in two full-suite runs, never alone,
+        # the 1024x768 Play had not reached step 200 after 60 s: see session 17's note)
+        chart.locator("g.slider-group[role='slider']").first.focus()
+        page.keyboard.press("End")
         page.wait_for_function(
             "s => document.querySelector(s)?.textContent.trim().endsWith(' 200')",
-            arg=STEP_LABEL, timeout=60_000)  # 200 frames: slow on a loaded machine
+            arg=STEP_LABEL, timeout=30_000)
         page.wait_for_timeout(300)
         np.testing.assert_allclose(keyed(page, "learn_fig_training", trace=1)["z"],
                                    run.weights[-1], rtol=1e-12)
