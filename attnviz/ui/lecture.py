@@ -178,11 +178,11 @@ def lecture_panel(name: str, z, x_labels, y_labels, *, key: str, slot: int, titl
         # "shows": what the slot holds; another matrix in the same slot (a focus switch) is
         # drawn afresh, which the browser does faster than updating a chart in place
         # (plotly_view.js)
-        fig.update_layout(meta={"attnviz": {"shows": key}})
+        entry = {"shows": key}
         if bottom is not None and state.presenter() and height is not None:
-            fig.update_layout(meta={"attnviz": {"shows": key, "fit": dict(
-                bottom=bottom, rows=rows, minRow=layout.PRESENTER_MIN_ROW_PX,
-                maxRow=layout.PRESENTER_MAX_ROW_PX)}})
+            entry["fit"] = dict(bottom=bottom, rows=rows, minRow=layout.PRESENTER_MIN_ROW_PX,
+                                maxRow=layout.PRESENTER_MAX_ROW_PX)
+        fig.update_layout(meta={"attnviz": entry})
         show_figure(fig, key=chart_key, filename=title, frames=frames,
                     on_slider=partial(land, chart_key) if frames else None,
                     grow=height is None)
