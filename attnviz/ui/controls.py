@@ -467,16 +467,23 @@ def _param_control(p, scenario: Scenario, key: str):
 _VECTOR_SHOWN = 4  # numbers of a vector setting written in its caption
 
 
+def vector_caption(p, value: tuple) -> str:
+    """What a vector setting's caption says: its label and first numbers, or that it is not
+    given."""
+    if not value:
+        return text.PARAM_VECTOR_NONE.format(label=p.label)
+    shown = ", ".join(f"{v:.4g}" for v in value[:_VECTOR_SHOWN])
+    return text.PARAM_VECTOR_GIVEN.format(
+        label=p.label, values=shown + (", …" if len(value) > _VECTOR_SHOWN else ""))
+
+
 def _vector_display(p, value: tuple, key: str) -> tuple:
     """A vector setting, read-only: what it holds (or that it is not given, the default) and,
     when given, a button that drops it (back to the default)."""
     if not value:
-        st.caption(text.PARAM_VECTOR_NONE.format(label=p.label), help=text.PARAM_VECTOR_NONE_HELP)
+        st.caption(vector_caption(p, value), help=text.PARAM_VECTOR_NONE_HELP)
         return value
-    shown = ", ".join(f"{v:.4g}" for v in value[:_VECTOR_SHOWN])
-    st.caption(text.PARAM_VECTOR_GIVEN.format(
-        label=p.label, values=shown + (", …" if len(value) > _VECTOR_SHOWN else "")),
-        help=text.PARAM_VECTOR_GIVEN_HELP.format(n=len(value)))
+    st.caption(vector_caption(p, value), help=text.PARAM_VECTOR_GIVEN_HELP.format(n=len(value)))
     st.button(text.PARAM_VECTOR_DROP, key=f"{key}_drop", help=text.PARAM_VECTOR_DROP_HELP,
               on_click=_drop_param, args=(p.name,))
     return value

@@ -35,6 +35,9 @@ WEIGHTS_MOST = 0.6
 OTHERS_LEAST = 0.16  # ... the two others share the rest by their columns, at least this each
 PRESENTER_TOKENS = 1.5  # presenter mode, above the charts: the tokens' width beside each
 # setting's 1 (τ, positional encoding, heads, the variant's own)
+PRESENTER_OWN_MOST = 4  # a variant with more settings of its own keeps the unused ones ...
+PRESENTER_MORE = 1.5  # ... behind a "More" button of this width (ui/lecture.py folded_params)
+PRESENTER_CHARS_PER_COLUMN = 5  # a setting's value up to this many characters has width 1
 PRESENTER_HEAD_SWITCH = 2.5  # ... and the head switch's (up to HEADS_IN_ROW heads; more: above
 HEADS_IN_ROW = 4  # the charts, the whole width)
 HEADS_PER_ROW = 4  # the heads focus: thumbnails per row

@@ -8,7 +8,7 @@ a drag slider (τ, the custom scale) whose frames come from one run
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import partial
+from functools import cache, partial
 
 import numpy as np
 import streamlit as st
@@ -23,6 +23,7 @@ from attnviz.figures.heatmap import (
     with_slider,
 )
 from attnviz.scenarios import limits, sweep
+from attnviz.scenarios.registry import VARIANTS
 from attnviz.scenarios.scenario import written
 from attnviz.scenarios.variants.formulas import scaled
 from attnviz.teach.text import common
@@ -227,21 +228,55 @@ def presenter_settings(scenario, focus: str) -> tuple[str, ...]:
     return tuple(k for k in LECTURE_SETTINGS if has[k])
 
 
+@cache
+def preset_params(variant: str) -> frozenset[str]:
+    """The variant's own settings that one of its presets sets (the ones its lesson uses)."""
+    return frozenset(name for preset in VARIANTS[variant].presets
+                     for name in preset.build().params)
+
+
+def folded_params(scenario) -> tuple[str, ...]:
+    """The variant's own settings presenter mode keeps behind its "More" button rather than
+    in a column of the row: for a variant with more than :data:`layout.PRESENTER_OWN_MOST`
+    settings (RoPE's seven had cut each other's values at 1024 px), each one that a given
+    setting replaces (not used), or that is at its default and set by none of the variant's
+    presets. A real head's frequencies and attention scaling (not defaults) keep their
+    columns."""
+    params = scenario.spec.params
+    if len(params) <= layout.PRESENTER_OWN_MOST:
+        return ()
+    named = preset_params(scenario.variant)
+
+    def folded(p) -> bool:
+        if p.overridden_by and scenario.param(p.overridden_by):
+            return True
+        return scenario.param(p.name) == p.default and p.name not in named
+
+    return tuple(p.name for p in params if folded(p))
+
+
 def presenter_inputs(scenario, focus: str):
     """Presenter mode's controls: the tokens and each setting (each of the variant's own
-    too) in one row above the charts (short, so the charts keep the screen), the editor folded
+    too, but those :func:`folded_params` names, which share a "More" button at the row's end)
+    in one row above the charts (short, so the charts keep the screen), the editor folded
     in an expander under them (drawn first, so an edit is in the charts of the same run; the
     page fits one screen while it is closed). Returns the scenario and the container the
     charts go in."""
     settings = presenter_settings(scenario, focus)
     plain = [s for s in settings if s != "params"]
-    own = len(scenario.spec.params) if "params" in settings else 0  # a column each
+    params = scenario.spec.params if "params" in settings else ()
+    folded = folded_params(scenario) if params else ()
+    own = [p for p in params if p.name not in folded]  # a column each
     heads = [layout.PRESENTER_HEAD_SWITCH] \
         if scenario.spec.always_heads and scenario.n_heads <= layout.HEADS_IN_ROW else []
+    more = [layout.PRESENTER_MORE] if folded else []
     row = st.container(key="playground_presenter_controls")  # one-line labels: presenter.py
-    tokens, *boxes = row.columns([layout.PRESENTER_TOKENS] + [1] * (len(plain) + own) + heads,
-                                 gap="small")
+    widths = [layout.PRESENTER_TOKENS] + [1] * len(plain) \
+        + [param_width(p, scenario.param(p.name)) for p in own] + more + heads
+    tokens, *boxes = row.columns(widths, gap="small")
     head_box = boxes.pop() if heads else None  # the head switch, drawn with the charts
+    more_box = boxes.pop().popover(text.PRESENTER_MORE_SETTINGS,
+                                   help=text.PRESENTER_MORE_SETTINGS_HELP) if folded else None
     with tokens:
         if not scenario.direct:
             scenario = controls.token_controls("playground", scenario)
@@ -249,9 +284,11 @@ def presenter_inputs(scenario, focus: str):
         with box:
             scenario = controls.settings_controls("playground", scenario, compact=True,
                                                   only=(setting,))
-    if own:
+    if params:
+        columns = iter(boxes[len(plain):])
+        param_boxes = [more_box if p.name in folded else next(columns) for p in params]
         scenario = controls.settings_controls("playground", scenario, only=("params",),
-                                              param_boxes=boxes[len(plain):])
+                                              param_boxes=param_boxes)
     charts = st.container()
     if not scenario.direct:
         label = text.PRESENTER_EDIT_W if focus == "projections" \
@@ -261,6 +298,19 @@ def presenter_inputs(scenario, focus: str):
             with box:
                 scenario = editor(scenario, focus)
     return scenario, charts, head_box
+
+
+def param_width(p, value) -> float:
+    """The width of a variant setting's column in presenter mode's row (a plain setting's is
+    1): a number as wide as it is written (a real head's attention scaling has 16 digits), a
+    model's frequencies as wide as their caption needs on three lines."""
+    if isinstance(p.default, tuple):
+        chars = len(controls.vector_caption(p, value)) / 3 if value else 0
+    elif isinstance(p.default, (int, float)) and not isinstance(p.default, bool):
+        chars = len(repr(value).removesuffix(".0"))  # as the box writes it (JavaScript)
+    else:
+        chars = 0
+    return max(1.0, chars / layout.PRESENTER_CHARS_PER_COLUMN)
 
 
 def presenter_widths(focus: str, t: int, d_v: int) -> list[float] | int:

@@ -61,6 +61,7 @@ COMPACT_PRESENTER_CSS = """
   min-width: 0; max-width: 100%; overflow: hidden; }
 .st-key-playground_presenter_controls [data-testid="stWidgetLabel"] p {
   font-size: 1rem; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.st-key-playground_presenter_controls [data-testid="stCaptionContainer"] { font-size: 1rem; }
 </style>
 """
 # (the lecture view's row of controls in presenter mode, ui/lecture.py: one line per label, the

@@ -56,6 +56,13 @@ INPUTS_EXPANDER = "Tokens and embeddings"
 # Presenter mode: the editor of what the focus starts from, folded under the matrices
 PRESENTER_EDIT_X = "✏️ Edit X, the embeddings (the matrices above follow)"
 PRESENTER_EDIT_W = "✏️ Edit W_Q, W_K, W_V (the matrices above follow)"
+# Presenter mode, the row above the charts: a variant with many settings of its own (RoPE)
+# keeps those at their defaults that its preset does not set, and those not used, behind this
+PRESENTER_MORE_SETTINGS = "⚙️ More"
+PRESENTER_MORE_SETTINGS_HELP = (
+    "The variant's other settings: at their defaults (its preset does not set them) or not "
+    "used by this scenario."
+)
 
 DIRECT = (
     "This scenario gives Q, K and V directly (as the seed notebook does); edit them on the Step "
