@@ -10,6 +10,7 @@ that one (issue 27, item 4). The functions return the scenario they were given.
 
 from __future__ import annotations
 
+import re
 from contextlib import nullcontext
 
 import numpy as np
@@ -329,9 +330,41 @@ def _pick_variant(widget: str) -> None:
 
 def variant_formula(scenario: Scenario) -> str:
     """The variant's formula for the scenario's settings: its scale, τ when it is not 1, M when
-    the result masks a pair (the result is the one the page shows, computed once)."""
+    the result masks a pair (the result is the one the page shows, computed once); it may
+    wrap between its parts (:func:`breakable`)."""
     result, _ = _memo(scenario, None)
-    return scenario.spec.written(written(scenario, None if result is None else result.mask))
+    return breakable(scenario.spec.written(written(scenario,
+                                                   None if result is None else result.mask)))
+
+
+_BREAKS = (r",\quad", r",\ ")  # the separators of a formula's parts (Q = XW_Q,\ K = XW_K)
+_TOKEN = re.compile(r"\\(?:[A-Za-z]+|.)|.", re.DOTALL)  # a command, an escaped char, a char
+
+
+def breakable(latex: str) -> str:
+    r"""``latex`` with a line break allowed (KaTeX's ``\allowbreak``) after each of its
+    top-level separators (``,\quad`` and ``,\ ``, outside braces, ``\left … \right`` and
+    environments), each part between them grouped in braces so that it never breaks inside
+    (not after its own ``=``). A display formula stays on one line unless the page's CSS lets
+    it wrap (the Playground's: :data:`attnviz.ui.presenter.COMPACT_CSS`): a YaRN head's
+    formula is wider than the Playground at 1366 px."""
+    parts, start, depth, i = [], 0, 0, 0
+    while i < len(latex):
+        sep = next((b for b in _BREAKS if latex.startswith(b, i)), None) if depth == 0 else None
+        if sep is not None and not (sep[-1].isalpha() and latex[i + len(sep):][:1].isalpha()):
+            parts.append((latex[start:i], sep))
+            i = start = i + len(sep)
+            continue
+        token = _TOKEN.match(latex, i).group(0)
+        if token in ("{", r"\left", r"\begin"):
+            depth += 1
+        elif token in ("}", r"\right", r"\end"):
+            depth -= 1
+        i += len(token)
+    if not parts:
+        return latex
+    written = "".join(f"{{{part}}}{sep}\\allowbreak " for part, sep in parts)
+    return written + "{" + latex[start:] + "}"
 
 
 def variant_about(key: str) -> str:

@@ -50,12 +50,14 @@ COMPACT_CSS = """
 <style>
 [data-testid="stMainBlockContainer"] { padding-top: 1rem; padding-bottom: 0.25rem; }
 [data-testid="stMain"] h1 { padding-top: 0; }
+[data-testid="stMain"] .katex-display > .katex { white-space: normal; }
 </style>
 """
 COMPACT_PRESENTER_CSS = """
 <style>
 [data-testid="stMainBlockContainer"] { padding-top: 2rem; padding-bottom: 0.25rem; }
 [data-testid="stMain"] h1 { padding-top: 0; }
+[data-testid="stMain"] .katex-display > .katex { white-space: normal; }
 .st-key-playground_focus [data-testid="stMarkdownContainer"] p { font-size: 1.1rem; }
 .st-key-playground_presenter_controls [data-testid="stWidgetLabel"] {
   min-width: 0; max-width: 100%; overflow: hidden; }
@@ -67,6 +69,9 @@ COMPACT_PRESENTER_CSS = """
 # (the lecture view's row of controls in presenter mode, ui/lecture.py: one line per label, the
 # whole label in its help; a label wrapping to four lines in a narrow column had pushed the
 # charts below the screen)
+# A display formula may wrap where it allows a break (a formula wider than the page, e.g. a
+# YaRN head's: ui/controls.py breakable), instead of scrolling out of sight (KaTeX keeps it on
+# one line by default).
 
 
 _STREAMLIT_SELECTOR = re.compile(r'\[data-(?:testid|baseweb)="[^"]+"\]')
