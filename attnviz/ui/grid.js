@@ -94,6 +94,22 @@ function paste(grid, r0, c0, text) {
   if (changed) send(grid);
 }
 
+// the width a cell needs to show `chars` characters whole (the input's padding: grid.css)
+function cellWidth(chars) {
+  return `calc(${Math.max(chars, 1)}ch + 1rem + 2px)`;
+}
+
+// the longest text of each column (its cells as drawn first): the column is at least as wide,
+// so no number is cut ("-0.12260960787534714" in a 16-wide real head's x); the grid scrolls
+// sideways when they do not fit its box
+function columnChars(cells, n) {
+  const chars = new Array(n).fill(0);
+  for (const row of cells) {
+    for (let c = 0; c < n; c++) chars[c] = Math.max(chars[c], String(row[c] ?? "").length);
+  }
+  return chars;
+}
+
 function makeInput(grid, r, c) {
   const spec = grid.__spec;
   const input = document.createElement("input");
@@ -103,6 +119,7 @@ function makeInput(grid, r, c) {
   input.readOnly = spec.disabled;
   input.spellcheck = false;
   input.autocomplete = "off";
+  if (!grid.__wide) input.style.minWidth = cellWidth(grid.__chars[c]); // a wide grid: its CSS
   input.setAttribute("aria-label", `${spec.label}: ${spec.rows[r]}, ${spec.cols[c]}`);
   input.addEventListener("input", () => { grid.__text[r][c] = input.value; });
   input.addEventListener("keydown", (event) => onKey(grid, input, event));
@@ -235,6 +252,10 @@ function draw(parent, spec) {
       (grid.__edits[String(r)] = grid.__edits[String(r)] || {})[col] = grid.__text[r][c];
     });
   });
+  grid.__chars = columnChars(grid.__text, spec.cols.length);
+  // a wide grid's columns have one width (its spacers stand for the columns not drawn): the
+  // longest text of them all
+  if (wide) grid.style.setProperty("--attnviz-cell", cellWidth(Math.max(...grid.__chars)));
   grid.createTBody();
   box.appendChild(grid);
   parent.appendChild(box);
