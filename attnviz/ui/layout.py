@@ -34,10 +34,20 @@ WEIGHTS_FRAME_PX = 100  # the weights' chart beyond its cells (colour bar, margi
 WEIGHTS_MOST = 0.6
 OTHERS_LEAST = 0.16  # ... the two others share the rest by their columns, at least this each
 PRESENTER_TOKENS = 1.5  # presenter mode, above the charts: the tokens' width beside each
-# setting's 1 (τ, positional encoding, heads, the variant's own)
+# setting's 1 (τ, positional encoding, heads, the variant's own), at least; as wide as the
+# sentence needs (up to PRESENTER_TOKENS_MOST), and a number box as wide as its number needs:
+# widths in units of PRESENTER_UNIT_PX, measured at 1024 px (ui/lecture.py param_width)
+PRESENTER_TOKENS_MOST = 4
+PRESENTER_UNIT_PX = 90  # a width of 1 (the row's unit)
+PRESENTER_TEXT_CHAR_PX = 9  # a character of the tokens (presenter mode's 1.2rem)
+PRESENTER_DIGIT_PX = 10.5  # a digit of a number box
+PRESENTER_BOX_PX = 40  # a box's padding and border
+PRESENTER_STEPPERS_PX = 64  # a number box's − and + buttons
+PRESENTER_CAPTION_CHAR_PX = 8  # a character of a caption (1rem) ...
+PRESENTER_CAPTION_LINES = 3  # ... on at most this many lines, beside the button under it
+PRESENTER_DROP = 2.0  # the column of a model's frequencies at least ("Use the base")
 PRESENTER_OWN_MOST = 4  # a variant with more settings of its own keeps the unused ones ...
 PRESENTER_MORE = 1.5  # ... behind a "More" button of this width (ui/lecture.py folded_params)
-PRESENTER_CHARS_PER_COLUMN = 5  # a setting's value up to this many characters has width 1
 PRESENTER_HEAD_SWITCH = 2.5  # ... and the head switch's (up to HEADS_IN_ROW heads; more: above
 HEADS_IN_ROW = 4  # the charts, the whole width)
 HEADS_PER_ROW = 4  # the heads focus: thumbnails per row

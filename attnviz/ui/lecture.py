@@ -139,6 +139,9 @@ def weights_formula(scenario, result) -> str:
     return text.LECTURE_WEIGHTS[written(scenario, result.mask).masked]
 
 
+UNLABELLED_LEFT_PX = 14  # a chart without row labels: its first turned column label's overhang
+
+
 def slot_key(slot: int) -> str:
     """The chart key of the lecture view's ``slot``-th chart (0, 1, 2 from the left), the same
     for every focus: a focus switch updates the three charts in place (``Plotly.react``, ~30 ms
@@ -170,8 +173,10 @@ def lecture_panel(name: str, z, x_labels, y_labels, *, key: str, slot: int, titl
                   top=top, tick_px=PRESENTER_TICK_PX if state.presenter() else FONT_PX,
                   tick_chars=LECTURE_TICK_CHARS, **kw)
     if not row_labels:
-        fig.update_yaxes(showticklabels=False, title_text="")
-        fig.update_layout(margin_l=8)
+        # nothing on the left then: without automargin the axis keeps no room for labels it
+        # does not draw (it took 21 px, by drawing the chart a second time)
+        fig.update_yaxes(showticklabels=False, title_text="", automargin=False)
+        fig.update_layout(margin_l=UNLABELLED_LEFT_PX)
     chart_key = slot_key(slot)
     frames = live(fig) if live else None
 
@@ -271,7 +276,7 @@ def presenter_inputs(scenario, focus: str):
         if scenario.spec.always_heads and scenario.n_heads <= layout.HEADS_IN_ROW else []
     more = [layout.PRESENTER_MORE] if folded else []
     row = st.container(key="playground_presenter_controls")  # one-line labels: presenter.py
-    widths = [layout.PRESENTER_TOKENS] + [1] * len(plain) \
+    widths = [tokens_width(scenario)] + [1] * len(plain) \
         + [param_width(p, scenario.param(p.name)) for p in own] + more + heads
     tokens, *boxes = row.columns(widths, gap="small")
     head_box = boxes.pop() if heads else None  # the head switch, drawn with the charts
@@ -302,15 +307,28 @@ def presenter_inputs(scenario, focus: str):
 
 def param_width(p, value) -> float:
     """The width of a variant setting's column in presenter mode's row (a plain setting's is
-    1): a number as wide as it is written (a real head's attention scaling has 16 digits), a
-    model's frequencies as wide as their caption needs on three lines."""
+    1, :data:`layout.PRESENTER_UNIT_PX`): a number box as wide as its number is written (a real
+    head's attention scaling has 16 digits) with its − and + buttons, a model's frequencies as
+    wide as their caption needs on three lines and their button."""
     if isinstance(p.default, tuple):
-        chars = len(controls.vector_caption(p, value)) / 3 if value else 0
-    elif isinstance(p.default, (int, float)) and not isinstance(p.default, bool):
-        chars = len(repr(value).removesuffix(".0"))  # as the box writes it (JavaScript)
-    else:
-        chars = 0
-    return max(1.0, chars / layout.PRESENTER_CHARS_PER_COLUMN)
+        if not value:
+            return 1.0
+        px = len(controls.vector_caption(p, value)) * layout.PRESENTER_CAPTION_CHAR_PX \
+            / layout.PRESENTER_CAPTION_LINES
+        return max(layout.PRESENTER_DROP, px / layout.PRESENTER_UNIT_PX)
+    if isinstance(p.default, bool) or not isinstance(p.default, (int, float)):
+        return 1.0
+    chars = len(repr(value).removesuffix(".0"))  # as the box writes it (JavaScript)
+    px = chars * layout.PRESENTER_DIGIT_PX + layout.PRESENTER_BOX_PX + layout.PRESENTER_STEPPERS_PX
+    return max(1.0, px / layout.PRESENTER_UNIT_PX)
+
+
+def tokens_width(scenario) -> float:
+    """The width of the tokens' column in presenter mode's row: as wide as the sentence needs,
+    between :data:`layout.PRESENTER_TOKENS` and :data:`layout.PRESENTER_TOKENS_MOST`."""
+    px = len(" ".join(scenario.tokens)) * layout.PRESENTER_TEXT_CHAR_PX + layout.PRESENTER_BOX_PX
+    return min(max(layout.PRESENTER_TOKENS, px / layout.PRESENTER_UNIT_PX),
+               layout.PRESENTER_TOKENS_MOST)
 
 
 def presenter_widths(focus: str, t: int, d_v: int) -> list[float] | int:

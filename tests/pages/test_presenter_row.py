@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import pytest
 from apptest_helpers import open_page, switch_to
 
 from attnviz.scenarios.presets import PRESETS
@@ -20,7 +19,7 @@ from attnviz.scenarios.registry import VARIANTS
 from attnviz.teach.text import common
 from attnviz.teach.text import playground as text
 from attnviz.ui import layout, state
-from attnviz.ui.lecture import folded_params, param_width, preset_params
+from attnviz.ui.lecture import folded_params, param_width, preset_params, tokens_width
 
 FREQ = (1.0, 0.0025)  # a scaled-RoPE head's θ_i (two pairs: the rope_shift preset's d_k = 4)
 SCALING = 1.138629436111989  # YaRN's a for factor 4: 0.1·ln 4 + 1
@@ -152,11 +151,30 @@ def test_folded_params_rule():
     assert folded_params(PRESETS["sinks_streaming"].build()) == ()
 
 
-@pytest.mark.parametrize(("name", "value", "least"), [
-    ("rope_offset", 0, 1.0), ("rope_base", 10000.0, 1.0),
-    ("rope_attention_scaling", SCALING, 17 / layout.PRESENTER_CHARS_PER_COLUMN),
-    ("rope_inv_freq", FREQ, 29 / 3 / layout.PRESENTER_CHARS_PER_COLUMN),
-])
-def test_a_settings_column_is_as_wide_as_its_value(name, value, least):
-    p = VARIANTS["rope"].param(name)
-    assert param_width(p, value) == pytest.approx(least)
+def test_a_settings_column_is_as_wide_as_its_value():
+    rope = VARIANTS["rope"]
+
+    def px(name, value):
+        return param_width(rope.param(name), value) * layout.PRESENTER_UNIT_PX
+
+    # a real head's a = 1.138629436111989: room for its 17 characters and the − + buttons
+    assert px("rope_attention_scaling", SCALING) >= 17 * layout.PRESENTER_DIGIT_PX \
+        + layout.PRESENTER_STEPPERS_PX
+    assert px("rope_base", 10000.0) < px("rope_attention_scaling", SCALING)
+    assert px("rope_base", 10000.0) == px("rope_base", 10000)  # written "10000" either way
+    # a choice, and frequencies not given: the plain width; given: room for "Use the base"
+    assert param_width(rope.param("rope_layout"), "split_half") == 1.0
+    assert param_width(rope.param("rope_inv_freq"), ()) == 1.0
+    assert param_width(rope.param("rope_inv_freq"), FREQ) >= layout.PRESENTER_DROP
+
+
+def test_the_tokens_column_is_as_wide_as_the_sentence_within_bounds():
+    sc = PRESETS["rope_shift"].build()
+    six = tokens_width(sc)
+    assert layout.PRESENTER_TOKENS < six < layout.PRESENTER_TOKENS_MOST
+    assert six * layout.PRESENTER_UNIT_PX >= len("the cat the cat the cat") \
+        * layout.PRESENTER_TEXT_CHAR_PX
+    short = replace(sc, tokens=("a", "b", "c"), x=sc.x[:3])
+    assert tokens_width(short) == layout.PRESENTER_TOKENS
+    long = replace(sc, tokens=("extraordinary",) * 6)
+    assert tokens_width(long) == layout.PRESENTER_TOKENS_MOST
