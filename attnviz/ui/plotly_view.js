@@ -146,6 +146,13 @@ function stepFrames(div) {
     follow(div, name);
     sliderAria(div);
   });
+  // plotly.js marks a slider dragged on the mouse press and unmarks, on the release, the
+  // slider object drawn at that moment; a quick click whose step is still being drawn (the
+  // new object copied the mark) left the slider marked for good, and a marked slider ignores
+  // Play's frames: Learn's Play ran to the end under a slider stuck on the clicked step
+  div.on("plotly_sliderend", () => {
+    for (const opts of (div._fullLayout && div._fullLayout.sliders) || []) opts._dragging = false;
+  });
   div.addEventListener("keydown", (event) => {
     const move = STEP_KEYS[event.key];
     if (move !== undefined) clearTimeout(div.__attnvizSendTimer);
