@@ -14,6 +14,12 @@ A first run may also end in ``st.rerun()`` and show "notRunning" in between. ``e
 therefore watches the app's websocket for the server's ``script_finished`` message that is not
 "early for rerun" (``track_reruns``, which the ``page`` fixture calls), then waits for the page
 to settle. ``goto_page`` and ``edit_cell`` use it.
+
+``wait_for_app_run`` alone (after an action not wrapped in ``expect_rerun``) waits until
+``INPUT_SETTLE_MS`` after the page's last input event (a click, a key, a typed or committed
+value: a debounced widget sends its value that long after), not a fixed pause at every call,
+then for every rerun request the page has sent (``track_reruns`` watches them too) to finish,
+then for the page to be idle and drawn.
 """
 
 from __future__ import annotations
@@ -25,7 +31,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from playwright.sync_api import Locator, Page, WebSocket, expect
+from playwright.sync_api import Error, Locator, Page, WebSocket, expect
+from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -54,16 +61,74 @@ _APP_CONNECTED = "[data-testid='stApp'][data-test-connection-state='CONNECTED']"
 _APP_IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
 _SKELETON = "[data-testid='stSkeleton']"
 _EARLY = ForwardMsg.ScriptFinishedStatus.FINISHED_EARLY_FOR_RERUN
+# After an action, a rerun may start this long after the page's last input event (Streamlit's
+# slider sends its value 200 ms after the last key; st.data_editor 150 ms): the fixed pause
+# every wait_for_app_run used to make, now counted from the input and made only when needed.
+INPUT_SETTLE_MS = 250
+
+
+class _Runs:
+    """What the page's websocket said: the statuses of the script runs that finished, and
+    whether a rerun request was sent after the last run that finished for good."""
+
+    def __init__(self) -> None:
+        self.finished: list[int] = []
+        self.pending = False
+
+
+_runs: weakref.WeakKeyDictionary[Page, _Runs] = weakref.WeakKeyDictionary()
+# the statuses alone (tests count the runs a drag makes)
 _finished_runs: weakref.WeakKeyDictionary[Page, list[int]] = weakref.WeakKeyDictionary()
+
+# page time of the last input event (installed by track_reruns before the page opens)
+_INPUT_WATCH = """(() => {
+    const seen = window.__attnvizInput = {last: performance.now()};
+    for (const type of ["pointerdown", "pointerup", "keydown", "keyup", "input", "change",
+                        "focusout", "wheel"]) {
+        window.addEventListener(type, () => { seen.last = performance.now(); }, true);
+    }
+})()"""
+# after two frames (the messages received so far rendered), the ms left until INPUT_SETTLE_MS
+# after the last input event, or null when the page has no input watch
+_SETTLE_LEFT = """settle => new Promise(done => {
+    const left = () => { const seen = window.__attnvizInput;
+        done(seen ? Math.max(0, settle - (performance.now() - seen.last)) : null); };
+    requestAnimationFrame(() => requestAnimationFrame(left));
+    setTimeout(left, 100);  // (no frames in a hidden page)
+})"""
+
+
+def _settle(page: Page) -> None:
+    """Wait until a rerun the caller's last action asks for has been requested: until
+    ``INPUT_SETTLE_MS`` after the page's last input event (200 ms on a page not watched)."""
+    try:
+        left = page.evaluate(_SETTLE_LEFT, INPUT_SETTLE_MS)
+    except Error:  # the page was navigating: its document is new
+        left = None
+    left = 200 if left is None else left
+    if left > 0:
+        page.wait_for_timeout(left)
+
+
+def _wait_for_requests(page: Page, timeout: float) -> None:
+    """Wait until every rerun the page has requested has finished (tracked pages only)."""
+    runs = _runs.get(page)
+    deadline = time.monotonic() + timeout / 1000
+    while runs is not None and runs.pending:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"a requested rerun did not finish within {timeout / 1000:.0f} s")
+        page.wait_for_timeout(50)  # also lets Playwright deliver the websocket events
 
 
 def wait_for_app_run(page: Page, timeout: float = TIMEOUT_MS) -> None:
     """Wait until the app is connected, not running, and drawn (no loading skeletons left).
 
     Timeout in ms. After an action, wrap the action in ``expect_rerun`` instead: this alone can
-    return before the triggered run starts, or between a run and the ``st.rerun()`` it asks for.
+    return before the triggered run starts when the page sends its request later than
+    ``INPUT_SETTLE_MS`` after the action, or between a run and the ``st.rerun()`` it asks for.
     """
-    page.wait_for_timeout(200)  # let a rerun triggered just before this call begin
+    _settle(page)  # let a rerun triggered just before this call be requested
+    _wait_for_requests(page, timeout)
     page.locator(_APP_CONNECTED).wait_for(state="attached", timeout=timeout)
     page.locator(_APP_IDLE).wait_for(state="attached", timeout=timeout)
     # lazily loaded elements (Plotly, data editor) show a skeleton until their code has arrived
@@ -71,23 +136,36 @@ def wait_for_app_run(page: Page, timeout: float = TIMEOUT_MS) -> None:
 
 
 def track_reruns(page: Page) -> None:
-    """Record the status of every script run that finishes on ``page`` from now on.
+    """Record the status of every script run that finishes on ``page`` from now on, whether a
+    rerun request is waiting for its run, and the time of the page's last input event.
 
     Call it before the page opens the app (the ``page`` fixture does): it listens on websockets
     the page opens later.
     """
-    statuses = _finished_runs.setdefault(page, [])
+    runs = _runs.setdefault(page, _Runs())
+    _finished_runs[page] = runs.finished
+    page.add_init_script(_INPUT_WATCH)
 
     def on_frame(payload: str | bytes) -> None:
         if isinstance(payload, bytes):
             msg = ForwardMsg()
             msg.ParseFromString(payload)
             if msg.WhichOneof("type") == "script_finished":
-                statuses.append(msg.script_finished)
+                runs.finished.append(msg.script_finished)
+                if msg.script_finished != _EARLY:
+                    runs.pending = False
+
+    def on_sent(payload: str | bytes) -> None:
+        if isinstance(payload, bytes):
+            msg = BackMsg()
+            msg.ParseFromString(payload)
+            if msg.WhichOneof("type") == "rerun_script":
+                runs.pending = True
 
     def on_websocket(ws: WebSocket) -> None:
         if ws.url.endswith("/_stcore/stream"):
             ws.on("framereceived", on_frame)
+            ws.on("framesent", on_sent)
 
     page.on("websocket", on_websocket)
 
@@ -101,9 +179,10 @@ def expect_rerun(page: Page, timeout: float = TIMEOUT_MS) -> Iterator[None]:
         with expect_rerun(page):
             page.get_by_role("slider").first.press("ArrowRight")
     """
-    statuses = _finished_runs.get(page)
-    if statuses is None:
+    runs = _runs.get(page)
+    if runs is None:
         raise RuntimeError("call track_reruns(page) before opening the app (the fixture does)")
+    statuses = runs.finished
     seen = len(statuses)
     yield
     deadline = time.monotonic() + timeout / 1000
