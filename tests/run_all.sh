@@ -92,6 +92,8 @@ section "5/5 Tests: pytest -m \"$EVERY_TEST\" $*"
 # fixtures). Measured: 5 min and 11 min, against 25 min for the same tests one at a time.
 export ATTNVIZ_CORE_PASSED=1
 run_pytest "$PYTHON" -m pytest -n 2 -m "($EVERY_TEST) and not browser" --durations=15 "$@"
-run_pytest "$PYTHON" -m pytest -n 2 --dist loadfile -m "($EVERY_TEST) and browser" \
-    --durations=15 "$@"
+# the browser files in tests/browser/conftest.py's order, heaviest first (FILE_SECONDS), not
+# pytest-xdist's own (most tests first)
+run_pytest "$PYTHON" -m pytest -n 2 --dist loadfile --no-loadscope-reorder \
+    -m "($EVERY_TEST) and browser" --durations=15 "$@"
 echo "OK: core tests without the ui, lint and the whole suite passed"

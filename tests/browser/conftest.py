@@ -46,17 +46,64 @@ SERVER_LOG = ARTIFACTS / "streamlit-server.log"
 HEALTH_TIMEOUT_S = 60.0
 
 
+# Seconds each file's tests took in a full browser-phase run on two processes (FILE_SECONDS_RUN).
+# The browser tests run in this order, heaviest file first: tests/run_all.sh hands them out a
+# file at a time with --no-loadscope-reorder, which keeps it (pytest-xdist's own order, most
+# tests first, started the longest single tests last and left one process idle meanwhile). A
+# file not listed counts as DEFAULT_FILE_SECONDS; a stale figure costs balance, never a test.
+FILE_SECONDS_RUN = "session 18, wall seconds per file at load 13-17 (about twice CI's)"
+FILE_SECONDS: dict[str, float] = {
+    "tests/pages/test_benchmarks_smoke.py": 279,
+    "tests/browser/test_pages.py": 274,
+    "tests/browser/test_drag_window.py": 266,
+    "tests/browser/test_lecture.py": 246,
+    "tests/browser/test_every_preset.py": 246,
+    "tests/browser/test_presenter_pages.py": 229,
+    "tests/browser/test_typing.py": 196,
+    "tests/browser/test_guided_lecture.py": 153,
+    "tests/browser/test_presenter_sizes.py": 149,
+    "tests/browser/test_real_head.py": 149,
+    "tests/browser/test_induction_page.py": 122,
+    "tests/browser/test_share_link.py": 110,
+    "tests/browser/test_backward_pages.py": 105,
+    "tests/browser/test_security.py": 104,
+    "tests/browser/test_grid.py": 98,
+    "tests/browser/test_wide_head.py": 98,
+    "tests/browser/test_long_labels.py": 94,
+    "tests/browser/test_focus_switch.py": 69,
+    "tests/browser/test_trace_and_lines.py": 53,
+    "tests/browser/test_colours_browser.py": 52,
+    "tests/browser/test_cell_sizes.py": 43,
+    "tests/browser/test_speed_fragment.py": 36,
+    "tests/browser/test_clicks_lazy.py": 33,
+    "tests/browser/test_reload.py": 30,
+    "tests/browser/test_model_view.py": 27,
+    "tests/browser/test_chart_component.py": 26,
+    "tests/browser/test_presenter_selectors.py": 23,
+}
+DEFAULT_FILE_SECONDS = 30.0
+
+
+def file_seconds(item: pytest.Item) -> float:
+    """The measured seconds of the file ``item`` belongs to (``FILE_SECONDS``)."""
+    path = Path(item.path).resolve().relative_to(REPO_ROOT).as_posix()
+    return FILE_SECONDS.get(path, DEFAULT_FILE_SECONDS)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark every test collected from this directory ``browser`` and run them last.
+    """Mark every test collected from this directory ``browser`` and run the browser tests
+    (these and the ones marked elsewhere) last, the heaviest file first (``FILE_SECONDS``).
 
     Last, because while sync Playwright is open (session-scoped ``browser``) its event loop counts
     as running in the main thread, so a later ``asyncio.run()`` in any other test would fail.
     """
-    here = [item for item in items if Path(item.path).resolve().is_relative_to(HERE)]
-    for item in here:
-        item.add_marker(pytest.mark.browser)
-    ids = {id(item) for item in here}
-    items[:] = [item for item in items if id(item) not in ids] + here
+    for item in items:
+        if Path(item.path).resolve().is_relative_to(HERE):
+            item.add_marker(pytest.mark.browser)
+    browser = [item for item in items if item.get_closest_marker("browser")]
+    ids = {id(item) for item in browser}
+    browser.sort(key=file_seconds, reverse=True)  # stable: a file's tests keep their order
+    items[:] = [item for item in items if id(item) not in ids] + browser
 
 
 @pytest.hookimpl(wrapper=True)
