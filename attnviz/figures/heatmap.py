@@ -17,6 +17,7 @@ Conventions:
 
 from __future__ import annotations
 
+import math
 import unicodedata
 from collections.abc import Sequence
 
@@ -285,6 +286,14 @@ def _colour_bar_chars(trace: dict) -> int:
     return max((len(f"{v:.3g}") + 1 for v in ends), default=4)  # + 1: a step like "0.5"
 
 
+def bar_margin(chars: int) -> int:
+    """The right margin (px) of a vertical colour bar whose tick labels are ``chars``
+    characters wide (:func:`_colour_bar_chars`): the bar (12 px), its pad (8), the ticks and
+    the labels at ~7 px a character. Measured in Chromium: "−10" takes 60 px, "0.5" 54, "−5"
+    51 — a margin Plotly's automargin has to grow draws the chart twice."""
+    return max(58, 36 + chars * 7)
+
+
 def _margins(x_labels: list[str], y_labels: list[str], x_title: str, y_title: str, *,
              colour_bar: int, tick_chars: int = TICK_CHARS) -> dict:
     """Margins that already fit the tick labels, axis titles and colour bar.
@@ -297,7 +306,7 @@ def _margins(x_labels: list[str], y_labels: list[str], x_title: str, y_title: st
     y_chars = _longest(y_labels, tick_chars)
     many = len(x_labels) > CELL_TEXT_LIMIT and not upright(x_labels, tick_chars)
     return dict(l=max(36, 10 + y_chars * _CHAR_PX) + (LINE_PX if y_title else 0),
-                r=max(58, 30 + colour_bar * 7) if colour_bar else
+                r=bar_margin(colour_bar) if colour_bar else
                 TURNED_RIGHT_PX if many else 10,
                 t=top_margin(x_labels, tick_chars=tick_chars)
                 + ((TURNED_TITLE_PX if many else TITLE_PX) if x_title else 0),
@@ -341,12 +350,12 @@ def top_margin(x_labels: Sequence[str], font_px: float | None = None, *,
     """
     chars = REF_CHARS if reference else _longest(x_labels, tick_chars)
     if not reference and upright(x_labels, tick_chars):
-        return 44
+        return 44 if font_px is None else math.ceil(44 * font_px / FONT_PX)
     if font_px is None and not reference and len(x_labels) > CELL_TEXT_LIMIT:
         return chars * 6 + TURNED_UPRIGHT_PX  # many columns: Plotly turns them upright (90°)
     if font_px is None:
         return chars * 6 + 20
-    return int(chars * font_px * 0.62 * 0.71) + 28  # ~0.62 em a character, sin 45°
+    return int(chars * font_px * 0.62 * 0.71) + 32  # ~0.62 em a character, sin 45°
 
 
 def _extra_top(x_labels: Sequence[str], top: int, titled: bool) -> int:
@@ -578,7 +587,7 @@ def _fit_bar(fig: go.Figure, traces: Sequence[dict]) -> None:
     if fig.data[0].showscale is False or getattr(bar, "orientation", None) == "h":
         return
     widest = max(_colour_bar_chars(dict(zmin=t.get("zmin"), zmax=t.get("zmax"))) for t in traces)
-    fig.update_layout(margin_r=max(fig.layout.margin.r or 0, 30 + widest * 7))
+    fig.update_layout(margin_r=max(fig.layout.margin.r or 0, bar_margin(widest)))
 
 
 def add_step_slider(fig: go.Figure, labels: Sequence[str], active: int, *, prefix: str,
@@ -609,5 +618,6 @@ def add_step_slider(fig: go.Figure, labels: Sequence[str], active: int, *, prefi
         margin_b=(fig.layout.margin.b or 0) + SLIDER_PX + clear)
 
 
-SLIDER_PX = 58  # what a slider adds below the heatmap (it needs 52: pad, value, rail, grip)
+SLIDER_PX = 62  # what a slider adds below the heatmap (it needs 52–59: pad, value, rail, grip;
+# a bottom margin Plotly's automargin has to grow draws the chart twice)
 

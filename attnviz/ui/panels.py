@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 
@@ -9,6 +10,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from attnviz.figures import colours
+from attnviz.figures.heatmap import FONT_PX
 from attnviz.scenarios.presets import PRESETS, preset_of, truthful
 from attnviz.ui import layout, state
 from attnviz.ui.plotly_view import plotly_js_ready, plotly_view
@@ -62,6 +64,7 @@ def show_figure(fig: go.Figure, *, key: str, filename: str | None = None,
             fig.update_layout(height=int((fig.layout.height or 300) * 1.3))
         fig.update_xaxes(tickfont_size=PRESENTER_TICK_PX)  # a step smaller: room for numbers
         fig.update_yaxes(tickfont_size=PRESENTER_TICK_PX)
+        presenter_margins(fig)
         fig.update_traces(colorbar_tickfont_size=PRESENTER_TICK_PX,  # and for the cells
                           selector=dict(type="heatmap"))
         for slider in fig.layout.sliders:  # "drag τ = 1" was 15 px: hard to read when projected
@@ -72,6 +75,18 @@ def show_figure(fig: go.Figure, *, key: str, filename: str | None = None,
                            on_slider=on_slider)
     clicks = dict(on_select=on_select, selection_mode="points") if on_select else {}
     return st.plotly_chart(fig, key=key, width="stretch", theme=None, config=config, **clicks)
+
+
+def presenter_margins(fig: go.Figure) -> None:
+    """Widen the side margins a figure was given for its 13-px row labels and colour bar to
+    what they take in presenter mode's :data:`PRESENTER_TICK_PX` type (the top margin is the
+    figures' own: :func:`attnviz.figures.heatmap.top_margin` takes the type's size). Plotly's
+    automargin would grow them anyway, but only by drawing the chart a second time."""
+    margin = fig.layout.margin
+    grown = {side: math.ceil(getattr(margin, side) * PRESENTER_TICK_PX / FONT_PX)
+             for side in ("l", "r") if getattr(margin, side) is not None}
+    if grown:
+        fig.update_layout(margin=grown)
 
 
 def released(figure: str, cast: Callable = str):
