@@ -18,6 +18,7 @@ them matches no element.
 
 from __future__ import annotations
 
+import functools
 import re
 
 import streamlit as st
@@ -74,6 +75,18 @@ COMPACT_PRESENTER_CSS = """
 # one line by default).
 
 
+# A page with a title and an introduction in presenter mode (:func:`page_intro`): compact, but
+# the title's text starts below Streamlit's header (60 px, white, drawn over the page): at 2rem
+# the top of the title's line was under it (session 18, measured at 1024×768).
+INTRO_PRESENTER_CSS = """
+<style>
+[data-testid="stMainBlockContainer"] { padding-top: 3rem; padding-bottom: 0.25rem; }
+[data-testid="stMain"] h1 { padding-top: 0; }
+[data-testid="stMain"] .katex-display > .katex { white-space: normal; }
+</style>
+"""
+
+
 _STREAMLIT_SELECTOR = re.compile(r'\[data-(?:testid|baseweb)="[^"]+"\]')
 
 
@@ -103,8 +116,48 @@ def sidebar_state() -> str:
     return "collapsed" if state.presenter() else "auto"
 
 
+# A page entered from the sidebar starts at its top: the main area is one scrolled element and
+# the new page sometimes kept the scroll position of the page before (seen in session 18, at
+# random: its title out of sight). Installed once per browser page (the component's function
+# is not called again on a page change): for 2 s after the address changes, the main area is
+# held at its top unless the user scrolls or types first. Static code, no data.
+_PAGE_TOP_JS = """
+export default function () {
+  if (window.__attnvizPageTop) return;
+  window.__attnvizPageTop = true;
+  const main = () => document.querySelector('[data-testid="stMain"]');
+  let path = window.location.pathname, until = 0;
+  for (const kind of ["wheel", "keydown", "touchstart"]) {
+    window.addEventListener(kind, () => { until = 0; }, { passive: true, capture: true });
+  }
+  setInterval(() => {
+    if (window.location.pathname !== path) {
+      path = window.location.pathname;
+      until = performance.now() + 2000;
+    }
+    const m = main();
+    if (m && m.scrollTop && performance.now() < until) m.scrollTop = 0;
+  }, 100);
+}
+"""
+
+
+@functools.cache
+def _page_top():
+    """The component that scrolls a newly entered page to its top (once per process)."""
+    return st.components.v2.component("attnviz_page_top", js=_PAGE_TOP_JS)
+
+
+def page_top() -> None:
+    """Mount :data:`_PAGE_TOP_JS` (in the sidebar: no room taken on the page)."""
+    with st.sidebar:
+        _page_top()(key="attnviz_page_top")
+
+
 def apply() -> None:
-    """Inject the presenter CSS when presenter mode is on (static CSS only)."""
+    """Scroll a newly entered page to its top (:func:`page_top`); inject the presenter CSS
+    when presenter mode is on (static CSS only)."""
+    page_top()
     if state.presenter():
         st.html(PRESENTER_CSS)
 
@@ -122,7 +175,7 @@ def page_intro(body: str) -> None:
     expander, with less space above the title, so the lesson (the page's first chart) starts
     on the projected screen (at 1024×768 the title and introduction had filled it)."""
     if state.presenter():
-        st.html(COMPACT_PRESENTER_CSS)
+        st.html(INTRO_PRESENTER_CSS)
         with st.expander(text.PRESENTER_INTRO, expanded=False):
             st.write(body)
     else:
