@@ -233,8 +233,10 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
         plot_bgcolor=MINUS_INF_BG,
         xaxis=axis(axis_title(title, x_title), side="top", type="category",
                     automargin=True, **_ticks(x_labels, tick_chars),
-                    **({"tickangle": TURNED}
-                       if top is not None and not upright(x_labels, tick_chars) else {})),
+                    # turned by 45° where they do not stand side by side (Plotly's own choice,
+                    # 30° or 90° by the width, needed margins only a second drawing found)
+                    **({"tickangle": TURNED} if not upright(x_labels, tick_chars)
+                       and (top is not None or cols <= CELL_TEXT_LIMIT) else {})),
         yaxis=axis(y_title, autorange="reversed", type="category", automargin=True,
                     **_ticks(y_labels, tick_chars)),
         font=dict(size=FONT_PX),
@@ -282,8 +284,23 @@ def _colour_bar_chars(trace: dict) -> int:
     if not trace.get("showscale", True):
         return 0
     lo, hi = trace.get("zmin"), trace.get("zmax")
-    ends = [v for v in (lo, hi) if v is not None and np.isfinite(v)]
-    return max((len(f"{v:.3g}") + 1 for v in ends), default=4)  # + 1: a step like "0.5"
+    if lo is None or hi is None or not (np.isfinite(lo) and np.isfinite(hi)) or hi <= lo:
+        ends = [v for v in (lo, hi) if v is not None and np.isfinite(v)]
+        return max((len(f"{v:.3g}") + (2 if v < 0 else 1) for v in ends), default=4)
+    return max(len(t) + (1 if t.startswith("-") else 0) for t in _bar_ticks(lo, hi))
+
+
+def _bar_ticks(lo: float, hi: float) -> list[str]:
+    """The tick labels a colour bar from ``lo`` to ``hi`` writes at most: Plotly's steps are
+    1, 2 or 5 times a power of ten, about five to a bar (fewer on a short bar: shorter
+    labels). Plotly's minus sign is wider than a digit: it counts twice in the caller."""
+    raw = (hi - lo) / 5
+    power = 10.0 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw * (1 - 1e-9))
+    first = math.ceil(lo / step - 1e-9)
+    count = int(math.floor(hi / step + 1e-9)) - first + 1
+    return [f"{(first + i) * step:.6g}".replace("-0", "0") if abs((first + i) * step)
+            < step / 2 else f"{(first + i) * step:.6g}" for i in range(max(count, 1))]
 
 
 def bar_margin(chars: int) -> int:
@@ -304,10 +321,13 @@ def _margins(x_labels: list[str], y_labels: list[str], x_title: str, y_title: st
     margins are rarely too small, so the second drawing rarely happens.
     """
     y_chars = _longest(y_labels, tick_chars)
-    many = len(x_labels) > CELL_TEXT_LIMIT and not upright(x_labels, tick_chars)
+    turned = not upright(x_labels, tick_chars)
+    many = len(x_labels) > CELL_TEXT_LIMIT and turned
     return dict(l=max(36, 10 + y_chars * _CHAR_PX) + (LINE_PX if y_title else 0),
-                r=bar_margin(colour_bar) if colour_bar else
-                TURNED_RIGHT_PX if many else 10,
+                r=bar_margin(colour_bar) if colour_bar else TURNED_RIGHT_PX if many
+                # the last column's label, turned by 45°, reaches right of the cells
+                else max(10, turned_px(_longest(x_labels, tick_chars), FONT_PX) + 6) if turned
+                else 10,
                 t=top_margin(x_labels, tick_chars=tick_chars)
                 + ((TURNED_TITLE_PX if many else TITLE_PX) if x_title else 0),
                 b=10)
@@ -353,9 +373,13 @@ def top_margin(x_labels: Sequence[str], font_px: float | None = None, *,
         return 44 if font_px is None else math.ceil(44 * font_px / FONT_PX)
     if font_px is None and not reference and len(x_labels) > CELL_TEXT_LIMIT:
         return chars * 6 + TURNED_UPRIGHT_PX  # many columns: Plotly turns them upright (90°)
-    if font_px is None:
-        return chars * 6 + 20
-    return int(chars * font_px * 0.62 * 0.71) + 32  # ~0.62 em a character, sin 45°
+    return turned_px(chars, font_px or FONT_PX) + 32
+
+
+def turned_px(chars: int, font_px: float) -> int:
+    """How far a column label of ``chars`` characters in ``font_px`` type reaches up (and
+    sideways) when turned by 45°: ~0.62 em a character, times sin 45°."""
+    return int(chars * font_px * 0.62 * 0.71)
 
 
 def _extra_top(x_labels: Sequence[str], top: int, titled: bool) -> int:

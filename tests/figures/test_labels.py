@@ -96,7 +96,7 @@ def test_margins_come_from_the_drawn_text(kind):
     widest = max(display_width(short_label(t)) for t in labels)
     margin = heatmap(np.eye(4), labels, labels).layout.margin
     assert margin.l == max(36, 10 + widest * 8)  # 8 px a character width
-    assert margin.t <= 20 + (TICK_CHARS + 1) * 6  # even for the longest labels: they are cut
+    assert margin.t <= 32 + (TICK_CHARS + 1) * 6  # even for the longest labels: they are cut
 
 
 def test_markup_is_measured_unescaped():
