@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import re
+from pathlib import Path
 
 import streamlit as st
 
@@ -121,25 +122,7 @@ def sidebar_state() -> str:
 # random: its title out of sight). Installed once per browser page (the component's function
 # is not called again on a page change): for 2 s after the address changes, the main area is
 # held at its top unless the user scrolls or types first. Static code, no data.
-_PAGE_TOP_JS = """
-export default function () {
-  if (window.__attnvizPageTop) return;
-  window.__attnvizPageTop = true;
-  const main = () => document.querySelector('[data-testid="stMain"]');
-  let path = window.location.pathname, until = 0;
-  for (const kind of ["wheel", "keydown", "touchstart"]) {
-    window.addEventListener(kind, () => { until = 0; }, { passive: true, capture: true });
-  }
-  setInterval(() => {
-    if (window.location.pathname !== path) {
-      path = window.location.pathname;
-      until = performance.now() + 2000;
-    }
-    const m = main();
-    if (m && m.scrollTop && performance.now() < until) m.scrollTop = 0;
-  }, 100);
-}
-"""
+_PAGE_TOP_JS = (Path(__file__).parent / "page_top.js").read_text(encoding="utf-8")
 
 
 @functools.cache
