@@ -59,6 +59,7 @@ UPLOAD_PAGE, UPLOAD_KEY, UPLOAD_NAME = "share", "share_upload", "scenario.json"
 WAIT_S = 60.0  # longest wait for one run
 TOL = 1e-12
 GRID = "attnviz_grid"  # attnviz.ui.grid.NAME: the matrix editors' component
+CHART = "attnviz_plotly"  # attnviz.ui.plotly_view.NAME: the charts (other components: no data)
 VARIANT_CYCLE = ("causal", "scaled_dot_product")  # the select box alternates between these
 # the lecture view (the Playground's default focus) draws these two
 CHECKED = {"weights": "playground_fig_slot_1", "output": "playground_fig_slot_2"}
@@ -131,7 +132,7 @@ async def read_run(ws) -> Run:
             elif element.WhichOneof("type") == "bidi_component":
                 if sub.component_name == GRID:  # a matrix editor: a widget
                     run.widgets[user_key(sub.id)] = sub.id
-                else:  # a chart: its numbers, and its id (its slider sends a state)
+                elif sub.component_name == CHART:  # its numbers, and its id (its slider)
                     run.charts[user_key(sub.id)] = chart_z(sub)
                     run.widgets[user_key(sub.id)] = sub.id
             elif widget_id:

@@ -284,7 +284,10 @@ def _colour_bar_chars(trace: dict) -> int:
     if not trace.get("showscale", True):
         return 0
     lo, hi = trace.get("zmin"), trace.get("zmax")
-    if lo is None or hi is None or not (np.isfinite(lo) and np.isfinite(hi)) or hi <= lo:
+    with np.errstate(over="ignore", invalid="ignore"):
+        span = float(hi) - float(lo) if lo is not None and hi is not None else np.nan
+    if not (np.isfinite(span) and span / 5 > np.finfo(float).tiny):  # (None, ∞, NaN, a span
+        # that overflows, or too small to have steps: the ends' own lengths)
         ends = [v for v in (lo, hi) if v is not None and np.isfinite(v)]
         return max((len(f"{v:.3g}") + (2 if v < 0 else 1) for v in ends), default=4)
     return max(len(t) + (1 if t.startswith("-") else 0) for t in _bar_ticks(lo, hi))

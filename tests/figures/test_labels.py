@@ -146,3 +146,26 @@ def test_an_output_chart_beside_gets_the_rows_shared_margin_and_the_same_cells()
     assert output.layout.margin.t == weights.layout.margin.t == top
     assert cells_height(output) == cells_height(weights)
     assert output.layout.xaxis.tickangle is None  # upright labels stay upright
+
+
+@pytest.mark.parametrize("lo, hi, least", [
+    (-14, 14, 60),  # ticks −10, 0, 10: measured 60 px in Chromium
+    (-1, 1, 64),  # −1, −0.5, …: 64 px
+    (0, 1, 54),  # 0, 0.5, 1: 54 px
+    (-8.08, 8.08, 51),  # −5, 0, 5: 51 px
+])
+def test_a_colour_bars_margin_holds_the_ticks_plotly_writes(lo, hi, least):
+    """The margin a vertical colour bar is given holds its tick labels as Chromium draws them
+    (smaller, and Plotly's automargin draws the chart a second time)."""
+    margin = heatmap(np.array([[lo, hi]] * 3, dtype=float), ["a", "b"], ["x", "y", "z"],
+                     zmin=lo, zmax=hi, bar_below=False).layout.margin
+    assert least <= margin.r <= least + 24
+
+
+@pytest.mark.parametrize("lo, hi", [(-1e308, 1e308), (-5e-324, 5e-324), (0.0, 0.0),
+                                    (float("nan"), 1.0), (1e300, 1.5e300)])
+def test_a_colour_bars_margin_survives_extreme_ranges(lo, hi):
+    """Ranges whose span overflows, underflows or is empty still get a finite margin."""
+    margin = heatmap(np.array([[1.0, 2.0]] * 3), ["a", "b"], ["x", "y", "z"],
+                     zmin=lo, zmax=hi, bar_below=False).layout.margin
+    assert 58 <= margin.r < 200
