@@ -302,8 +302,8 @@ def _bar_ticks(lo: float, hi: float) -> list[str]:
     step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw * (1 - 1e-9))
     first = math.ceil(lo / step - 1e-9)
     count = int(math.floor(hi / step + 1e-9)) - first + 1
-    return [f"{(first + i) * step:.6g}".replace("-0", "0") if abs((first + i) * step)
-            < step / 2 else f"{(first + i) * step:.6g}" for i in range(max(count, 1))]
+    ticks = ((first + i) * step for i in range(max(count, 1)))
+    return [f"{t if abs(t) >= step / 2 else 0.0:.6g}" for t in ticks]  # (no "-0")
 
 
 def bar_margin(chars: int) -> int:
@@ -373,7 +373,7 @@ def top_margin(x_labels: Sequence[str], font_px: float | None = None, *,
     """
     chars = REF_CHARS if reference else _longest(x_labels, tick_chars)
     if not reference and upright(x_labels, tick_chars):
-        return 44 if font_px is None else math.ceil(44 * font_px / FONT_PX)
+        return math.ceil(44 * (font_px or FONT_PX) / FONT_PX)
     if font_px is None and not reference and len(x_labels) > CELL_TEXT_LIMIT:
         return chars * 6 + TURNED_UPRIGHT_PX  # many columns: Plotly turns them upright (90°)
     return turned_px(chars, font_px or FONT_PX) + 32
