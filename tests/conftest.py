@@ -3,7 +3,9 @@ and the Hypothesis profile every property test runs with.
 
 No Streamlit module is imported here, so the core, scenario, io and teach tests collect and run
 without Streamlit installed, and a Streamlit upgrade that moves an internal can fail only the
-few page tests that use one (see ``apptest_helpers``: fragment reruns).
+few page tests that use one (see ``apptest_helpers``: fragment reruns). Once the collected
+modules have imported Streamlit, ``scan_component_manifests_once`` spares every later AppTest
+a scan of the installed packages (speed only: if the internal moves, nothing is changed).
 
 Hypothesis profiles (``HYPOTHESIS_PROFILE`` chooses one; ``ci`` by default):
 
@@ -22,6 +24,7 @@ Hypothesis profiles (``HYPOTHESIS_PROFILE`` chooses one; ``ci`` by default):
 import functools
 import os
 import sys
+import warnings
 from datetime import timedelta
 from pathlib import Path
 
@@ -66,3 +69,36 @@ def pytest_collection_modifyitems(config, items):
     if passed:
         config.hook.pytest_deselected(items=passed)
         items[:] = kept
+
+
+def scan_component_manifests_once() -> None:
+    """Scan the installed packages for Streamlit components once per test process.
+
+    Every new ``AppTest`` makes its own component manager, which reads the metadata of every
+    installed distribution (``streamlit.components.v2.manifest_scanner``: about 0.2 s a test at
+    load 7, as long as a short AppTest's own runs; ~1,000 AppTests in the suite). The packages
+    do not change while the tests run, so the first scan's manifests are kept and each later
+    scan gets a copy of that list. This wraps a Streamlit internal (a debt: see STYLE.md); where
+    a Streamlit upgrade moved it, nothing is wrapped (with a warning) and the tests only run
+    slower."""
+    try:
+        from streamlit.components.v2 import manifest_scanner
+        scan = manifest_scanner.scan_component_manifests
+    except (ImportError, AttributeError) as exc:
+        warnings.warn(f"Streamlit's component scan not found, every AppTest scans: {exc}",
+                      stacklevel=1)
+        return
+    if getattr(scan, "scanned_once", False):
+        return
+    first = functools.cache(scan)
+
+    def scanned_once(max_workers: int | None = None) -> list:
+        return list(first())
+
+    scanned_once.scanned_once = True
+    manifest_scanner.scan_component_manifests = scanned_once
+
+
+def pytest_collection_finish(session):
+    if "streamlit" in sys.modules:  # some collected module uses Streamlit (AppTests)
+        scan_component_manifests_once()
