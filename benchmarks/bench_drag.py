@@ -60,7 +60,7 @@ def _online_tab(page) -> None:
 
 # (row name, page path, chart key, what a user does first so that the chart has frames)
 CHARTS = [
-    ("Playground: weights over τ", "playground", "playground_fig_slot_1", None),
+    ("Playground: weights over τ", "playground", "playground_fig_weights_slot_1", None),
     ("Masks: weights over the window width", "masks", "masks_fig_weights", _sliding_window),
     ("Positional encoding: PE over base and d_model (50 positions)", "positional_encoding",
      "positional_encoding_fig_pe", None),

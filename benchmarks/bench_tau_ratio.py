@@ -59,7 +59,7 @@ def _steps(page, runs: int, slider) -> list[dict]:
     return times
 
 
-TAU_CONTROL = ".st-key-playground_fig_slot_1 g.slider-group[role='slider']"
+TAU_CONTROL = ".st-key-playground_fig_weights_slot_1 g.slider-group[role='slider']"
 
 
 def _tau_slider(page):

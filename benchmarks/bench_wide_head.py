@@ -147,7 +147,7 @@ def all_focus(page, runs: int) -> dict:
     switches = []
     for _ in range(runs):
         for focus in ("all", "weights"):
-            button = page.locator(".st-key-playground_focus button").filter(
+            button = page.locator(".st-key-playground_focus [role='tab']").filter(
                 has_text=text.FOCUS[focus]).first
             button.scroll_into_view_if_needed()
             _arm(page)

@@ -61,8 +61,9 @@ TOL = 1e-12
 GRID = "attnviz_grid"  # attnviz.ui.grid.NAME: the matrix editors' component
 CHART = "attnviz_plotly"  # attnviz.ui.plotly_view.NAME: the charts (other components: no data)
 VARIANT_CYCLE = ("causal", "scaled_dot_product")  # the select box alternates between these
-# the lecture view (the Playground's default focus) draws these two
-CHECKED = {"weights": "playground_fig_slot_1", "output": "playground_fig_slot_2"}
+# the lecture view's Weights tab (the Playground's default focus) draws these two
+CHECKED = {"weights": "playground_fig_weights_slot_1",
+           "output": "playground_fig_weights_slot_2"}
 
 
 def user_key(widget_id: str) -> str:

@@ -12,6 +12,7 @@ import numpy as np
 from streamlit import config
 from streamlit.testing.v1 import AppTest
 
+from attnviz.teach.text import playground as playground_text
 from attnviz.ui import grid, plotly_view
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -203,10 +204,13 @@ def editor_keys(at: AppTest) -> set[str]:
     return {user_key(e) for e in [*grids(at), *at.get("data_editor")]}
 
 
+PLAYGROUND_FOCUS = "playground_focus"  # the Playground's focus tabs (every focus drawn: not lazy)
+
+
 def lazy_tab_sets(at: AppTest) -> dict[str, list[str]]:
     """The lazy (keyed) tab sets of the current run: key -> tab labels, in page order."""
     return {block.key: [tab.label for tab in block.children.values()]
-            for block in at.get("tab_container") if block.key}
+            for block in at.get("tab_container") if block.key and block.key != PLAYGROUND_FOCUS}
 
 
 def show_weight_tab(at: AppTest, name: str) -> AppTest:
@@ -247,7 +251,11 @@ def each_weight_tab(at: AppTest) -> list[str]:
     return visited
 
 
-PLAYGROUND_FOCUS = "playground_focus"
+def set_focus(at: AppTest, focus: str) -> AppTest:
+    """Open the Playground's tab of ``focus`` (a key of ``text.FOCUS``: "weights", "all", ...)
+    for the next run, as a click on the tab does."""
+    at.session_state[PLAYGROUND_FOCUS] = playground_text.FOCUS[focus]
+    return at
 
 
 def switch_to(at: AppTest, page: str, *, lazy_open: bool = True,
@@ -262,7 +270,7 @@ def switch_to(at: AppTest, page: str, *, lazy_open: bool = True,
     for key in _LAZY_SEEN if lazy_open else ():
         at.session_state[key] = True
     if page == "playground" and focus is not None:
-        at.session_state[PLAYGROUND_FOCUS] = focus
+        set_focus(at, focus)
     at.switch_page(f"pages/{page}.py").run()
     return open_lazy_expanders(at) if lazy_open else at
 

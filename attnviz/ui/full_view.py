@@ -7,57 +7,43 @@ import streamlit as st
 
 from attnviz.figures import heatmap, mask_figure
 from attnviz.io import export
-from attnviz.scenarios import limits
 from attnviz.teach.text import common
 from attnviz.teach.text import playground as text
 from attnviz.ui import controls, layout, share, state
 from attnviz.ui.diagnostics import diagnostics_panel
 from attnviz.ui.heads import pooled_heads
-from attnviz.ui.lecture import scaled_formula
-from attnviz.ui.panels import matrix_panel
+from attnviz.ui.lecture import scaled_formula, tau_on_chart, weights_box
+from attnviz.ui.panels import matrix_panel, scenario_caption
 
 M = common.MATRICES
 
 
 def every_matrix(scenario) -> None:
-    """The full view: every intermediate with its formula and explanation, the diagnostics and
-    the downloads."""
+    """The full view, the Playground's "All" tab: every intermediate with its formula and
+    explanation, the diagnostics and the downloads, beside the inputs the controls above the
+    tabs do not hold (the sizes, a source sequence, the weights, τ where the weights focus's
+    chart holds it: :func:`attnviz.ui.lecture.tau_on_chart`)."""
+    st.header(text.HEADER)
+    scenario_caption(scenario)
     inputs, views = st.columns(layout.FULL_INPUTS, gap="medium")
     with inputs:
-        with st.expander(text.INPUTS_EXPANDER, expanded=not state.presenter()):
-            if scenario.direct:
-                st.info(text.DIRECT)
-            else:
-                scenario = controls.token_controls("playground", scenario)
+        if not scenario.direct:
+            label = text.SIZES_SOURCE_EXPANDER if scenario.spec.uses_source else text.SIZES_EXPANDER
+            with st.expander(label, expanded=not state.presenter()):
                 controls.size_controls("playground", scenario)
-                scenario = controls.embedding_editor("playground", scenario)
                 if scenario.spec.uses_source:
                     scenario = controls.token_controls("playground", scenario, source=True)
                     scenario = controls.embedding_editor("playground", scenario, source=True)
         if not scenario.direct and scenario.spec.projections:
-            scenario = weights_box(scenario)
-        with st.expander(text.SETTINGS_EXPANDER, expanded=True):
-            scenario = controls.settings_controls("playground", scenario)
+            scenario = weights_box(scenario, expanded=not state.presenter())
+        if tau_on_chart(scenario):
+            with st.expander(text.SETTINGS_EXPANDER, expanded=True):
+                scenario = controls.settings_controls("playground", scenario,
+                                                      only=("temperature",))
     with views:
         result = controls.compute(scenario)  # a message shows at the top of the figures' column
         if result is not None:
             all_panels(scenario, result)
-
-
-def weights_box(scenario):
-    """The weight matrices' editors in an expander, open outside presenter mode; a real head
-    wider than the editable widths (GPT-2 small: three 769 × 64 grids, ~150,000 cells) folded
-    and drawn only once opened, so that opening "All" does not send and draw them."""
-    if scenario.d_model <= limits.MAX_D_MODEL:
-        with st.expander(text.WEIGHTS_EXPANDER, expanded=not state.presenter()):
-            return controls.weight_editors("playground", scenario,
-                                           with_w_o=scenario.spec.always_heads)
-    box = st.expander(text.WEIGHTS_EXPANDER, key="playground_wide_weights", on_change="rerun")
-    if not box.open:
-        return scenario
-    with box:
-        return controls.weight_editors("playground", scenario,
-                                       with_w_o=scenario.spec.always_heads)
 
 
 def all_panels(scenario, result) -> None:

@@ -8,11 +8,9 @@ relative widths as ``st.columns`` takes them; heights are CSS pixels.
 from __future__ import annotations
 
 # --- Playground: the row above the charts ----------------------------------------------------
-# every choice and the variant's name stay whole: in presenter mode (no sidebar) three columns;
-# with the sidebar open (1024 px leaves ~560) the scale's choices go under the focus switch and
-# the variant box gets 9/24 (every variant's name fits it: tests/browser/test_lecture.py)
-PICK_FOCUS_SCALE = [2.8, 4.4, 3.8]  # presenter: variant | focus (5 choices fit at 1024) | scale
-PICK_REST = [9, 15]  # sidebar open: variant | focus above scale
+# every choice and the variant's name stay whole: the variant box gets 9/24 (every variant's name
+# fits it with the sidebar open at 1024 px: tests/browser/test_lecture.py)
+PICK_SCALE = [9, 15]  # variant | scale (the focus tabs are under the controls)
 
 # --- Playground: the lecture view -------------------------------------------------------------
 LECTURE_INPUTS = [3, 2]  # the editor | tokens and settings
@@ -48,8 +46,9 @@ PRESENTER_CAPTION_LINES = 3  # ... on at most this many lines, beside the button
 PRESENTER_DROP = 2.0  # the column of a model's frequencies at least ("Use the base")
 PRESENTER_OWN_MOST = 4  # a variant with more settings of its own keeps the unused ones ...
 PRESENTER_MORE = 1.5  # ... behind a "More" button of this width (ui/lecture.py folded_params)
-PRESENTER_HEAD_SWITCH = 2.5  # ... and the head switch's (up to HEADS_IN_ROW heads; more: above
-HEADS_IN_ROW = 4  # the charts, the whole width)
+PRESENTER_HEAD_SWITCH = 2.5  # ... and the head switch's (up to HEADS_IN_ROW heads; more: a
+HEADS_IN_ROW = 4  # select box of this width, so the row stays one row)
+PRESENTER_HEAD_SELECT = 1.2
 HEADS_PER_ROW = 4  # the heads focus: thumbnails per row
 # presenter mode: every head of the heads focus on the first screen (the heights follow it)
 PRESENTER_HEADS_MIN_ROW_PX = 8  # a thumbnail's row at least (no number below 14 px: hover)

@@ -1,6 +1,7 @@
-"""The Playground's lecture view: a focus switch picks which stage of the computation fills the
-screen, with the controls that change it on the same screen (1024×768 and up, no scrolling);
-cells that the last change moved are outlined. The weights' and the scaled scores' charts carry
+"""The Playground's lecture view: the controls its foci share, and each focus's charts (a tab of
+its own: :mod:`attnviz.ui.focus_tabs`) — which stage of the computation fills the screen, with
+the controls that change it on the same screen (1024×768 and up, no scrolling); cells that the
+last change moved are outlined. The weights' and the scaled scores' charts carry
 a drag slider (τ, the custom scale) whose frames come from one run
 (:func:`attnviz.scenarios.sweep.score_sweep`).
 """
@@ -41,15 +42,21 @@ SCALE_GRID = sweep.value_grid(limits.CUSTOM_SCALE_STEP, limits.CUSTOM_SCALE_DRAG
 
 
 def changed_cells(name: str, z: np.ndarray) -> list[tuple[int, int]]:
-    """The cells of ``z`` that differ from the matrix shown under ``name`` on the last run
-    (none the first time, or when the shape changed); remembers ``z`` for the next run."""
+    """The cells of ``z`` that the last change moved: those that differ from the matrix shown
+    under ``name`` on the last run that changed it (none the first time, or when the shape
+    changed). A run that changes nothing (a tab switched, a head picked) keeps the outlines,
+    so the charts' figures stay the same and are not drawn again."""
     previous = st.session_state.setdefault(PREVIOUS, {})
-    old, z = previous.get(name), np.asarray(z, dtype=float)
-    previous[name] = z.copy()
-    if old is None or old.shape != z.shape or max(z.shape) > CELL_TEXT_LIMIT:
-        return []
-    moved = ~np.isclose(z, old, rtol=1e-9, atol=1e-12, equal_nan=True)
-    return [(int(r), int(c)) for r, c in np.argwhere(moved)]
+    old, cells = previous.get(name, (None, []))
+    z = np.asarray(z, dtype=float)
+    if old is not None and old.shape == z.shape and np.array_equal(z, old, equal_nan=True):
+        return cells
+    cells = []
+    if old is not None and old.shape == z.shape and max(z.shape) <= CELL_TEXT_LIMIT:
+        moved = ~np.isclose(z, old, rtol=1e-9, atol=1e-12, equal_nan=True)
+        cells = [(int(r), int(c)) for r, c in np.argwhere(moved)]
+    previous[name] = (z.copy(), cells)
+    return cells
 
 
 def land_temperature(chart_key: str) -> None:
@@ -102,10 +109,11 @@ def temperature_frames(fig, scenario, head: int) -> list[dict] | None:
 TAU_GROUP = "tau"  # the frames of the charts that follow the weights' τ slider
 
 
-def tau_on_chart(scenario, focus: str) -> bool:
-    """True when τ's one control is the weights chart's own slider (the weights focus, with a
-    sequence short enough for its frames, and a scenario that computes): no τ slider above."""
-    if focus != "weights" or scenario.t > CELL_TEXT_LIMIT:
+def tau_on_chart(scenario) -> bool:
+    """True when τ's one control is the weights focus's weights chart's own slider (a sequence
+    short enough for its frames, and a scenario that computes): no τ slider above the tabs
+    (the other foci show τ's effect; the weights focus, where its lesson is, changes it)."""
+    if scenario.t > CELL_TEXT_LIMIT:
         return False
     try:
         controls.run(scenario)
@@ -142,20 +150,20 @@ def weights_formula(scenario, result) -> str:
 UNLABELLED_LEFT_PX = 14  # a chart without row labels: its first turned column label's overhang
 
 
-def slot_key(slot: int) -> str:
-    """The chart key of the lecture view's ``slot``-th chart (0, 1, 2 from the left), the same
-    for every focus: a focus switch updates the three charts in place (``Plotly.react``, ~30 ms
-    each) instead of drawing three new ones from scratch."""
-    return f"playground_fig_slot_{slot}"
+def slot_key(slot: int, focus: str = "weights") -> str:
+    """The chart key of ``focus``'s ``slot``-th chart (0, 1, 2 from the left): each focus is a
+    tab with charts of its own, sent with every run and drawn when its tab is first shown
+    (plotly_view.js), so a focus switch is the browser's, without a run."""
+    return f"playground_fig_{focus}_slot_{slot}"
 
 
-def lecture_panel(name: str, z, x_labels, y_labels, *, key: str, slot: int, title_box,
+def lecture_panel(name: str, z, x_labels, y_labels, *, key: str, chart_key: str, title_box,
                   row_labels: bool = True, top: int | None = None, live=None,
                   land=land_temperature, formula: str = "", **kw):
     """One matrix of the lecture view: its title and formula (``formula``, else the text's) in
     ``title_box``, the heatmap with the cells the last change moved outlined;
     ``key``: the matrix's name in this focus (what the last change moved is kept under it);
-    ``slot``: which chart of the row shows it (:func:`slot_key`); ``row_labels=False`` leaves
+    ``chart_key``: the chart's (:func:`slot_key`); ``row_labels=False`` leaves
     the row labels to the panel on its left (the same queries), giving the cells their room;
     ``top``: the top margin the row's charts share (their rows line up). Returns a function
     that shows the chart, given the room the row's charts keep below their cells (``bottom``,
@@ -177,14 +185,10 @@ def lecture_panel(name: str, z, x_labels, y_labels, *, key: str, slot: int, titl
         # does not draw (it took 21 px, by drawing the chart a second time)
         fig.update_yaxes(showticklabels=False, title_text="", automargin=False)
         fig.update_layout(margin_l=UNLABELLED_LEFT_PX)
-    chart_key = slot_key(slot)
     frames = live(fig) if live else None
 
     def show(bottom: int | None = None) -> None:
-        # "shows": what the slot holds; another matrix in the same slot (a focus switch) is
-        # drawn afresh, which the browser does faster than updating a chart in place
-        # (plotly_view.js)
-        entry = {"shows": key}
+        entry = {}
         if bottom is not None and state.presenter() and height is not None:
             entry["fit"] = dict(bottom=bottom, rows=rows, minRow=layout.PRESENTER_MIN_ROW_PX,
                                 maxRow=layout.PRESENTER_MAX_ROW_PX)
@@ -197,38 +201,64 @@ def lecture_panel(name: str, z, x_labels, y_labels, *, key: str, slot: int, titl
     return show
 
 
-def editor(scenario, focus: str):
-    """The editor of what the focus starts from: X, or the weights for Q, K, V."""
+def x_editor(scenario):
+    """The editor of the embeddings X (what every focus starts from); a note for a scenario
+    that gives its scores directly."""
     if scenario.direct:
         st.info(text.DIRECT)
-    elif focus == "projections" and scenario.spec.projections:
-        scenario = controls.weight_editors("playground", scenario,
-                                           with_w_o=scenario.spec.always_heads)
-    else:
-        scenario = controls.embedding_editor("playground", scenario)
-    return scenario
+        return scenario
+    return controls.embedding_editor("playground", scenario)
 
 
-def inputs_row(scenario, focus: str):
-    """The controls of the lecture view: the editor of what the focus starts from (X, or the
-    weights for Q, K, V), the tokens and the settings."""
+def weights_box(scenario, *, expanded: bool = True, folded: bool = False,
+                label: str = text.WEIGHTS_EXPANDER, key: str = "playground_wide_weights"):
+    """The weight matrices' editors (W_Q, W_K, W_V; W_O for a multi-head variant) in an
+    expander; folded and drawn only once opened (``key``: its open state) when ``folded`` or
+    for a real head wider than the editable widths (GPT-2 small: three 769 × 64 grids, ~150,000
+    cells), so that a run that does not show them does not send them."""
+    def editors(scenario):
+        return controls.weight_editors("playground", scenario,
+                                       with_w_o=scenario.spec.always_heads)
+
+    if scenario.d_model <= limits.MAX_D_MODEL and not folded:
+        with st.expander(label, expanded=expanded):
+            return editors(scenario)
+    box = st.expander(label, key=key, on_change="rerun")
+    if not box.open:
+        return scenario
+    with box:
+        return editors(scenario)
+
+
+def w_editor(scenario):
+    """The Q K V focus's weight editors under its charts: open (unless a real head's:
+    :func:`weights_box`); in presenter mode folded, so the charts keep the screen."""
+    if state.presenter():
+        return weights_box(scenario, folded=True, label=text.PRESENTER_EDIT_W,
+                           key="playground_presenter_w_editor")
+    return weights_box(scenario)
+
+
+def inputs_row(scenario):
+    """The controls the lecture view's foci share: the editor of X, the tokens and the
+    settings (τ only where the weights chart's slider cannot be its control)."""
     left, right = st.columns(layout.LECTURE_INPUTS, gap="medium")
     with left:
-        scenario = editor(scenario, focus)
+        scenario = x_editor(scenario)
     with right:
         if not scenario.direct:
             scenario = controls.token_controls("playground", scenario)
         only = tuple(k for k in LECTURE_SETTINGS
-                     if k != "temperature" or not tau_on_chart(scenario, focus))
+                     if k != "temperature" or not tau_on_chart(scenario))
         scenario = controls.settings_controls("playground", scenario, compact=True, only=only)
     return scenario
 
 
-def presenter_settings(scenario, focus: str) -> tuple[str, ...]:
+def presenter_settings(scenario) -> tuple[str, ...]:
     """The settings presenter mode's row shows beside the tokens, each in a column of its own
     (of :data:`LECTURE_SETTINGS`: those the scenario has; τ unless the weights chart's own
     slider is its control)."""
-    has = {"temperature": not tau_on_chart(scenario, focus), "pe": not scenario.direct,
+    has = {"temperature": not tau_on_chart(scenario), "pe": not scenario.direct,
            "heads": scenario.spec.always_heads, "params": bool(scenario.spec.params)}
     return tuple(k for k in LECTURE_SETTINGS if has[k])
 
@@ -260,20 +290,21 @@ def folded_params(scenario) -> tuple[str, ...]:
     return tuple(p.name for p in params if folded(p))
 
 
-def presenter_inputs(scenario, focus: str):
+def presenter_inputs(scenario):
     """Presenter mode's controls: the tokens and each setting (each of the variant's own
     too, but those :func:`folded_params` names, which share a "More" button at the row's end)
     in one row above the charts (short, so the charts keep the screen), the editor folded
     in an expander under them (drawn first, so an edit is in the charts of the same run; the
     page fits one screen while it is closed). Returns the scenario and the container the
     charts go in."""
-    settings = presenter_settings(scenario, focus)
+    settings = presenter_settings(scenario)
     plain = [s for s in settings if s != "params"]
     params = scenario.spec.params if "params" in settings else ()
     folded = folded_params(scenario) if params else ()
     own = [p for p in params if p.name not in folded]  # a column each
-    heads = [layout.PRESENTER_HEAD_SWITCH] \
-        if scenario.spec.always_heads and scenario.n_heads <= layout.HEADS_IN_ROW else []
+    heads = [] if not scenario.spec.always_heads \
+        else [layout.PRESENTER_HEAD_SWITCH] if scenario.n_heads <= layout.HEADS_IN_ROW \
+        else [layout.PRESENTER_HEAD_SELECT]
     more = [layout.PRESENTER_MORE] if folded else []
     row = st.container(key="playground_presenter_controls")  # one-line labels: presenter.py
     widths = [tokens_width(scenario)] + [1] * len(plain) \
@@ -296,12 +327,11 @@ def presenter_inputs(scenario, focus: str):
                                               param_boxes=param_boxes)
     charts = st.container()
     if not scenario.direct:
-        label = text.PRESENTER_EDIT_W if focus == "projections" \
-            and scenario.spec.projections else text.PRESENTER_EDIT_X
-        box = st.expander(label, key="playground_presenter_editor", on_change="rerun")
+        box = st.expander(text.PRESENTER_EDIT_X, key="playground_presenter_editor",
+                          on_change="rerun")
         if box.open:
             with box:
-                scenario = editor(scenario, focus)
+                scenario = x_editor(scenario)
     return scenario, charts, head_box
 
 
@@ -346,34 +376,12 @@ def presenter_widths(focus: str, t: int, d_v: int) -> list[float] | int:
     return [rest - output, share, output]
 
 
-def lecture(scenario, focus: str) -> None:
-    """The lecture view of one focus: controls, then three matrices side by side."""
-    if state.presenter():
-        scenario, charts, head_box = presenter_inputs(scenario, focus)
-    else:
-        scenario, charts, head_box = inputs_row(scenario, focus), st.container(), None
-    with charts:
-        lecture_charts(scenario, focus, head_box)
-
-
-def lecture_charts(scenario, focus: str, head_box=None) -> None:
-    """The three matrices of one focus side by side (or every head's weights); the head
-    switch in ``head_box`` (presenter mode's row of controls), else above them."""
-    result = controls.compute(scenario)
-    if result is None:
-        return
+def lecture_charts(scenario, result, focus: str, h: int) -> None:
+    """The three matrices of ``focus`` (the weights, scores or projections) side by side, of
+    head ``h`` of ``result`` (the scenario's)."""
     att, q_lab, k_lab = result.attention, result.q_labels, result.k_labels
     axes = {}  # rows are queries, columns keys: said by the formula, not by axis titles
     out_cols = [f"o{j}" for j in range(att.output.shape[-1])]
-    if focus == "heads" and att.n_heads > 1:
-        heads_row(att, q_lab, k_lab)
-        return
-    h = 0
-    if att.n_heads > 1:
-        h = (head_box or st).segmented_control(
-            text.HEAD_LABEL, list(range(att.n_heads)), default=0,
-            format_func=lambda i: common.HEAD_NAME.format(h=i),
-            key="playground_lecture_head") or 0
     head = att.head(h)
     if focus == "projections" and scenario.spec.projections:
         panels = [(n, getattr(head, n), [f"{n}{j}" for j in range(getattr(head, n).shape[1])],
@@ -411,7 +419,8 @@ def lecture_charts(scenario, focus: str, head_box=None) -> None:
         if focus == "scores" and name == "scaled":  # the custom scale dragged likewise
             live, land = partial(scale_frames, scenario=scenario, head=h), land_scale
         shows.append(lecture_panel(
-            name, z, x_labels, y_labels, key=f"{focus}_{chart}", slot=i, title_box=title_box,
+            name, z, x_labels, y_labels, key=f"{focus}_{chart}", chart_key=slot_key(i, focus),
+            title_box=title_box,
             row_labels=i == 0 or not same_rows, top=top, live=live, land=land,
             formula=scaled_formula(scenario, result) if name == "scaled"
             else weights_formula(scenario, result) if focus == "weights"

@@ -11,9 +11,9 @@ ignores keys typed into an input, a text area, a select, a slider or a chart.
 Loading a step goes through the one load path of the sidebar's preset box:
 ``state.load_preset`` (the editors restart from the new scenario, the sidebar's box follows),
 then ``state.set_scenario`` with the step's settings on top (:func:`with_settings`), and turns
-presenter mode on. The Playground's focus is written into its widget's key at the start of
-the run that draws the Playground, before the widget exists (Streamlit's documented way to set
-a widget's value).
+presenter mode on. The Playground's focus (its tab's label) is written into its tabs' key at
+the start of the run that draws the Playground, before the tabs exist (Streamlit's documented
+way to set a widget's value).
 
 While a lecture is on, the address bar holds ``?lecture=<key>&step=<n>`` beside the
 ``?scenario=`` link of :mod:`attnviz.ui.share`: a student opening that address follows the same
@@ -32,6 +32,7 @@ import streamlit as st
 from attnviz.scenarios.scenario import Scenario
 from attnviz.teach.lectures import LECTURES, Lecture, Step, step_problem, with_settings
 from attnviz.teach.text import lectures as text
+from attnviz.teach.text import playground as playground_text
 from attnviz.ui import state
 from attnviz.ui.safe import md_escape
 
@@ -64,7 +65,7 @@ FLASH = "_lecture_flash"  # a link message to show on the next run (after a page
 CHOICE = "sidebar_lecture"  # the sidebar's select box
 KEYS = "lecture_keys"  # the keys component
 PARAM_LECTURE, PARAM_STEP = "lecture", "step"  # the link's parameters
-FOCUS_KEY = "playground_focus"  # the Playground's focus switch (pages/playground.py)
+FOCUS_KEY = "playground_focus"  # the Playground's focus tabs: the open one's label (focus_tabs)
 _HERE = Path(__file__).parent
 
 
@@ -217,7 +218,7 @@ def show(page) -> None:
             st.switch_page(step.page, query_params=_link(lecture, index))
     here = on_page(page, step)
     if here and PENDING_FOCUS in st.session_state:
-        st.session_state[FOCUS_KEY] = st.session_state.pop(PENDING_FOCUS)
+        st.session_state[FOCUS_KEY] = playground_text.FOCUS[st.session_state.pop(PENDING_FOCUS)]
     _keep_link(lecture, index)
     if flash:
         st.warning(flash)

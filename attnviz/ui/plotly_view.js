@@ -482,12 +482,7 @@ async function draw(div, spec) {
     if (await sameFigure(div, spec, Plotly)) return;  // stepped to in the browser already
     // Plotly.react leaves a vertical colour bar's tick labels behind when the bar turns
     // horizontal (a matrix shrinking to one or two rows): draw such a change afresh
-    // likewise a chart slot given another matrix (the lecture view's focus switch: the
-    // figure's meta names what it shows): drawn afresh, faster than Plotly.react's diff of
-    // two unrelated figures
-    const shows = attnvizMeta(spec.layout).shows;
-    if (div.__attnvizFailed || (div.data && (barSides(div.data) !== barSides(spec.data) ||
-        div.__attnvizShows !== shows))) {
+    if (div.__attnvizFailed || (div.data && barSides(div.data) !== barSides(spec.data))) {
       Plotly.purge(div);
       // purge dropped their listeners
       div.__attnvizClicks = div.__attnvizSlider = div.__attnvizStepping = false;
@@ -500,7 +495,6 @@ async function draw(div, spec) {
     div.__attnvizOwnWidth = Boolean(spec.layout && spec.layout.width);  // its own width
     delete div.dataset.sized;
     sizeBeforeDrawing(div, spec);
-    div.__attnvizShows = shows;
     await Plotly.react(div, figure);
     await keepFrames(div, spec.frames || [], Plotly);
     await sizeAfterDrawing(div);
@@ -558,7 +552,10 @@ function followWidth(div) {
 // says `lazy` (Gradients, a long page) is redrawn at once only where the chart is on screen or
 // near it (LAZY_MARGIN_PX); further down, the chart keeps its last drawing, marked
 // data-stale="1", and is redrawn when it is scrolled into view (an IntersectionObserver on the
-// scrolling column). Its first drawing is never put off: a page opens complete.
+// scrolling column). Its first drawing is never put off (a page opens complete), but for a
+// chart in a hidden tab (the Playground's focus tabs: every focus's charts come with every run):
+// any figure it is handed is drawn when its tab is shown, so a tab switch draws only that tab's
+// charts, and an edit draws only the open tab's.
 
 const LAZY_MARGIN_PX = 300;
 
@@ -577,8 +574,12 @@ function scroller(div) {
   return div.__attnvizScroller;
 }
 
-// true when the chart is within LAZY_MARGIN_PX of what is on screen (or not laid out at all:
-// a chart in a closed tab is drawn as before)
+// true when the chart is in a hidden tab (or any element not displayed): it has no box at all
+function hidden(div) {
+  return div.getClientRects().length === 0;
+}
+
+// true when the chart is within LAZY_MARGIN_PX of what is on screen (or not laid out at all)
 function nearView(div) {
   const r = div.getBoundingClientRect();
   if (!r.width && !r.height) return true;
@@ -647,7 +648,7 @@ export default function (component) {
   // only the newest figure is drawn: one that arrives while the chart is busy replaces any
   // other still waiting
   div.__attnvizPending = spec;
-  if (attnvizMeta(spec.layout).lazy && div._fullLayout && !nearView(div)) {
+  if (hidden(div) || (attnvizMeta(spec.layout).lazy && div._fullLayout && !nearView(div))) {
     drawWhenSeen(div);
   } else {
     drawPending(div);

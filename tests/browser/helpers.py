@@ -308,10 +308,19 @@ def load_preset(page: Page, title: str) -> None:
         page.get_by_test_id("stSidebar").get_by_role("button", name="Load preset").click()
 
 
+def focus_tab(page: Page, label: str):
+    """The Playground's focus tab ``label``."""
+    return page.locator(".st-key-playground_focus [role='tab']").filter(
+        has_text=re.compile(f"^{re.escape(label)}$")).first
+
+
 def playground_focus(page: Page, label: str) -> None:
-    """Pick the Playground's focus by its label ("All": the full view with every matrix) and
-    wait for the page to redraw."""
+    """Open the Playground's focus tab ``label`` ("All": the full view with every matrix) and
+    wait for the run the click starts (none when it is open already)."""
     wait_for_app_run(page)
+    tab = focus_tab(page, label)
+    if tab.get_attribute("aria-selected") == "true":
+        return
     with expect_rerun(page):
-        page.get_by_test_id("stButtonGroup").get_by_text(label, exact=True).click()
+        tab.click()
     wait_for_app_run(page)

@@ -166,7 +166,7 @@ def test_dragging_the_example_d_k_moves_the_bars_and_release_sets_it(app_server,
 
 def test_dragging_the_custom_scale_moves_the_scaled_scores_and_release_sets_it(app_server, page):
     from helpers import playground_focus
-    key = "playground_fig_slot_1"
+    key = "playground_fig_scores_slot_1"
     goto_page(page, app_server, "playground")
     wait_for_plots(page, 3)
     playground_focus(page, "Scores")

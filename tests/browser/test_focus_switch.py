@@ -1,10 +1,9 @@
-"""Real browser: the Playground's focus switch (issue 28 items 1 and 7).
+"""Real browser: the Playground's focus tabs (issue 28 items 1 and 7).
 
-- Every focus draws its three matrices in the same three chart slots
-  (:func:`attnviz.ui.lecture.slot_key`), so a switch hands each slot's Plotly ``<div>`` a new
-  figure (``Plotly.react``) instead of making three new charts: a mark set on each ``<div>``
-  before the switch is still there after it, and the slots show the new focus's matrices
-  (the speed: benchmarks/bench_clicks.py --only focus).
+- Every focus is a tab whose charts come with every run (:func:`attnviz.ui.lecture.slot_key`):
+  a chart in a hidden tab is not drawn until its tab is shown; a switch then draws the new
+  tab's three matrices, and a switch back to a tab drawn before draws nothing again (its
+  Plotly ``<div>``s keep their drawing: the speed, benchmarks/bench_clicks.py --only focus).
 - Every chart of the Scores, Q K V and Weights foci is drawn once: margins Plotly's automargin
   does not grow (normal and presenter mode).
 - The heads focus in presenter mode: GQA's 8 heads all on the first screen at 1024×768 and at
@@ -33,68 +32,62 @@ from presenter_helpers import new_page, presenter_on, settle
 from attnviz.io import scenario_io
 from attnviz.scenarios.presets import PRESETS, default_scenario
 from attnviz.scenarios.scenario import run_scenario
-from attnviz.ui.lecture import slot_key
 
-SLOTS = [slot_key(i) for i in range(3)]
-FOCI = {  # the focus switch's label -> the matrices of the slots, left to right
-    "Scores": ("scores", "scaled", "masked"),
-    "Q K V": ("q", "k", "v"),
-    "Weights": ("scaled", "weights", "output"),
+FOCI = {  # the focus tab's label -> its key and its matrices, left to right
+    "Scores": ("scores", ("scores", "scaled", "masked")),
+    "Q K V": ("projections", ("q", "k", "v")),
+    "Weights": ("weights", ("scaled", "weights", "output")),
 }
-# each slot's Plotly <div>: its mark (set by MARK) and its drawn z, once drawn and sized
-CHARTS = "[class*='st-key-playground_fig_'] .js-plotly-plot"  # the lecture view's, in order
-SLOTS_NOW = """sel => { const gs = [...document.querySelectorAll(sel)];
-  if (gs.length !== 3) return null;
-  return gs.map(g => (!g._fullData || !g._fullData[0] || !g.closest('[data-sized]')) ? null : {
-    mark: g.dataset.focusMark || null,
-    key: [...g.closest('[class*="st-key-"]').classList].find(c => c.startsWith('st-key-')),
-    z: Array.from(g._fullData[0].z, r => Array.from(r, v => v ?? NaN))});
+# a tab's three charts: their drawn z and whether the drawing is still the one marked by MARK
+# (null until each is drawn and sized)
+TAB_NOW = """focus => { const gs = [0, 1, 2].map(i => document.querySelector(
+    `.st-key-playground_fig_${focus}_slot_${i} .js-plotly-plot`));
+  return gs.map(g => (!g || !g._fullData || !g._fullData[0] || !g.closest('[data-sized]'))
+    ? null : {same: g.__focusMark === g._fullData,
+              z: Array.from(g._fullData[0].z, r => Array.from(r, v => v ?? NaN))});
 }"""
-MARK = """sel => document.querySelectorAll(sel).forEach((g, i) => {
-  g.dataset.focusMark = 'slot' + i; })"""
+MARK = """focus => [0, 1, 2].forEach(i => { const g = document.querySelector(
+  `.st-key-playground_fig_${focus}_slot_${i} .js-plotly-plot`); g.__focusMark = g._fullData; })"""
+# a tab's charts that have been drawn (a Plotly <div> inside them)
+DRAWN = """focus => document.querySelectorAll(
+  `[class*='st-key-playground_fig_${focus}_slot_'] .js-plotly-plot`).length"""
 
 
-def slots_now(page: Page) -> list[dict]:
-    """Each slot's mark and drawn z, once every slot has a drawn, sized chart."""
-    page.wait_for_function(f"sel => {{ const s = ({SLOTS_NOW})(sel); return s && "
-                           "s.every(x => x); }", arg=CHARTS)
-    return page.evaluate(SLOTS_NOW, CHARTS)
+def tab_now(page: Page, focus: str) -> list[dict]:
+    """The tab's three charts once each is drawn and sized."""
+    page.wait_for_function(f"f => ({TAB_NOW})(f).every(x => x)", arg=focus)
+    return page.evaluate(TAB_NOW, focus)
 
 
-def drawn(page: Page, expected: list[np.ndarray], tries: int = 50) -> list[dict]:
-    """The slots once they show ``expected`` (or after ``tries`` looks, 0.2 s apart)."""
-    for _ in range(tries):
-        now = slots_now(page)
-        if all(np.shape(s["z"]) == z.shape and np.allclose(s["z"], z, rtol=0, atol=1e-12)
-               for s, z in zip(now, expected, strict=True)):
-            return now
-        page.wait_for_timeout(200)
-    return now
-
-
-def test_a_focus_switch_redraws_the_same_three_charts_with_the_new_matrices(
+def test_a_focus_switch_draws_a_tab_once_and_keeps_its_drawing(
         page: Page, app_server: str) -> None:
     att = run_scenario(default_scenario()).attention
     goto_page(page, app_server, "playground")
-    slots_now(page)
-    page.evaluate(MARK, CHARTS)
-    for label, names in FOCI.items():
+    tab_now(page, "weights")
+    assert page.evaluate(DRAWN, "scores") == 0  # hidden tabs: sent, not drawn
+    assert page.evaluate(DRAWN, "projections") == 0
+    page.evaluate(MARK, "weights")
+    for label, (focus, names) in FOCI.items():
         playground_focus(page, label)
         expected = [np.asarray(att.output if n == "output" else getattr(att.head(0), n),
                                dtype=float) for n in names]
-        now = drawn(page, expected)
-        assert [s["mark"] for s in now] == ["slot0", "slot1", "slot2"], label  # same <div>s
-        assert [s["key"] for s in now] == [f"st-key-{k}" for k in SLOTS], label
-        for slot, z, name in zip(now, expected, names, strict=True):
-            np.testing.assert_allclose(np.array(slot["z"], dtype=float), z, rtol=0, atol=1e-12,
-                                       err_msg=f"{label}: {name}")
+        now = tab_now(page, focus)
+        for chart, z, name in zip(now, expected, names, strict=True):
+            np.testing.assert_allclose(np.array(chart["z"], dtype=float), z, rtol=0,
+                                       atol=1e-12, err_msg=f"{label}: {name}")
+        if label == "Weights":  # shown again: the drawing it had, not a new one
+            assert all(chart["same"] for chart in now), now
         assert_no_exception(page)
-    screenshot(page, "focus_switch_weights_after")
+    page.evaluate(MARK, "scores")
+    playground_focus(page, "Scores")
+    assert all(chart["same"] for chart in tab_now(page, "scores"))
+    screenshot(page, "focus_switch_scores_again")
 
 
-# every chart's cells (Plotly's drag rectangle) and the sizes of the numbers written in them,
-# once every chart is drawn and sized at its column's width
-HEADS_NOW = """() => [...document.querySelectorAll('.js-plotly-plot')].map(g => {
+# every head's chart's cells (Plotly's drag rectangle) and the sizes of the numbers written in
+# them, once every chart is drawn and sized at its column's width
+HEADS_NOW = """() => [...document.querySelectorAll(
+    "[class*='st-key-playground_fig_lecture_head_'] .js-plotly-plot")].map(g => {
   const c = g.querySelector('.nsewdrag').getBoundingClientRect();
   return {top: c.top, bottom: c.bottom, width: c.width,
           sized: Boolean(g.closest('[data-sized]')),
@@ -153,7 +146,7 @@ def test_every_focus_draws_its_charts_once(browser: Browser, app_server: str, pr
                                            size: tuple[int, int], presenter: bool) -> None:
     """Each chart of every focus is drawn with margins that already hold its labels and its
     colour bar: none grown by Plotly's automargin (a grown margin is a second drawing of the
-    chart, ~half of what a focus switch spent drawing). Not yet in presenter mode's "All" focus:
+    chart, ~half of what a focus switch spent drawing). Not yet in presenter mode's "All" tab:
     its charts' top margins are given for 13-px column labels, drawn at 16 px there."""
     scenario = PRESETS[preset].build()
     page = new_page(browser, size)

@@ -255,13 +255,13 @@ def test_a_typed_cell_edit_outlines_the_cells_it_moved(browser: Browser,
 
 
 WEIGHTS_TEXT = ("() => [...document.querySelectorAll("
-                "'.st-key-playground_fig_slot_1 .heatmaplayer text')]"
+                "'.st-key-playground_fig_weights_slot_1 .heatmaplayer text')]"
                 ".map(t => t.textContent)")
 
 
-TAU_CONTROL = ".st-key-playground_fig_slot_1 g.slider-group[role='slider']"
+TAU_CONTROL = ".st-key-playground_fig_weights_slot_1 g.slider-group[role='slider']"
 CHART_TEXT = ("() => Object.fromEntries(['scaled', 'weights', 'output'].map((n, i) => [n, "
-              "[...document.querySelectorAll(`.st-key-playground_fig_slot_${i} "
+              "[...document.querySelectorAll(`.st-key-playground_fig_weights_slot_${i} "
               ".heatmaplayer text`)].map(t => t.textContent)]))")
 COUNT_REDRAWS = ("() => { window.__redraws = 0; const P = window.Plotly; if (P.__counted) return;"
                  " P.__counted = true; for (const f of ['react', 'newPlot', 'purge']) {"
@@ -335,7 +335,7 @@ def test_dragging_tau_moves_the_weights_in_the_browser_and_release_sets_it(
     try:
         wait_for_app_run(page)
         start = page.evaluate(WEIGHTS_TEXT)
-        rail = page.locator(".st-key-playground_fig_slot_1 .slider-rail-rect")
+        rail = page.locator(".st-key-playground_fig_weights_slot_1 .slider-rail-rect")
         box = rail.bounding_box()
         assert box is not None
         runs = len(_finished_runs[page])

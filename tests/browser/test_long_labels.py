@@ -40,11 +40,11 @@ LABELS = {
 }
 SCREENS = [(1400, 1000), (1024, 768)]
 # the column labels the weights chart writes
-TICKS = """() => document.querySelector("[class*='st-key-playground_fig_slot_1']"
+TICKS = """() => document.querySelector("[class*='st-key-playground_fig_weights_slot_1']"
     + " .js-plotly-plot")._fullLayout.xaxis.ticktext"""
 # the plot area of each lecture chart (Plotly's drag rectangle over the cells)
 PLOT_HEIGHTS = """() => [...document.querySelectorAll(
-    "[class*='st-key-playground_fig_slot_'] .js-plotly-plot")]
+    "[class*='st-key-playground_fig_weights_slot_'] .js-plotly-plot")]
   .map(g => { const r = g.querySelector('.nsewdrag').getBoundingClientRect();
               return [Math.round(r.top), Math.round(r.bottom), Math.round(r.width)]; })"""
 

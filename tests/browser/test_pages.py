@@ -71,7 +71,7 @@ def test_page_loads_and_draws(app_server, page, stem):
 def test_editing_an_embedding_cell_repaints_weights(app_server, page):
     goto_page(page, app_server, "playground")
     wait_for_plots(page, n=3)
-    before = keyed_z(page, "playground_fig_slot_1")
+    before = keyed_z(page, "playground_fig_weights_slot_1")
     sc = PRESETS["seed_000"].build()
     np.testing.assert_allclose(before, attnviz.run_scenario(sc).attention.weights, atol=1e-12)
     editor = page.locator(".st-key-playground_x_v0")
@@ -80,7 +80,7 @@ def test_editing_an_embedding_cell_repaints_weights(app_server, page):
     x = sc.x.copy()
     x[0, 1] = 2.5
     expected = attnviz.self_attention(x, sc.w_q, sc.w_k, sc.w_v).weights
-    np.testing.assert_allclose(keyed_z(page, "playground_fig_slot_1"), expected,
+    np.testing.assert_allclose(keyed_z(page, "playground_fig_weights_slot_1"), expected,
                                atol=1e-12)
     assert not np.allclose(before, expected)
     assert_no_exception(page)
@@ -93,7 +93,7 @@ def test_sidebar_preset_loads_everywhere(app_server, page):
     load_preset(page, PRESETS["seed_001_causal"].title)
     wait_for_plots(page, n=3)  # the lecture view's three matrices
     expected = attnviz.run_scenario(PRESETS["seed_001_causal"].build()).attention.weights
-    np.testing.assert_allclose(keyed_z(page, "playground_fig_slot_1"), expected,
+    np.testing.assert_allclose(keyed_z(page, "playground_fig_weights_slot_1"), expected,
                                atol=1e-12)
     assert_no_exception(page)
     screenshot(page, "playground_seed_001")

@@ -69,7 +69,7 @@ def check_lecture(page: Page, size: tuple[int, int], n: int, label: str) -> None
     charts = settle(page, n)
     shot = viewport_shot(page, f"presenter_sizes_{label}_{size[0]}x{size[1]}")
     assert_no_exception(page)
-    lecture = [c for c in charts if "playground_fig_slot_" in c["key"]]
+    lecture = [c for c in charts if "playground_fig_weights_slot_" in c["key"]]
     assert len(lecture) == 3, (label, [c["key"] for c in charts])
     tops = {round(c["cellsTop"]) for c in lecture}
     bottoms = {round(c["cellsBottom"]) for c in lecture}

@@ -75,10 +75,10 @@ def test_shared_link_opens_the_same_weights_in_a_fresh_context(app_server: str, 
 
     # 1) one user: load a non-default scenario, look at its weights, open Save & share
     goto_page(page, app_server, "playground")
-    wait_for_chart(page, "playground_fig_slot_1")
+    wait_for_chart(page, "playground_fig_weights_slot_1")
     load_preset(page, PRESETS[PRESET].title)
-    wait_for_chart(page, "playground_fig_slot_1")
-    mine = chart_z(page, "playground_fig_slot_1")
+    wait_for_chart(page, "playground_fig_weights_slot_1")
+    mine = chart_z(page, "playground_fig_weights_slot_1")
     np.testing.assert_allclose(mine, expected, rtol=0, atol=1e-15)
     open_in_app(page, "Save & share")
     code = page.get_by_test_id("stCode").filter(has_text="?scenario=").first
@@ -96,8 +96,8 @@ def test_shared_link_opens_the_same_weights_in_a_fresh_context(app_server: str, 
         fresh = other.new_page()
         fresh.goto(link)
         wait_for_app_run(fresh, timeout=TIMEOUT)
-        wait_for_chart(fresh, "playground_fig_slot_1")
-        theirs = chart_z(fresh, "playground_fig_slot_1")
+        wait_for_chart(fresh, "playground_fig_weights_slot_1")
+        theirs = chart_z(fresh, "playground_fig_weights_slot_1")
         assert_no_exception(fresh)
         assert fresh.get_by_test_id("stSidebar").get_by_text(scenario.title).count()
         screenshot(fresh, "share_link_fresh_context")
@@ -116,12 +116,12 @@ def test_tampered_link_shows_a_message_and_the_default(app_server: str, browser:
         page = context.new_page()
         page.goto(f"{app_server}/playground?scenario={tampered}")
         wait_for_app_run(page, timeout=TIMEOUT)
-        wait_for_chart(page, "playground_fig_slot_1")
+        wait_for_chart(page, "playground_fig_weights_slot_1")
         alert = page.get_by_test_id("stAlert").filter(has_text="This link could not be opened")
         assert alert.count() == 1
         assert_no_exception(page)
         default = run_scenario(PRESETS["seed_000"].build()).attention.weights
-        np.testing.assert_allclose(chart_z(page, "playground_fig_slot_1"), default, rtol=0,
+        np.testing.assert_allclose(chart_z(page, "playground_fig_weights_slot_1"), default, rtol=0,
                                    atol=1e-15)
         screenshot(page, "share_bad_link")
     finally:

@@ -172,8 +172,13 @@ def test_a_gpt2_small_sized_head_takes_an_edit_far_right(app_server: str, page: 
     assert grid.locator("input").count() <= 1000
     assert_no_exception(page)
     screenshot(page, "wide_head_edited")
-    # 5) W_Q (769 × 64) on the Q K V focus: its cell far down and right, scrolled to
+    # 5) W_Q (769 × 64) on the Q K V focus, its editors folded (sent only once opened): its
+    # cell far down and right, scrolled to
     playground_focus(page, "Q K V")
+    assert page.locator("[class*='st-key-playground_w_q'] " + EDITOR).count() == 0
+    with expect_rerun(page, TIMEOUT):
+        page.locator(".st-key-playground_wide_weights summary").click()
+    wait_for_app_run(page, TIMEOUT)
     w_grid = page.locator("[class*='st-key-playground_w_q'] " + EDITOR).first
     w_grid.scroll_into_view_if_needed()
     assert w_grid.evaluate("g => [g.__spec.rows.length, g.__spec.cols.length]") == [D_MODEL + 1,

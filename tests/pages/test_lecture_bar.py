@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from apptest_helpers import APP, chart_keys, spec_by_key
+from apptest_helpers import APP, chart_keys, set_focus, spec_by_key
 from streamlit.testing.v1 import AppTest
 
 from attnviz.io import scenario_io
@@ -16,7 +16,9 @@ from attnviz.scenarios.fingerprint import fingerprint
 from attnviz.scenarios.presets import PRESETS, default_scenario
 from attnviz.teach.lectures import LECTURES
 from attnviz.teach.text import lectures as text
+from attnviz.teach.text import playground as playground_text
 from attnviz.ui import lecture_bar, state
+from attnviz.ui.lecture import slot_key
 
 TIMEOUT = 60
 
@@ -59,7 +61,7 @@ def on_step(at: AppTest, key: str, index: int) -> None:
     stem = Path(step.page).stem
     assert any(k.startswith(stem.split("_")[0]) for k in page_keys(at)), (stem, page_keys(at))
     if step.focus:
-        assert at.session_state["playground_focus"] == step.focus
+        assert at.session_state["playground_focus"] == playground_text.FOCUS[step.focus]
     assert at.query_params[lecture_bar.PARAM_LECTURE] == key
     assert at.query_params[lecture_bar.PARAM_STEP] == str(index + 1)
 
@@ -95,10 +97,9 @@ def test_a_step_loads_its_settings_through_the_editors():
     at = fresh(lecture="scratch", step="6")
     on_step(at, "scratch", 5)
     # the weights focus: τ's control is the weights chart's own slider (issue 28 item 4)
-    (tau,) = spec_by_key(at, "playground_fig_slot_1")["layout"]["sliders"]
+    (tau,) = spec_by_key(at, slot_key(1))["layout"]["sliders"]
     assert tau["steps"][tau["active"]]["label"] == "0.3"
-    at.session_state["playground_focus"] = "scores"  # where τ has a slider above the charts
-    at.run()
+    set_focus(at, "all").run()  # where τ has a slider in the settings
     slider = at.slider(key=f"playground_temperature_v{at.session_state[state.EDITOR_VERSION]}")
     assert slider.value == pytest.approx(0.3)
     slider.set_value(1.5).run()

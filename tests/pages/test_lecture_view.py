@@ -6,18 +6,26 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from apptest_helpers import chart_keys, edit_cells, open_page, spec_by_key
+from apptest_helpers import chart_keys, chart_specs, edit_cells, open_page, set_focus, spec_by_key
 
 from attnviz.scenarios.presets import PRESETS
 from attnviz.scenarios.scenario import run_scenario
+from attnviz.ui.lecture import slot_key
 
 SEED_000 = PRESETS["seed_000"].build()
-SLOTS = ["playground_fig_slot_0", "playground_fig_slot_1", "playground_fig_slot_2"]
-FOCUS_MATRICES = {  # what each focus shows in the three chart slots, left to right
+FOCUS_MATRICES = {  # what each focus shows in its three charts, left to right
     "weights": ["scaled", "weights", "output"],
     "scores": ["scores", "scaled", "masked"],
     "projections": ["q", "k", "v"],
 }
+
+
+def slots(focus: str) -> list[str]:
+    """The chart keys of ``focus``'s tab, left to right."""
+    return [slot_key(i, focus) for i in range(3)]
+
+
+LECTURE_KEYS = [k for focus in FOCUS_MATRICES for k in slots(focus)]
 
 
 def z_of(at, key: str) -> np.ndarray:
@@ -32,40 +40,43 @@ def outlined(at, key: str) -> set[tuple[int, int]]:
     return {(round(s["y0"] + 0.5), round(s["x0"] + 0.5)) for s in shapes}
 
 
-@pytest.mark.parametrize("focus", list(FOCUS_MATRICES))
-def test_each_focus_shows_its_three_matrices_from_the_core(focus):
-    at = open_page("playground", focus=focus)
-    assert chart_keys(at) == SLOTS
+@pytest.mark.parametrize("open_focus", list(FOCUS_MATRICES))
+def test_each_focus_shows_its_three_matrices_from_the_core(open_focus):
+    """Whichever tab is open, every lecture focus's tab holds its three matrices (a switch
+    shows them without a run)."""
+    at = open_page("playground", focus=open_focus)
+    assert chart_keys(at) == LECTURE_KEYS
     att = run_scenario(SEED_000).attention
-    for key, name in zip(SLOTS, FOCUS_MATRICES[focus], strict=True):
-        np.testing.assert_allclose(z_of(at, key), getattr(att, name), rtol=0, atol=1e-15)
-
-
-def test_a_focus_switch_keeps_the_three_chart_slots():
-    """One session switching Weights -> Scores -> Q K V -> Weights: the same three chart keys
-    (the browser updates those charts in place), each showing the new focus's matrices."""
-    at = open_page("playground", focus="weights")
-    att = run_scenario(SEED_000).attention
-    for focus in ("scores", "projections", "weights"):
-        at.session_state["playground_focus"] = focus
-        at.run()
-        assert chart_keys(at) == SLOTS, focus
-        for key, name in zip(SLOTS, FOCUS_MATRICES[focus], strict=True):
+    for focus, names in FOCUS_MATRICES.items():
+        for key, name in zip(slots(focus), names, strict=True):
             np.testing.assert_allclose(z_of(at, key), getattr(att, name), rtol=0, atol=1e-15)
+
+
+def test_a_focus_switch_sends_the_same_figures():
+    """One session switching Weights -> Scores -> Q K V -> Weights: each run (a tab switch
+    starts one) sends every lecture chart with the figure it had, outlines included, so the
+    browser draws nothing again (plotly_view.js draws a figure it already has no second time)."""
+    at = open_page("playground", focus="weights", lazy_open=False)
+    before = chart_specs(at)
+    for focus in ("scores", "projections", "weights"):
+        set_focus(at, focus).run()
+        assert chart_keys(at) == LECTURE_KEYS, focus
+        assert chart_specs(at) == before, focus
 
 
 def test_the_default_is_the_weights_focus_and_all_is_the_full_view():
     at = open_page("playground", focus=None)
-    assert at.session_state["playground_focus"] == "weights"
-    assert chart_keys(at) == SLOTS
-    at.session_state["playground_focus"] = "all"
-    at.run()
-    assert "playground_fig_mask" in chart_keys(at) and "playground_fig_x" in chart_keys(at)
+    assert at.session_state["playground_focus"] == "Weights"
+    assert chart_keys(at) == LECTURE_KEYS  # "All" is drawn only while open
+    set_focus(at, "all").run()
+    keys = chart_keys(at)
+    assert "playground_fig_mask" in keys and "playground_fig_x" in keys
+    assert set(LECTURE_KEYS) <= set(keys)  # the other tabs keep theirs
 
 
 def test_a_cell_edit_outlines_exactly_the_cells_it_moved():
     at = open_page("playground", focus="weights")
-    assert not outlined(at, "playground_fig_slot_1")  # nothing changed yet
+    assert not outlined(at, slot_key(1))  # nothing changed yet
     version = at.session_state["editor_version"]
     before = run_scenario(SEED_000).attention
     at = edit_cells(at, f"playground_x_v{version}", {3: {"d2": "3"}})
@@ -73,29 +84,38 @@ def test_a_cell_edit_outlines_exactly_the_cells_it_moved():
     for slot, name in enumerate(("scaled", "weights", "output")):
         moved = {(int(r), int(c)) for r, c in np.argwhere(
             ~np.isclose(getattr(after, name), getattr(before, name), rtol=1e-9, atol=1e-12))}
-        assert moved and outlined(at, f"playground_fig_slot_{slot}") == moved, name
-    at.run()  # a rerun that changes nothing clears the outlines
-    assert not outlined(at, "playground_fig_slot_1")
+        assert moved and outlined(at, slot_key(slot)) == moved, name
+        assert outlined(at, slot_key(slot - 1 if slot else 1, "scores")), name  # every tab
+    at.run()  # a run that changes nothing (a tab switched) keeps them: the last change's
+    assert outlined(at, slot_key(1)) == {(int(r), int(c)) for r, c in np.argwhere(
+        ~np.isclose(after.weights, before.weights, rtol=1e-9, atol=1e-12))}
+    version = at.session_state["editor_version"]
+    at = edit_cells(at, f"playground_x_v{version}", {0: {"d0": "0.5"}})
+    newest = run_scenario(at.session_state["scenario"]).attention
+    assert outlined(at, slot_key(1)) == {(int(r), int(c)) for r, c in np.argwhere(
+        ~np.isclose(newest.weights, after.weights, rtol=1e-9, atol=1e-12))}
 
 
 def test_temperature_beside_the_weights_changes_them():
     """Issue 28 item 4: in the weights focus τ has one control, the weights chart's own slider
     (no τ slider above it); the scaled scores and the output follow it in the browser (their
     frames share its group). Its release is checked in the browser (tests/browser/
-    test_lecture.py); the τ slider above the scores (scores focus) still edits τ."""
-    at = open_page("playground", focus="weights")
-    assert not [s for s in at.slider if "temperature" in str(s.key)]
-    weights = spec_by_key(at, "playground_fig_slot_1")
+    test_lecture.py). No focus has a τ slider above its charts; "All" has one in its settings,
+    and the other tabs follow it."""
+    for focus in FOCUS_MATRICES:
+        at = open_page("playground", focus=focus)
+        assert not [s for s in at.slider if "temperature" in str(s.key)], focus
+    weights = spec_by_key(at, slot_key(1))
     (slider,) = weights["layout"]["sliders"]
     assert slider["steps"][slider["active"]]["label"] == "1"
-    for key in ("playground_fig_slot_0", "playground_fig_slot_2"):
+    for key in (slot_key(0), slot_key(2)):
         spec = spec_by_key(at, key)
         assert not spec["layout"].get("sliders") and spec["shown"] == "1", key
         assert {f["group"] for f in spec["frames"]} == {"tau"}, key
-    at = open_page("playground", focus="scores")
+    at = open_page("playground", focus="all")
     at.slider(key="playground_temperature_v0").set_value(0.5).run()
     expected = run_scenario(SEED_000.__class__(**{**SEED_000.__dict__, "temperature": 0.5}))
-    np.testing.assert_allclose(z_of(at, "playground_fig_slot_1"),
+    np.testing.assert_allclose(z_of(at, slot_key(1, "scores")),
                                expected.attention.scaled, rtol=0, atol=1e-15)
 
 
@@ -105,23 +125,33 @@ def test_heads_focus_shows_every_head_and_the_weights_focus_picks_one():
     at.number_input(key="playground_d_v_v1").set_value(4).run()
     at.selectbox(key="playground_variant_v2").set_value("multi_head").run()
     at.select_slider(key="playground_n_heads_v2").set_value(2).run()
-    at.session_state["playground_focus"] = "heads"
-    at.run()
+    set_focus(at, "heads").run()
     att = run_scenario(at.session_state["scenario"]).attention
-    assert chart_keys(at) == ["playground_fig_lecture_head_0", "playground_fig_lecture_head_1"]
+    heads = [k for k in chart_keys(at) if k.startswith("playground_fig_lecture_head_")]
+    assert heads == ["playground_fig_lecture_head_0", "playground_fig_lecture_head_1"]
     np.testing.assert_allclose(z_of(at, "playground_fig_lecture_head_1"), att.weights[1],
                                rtol=0, atol=1e-15)
-    at.session_state["playground_focus"] = "weights"
+    set_focus(at, "weights")
     at.session_state["playground_lecture_head"] = 1
     at.run()
-    np.testing.assert_allclose(z_of(at, "playground_fig_slot_1"), att.weights[1],
-                               rtol=0, atol=1e-15)
-    np.testing.assert_allclose(z_of(at, "playground_fig_slot_2"), att.output,
-                               rtol=0, atol=1e-15)
+    np.testing.assert_allclose(z_of(at, slot_key(1)), att.weights[1], rtol=0, atol=1e-15)
+    np.testing.assert_allclose(z_of(at, slot_key(2)), att.output, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(z_of(at, slot_key(0, "scores")), att.scores[1],
+                               rtol=0, atol=1e-15)  # every tab shows the head picked
 
 
-def _panel_titles(at) -> list[str]:
-    return [m.value for m in at.markdown if m.value.startswith("**") and "&nbsp;" in m.value]
+def _panel_titles(at, label: str = "Weights") -> list[str]:
+    """The lecture panels' titles in the focus tab ``label``."""
+    (tabs,) = [b for b in at.get("tab_container") if b.key == "playground_focus"]
+    (tab,) = [t for t in tabs.children.values() if t.label == label]
+
+    def walk(node):
+        yield node
+        for child in getattr(node, "children", {}).values():
+            yield from walk(child)
+
+    return [m.value for m in walk(tab) if getattr(m, "type", "") == "markdown"
+            and m.value.startswith("**") and "&nbsp;" in m.value]
 
 
 def test_the_weights_formula_names_the_mask_only_when_one_masks():
@@ -145,7 +175,7 @@ def test_the_rows_charts_share_one_top_margin_and_cell_height(focus):
     (the one the turned key labels need) and the same cells' height, the τ slider under the
     weights taking its own room (checked in the browser: tests/browser/test_lecture.py)."""
     at = open_page("playground", focus=focus)
-    layouts = [spec_by_key(at, k)["layout"] for k in SLOTS]
+    layouts = [spec_by_key(at, k)["layout"] for k in slots(focus)]
     assert len({lay["margin"]["t"] for lay in layouts}) == 1
     cells = {lay["height"] - lay["margin"]["t"] - lay["margin"].get("b", 0) for lay in layouts}
     assert len(cells) == 1, cells

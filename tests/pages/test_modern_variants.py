@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from apptest_helpers import chart_z_by_key, open_page
+from apptest_helpers import chart_z_by_key, open_page, set_focus
 
 from attnviz import PRESETS, MultiHeadResult, run_scenario
 from attnviz.scenarios.scenario import with_variant
@@ -44,7 +44,7 @@ def test_the_playground_draws_each_new_variant_picked_with_its_defaults(key):
                                     "qk_norm_tamed"])
 def test_each_new_preset_loads_from_home_and_draws(preset):
     at = open_page()
-    at.session_state["playground_focus"] = "all"  # the full view: every head's chart
+    set_focus(at, "all")  # the full view: every head's chart
     at.button(key=f"home_load_{preset}").click().run()
     assert not at.exception, [e.message for e in at.exception]
     scenario = at.session_state["scenario"]
@@ -65,7 +65,7 @@ def _param_widget(at, name: str):
 
 def _rope_shift_on_playground():
     at = open_page()
-    at.session_state["playground_focus"] = "all"  # the full view
+    set_focus(at, "all")  # the full view
     at.button(key="home_load_rope_shift").click().run()
     at.switch_page("pages/playground.py").run()
     assert not at.exception, [e.message for e in at.exception]

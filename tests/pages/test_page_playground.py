@@ -12,6 +12,7 @@ from apptest_helpers import (
     grid_cells,
     grids,
     open_page,
+    set_focus,
     spec_by_key,
     switch_to,
 )
@@ -38,7 +39,7 @@ def test_home_load_button_loads_preset_and_opens_playground():
     at.button(key="home_load_translation").click().run()
     assert not at.exception
     assert at.session_state["scenario"].variant == "cross"
-    assert at.session_state["playground_focus"] == "weights"  # the Playground's lecture view
+    assert at.session_state["playground_focus"] == "Weights"  # the Playground's lecture view
 
 
 def test_playground_default_matches_seed_000():
@@ -245,7 +246,7 @@ def test_long_sequences_pool_the_head_thumbnails_and_say_so():
     at = open_page("home")
     at.session_state["scenario"] = sc
     at.session_state["editor_version"] = at.session_state["editor_version"] + 1
-    at.session_state["playground_focus"] = "all"
+    set_focus(at, "all")
     at.switch_page("pages/playground.py").run()
     assert not at.exception
     att = run_scenario(sc).attention

@@ -12,7 +12,7 @@ from test_from_model_wide_pages import wide_head
 from attnviz.scenarios.presets import default_scenario
 from attnviz.ui import state
 
-WEIGHTS = "playground_wide_weights"  # the wide head's folded expander (full_view.weights_box)
+WEIGHTS = "playground_wide_weights"  # the wide head's folded expander (lecture.weights_box)
 
 
 def weight_editors(at) -> set[str]:

@@ -254,9 +254,9 @@ def test_link_restores_the_identical_scenario_and_weights(key):
     assert same_arrays(current(at), scenario)
     assert current(at).variant == scenario.variant
     expected = run_scenario(scenario).attention  # the lecture view: head 0 when there are heads
-    np.testing.assert_array_equal(chart_z_by_key(at, "playground_fig_slot_1"),
+    np.testing.assert_array_equal(chart_z_by_key(at, "playground_fig_weights_slot_1"),
                                   expected.head(0).weights)
-    np.testing.assert_array_equal(chart_z_by_key(at, "playground_fig_slot_2"),
+    np.testing.assert_array_equal(chart_z_by_key(at, "playground_fig_weights_slot_2"),
                                   expected.output)
 
 

@@ -26,8 +26,8 @@ from attnviz.scenarios.presets import PRESETS, default_scenario
 from attnviz.scenarios.scenario import run_scenario
 from attnviz.ui.plotly_view import figure_json
 
-CHARTS = ("playground_fig_slot_0", "playground_fig_slot_1",
-          "playground_fig_slot_2")
+CHARTS = ("playground_fig_weights_slot_0", "playground_fig_weights_slot_1",
+          "playground_fig_weights_slot_2")
 REWEIGHED = [k for k, p in PRESETS.items() if p.build().t <= 12
              and sweep.reweighable(p.build(), "temperature", "output")]
 
@@ -116,7 +116,7 @@ def test_a_tau_slider_above_where_the_chart_has_none():
     at.session_state[state.SCENARIO] = resize(default_scenario(), t=CELL_TEXT_LIMIT + 1)
     at.run()
     assert [s for s in at.slider if "temperature" in str(s.key)]
-    assert not spec_by_key(at, "playground_fig_slot_1")["layout"].get("sliders")
+    assert not spec_by_key(at, "playground_fig_weights_slot_1")["layout"].get("sliders")
 
 
 def test_the_active_mark_is_not_sent_and_names_the_shown_frame():

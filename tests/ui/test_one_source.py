@@ -242,7 +242,7 @@ def test_a_preset_loaded_in_the_sidebar_is_in_every_part_of_its_run():
 # The lecture view: its title line is drawn above every control
 # ---------------------------------------------------------------------------------------------
 
-LECTURE_SCORES = "playground_fig_slot_1"
+LECTURE_SCORES = "playground_fig_scores_slot_1"  # the scaled scores
 
 
 @pytest.mark.parametrize("name, widget, value, field", [
@@ -252,9 +252,9 @@ LECTURE_SCORES = "playground_fig_slot_1"
 ], ids=["temperature", "scale_mode", "variant"])
 def test_a_setting_of_the_lecture_view_is_in_its_title_line_of_the_same_run(name, widget, value,
                                                                            field):
-    """The scores focus: τ's slider sits in the row of controls under the title line, the
-    scale above the charts, the variant beside the focus switch."""
-    at = _on("playground", focus="scores")
+    """The scores focus: the scale above the charts, the variant beside it; τ's slider (in
+    the "All" tab's settings: the weights chart holds it in the lecture view)."""
+    at = _on("playground", focus="all" if field == "temperature" else "scores")
     before = _scenario(at)
     getattr(at, widget)(key=_vkey(at, name)).set_value(value).run()
     _ok(at)

@@ -18,8 +18,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
 
 HEADER = "Playground"
 
-# The focus switch: which stage of the computation fills the screen (the lecture view).
-FOCUS_LABEL = "Focus"
+# The focus tabs: which stage of the computation fills the screen (the lecture view).
 FOCUS = {
     "weights": "Weights",
     "scores": "Scores",
@@ -27,13 +26,8 @@ FOCUS = {
     "heads": "Heads",
     "all": "All",
 }
-FOCUS_HELP = (
-    "What fills the screen: scaled scores, weights and output; raw, scaled and masked scores; "
-    "the projections Q, K, V (with the weight editors); every head. Each keeps the controls "
-    "beside the matrices they change, and outlines in orange the cells your last change "
-    "moved. \"All\" shows every matrix of the computation, with formulas, diagnostics and "
-    "downloads."
-)
+# The "All" tab before its first run: what the click is waiting for
+ALL_ON_OPEN = "Drawing every matrix of the computation…"
 HEAD_LABEL = "Head"
 # Before the temperature the weights' own slider shows while it is dragged.
 TAU_PREFIX = "drag τ = "
@@ -52,7 +46,9 @@ LECTURE_FORMULAS = {
 LECTURE_WEIGHTS = {False: r"A = \mathrm{softmax}(S')",
                    True: r"A = \mathrm{softmax}(\mathrm{mask}_M(S'))"}
 
-INPUTS_EXPANDER = "Tokens and embeddings"
+# the "All" tab's inputs (the tokens, X and the settings are above the tabs)
+SIZES_EXPANDER = "Sizes"
+SIZES_SOURCE_EXPANDER = "Sizes and the source sequence"
 # Presenter mode: the editor of what the focus starts from, folded under the matrices
 PRESENTER_EDIT_X = "✏️ Edit X, the embeddings (the matrices above follow)"
 PRESENTER_EDIT_W = "✏️ Edit W_Q, W_K, W_V (the matrices above follow)"
