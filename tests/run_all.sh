@@ -8,9 +8,10 @@
 #      through Playwright's executable_path; `playwright install` is never run: it downloads a
 #      browser and fails offline; nginx fronts several servers in tests/pages/test_classroom.py);
 #   2. the core tests (tests/core, tests/scenarios, tests/io, tests/teach) in a virtual
-#      environment that has numpy and scipy only (+ pytest, hypothesis and the package without
-#      its `ui` extra), made once in .venv-core/ (CORE_VENV chooses another place): proves
-#      they need no Streamlit, Plotly or pandas (tests that need torch skip there by design);
+#      environment that has numpy and scipy only (+ pytest, pytest-xdist, hypothesis and the
+#      package without its `ui` extra), made once in .venv-core/ (CORE_VENV chooses another
+#      place), on two processes: proves they need no Streamlit, Plotly or pandas (tests that
+#      need torch skip there by design);
 #   3. pip install requirements-dev.txt and the package itself (editable);
 #   4. ruff check, then the whole suite with pytest (extra arguments go to this pytest),
 #      including the tests the default `python -m pytest` leaves out (pyproject.toml's addopts):
@@ -59,9 +60,11 @@ section "2/5 Core tests with numpy and scipy only (${CORE_VENV:=.venv-core})"
 if [[ ! -x "$CORE_VENV/bin/python" ]]; then
     "$PYTHON" -m venv "$CORE_VENV"
 fi
-# the same bounds as the full install: pytest and hypothesis from requirements-dev.txt, numpy
-# and scipy from pyproject.toml's dependencies (the package without its `ui` extra)
-mapfile -t TEST_TOOLS < <(grep -E '^(pytest|hypothesis)[<>=! ]' requirements-dev.txt)
+# the same bounds as the full install: pytest, pytest-xdist and hypothesis from
+# requirements-dev.txt (without their comments), numpy and scipy from pyproject.toml's
+# dependencies (the package without its `ui` extra)
+mapfile -t TEST_TOOLS < <(grep -E '^(pytest|pytest-xdist|hypothesis)[<>=! ]' requirements-dev.txt \
+    | sed -E 's/[[:space:]]*#.*//')
 "$CORE_VENV/bin/python" -m pip install --disable-pip-version-check -q "${TEST_TOOLS[@]}"
 "$CORE_VENV/bin/python" -m pip install --disable-pip-version-check -q -e .
 if "$CORE_VENV/bin/python" -c "import streamlit" 2>/dev/null \
@@ -70,7 +73,8 @@ if "$CORE_VENV/bin/python" -c "import streamlit" 2>/dev/null \
     echo "FAILED: $CORE_VENV must not have streamlit, plotly or pandas" >&2
     exit 1
 fi
-run_pytest "$CORE_VENV/bin/python" -m pytest -p no:cacheprovider \
+# two processes (pytest-xdist): 61 -> 51 s and 82 -> 70 s here beside others' jobs (load 3)
+run_pytest "$CORE_VENV/bin/python" -m pytest -p no:cacheprovider -n 2 \
     tests/core tests/scenarios tests/io tests/teach
 
 section "3/5 Python packages ($("$PYTHON" --version 2>&1))"
