@@ -2,8 +2,9 @@
 // attnviz/ui/lecture_bar.py moves the lecture). One listener on the document for the page's
 // whole life; each render hands it the newest sender and host element. Keys are left alone
 // while the focus is somewhere a person types or moves a value with the arrows (an input, a
-// text area, a select, an editable element, a slider, a list box, a tab, a chart), with a
-// modifier held, when something else already handled them, or once the bar is gone.
+// text area, a select, an editable element, a slider, a list box, a tab reached with the Tab
+// key, a chart), with a modifier held, when something else already handled them, or once the
+// bar is gone.
 //
 // A step that names a chart (data.show, the chart's Streamlit key) brings it up under the
 // bar once when the step opens: the chart is looked for and kept in place while the page
@@ -65,6 +66,27 @@ function onKey(event) {
   keys.send("action", event.key === "ArrowRight" ? "next" : "back");
 }
 
+// A tab last pressed with the mouse (the Playground's focus tabs) leaves the arrows to the
+// lecture, where the lecturer meant the next step: caught before the tabs' own arrow keys (which
+// move along the tabs), in the capture phase. A tab reached with the Tab key keeps its arrows.
+function onPointer(event) {
+  const keys = window.__attnvizLectureKeys;
+  keys.pointerTab = event.target instanceof Element && event.target.closest("[role='tab']");
+}
+
+function onTabArrow(event) {
+  const keys = window.__attnvizLectureKeys;
+  if (event.key === "Tab") keys.pointerTab = null;
+  if (event.key !== "ArrowRight" && event.key !== "ArrowLeft") return;
+  if (event.altKey || event.ctrlKey || event.metaKey || event.shiftKey || event.repeat) return;
+  if (!keys.host || !keys.host.isConnected || !keys.pointerTab) return;
+  if (!(event.target instanceof Element) || event.target.closest("[role='tab']")
+      !== keys.pointerTab) return;
+  event.preventDefault();
+  event.stopPropagation();
+  keys.send("action", event.key === "ArrowRight" ? "next" : "back");
+}
+
 export default function (component) {
   const { data, parentElement, setTriggerValue } = component;
   const keys = window.__attnvizLectureKeys || (window.__attnvizLectureKeys = {});
@@ -72,6 +94,8 @@ export default function (component) {
   keys.send = setTriggerValue;
   if (!keys.listening) {
     document.addEventListener("keydown", onKey);
+    document.addEventListener("pointerdown", onPointer, true);
+    document.addEventListener("keydown", onTabArrow, true);
     keys.listening = true;
   }
   const spec = (typeof data === "string" ? JSON.parse(data) : data) || {};

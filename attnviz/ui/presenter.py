@@ -62,6 +62,7 @@ COMPACT_PRESENTER_CSS = """
 [data-testid="stMain"] .katex-display > .katex { white-space: normal; }
 .st-key-playground_focus [role="tablist"], .st-key-playground_focus [role="tab"] {
   height: 1.6rem; }
+.st-key-playground_focus [role="tablist"] { position: relative; z-index: 1; }
 .st-key-playground_focus [role="tab"] p { font-size: 1.1rem; }
 .st-key-playground_focus [role="tabpanel"] { padding-top: 0; }
 .st-key-playground_presenter_controls [data-testid="stWidgetLabel"] {
@@ -74,7 +75,8 @@ COMPACT_PRESENTER_CSS = """
 # (the lecture view's row of controls in presenter mode, ui/lecture.py: one line per label, the
 # whole label in its help; a label wrapping to four lines in a narrow column had pushed the
 # charts below the screen; the focus tabs' bar 30 px shorter than Streamlit's, so ten rows still
-# fit at 1024×768 under it)
+# fit at 1024×768 under it, and above its panel: a tall title's formula reaching into it had
+# taken the tabs' clicks)
 # A display formula may wrap where it allows a break (a formula wider than the page, e.g. a
 # YaRN head's: ui/controls.py breakable), instead of scrolling out of sight (KaTeX keeps it on
 # one line by default).

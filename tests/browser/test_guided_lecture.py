@@ -1,7 +1,7 @@
 """Browser: each guided lecture walked end to end with the keyboard at 1024×768 — → through
 every step, ← once — in presenter mode; every step shows its page (the navigation's current
 page and the address), the bar's "step n of N" and no exception. The → key does nothing while
-the focus is in a text box or on a slider.
+the focus is in a text box or on a slider, and moves the lecture after a focus tab was clicked.
 
 One test for the three lectures (one browser page, each lecture started from its link), so the
 app's first load is paid once; its wall time is printed, not asserted (a timed test fails
@@ -15,7 +15,14 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import REPO_ROOT, assert_no_exception, expect_rerun, track_reruns, wait_for_app_run
+from helpers import (
+    REPO_ROOT,
+    assert_no_exception,
+    expect_rerun,
+    focus_tab,
+    track_reruns,
+    wait_for_app_run,
+)
 from playwright.sync_api import Browser, Page
 
 from attnviz.teach.lectures import LECTURES
@@ -103,6 +110,24 @@ def test_the_keys_leave_text_boxes_and_sliders_alone(small_page: Page, app_serve
     with expect_rerun(page):
         page.keyboard.press("ArrowRight")
     on_step(page, "scratch", 6)
+    wait_for_app_run(page)
+
+
+def test_a_focus_tab_clicked_with_the_mouse_leaves_the_arrows_to_the_lecture(
+        small_page: Page, app_server: str):
+    """A lecturer clicks another focus tab, then → : the next step (the tab does not keep the
+    keyboard, whose arrows would move along the tabs)."""
+    page = small_page
+    with expect_rerun(page):
+        page.goto(f"{app_server}/?lecture=scratch&step=1")  # Playground, the Q K V focus
+    on_step(page, "scratch", 0)
+    with expect_rerun(page):
+        focus_tab(page, "Weights").click()
+    wait_for_app_run(page)
+    assert focus_tab(page, "Weights").get_attribute("aria-selected") == "true"
+    with expect_rerun(page):
+        page.keyboard.press("ArrowRight")
+    on_step(page, "scratch", 1)
     wait_for_app_run(page)
 
 

@@ -42,9 +42,12 @@ def outlined(at, key: str) -> set[tuple[int, int]]:
 
 @pytest.mark.parametrize("open_focus", list(FOCUS_MATRICES))
 def test_each_focus_shows_its_three_matrices_from_the_core(open_focus):
-    """Whichever tab is open, every lecture focus's tab holds its three matrices (a switch
-    shows them without a run)."""
-    at = open_page("playground", focus=open_focus)
+    """Whichever tab is open, the run after a change fills it alone (its charts come as soon as
+    before); a run that changes nothing fills every lecture focus's tab with its three matrices
+    (a switch then shows them without a run)."""
+    at = open_page("playground", focus=open_focus, lazy_open=False)
+    assert chart_keys(at) == slots(open_focus)
+    at.run()
     assert chart_keys(at) == LECTURE_KEYS
     att = run_scenario(SEED_000).attention
     for focus, names in FOCUS_MATRICES.items():
@@ -56,7 +59,7 @@ def test_a_focus_switch_sends_the_same_figures():
     """One session switching Weights -> Scores -> Q K V -> Weights: each run (a tab switch
     starts one) sends every lecture chart with the figure it had, outlines included, so the
     browser draws nothing again (plotly_view.js draws a figure it already has no second time)."""
-    at = open_page("playground", focus="weights", lazy_open=False)
+    at = open_page("playground", focus="weights", lazy_open=False).run()
     before = chart_specs(at)
     for focus in ("scores", "projections", "weights"):
         set_focus(at, focus).run()
@@ -67,6 +70,7 @@ def test_a_focus_switch_sends_the_same_figures():
 def test_the_default_is_the_weights_focus_and_all_is_the_full_view():
     at = open_page("playground", focus=None)
     assert at.session_state["playground_focus"] == "Weights"
+    at.run()
     assert chart_keys(at) == LECTURE_KEYS  # "All" is drawn only while open
     set_focus(at, "all").run()
     keys = chart_keys(at)
@@ -75,7 +79,7 @@ def test_the_default_is_the_weights_focus_and_all_is_the_full_view():
 
 
 def test_a_cell_edit_outlines_exactly_the_cells_it_moved():
-    at = open_page("playground", focus="weights")
+    at = open_page("playground", focus="weights").run()  # every tab filled
     assert not outlined(at, slot_key(1))  # nothing changed yet
     version = at.session_state["editor_version"]
     before = run_scenario(SEED_000).attention
@@ -85,10 +89,12 @@ def test_a_cell_edit_outlines_exactly_the_cells_it_moved():
         moved = {(int(r), int(c)) for r, c in np.argwhere(
             ~np.isclose(getattr(after, name), getattr(before, name), rtol=1e-9, atol=1e-12))}
         assert moved and outlined(at, slot_key(slot)) == moved, name
-        assert outlined(at, slot_key(slot - 1 if slot else 1, "scores")), name  # every tab
     at.run()  # a run that changes nothing (a tab switched) keeps them: the last change's
     assert outlined(at, slot_key(1)) == {(int(r), int(c)) for r, c in np.argwhere(
         ~np.isclose(after.weights, before.weights, rtol=1e-9, atol=1e-12))}
+    scaled = {(int(r), int(c)) for r, c in np.argwhere(
+        ~np.isclose(after.scaled, before.scaled, rtol=1e-9, atol=1e-12))}
+    assert outlined(at, slot_key(1, "scores")) == scaled  # the hidden tabs, filled then
     version = at.session_state["editor_version"]
     at = edit_cells(at, f"playground_x_v{version}", {0: {"d0": "0.5"}})
     newest = run_scenario(at.session_state["scenario"]).attention
@@ -105,6 +111,7 @@ def test_temperature_beside_the_weights_changes_them():
     for focus in FOCUS_MATRICES:
         at = open_page("playground", focus=focus)
         assert not [s for s in at.slider if "temperature" in str(s.key)], focus
+    at.run()  # every tab
     weights = spec_by_key(at, slot_key(1))
     (slider,) = weights["layout"]["sliders"]
     assert slider["steps"][slider["active"]]["label"] == "1"
@@ -114,6 +121,7 @@ def test_temperature_beside_the_weights_changes_them():
         assert {f["group"] for f in spec["frames"]} == {"tau"}, key
     at = open_page("playground", focus="all")
     at.slider(key="playground_temperature_v0").set_value(0.5).run()
+    at.run()  # every tab
     expected = run_scenario(SEED_000.__class__(**{**SEED_000.__dict__, "temperature": 0.5}))
     np.testing.assert_allclose(z_of(at, slot_key(1, "scores")),
                                expected.attention.scaled, rtol=0, atol=1e-15)
@@ -125,7 +133,7 @@ def test_heads_focus_shows_every_head_and_the_weights_focus_picks_one():
     at.number_input(key="playground_d_v_v1").set_value(4).run()
     at.selectbox(key="playground_variant_v2").set_value("multi_head").run()
     at.select_slider(key="playground_n_heads_v2").set_value(2).run()
-    set_focus(at, "heads").run()
+    set_focus(at, "heads").run().run()
     att = run_scenario(at.session_state["scenario"]).attention
     heads = [k for k in chart_keys(at) if k.startswith("playground_fig_lecture_head_")]
     assert heads == ["playground_fig_lecture_head_0", "playground_fig_lecture_head_1"]
@@ -133,7 +141,7 @@ def test_heads_focus_shows_every_head_and_the_weights_focus_picks_one():
                                rtol=0, atol=1e-15)
     set_focus(at, "weights")
     at.session_state["playground_lecture_head"] = 1
-    at.run()
+    at.run().run()  # another head: the open tab, then every tab
     np.testing.assert_allclose(z_of(at, slot_key(1)), att.weights[1], rtol=0, atol=1e-15)
     np.testing.assert_allclose(z_of(at, slot_key(2)), att.output, rtol=0, atol=1e-15)
     np.testing.assert_allclose(z_of(at, slot_key(0, "scores")), att.scores[1],

@@ -265,7 +265,8 @@ def test_a_setting_of_the_lecture_view_is_in_its_title_line_of_the_same_run(name
     _sidebar_agrees(at, sc)
     _link_agrees(at, sc)
     head = run_scenario(sc).attention.head(0)
-    np.testing.assert_array_equal(chart_z_by_key(at, LECTURE_SCORES), head.scaled)
+    scaled = "playground_fig_scaled" if field == "temperature" else LECTURE_SCORES  # "All"'s
+    np.testing.assert_array_equal(chart_z_by_key(at, scaled), head.scaled)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -26,8 +26,10 @@ FOCUS = {
     "heads": "Heads",
     "all": "All",
 }
-# The "All" tab before its first run: what the click is waiting for
+# A tab before the run that fills it (the first switch after an edit; "All" on every switch):
+# what the click is waiting for
 ALL_ON_OPEN = "Drawing every matrix of the computation…"
+TAB_ON_OPEN = "Drawing this focus's matrices…"
 HEAD_LABEL = "Head"
 # Before the temperature the weights' own slider shows while it is dragged.
 TAU_PREFIX = "drag τ = "
