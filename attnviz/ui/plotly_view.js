@@ -466,9 +466,9 @@ function sizeAfterDrawing(div) {
 }
 
 // Plotly.react, given a figure's frames, replaces the chart's frames with them when it updates
-// the chart in place, but leaves it none when it draws the chart anew (a chart slot of the
-// lecture view given another focus's figure: its drag slider then stepped through no frames
-// and the chart kept the matrix it had): then they are added
+// the chart in place, but leaves it none when it draws the chart anew (after a purge: a colour
+// bar changing side, a drawing that failed; its drag slider then stepped through no frames and
+// the chart kept the matrix it had): then they are added
 async function keepFrames(div, frames, Plotly) {
   const have = (div._transitionData && div._transitionData._frames) || [];
   if (frames.length && !have.length) await Plotly.addFrames(div, frames);
