@@ -3,17 +3,9 @@ The sections: :mod:`attnviz.ui.gradients_view`."""
 
 import streamlit as st
 
-from attnviz.scenarios.gradients import LOSSES, Loss, gradients, kv_head
-from attnviz.teach import backward
 from attnviz.teach.text import gradients as text
 from attnviz.ui import controls, heads, layout, state
-from attnviz.ui.gradients_view import (
-    backward_pairs,
-    loss_target,
-    param_pairs,
-    saturation,
-    traced_cell,
-)
+from attnviz.ui.gradients_view import Slots, loss_part, matrices
 from attnviz.ui.page_end import end_page
 from attnviz.ui.panels import scenario_caption
 
@@ -30,37 +22,31 @@ if scenario.spec.backward is None:
 
 
 @st.fragment
+def by_loss(slots: Slots) -> None:
+    """The loss and everything computed from it, each written in its place of ``slots`` (laid
+    out by :func:`backward_pass`). A fragment of its own: a loss, pattern or target picked
+    here redraws only what the loss changes — the forward matrices, their titles and most
+    formulas are not sent again."""
+    scenario = state.get_scenario()
+    result = controls.compute(scenario)
+    if result is not None:
+        loss_part(slots, scenario, result)
+
+
+@st.fragment
 def backward_pass() -> None:
-    """The loss and everything computed from it. A fragment: a loss, head, target, traced
-    cell or √d_k value picked here reruns this part alone, not the page's frame and header
-    (nothing here writes what they read: the scenario is only read, its run is the one the
-    page computed, kept by :func:`attnviz.ui.controls.compute`)."""
+    """The head, the forward matrices, the traced cell's and the √d_k value's pickers, then
+    :func:`by_loss`. A fragment: a head, traced cell or √d_k value picked here reruns this
+    part alone, not the page's frame and header (nothing here writes what they read: the
+    scenario is only read, its run is the one the page computed, kept by
+    :func:`attnviz.ui.controls.compute`)."""
     scenario = state.get_scenario()
     result = controls.compute(scenario)
     if result is None:
         return
-    att = result.attention
     c_loss, c_head, c_pattern = st.columns(layout.LOSS_HEAD_PATTERN)
-    kind = c_loss.selectbox(text.LOSS_LABEL, LOSSES, format_func=text.LOSS_NAMES.get,
-                            key="gradients_loss", help=text.LOSS_HELP)
-    head = heads.head_picker(att, "gradients_head", c_head) or 0
-    with st.container():  # one element whatever the loss: the charts below keep their place,
-        loss = Loss(kind, loss_target(scenario, result, kind, c_pattern))  # so are not remade
-    try:
-        grads = gradients(scenario, loss)
-    except ValueError as exc:
-        st.error(f"{text.CANNOT}: {exc}")
-        return
-    kv = kv_head(scenario, grads, head)
-    f = backward.formulas(backward.settings_of(scenario.spec, scenario, att,
-                                               shared_kv=kv.n_kv < grads.attention.n_heads,
-                                               loss=kind))
-    st.markdown(f"### {text.LOSS_VALUE.format(value=f'{grads.loss:.6g}')}")
-    st.latex(f["loss"])
-    backward_pairs(scenario, result, grads, head, kv, f)
-    param_pairs(scenario, result, grads, f)
-    traced_cell(result, grads, head)  # ---- one dS̃_ij traced
-    saturation(scenario, result, loss, head)  # ---- the √d_k story
+    head = heads.head_picker(result.attention, "gradients_head", c_head) or 0
+    by_loss(matrices(scenario, result, head, c_loss, c_pattern))
 
 
 backward_pass()

@@ -5,6 +5,10 @@ and forth does not compute it again)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 import streamlit as st
 
@@ -12,15 +16,20 @@ from attnviz.figures import heatmap
 from attnviz.figures.lines import line_chart
 from attnviz.scenarios.fingerprint import fingerprint
 from attnviz.scenarios.gradients import (
+    LOSSES,
     PATTERNS,
+    Gradients,
     KVHead,
     Loss,
+    SaturationSweep,
     gradients,
+    kv_head,
     norm_sweep,
     saturation_sweep,
     self_output,
     target_pattern,
 )
+from attnviz.scenarios.scenario import run_scenario
 from attnviz.teach import backward
 from attnviz.teach.text import gradients as text
 from attnviz.ui import controls, layout
@@ -30,6 +39,8 @@ from attnviz.ui.plotly_view import drawn_when_seen
 
 SWEEP_MEMO = "gradients_sweep_memo"  # {fingerprint of the inputs: ‖dS̃‖ per value or a message}
 SWEEPS_KEPT = 6  # the sweeps kept per session (each a few numbers): every loss of two scenarios
+Place = Any  # a Streamlit container: st.container(), a column
+SHAPE_MEMO = "gradients_shape_memo"  # {fingerprint of a scenario: its gradients' Shape}
 
 
 def stored_target(kind: str, default: np.ndarray) -> np.ndarray:
@@ -55,6 +66,7 @@ def loss_target(scenario, result, kind: str, pattern_box) -> np.ndarray:
                                         format_func=text.PATTERN_NAMES.get,
                                         key="gradients_pattern")
         if pattern != "custom":
+            st.empty()  # the editor's place is written on every run (the loss's part fills it)
             return target_pattern(pattern, result.mask, scenario.tokens)
         with st.expander(text.TARGET_TITLE[kind], expanded=True):
             return edit_target(kind, target_pattern("previous", result.mask), q_lab, k_lab)
@@ -63,10 +75,11 @@ def loss_target(scenario, result, kind: str, pattern_box) -> np.ndarray:
         return edit_target(kind, start, q_lab, controls.dims("o", np.shape(att.output)[1]))
 
 
-def pair(title: str, grad_title: str, forward, grad, cols, rows, formula: str, key: str, *,
-         kind: str | None = None) -> None:
-    """The backward formula, then a forward matrix (left) beside its gradient (right,
-    diverging, centred at 0), level with each other."""
+def pair(title: str, grad_title: str, forward, cols, rows, formula: str, key: str, *,
+         kind: str | None = None, pick=None) -> GradSlot:
+    """The backward formula, then a forward matrix (left) beside the place of its gradient
+    (right, under its title): the gradient is drawn there by :func:`draw_gradient`, with
+    ``pick`` choosing it from the gradients."""
     if formula:
         st.latex(formula)
     left, right = st.columns(2, gap="medium")
@@ -74,68 +87,230 @@ def pair(title: str, grad_title: str, forward, grad, cols, rows, formula: str, k
         st.markdown(f"**{title}**")
         show_figure(drawn_when_seen(heatmap(forward, cols, rows, kind=kind)),
                     key=f"{key}_fwd", filename=title)
-    with right:
-        st.markdown(f"**{grad_title}**")
-        show_figure(drawn_when_seen(heatmap(grad, cols, rows, kind="signed")),
-                    key=f"{key}_grad", filename=f"d_{title}")
+    right.markdown(f"**{grad_title}**")
+    return GradSlot(right.container(), f"{key}_grad", f"d_{title}", cols, rows, pick)
 
 
-def backward_pairs(scenario, result, grads, head: int, kv: KVHead, f: dict) -> None:
-    """Head ``head``'s forward matrices beside their gradients, from the output back to Q, K
-    and V (K and V of the key/value head ``kv`` it reads)."""
-    att, g, q_lab, k_lab = result.attention, grads.attention, result.q_labels, result.k_labels
+@dataclass(frozen=True)
+class GradSlot:
+    """Where one gradient goes: its place (beside its forward matrix), its chart's key and file
+    name, its labels, and ``pick``: the gradient, from a :class:`Gradients`."""
+
+    box: Place
+    key: str
+    filename: str
+    cols: Sequence[str]
+    rows: Sequence[str]
+    pick: Callable[[Gradients], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Slots:
+    """The places the loss's part of the page writes in (laid out by :func:`matrices`), with
+    the picks it reads: the head, the traced cell, the √d_k value."""
+
+    loss: Place  # the loss select
+    pattern: Place  # the target pattern select (pattern loss)
+    target: Place  # the target's editor
+    value: Place  # the loss's value and formula
+    d_weights: Place  # dP's formula (the pattern loss adds a term)
+    grads: tuple[GradSlot, ...]
+    trace: Place  # the traced dS̃_ij
+    head: int
+    cell: tuple[int, int]
+    sweep: SaturationSweep | None = None  # None: no √d_k story (no projections)
+    pick: float = 1.0
+    sweep_line: Place | None = None
+    sweep_map: Place | None = None
+
+    def places(self) -> list[Place]:
+        """Every place the loss's part writes in after the loss's value."""
+        return [self.d_weights, *(g.box for g in self.grads), self.trace,
+                *(box for box in (self.sweep_line, self.sweep_map) if box is not None)]
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What the gradients of a scenario have whatever the loss: the scenario fields they are
+    taken with respect to, the key/value heads and the heads."""
+
+    params: tuple[str, ...]
+    n_kv: int
+    n_heads: int
+
+    def kv(self, head: int) -> KVHead:
+        """The key/value head query head ``head`` reads (:func:`kv_head`)."""
+        group = self.n_heads // self.n_kv
+        return KVHead(self.n_kv, group, head // group)
+
+
+def gradient_shape(scenario) -> Shape | None:
+    """The :class:`Shape` of the scenario's gradients (from a backward pass with dO = 1, kept
+    for the session's last :data:`SWEEPS_KEPT` scenarios), or None when it cannot run."""
+    memo_key = fingerprint(scenario)
+    memo = st.session_state.get(SHAPE_MEMO)
+    memo = memo if isinstance(memo, dict) else {}
+    if memo_key not in memo:
+        try:
+            att = run_scenario(scenario).attention
+            grads = gradients(scenario, Loss("given", np.ones(np.shape(att.output))))
+            kv = kv_head(scenario, grads, 0)
+            memo[memo_key] = Shape(tuple(grads.params), kv.n_kv, grads.attention.n_heads)
+        except ValueError:
+            memo[memo_key] = None
+        while len(memo) > SWEEPS_KEPT:
+            memo.pop(next(iter(memo)))  # the oldest
+    st.session_state[SHAPE_MEMO] = memo
+    return memo[memo_key]
+
+
+def matrices(scenario, result, head: int, loss_box, pattern_box) -> Slots:
+    """Everything the loss does not change, in the page's order — every forward matrix with
+    its title, the backward formulas (but the loss's and dP's), the traced cell's and the √d_k
+    value's pickers — with a place left for each thing it does (:class:`Slots`)."""
+    target, value = st.container(), st.container()
+    shape = gradient_shape(scenario)
+    kv = shape.kv(head) if shape else None
+    f = backward.formulas(backward.settings_of(
+        scenario.spec, scenario, result.attention, loss=LOSSES[0],
+        shared_kv=bool(shape and shape.n_kv < shape.n_heads)))  # loss & dP: drawn by the loss
+    d_weights, grads = backward_pairs(scenario, result, head, kv, f)
+    if shape:
+        grads += param_pairs(scenario, result, shape, f)
+    trace, cell = traced_cell(result)  # ---- one dS̃_ij traced
+    return Slots(loss_box, pattern_box, target, value, d_weights, tuple(grads), trace, head,
+                 cell, **saturation(scenario, result, head))  # ---- the √d_k story
+
+
+def backward_pairs(scenario, result, head: int, kv: KVHead | None, f: dict):
+    """Head ``head``'s forward matrices with places for their gradients, from the output back
+    to Q, K and V (K and V of the key/value head ``kv`` it reads; none without ``kv``);
+    returns dP's formula's place and the gradients' places."""
+    att, q_lab, k_lab = result.attention, result.q_labels, result.k_labels
     part = att.head(head)
     out_cols = controls.dims("o", np.shape(att.output)[1])
-    pair(text.OUTPUT, "dO", att.output, g.d_output, out_cols, q_lab, "", "gradients_output")
-    pair(text.WEIGHTS, "dP", part.weights, g.d_weights[head], k_lab, q_lab, f["d_weights"],
-         "gradients_weights", kind="weights")
-    pair(text.SCALED, "dS̃", part.masked, g.d_scaled[head], k_lab, q_lab, f["d_scaled"],
-         "gradients_scaled")
+    grads = [pair(text.OUTPUT, "dO", att.output, out_cols, q_lab, "", "gradients_output",
+                  pick=lambda g: g.attention.d_output)]
+    d_weights = st.container()
+    grads.append(pair(text.WEIGHTS, "dP", part.weights, k_lab, q_lab, "", "gradients_weights",
+                      kind="weights", pick=lambda g: g.attention.d_weights[head]))
+    grads.append(pair(text.SCALED, "dS̃", part.masked, k_lab, q_lab, f["d_scaled"],
+                      "gradients_scaled", pick=lambda g: g.attention.d_scaled[head]))
     st.latex(f["d_scores"])
-    if not scenario.spec.projections:
-        return
+    if not scenario.spec.projections or kv is None:
+        return d_weights, grads
     d_k_width, d_v_width = np.shape(part.q)[1], np.shape(part.v)[1]
-    pair(text.Q_TITLE, "dQ", part.q, g.d_q[head], controls.dims("d", d_k_width), q_lab, f["d_q"],
-         "gradients_q")
-    if kv.n_kv < g.n_heads:
+    grads.append(pair(text.Q_TITLE, "dQ", part.q, controls.dims("d", d_k_width), q_lab,
+                      f["d_q"], "gradients_q", pick=lambda g: g.attention.d_q[head]))
+    if kv.n_kv < att.n_heads:
         st.caption(text.KV_HEAD.format(g=kv.kv, heads=", ".join(map(str, kv.query_heads))))
-    pair(text.K_TITLE, "dK", part.k, g.d_k[kv.kv], controls.dims("d", d_k_width), k_lab,
-         f["d_k"], "gradients_k")
-    pair(text.V_TITLE, "dV", part.v, g.d_v[kv.kv], controls.dims("d", d_v_width), k_lab,
-         f["d_v"], "gradients_v")
+    grads.append(pair(text.K_TITLE, "dK", part.k, controls.dims("d", d_k_width), k_lab,
+                      f["d_k"], "gradients_k", pick=lambda g: g.attention.d_k[kv.kv]))
+    grads.append(pair(text.V_TITLE, "dV", part.v, controls.dims("d", d_v_width), k_lab,
+                      f["d_v"], "gradients_v", pick=lambda g: g.attention.d_v[kv.kv]))
+    return d_weights, grads
 
 
-def param_pairs(scenario, result, grads, f: dict) -> None:
-    """Every scenario field the computation read beside its gradient."""
+def param_pairs(scenario, result, shape: Shape, f: dict) -> list[GradSlot]:
+    """Every scenario field the computation read, with the place of its gradient."""
     q_lab, k_lab = result.q_labels, result.k_labels
     st.subheader(text.PARAMS_TITLE)
     st.latex(f["params"])
     if f["d_w_o"]:
         st.latex(f["d_w_o"])
-    for name, grad in grads.params.items():
+    grads = []
+    for name in shape.params:
         value = np.atleast_2d(np.asarray(getattr(scenario, name), dtype=float))
-        grad = np.atleast_2d(grad)
         rows = {"x": q_lab, "q_in": q_lab}.get(name, k_lab if name in ("source_x", "k_in", "v_in")
                                               else controls.dims("r", value.shape[0]))
         title = text.PARAM_NAMES.get(name, name)
-        pair(title, "d" + title.split(" ")[0], value, grad, controls.dims("c", value.shape[1]),
-             rows, "", f"gradients_param_{name}")
+        grads.append(pair(title, "d" + title.split(" ")[0], value,
+                          controls.dims("c", value.shape[1]), rows, "",
+                          f"gradients_param_{name}",
+                          pick=lambda g, name=name: np.atleast_2d(g.params[name])))
+    return grads
 
 
-def traced_cell(result, grads, head: int) -> None:
-    """One dS̃_ij of head ``head`` written out, for a query and a key picked here."""
-    q_lab, k_lab, g = result.q_labels, result.k_labels, grads.attention
+def traced_cell(result) -> tuple[Place, tuple[int, int]]:
+    """The traced dS̃_ij's pickers (a query and a key); returns the place of its numbers and
+    the cell picked."""
+    q_lab, k_lab = result.q_labels, result.k_labels
     st.subheader(text.TRACE_TITLE)
     c_i, c_j = st.columns(2)
     i = c_i.selectbox(text.TRACE_QUERY, range(len(q_lab)), format_func=q_lab.__getitem__,
                       key=f"gradients_trace_i_{len(q_lab)}")
     j = c_j.selectbox(text.TRACE_KEY, range(len(k_lab)), format_func=k_lab.__getitem__,
                       key=f"gradients_trace_j_{len(k_lab)}")
-    cell = backward.cell_gradient(result.attention.head(head).weights, g.d_weights[head],
-                                  g.d_scaled[head], i, j)
-    st.latex(backward.cell_latex(cell))
+    return st.container(), (i, j)
+
+
+def saturation(scenario, result, head: int) -> dict:
+    """The √d_k story's text, its value's slider and caption, and the places of ‖dS̃‖ over the
+    scale (or τ) and of head ``head``'s dS̃ at the value picked (:class:`Slots`' fields)."""
+    st.subheader(text.SATURATION_TITLE)
+    st.write(text.SATURATION)
+    if not scenario.spec.projections:
+        return {}
+    att = result.attention
+    sweep = saturation_sweep(scenario, np.shape(att.head(head).q)[1])
+    by_scale = sweep.setting == "scale"
+    left, right = st.columns(layout.WIDE_LEFT, gap="large")
+    with left:
+        label = text.SWEEP_SCALE_LABEL if by_scale else text.SWEEP_TEMPERATURE_LABEL
+        pick = st.select_slider(label, list(sweep.picks), value=1.0, key="gradients_sweep_pick")
+        line = st.container()
+        now = (f"{att.scale:.4g}" if by_scale else f"{scenario.temperature:g}")
+        st.caption((text.SWEEP_CAPTION_SCALE if by_scale else text.SWEEP_CAPTION_TEMPERATURE)
+                   .format(now=now))
+    right.markdown(f"**{text.SWEEP_HEATMAP}**")
+    return dict(sweep=sweep, pick=pick, sweep_line=line, sweep_map=right.container())
+
+
+# ---- what the loss changes: drawn into the places above, again on every loss select --------
+
+def loss_part(slots: Slots, scenario, result) -> None:
+    """The loss select, its target, the loss's value and everything computed from it, each in
+    its place of ``slots``; a loss the scenario cannot take is explained where its value goes
+    (every other place is emptied: each is written on every run)."""
+    kind = slots.loss.selectbox(text.LOSS_LABEL, LOSSES, format_func=text.LOSS_NAMES.get,
+                                key="gradients_loss", help=text.LOSS_HELP)
+    if kind != "pattern_ce":
+        slots.pattern.empty()  # written on every run (the pattern select's place)
+    with slots.target:
+        loss = Loss(kind, loss_target(scenario, result, kind, slots.pattern))
+    try:
+        grads = gradients(scenario, loss)
+    except ValueError as exc:
+        slots.value.error(f"{text.CANNOT}: {exc}")
+        for box in slots.places():
+            box.empty()
+        return
+    kv = kv_head(scenario, grads, slots.head)
+    f = backward.formulas(backward.settings_of(scenario.spec, scenario, result.attention,
+                                               shared_kv=kv.n_kv < grads.attention.n_heads,
+                                               loss=kind))
+    slots.value.markdown(f"### {text.LOSS_VALUE.format(value=f'{grads.loss:.6g}')}")
+    slots.value.latex(f["loss"])
+    slots.d_weights.latex(f["d_weights"])
+    for place in slots.grads:
+        with place.box:
+            show_figure(drawn_when_seen(heatmap(place.pick(grads), place.cols, place.rows,
+                                                kind="signed")),
+                        key=place.key, filename=place.filename)
+    trace(slots, result, grads)
+    if slots.sweep is not None:
+        sweep_charts(slots, scenario, result, loss)
+
+
+def trace(slots: Slots, result, grads) -> None:
+    """The picked dS̃_ij of the picked head written out with its numbers."""
+    i, j = slots.cell
+    g = grads.attention
+    cell = backward.cell_gradient(result.attention.head(slots.head).weights,
+                                  g.d_weights[slots.head], g.d_scaled[slots.head], i, j)
+    slots.trace.latex(backward.cell_latex(cell))
     if cell.masked:
-        st.caption(text.TRACE_MASKED)
+        slots.trace.caption(text.TRACE_MASKED)
 
 
 def remembered_sweep(scenario, loss: Loss, setting: str, values) -> np.ndarray | str:
@@ -156,37 +331,25 @@ def remembered_sweep(scenario, loss: Loss, setting: str, values) -> np.ndarray |
     return memo[memo_key]
 
 
-def saturation(scenario, result, loss: Loss, head: int) -> None:
-    """The √d_k story: ‖dS̃‖ over the scale (or τ) with the picked value marked, beside head
-    ``head``'s dS̃ at that value."""
-    st.subheader(text.SATURATION_TITLE)
-    st.write(text.SATURATION)
-    if not scenario.spec.projections:
-        return
-    att = result.attention
-    sweep = saturation_sweep(scenario, np.shape(att.head(head).q)[1])
-    by_scale = sweep.setting == "scale"
-    left, right = st.columns(layout.WIDE_LEFT, gap="large")
-    with left:
-        label = text.SWEEP_SCALE_LABEL if by_scale else text.SWEEP_TEMPERATURE_LABEL
-        pick = st.select_slider(label, list(sweep.picks), value=1.0, key="gradients_sweep_pick")
-        norms = remembered_sweep(scenario, loss, sweep.setting, sweep.values)
+def sweep_charts(slots: Slots, scenario, result, loss: Loss) -> None:
+    """‖dS̃‖ over the scale (or τ) with the picked value marked, and the picked head's dS̃ at
+    that value."""
+    sweep, pick = slots.sweep, slots.pick
+    norms = remembered_sweep(scenario, loss, sweep.setting, sweep.values)
+    with slots.sweep_line:
         if isinstance(norms, str):
             st.warning(f"{text.CANNOT}: {norms}")
         else:
+            by_scale = sweep.setting == "scale"
             fig = line_chart(np.array(sweep.values), {text.SWEEP_SERIES: norms},
                              x_title=text.SWEEP_AXIS_SCALE if by_scale
                              else text.SWEEP_AXIS_TEMPERATURE,
                              y_title=text.SWEEP_AXIS_NORM, x_axis=dict(type="log"))
             fig.add_vline(x=pick * sweep.base, line_dash="dot", line_color="#d62728")
             show_figure(drawn_when_seen(fig), key="gradients_fig_sweep")
-        now = (f"{att.scale:.4g}" if by_scale else f"{scenario.temperature:g}")
-        st.caption((text.SWEEP_CAPTION_SCALE if by_scale else text.SWEEP_CAPTION_TEMPERATURE)
-                   .format(now=now))
-    with right:
-        st.markdown(f"**{text.SWEEP_HEATMAP}**")
+    with slots.sweep_map:
         try:
-            d_scaled = gradients(sweep.swept(scenario, pick), loss).attention.d_scaled[head]
+            d_scaled = gradients(sweep.swept(scenario, pick), loss).attention.d_scaled[slots.head]
             fig = heatmap(d_scaled, result.k_labels, result.q_labels, kind="signed")
             show_figure(drawn_when_seen(fig), key="gradients_fig_sweep_heatmap")
         except ValueError as exc:

@@ -1,19 +1,21 @@
 """AppTest: Gradients where a lecturer clicks (issue 28 item 7) — the √d_k sweep is kept for the
 last few scenarios and losses (switching the loss back does not compute it again, and shows the
 same numbers), the charts are marked to be redrawn lazily off screen, and the loss select (with
-everything that depends on it) is a fragment: a loss change reruns that part alone on a server,
-and draws what a whole run draws."""
+everything that depends on it) is a fragment of its own, writing into places the rest of the page
+left for it: a loss change redraws only what the loss changes on a server (not the forward
+matrices, their titles or the formulas), and draws what a whole run draws."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
 import numpy as np
+import pytest
 from apptest_helpers import (
     chart_keys,
-    chart_specs,
     decode,
     fragment_of,
+    grid_state,
     open_page,
     run_like_a_server,
     spec_by_key,
@@ -21,6 +23,9 @@ from apptest_helpers import (
 
 from attnviz.scenarios import gradients as gradients_module
 from attnviz.scenarios.gradients import Loss, norm_sweep, self_output
+from attnviz.scenarios.presets import PRESETS
+from attnviz.scenarios.scenario import position_labels, run_scenario
+from attnviz.teach import backward
 from attnviz.teach.text import gradients as text
 from attnviz.ui import gradients_view, state
 
@@ -78,25 +83,87 @@ def test_every_gradients_chart_is_redrawn_lazily():
         assert spec_by_key(at, key)["layout"]["meta"]["attnviz"]["lazy"] is True, key
 
 
-def test_a_loss_change_reruns_only_the_backward_pass_and_draws_what_a_whole_run_draws():
+def test_a_loss_change_redraws_only_what_the_loss_changes():
     at = open_page("gradients")
-    part = fragment_of(at, "gradients_loss")
-    assert part is not None, "the loss select is drawn outside a fragment: a loss reruns all"
+    by_loss = fragment_of(at, "gradients_loss")
+    assert by_loss is not None, "the loss select is drawn outside a fragment: a loss reruns all"
     trace_i = next(b.key for b in at.selectbox if str(b.key).startswith("gradients_trace_i_"))
-    # the traced cell's and the √d_k pickers: the same part
-    assert fragment_of(at, trace_i) == fragment_of(at, "gradients_sweep_pick") == part
+    # the traced cell's and the √d_k pickers: the outer part (the head's and matrices')
+    outer = fragment_of(at, trace_i)
+    assert outer is not None and fragment_of(at, "gradients_sweep_pick") == outer != by_loss
     whole_keys = chart_keys(at)
     at.selectbox(key="gradients_loss").set_value("given")
     run_like_a_server(at, "gradients_loss")
     assert not at.exception, [e.message for e in at.exception]
     assert text.HEADER not in [h.value for h in at.header], "the page's header ran again"
-    assert chart_keys(at) == whole_keys  # every chart of the page is in the part that reruns
-    in_part = chart_specs(at)
+    # only the gradients (and the sweep's two charts) are sent again, in the page's order: the
+    # forward matrices, their titles and the formulas the loss does not change are not
+    assert chart_keys(at) == [k for k in whole_keys if not k.endswith("_fwd")]
+    assert f"**{text.OUTPUT}**" not in [m.value for m in at.markdown]
+    assert len(at.latex) == 3  # the loss's formula, dP's and the traced dS̃_ij
+    in_part = {k: spec_by_key(at, k) for k in chart_keys(at)}
     sc = at.session_state[state.SCENARIO]
     d_output = decode(spec_by_key(at, "gradients_output_grad")["data"][0]["z"])
     np.testing.assert_array_equal(d_output, np.ones_like(d_output))  # "given": dO = ones
     at.run()  # the whole page with the same loss: the same figures, number for number
     assert not at.exception
     assert text.HEADER in [h.value for h in at.header]
-    assert chart_specs(at) == in_part
-    assert at.session_state[state.SCENARIO] is sc  # the part only read the scenario
+    assert chart_keys(at) == whole_keys
+    assert {k: spec_by_key(at, k) for k in in_part} == in_part
+    assert at.session_state[state.SCENARIO] is sc  # the parts only read the scenario
+
+
+def test_the_loss_part_alone_switches_to_the_pattern_loss_and_back():
+    at = open_page("gradients")
+    for kind in ("pattern_ce", "output_mse", "pattern_ce"):  # its select comes and goes
+        at.selectbox(key="gradients_loss").set_value(kind)
+        run_like_a_server(at, "gradients_loss")
+        assert not at.exception, [e.message for e in at.exception]
+        assert ("gradients_pattern" in [b.key for b in at.selectbox]) == (kind == "pattern_ce")
+    at.run()  # a whole run with the pattern loss: then its editor, by the loss part alone
+    at.selectbox(key="gradients_pattern").set_value("custom")
+    run_like_a_server(at, "gradients_pattern")
+    assert not at.exception, [e.message for e in at.exception]
+    assert "gradients_weights_grad" in chart_keys(at)
+    at.selectbox(key="gradients_pattern").set_value("uniform")
+    run_like_a_server(at, "gradients_pattern")
+    assert not at.exception, [e.message for e in at.exception]
+    sc = at.session_state[state.SCENARIO]
+    g = gradients_module.gradients(sc, Loss("pattern_ce", np.ones((4, 4))))
+    np.testing.assert_allclose(decode(spec_by_key(at, "gradients_weights_grad")["data"][0]["z"]),
+                               g.attention.d_weights[0], rtol=1e-6)
+
+
+def test_after_a_loss_that_failed_the_loss_part_alone_draws_every_gradient_again():
+    at = open_page("gradients")
+    at.session_state[state.SCENARIO] = replace(at.session_state[state.SCENARIO],
+                                               mask_kind="causal")
+    at.selectbox(key="gradients_loss").set_value("pattern_ce").run()
+    at.selectbox(key="gradients_pattern").set_value("custom").run()
+    widget = f"gradients_edit_pattern_ce_v{at.session_state[state.EDITOR_VERSION]}"
+    keys = at.session_state[state.SCENARIO].key_tokens
+    second = position_labels(keys)[1]
+    at.session_state[widget] = grid_state({0: {second: "1"}})  # query 0 → key 1: masked
+    at.run()  # a whole run in which the loss cannot be computed
+    assert any("wants weight on key 1 of query 0" in e.value for e in at.error), at.error
+    assert "gradients_output_grad" not in chart_keys(at)
+    at.session_state[widget] = grid_state({0: {second: "0"}})  # the loss part alone: fixed
+    run_like_a_server(at, widget)
+    assert not at.exception, [e.message for e in at.exception]
+    assert not at.error
+    assert [k for k in chart_keys(at) if k.endswith("_grad")] == [
+        f"gradients_{name}_grad" for name in ("output", "weights", "scaled", "q", "k", "v",
+                                              "param_w_q", "param_w_k", "param_w_v", "param_x")]
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_only_the_loss_and_dp_formulas_depend_on_the_loss(preset):
+    """The formulas drawn outside the loss's part (once, whatever the loss) are the same for
+    every loss; the loss's part draws the other two."""
+    sc = PRESETS[preset].build()
+    att = run_scenario(sc).attention
+    for shared in (False, True):
+        rest = [{k: v for k, v in backward.formulas(backward.settings_of(
+                    sc.spec, sc, att, shared_kv=shared, loss=kind)).items()
+                 if k not in ("loss", "d_weights")} for kind in gradients_module.LOSSES]
+        assert all(r == rest[0] for r in rest), (preset, shared)
