@@ -66,7 +66,6 @@ def loss_target(scenario, result, kind: str, pattern_box) -> np.ndarray:
                                         format_func=text.PATTERN_NAMES.get,
                                         key="gradients_pattern")
         if pattern != "custom":
-            st.empty()  # the editor's place is written on every run (the loss's part fills it)
             return target_pattern(pattern, result.mask, scenario.tokens)
         with st.expander(text.TARGET_TITLE[kind], expanded=True):
             return edit_target(kind, target_pattern("previous", result.mask), q_lab, k_lab)
@@ -111,8 +110,7 @@ class Slots:
 
     loss: Place  # the loss select
     pattern: Place  # the target pattern select (pattern loss)
-    target: Place  # the target's editor
-    value: Place  # the loss's value and formula
+    value: Place  # the target's editor (but for a pattern picked), the loss's value, formula
     d_weights: Place  # dP's formula (the pattern loss adds a term)
     grads: tuple[GradSlot, ...]
     trace: Place  # the traced dS̃_ij
@@ -168,7 +166,7 @@ def matrices(scenario, result, head: int, loss_box, pattern_box) -> Slots:
     """Everything the loss does not change, in the page's order — every forward matrix with
     its title, the backward formulas (but the loss's and dP's), the traced cell's and the √d_k
     value's pickers — with a place left for each thing it does (:class:`Slots`)."""
-    target, value = st.container(), st.container()
+    value = st.container()
     shape = gradient_shape(scenario)
     kv = shape.kv(head) if shape else None
     f = backward.formulas(backward.settings_of(
@@ -178,7 +176,7 @@ def matrices(scenario, result, head: int, loss_box, pattern_box) -> Slots:
     if shape:
         grads += param_pairs(scenario, result, shape, f)
     trace, cell = traced_cell(result)  # ---- one dS̃_ij traced
-    return Slots(loss_box, pattern_box, target, value, d_weights, tuple(grads), trace, head,
+    return Slots(loss_box, pattern_box, value, d_weights, tuple(grads), trace, head,
                  cell, **saturation(scenario, result, head))  # ---- the √d_k story
 
 
@@ -276,15 +274,15 @@ def loss_part(slots: Slots, scenario, result) -> None:
                                 key="gradients_loss", help=text.LOSS_HELP)
     if kind != "pattern_ce":
         slots.pattern.empty()  # written on every run (the pattern select's place)
-    with slots.target:
+    with slots.value:  # written on every run: the value or why there is none
         loss = Loss(kind, loss_target(scenario, result, kind, slots.pattern))
-    try:
-        grads = gradients(scenario, loss)
-    except ValueError as exc:
-        slots.value.error(f"{text.CANNOT}: {exc}")
-        for box in slots.places():
-            box.empty()
-        return
+        try:
+            grads = gradients(scenario, loss)
+        except ValueError as exc:
+            st.error(f"{text.CANNOT}: {exc}")
+            for box in slots.places():
+                box.empty()
+            return
     kv = kv_head(scenario, grads, slots.head)
     f = backward.formulas(backward.settings_of(scenario.spec, scenario, result.attention,
                                                shared_kv=kv.n_kv < grads.attention.n_heads,
