@@ -3,6 +3,7 @@ The sections: :mod:`attnviz.ui.gradients_view`."""
 
 import streamlit as st
 
+from attnviz.scenarios.gradients import LOSSES
 from attnviz.teach.text import gradients as text
 from attnviz.ui import controls, heads, layout, state
 from attnviz.ui.gradients_view import Slots, loss_part, matrices
@@ -23,14 +24,16 @@ if scenario.spec.backward is None:
 
 @st.fragment
 def by_loss(slots: Slots) -> None:
-    """The loss and everything computed from it, each written in its place of ``slots`` (laid
-    out by :func:`backward_pass`). A fragment of its own: a loss, pattern or target picked
-    here redraws only what the loss changes — the forward matrices, their titles and most
-    formulas are not sent again."""
+    """The loss select, then the loss and everything computed from it, each written in its
+    place of ``slots`` (laid out by :func:`backward_pass`). A fragment of its own: a loss,
+    pattern or target picked here redraws only what the loss changes — the forward matrices,
+    their titles and most formulas are not sent again."""
+    kind = slots.loss.selectbox(text.LOSS_LABEL, LOSSES, format_func=text.LOSS_NAMES.get,
+                                key="gradients_loss", help=text.LOSS_HELP)
     scenario = state.get_scenario()
     result = controls.compute(scenario)
     if result is not None:
-        loss_part(slots, scenario, result)
+        loss_part(slots, scenario, result, kind)
 
 
 @st.fragment

@@ -266,12 +266,10 @@ def saturation(scenario, result, head: int) -> dict:
 
 # ---- what the loss changes: drawn into the places above, again on every loss select --------
 
-def loss_part(slots: Slots, scenario, result) -> None:
-    """The loss select, its target, the loss's value and everything computed from it, each in
-    its place of ``slots``; a loss the scenario cannot take is explained where its value goes
+def loss_part(slots: Slots, scenario, result, kind: str) -> None:
+    """Loss ``kind``'s target, the loss's value and everything computed from it, each in its
+    place of ``slots``; a loss the scenario cannot take is explained where its value goes
     (every other place is emptied: each is written on every run)."""
-    kind = slots.loss.selectbox(text.LOSS_LABEL, LOSSES, format_func=text.LOSS_NAMES.get,
-                                key="gradients_loss", help=text.LOSS_HELP)
     if kind != "pattern_ce":
         slots.pattern.empty()  # written on every run (the pattern select's place)
     with slots.value:  # written on every run: the value or why there is none
