@@ -87,7 +87,7 @@ def pair(title: str, grad_title: str, forward, cols, rows, formula: str, key: st
         show_figure(drawn_when_seen(heatmap(forward, cols, rows, kind=kind)),
                     key=f"{key}_fwd", filename=title)
     right.markdown(f"**{grad_title}**")
-    return GradSlot(right.container(), f"{key}_grad", f"d_{title}", cols, rows, pick)
+    return GradSlot(right, f"{key}_grad", f"d_{title}", cols, rows, pick)
 
 
 @dataclass(frozen=True)
@@ -261,7 +261,7 @@ def saturation(scenario, result, head: int) -> dict:
         st.caption((text.SWEEP_CAPTION_SCALE if by_scale else text.SWEEP_CAPTION_TEMPERATURE)
                    .format(now=now))
     right.markdown(f"**{text.SWEEP_HEATMAP}**")
-    return dict(sweep=sweep, pick=pick, sweep_line=line, sweep_map=right.container())
+    return dict(sweep=sweep, pick=pick, sweep_line=line, sweep_map=right)
 
 
 # ---- what the loss changes: drawn into the places above, again on every loss select --------
