@@ -6,12 +6,16 @@ when its tab is first shown (plotly_view.js), so switching between Weights, Scor
 Heads is the browser's alone: the charts are there at the click, and the run the switch starts
 (the open tab is kept in the session: guided lectures set it) changes nothing on screen. A run
 after a change (an edit) fills the open tab alone, so an edit costs what it did with one focus;
-the first switch after it waits for its run, which fills every tab (:func:`focus_tabs`). "All"
-(every matrix, with the diagnostics and downloads) is drawn only while it is open: the run its
-click starts draws it.
+once those are drawn, the browser asks for one more run, which fills every tab
+(:func:`fill_later`), so a switch after an edit needs no run either (a switch before that run
+has ended waits for it). "All" (every matrix, with the diagnostics and downloads) is drawn only
+while it is open: the run its click starts draws it.
 """
 
 from __future__ import annotations
+
+import functools
+from pathlib import Path
 
 import streamlit as st
 
@@ -71,8 +75,9 @@ def focus_tabs(scenario, head_box=None) -> None:
     A run after a change (an edit, another head, presenter mode) fills the open tab only (the
     others hold a caption: nothing from before the change stays in them), so an edit costs what it
     did before the tabs (filling them too had made it ~150 ms slower in the browser); a run that
-    changes nothing (a tab switch) fills every tab (:func:`fill_every_tab`), sending each chart
-    the figure it had."""
+    changes nothing (a tab switch, or the run the browser asks for once the open tab is drawn:
+    :func:`fill_later`) fills every tab (:func:`fill_every_tab`), sending each chart the figure
+    it had."""
     names, now = foci(scenario), open_focus(scenario)
     if st.session_state.get(FOCUS_KEY) not in (None, text.FOCUS[now]):
         st.session_state[FOCUS_KEY] = text.FOCUS[now]  # (before the tabs are drawn)
@@ -84,8 +89,11 @@ def focus_tabs(scenario, head_box=None) -> None:
                     strict=True))
     # one block per tab: a tab left unfilled holds one caption in its place (what its click
     # waits for), so none of the charts it had before the change stays in it
-    boxes = {f: tab.container() if every or f == now else tab.caption(text.TAB_ON_OPEN)
-             for f, tab in tabs.items()}
+    boxes = {f: tab.container() for f, tab in tabs.items()}
+    hidden = [f for f in names if f != now]
+    if not every:
+        for f in hidden:
+            boxes[f].caption(text.TAB_ON_OPEN)
     if (every or now == "projections") and not scenario.direct and scenario.spec.projections \
             and now != "all":
         with boxes["projections"]:  # its charts, then the weights' editors under them
@@ -111,6 +119,8 @@ def focus_tabs(scenario, head_box=None) -> None:
                 heads_row(result.attention, result.q_labels, result.k_labels)
             else:
                 lecture_charts(scenario, result, focus, h)
+    if not every and not state.said_once():  # (a message said once stays: filled on a click)
+        fill_later(boxes[hidden[0]])
 
 
 FILLED = "_playground_tabs_filled"  # what the last run showed (the scenario, head, presenter)
@@ -123,3 +133,30 @@ def fill_every_tab(scenario) -> bool:
     every = st.session_state.get(FILLED) == now
     st.session_state[FILLED] = now
     return every
+
+
+FILL_KEY = "playground_fill_tabs"  # the component that asks for the run filling every tab
+_ASKED = "_playground_fill_asked"  # how many times it was sent (what it asks for, once each)
+
+
+def fill_later(box) -> None:
+    """In ``box`` (a hidden tab): ask the browser for one more run once the open tab's charts are
+    drawn (``fill_tabs.js``); that run changes nothing, so it fills every tab, and a tab
+    clicked after it needs no run. The edit's own run stays as light as with one focus."""
+    st.session_state[_ASKED] = st.session_state.get(_ASKED, 0) + 1
+    with box:
+        _fill_component()(key=FILL_KEY, data=st.session_state[_ASKED],
+                          on_fill_change=_filled_next)
+
+
+def _filled_next() -> None:
+    """The browser's ask (a trigger): the run it starts fills every tab by itself."""
+
+
+@functools.cache
+def _fill_component():
+    """The component behind :func:`fill_later` (registered once per process)."""
+    return st.components.v2.component(
+        "attnviz_fill_tabs",
+        js=(Path(__file__).parent / "fill_tabs.js").read_text(encoding="utf-8"),
+        isolate_styles=False)

@@ -200,6 +200,8 @@ def show(page) -> None:
     _read_link()
     lecture = current()
     flash = st.session_state.pop(FLASH, None)
+    if flash:
+        state.say_once()
     if lecture is None:
         _keep_link(None, 0)
         if flash:
@@ -248,7 +250,6 @@ def _bar(lecture: Lecture, index: int, here: bool) -> None:
                           on_action_change=_on_key)
 
 
-@functools.cache
 @functools.cache
 def _keys_component():
     """The → / ← keys (registered once per process; ``lecture_keys.js``)."""

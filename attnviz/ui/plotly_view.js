@@ -39,7 +39,22 @@ function enqueue(div, task) {
   const previous = div.__attnvizQueue || Promise.resolve();
   const next = previous.catch(() => {}).then(task);
   div.__attnvizQueue = next;
+  const draws = drawsOnPage();
+  draws.busy += 1;
+  draws.last = performance.now();
+  next.finally(() => {
+    draws.busy -= 1;
+    draws.last = performance.now();
+  }).catch(() => {});
   return next;
+}
+
+// Every chart's queued and running tasks on the page, and when one last started or ended:
+// fill_tabs.js waits for the page's charts to be still before it asks for the run that fills
+// the Playground's hidden tabs.
+function drawsOnPage() {
+  if (!window.__attnvizDraws) window.__attnvizDraws = { busy: 0, last: performance.now() };
+  return window.__attnvizDraws;
 }
 
 // A click on a point sends {points: [{curve_number, point_index}]} as the trigger value

@@ -30,6 +30,7 @@ import streamlit as st
 import streamlit.components.v1 as components
 
 from attnviz.teach.text import common as text
+from attnviz.ui import state
 
 NAME = "attnviz_plotly"
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
@@ -171,6 +172,7 @@ def plotly_view(fig: go.Figure, *, key: str, config: dict,
         events["on_slider_change"] = partial(_if_valid, key, fig, frames, on_slider)
     refused = st.session_state.get(_REFUSED, {}).pop(key, None)
     if refused:
+        state.say_once()
         st.warning(text.CHART_STATE_REFUSED.format(reason=refused))
     # sent as UTF-8 bytes: a str would be JSON-encoded a second time (every quote escaped) and
     # canonicalised again for the element's identity; bytes go as they are, identity = a hash

@@ -61,6 +61,7 @@ def show_flash() -> None:
     """Show and clear a message left by :func:`_flash`."""
     message = st.session_state.pop(_FLASH, None)
     if message:
+        state.say_once()
         st.success(plain(message))
 
 
@@ -80,6 +81,7 @@ def restore_from_link() -> None:
         return  # applied already, or written by keep_in_url (a rerun sent before the browser
         # showed the newer one must not bring an older scenario back)
     st.session_state[state.LINK_APPLIED] = param
+    state.say_once()  # what follows is said in this run only
     try:
         scenario = scenario_io.from_link_param(param)
     except ValueError as exc:

@@ -73,11 +73,24 @@ _FRAME_SEEN = "_frame_seen"  # this session has run app.py (or reran once to get
 def frame_run():
     """app.py wraps its whole run in this: pages then know they are drawn inside the frame."""
     _FRAME.running = True
+    _FRAME.said_once = False
     st.session_state[_FRAME_SEEN] = True
     try:
         yield
     finally:
         _FRAME.running = False
+
+
+def say_once() -> None:
+    """Note that this run shows a message no later run shows again (one taken from the session,
+    a link's first reading): the Playground then leaves its hidden tabs to be filled by a click
+    (:func:`attnviz.ui.focus_tabs.fill_later`'s run would take the message off the screen)."""
+    _FRAME.said_once = True
+
+
+def said_once() -> bool:
+    """True when this run has shown a message no later run shows again (:func:`say_once`)."""
+    return getattr(_FRAME, "said_once", False)
 
 
 def init_state() -> None:

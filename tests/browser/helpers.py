@@ -60,6 +60,7 @@ TIMEOUT_MS = 60_000
 _APP_CONNECTED = "[data-testid='stApp'][data-test-connection-state='CONNECTED']"
 _APP_IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
 _SKELETON = "[data-testid='stSkeleton']"
+_FILL_ASK = ".st-key-playground_fill_tabs"  # attnviz/ui/focus_tabs.py FILL_KEY
 _EARLY = ForwardMsg.ScriptFinishedStatus.FINISHED_EARLY_FOR_RERUN
 # After an action, a rerun may start this long after the page's last input event (Streamlit's
 # slider sends its value 200 ms after the last key; st.data_editor 150 ms): the fixed pause
@@ -133,6 +134,11 @@ def wait_for_app_run(page: Page, timeout: float = TIMEOUT_MS) -> None:
     page.locator(_APP_IDLE).wait_for(state="attached", timeout=timeout)
     # lazily loaded elements (Plotly, data editor) show a skeleton until their code has arrived
     page.locator(_SKELETON).first.wait_for(state="detached", timeout=timeout)
+    # the Playground after an edit: the run its browser asks for once the open tab is drawn
+    # (attnviz/ui/fill_tabs.js), which fills the hidden tabs
+    if page.locator(_FILL_ASK).count():
+        page.locator(_FILL_ASK).first.wait_for(state="detached", timeout=timeout)
+        wait_for_app_run(page, timeout)
 
 
 def track_reruns(page: Page) -> None:

@@ -14,11 +14,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from helpers import (
     TIMEOUT_MS,
     assert_no_exception,
+    edit_cell,
     expect_rerun,
     goto_page,
     playground_focus,
@@ -32,6 +35,7 @@ from presenter_helpers import new_page, presenter_on, settle
 from attnviz.io import scenario_io
 from attnviz.scenarios.presets import PRESETS, default_scenario
 from attnviz.scenarios.scenario import run_scenario
+from attnviz.teach.text import playground as playground_text
 
 FOCI = {  # the focus tab's label -> its key and its matrices, left to right
     "Scores": ("scores", ("scores", "scaled", "masked")),
@@ -82,6 +86,36 @@ def test_a_focus_switch_draws_a_tab_once_and_keeps_its_drawing(
     playground_focus(page, "Scores")
     assert all(chart["same"] for chart in tab_now(page, "scores"))
     screenshot(page, "focus_switch_scores_again")
+
+
+FILL = ".st-key-playground_fill_tabs"  # the browser's ask for the run filling every tab
+SENT = """focus => [0, 1, 2].filter(i => document.querySelector(
+  `.st-key-playground_fig_${focus}_slot_${i}`)).length"""
+
+
+def test_an_edit_fills_the_hidden_tabs_once_the_open_one_is_drawn(
+        page: Page, app_server: str) -> None:
+    """The run after an edit fills the open tab alone; once its charts are drawn the browser
+    asks for one more run (``fill_tabs.js``), which fills every tab: a tab clicked after it has
+    the edited matrices without a run to wait for."""
+    edited = default_scenario()
+    x = edited.x.copy()
+    x[0, 0] = 0.3125
+    att = run_scenario(dataclasses.replace(edited, x=x)).attention
+    goto_page(page, app_server, "playground")
+    tab_now(page, "weights")
+    edit_cell(page, page.locator(".st-key-playground_x_v0"), 0, 0, "0.3125")
+    # no click: the hidden Scores and Q K V tabs get their charts, the ask goes with the run
+    page.wait_for_function(f"() => ({SENT})('scores') === 3 && ({SENT})('projections') === 3 "
+                           f"&& !document.querySelector('{FILL}')")
+    assert page.get_by_text(playground_text.TAB_ON_OPEN).count() == 0
+    wait_for_app_run(page)
+    playground_focus(page, "Scores")
+    for chart, name in zip(tab_now(page, "scores"), FOCI["Scores"][1], strict=True):
+        np.testing.assert_allclose(np.array(chart["z"], dtype=float),
+                                   np.asarray(getattr(att.head(0), name), dtype=float),
+                                   rtol=0, atol=1e-12, err_msg=name)
+    assert_no_exception(page)
 
 
 # every head's chart's cells (Plotly's drag rectangle) and the sizes of the numbers written in

@@ -10,6 +10,7 @@ from apptest_helpers import chart_keys, chart_specs, edit_cells, open_page, set_
 
 from attnviz.scenarios.presets import PRESETS
 from attnviz.scenarios.scenario import run_scenario
+from attnviz.teach.text import common
 from attnviz.ui.lecture import slot_key
 
 SEED_000 = PRESETS["seed_000"].build()
@@ -189,3 +190,31 @@ def test_the_rows_charts_share_one_top_margin_and_cell_height(focus):
     assert len(cells) == 1, cells
     turned = [lay["xaxis"].get("tickangle") for lay in layouts]
     assert turned[:2] == [-45, -45], turned  # the key labels
+
+
+def fill_asks(at) -> list:
+    """The component in this run that asks the browser for the run filling every tab."""
+    return [node for node in at.get("bidi_component") if node.proto.component_name.endswith(
+        "attnviz_fill_tabs")]
+
+
+def test_the_run_after_an_edit_asks_for_the_run_that_fills_every_tab():
+    at = open_page("playground", focus="weights").run()
+    assert not fill_asks(at)  # every tab filled: nothing to ask for
+    version = at.session_state["editor_version"]
+    at = edit_cells(at, f"playground_x_v{version}", {3: {"d2": "3"}})
+    assert len(fill_asks(at)) == 1  # the open tab alone, and the ask
+    assert not [k for k in chart_keys(at) if k in slots("scores")]
+    at.run()  # the run it asks for changes nothing: every tab
+    assert not fill_asks(at)
+    assert [k for k in chart_keys(at) if k in slots("scores")] == slots("scores")
+
+
+def test_a_note_said_once_is_not_taken_off_the_screen_by_a_fill_run():
+    """Typing a sentence says once which words got new vectors: that run asks for no fill run
+    (it would take the note away); the hidden tabs fill on a click."""
+    at = open_page("playground", focus="weights").run()
+    at.text_input(key="playground_tokens").input("a brand new sentence here").run()
+    said = common.TOKENS_NEW_VECTORS.split("{")[0]
+    assert any(said in i.value for i in at.info), [i.value for i in at.info]
+    assert not fill_asks(at)

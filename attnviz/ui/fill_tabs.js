@@ -1,0 +1,35 @@
+// The Playground's hidden focus tabs, filled after an edit (attnviz/ui/focus_tabs.py): a run
+// after an edit fills the open tab alone, so the edit repaints as fast as with one focus; this
+// component, sent in that run, waits until the page's charts are still (no chart drawing or
+// waiting to draw for QUIET_MS: plotly_view.js counts them in window.__attnvizDraws) and then
+// asks for one more run, which changes nothing and so fills every tab. A tab clicked after it
+// shows its charts at the click, with no run to wait for. It asks once per edit (data: what the
+// run showed), never while the page is hidden, and gives up after GIVE_UP_MS.
+
+const QUIET_MS = 150;
+const TICK_MS = 50;
+const GIVE_UP_MS = 20000;
+
+// true when no chart has drawn or waited to draw for QUIET_MS (nor since `started`)
+function still(started) {
+  const now = performance.now();
+  const draws = window.__attnvizDraws || { busy: 0, last: 0 };
+  return draws.busy === 0 && now - Math.max(draws.last, started) >= QUIET_MS;
+}
+
+export default function (component) {
+  const { data, parentElement, setTriggerValue } = component;
+  if (parentElement.__attnvizFillFor === data) return;
+  parentElement.__attnvizFillFor = data;
+  const started = performance.now();
+  const tick = () => {
+    const mine = parentElement.__attnvizFillFor === data && parentElement.isConnected;
+    if (!mine || performance.now() - started > GIVE_UP_MS) return;
+    if (!document.hidden && still(started)) {
+      setTriggerValue("fill", data);
+      return;
+    }
+    setTimeout(tick, TICK_MS);
+  };
+  setTimeout(tick, TICK_MS);
+}
