@@ -167,3 +167,14 @@ def test_only_the_loss_and_dp_formulas_depend_on_the_loss(preset):
                     sc.spec, sc, att, shared_kv=shared, loss=kind)).items()
                  if k not in ("loss", "d_weights")} for kind in gradients_module.LOSSES]
         assert all(r == rest[0] for r in rest), (preset, shared)
+
+
+def test_the_sweep_marks_the_picked_value_across_the_plot():
+    at = open_page("gradients")
+    at.select_slider(key="gradients_sweep_pick").set_value(4.0).run()
+    assert not at.exception
+    (line,) = spec_by_key(at, "gradients_fig_sweep")["layout"]["shapes"]
+    x = 4.0 / np.sqrt(3)  # the scale picked: 4 × 1/√d_k, d_k = 3
+    assert line["x0"] == line["x1"] == x and line["xref"] == "x"
+    assert (line["y0"], line["y1"], line["yref"]) == (0, 1, "y domain")  # the plot's height
+    assert line["line"] == {"dash": "dot", "color": "#d62728"}
