@@ -19,6 +19,7 @@ from apptest_helpers import (
     open_page,
     run_like_a_server,
     spec_by_key,
+    switch_to,
 )
 
 from attnviz.scenarios import gradients as gradients_module
@@ -178,3 +179,28 @@ def test_the_sweep_marks_the_picked_value_across_the_plot():
     assert line["x0"] == line["x1"] == x and line["xref"] == "x"
     assert (line["y0"], line["y1"], line["yref"]) == (0, 1, "y domain")  # the plot's height
     assert line["line"] == {"dash": "dot", "color": "#d62728"}
+
+
+def test_the_loss_part_alone_draws_the_head_picked_before():
+    at = open_page("home")
+    at.selectbox(key="sidebar_preset").set_value("gqa_8_2")
+    at.button(key="sidebar_load_preset").click().run()
+    switch_to(at, "gradients")
+    at.selectbox(key="gradients_head").set_value(5)
+    run_like_a_server(at, "gradients_head")  # the outer part: the head's matrices, places
+    at.selectbox(key="gradients_loss").set_value("given")
+    run_like_a_server(at, "gradients_loss")  # the loss part alone, in those places
+    assert not at.exception, [e.message for e in at.exception]
+    sc = at.session_state[state.SCENARIO]
+    g = gradients_module.gradients(sc, Loss("given", np.ones(np.shape(
+        run_scenario(sc).attention.output))))
+    att = run_scenario(sc).attention
+    sweep = gradients_module.saturation_sweep(sc, np.shape(att.head(5).q)[1])
+    at_pick = gradients_module.gradients(sweep.swept(sc, 1.0), Loss("given", np.ones(np.shape(
+        att.output))))  # the √d_k story's dS̃ at the slider's value (1 × 1/√d_k)
+    for key, want in (("gradients_q_grad", g.attention.d_q[5]),
+                      ("gradients_k_grad", g.attention.d_k[1]),  # head 5 reads K/V head 1
+                      ("gradients_scaled_grad", g.attention.d_scaled[5]),
+                      ("gradients_fig_sweep_heatmap", at_pick.attention.d_scaled[5])):
+        np.testing.assert_allclose(decode(spec_by_key(at, key)["data"][0]["z"]), want,
+                                   rtol=1e-6, err_msg=key)
