@@ -1,5 +1,6 @@
 """Browser: where a lecturer clicks (issue 28 item 7) — sidebar click to the Playground drawn,
-the Playground's focus switch, Gradients' loss select (Playwright, default scenario).
+the Playground's focus switch (also the first one after an edit), Gradients' loss select
+(Playwright, default scenario).
 
     python benchmarks/bench_clicks.py [--quick] [--runs N] [--json PATH] [--only focus,...]
 
@@ -14,8 +15,8 @@ draws lazily (Gradients: redrawn once scrolled into view) and that are out of vi
 redrawn, so not counted; *script run ended*: when the page's script run finished (the
 browser's run state; a long page may still be sending charts out of view after the ones in
 view are drawn). Targets (medians): sidebar click → every chart of the Playground
-drawn ≤ 1.5 s; focus switch ≤ 300 ms; Gradients' loss select ≤ 300 ms, ≤ 1 s with 256 tokens
-(8 heads: ``_common.big_scenario``, loaded through Save & share).
+drawn ≤ 1.5 s; focus switch ≤ 300 ms (after an edit too); Gradients' loss select ≤ 300 ms,
+≤ 1 s with 256 tokens (8 heads: ``_common.big_scenario``, loaded through Save & share).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import _common as c
 from bench_browser import (
     _ARM,
     _WATCH,
+    _edit,
     _load_scenario_file,
     _nav,
     _settle,
@@ -37,9 +39,11 @@ from attnviz.teach.text import gradients as gradients_text
 from attnviz.teach.text import playground as playground_text
 
 BIG_LOSS = "Gradients' loss select, 256 tokens"
-TARGETS_S = {"sidebar click → Playground drawn": 1.5, "focus switch": 0.3,
+EDIT_SWITCH = "focus switch after an edit"
+TARGETS_S = {"sidebar click → Playground drawn": 1.5, "focus switch": 0.3, EDIT_SWITCH: 0.3,
              "Gradients' loss select": 0.3, BIG_LOSS: 1.0}
 ACTIONS = {"sidebar click → Playground drawn": "sidebar", "focus switch": "focus",
+           EDIT_SWITCH: "edit-focus",
            "Gradients' loss select": "loss", BIG_LOSS: "big-loss"}  # --only's names
 
 # The clock restarts at the next press of a mouse button after _arm (the event's time stamp);
@@ -115,22 +119,42 @@ def focus_switches(page, base: str, runs: int) -> list[dict]:
     drawn (``shown``)."""
     _nav(page, base, _path("playground"))
     order = ["scores", "projections", "all", "weights"]
-    times = []
-    for i in range(runs):
-        label = playground_text.FOCUS[order[i % len(order)]]
-        button = page.locator(".st-key-playground_focus [role='tab']").filter(
-            has_text=label)  # the focus tabs
-        button.first.scroll_into_view_if_needed()
-        page.evaluate(_SHOWN, label)
-        _arm(page)
-        button.first.click()
-        t = _timed(page)
-        t["shown"] = page.evaluate("() => (window.__shown - window.__bench.t0) / 1000")
-        t["last"] = max(t["last"] or 0, t["shown"])
-        t["last_from_call"] = t["last"] + t["press_after_call"]
-        times.append(t)
+    times = [_switch(page, order[i % len(order)]) for i in range(runs)]
     _nav(page, base, _path("playground"))
     return times
+
+
+def edits_then_switches(page, base: str, runs: int) -> list[dict]:
+    """On the Playground: an X cell typed and committed with Enter, then, once the page is
+    quiet (bench_browser's settle: 0.5 s without a repaint, as a person looks at the repaint),
+    a switch between Scores and Weights, timed as :func:`focus_switches` times one."""
+    _nav(page, base, _path("playground"))
+    times = []
+    for i in range(runs):
+        _edit(page, "cell", i)
+        _settle(page)
+        open_tab = page.locator(".st-key-playground_focus [role='tab'][aria-selected='true']")
+        away = open_tab.first.inner_text().strip() != playground_text.FOCUS["scores"]
+        times.append(_switch(page, "scores" if away else "weights"))
+    _nav(page, base, _path("playground"))
+    return times
+
+
+def _switch(page, focus: str) -> dict:
+    """Click the Playground's focus tab ``focus``; its time is the later of *all repainted*
+    and the tab shown with every chart in it drawn."""
+    label = playground_text.FOCUS[focus]
+    button = page.locator(".st-key-playground_focus [role='tab']").filter(
+        has_text=label)  # the focus tabs
+    button.first.scroll_into_view_if_needed()
+    page.evaluate(_SHOWN, label)
+    _arm(page)
+    button.first.click()
+    t = _timed(page)
+    t["shown"] = page.evaluate("() => (window.__shown - window.__bench.t0) / 1000")
+    t["last"] = max(t["last"] or 0, t["shown"])
+    t["last_from_call"] = t["last"] + t["press_after_call"]
+    return t
 
 
 def loss_selects(page, base: str, runs: int) -> list[dict]:
@@ -184,6 +208,7 @@ def main(argv=None) -> None:
             _wait_drawn(page)
             for name, measure in (("sidebar click → Playground drawn", sidebar_clicks),
                                   ("focus switch", focus_switches),
+                                  (EDIT_SWITCH, edits_then_switches),
                                   ("Gradients' loss select", loss_selects)):
                 if ACTIONS[name] in only:
                     results[name] = measure(page, base, runs)

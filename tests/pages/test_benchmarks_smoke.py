@@ -117,7 +117,7 @@ def test_clicks_benchmark_quick(tmp_path):
     (table,) = tables(section["markdown"])
     assert table[0][:3] == ["action", "first repaint (ms)", "all repainted (ms)"]
     assert [r[0] for r in table[1:]] == ["sidebar click → Playground drawn", "focus switch",
-                                         "Gradients' loss select",
+                                         "focus switch after an edit", "Gradients' loss select",
                                          "Gradients' loss select, 256 tokens"]
     for name, runs in section["results"].items():  # every click repainted a chart
         assert len(runs) == 1 and all(t["last"] is not None and t["last"] > 0 for t in runs), name
