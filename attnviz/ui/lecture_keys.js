@@ -7,8 +7,9 @@
 // bar is gone.
 //
 // A step that names a chart (data.show, the chart's Streamlit key) brings it up under the
-// bar once when the step opens: the chart is looked for and kept in place while the page
-// above it is still drawing (up to SETTLE_MS), until the person scrolls, clicks or types.
+// bar once when the step opens: the chart is looked for (up to FIND_MS) and kept in place while
+// the page above it is still drawing (SETTLE_MS from when it is first there), until the person
+// scrolls, clicks or types.
 
 const TYPING = [
   "input", "textarea", "select", "[contenteditable]", "[role='slider']", "[role='combobox']",
@@ -17,6 +18,7 @@ const TYPING = [
 ].join(", ");
 
 const SETTLE_MS = 6000;
+const FIND_MS = 30000; // a page still running (a loaded machine) may send the chart late
 const TICK_MS = 150;
 const GAP_PX = 48; // room above the chart for its title
 
@@ -25,12 +27,14 @@ function bringUp(show, id) {
   if (!show || keys.shown === id) return;
   keys.shown = id;
   const started = Date.now();
+  let found = null; // when the chart was first there: SETTLE_MS count from then
   let stopped = false;
   const stop = () => { stopped = true; };
   const events = ["wheel", "touchstart", "mousedown", "keydown"];
   events.forEach((name) => document.addEventListener(name, stop, { once: true, capture: true }));
   const tick = () => {
-    if (stopped || keys.shown !== id || Date.now() - started > SETTLE_MS) {
+    const now = Date.now();
+    if (stopped || keys.shown !== id || now - (found ?? started) > (found ? SETTLE_MS : FIND_MS)) {
       events.forEach((name) => document.removeEventListener(name, stop, { capture: true }));
       return;
     }
@@ -38,6 +42,7 @@ function bringUp(show, id) {
     const main = document.querySelector("[data-testid='stMain']");
     const bar = document.querySelector(".st-key-lecture_bar");
     if (target && main && target.getBoundingClientRect().height > 0) {
+      found = found ?? now;
       // under the sticky bar (lecture_bar.LECTURE_CSS: 3.75rem from the top), whatever the
       // bar's place now: measured from where it sticks, a bar scrolled away cannot run off
       const rem = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
