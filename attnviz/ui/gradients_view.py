@@ -1,7 +1,16 @@
 """The sections of the Gradients page: the loss's target, every forward matrix beside its
 gradient, the parameters' gradients, one dS̃_ij traced and the √d_k story (‖dS̃‖ over the
 scale, kept for the session for the last few scenarios and losses: switching the loss back
-and forth does not compute it again)."""
+and forth does not compute it again).
+
+In two parts, so that a loss select redraws only what the loss changes (issue 28 item 7: the
+run, the messages and the browser's work shrink with it). :func:`matrices` draws what the loss
+does not change — every forward matrix with its title, the formulas but the loss's and dP's,
+the traced cell's and the √d_k value's pickers — and leaves a place (:class:`Slots`) for each
+thing it does; :func:`loss_part`, which the page runs as an ``st.fragment`` of its own, writes
+the loss's target, value and formula, every gradient, the traced dS̃_ij and the √d_k charts into
+those places (a fragment may write into containers created outside it: Streamlit 1.67). It
+writes in every place on every run, so that a later run of it alone finds each one."""
 
 from __future__ import annotations
 
