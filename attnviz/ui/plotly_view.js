@@ -435,12 +435,37 @@ function watchTop(div) {
   }, 400);
 }
 
+// A fitted figure's row labels: their size, the figure's own or what its rows leave room for
+// (a thumbnail of GQA's heads fitted to the screen had 12-px rows under 16-px labels, which ran
+// into each other), as Plotly.relayout's changes; none written below ROW_LABEL_MIN_PX (the
+// hover gives them); null for a figure without fitted rows or without row labels.
+const ROW_LABEL_ROOM = 1.15;  // a row label's line, in its font's size
+const ROW_LABEL_MIN_PX = 9;
+function rowLabels(div, layout, height) {
+  const fit = attnvizMeta(layout).fit;
+  if (!fit || !fit.rows || !height || !div.__attnvizRowLabels) return null;
+  const m = Object.assign({ t: 100, b: 80 }, layout.margin || {});
+  const size = Math.min(div.__attnvizRowLabels,
+                        Math.floor((height - m.t - m.b) / fit.rows / ROW_LABEL_ROOM));
+  return size < ROW_LABEL_MIN_PX ? { "yaxis.showticklabels": false }
+    : { "yaxis.showticklabels": true, "yaxis.tickfont.size": size };
+}
+
 // Before a drawing: the fitted height and the fonts the cells are expected to take
 function sizeBeforeDrawing(div, spec) {
   const templates = spec.data.map((t) => t.texttemplate);
   div.__attnvizTemplates = templates;
   const height = fittedHeight(div, spec.layout);
   if (height) spec.layout.height = height;
+  const axis = spec.layout.yaxis || {};
+  div.__attnvizRowLabels = axis.showticklabels !== false && ((axis.tickfont && axis.tickfont.size)
+    || (spec.layout.font && spec.layout.font.size) || 12);  // their own size, or false: none
+  const labels = rowLabels(div, spec.layout, height);
+  if (labels) {
+    spec.layout.yaxis = { ...axis, showticklabels: labels["yaxis.showticklabels"],
+                          tickfont: { ...(axis.tickfont || {}),
+                                      size: labels["yaxis.tickfont.size"] ?? undefined } };
+  }
   const previous = div.__attnvizCells;
   const sameCells = previous && spec.data.every((t, i) => {
     const cells = cellStrings(t, templates[i]);
@@ -475,7 +500,8 @@ function sizeAfterDrawing(div) {
   const steps = [];
   if (restyle) steps.push(() => Plotly.restyle(div, restyle[0], restyle[1]));
   if (height && Math.abs(height - (div.layout.height || 0)) > 3) {
-    steps.push(() => Plotly.relayout(div, { height: height }));
+    steps.push(() => Plotly.relayout(div, { height: height,
+                                            ...(rowLabels(div, div.layout, height) || {}) }));
   }
   return steps.reduce((p, step) => p.then(step), Promise.resolve());
 }

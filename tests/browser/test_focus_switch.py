@@ -7,8 +7,9 @@
 - Every chart of the Scores, Q K V and Weights foci is drawn once: margins Plotly's automargin
   does not grow (normal and presenter mode).
 - The heads focus in presenter mode: GQA's 8 heads all on the first screen at 1024×768 and at
-  1920×1080, a number in a cell only at 14 px or more (at 1024×768 the cells are ~30 px wide:
-  none, the hover gives them; at 1920×1080 every head's). Screenshots:
+  1920×1080, row labels that do not run into each other, a number in a cell only at 14 px or
+  more (at 1024×768 the cells are ~30 px wide: none, the hover gives them; at 1920×1080 every
+  head's). Screenshots:
   tests/artifacts/screenshots/focus_switch_heads_*.
 """
 
@@ -125,6 +126,9 @@ HEADS_NOW = """() => [...document.querySelectorAll(
   const c = g.querySelector('.nsewdrag').getBoundingClientRect();
   return {top: c.top, bottom: c.bottom, width: c.width,
           sized: Boolean(g.closest('[data-sized]')),
+          labels: [...g.querySelectorAll('.ytick text')].filter(t => t.textContent)
+            .map(t => { const r = t.getBoundingClientRect(); return [r.top, r.bottom]; })
+            .sort((a, b) => a[0] - b[0]),
           fonts: [...g.querySelectorAll('.heatmaplayer text')]
             .filter(t => t.textContent).map(t => parseFloat(getComputedStyle(t).fontSize))};
 })"""
@@ -157,6 +161,11 @@ def test_presenter_heads_focus_shows_every_head_of_gqa_on_the_first_screen(
             assert cells["bottom"] <= height, f"head {h} ends below the first screen: {cells}"
             assert cells["bottom"] - cells["top"] >= 7 * 8, (h, cells)  # rows of 8 px at least
             assert not cells["fonts"] or min(cells["fonts"]) >= 14, (h, cells)
+            # row labels, where written, each on its own line (16-px labels had run into each
+            # other on 12-px rows)
+            tops = cells["labels"]
+            assert all(b[0] >= a[1] - 0.5 for a, b in zip(tops, tops[1:], strict=False)), (h, tops)
+        assert heads[0]["labels"], "the first head's row labels"
         if width >= 1920:  # ~60-px cells: every head writes its numbers
             assert all(len(c["fonts"]) == 7 * 7 for c in heads), [len(c["fonts"]) for c in heads]
     finally:
