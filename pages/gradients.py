@@ -26,8 +26,8 @@ if scenario.spec.backward is None:
 def by_loss(slots: Slots) -> None:
     """The loss select, then the loss and everything computed from it, each written in its
     place of ``slots`` (laid out by :func:`backward_pass`). A fragment of its own: a loss,
-    pattern or target picked here redraws only what the loss changes — the forward matrices,
-    their titles and most formulas are not sent again."""
+    pattern, target, traced cell or √d_k value picked here redraws only this part — the
+    forward matrices, their titles and most formulas are not sent again."""
     kind = slots.loss.selectbox(text.LOSS_LABEL, LOSSES, format_func=text.LOSS_NAMES.get,
                                 key="gradients_loss", help=text.LOSS_HELP)
     scenario = state.get_scenario()
@@ -38,11 +38,10 @@ def by_loss(slots: Slots) -> None:
 
 @st.fragment
 def backward_pass() -> None:
-    """The head, the forward matrices, the traced cell's and the √d_k value's pickers, then
-    :func:`by_loss`. A fragment: a head, traced cell or √d_k value picked here reruns this
-    part alone, not the page's frame and header (nothing here writes what they read: the
-    scenario is only read, its run is the one the page computed, kept by
-    :func:`attnviz.ui.controls.compute`)."""
+    """The head, the forward matrices with their titles and formulas, then :func:`by_loss`. A
+    fragment: a head picked here reruns this part alone, not the page's frame and header
+    (nothing here writes what they read: the scenario is only read, its run is the one the
+    page computed, kept by :func:`attnviz.ui.controls.compute`)."""
     scenario = state.get_scenario()
     result = controls.compute(scenario)
     if result is None:

@@ -6,11 +6,12 @@ and forth does not compute it again).
 In two parts, so that a loss select redraws only what the loss changes (issue 28 item 7: the
 run, the messages and the browser's work shrink with it). :func:`matrices` draws what the loss
 does not change — every forward matrix with its title, the formulas but the loss's and dP's,
-the traced cell's and the √d_k value's pickers — and leaves a place (:class:`Slots`) for each
-thing it does; :func:`loss_part`, which the page runs as an ``st.fragment`` of its own, writes
-the loss's target, value and formula, every gradient, the traced dS̃_ij and the √d_k charts into
-those places (a fragment may write into containers created outside it: Streamlit 1.67). It
-writes in every place on every run, so that a later run of it alone finds each one."""
+the sections' titles and words — and leaves a place (:class:`Slots`) for each thing it does;
+:func:`loss_part`, which the page runs as an ``st.fragment`` of its own, writes the loss's
+target, value and formula, every gradient, the traced dS̃_ij with its pickers and the √d_k
+slider and charts into those places (a fragment may write elements and widgets into
+containers created outside it: Streamlit 1.67; a widget there reruns the fragment that wrote
+it). It writes in every place on every run, so that a later run of it alone finds each one."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ import numpy as np
 import streamlit as st
 
 from attnviz.figures import heatmap
-from attnviz.figures.lines import line_chart
+from attnviz.figures.lines import line_chart, mark_x
 from attnviz.scenarios.fingerprint import fingerprint
 from attnviz.scenarios.gradients import (
     LOSSES,
@@ -115,24 +116,23 @@ class GradSlot:
 @dataclass(frozen=True)
 class Slots:
     """The places the loss's part of the page writes in (laid out by :func:`matrices`), with
-    the picks it reads: the head, the traced cell, the √d_k value."""
+    the head picked."""
 
     loss: Place  # the loss select
     pattern: Place  # the target pattern select (pattern loss)
     value: Place  # the target's editor (but for a pattern picked), the loss's value, formula
     d_weights: Place  # dP's formula (the pattern loss adds a term)
     grads: tuple[GradSlot, ...]
+    trace_picks: tuple[Place, Place]  # the traced cell's query and key pickers
     trace: Place  # the traced dS̃_ij
     head: int
-    cell: tuple[int, int]
     sweep: SaturationSweep | None = None  # None: no √d_k story (no projections)
-    pick: float = 1.0
-    sweep_line: Place | None = None
+    sweep_line: Place | None = None  # the √d_k value's slider, ‖dS̃‖ over the values
     sweep_map: Place | None = None
 
     def places(self) -> list[Place]:
         """Every place the loss's part writes in after the loss's value."""
-        return [self.d_weights, *(g.box for g in self.grads), self.trace,
+        return [self.d_weights, *(g.box for g in self.grads), *self.trace_picks, self.trace,
                 *(box for box in (self.sweep_line, self.sweep_map) if box is not None)]
 
 
@@ -173,8 +173,8 @@ def gradient_shape(scenario) -> Shape | None:
 
 def matrices(scenario, result, head: int, loss_box, pattern_box) -> Slots:
     """Everything the loss does not change, in the page's order — every forward matrix with
-    its title, the backward formulas (but the loss's and dP's), the traced cell's and the √d_k
-    value's pickers — with a place left for each thing it does (:class:`Slots`)."""
+    its title, the backward formulas (but the loss's and dP's), the sections' titles and
+    words — with a place left for each thing it does (:class:`Slots`)."""
     value = st.container()
     shape = gradient_shape(scenario)
     kv = shape.kv(head) if shape else None
@@ -184,9 +184,10 @@ def matrices(scenario, result, head: int, loss_box, pattern_box) -> Slots:
     d_weights, grads = backward_pairs(scenario, result, head, kv, f)
     if shape:
         grads += param_pairs(scenario, result, shape, f)
-    trace, cell = traced_cell(result)  # ---- one dS̃_ij traced
-    return Slots(loss_box, pattern_box, value, d_weights, tuple(grads), trace, head,
-                 cell, **saturation(scenario, result, head))  # ---- the √d_k story
+    st.subheader(text.TRACE_TITLE)  # ---- one dS̃_ij traced
+    picks = tuple(st.columns(2))
+    return Slots(loss_box, pattern_box, value, d_weights, tuple(grads), picks, st.container(),
+                 head, **saturation(scenario, result, head))  # ---- the √d_k story
 
 
 def backward_pairs(scenario, result, head: int, kv: KVHead | None, f: dict):
@@ -238,22 +239,9 @@ def param_pairs(scenario, result, shape: Shape, f: dict) -> list[GradSlot]:
     return grads
 
 
-def traced_cell(result) -> tuple[Place, tuple[int, int]]:
-    """The traced dS̃_ij's pickers (a query and a key); returns the place of its numbers and
-    the cell picked."""
-    q_lab, k_lab = result.q_labels, result.k_labels
-    st.subheader(text.TRACE_TITLE)
-    c_i, c_j = st.columns(2)
-    i = c_i.selectbox(text.TRACE_QUERY, range(len(q_lab)), format_func=q_lab.__getitem__,
-                      key=f"gradients_trace_i_{len(q_lab)}")
-    j = c_j.selectbox(text.TRACE_KEY, range(len(k_lab)), format_func=k_lab.__getitem__,
-                      key=f"gradients_trace_j_{len(k_lab)}")
-    return st.container(), (i, j)
-
-
 def saturation(scenario, result, head: int) -> dict:
-    """The √d_k story's text, its value's slider and caption, and the places of ‖dS̃‖ over the
-    scale (or τ) and of head ``head``'s dS̃ at the value picked (:class:`Slots`' fields)."""
+    """The √d_k story's text and caption, and the places of its value's slider with ‖dS̃‖ over
+    the scale (or τ), and of head ``head``'s dS̃ at the value picked (:class:`Slots`' fields)."""
     st.subheader(text.SATURATION_TITLE)
     st.write(text.SATURATION)
     if not scenario.spec.projections:
@@ -263,14 +251,12 @@ def saturation(scenario, result, head: int) -> dict:
     by_scale = sweep.setting == "scale"
     left, right = st.columns(layout.WIDE_LEFT, gap="large")
     with left:
-        label = text.SWEEP_SCALE_LABEL if by_scale else text.SWEEP_TEMPERATURE_LABEL
-        pick = st.select_slider(label, list(sweep.picks), value=1.0, key="gradients_sweep_pick")
         line = st.container()
         now = (f"{att.scale:.4g}" if by_scale else f"{scenario.temperature:g}")
         st.caption((text.SWEEP_CAPTION_SCALE if by_scale else text.SWEEP_CAPTION_TEMPERATURE)
                    .format(now=now))
     right.markdown(f"**{text.SWEEP_HEATMAP}**")
-    return dict(sweep=sweep, pick=pick, sweep_line=line, sweep_map=right)
+    return dict(sweep=sweep, sweep_line=line, sweep_map=right)
 
 
 # ---- what the loss changes: drawn into the places above, again on every loss select --------
@@ -308,8 +294,14 @@ def loss_part(slots: Slots, scenario, result, kind: str) -> None:
 
 
 def trace(slots: Slots, result, grads) -> None:
-    """The picked dS̃_ij of the picked head written out with its numbers."""
-    i, j = slots.cell
+    """The traced dS̃_ij's pickers (a query and a key), then the picked head's dS̃_ij written
+    out with its numbers."""
+    q_lab, k_lab = result.q_labels, result.k_labels
+    c_i, c_j = slots.trace_picks
+    i = c_i.selectbox(text.TRACE_QUERY, range(len(q_lab)), format_func=q_lab.__getitem__,
+                      key=f"gradients_trace_i_{len(q_lab)}")
+    j = c_j.selectbox(text.TRACE_KEY, range(len(k_lab)), format_func=k_lab.__getitem__,
+                      key=f"gradients_trace_j_{len(k_lab)}")
     g = grads.attention
     cell = backward.cell_gradient(result.attention.head(slots.head).weights,
                                   g.d_weights[slots.head], g.d_scaled[slots.head], i, j)
@@ -337,22 +329,21 @@ def remembered_sweep(scenario, loss: Loss, setting: str, values) -> np.ndarray |
 
 
 def sweep_charts(slots: Slots, scenario, result, loss: Loss) -> None:
-    """‖dS̃‖ over the scale (or τ) with the picked value marked, and the picked head's dS̃ at
-    that value."""
-    sweep, pick = slots.sweep, slots.pick
+    """The √d_k value's slider, ‖dS̃‖ over the scale (or τ) with the picked value marked, and
+    the picked head's dS̃ at that value."""
+    sweep, by_scale = slots.sweep, slots.sweep.setting == "scale"
     norms = remembered_sweep(scenario, loss, sweep.setting, sweep.values)
     with slots.sweep_line:
+        label = text.SWEEP_SCALE_LABEL if by_scale else text.SWEEP_TEMPERATURE_LABEL
+        pick = st.select_slider(label, list(sweep.picks), value=1.0, key="gradients_sweep_pick")
         if isinstance(norms, str):
             st.warning(f"{text.CANNOT}: {norms}")
         else:
-            by_scale = sweep.setting == "scale"
             fig = line_chart(np.array(sweep.values), {text.SWEEP_SERIES: norms},
                              x_title=text.SWEEP_AXIS_SCALE if by_scale
                              else text.SWEEP_AXIS_TEMPERATURE,
                              y_title=text.SWEEP_AXIS_NORM, x_axis=dict(type="log"))
-            x = pick * sweep.base  # the picked value: add_vline's line (~5 ms less a run)
-            fig.add_shape(type="line", x0=x, x1=x, xref="x", y0=0, y1=1, yref="y domain",
-                          line=dict(dash="dot", color="#d62728"))
+            mark_x(fig, pick * sweep.base)  # the picked value
             show_figure(drawn_when_seen(fig), key="gradients_fig_sweep")
     with slots.sweep_map:
         try:

@@ -89,9 +89,9 @@ def test_a_loss_change_redraws_only_what_the_loss_changes():
     by_loss = fragment_of(at, "gradients_loss")
     assert by_loss is not None, "the loss select is drawn outside a fragment: a loss reruns all"
     trace_i = next(b.key for b in at.selectbox if str(b.key).startswith("gradients_trace_i_"))
-    # the traced cell's and the √d_k pickers: the outer part (the head's and matrices')
-    outer = fragment_of(at, trace_i)
-    assert outer is not None and fragment_of(at, "gradients_sweep_pick") == outer != by_loss
+    # the traced cell's and the √d_k pickers: the loss part's too (they change only what it
+    # draws), written into places the outer part (the head's and matrices') left for them
+    assert fragment_of(at, trace_i) == fragment_of(at, "gradients_sweep_pick") == by_loss
     whole_keys = chart_keys(at)
     at.selectbox(key="gradients_loss").set_value("given")
     run_like_a_server(at, "gradients_loss")
@@ -204,3 +204,29 @@ def test_the_loss_part_alone_draws_the_head_picked_before():
                       ("gradients_fig_sweep_heatmap", at_pick.attention.d_scaled[5])):
         np.testing.assert_allclose(decode(spec_by_key(at, key)["data"][0]["z"]), want,
                                    rtol=1e-6, err_msg=key)
+
+
+def test_a_traced_cell_or_sqrt_dk_pick_reruns_the_loss_part_alone():
+    at = open_page("gradients")
+    at.selectbox(key="gradients_trace_i_4").set_value(2)
+    run_like_a_server(at, "gradients_trace_i_4")
+    at.selectbox(key="gradients_trace_j_4").set_value(1)
+    run_like_a_server(at, "gradients_trace_j_4")
+    assert not at.exception, [e.message for e in at.exception]
+    assert not any(k.endswith("_fwd") for k in chart_keys(at)), "the matrices were sent again"
+    sc = at.session_state[state.SCENARIO]
+    g = gradients_module.gradients(sc, Loss("output_mse", self_output(sc)))
+    want = f"{g.attention.d_scaled[0, 2, 1]:.5g}".replace("e", r"\mathrm{e}")
+    assert any(r"d\tilde S_{ij}" in m.value and f"= {want} \\end" in m.value
+               for m in at.latex), [m.value for m in at.latex]
+    at.select_slider(key="gradients_sweep_pick").set_value(8.0)
+    run_like_a_server(at, "gradients_sweep_pick")
+    assert not at.exception, [e.message for e in at.exception]
+    assert not any(k.endswith("_fwd") for k in chart_keys(at))
+    base = 1 / np.sqrt(3)
+    sharp = gradients_module.gradients(replace(sc, scale_mode="custom", custom_scale=8 * base),
+                                       Loss("output_mse", self_output(sc)))
+    np.testing.assert_allclose(decode(spec_by_key(at, "gradients_fig_sweep_heatmap")["data"][0][
+        "z"]).astype(float), sharp.attention.d_scaled[0], rtol=1e-6, atol=1e-12)
+    (line,) = spec_by_key(at, "gradients_fig_sweep")["layout"]["shapes"]
+    assert line["x0"] == 8 * base
