@@ -76,7 +76,8 @@ def _edit(at, i: int) -> tuple[str, str | None]:
     if editors:
         el = editors[0]
         col = json.loads(el.proto.json)["cols"][0]
-        base = float(grid_cells(el)[0][0])
+        cells = grid_cells(el)  # none in a large grid's rerun (the browser keeps them)
+        base = float(cells[0][0]) if cells else 0.0
         value = base + (0.125 if i % 2 == 0 else 0.25)
         key = user_key(el)
         at.session_state[key] = grid_state({0: {col: value}})
