@@ -277,7 +277,8 @@ function showError(div, message) {
 //                         of charts, also what the grid rows under it take beyond their cells),
 //                         each of the `rows` rows between minRow and maxRow px high; `below`:
 //                         the rows of cells of the grid rows under it, which the room is shared
-//                         with (each as high as this chart's).
+//                         with (each as high as this chart's). Its row and column labels take
+//                         the size its cells leave room for, none below ROW_LABEL_MIN_PX.
 // The fonts are decided before Plotly draws (from the previous drawing's cells, or estimated
 // from the column's width and the margins) and checked after it, so a redraw is rare.
 // Plotly's own "auto" size assumes 0.65 em per character and shrinks numbers to 6 px where a
@@ -451,21 +452,57 @@ function rowLabels(div, layout, height) {
     : { "yaxis.showticklabels": true, "yaxis.tickfont.size": size };
 }
 
+// A fitted figure's column labels, likewise: the size the columns leave room for (ten turned
+// labels over a 90-px chart, or "o0 o1 o2 o3" over 60 px, had been written into each other in
+// presenter mode at 1024 px), none below ROW_LABEL_MIN_PX. `plotWidth`: the width of the cells.
+const CHAR_EM = 0.62;  // a label's character, in its font's size (digits, lower-case letters)
+function columnLabels(div, layout, data, plotWidth) {
+  const fit = attnvizMeta(layout).fit;
+  const trace = data && data[0];
+  const cols = trace && trace.x ? trace.x.length : 0;
+  if (!fit || !cols || !plotWidth || !div.__attnvizColLabels) return null;
+  const axis = layout.xaxis || {};
+  const col = plotWidth / cols;
+  const chars = Math.max(1, ...(axis.ticktext || trace.x).map((t) => String(t).length));
+  const room = axis.tickangle === -45 ? col * Math.SQRT1_2 / ROW_LABEL_ROOM
+    : (col - 2) / (chars * CHAR_EM);
+  const size = Math.min(div.__attnvizColLabels, Math.floor(room));
+  return size < ROW_LABEL_MIN_PX ? { "xaxis.showticklabels": false }
+    : { "xaxis.showticklabels": true, "xaxis.tickfont.size": size };
+}
+
+// a figure's own label size on an axis ("xaxis", "yaxis"), or false: it writes none
+function ownLabels(layout, name) {
+  const axis = layout[name] || {};
+  return axis.showticklabels !== false && ((axis.tickfont && axis.tickfont.size)
+    || (layout.font && layout.font.size) || 12);
+}
+
+// a layout with Plotly.relayout-style changes of its axes' labels applied (a copy)
+function withLabels(layout, changes) {
+  const out = { ...layout };
+  for (const [path, value] of Object.entries(changes || {})) {
+    const [name, key, sub] = path.split(".");
+    out[name] = { ...(out[name] || {}) };
+    if (sub) out[name][key] = { ...(out[name][key] || {}), [sub]: value };
+    else out[name][key] = value;
+  }
+  return out;
+}
+
 // Before a drawing: the fitted height and the fonts the cells are expected to take
 function sizeBeforeDrawing(div, spec) {
   const templates = spec.data.map((t) => t.texttemplate);
   div.__attnvizTemplates = templates;
   const height = fittedHeight(div, spec.layout);
   if (height) spec.layout.height = height;
-  const axis = spec.layout.yaxis || {};
-  div.__attnvizRowLabels = axis.showticklabels !== false && ((axis.tickfont && axis.tickfont.size)
-    || (spec.layout.font && spec.layout.font.size) || 12);  // their own size, or false: none
-  const labels = rowLabels(div, spec.layout, height);
-  if (labels) {
-    spec.layout.yaxis = { ...axis, showticklabels: labels["yaxis.showticklabels"],
-                          tickfont: { ...(axis.tickfont || {}),
-                                      size: labels["yaxis.tickfont.size"] ?? undefined } };
-  }
+  div.__attnvizRowLabels = ownLabels(spec.layout, "yaxis");
+  div.__attnvizColLabels = ownLabels(spec.layout, "xaxis");
+  const m = Object.assign({ l: 80, r: 80 }, spec.layout.margin || {});
+  const width = (spec.layout.width || div.getBoundingClientRect().width) - m.l - m.r;
+  // (in place: the figure handed to Plotly holds this very layout)
+  Object.assign(spec.layout, withLabels(spec.layout, {
+    ...rowLabels(div, spec.layout, height), ...columnLabels(div, spec.layout, spec.data, width) }));
   const previous = div.__attnvizCells;
   const sameCells = previous && spec.data.every((t, i) => {
     const cells = cellStrings(t, templates[i]);
@@ -499,9 +536,18 @@ function sizeAfterDrawing(div) {
   const height = fittedHeight(div, div.layout);
   const steps = [];
   if (restyle) steps.push(() => Plotly.restyle(div, restyle[0], restyle[1]));
+  const plotWidth = div._fullLayout._size && div._fullLayout._size.w;
+  const columns = columnLabels(div, div.layout, div.data, plotWidth) || {};
+  const changed = Object.entries(columns).some(([path, value]) => {
+    const [name, key, sub] = path.split(".");
+    const axis = div.layout[name] || {};
+    return (sub ? (axis[key] || {})[sub] : axis[key]) !== value;
+  });
   if (height && Math.abs(height - (div.layout.height || 0)) > 3) {
-    steps.push(() => Plotly.relayout(div, { height: height,
+    steps.push(() => Plotly.relayout(div, { height: height, ...columns,
                                             ...(rowLabels(div, div.layout, height) || {}) }));
+  } else if (changed) {
+    steps.push(() => Plotly.relayout(div, columns));
   }
   return steps.reduce((p, step) => p.then(step), Promise.resolve());
 }

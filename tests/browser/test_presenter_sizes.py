@@ -6,9 +6,9 @@ Measured in Chromium, as a class sees it:
   with words of up to 12 characters, and the presets of those lengths) at 1024×768, 1280×800,
   1366×768 and 1920×1080: the token box and the three charts (the weights' τ slider included)
   on one screen, their rows lined up, the weights' numbers written and every number in a cell
-  at least 14 px; at 1920×1080 the weights' cells at least 45 % of the screen's height and
-  their numbers at least 24 px. Outside presenter mode (1024 and 1366 wide) no number below
-  10 px;
+  at least 14 px, no axis label written into the next; at 1920×1080 the weights' cells at least
+  45 % of the screen's height and their numbers at least 24 px. Outside presenter mode (1024
+  and 1366 wide) no number below 10 px;
 - every page with charts: test_presenter_pages.py.
 
 The sizes are decided in the browser from the drawn cells (attnviz/ui/plotly_view.js); a chart
@@ -64,6 +64,38 @@ def viewport_shot(page: Page, name: str) -> Path:
     return SCREENSHOTS / f"{name}.png"
 
 
+# each lecture chart's written axis labels: the column labels' centres, anchors (at their
+# ticks), sizes and widths and whether they are turned, the row labels' top and bottom
+LABELS = r"""() => [0, 1, 2].map(i => {
+  const g = document.querySelector(`.st-key-playground_fig_weights_slot_${i} .js-plotly-plot`);
+  const cols = [...g.querySelectorAll('.xtick text')].filter(t => t.textContent).map(t => {
+    const r = t.getBoundingClientRect();
+    const tick = /translate\(([-\d.e]+)/.exec(t.getAttribute('transform') || '');
+    return {x: (r.left + r.right) / 2, w: r.width, at: tick ? parseFloat(tick[1]) : null,
+            font: parseFloat(getComputedStyle(t).fontSize),
+            turned: /rotate/.test(t.getAttribute('transform') || '')};
+  }).sort((a, b) => a.x - b.x);
+  const rows = [...g.querySelectorAll('.ytick text')].filter(t => t.textContent).map(t => {
+    const r = t.getBoundingClientRect(); return [r.top, r.bottom]; }).sort((a, b) => a[0] - b[0]);
+  return {cols, rows};
+})"""
+
+
+def labels_apart(page: Page, label: str) -> None:
+    """No axis label of the lecture's charts written into the next: row labels one above the
+    other; column labels side by side, or turned ones (45°) no larger than their distance
+    across (ten turned labels over a 90-px chart had been written into each other)."""
+    for i, chart in enumerate(page.evaluate(LABELS)):
+        rows, cols = chart["rows"], chart["cols"]
+        assert all(b[0] >= a[1] - 0.5 for a, b in zip(rows, rows[1:], strict=False)), (label, i)
+        for a, b in zip(cols, cols[1:], strict=False):
+            if a["turned"]:
+                assert a["at"] is not None and b["at"] is not None, (label, i, a)
+                assert (b["at"] - a["at"]) * 0.7071 >= a["font"] - 0.5, (label, i, a, b)
+            else:
+                assert b["x"] - b["w"] / 2 >= a["x"] + a["w"] / 2 - 0.5, (label, i, a, b)
+
+
 def check_lecture(page: Page, size: tuple[int, int], n: int, label: str) -> None:
     """The presenter-mode checks of the lecture view with ``n`` tokens (see the module)."""
     charts = settle(page, n)
@@ -81,6 +113,7 @@ def check_lecture(page: Page, size: tuple[int, int], n: int, label: str) -> None
     weights = next(c for c in lecture if c["key"] == f"st-key-{slot_key(1)}")  # the middle one
     assert len(weights["fonts"]) == n * n, f"{label}: the weights' numbers are not all written"
     assert not small_numbers(lecture, PRESENTER_MIN_PX), (label, small_numbers(lecture, 14))
+    labels_apart(page, f"{label} {size[0]}x{size[1]}")
     if size == WIDE:
         cells = weights["cellsBottom"] - weights["cellsTop"]
         assert cells >= WIDE_CELLS_SHARE * size[1], (label, cells)
