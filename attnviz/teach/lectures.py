@@ -98,11 +98,16 @@ MODERN = Lecture("modern", text.LECTURE_TITLES["modern"], (
     Step("pages/modern.py", "rope_shift", "modern_rope_shift", settings={"rope_offset": 5},
          show="modern_fig_rope_scores"),
     Step(PLAYGROUND, "alibi_local", "modern_alibi", focus="heads"),
-    Step(PLAYGROUND, "gqa_8_2", "modern_gqa", focus="heads"),
+    Step(PLAYGROUND, "gqa_8_2", "modern_gqa", focus="heads",
+         show="playground_fig_lecture_head_0"),
     Step(PLAYGROUND, "qk_norm_tamed", "modern_qk_norm", focus="weights"),
     Step(PLAYGROUND, "softcap_2", "modern_softcap", focus="scores"),
-    Step(PLAYGROUND, "ssmax_long", "modern_ssmax", focus="weights"),
-    Step(PLAYGROUND, "sinks_streaming", "modern_sinks", focus="weights"),
+    # (8 and 10 tokens: the weights brought up under the bar, the row the talk names on screen
+    # at 1024x768, where the controls and the bar leave the charts too little room)
+    Step(PLAYGROUND, "ssmax_long", "modern_ssmax", focus="weights",
+         show="playground_fig_weights_slot_1"),
+    Step(PLAYGROUND, "sinks_streaming", "modern_sinks", focus="weights",
+         show="playground_fig_weights_slot_1"),
 ))
 
 BACKPROP = Lecture("backprop", text.LECTURE_TITLES["backprop"], (
