@@ -137,8 +137,12 @@ def following_tau(fig, scenario, head: int, matrix: str) -> list[dict] | None:
 
 def scaled_formula(scenario, result) -> str:
     """S' as these settings compute it: no √d_k at scale 1, the custom factor as its number,
-    no τ at τ = 1."""
-    return "S' = " + scaled("S", written(scenario, result.mask))
+    no τ at τ = 1, and c·tanh(· / c) around it when the scores are soft-capped (the soft-capping
+    variant, RoPE with a cap: the matrix holds the capped scores)."""
+    w = written(scenario, result.mask)
+    if w.capped:
+        return r"S' = c\,\tanh\!\left(" + scaled("S", w, by="c") + r"\right)"
+    return "S' = " + scaled("S", w)
 
 
 def weights_formula(scenario, result) -> str:

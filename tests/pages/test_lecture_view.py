@@ -178,6 +178,21 @@ def test_the_weights_formula_names_the_mask_only_when_one_masks():
     assert not any("S''" in t for t in titles), titles
 
 
+def test_the_scaled_scores_title_names_the_cap_when_they_are_capped():
+    """Soft-capping's scaled scores are c·tanh(S / (√d_k c)) (the matrix holds the capped
+    values, ≤ c): the title says so, and an uncapped variant's does not."""
+    from attnviz.scenarios.presets import PRESETS as ALL
+
+    at = open_page("playground", focus="weights")
+    assert not any("tanh" in t for t in _panel_titles(at))
+    at.session_state["scenario"] = ALL["softcap_2"].build()
+    at.run()
+    titles = [t for t in _panel_titles(at) if "S' =" in t]
+    assert titles and all(r"c\,\tanh" in t for t in titles), titles
+    scaled = run_scenario(ALL["softcap_2"].build()).attention.scaled
+    assert np.abs(scaled).max() <= 2.0  # what the title says: never beyond c = 2
+
+
 @pytest.mark.parametrize("focus", ["weights", "scores"])
 def test_the_rows_charts_share_one_top_margin_and_cell_height(focus):
     """Row labels are drawn by the first chart only: the three charts get the same top margin

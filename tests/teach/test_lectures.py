@@ -26,6 +26,7 @@ from attnviz.teach.lectures import (
     step_problem,
     with_settings,
 )
+from attnviz.teach.modern import shift_check
 from attnviz.teach.sqrt_dk import sqrt_dk_experiment
 from attnviz.teach.text import lectures as text
 from attnviz.teach.text import playground as playground_text
@@ -277,11 +278,15 @@ def fact_modern_online():
 
 def fact_modern_rope():
     s, r = shown("modern_rope")
-    said("modern_rope", "−8.87")
+    said("modern_rope", "distance 1", "the same score")
     assert s.tokens == ("the", "cat") * 3
     pairs = [r.attention.scores[i, i + 1] for i in (0, 2, 4)]
-    assert all(rounds_to(p, "-8.87") for p in pairs)
     np.testing.assert_allclose(pairs, pairs[0], atol=1e-12)
+    # the chart the step brings up: the Modern page's RoPE scores at its own (default) base
+    shown_there = shift_check(s, 0).rope
+    np.testing.assert_allclose([shown_there[i, i + 1] for i in (0, 2, 4)], shown_there[0, 1],
+                               atol=1e-12)
+    assert abs(shown_there[0, 1] - shown_there[0, 3]) > 1e-3  # distance 3 scores otherwise
 
 
 def fact_modern_rope_shift():

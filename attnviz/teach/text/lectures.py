@@ -113,7 +113,7 @@ TALK = {
         "and sum: the weights equal the one-pass softmax to rounding (below 1e-15)."),
     "modern_rope": (
         "RoPE rotates q and k by their position, so a score depends only on the distance: the "
-        "three 'the'→'cat' pairs at distance 1 all score −8.87."),
+        "three 'the'→'cat' pairs at distance 1 all get the same score."),
     "modern_rope_shift": (
         "Shift every position by 5: the scores and weights stay the same to rounding — RoPE "
         "sees distances, not positions."),
