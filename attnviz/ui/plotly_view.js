@@ -448,8 +448,14 @@ function rowLabels(div, layout, height) {
   const m = Object.assign({ t: 100, b: 80 }, layout.margin || {});
   const size = Math.min(div.__attnvizRowLabels,
                         Math.floor((height - m.t - m.b) / fit.rows / ROW_LABEL_ROOM));
-  return size < ROW_LABEL_MIN_PX ? { "yaxis.showticklabels": false }
-    : { "yaxis.showticklabels": true, "yaxis.tickfont.size": size };
+  return labelsAt("yaxis", size);
+}
+
+// Plotly.relayout's changes writing an axis's labels at `size` px, or none below
+// ROW_LABEL_MIN_PX
+function labelsAt(name, size) {
+  return size < ROW_LABEL_MIN_PX ? { [`${name}.showticklabels`]: false }
+    : { [`${name}.showticklabels`]: true, [`${name}.tickfont.size`]: size };
 }
 
 // A fitted figure's column labels, likewise: the size the columns leave room for (ten turned
@@ -467,8 +473,7 @@ function columnLabels(div, layout, data, plotWidth) {
   const room = axis.tickangle === -45 ? col * Math.SQRT1_2 / ROW_LABEL_ROOM
     : (col - 2) / (chars * CHAR_EM);
   const size = Math.min(div.__attnvizColLabels, Math.floor(room));
-  return size < ROW_LABEL_MIN_PX ? { "xaxis.showticklabels": false }
-    : { "xaxis.showticklabels": true, "xaxis.tickfont.size": size };
+  return labelsAt("xaxis", size);
 }
 
 // a figure's own label size on an axis ("xaxis", "yaxis"), or false: it writes none

@@ -31,6 +31,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
 from playwright.sync_api import Error, Locator, Page, WebSocket, expect
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -229,6 +230,20 @@ def plot_z(page: Page, index: int = 0, trace: int = 0) -> list[list[float | None
         raise AssertionError(f"no drawn Plotly chart {index} with trace {trace} on the page")
     return [[None if v is None else float(v) for v in row] for row in rows]
 
+
+def chart_z(page: Page, key: str) -> np.ndarray:
+    """The z matrix the browser drew for the chart with Streamlit key ``key`` (NaN where
+    Plotly holds null)."""
+    rows = page.evaluate(
+        """key => {
+            const g = document.querySelector('.st-key-' + key + ' .js-plotly-plot');
+            if (!g || !g._fullData || !g._fullData[0]) return null;
+            return Array.from(g._fullData[0].z, r => Array.from(r));
+        }""",
+        key,
+    )
+    assert rows is not None, f"no drawn chart with key {key}"
+    return np.array([[np.nan if v is None else v for v in row] for row in rows], dtype=float)
 
 EDITOR = "table.attnviz-grid"  # a matrix editor's grid (attnviz/ui/grid.js)
 

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import numpy as np
 from helpers import (
-    TIMEOUT_MS,
     assert_no_exception,
+    chart_z,
     expect_rerun,
     goto_page,
-    track_reruns,
     wait_for_app_run,
     wait_for_plots,
 )
 from playwright.sync_api import Page
+from presenter_helpers import new_page
 
 from attnviz.scenarios.gradients import Loss, gradients
 from attnviz.scenarios.presets import default_scenario
@@ -27,12 +27,6 @@ BELOW = "gradients_q_grad"  # dQ: several screens further down at 1366×768
 
 def _chart(key: str) -> str:
     return f".st-key-{key} .js-plotly-plot"
-
-
-def _z(page: Page, key: str) -> np.ndarray:
-    rows = page.evaluate("s => Array.from(document.querySelector(s)._fullData[0].z, "
-                         "r => Array.from(r))", _chart(key))
-    return np.array(rows, dtype=float)
 
 
 def _mark(page: Page, key: str) -> None:
@@ -69,11 +63,9 @@ def _settled(page: Page, key: str) -> None:
 
 def test_a_loss_select_redraws_what_changed_on_screen_and_the_rest_once_seen(browser,
                                                                              app_server):
-    context = browser.new_context(viewport={"width": 1366, "height": 768})
-    context.set_default_timeout(TIMEOUT_MS)
-    page = context.new_page()
+    page = new_page(browser, (1366, 768))
+    context = page.context
     try:
-        track_reruns(page)
         goto_page(page, app_server, "gradients")
         wait_for_plots(page, 10)
         assert_no_exception(page)
@@ -81,7 +73,7 @@ def test_a_loss_select_redraws_what_changed_on_screen_and_the_rest_once_seen(bro
         # the first drawing is never put off: dQ is drawn at once, far below the screen
         below = page.locator(f".st-key-{BELOW}").bounding_box()
         assert below["y"] > 2 * 768, "dQ is expected far below the screen at 1366×768"
-        before_q = _z(page, BELOW)
+        before_q = chart_z(page, BELOW)
         for key in (*ON_SCREEN, BELOW):
             _mark(page, key)
 
@@ -96,13 +88,13 @@ def test_a_loss_select_redraws_what_changed_on_screen_and_the_rest_once_seen(bro
         _pick_loss(page, "given")  # dO = the target: ones
         _settled(page, ON_SCREEN[1])
         assert_no_exception(page)
-        g = gradients(sc, Loss("given", np.ones_like(_z(page, ON_SCREEN[0]))))
+        g = gradients(sc, Loss("given", np.ones_like(chart_z(page, ON_SCREEN[0]))))
         # on screen: the gradient drawn with the new loss's numbers, the forward matrix not
         # drawn again; far below: the first drawing still, marked stale, until it is seen
-        np.testing.assert_allclose(_z(page, ON_SCREEN[1]), g.attention.d_output, rtol=1e-12)
+        np.testing.assert_allclose(chart_z(page, ON_SCREEN[1]), g.attention.d_output, rtol=1e-12)
         assert not _redrawn(page, ON_SCREEN[0]), "a chart the loss does not change was redrawn"
         assert _stale(page, BELOW) and not _redrawn(page, BELOW)
-        np.testing.assert_allclose(_z(page, BELOW), before_q, rtol=1e-12)
+        np.testing.assert_allclose(chart_z(page, BELOW), before_q, rtol=1e-12)
         assert not np.allclose(before_q, g.attention.d_q[0]), "the loss must change dQ"
 
         page.locator(f".st-key-{BELOW}").scroll_into_view_if_needed()
@@ -111,7 +103,7 @@ def test_a_loss_select_redraws_what_changed_on_screen_and_the_rest_once_seen(bro
             "return d && d.dataset.stale !== '1' && d.dataset.sized === '1'; }",
             arg=f".st-key-{BELOW} .attnviz-chart")
         assert _redrawn(page, BELOW)
-        np.testing.assert_allclose(_z(page, BELOW), g.attention.d_q[0], rtol=1e-12)
+        np.testing.assert_allclose(chart_z(page, BELOW), g.attention.d_q[0], rtol=1e-12)
         assert_no_exception(page)
     finally:
         context.close()

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import numpy as np
 from helpers import (
-    TIMEOUT_MS,
     assert_no_exception,
+    chart_z,
     expect_rerun,
     goto_page,
-    track_reruns,
     wait_for_app_run,
     wait_for_plots,
 )
+from presenter_helpers import new_page
 
 from attnviz.scenarios.gradients import Loss, gradients
 from attnviz.scenarios.presets import default_scenario
@@ -50,18 +50,10 @@ _NAME = """([title, formula]) => {
 UNCHANGED = ("gradients_output_fwd", "gradients_weights_fwd", "gradients_scaled_fwd")
 
 
-def _z(page, key: str) -> np.ndarray:
-    rows = page.evaluate("s => Array.from(document.querySelector(s)._fullData[0].z, "
-                         "r => Array.from(r))", f".st-key-{key} .js-plotly-plot")
-    return np.array(rows, dtype=float)
-
-
 def test_a_loss_select_leaves_what_the_loss_does_not_change_alone(browser, app_server):
-    context = browser.new_context(viewport={"width": 1366, "height": 768})
-    context.set_default_timeout(TIMEOUT_MS)
-    page = context.new_page()
+    page = new_page(browser, (1366, 768))
+    context = page.context
     try:
-        track_reruns(page)
         goto_page(page, app_server, "gradients")
         wait_for_plots(page, 10)
         wait_for_app_run(page)
@@ -83,10 +75,10 @@ def test_a_loss_select_leaves_what_the_loss_does_not_change_alone(browser, app_s
             assert key not in changes, (key, changes.get(key))
         assert "gradients_output_grad" in changes  # dO: redrawn with the new loss
         sc = default_scenario()
-        g = gradients(sc, Loss("given", np.ones_like(_z(page, "gradients_output_fwd"))))
-        np.testing.assert_allclose(_z(page, "gradients_output_grad"), g.attention.d_output,
+        g = gradients(sc, Loss("given", np.ones_like(chart_z(page, "gradients_output_fwd"))))
+        np.testing.assert_allclose(chart_z(page, "gradients_output_grad"), g.attention.d_output,
                                    rtol=1e-12)
-        np.testing.assert_allclose(_z(page, "gradients_weights_grad"), g.attention.d_weights[0],
-                                   rtol=1e-12)
+        np.testing.assert_allclose(chart_z(page, "gradients_weights_grad"),
+                                   g.attention.d_weights[0], rtol=1e-12)
     finally:
         context.close()

@@ -19,6 +19,7 @@ import numpy as np
 from helpers import (
     VIEWPORT,
     assert_no_exception,
+    chart_z,
     goto_page,
     load_preset,
     playground_focus,
@@ -34,20 +35,6 @@ from attnviz.io import scenario_io
 
 TIMEOUT = 90_000  # the first Plotly bundle load is slow on a busy 2-core machine
 PRESET = "cat_sat"
-
-
-def chart_z(page: Page, key: str) -> np.ndarray:
-    """The z matrix the browser drew for the chart with Streamlit key ``key``."""
-    rows = page.evaluate(
-        """key => {
-            const g = document.querySelector('.st-key-' + key + ' .js-plotly-plot');
-            if (!g || !g._fullData || !g._fullData[0]) return null;
-            return Array.from(g._fullData[0].z, r => Array.from(r));
-        }""",
-        key,
-    )
-    assert rows is not None, f"no drawn chart with key {key}"
-    return np.array([[np.nan if v is None else v for v in row] for row in rows], dtype=float)
 
 
 def wait_for_chart(page: Page, key: str) -> None:
