@@ -3,16 +3,21 @@
 #
 #   bash tests/run_all.sh [pytest args...]
 #
-# Needs Debian, Python 3.11 with pip, apt-get, and root or sudo. Steps:
+# Needs Debian or Ubuntu, Python 3.11 with pip, apt-get, and root or sudo. Everything Python is
+# installed into virtual environments of the repository's own (never into the interpreter
+# itself), so the distribution's own python3 works too (PEP 668 refuses a system-wide pip
+# install there). Steps:
 #   1. Debian's chromium and nginx via apt-get if missing (the browser tests drive chromium
 #      through Playwright's executable_path; `playwright install` is never run: it downloads a
-#      browser and fails offline; nginx fronts several servers in tests/pages/test_classroom.py);
+#      browser and fails offline; nginx fronts several servers in tests/pages/test_classroom.py),
+#      and python3-venv when the interpreter cannot make a virtual environment (stock Ubuntu);
 #   2. the core tests (tests/core, tests/scenarios, tests/io, tests/teach) in a virtual
 #      environment that has numpy and scipy only (+ pytest, pytest-xdist, hypothesis and the
 #      package without its `ui` extra), made once in .venv-core/ (CORE_VENV chooses another
 #      place), on two processes: proves they need no Streamlit, Plotly or pandas (tests that
 #      need torch skip there by design);
-#   3. pip install requirements-dev.txt and the package itself (editable);
+#   3. pip install requirements-dev.txt and the package itself (editable) into .venv/, the
+#      quick start's virtual environment (TEST_VENV chooses another place), made if missing;
 #   4. ruff check, then the whole suite with pytest (extra arguments go to this pytest),
 #      including the tests the default `python -m pytest` leaves out (pyproject.toml's addopts):
 #      the benchmark smoke tests (marker `bench`) and the wheel install test (marker `install`);
@@ -20,12 +25,13 @@
 #      torch or transformers run here); the tests without a browser, then the browser tests,
 #      each on two processes (pytest-xdist); each run lists its 15 slowest tests.
 # Exits non-zero if any step fails, including when a pytest collects no tests (exit code 5).
-# Set PYTHON to choose the interpreter (default: python, else python3).
+# Set PYTHON to choose the interpreter that makes the virtual environments (default: python3,
+# else python).
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-PYTHON="${PYTHON:-$(command -v python || command -v python3 || echo python)}"
+PYTHON="${PYTHON:-$(command -v python3 || command -v python || echo python3)}"
 
 section() { printf '\n==== %s ====\n' "$*"; }
 
@@ -45,6 +51,8 @@ section "1/5 System packages: /usr/bin/chromium, nginx"
 MISSING=()
 [[ -x /usr/bin/chromium ]] || MISSING+=(chromium)
 [[ -x /usr/sbin/nginx ]] || MISSING+=(nginx)  # tests/pages/test_classroom.py: the class proxy
+# a Debian/Ubuntu python3 without its venv module (ensurepip) cannot make .venv-core or .venv
+"$PYTHON" -c "import ensurepip, venv" 2>/dev/null || MISSING+=(python3-venv)
 if [[ ${#MISSING[@]} -gt 0 ]]; then
     SUDO=""
     if [[ "$(id -u)" -ne 0 ]]; then SUDO="sudo"; fi
@@ -77,12 +85,16 @@ fi
 run_pytest "$CORE_VENV/bin/python" -m pytest -p no:cacheprovider -n 2 \
     tests/core tests/scenarios tests/io tests/teach
 
-section "3/5 Python packages ($("$PYTHON" --version 2>&1))"
-"$PYTHON" -m pip install --disable-pip-version-check -r requirements-dev.txt
-"$PYTHON" -m pip install --disable-pip-version-check -e .
+section "3/5 Python packages in ${TEST_VENV:=.venv} ($("$PYTHON" --version 2>&1))"
+if [[ ! -x "$TEST_VENV/bin/python" ]]; then
+    "$PYTHON" -m venv "$TEST_VENV"
+fi
+PY="$TEST_VENV/bin/python"  # every later step runs here, not in the interpreter itself
+"$PY" -m pip install --disable-pip-version-check -r requirements-dev.txt
+"$PY" -m pip install --disable-pip-version-check -e .
 
 section "4/5 Lint: ruff check ."
-"$PYTHON" -m ruff check .
+"$PY" -m ruff check .
 
 # every test: this -m replaces addopts' "not bench and not install" (a -m given in the
 # arguments replaces this one in turn)
@@ -95,9 +107,9 @@ section "5/5 Tests: pytest -m \"$EVERY_TEST\" $*"
 # time on each process (each process has its own server and Chromium; a file's tests share its
 # fixtures). Measured: 5 min and 11 min, against 25 min for the same tests one at a time.
 export ATTNVIZ_CORE_PASSED=1
-run_pytest "$PYTHON" -m pytest -n 2 -m "($EVERY_TEST) and not browser" --durations=15 "$@"
+run_pytest "$PY" -m pytest -n 2 -m "($EVERY_TEST) and not browser" --durations=15 "$@"
 # the browser files in tests/browser/conftest.py's order, heaviest first (FILE_SECONDS), not
 # pytest-xdist's own (most tests first)
-run_pytest "$PYTHON" -m pytest -n 2 --dist loadfile --no-loadscope-reorder \
+run_pytest "$PY" -m pytest -n 2 --dist loadfile --no-loadscope-reorder \
     -m "($EVERY_TEST) and browser" --durations=15 "$@"
 echo "OK: core tests without the ui, lint and the whole suite passed"

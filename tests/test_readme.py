@@ -61,6 +61,22 @@ def test_the_readme_gives_the_two_commands():
     assert "tests/run_all.sh" in (ROOT / ".ci" / "run").read_text()  # CI runs the same command
 
 
+def test_the_test_command_installs_into_virtual_environments_only():
+    """A stock Debian or Ubuntu python3 refuses a system-wide ``pip install`` (PEP 668): every
+    install of tests/run_all.sh goes into one of its virtual environments, made from that
+    python3, never into the interpreter itself."""
+    script = (ROOT / "tests" / "run_all.sh").read_text(encoding="utf-8")
+    installs = [line.strip() for line in script.splitlines()
+                if "pip install" in line and not line.lstrip().startswith("#")]
+    assert len(installs) >= 4  # the core venv's tools and package; the test venv's two
+    for line in installs:
+        assert line.startswith(('"$CORE_VENV/bin/python" -m pip', '"$PY" -m pip')), line
+    assert 'PY="$TEST_VENV/bin/python"' in script
+    assert '"$PYTHON" -m venv "$TEST_VENV"' in script and '"$PYTHON" -m venv "$CORE_VENV"' in script
+    # python3-venv comes with the system packages when the interpreter cannot make one
+    assert "python3-venv" in script
+
+
 def test_the_python_example_runs_and_prints_what_it_shows():
     blocks = python_blocks(readme())
     assert blocks, "the README has a Python example"
