@@ -29,12 +29,12 @@ default sizes, no other token repeated):
   negative. It reads the weights only (the token embedding alone, no position, no layer
   norm), so it is the same for every sequence.
 
-The previous-token head and the induction head are the heads with the highest of the first two
-scores (:func:`identify_heads`), whatever their index; they count as formed above
-:data:`PREVIOUS_TOKEN_THRESHOLD` and :data:`INDUCTION_THRESHOLD` (0.5: the majority of the head's
-attention on the one key the mechanism names, where uniform causal attention gives 0.12 and
-0.05 on the held-out sequence), with the induction head in a later layer than the
-previous-token head.
+The scores are :mod:`attnviz.scenarios.circuits`' (the same for any model's heads). Every head
+at or above :data:`PREVIOUS_TOKEN_THRESHOLD` or :data:`INDUCTION_THRESHOLD` (0.5: the majority
+of the head's attention on the key the mechanism names, where uniform causal attention gives
+0.12 and 0.05 on the held-out sequence) is named a previous-token or an induction head
+(:func:`identify_heads`), whatever its index — a model may have two of either; the circuit has
+formed when an induction head lies in a later layer than a previous-token head.
 
 Training (:func:`train_induction`) is Adam on fresh batches (step s draws its batch from
 ``default_rng([seed, s])``, so a run does not depend on how it is cut into chunks), recorded at
@@ -64,11 +64,18 @@ from attnviz.core.transformer import (
     init_params,
     loss_and_gradients,
 )
+from attnviz.scenarios.circuits import (  # the scores of any model's heads
+    THRESHOLD,
+    named_heads,
+    prefix_matching_score,
+    prefix_targets,  # noqa: F401 (imported from here too)
+    previous_token_score,
+)
 
 Array = NDArray[np.float64]
 
-PREVIOUS_TOKEN_THRESHOLD = 0.5
-INDUCTION_THRESHOLD = 0.5
+PREVIOUS_TOKEN_THRESHOLD = THRESHOLD
+INDUCTION_THRESHOLD = THRESHOLD
 MAX_STEPS = 3000
 MAX_FRAMES = 51  # recorded steps (the first and the last included)
 FRAME_CELLS = 1_000_000  # recorded attention weights in all (8 MB): fewer frames for big models
@@ -274,70 +281,6 @@ def eval_batch(settings: InductionSettings) -> InductionBatch:
 # ------------------------------------------------------------------------------ scores
 
 
-def previous_token_score(weights) -> Array:
-    """Mean attention from every position i >= 1 to i − 1.
-
-    Parameters
-    ----------
-    weights : array_like of shape (..., t, t)
-
-    Returns
-    -------
-    ndarray of shape (...)
-    """
-    w = _check_weights(weights)
-    t = w.shape[-1]
-    if t < 2:
-        raise ValueError("the previous-token score needs at least 2 tokens")
-    return w[..., np.arange(1, t), np.arange(t - 1)].mean(axis=-1)
-
-
-def prefix_matching_score(weights, tokens) -> Array:
-    """Mean attention from a repeated token to the positions right after its earlier
-    occurrences (Olsson et al. 2022).
-
-    For every query i whose token occurred at some j < i, the attention on the keys {j + 1}
-    is summed (over all such j); the score is the mean over those queries.
-
-    Parameters
-    ----------
-    weights : array_like of shape (..., t, t)
-    tokens : array_like of int, shape (t,)
-
-    Returns
-    -------
-    ndarray of shape (...)
-
-    Raises
-    ------
-    ValueError
-        If no token repeats (the score has no query).
-    """
-    w = _check_weights(weights)
-    tokens = np.asarray(tokens)
-    t = w.shape[-1]
-    if tokens.shape != (t,):
-        raise ValueError(f"tokens must have one entry per position ({t}), got shape "
-                         f"{tokens.shape}")
-    targets = prefix_targets(tokens)  # (t, t)
-    queries = targets.any(axis=1)
-    if not queries.any():
-        raise ValueError("no token repeats: the prefix-matching score needs a repeated token")
-    per_query = (w * targets).sum(axis=-1)  # (..., t)
-    return per_query[..., queries].mean(axis=-1)
-
-
-def prefix_targets(tokens) -> NDArray[np.bool_]:
-    """targets[i, j + 1] = True where tokens[j] == tokens[i] for j < i: the keys an induction
-    head attends to from query i. Shape (t, t); zero above the diagonal."""
-    tokens = np.asarray(tokens)
-    t = len(tokens)
-    same = (tokens[:, None] == tokens[None, :]) & np.tri(t, k=-1, dtype=bool)  # j < i
-    targets = np.zeros((t, t), dtype=bool)
-    targets[:, 1:] = same[:, :-1]  # key j + 1 <= i
-    return targets
-
-
 def copying_scores(params: Params) -> Array:
     """Every head's copying score, shape (n_layers, n_heads)
     (:func:`attnviz.core.transformer.copying_score`)."""
@@ -348,7 +291,7 @@ def copying_scores(params: Params) -> Array:
 
 @dataclass(frozen=True)
 class HeadRoles:
-    """The previous-token head and the induction head, chosen by their scores.
+    """The previous-token heads and the induction heads, named by their scores.
 
     Attributes
     ----------
@@ -359,8 +302,11 @@ class HeadRoles:
         The head with the highest prefix-matching score.
     induction_score : float
     formed : bool
-        Both scores at or above their thresholds, and the induction head in a later layer
-        than the previous-token head (the circuit composes across layers).
+        An induction head in a later layer than a previous-token head (the circuit composes
+        across layers).
+    previous_tokens, inductions : tuple of (layer, head)
+        Every head whose score is at or above its threshold, highest first (empty when none
+        is): a model may have several of each.
     """
 
     previous_token: tuple[int, int]
@@ -368,10 +314,19 @@ class HeadRoles:
     induction: tuple[int, int]
     induction_score: float
     formed: bool
+    previous_tokens: tuple[tuple[int, int], ...] = ()
+    inductions: tuple[tuple[int, int], ...] = ()
+
+    def role(self, layer: int, head: int) -> str:
+        """"induction", "previous" or "" (a head named for both is an induction head)."""
+        if (layer, head) in self.inductions:
+            return "induction"
+        return "previous" if (layer, head) in self.previous_tokens else ""
 
 
 def identify_heads(previous: Array, prefix: Array) -> HeadRoles:
-    """The heads with the highest previous-token and prefix-matching scores.
+    """Name every head whose previous-token or prefix-matching score is at or above its
+    threshold (:func:`attnviz.scenarios.circuits.named_heads`), and the top head of each.
 
     Parameters
     ----------
@@ -383,9 +338,12 @@ def identify_heads(previous: Array, prefix: Array) -> HeadRoles:
                          f"{previous.shape} and {prefix.shape}")
     p = tuple(int(i) for i in np.unravel_index(np.argmax(previous), previous.shape))
     q = tuple(int(i) for i in np.unravel_index(np.argmax(prefix), prefix.shape))
-    formed = bool(previous[p] >= PREVIOUS_TOKEN_THRESHOLD and prefix[q] >= INDUCTION_THRESHOLD
-                  and q[0] > p[0])
-    return HeadRoles(p, float(previous[p]), q, float(prefix[q]), formed)
+    previous_heads = named_heads(previous, PREVIOUS_TOKEN_THRESHOLD)
+    induction_heads = named_heads(prefix, INDUCTION_THRESHOLD)
+    formed = bool(previous_heads and induction_heads
+                  and max(h[0] for h in induction_heads) > min(h[0] for h in previous_heads))
+    return HeadRoles(p, float(previous[p]), q, float(prefix[q]), formed, previous_heads,
+                     induction_heads)
 
 
 # ------------------------------------------------------------------------------ phase change
@@ -715,9 +673,3 @@ def record(params: Params, settings: InductionSettings, step: int) -> Frame:
                  prefix_matching_score(weights, tokens), copying_scores(params),
                  np.array(result.nll[0]), induction_loss(params, settings))
 
-
-def _check_weights(weights) -> Array:
-    w = np.asarray(weights, dtype=float)
-    if w.ndim < 2 or w.shape[-1] != w.shape[-2]:
-        raise ValueError(f"weights must end in a square (t, t) pattern, got shape {w.shape}")
-    return w
