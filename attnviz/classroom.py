@@ -22,6 +22,9 @@ ports and Debian's nginx in front of them on ``--address``:``--port``:
   affected browsers onto the others (``proxy_next_upstream``); Streamlit's page reconnects by
   itself and starts a new session there (the scenario comes back if the link holds it).
 * the processes share one cookie secret, so an XSRF cookie set by one is valid on the others.
+* **model loading** is off when nginx listens beyond loopback (``--address 0.0.0.0`` or a LAN
+  address): the processes run with ``ATTNVIZ_NO_MODELS=1`` unless the teacher passes
+  ``--allow-models`` (:func:`backend_env`; the start prints which).
 
 Nothing is downloaded; nginx comes from Debian (``sudo apt install nginx``). The proxy's files
 (config, logs, pid) live in a private temporary folder, its temporary files (uploads on their
@@ -47,12 +50,13 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from attnviz import offline
-from attnviz.__main__ import dashboard_root
+from attnviz.__main__ import dashboard_root, model_loading
+from attnviz.io import models_dir
 
 NGINX_CANDIDATES = ("nginx", "/usr/sbin/nginx")
 COOKIE = "attnviz_node"
@@ -225,10 +229,23 @@ def _stop(proc: subprocess.Popen) -> None:
             proc.wait(timeout=10)
 
 
+def backend_env(environ: Mapping[str, str], secret: str, *, address: str,
+                allow_models: bool = False) -> tuple[dict[str, str], str]:
+    """The environment of every server process of a class whose nginx listens on ``address``
+    (kept offline, one cookie secret, model loading off beyond loopback unless
+    ``allow_models``), and the line that says whether models load
+    (:func:`attnviz.__main__.model_loading`)."""
+    env = {**offline.server_env(environ), "PYTHONUNBUFFERED": "1",
+           "STREAMLIT_SERVER_COOKIE_SECRET": secret}
+    return model_loading(env, address, allow_models)
+
+
 @contextlib.contextmanager
 def running_class(processes: int, *, address: str = "127.0.0.1", port: int | None = None,
-                  log_folder: Path | None = None) -> Iterator[ClassServer]:
-    """Start ``processes`` attnviz servers and nginx in front; stop them all on exit."""
+                  log_folder: Path | None = None, allow_models: bool = False,
+                  announce=None) -> Iterator[ClassServer]:
+    """Start ``processes`` attnviz servers and nginx in front; stop them all on exit.
+    ``announce`` (e.g. ``print``) is given the line that says whether models load."""
     nginx = find_nginx()
     if nginx is None:
         raise RuntimeError("nginx is not installed: sudo apt install nginx")
@@ -240,8 +257,9 @@ def running_class(processes: int, *, address: str = "127.0.0.1", port: int | Non
     logs = log_folder or folder
     port = port or free_port()
     secret = secrets.token_hex(32)  # one secret for all: XSRF cookies and node tokens
-    env = {**offline.server_env(os.environ), "PYTHONUNBUFFERED": "1",
-           "STREAMLIT_SERVER_COOKIE_SECRET": secret}
+    env, line = backend_env(os.environ, secret, address=address, allow_models=allow_models)
+    if announce is not None:
+        announce(f"attnviz: {line}")
     backends: list[subprocess.Popen] = []
     proxy = None
     try:
@@ -283,13 +301,18 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--address", default="127.0.0.1",
                         help="where nginx listens: 0.0.0.0 lets students' browsers reach it")
     parser.add_argument("--port", type=int, default=8501)
+    parser.add_argument(models_dir.ALLOW_MODELS_FLAG, action="store_true",
+                        help="let Model view load the models folder's models even when nginx "
+                        "listens beyond loopback (off there by default)")
     args = parser.parse_args(argv)
     if args.processes < 1:
         parser.error("--processes must be at least 1")
     stop = {"now": False}
     signal.signal(signal.SIGTERM, lambda *_: stop.update(now=True))
     try:
-        with running_class(args.processes, address=args.address, port=args.port) as served:
+        with running_class(args.processes, address=args.address, port=args.port,
+                           allow_models=args.allow_models,
+                           announce=lambda line: print(line, flush=True)) as served:
             print(f"attnviz for a class: {args.processes} processes behind nginx.\n"
                   f"Open {served.url} (students: this machine's LAN address, port {args.port})."
                   "\nStop with Ctrl+C.", flush=True)

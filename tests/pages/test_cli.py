@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from launched import stop_group, wait_healthy
 
 import attnviz.__main__ as cli
@@ -55,3 +56,85 @@ def test_class_refuses_zero_processes():
     proc = subprocess.run([sys.executable, "-m", "attnviz", "class", "--processes", "0"],
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "--processes must be at least 1" in proc.stderr
+
+
+# --- model loading beyond loopback ------------------------------------------------------------
+
+@pytest.fixture
+def started(monkeypatch):
+    """main()'s server command and environment, recorded instead of started."""
+    runs = []
+    monkeypatch.setattr(cli, "serve", lambda cmd, root, env: runs.append((cmd, env)) or 0)
+    monkeypatch.delenv("ATTNVIZ_NO_MODELS", raising=False)
+    monkeypatch.delenv("STREAMLIT_SERVER_ADDRESS", raising=False)
+    return runs
+
+
+@pytest.mark.parametrize("args", [["--server.address", "0.0.0.0"],
+                                  ["--server.address=192.168.1.5", "--server.port", "8600"],
+                                  ["--server.address", ""]])
+def test_a_lan_start_runs_the_server_with_model_loading_off(started, capsys, args):
+    assert cli.main(args) == 0
+    (cmd, env), = started
+    assert env["ATTNVIZ_NO_MODELS"] == "1"
+    assert cmd[5:] == args  # the arguments reach Streamlit as given
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1 and "Model loading is OFF" in out and "--allow-models" in out
+
+
+def test_allow_models_turns_it_on_and_is_not_passed_to_streamlit(started, capsys):
+    assert cli.main(["--server.address", "0.0.0.0", "--allow-models"]) == 0
+    (cmd, env), = started
+    assert "ATTNVIZ_NO_MODELS" not in env
+    assert cmd[5:] == ["--server.address", "0.0.0.0"]
+    out = capsys.readouterr().out
+    assert "Model loading is ON for everyone" in out and "--allow-models" in out
+
+
+@pytest.mark.parametrize("args", [[], ["--server.address", "127.0.0.1"],
+                                  ["--server.address=localhost"], ["--server.address", "::1"]])
+def test_a_loopback_start_keeps_model_loading_on(started, capsys, args):
+    assert cli.main(args) == 0
+    (_, env), = started
+    assert "ATTNVIZ_NO_MODELS" not in env
+    assert "Model loading is ON" in capsys.readouterr().out
+
+
+def test_the_address_from_streamlits_environment_counts(started, monkeypatch, capsys):
+    monkeypatch.setenv("STREAMLIT_SERVER_ADDRESS", "0.0.0.0")
+    cli.main([])
+    assert started[0][1]["ATTNVIZ_NO_MODELS"] == "1"
+    cli.main(["--server.address", "127.0.0.1"])  # the command line wins over the environment
+    assert "ATTNVIZ_NO_MODELS" not in started[1][1]
+
+
+def test_no_models_in_the_environment_stays_off_and_is_said(started, monkeypatch, capsys):
+    monkeypatch.setenv("ATTNVIZ_NO_MODELS", "1")
+    cli.main(["--allow-models"])
+    assert started[0][1]["ATTNVIZ_NO_MODELS"] == "1"
+    assert "ATTNVIZ_NO_MODELS is set" in capsys.readouterr().out
+
+
+def test_a_relative_models_folder_is_made_absolute_for_the_server(started, monkeypatch,
+                                                                   tmp_path):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ATTNVIZ_MODELS_DIR", "models")
+    cli.main([])  # the server runs from the dashboard's folder, not this one
+    assert started[0][1]["ATTNVIZ_MODELS_DIR"] == str(tmp_path / "models")
+
+
+def test_python_m_attnviz_on_the_lan_prints_that_models_are_off(tmp_path):
+    """The line comes before the server replaces the process (flushed), in a real start."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "ATTNVIZ_NO_MODELS"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "attnviz", "--server.address", "0.0.0.0",
+         f"--server.port={port}", "--server.headless=true"],
+        cwd=tmp_path, env={**env, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        wait_healthy(proc, port, timeout=60)
+    finally:
+        stop_group(proc)
+    out = proc.stdout.read().decode()
+    assert "attnviz: Model loading is OFF" in out, out
