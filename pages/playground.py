@@ -9,15 +9,14 @@ downloads.
 
 import streamlit as st
 
-from attnviz.scenarios.presets import truthful
 from attnviz.ui import controls, layout, presenter, state
 from attnviz.ui.focus_tabs import lecture
 from attnviz.ui.safe import md_escape
 
 presenter.compact_page()
 scenario = state.get_scenario()
-if truthful(scenario).title and not state.presenter():  # one line, for the matrices
-    st.caption(md_escape(truthful(scenario).title))
+if state.truthful(scenario).title and not state.presenter():  # one line, for the matrices
+    st.caption(md_escape(state.truthful(scenario).title))
 pick, scale_box = st.columns(layout.PICK_SCALE, vertical_alignment="top")
 with pick:
     scenario = controls.variant_picker("playground", scenario, compact=True)

@@ -3,16 +3,15 @@
 import streamlit as st
 
 from attnviz.io import export
-from attnviz.teach.text import common
 from attnviz.teach.text import share as text
-from attnviz.ui import controls, presenter, share, state
+from attnviz.ui import controls, presenter, share, sidebar, state
 
 scenario = state.get_scenario()
 st.header(text.TITLE)
 presenter.page_intro(text.INTRO)
 share.show_flash()
-st.text(text.CURRENT.format(title=scenario.title or text.UNTITLED, variant=scenario.spec.name,
-                            tokens=common.count(scenario.t, "token"), d_model=scenario.d_model))
+st.text(text.CURRENT.format(title=state.truthful(scenario).title or text.UNTITLED,
+                            summary=sidebar.summary(scenario)))
 
 st.subheader(text.FILE_TITLE)
 c1, c2 = st.columns(2, gap="large")

@@ -7,6 +7,7 @@ reproduce the notebooks' numbers where the notebook is right (see tests/scenario
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from dataclasses import replace
 
 import numpy as np
@@ -186,12 +187,24 @@ def _built_weights(key: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return built.w_q, built.w_k, built.w_v
 
 
-def truthful(scenario: Scenario) -> Scenario:
-    """The scenario with a title and description that hold for its numbers: a preset's own
-    while it is that preset; "Edited from <preset>" and no description (its claims about the
-    notebook's numbers no longer hold) once edited; anything else as it is."""
+def truthful(scenario: Scenario, origins: Mapping[str, str] | None = None) -> Scenario:
+    """The scenario with a title and description that hold for its numbers.
+
+    A preset's own while it is that preset; "Edited from <title>" and no description (its
+    claims no longer hold) once edited. The same for a scenario opened whole from elsewhere
+    (a real model's head, a trained induction head, a file, a link): ``origins`` maps each
+    such title to the :func:`fingerprint` it was opened with. Anything else stays as it is.
+    """
     titles = {title for title, _ in _built().values()}
     if scenario.title in titles and preset_of(scenario) is None:
-        return replace(scenario, title=EDITED_FROM.format(title=scenario.title),
-                       description="")
+        return _edited(scenario)
+    opened = (origins or {}).get(scenario.title)
+    if opened is not None and scenario.title not in titles \
+            and not scenario.title.startswith(EDITED_FROM.format(title="")) \
+            and fingerprint(scenario) != opened:
+        return _edited(scenario)
     return scenario
+
+
+def _edited(scenario: Scenario) -> Scenario:
+    return replace(scenario, title=EDITED_FROM.format(title=scenario.title), description="")

@@ -11,7 +11,7 @@ import streamlit as st
 
 from attnviz.figures import colours
 from attnviz.figures.heatmap import FONT_PX
-from attnviz.scenarios.presets import PRESETS, preset_of, truthful
+from attnviz.scenarios.presets import PRESETS, preset_of
 from attnviz.ui import layout, state
 from attnviz.ui.plotly_view import plotly_js_ready, plotly_view
 from attnviz.ui.safe import md_escape
@@ -144,7 +144,7 @@ def scenario_caption(scenario) -> None:
     Drawn once: the page's controls wrote the scenario in their change callbacks, before the
     run, so no setting further down the page changes it afterwards."""
     key = preset_of(scenario)
-    scenario = truthful(scenario)
+    scenario = state.truthful(scenario)
     lines = [" — ".join(t for t in (scenario.title, scenario.description) if t)]
     if key and PRESETS[key].fidelity:  # still that preset: say how it stands to its notebook
         lines.append(PRESETS[key].fidelity)

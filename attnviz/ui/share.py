@@ -27,7 +27,6 @@ import streamlit as st
 from attnviz.io import export, scenario_io
 from attnviz.scenarios import limits
 from attnviz.scenarios.fingerprint import fingerprint
-from attnviz.scenarios.presets import truthful
 from attnviz.scenarios.scenario import Scenario
 from attnviz.teach.text import common as text
 from attnviz.ui import state
@@ -91,7 +90,7 @@ def restore_from_link() -> None:
     except Exception:  # never a traceback for a link, whatever it holds
         st.error(plain(text.SHARE_BAD_LINK))
         return
-    state.set_scenario(scenario, reset_editors=True)
+    state.open_whole(scenario)
     st.toast(text.SHARE_LINK_LOADED)
 
 
@@ -103,7 +102,7 @@ def keep_in_url(scenario: Scenario) -> None:
     memo = st.session_state.get(_URL_MEMO)
     if memo is None or memo[0] != key:
         try:
-            memo = (key, scenario_io.to_link_param(truthful(scenario)))
+            memo = (key, scenario_io.to_link_param(state.truthful(scenario)))
         except ValueError:
             memo = (key, None)
         st.session_state[_URL_MEMO] = memo
@@ -135,7 +134,7 @@ def link_url(scenario: Scenario, *, here: str, page: str = LINK_PAGE) -> str:
     ValueError
         If the scenario is too large for a link (share the file instead).
     """
-    param = scenario_io.to_link_param(truthful(scenario))  # "Edited from ..." once edited
+    param = scenario_io.to_link_param(state.truthful(scenario))  # "Edited from ..." once edited
     base = page_base_url(here)
     return f"{base}/{page}?{scenario_io.LINK_PARAM}={param}"
 
@@ -242,7 +241,7 @@ def scenario_download(scenario: Scenario, *, key: str) -> None:
         st.info(text.SHARE_REAL_HEAD_FILE.format(d=scenario.d_model, limit=limits.MAX_D_MODEL))
         return
     try:
-        data = scenario_io.to_json(truthful(scenario)).encode("utf-8")  # as the link does
+        data = scenario_io.to_json(state.truthful(scenario)).encode("utf-8")  # as the link does
     except ValueError as exc:
         st.error(plain(text.SHARE_CANNOT_SAVE.format(reason=exc)))
         return
@@ -284,7 +283,7 @@ def scenario_upload(*, key: str) -> None:
     except ValueError as exc:
         st.error(plain(text.SHARE_NOT_LOADED.format(reason=exc)))
         return
-    state.set_scenario(scenario, reset_editors=True)
+    state.open_whole(scenario)
     _flash(text.SHARE_FILE_LOADED)
     st.rerun()
 

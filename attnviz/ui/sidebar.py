@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from attnviz.scenarios.presets import PRESETS, truthful
+from attnviz.scenarios.presets import PRESETS
 from attnviz.teach.text import common as text
 from attnviz.ui import lecture_bar, state
 
@@ -38,12 +38,18 @@ def _load_chosen() -> None:
 
 def current() -> None:
     """The current scenario in the sidebar: its title, variant, tokens and width."""
-    scenario = truthful(state.get_scenario())
+    scenario = state.truthful(state.get_scenario())
     with st.container():
         if scenario.title:
             st.text(scenario.title)  # may come from an uploaded file: never as Markdown
-        st.text(text.SIDEBAR_SCENARIO.format(variant=scenario.spec.name,
-                                             tokens=text.count(scenario.t, "token"),
-                                             d_model=scenario.d_model)
-                + (text.SIDEBAR_HEADS.format(heads=text.count(scenario.n_heads, "head"))
-                   if scenario.spec.always_heads else ""))
+        st.text(summary(scenario))
+
+
+def summary(scenario) -> str:
+    """The scenario's variant, tokens and width (and heads, for a multi-head variant): the one
+    sentence every page that names the current scenario writes under its title."""
+    return (text.SIDEBAR_SCENARIO.format(variant=scenario.spec.name,
+                                         tokens=text.count(scenario.t, "token"),
+                                         d_model=scenario.d_model)
+            + (text.SIDEBAR_HEADS.format(heads=text.count(scenario.n_heads, "head"))
+               if scenario.spec.always_heads else ""))

@@ -19,6 +19,8 @@ try:  # Streamlit internals: the legacy pages/ mode has no public switch (see us
 except ImportError:  # a Streamlit that moved it: pages still work, see use_app_frame
     PagesManager = None
 
+from attnviz.scenarios import presets
+from attnviz.scenarios.fingerprint import fingerprint
 from attnviz.scenarios.presets import PRESETS, default_scenario
 from attnviz.scenarios.scenario import Scenario, with_parts
 from attnviz.scenarios.variant import PARTS
@@ -31,6 +33,7 @@ PRESET_CHOICE = "sidebar_preset"
 PRESET_LOADED = "_preset_loaded"  # set by load_preset, read by the sidebar
 IMAGE_FORMAT = "image_format"  # "png" or "svg": what the charts' camera button saves
 LINK_APPLIED = "_link_applied"  # the ?scenario= value already applied in this session
+ORIGINS = "_scenario_origins"  # title -> fingerprint of each scenario opened whole
 BASE_PREFIX = "_base_"  # + an editor's widget key: the matrix that editor generation started from
 
 
@@ -114,6 +117,31 @@ def set_scenario(scenario: Scenario, *, reset_editors: bool = False) -> None:
     if reset_editors:
         st.session_state[EDITOR_VERSION] = st.session_state.get(EDITOR_VERSION, 0) + 1
         release_editor_bases()
+
+
+def open_whole(scenario: Scenario) -> None:
+    """Make a scenario opened from elsewhere (a real model's head, a trained induction head, a
+    file, a link) the current one, and remember its numbers under its title, so that once
+    edited it reads "Edited from <title>" everywhere, as an edited preset does
+    (:func:`truthful`)."""
+    set_scenario(scenario, reset_editors=True)
+    if scenario.title:
+        origins = st.session_state.setdefault(ORIGINS, {})
+        origins.pop(scenario.title, None)  # the newest opening of a title counts, kept last
+        origins[scenario.title] = fingerprint(scenario)
+        while len(origins) > MAX_ORIGINS:  # bounded per session: the oldest go first
+            del origins[next(iter(origins))]
+
+
+MAX_ORIGINS = 64  # titles of opened scenarios a session remembers
+
+
+def truthful(scenario: Scenario) -> Scenario:
+    """The scenario with a title and description that hold for its numbers: a preset's, or
+    an opened scenario's (:func:`open_whole`), while it still is that one; "Edited from
+    <title>" once edited (:func:`attnviz.scenarios.presets.truthful`). Every caption, the
+    sidebar, Save & share, links and files name the scenario through this."""
+    return presets.truthful(scenario, st.session_state.get(ORIGINS))
 
 
 def base_key(widget_key: str) -> str:

@@ -127,3 +127,78 @@ def test_a_seed_preset_says_where_it_differs_from_its_notebook_while_it_is_that_
     for key in ("seed_000", "seed_001_causal", "seed_002", "seed_003_glorot",
                 "seed_004_two_heads"):
         assert PRESETS[key].fidelity, key
+
+
+def test_save_and_share_names_the_scenario_as_the_sidebar_does():
+    """Save & share's "Current scenario" says "Edited from <preset>" once the preset's numbers
+    are edited, with the sidebar's own line of variant and sizes (it repeated the preset's
+    title beside other numbers)."""
+    from apptest_helpers import switch_to
+
+    from attnviz.scenarios.presets import EDITED_FROM, PRESETS
+    from attnviz.teach.text import share as share_text
+
+    seed = PRESETS["seed_000"].build()
+    at = open_page("playground")
+    version = at.session_state["editor_version"]
+    at = edit_cells(at, f"playground_x_v{version}", {0: {"d0": "7"}}).run()
+    at = switch_to(at, "share")
+    edited = EDITED_FROM.format(title=seed.title)
+    current = next(t.value for t in at.text if t.value.startswith("Current scenario"))
+    assert current == share_text.CURRENT.format(title=edited, summary=summary(at))
+    assert any(edited == t for t in sidebar_texts(at))
+
+
+def test_a_scenario_opened_from_a_link_reads_edited_from_once_edited():
+    """A scenario opened whole from elsewhere (here a link; a real model's head and a trained
+    induction head the same way) keeps its title while its numbers are the ones opened, and
+    reads "Edited from <title>" in the sidebar, the captions and the saved file once edited."""
+    import json
+    from dataclasses import replace
+
+    from apptest_helpers import APP, set_focus
+    from streamlit.testing.v1 import AppTest
+
+    from attnviz.io import scenario_io
+    from attnviz.scenarios.presets import EDITED_FROM, PRESETS, truthful
+    from attnviz.ui import state
+    from attnviz.ui.safe import md_escape
+
+    sc = replace(PRESETS["seed_002"].build(), title="gpt2 layer 1, head 2",
+                 description="x is the hidden state")
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.query_params[scenario_io.LINK_PARAM] = scenario_io.to_link_param(sc)
+    at.switch_page("pages/playground.py")
+    set_focus(at, "all")
+    at.run()
+    assert not at.exception
+    assert any(sc.title == t for t in sidebar_texts(at))
+    version = at.session_state["editor_version"]
+    at = edit_cells(at, f"playground_x_v{version}", {0: {"d0": "9"}}).run()
+    edited = EDITED_FROM.format(title=sc.title)
+    assert any(edited == t for t in sidebar_texts(at))
+    assert md_escape(edited) in captions(at)
+    assert sc.description not in captions(at)
+    assert state.ORIGINS in at.session_state
+    saved = json.loads(scenario_io.to_json(truthful(at.session_state["scenario"],
+                                                     at.session_state[state.ORIGINS])))
+    assert saved["title"] == edited
+
+
+def test_truthful_wraps_an_opened_title_once_and_only_after_an_edit():
+    from dataclasses import replace
+
+    from attnviz.scenarios.fingerprint import fingerprint
+    from attnviz.scenarios.presets import EDITED_FROM, PRESETS, truthful
+
+    sc = replace(PRESETS["seed_002"].build(), title="bert layer 0, head 3")
+    origins = {sc.title: fingerprint(sc)}
+    assert truthful(sc, origins).title == sc.title
+    assert truthful(sc).title == sc.title  # no origins: as it is
+    x = sc.x.copy()
+    x[0, 0] += 1
+    edited = truthful(replace(sc, x=x), origins)
+    assert edited.title == EDITED_FROM.format(title=sc.title) and edited.description == ""
+    # a link keeps the edited title; reopened and edited again, it is not wrapped twice
+    again = replace(edited, x=x + 1)
+    assert truthful(again, {edited.title: fingerprint(edited)}).title == edited.title

@@ -7,7 +7,7 @@ comment above each template says what its fields are); ``tests/teach/test_text.p
 from __future__ import annotations
 
 FIELDS: dict[str, tuple[str, ...]] = {
-    "CURRENT": ("title", "variant", "tokens", "d_model"),
+    "CURRENT": ("title", "summary"),
 }
 
 INTRO = (
@@ -23,10 +23,9 @@ MATRICES = (
 )
 
 TITLE = "Save & share"
-# {title}: the scenario's title, or UNTITLED; {variant}: the variant's name;
-# {tokens}: common.count(t, "token");
-# {d_model}: the embedding width
-CURRENT = "Current scenario: {title}\n{variant} · {tokens} · d_model {d_model}"
+# {title}: the scenario's title as the sidebar shows it ("Edited from ..." once edited), or
+# UNTITLED; {summary}: the sidebar's line of its variant, tokens and width (sidebar.summary)
+CURRENT = "Current scenario: {title}\n{summary}"
 UNTITLED = "your edited scenario"
 FILE_TITLE = "Scenario file"
 LINK_TITLE = "Link"
