@@ -2,7 +2,8 @@
 
 The core (this package's top level) uses numpy and scipy only: ``import attnviz`` loads no
 streamlit, plotly or pandas. Figures live in ``attnviz.figures`` and Streamlit helpers in
-``attnviz.ui``; import those explicitly.
+``attnviz.ui``; import those explicitly. :func:`show` (attention in a Jupyter notebook) imports
+plotly when it is called, not before.
 
 Vocabulary (used everywhere, in code, docs and on screen)
 ---------------------------------------------------------
@@ -62,6 +63,18 @@ from attnviz.scenarios.scenario import (
 )
 from attnviz.scenarios.variant import Preset
 
+
+def show(x, tokens=None, *, causal=None, sequence=None):
+    """Draw attention inline in a Jupyter notebook, offline: the model view (every layer ×
+    head) of a Capture or of weights of shape (layers, heads, t, t), or a scenario's weights.
+
+    The last expression of a cell, ``attnviz.show(cap)``, draws it. Needs the ``ui`` extra
+    (plotly); see :func:`attnviz.figures.notebook.show` for every argument.
+    """
+    from attnviz.figures.notebook import show as show_in_notebook
+
+    return show_in_notebook(x, tokens, causal=causal, sequence=sequence)
+
 __all__ = [
     "INIT_KINDS", "PRESETS", "VARIANTS", "AdditiveResult", "AttentionResult", "MultiHeadResult",
     "MultiHeadSinkResult", "PoolingResult", "Preset", "Scenario", "ScenarioResult",
@@ -69,7 +82,7 @@ __all__ = [
     "attend_heads_with_sinks", "attention_pooling", "attention_with_sink", "causal_mask",
     "cross_attention", "default_scenario", "init_weights", "mix_heads", "multi_head_attention",
     "padding_mask", "position_labels", "resize", "run_scenario", "scaled_dot_product_attention",
-    "self_attention", "sinusoidal_positional_encoding", "sliding_window_mask", "softmax",
+    "self_attention", "show", "sinusoidal_positional_encoding", "sliding_window_mask", "softmax",
     "valid_head_counts", "window_mask",
 ]
 __version__ = "0.1.0"
