@@ -172,25 +172,14 @@ def from_upload(data: bytes, name: str, source: str | None = None) -> ModelViewD
 
 
 def _small_array(archive: zipfile.ZipFile, name: str, kinds: str, max_count: int) -> np.ndarray:
-    """A metadata array of the .npz read with numpy's public .npy header functions: of dtype
-    kind in ``kinds``, at most ``max_count`` values, no Python objects."""
-    what = text.TAMPERED.format(what=text.TAMPERED_WHY["unreadable"].format(name=name))
+    """A metadata array of the .npz, read by the uploads' own header checks
+    (:func:`attention_io.read_small_array`): of dtype kind in ``kinds``, at most ``max_count``
+    values, no Python objects; else a ValueError saying which array and why."""
     try:
-        with archive.open(name + ".npy") as fp:
-            version = np.lib.format.read_magic(fp)
-            read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
-                    else np.lib.format.read_array_header_2_0)
-            shape, fortran, dtype = read(fp)
-            count = int(np.prod(shape))
-            if dtype.hasobject or dtype.kind not in kinds or count > max_count:
-                raise ValueError(what)
-            raw = fp.read(count * dtype.itemsize)
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile, KeyError, RuntimeError):
-        raise ValueError(what) from None
-    if len(raw) != count * dtype.itemsize:
-        raise ValueError(what)
-    return np.frombuffer(raw, dtype=dtype, count=count).reshape(shape,
-                                                                order="F" if fortran else "C")
+        return aio.read_small_array(archive, name, kinds, max_count, "it")
+    except ValueError as exc:
+        why = text.TAMPERED_WHY["unreadable"].format(name=name, reason=str(exc).rstrip("."))
+        raise ValueError(text.TAMPERED.format(what=why)) from None
 
 
 def capture_metadata(data: bytes, name: str, att: aio.UploadedAttention) -> dict:
@@ -236,7 +225,7 @@ def capture_metadata(data: bytes, name: str, att: aio.UploadedAttention) -> dict
     if segments is not None and (segments.shape != (att.t,) or not np.isin(segments,
                                                                             (0, 1)).all()):
         raise tampered("segments", t=att.t)
-    if att.warnings:
+    if att.rows_off:  # a warning about the labels (cut, bidi removed) is not tampering
         raise tampered("rows")
     causal = bool(causal.ravel()[0])
     t = att.t
@@ -274,6 +263,11 @@ def _texts(text_a: str, text_b: str):
 def from_folder(path: str, text_a: str, text_b: str = "", source: str | None = None
                 ) -> ModelViewData:
     """Load a save_pretrained folder, capture the text once, release the model.
+    indices = ", ".join(str(int(i)) for i in layers[:8]) + (", ..." if layers.size > 8 else "")
+    if (layers.astype(np.int64) < 0).any():  # a uint64 beyond int64 turns negative too
+        raise tampered("layer_range", indices=indices)
+    if (np.diff(layers.astype(np.int64)) <= 0).any():
+        raise tampered("layer_order", indices=indices)
 
     Raises
     ------

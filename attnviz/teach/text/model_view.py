@@ -28,7 +28,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "NOT_A_CAPTURE": ("what",),
     "OTHER_VERSION": ("found", "expected"),
     "TAMPERED": ("what",),
-    "TAMPERED_WHY": ("name", "n", "layers", "t"),
+    "TAMPERED_WHY": ("name", "reason", "n", "layers", "indices", "t"),
     "HUB_NAME": ("name",),
     "HUB_FAILED": ("name", "reason"),
     "HUB_TOO_LARGE": ("name", "gib", "limit"),
@@ -180,10 +180,12 @@ OTHER_VERSION = (
 )
 # {what}: which part of the file contradicts the rest (one of TAMPERED_WHY)
 TAMPERED = "the file has been changed after it was captured: {what}"
-# Why a capture looks tampered with. {name}: an array of the file; {n}: how many it holds;
-# {layers}: the weights' layers; {t}: the weights' tokens
+# Why a capture looks tampered with. {name}: an array of the file; {reason}: why it cannot be
+# read, a sentence without its full stop (about "it", the array); {n}: how many it holds;
+# {layers}: the weights' layers; {indices}: the layer indices it lists (the first 8);
+# {t}: the weights' tokens
 TAMPERED_WHY = {
-    "unreadable": "its {name} array cannot be read",
+    "unreadable": "its {name} array cannot be read: {reason}",
     "missing": "its {name} array is missing",
     "tokens": "its token labels do not match the weights",
     "is_causal": "is_causal is not one true/false value",
@@ -198,7 +200,14 @@ HUB_NAME = (
     "{name} is not a Hub model name; give owner/name (letters, digits, '-', '_', '.')"
 )
 # {name}: the Hub model's name; {reason}: the Hub's first line of error
-HUB_FAILED = "{name} cannot be fetched from the Hub ({reason})"
+HUB_FAILED = (
+    "{name} cannot be fetched from the Hub ({reason}); nothing is loaded from the local cache "
+    "by name"
+)
+# {env}: the setting that allows the Hub; {offline}: the variable that keeps the Hub off
+HUB_NOT_ALLOWED = (
+    "this server does not download from the Hub: start it with {env}=1 and without {offline}"
+)
 # {name}: the Hub model's name; {gib}: its parameters' size; {limit}: the most allowed
 HUB_TOO_LARGE = (
     "{name} needs about {gib:.2f} GiB for its parameters in float32; at most {limit:.2f} GiB "
@@ -221,6 +230,11 @@ OPENING = "Loading the model again and reading the layer…"
 # {reason}: why (a sentence from the adapter or the scenario, without its final full stop)
 REAL_CANNOT_OPEN = "This head cannot be opened: {reason}. The current scenario is unchanged."
 NO_INPUTS = (
+    "layer_range": "its layer indices ({indices}) include a negative one; layers count from 0",
+    "layer_order": (
+        "its layer indices ({indices}) do not increase; a capture lists the layers it keeps "
+        "in increasing order, each once"
+    ),
     "A captured file holds the attention probabilities only, not the layer's inputs and "
     "weights, so its heads cannot be opened on the other pages. Load the model from its folder "
     "(\"Model folder\" above) to open a head."
