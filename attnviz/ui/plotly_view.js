@@ -571,7 +571,10 @@ async function keepFrames(div, frames, Plotly) {
 async function draw(div, spec) {
   try {
     const Plotly = await loadPlotly(spec.plotlyUrl);
-    if (await sameFigure(div, spec, Plotly)) return;  // stepped to in the browser already
+    if (await sameFigure(div, spec, Plotly)) {  // stepped to in the browser already
+      div.__attnvizSettle();  // (its pass marks the chart drawn again)
+      return;
+    }
     // Plotly.react leaves a vertical colour bar's tick labels behind when the bar turns
     // horizontal (a matrix shrinking to one or two rows): draw such a change afresh
     if (div.__attnvizFailed || (div.data && barSides(div.data) !== barSides(spec.data))) {
@@ -590,7 +593,6 @@ async function draw(div, spec) {
     await Plotly.react(div, figure);
     await keepFrames(div, spec.frames || [], Plotly);
     await sizeAfterDrawing(div);
-    div.dataset.sized = "1";  // cell numbers and height final (tests wait for it)
     div.__attnvizFailed = false;
     showError(div, null);
     if (spec.clickable) sendClicks(div);
@@ -604,6 +606,13 @@ async function draw(div, spec) {
   }
 }
 
+// The drawn flag: data-sized="1" on the chart's <div> says that the newest figure it was handed
+// is drawn, its cell numbers and height final, and no pass over its size is waiting (tests wait
+// for it instead of waiting a fixed time). It is cleared when a new figure arrives, while a
+// drawing or a settle pass is under way or due, and while a figure waits to be seen (lazy or in
+// a hidden tab); set only at the end of a settle pass, which every drawing ends with. A chart
+// that could not be drawn never gets it (its message says why).
+//
 // Follow the column's width (sidebar opened or closed, window resized, a tab shown): once the
 // width has been still for a moment, redraw at the new width if the chart was drawn at another
 // one (also when the change came while plotly.js was loading or drawing: presenter mode
@@ -629,7 +638,9 @@ function followWidth(div) {
       }
       return undefined;
     }).finally(() => {
-      if (timer === pass && !div.__attnvizFailed) div.dataset.sized = "1";
+      if (timer === pass && !div.__attnvizFailed && !div.__attnvizPending) {
+        div.dataset.sized = "1";
+      }
     }), 150);
   };
   new ResizeObserver(() => div.__attnvizSettle()).observe(div);
@@ -740,6 +751,7 @@ export default function (component) {
   // only the newest figure is drawn: one that arrives while the chart is busy replaces any
   // other still waiting
   div.__attnvizPending = spec;
+  delete div.dataset.sized;  // (the drawn flag) not drawn yet
   if (hidden(div) || (attnvizMeta(spec.layout).lazy && div._fullLayout && !nearView(div))) {
     drawWhenSeen(div);
   } else {

@@ -50,3 +50,50 @@ def test_an_edit_redraws_the_same_chart_element_with_the_new_numbers(page, app_s
     assert size == plotly_view.PLOTLY_JS.stat().st_size
     assert not [u for u in requests if "cdn" in u or not (
         u.startswith(app_server) or u.startswith(f"blob:{app_server}/"))]
+
+
+# plotly_view.js loaded a second time as a module of its own, on a page that has plotly.js,
+# drawing into a 400-px box of the test's (window.__box); window.__show(json) hands the box's
+# chart a figure as Streamlit does and returns the drawn flag just after
+_MOUNT = """async js => {
+    const view = (await import(URL.createObjectURL(new Blob([js], {type: 'text/javascript'}))))
+        .default;
+    const box = window.__box = document.createElement('div');
+    box.style.cssText = 'position:fixed;top:0;left:0;width:400px;z-index:99999;background:#fff';
+    document.body.appendChild(box);
+    window.__show = json => {
+        view({data: json, parentElement: box, setTriggerValue: () => {}});
+        return box.querySelector('.attnviz-chart').dataset.sized ?? null;
+    };
+}"""
+_BOX_DRAWN = """z => { const g = window.__box.querySelector('.attnviz-chart');
+    return g.dataset.sized === '1' && g._fullData?.[0]?.z?.[0]?.[0] === z; }"""
+
+
+def test_the_drawn_flag_says_the_newest_figure_is_drawn(page, app_server):
+    """``data-sized="1"`` (what the browser tests wait for) is cleared the moment a new figure
+    arrives, is not set on a hidden chart whose newest figure waits to be seen (not even by
+    the settle pass its hiding starts), and comes back once that figure is drawn."""
+    import plotly.graph_objects as go
+
+    def figure(z: float) -> str:
+        return plotly_view.figure_json(go.Figure(go.Heatmap(z=[[z, 1.0], [2.0, 3.0]])), {})
+
+    goto_page(page, app_server, "playground")
+    wait_for_plots(page)  # plotly.js is loaded
+    page.evaluate(_MOUNT, plotly_view._JS)
+    page.evaluate("json => window.__show(json)", figure(0.5))
+    page.wait_for_function(_BOX_DRAWN, arg=0.5)
+    # a new figure: not marked drawn from the moment it is handed over until it is drawn
+    assert page.evaluate("json => window.__show(json)", figure(1.5)) is None
+    page.wait_for_function(_BOX_DRAWN, arg=1.5)
+    # hidden (a tab closed) with a new figure waiting: the settle pass that the hiding starts
+    # (150 ms after the size change) runs, and leaves the chart unmarked
+    since = page.evaluate("""json => { window.__box.style.display = 'none';
+        const t = performance.now(); window.__show(json); return t; }""", figure(2.5))
+    page.wait_for_function("t => window.__attnvizDraws.busy === 0 && "
+                           "window.__attnvizDraws.last >= t + 150", arg=since)
+    assert page.evaluate("() => window.__box.querySelector('.attnviz-chart').dataset") == {
+        "stale": "1"}
+    page.evaluate("() => { window.__box.style.display = 'block'; }")
+    page.wait_for_function(_BOX_DRAWN, arg=2.5)  # shown: drawn, and marked so
