@@ -20,6 +20,11 @@ Checks on the values: finite, non-negative and at most :data:`MAX_WEIGHT` (else 
 summing to 1 within :data:`ROW_SUM_TOL` (else a warning — the weights are still shown as they
 are). Token labels (from a token file or an ``.npz``) must be valid Unicode: a lone UTF-16
 surrogate, which JSON and numpy text arrays can carry but no page can send, is refused.
+
+Every warning is an :class:`UploadWarning`: its text, and its ``kind`` — :data:`ROWS` (the
+weights themselves: rows not summing to 1), :data:`TOKENS` (labels that do not fit the weights,
+not used) or :data:`LABELS` (labels shown changed: cut, bidirectional controls removed) — so a
+caller tells a warning about the weights from one about the labels without reading its words.
 """
 
 from __future__ import annotations
@@ -51,6 +56,30 @@ MAX_WEIGHT = 1e100
 ATTENTION_NAMES = ("attention", "attentions", "attention_weights", "attn", "weights")
 TOKEN_NAMES = ("tokens", "labels")
 _MAX_MEMBERS = 32
+# The most bytes an array can hold: numpy cannot make a larger one (its sizes are C integers),
+# so a header declaring more is damaged, whatever the limits
+_MAX_ARRAY_BYTES = np.iinfo(np.intp).max
+# What a warning is about (UploadWarning.kind)
+ROWS = "rows"  # the weights: rows that do not sum to 1
+TOKENS = "tokens"  # token labels that do not fit the weights (not used)
+LABELS = "labels"  # token labels shown changed: cut, or bidirectional controls removed
+
+
+class UploadWarning(str):
+    """A problem that does not stop the display: its text (it is a ``str``) and ``kind``,
+    one of :data:`ROWS`, :data:`TOKENS`, :data:`LABELS`."""
+
+    kind: str
+
+    def __new__(cls, text: str, kind: str) -> UploadWarning:
+        if kind not in (ROWS, TOKENS, LABELS):
+            raise ValueError(f"unknown warning kind {kind!r}")
+        warning = super().__new__(cls, text)
+        warning.kind = kind
+        return warning
+
+    def __reduce__(self):
+        return UploadWarning, (str(self), self.kind)
 
 
 @dataclass(frozen=True, eq=False)
@@ -66,15 +95,21 @@ class UploadedAttention:
         The .npz member the weights came from ("" for a .npy file).
     tokens : tuple of str or None
         Token labels stored in the .npz (a ``tokens`` array of text), if any.
-    warnings : tuple of str
-        Problems that do not stop the display (rows not summing to 1, labels cut, ...).
+    warnings : tuple of UploadWarning
+        Problems that do not stop the display (rows not summing to 1, labels cut, ...), each
+        with its ``kind``.
     """
 
     weights: Array
     source_shape: tuple[int, ...]
     array_name: str
     tokens: tuple[str, ...] | None
-    warnings: tuple[str, ...]
+    warnings: tuple[UploadWarning, ...]
+
+    @property
+    def rows_off(self) -> bool:
+        """True when some rows of the weights do not sum to 1 (a :data:`ROWS` warning)."""
+        return any(w.kind == ROWS for w in self.warnings)
 
     @property
     def layers(self) -> int:
@@ -123,6 +158,14 @@ def _read_header(fp, what: str) -> tuple[tuple[int, ...], bool, np.dtype]:
         # numpy's words ("can only specify one unknown dimension", "-216 bytes")
         raise ValueError(f"{what} declares a negative size in its shape; it is damaged — save "
                          "the array again with np.save")
+    # Python integers: the product of a header's sizes never wraps around (numpy's int64
+    # product of (2**62, 4) is 0)
+    if math.prod(shape) * max(dtype.itemsize, 1) > _MAX_ARRAY_BYTES:
+        shown = (str(tuple(shape)) if len(shape) <= 6 and all(n < 2**64 for n in shape)
+                 else f"of {len(shape)} sizes")
+        raise ValueError(f"{what} declares an impossible size in its header: its shape {shown} "
+                         f"needs more than {_MAX_ARRAY_BYTES:,} bytes, more than any array can "
+                         "hold; it is damaged — save the array again with np.save")
     if dtype.hasobject:
         raise ValueError(f"{what} holds Python objects (pickled data); attnviz never unpickles "
                          "uploads. Save plain numbers instead, e.g. "
@@ -319,6 +362,49 @@ def _read_member(archive: zipfile.ZipFile, info, shape, fortran, dtype, what) ->
         raise ValueError(f"{what} is damaged: its data cannot be read") from None
 
 
+_KIND_WORDS = {"b": "true/false values", "iu": "whole numbers"}
+
+
+def read_small_array(archive: zipfile.ZipFile, name: str, kinds: str, max_count: int,
+                     what: str) -> np.ndarray:
+    """Array ``name`` of a .npz (a capture's metadata), read with the weights' own header checks.
+
+    Parameters
+    ----------
+    archive : zipfile.ZipFile
+        The .npz; ``name + ".npy"`` must be in it.
+    name : str
+        The array's name in the archive.
+    kinds : str
+        The numpy dtype kinds allowed ("b", "iu").
+    max_count : int
+        The most values it may hold, checked from its header before anything is read.
+    what : str
+        How a message names the array ("it", "the layers array").
+
+    Raises
+    ------
+    ValueError
+        A sentence starting with ``what``: a damaged header, a size no array can have, Python
+        objects, another type of values, more than ``max_count`` values, data cut short.
+    """
+    try:
+        with archive.open(name + ".npy") as fp:
+            shape, fortran, dtype = _read_header(fp, what)
+            if dtype.kind not in kinds:
+                expected = _KIND_WORDS.get(kinds, f"values of kind {kinds}")
+                raise ValueError(f"{what} holds values of type {_dtype_name(dtype)}; it must "
+                                 f"hold {expected}")
+            count = math.prod(shape)
+            if count > max_count:
+                raise ValueError(f"{what} holds {count:,} values; at most {max_count:,} are "
+                                 "allowed")
+            return _read_data(fp, shape, fortran, dtype, what)
+    except (zipfile.BadZipFile, OSError, EOFError, zlib.error, NotImplementedError,
+            RuntimeError, KeyError):
+        raise ValueError(f"{what} is damaged: its data cannot be read") from None
+
+
 def _pick_attention(headers: dict) -> str:
     """The member holding the weights: a known name, else the only numeric array."""
     for name in ATTENTION_NAMES:
@@ -368,8 +454,8 @@ def load_attention(data: bytes, filename: str) -> UploadedAttention:
                          "with np.save or np.savez")
     weights, warnings = as_attention(raw)
     if tokens is not None and len(tokens) != weights.shape[-1]:
-        warnings.append(f"the .npz holds {len(tokens)} token labels but t = "
-                        f"{weights.shape[-1]}; they are not used")
+        warnings.append(UploadWarning(f"the .npz holds {len(tokens)} token labels but t = "
+                                      f"{weights.shape[-1]}; they are not used", TOKENS))
         tokens = None
     if tokens is not None:
         tokens, cut = _cut_labels(tokens)
@@ -378,14 +464,14 @@ def load_attention(data: bytes, filename: str) -> UploadedAttention:
                              tokens=tokens, warnings=tuple(warnings))
 
 
-def as_attention(raw) -> tuple[Array, list[str]]:
+def as_attention(raw) -> tuple[Array, list[UploadWarning]]:
     """Validate weights of shape (t, t), (heads, t, t) or (layers, heads, t, t).
 
     Returns
     -------
     weights : ndarray of shape (layers, heads, t, t), float64
-    warnings : list of str
-        Rows that do not sum to 1 (within ROW_SUM_TOL).
+    warnings : list of UploadWarning
+        Rows that do not sum to 1 (within ROW_SUM_TOL): kind :data:`ROWS`.
 
     Raises
     ------
@@ -418,9 +504,10 @@ def as_attention(raw) -> tuple[Array, list[str]]:
     if off.any():
         first = np.argwhere(off)[0]
         n, total = int(off.sum()), off.size
-        warnings.append(f"{n} of {total} rows do not sum to 1 (e.g. {_where(first)} sums to "
-                        f"{sums[tuple(first)]:.4g}); they are shown as they are — rows of "
-                        "padding tokens, or weights saved before normalisation?")
+        warnings.append(UploadWarning(
+            f"{n} of {total} rows do not sum to 1 (e.g. {_where(first)} sums to "
+            f"{sums[tuple(first)]:.4g}); they are shown as they are — rows of padding tokens, "
+            "or weights saved before normalisation?", ROWS))
     return w, warnings
 
 
@@ -434,22 +521,24 @@ def _where(pos) -> str:
 # Token lists
 # ---------------------------------------------------------------------------------------------
 
-def _cut_labels(tokens) -> tuple[tuple[str, ...], list[str]]:
+def _cut_labels(tokens) -> tuple[tuple[str, ...], list[UploadWarning]]:
     """Labels without bidirectional control characters and at most MAX_LABEL_CHARS long, with
     a warning for each change made."""
     warnings = []
     if any(bidi_controls_in(t) for t in tokens):
         tokens = [without_bidi(t) for t in tokens]
-        warnings.append("bidirectional control characters (U+202A-U+202E, U+2066-U+2069, "
-                        "U+200E, U+200F, U+061C) were removed from the token labels: they would "
-                        "show a label reversed")
+        warnings.append(UploadWarning(
+            "bidirectional control characters (U+202A-U+202E, U+2066-U+2069, U+200E, U+200F, "
+            "U+061C) were removed from the token labels: they would show a label reversed",
+            LABELS))
     if any(len(t) > limits.MAX_LABEL_CHARS for t in tokens):
         tokens = [t[: limits.MAX_LABEL_CHARS] for t in tokens]
-        warnings.append(f"token labels are cut to {limits.MAX_LABEL_CHARS} characters")
+        warnings.append(UploadWarning(
+            f"token labels are cut to {limits.MAX_LABEL_CHARS} characters", LABELS))
     return tuple(tokens), warnings
 
 
-def parse_tokens(data: bytes, filename: str = "") -> tuple[tuple[str, ...], list[str]]:
+def parse_tokens(data: bytes, filename: str = "") -> tuple[tuple[str, ...], list[UploadWarning]]:
     """Token labels from a text file or a JSON list.
 
     * ``.json``, or text starting with ``["`` or ``[]`` (spaces allowed): a JSON list of
@@ -460,8 +549,8 @@ def parse_tokens(data: bytes, filename: str = "") -> tuple[tuple[str, ...], list
     Returns
     -------
     tokens : tuple of str
-    warnings : list of str
-        E.g. labels cut to MAX_LABEL_CHARS.
+    warnings : list of UploadWarning
+        E.g. labels cut to MAX_LABEL_CHARS (kind :data:`LABELS`).
 
     Raises
     ------

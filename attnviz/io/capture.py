@@ -336,13 +336,34 @@ def capture(model, tokenizer=None, text=None, input_ids=None, attention_mask=Non
 
 
 def is_causal(model) -> bool:
-    """Whether the model's self-attention is causal (its attention modules say so)."""
+    """Whether the model's self-attention is causal (queries see only earlier keys).
+
+    Decided, in this order, by:
+
+    1. its attention modules' ``is_causal`` flags (cross-attention left out), which
+       transformers' attention classes carry and set from the config (a BERT built as a
+       decoder says True);
+    2. a config built as a decoder (``is_decoder``);
+    3. what transformers knows of the architecture: a model type with a causal-LM class and no
+       masked-LM class is decoder-only, hence causal. BLOOM needs this: BloomAttention carries
+       no flag and its config no ``is_decoder``. Encoders (BERT, RoBERTa, MPNet, DeBERTa, ...)
+       have a masked-LM class; XLNet, which has none, attends both ways unless its config says
+       ``attn_type="uni"``.
+    """
     flags = [bool(m.is_causal) for m in model.modules()
              if isinstance(getattr(m, "is_causal", None), bool)
              and not getattr(m, "is_cross_attention", False)]
     if flags:
         return any(flags)
-    return bool(getattr(model.config, "is_decoder", False))
+    config = model.config
+    if getattr(config, "is_decoder", False):
+        return True
+    if getattr(config, "is_encoder_decoder", False) or getattr(config, "attn_type", None) == "bi":
+        return False
+    from transformers import MODEL_FOR_CAUSAL_LM_MAPPING, MODEL_FOR_MASKED_LM_MAPPING
+
+    kind = type(config)
+    return kind in MODEL_FOR_CAUSAL_LM_MAPPING and kind not in MODEL_FOR_MASKED_LM_MAPPING
 
 
 class _eager:

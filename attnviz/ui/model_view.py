@@ -218,8 +218,13 @@ def capture_metadata(data: bytes, name: str, att: aio.UploadedAttention) -> dict
                 if "token_type_ids.npy" in names else None)
     if causal.size != 1:
         raise tampered("is_causal")
-    if layers.shape != (att.layers,) or (np.diff(layers.astype(np.int64)) <= 0).any():
+    if layers.shape != (att.layers,):
         raise tampered("layers", n=layers.size, layers=att.layers)
+    indices = ", ".join(str(int(i)) for i in layers[:8]) + (", ..." if layers.size > 8 else "")
+    if (layers.astype(np.int64) < 0).any():  # a uint64 beyond int64 turns negative too
+        raise tampered("layer_range", indices=indices)
+    if (np.diff(layers.astype(np.int64)) <= 0).any():
+        raise tampered("layer_order", indices=indices)
     if ids.shape != (att.t,):
         raise tampered("input_ids", n=ids.size, t=att.t)
     if segments is not None and (segments.shape != (att.t,) or not np.isin(segments,
@@ -263,11 +268,6 @@ def _texts(text_a: str, text_b: str):
 def from_folder(path: str, text_a: str, text_b: str = "", source: str | None = None
                 ) -> ModelViewData:
     """Load a save_pretrained folder, capture the text once, release the model.
-    indices = ", ".join(str(int(i)) for i in layers[:8]) + (", ..." if layers.size > 8 else "")
-    if (layers.astype(np.int64) < 0).any():  # a uint64 beyond int64 turns negative too
-        raise tampered("layer_range", indices=indices)
-    if (np.diff(layers.astype(np.int64)) <= 0).any():
-        raise tampered("layer_order", indices=indices)
 
     Raises
     ------

@@ -326,3 +326,65 @@ def test_capture_metadata_refuses_an_array_of_the_wrong_type():
     assert "is_causal.npy" in zipfile.ZipFile(io.BytesIO(data)).namelist()
     with pytest.raises(ValueError, match="is_causal array cannot be read"):
         mv.capture_metadata(data, "x.npz", load_attention(data, "x.npz"))
+
+
+# --- a genuine capture is not refused for its labels; messages name the real cause -----------
+
+def saved_capture(tmp_path, tokens) -> bytes:
+    """The bytes save_capture writes for a capture built from numpy arrays (no torch)."""
+    from attnviz.io.capture import Capture, save_capture
+
+    t = len(tokens)
+    w = causal_weights(t=t).astype(np.float64)
+    cap = Capture(attentions=(w,), tokens=(tuple(tokens),),
+                  input_ids=(np.arange(t, dtype=np.int64),), token_type_ids=None,
+                  positions=(np.arange(t, dtype=np.int64),), config={"model_type": "gpt2"},
+                  model_type="gpt2", is_causal=True)
+    save_capture(cap, tmp_path / "capture.npz")
+    return (tmp_path / "capture.npz").read_bytes()
+
+
+@pytest.mark.parametrize("tokens, warning", [
+    (["a" * 41, "b", "c", "d", "e"], "token labels are cut to 40 characters"),
+    (["a\u202eb", "c", "d", "e", "f"], "bidirectional control characters"),
+])
+def test_a_genuine_capture_with_long_or_bidi_labels_is_shown_with_a_warning(at, tmp_path,
+                                                                              tokens, warning):
+    at = upload(at, saved_capture(tmp_path, tokens))
+    assert not errors(at), errors(at)
+    data = at.session_state[mv.DATA_KEY]
+    assert data.causal and data.weights.shape == (2, 3, 5, 5)
+    assert any(warning in w.value for w in at.warning), [w.value for w in at.warning]
+    assert all(len(label) <= 40 and "\u202e" not in label for label in data.tokens)
+
+
+def test_a_capture_header_of_an_impossible_size_is_refused_in_a_sentence(at):
+    good = npz(**capture_file())
+    buf = io.BytesIO()
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": "<i8", "fortran_order": False,
+                                                  "shape": (2**62, 4)})
+    with zipfile.ZipFile(io.BytesIO(good)) as src, zipfile.ZipFile(buf, "w") as dst:
+        for member in src.namelist():
+            raw = header.getvalue() if member == "layers.npy" else src.read(member)
+            dst.writestr(member, raw)
+    at = upload(at, buf.getvalue())
+    assert any("'layers'" in e and "declares an impossible size in its header" in e
+               for e in errors(at)), errors(at)
+    assert not any("reshape" in e for e in errors(at)) and not at.exception
+
+
+def test_layers_listed_in_descending_order_are_named_as_the_cause(at):
+    at = upload(at, npz(**capture_file(layers=np.array([1, 0], dtype=np.int64))))
+    assert any(text.TAMPERED_WHY["layer_order"].format(indices="1, 0") in e
+               for e in errors(at)), errors(at)
+    assert not any("lists 2 layer indices for 2 layers" in e for e in errors(at))
+
+
+def test_a_capture_array_beyond_its_size_says_how_many_values_it_holds():
+    from attnviz.io.attention_io import load_attention
+
+    data = npz(**capture_file(is_causal=np.zeros(17, dtype=bool)))
+    with pytest.raises(ValueError, match="its is_causal array cannot be read: it holds 17 "
+                                         "values; at most 16 are allowed"):
+        mv.capture_metadata(data, "x.npz", load_attention(data, "x.npz"))

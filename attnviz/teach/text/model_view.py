@@ -190,6 +190,11 @@ TAMPERED_WHY = {
     "tokens": "its token labels do not match the weights",
     "is_causal": "is_causal is not one true/false value",
     "layers": "it lists {n} layer indices for {layers} layers",
+    "layer_range": "its layer indices ({indices}) include a negative one; layers count from 0",
+    "layer_order": (
+        "its layer indices ({indices}) do not increase; a capture lists the layers it keeps "
+        "in increasing order, each once"
+    ),
     "input_ids": "it holds {n} token ids for {t} tokens",
     "segments": "its segments are not one 0 or 1 for each of the {t} tokens",
     "rows": "its rows of weights do not sum to 1",
@@ -200,14 +205,7 @@ HUB_NAME = (
     "{name} is not a Hub model name; give owner/name (letters, digits, '-', '_', '.')"
 )
 # {name}: the Hub model's name; {reason}: the Hub's first line of error
-HUB_FAILED = (
-    "{name} cannot be fetched from the Hub ({reason}); nothing is loaded from the local cache "
-    "by name"
-)
-# {env}: the setting that allows the Hub; {offline}: the variable that keeps the Hub off
-HUB_NOT_ALLOWED = (
-    "this server does not download from the Hub: start it with {env}=1 and without {offline}"
-)
+HUB_FAILED = "{name} cannot be fetched from the Hub ({reason})"
 # {name}: the Hub model's name; {gib}: its parameters' size; {limit}: the most allowed
 HUB_TOO_LARGE = (
     "{name} needs about {gib:.2f} GiB for its parameters in float32; at most {limit:.2f} GiB "
@@ -230,11 +228,6 @@ OPENING = "Loading the model again and reading the layer…"
 # {reason}: why (a sentence from the adapter or the scenario, without its final full stop)
 REAL_CANNOT_OPEN = "This head cannot be opened: {reason}. The current scenario is unchanged."
 NO_INPUTS = (
-    "layer_range": "its layer indices ({indices}) include a negative one; layers count from 0",
-    "layer_order": (
-        "its layer indices ({indices}) do not increase; a capture lists the layers it keeps "
-        "in increasing order, each once"
-    ),
     "A captured file holds the attention probabilities only, not the layer's inputs and "
     "weights, so its heads cannot be opened on the other pages. Load the model from its folder "
     "(\"Model folder\" above) to open a head."
