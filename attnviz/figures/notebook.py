@@ -43,7 +43,7 @@ import plotly.io as pio
 from numpy.typing import NDArray
 
 from attnviz.figures.heatmap import heatmap
-from attnviz.figures.model_view import model_grid
+from attnviz.figures.model_view import links, pooled, tiles
 from attnviz.io import attention_io as aio
 from attnviz.io.capture import Capture
 from attnviz.scenarios import limits
@@ -266,12 +266,35 @@ def model_view(x: Any, tokens: Sequence[str] | None = None, *, causal: bool | No
     shown = _labels(tokens if tokens is not None else own_tokens, t)
     if causal is None:
         causal = _nothing_above_diagonal(weights)
-    fig, _ = model_grid(weights, position_labels(shown), causal=bool(causal), boundary=boundary)
+    fig = grid(weights, position_labels(shown), causal=bool(causal), boundary=boundary)
     caption = view_text.SHOWING.format(
         source=source, layers=weights.shape[0], heads=weights.shape[1], t=t,
         kind=view_text.CAUSAL if causal else view_text.BIDIRECTIONAL)
     notes = tuple(view_text.WARNING.format(warning=str(w).rstrip(".")) for w in warnings)
     return NotebookView(figures=(fig,), caption=caption, notes=notes)
+
+
+def grid(w: Array, labels: Sequence[str], *, causal: bool,
+         boundary: int | None = None) -> go.Figure:
+    """The Model view page's grid (:func:`attnviz.figures.model_view.model_grid`: the same
+    thumbnails, colours, causal blanks, pair line and hover) without its click: nothing opens
+    a head in a notebook, so the hover does not offer it.
+
+    Parameters
+    ----------
+    w : ndarray of shape (n_layers, n_heads, t, t)
+    labels : sequence of str
+        One label per token, unique by position.
+    """
+    small, factor = pooled(w)
+    hovers = [[text.TILE_HOVER.format(layer=layer, h=h, **links(w[layer, h], labels, causal))
+               for h in range(w.shape[1])] for layer in range(w.shape[0])]
+    fig, _ = tiles(small, row_ticks=[view_text.LAYER_TICK.format(i=i) for i in range(w.shape[0])],
+                   col_ticks=[view_text.HEAD_TICK.format(h=h) for h in range(w.shape[1])],
+                   hovers=hovers, causal=causal,
+                   boundary=None if boundary is None else -(-boundary // factor))
+    fig.update_layout(clickmode="none")
+    return fig
 
 
 def scenario_view(x: Scenario | ScenarioResult | Any) -> NotebookView:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 FIELDS: dict[str, tuple[str, ...]] = {
     "CAPTURE_SOURCE": ("model_type", "sequence"),
+    "TILE_HOVER": ("layer", "h", "query", "key", "weight", "top", "mean"),
     "SCENARIO_CAPTION": ("title", "t_q", "t_k", "heads"),
     "RESULT_CAPTION": ("kind", "t_q", "t_k", "heads"),
     "NOT_SHOWN": ("what",),
@@ -28,6 +29,13 @@ FIELDS: dict[str, tuple[str, ...]] = {
 CAPTURE_SOURCE = "A capture of {model_type} (sequence {sequence})"
 ARRAY_SOURCE = "The weights given"
 UNKNOWN_MODEL = "a model of no model_type"
+# the Model view's hover of a thumbnail, without "click to open" (a notebook opens no head):
+# {layer}, {h}: the thumbnail's layer and head; {query}, {key}, {weight}: its strongest link;
+# {top}: the key attended most on average; {mean}: that average weight
+TILE_HOVER = (
+    "layer {layer} · head {h}<br>strongest: {query} → {key} ({weight})<br>"
+    "most attended: {top} (mean {mean})"
+)
 # {title}: the scenario's title; {t_q}, {t_k}: queries and keys; {heads}: heads drawn
 SCENARIO_CAPTION = "{title}: the attention weights, {t_q} queries × {t_k} keys, {heads} head(s)."
 # {kind}: the result's class name; {t_q}, {t_k}: queries and keys; {heads}: heads drawn
