@@ -11,10 +11,9 @@ state.init_state()
 st.header(text.TITLE)
 presenter.page_intro(text.INTRO)
 
-sources = list(text.SOURCES)
+sources = mv.sources()
 if not mv.models_allowed():
-    sources = ["example", "upload"]
-    st.info(text.MODELS_OFF.format(env=mv.NO_MODELS_ENV))
+    st.info(text.MODELS_OFF.format(env=mv.NO_MODELS_ENV, flag=mv.ALLOW_MODELS_FLAG))
 source = st.radio(text.SOURCE_LABEL, sources, format_func=text.SOURCES.get, horizontal=True,
                   key="model_view_source")
 
@@ -25,26 +24,30 @@ if source == "upload":
         mv.uploaded(file)
 elif source in ("directory", "hub"):
     missing = mv.missing_extra()
-    online = False
+    listing = mv.model_listing() if source == "directory" and not missing else None
     if missing:
         st.info(text.NO_TORCH.format(module=missing))
-    elif source == "hub" and not mv.hub_allowed():
-        st.info(text.HUB_OFFLINE.format(env=mv.HUB_OFFLINE_ENV))
+    elif listing is not None and not listing.entries:
+        st.info(text.MODELS_EMPTY.format(path=listing.folder, env=mv.MODELS_DIR_ENV))
     else:
         if source == "hub":
-            online = st.checkbox(text.HUB_ONLINE_LABEL, value=False, key="model_view_online")
-            where = st.text_input(text.HUB_NAME_LABEL, key="model_view_hub_name",
-                                  disabled=not online)
+            where = st.text_input(text.HUB_NAME_LABEL, key="model_view_hub_name")
+            st.caption(text.HUB_CAPTION)
         else:
-            where = st.text_input(text.DIRECTORY_LABEL, key="model_view_path")
+            labels = {e.key: mv.model_label(e) for e in listing.entries}
+            where = st.selectbox(text.MODELS_LABEL, list(labels),
+                                 format_func=lambda key: labels.get(key, key),
+                                 key="model_view_model")
+            st.caption(text.MODELS_CAPTION.format(path=listing.folder))
+            if listing.truncated:
+                st.warning(text.MODELS_TRUNCATED.format(n=mv.MAX_LISTED))
         text_a = st.text_input(text.TEXT_LABEL, value=text.DEFAULT_TEXT, key="model_view_text",
                                max_chars=mv.MAX_TEXT_CHARS)
         text_b = st.text_input(text.TEXT_B_LABEL, key="model_view_text_b",
                                max_chars=mv.MAX_TEXT_CHARS)
         st.caption(text.TEXT_LIMIT.format(t=mv.MAX_TEXT_TOKENS, chars=mv.MAX_TEXT_CHARS))
-        if st.button(text.CAPTURE_BUTTON, key="model_view_capture",
-                     disabled=source == "hub" and not online):
-            loader = mv.from_hub if source == "hub" else mv.from_folder
+        if st.button(text.CAPTURE_BUTTON, key="model_view_capture"):
+            loader = mv.from_hub if source == "hub" else mv.from_models_dir
             mv.load(loader, where, text_a, text_b)
 
 data = mv.current(source)

@@ -1,14 +1,19 @@
 """The Model view page's logic: where the attention comes from (the example, a captured file,
-a model folder, the Hub), the checks a captured file goes through, and the page's views.
+a model of the models folder, the Hub), the checks a captured file goes through, and the
+page's views.
 
 State: the page keeps ONE thing in the session, :data:`DATA_KEY`, a :class:`ModelViewData`
 (the captured weights and tokens; never the model). It is replaced only by a load that
-succeeded entirely: a refused folder, text or file leaves it as it was.
+succeeded entirely: a refused model, text or file leaves it as it was.
 
-Model loading (a folder or the Hub) needs the optional extra (torch, transformers) and can be
-turned off for a whole server with the environment variable :data:`NO_MODELS_ENV` = 1 (read
-here only, by :func:`models_allowed`). The Hub is never contacted unless the user ticks that the
-machine is online, and never while ``HF_HUB_OFFLINE`` is set.
+Model loading needs the optional extra (torch, transformers) and can be turned off for a whole
+server with the environment variable :data:`NO_MODELS_ENV` = 1 (read here only, by
+:func:`models_allowed`; ``python -m attnviz`` sets it for a server that listens beyond
+loopback unless the teacher starts it with ``--allow-models``). Models come only from the
+models folder (:mod:`attnviz.io.models_dir`): the page offers its model folders as a list,
+nobody types a path. The Hub is offered only when the server allows it (:data:`ALLOW_HUB_ENV`
+= 1) and ``HF_HUB_OFFLINE`` is not set, and a download asks the Hub first: a model is never
+taken from the local cache by its name when the Hub cannot be reached.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import io
 import json
 import os
 import re
+import stat
 import zipfile
 from dataclasses import dataclass, replace
 
@@ -32,6 +38,7 @@ from attnviz.figures.line_view import MAX_TOKENS as LINE_VIEW_MAX
 from attnviz.figures.line_view import head_view
 from attnviz.figures.model_view import layer_row, model_grid, weights_heatmap
 from attnviz.io import attention_io as aio
+from attnviz.io import models_dir
 from attnviz.io.capture import CAPTURE_FORMAT
 from attnviz.io.examples import EXAMPLE_NPZ
 from attnviz.io.scenario_io import quote
@@ -44,7 +51,11 @@ from attnviz.ui import state
 from attnviz.ui.panels import show_figure
 from attnviz.ui.share import plain
 
-NO_MODELS_ENV = "ATTNVIZ_NO_MODELS"  # "1": a classroom server that loads no model
+NO_MODELS_ENV = models_dir.NO_MODELS_ENV  # "1": a server that loads no model (LAN, class)
+ALLOW_MODELS_FLAG = models_dir.ALLOW_MODELS_FLAG  # how the teacher turns loading on there
+MODELS_DIR_ENV = models_dir.MODELS_DIR_ENV
+MAX_LISTED = models_dir.MAX_ENTRIES  # folder entries a listing looks at
+ALLOW_HUB_ENV = "ATTNVIZ_ALLOW_HUB"  # "1": the Hub source is offered (downloads by name)
 HUB_OFFLINE_ENV = "HF_HUB_OFFLINE"
 MAX_TEXT_TOKENS = 128  # tokens of a captured text (a 12 × 12 model: 2.4 M weights, 19 MB)
 MAX_TEXT_CHARS = 2000  # characters typed in each text box
@@ -73,9 +84,12 @@ class ModelViewData:
     warnings : tuple of str
     folder : str or None
         The model folder the weights were captured from (a folder or the Hub's download), so a
-        head can be opened on every page (:func:`open_real_head`); None for a file.
+        head can be opened on every page (:func:`open_on_every_page`); None for a file.
     texts : str or (str, str) or None
         The text captured from that folder.
+    root : str or None
+        The folder nothing of that model may resolve outside of (the models folder, or the
+        cached model's own folder); None when no such bound was given.
     """
 
     weights: NDArray[np.float64]
@@ -86,6 +100,7 @@ class ModelViewData:
     warnings: tuple[str, ...] = ()
     folder: str | None = None
     texts: str | tuple[str, str] | None = None
+    root: str | None = None
 
     @property
     def nbytes(self) -> int:
@@ -110,13 +125,41 @@ def _flag(name: str) -> bool:
 
 
 def models_allowed() -> bool:
-    """False when the server sets ATTNVIZ_NO_MODELS=1 (a classroom that loads no model)."""
+    """False when the server sets ATTNVIZ_NO_MODELS=1 (a LAN or class server started without
+    ``--allow-models``)."""
     return not _flag(NO_MODELS_ENV)
 
 
 def hub_allowed() -> bool:
-    """False while HF_HUB_OFFLINE is set: the Hub is never contacted then."""
-    return not _flag(HUB_OFFLINE_ENV)
+    """True only when models load, the server allows the Hub (ATTNVIZ_ALLOW_HUB=1) and
+    HF_HUB_OFFLINE is not set."""
+    return models_allowed() and _flag(ALLOW_HUB_ENV) and not _flag(HUB_OFFLINE_ENV)
+
+
+def sources() -> list[str]:
+    """The sources this server offers (keys of ``text.SOURCES``): a model of the models
+    folder only while models load, the Hub only while :func:`hub_allowed`."""
+    offered = ["example", "upload"]
+    if models_allowed():
+        offered.append("directory")
+    if hub_allowed():
+        offered.append("hub")
+    return offered
+
+
+def model_listing() -> models_dir.Listing:
+    """The models the page offers (the models folder's, and the Hugging Face cache's when
+    allowed), listed now."""
+    return models_dir.list_models()
+
+
+def model_label(entry: models_dir.ModelEntry) -> str:
+    """How a model of the listing reads in the list."""
+    if not entry.cached:
+        return entry.name
+    revision = entry.revision[:12] if "@" in entry.key else None
+    return (text.CACHED_MODEL if revision is None else text.CACHED_MODEL_REVISION).format(
+        name=entry.name, revision=revision)
 
 
 def missing_extra() -> str | None:
@@ -265,24 +308,37 @@ def _texts(text_a: str, text_b: str):
     return (text_a, text_b) if text_b else text_a
 
 
-def from_folder(path: str, text_a: str, text_b: str = "", source: str | None = None
-                ) -> ModelViewData:
-    """Load a save_pretrained folder, capture the text once, release the model.
+def _load_model(folder: str, root: str | None):
+    """:func:`attnviz.io.capture.load_model` of ``folder``; ``root`` is the folder nothing of
+    the model may resolve outside of (the listing keeps ``folder`` itself inside it).
+
+    NOTE for the lead: pass ``root=root`` to load_model once it takes that keyword.
+    """
+    from attnviz.io.capture import load_model
+
+    return load_model(folder)
+
+
+def from_folder(path: str, text_a: str, text_b: str = "", source: str | None = None,
+                root: str | None = None) -> ModelViewData:
+    """Load a save_pretrained folder, capture the text once, release the model. The page
+    reaches it through :func:`from_models_dir` only (a folder of the models folder).
 
     Raises
     ------
     ValueError
         Everything :func:`attnviz.io.capture.load_model` and :func:`~attnviz.io.capture.capture`
-        refuse (not a model, no tokenizer, unknown architecture, too large, text too long),
-        a sentence pair on a causal model, or more weights than :data:`MAX_VALUES`.
+        refuse (not a model, no tokenizer, unknown architecture, too large, text too long, a
+        file outside ``root``), a sentence pair on a causal model, or more weights than
+        :data:`MAX_VALUES`.
     """
-    from attnviz.io.capture import capture, is_causal, load_model
+    from attnviz.io.capture import capture, is_causal
 
     path = (path or "").strip()
     if not path:
         raise ValueError(text.NO_FOLDER)
     texts = _texts(text_a, text_b)
-    model, tokenizer = load_model(path)
+    model, tokenizer = _load_model(path, root)
     try:
         if isinstance(texts, tuple) and is_causal(model):
             raise ValueError(text.PAIR_ON_CAUSAL.format(model_type=model.config.model_type))
@@ -290,55 +346,111 @@ def from_folder(path: str, text_a: str, text_b: str = "", source: str | None = N
     finally:
         del model, tokenizer  # the session keeps the weights only
         gc.collect()
-    data = from_capture(cap, source or text.DIRECTORY_NAME.format(path=path))
-    return replace(data, folder=path, texts=texts)
+    data = from_capture(cap, source or text.DIRECTORY_NAME.format(
+        name=_shown_name(os.path.basename(path.rstrip("/\\")))))
+    return replace(data, folder=path, texts=texts, root=root)
+
+
+def _shown_name(name: str, limit: int = 60) -> str:
+    """A model's name made safe for a Markdown sentence: letters, digits, ``_ . - /`` and
+    spaces kept, anything else ``?`` (as :func:`attnviz.io.scenario_io.quote`, with the
+    Hub's ``/``)."""
+    return re.sub(r"[^A-Za-z0-9 _./-]", "?", name[:limit]) + ("..." if len(name) > limit
+                                                              else "")
+
+
+def from_models_dir(key: str, text_a: str, text_b: str = "") -> ModelViewData:
+    """The model of the models folder (or of the Hugging Face cache, when allowed) under this
+    listing key (:func:`attnviz.io.models_dir.resolve`: listed again now), captured as
+    :func:`from_folder` does, nothing read outside its root. Messages name the model, not its
+    path.
+    """
+    entry = models_dir.resolve(key)
+    name = _shown_name(entry.name)
+    source = (text.CACHED_SOURCE_NAME if entry.cached else text.DIRECTORY_NAME).format(name=name)
+    try:
+        return from_folder(entry.path, text_a, text_b, source=source, root=entry.root)
+    except ValueError as exc:
+        raise ValueError(str(exc).replace(entry.path, name)) from None
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
 
 
 def from_hub(name: str, text_a: str, text_b: str = "") -> ModelViewData:
-    """Download a model from the Hub (the user said the machine is online), then as a folder.
+    """Download a model from the Hub, then capture it as a folder (:func:`hub_allowed` says
+    when the page offers this).
 
-    Only config.json is fetched first; the model's size is checked from it before any weight
-    is downloaded. Only safetensors weights are fetched (no pickled .bin).
+    The Hub is asked for the model's current revision first, and that revision is what is
+    downloaded: when the Hub cannot be reached the load is refused, never answered from the
+    local cache (a cached model is offered in the models list instead). Only config.json is
+    fetched before the model's size is checked from it; only safetensors weights are fetched
+    (no pickled .bin).
     """
     name = (name or "").strip()
     if not HUB_NAME.match(name) or ".." in name:
         raise ValueError(text.HUB_NAME.format(name=quote(name, 60)))
     _texts(text_a, text_b)
-    from huggingface_hub import snapshot_download
+    if not hub_allowed():
+        raise ValueError(text.HUB_NOT_ALLOWED.format(env=ALLOW_HUB_ENV,
+                                                     offline=HUB_OFFLINE_ENV))
+    from huggingface_hub import HfApi, hf_hub_download, snapshot_download
     from transformers import AutoConfig
 
     from attnviz.io.capture import MAX_MODEL_BYTES, model_bytes
 
     try:
-        folder = snapshot_download(name, allow_patterns=["config.json"])
-        n_bytes = model_bytes(AutoConfig.from_pretrained(folder, trust_remote_code=False))
+        revision = HfApi().model_info(name).sha  # the Hub itself: fails when unreachable
+        if not revision:
+            raise ValueError("the Hub named no revision")
+        config = hf_hub_download(name, "config.json", revision=revision)
+        n_bytes = model_bytes(AutoConfig.from_pretrained(os.path.dirname(config),
+                                                         local_files_only=True,
+                                                         trust_remote_code=False))
     except Exception as exc:  # the Hub's errors: not found, gated, no network, ...
-        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
-        raise ValueError(text.HUB_FAILED.format(name=name, reason=reason)) from None
+        raise ValueError(text.HUB_FAILED.format(name=name, reason=_first_line(exc))) from None
     if n_bytes > MAX_MODEL_BYTES:
         raise ValueError(text.HUB_TOO_LARGE.format(name=name, gib=n_bytes / 1024**3,
                                                    limit=MAX_MODEL_BYTES / 1024**3))
-    folder = snapshot_download(name, allow_patterns=["*.json", "*.safetensors", "*.model",
-                                                     "*.txt", "*.tiktoken"])
-    return from_folder(folder, text_a, text_b, source=text.HUB_SOURCE_NAME.format(name=name))
+    try:
+        folder = snapshot_download(name, revision=revision,
+                                   allow_patterns=["*.json", "*.safetensors", "*.model",
+                                                   "*.txt", "*.tiktoken"])
+    except Exception as exc:
+        raise ValueError(text.HUB_FAILED.format(name=name, reason=_first_line(exc))) from None
+    return from_folder(folder, text_a, text_b, source=text.HUB_SOURCE_NAME.format(name=name),
+                       root=models_dir.cache_root(folder))
 
 
 def unknown_architecture(path: str) -> bool:
     """True when the folder's config.json names a model_type transformers does not know (read
-    as plain JSON, at most MAX_CONFIG_BYTES; False when it cannot be read)."""
+    as plain JSON, at most MAX_CONFIG_BYTES, only when it is a regular file; False when it
+    cannot be read)."""
     from transformers import CONFIG_MAPPING
 
     from attnviz.io.capture import MAX_CONFIG_BYTES
 
+    if not str(path).strip():
+        return False
     config = os.path.join(str(path).strip(), "config.json")
     try:
-        if os.path.getsize(config) > MAX_CONFIG_BYTES:
+        info = os.stat(config)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CONFIG_BYTES:
             return False
         with open(config, encoding="utf-8") as fp:
             model_type = json.load(fp).get("model_type")
     except (OSError, ValueError, AttributeError, RecursionError):
         return False
     return isinstance(model_type, str) and model_type not in CONFIG_MAPPING
+
+
+def _listed_path(key: str) -> str:
+    """The folder of a listing key, or "" when it is not listed."""
+    try:
+        return models_dir.resolve(key).path
+    except ValueError:
+        return ""
 
 
 def known_architectures() -> str:
@@ -355,7 +467,7 @@ def load(loader, *args) -> None:
             data = loader(*args)
     except (ValueError, ImportError, OSError) as exc:
         st.error(plain(text.CANNOT_LOAD.format(reason=str(exc).rstrip("."))))
-        if loader is from_folder and unknown_architecture(args[0]):
+        if loader is from_models_dir and unknown_architecture(_listed_path(args[0])):
             st.caption(known_architectures())
         return
     st.session_state[DATA_KEY] = data
@@ -486,12 +598,11 @@ def real_head_scenario(data: ModelViewData, layer: int, head: int):
         :func:`~attnviz.scenarios.from_model.layer_scenario` refuse; tokens that differ from the
         captured ones (the folder changed since).
     """
-    from attnviz.io.capture import load_model
     from attnviz.io.hf_layers import layer_inputs
 
     if data.folder is None:
         raise ValueError(text.NO_INPUTS.rstrip("."))
-    model, tokenizer = load_model(data.folder)
+    model, tokenizer = _load_model(data.folder, data.root)
     try:
         li = layer_inputs(model, tokenizer, data.texts, layer)
     finally:

@@ -1,7 +1,9 @@
-"""Model view page through AppTest: the example opens the grid; a tiny GPT-2 saved in a tmp dir
-and typed as the path captures and shows layers × heads thumbnails; a click opens a head; every
-refusal leaves the session's data as it was; ATTNVIZ_NO_MODELS hides loading; without torch the
-page says how to install it.
+"""Model view page through AppTest: the example opens the grid; a tiny GPT-2 saved in a tmp
+models folder (ATTNVIZ_MODELS_DIR) and picked from the page's list captures and shows layers ×
+heads thumbnails; nothing outside that folder can be picked and no box takes a path; a click
+opens a head; every refusal leaves the session's data as it was; ATTNVIZ_NO_MODELS hides
+loading; the Hub is offered only when allowed and online, and never answers from the local
+cache by name; without torch the page says how to install it.
 
 The model tests skip where the optional extra (torch, transformers) is not installed; nothing
 is downloaded (HF_HUB_OFFLINE=1, local tokenizer from tests/hf_models.py).
@@ -14,6 +16,7 @@ import io
 import json
 import os
 import re
+import shutil
 import sys
 import zipfile
 
@@ -21,6 +24,7 @@ import numpy as np
 import pytest
 from apptest_helpers import chart_keys, decode, open_page, spec_by_key
 
+from attnviz.io import models_dir as md
 from attnviz.io.examples.make_example import build_example
 from attnviz.teach.text import model_view as text
 from attnviz.ui import model_view as mv
@@ -50,8 +54,11 @@ def choose(at, source: str):
 
 
 @pytest.fixture
-def at(monkeypatch):
+def at(monkeypatch, tmp_path):
     monkeypatch.delenv(mv.NO_MODELS_ENV, raising=False)
+    monkeypatch.delenv(mv.ALLOW_HUB_ENV, raising=False)
+    monkeypatch.delenv(md.HF_CACHE_ENV, raising=False)
+    monkeypatch.setenv(md.MODELS_DIR_ENV, str(tmp_path / "no_models"))
     return open_page("model_view")
 
 
@@ -195,44 +202,108 @@ def test_a_sentence_pair_capture_marks_its_segments(at):
 
 @pytest.fixture(scope="module")
 def gpt2_folder(tmp_path_factory):
+    """A tiny GPT-2 saved outside any models folder (tests copy it into theirs)."""
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
     from hf_models import configs, save_model
 
     config, bert, pad = configs()["gpt2"]
-    return save_model(config, bert, pad, tmp_path_factory.mktemp("gpt2"))
+    return save_model(config, bert, pad, tmp_path_factory.mktemp("store") / "gpt2")
 
 
-def capture_from(at, path: str, text_a: str = "the cat sat on a mat", text_b: str = ""):
+@pytest.fixture
+def models(monkeypatch, tmp_path):
+    """This test's models folder (empty), set as ATTNVIZ_MODELS_DIR."""
+    folder = tmp_path / "models"
+    folder.mkdir()
+    monkeypatch.setenv(md.MODELS_DIR_ENV, str(folder))
+    return folder
+
+
+def put(models, source, name: str | None = None):
+    """A copy of a model folder in the models folder (a link to it would not be listed)."""
+    return shutil.copytree(source, models / (name or source.name))
+
+
+def capture_from(at, key: str, text_a: str = "the cat sat on a mat", text_b: str = ""):
     choose(at, "directory")
-    at.text_input(key="model_view_path").set_value(str(path))
+    at.selectbox(key="model_view_model").set_value(key)
     at.text_input(key="model_view_text").set_value(text_a)
     at.text_input(key="model_view_text_b").set_value(text_b)
     at.button(key="model_view_capture").click()
     return at.run()
 
 
-def test_a_saved_gpt2_typed_as_the_path_shows_its_grid(at, gpt2_folder):
-    at = capture_from(at, gpt2_folder)
+def test_a_saved_gpt2_picked_from_the_models_folder_shows_its_grid(at, models, gpt2_folder):
+    put(models, gpt2_folder)
+    at = capture_from(at, "gpt2")
     assert not errors(at) and not at.exception, errors(at)
     rows, cols, hovers = grid_tiles(at)
     assert (rows, cols) == (2, 4) and len(hovers) == 8
     data = at.session_state[mv.DATA_KEY]
     assert data.causal and data.weights.shape == (2, 4, 6, 6)
     assert data.tokens == tuple("the cat sat on a mat".split())
+    assert data.folder == str(models / "gpt2") and data.root == str(models)
     gc.collect()  # the model was released after its forward pass: none is left anywhere
     assert not [o for o in gc.get_objects() if type(o).__name__ == "GPT2Model"]
     assert text.MEMORY.format(bytes=f"{data.nbytes:,}") in [c.value for c in at.caption]
+    shown = text.SHOWING.format(source=text.DIRECTORY_NAME.format(name="gpt2"), layers=2,
+                                heads=4, t=6, kind=text.CAUSAL)
+    assert shown in [c.value for c in at.caption]
 
 
-def test_an_encoder_captures_a_sentence_pair_with_its_separator(at, tmp_path):
+def test_the_source_is_a_list_of_the_models_folder_and_no_path_box(at, models, gpt2_folder,
+                                                                    tmp_path):
+    put(models, gpt2_folder)
+    put(models, gpt2_folder, "second")
+    (models / "notes").mkdir()  # no config.json: not a model
+    outside = put(tmp_path, gpt2_folder, "outside")
+    (models / "linked").symlink_to(outside, target_is_directory=True)  # leads out: not listed
+    at = choose(at, "directory")
+    assert not at.exception
+    box = at.selectbox(key="model_view_model")
+    assert box.options == ["gpt2", "second"] and box.label == text.MODELS_LABEL
+    assert text.MODELS_CAPTION.format(path=models) in [c.value for c in at.caption]
+    # nowhere to type a path: the only text boxes are the sentences
+    assert [t.key for t in at.text_input] == ["model_view_text", "model_view_text_b"]
+
+
+@pytest.mark.parametrize("where", ["outside", "nothing_here", "~/.ssh", "/etc", "../outside"])
+def test_a_folder_outside_the_models_folder_cannot_be_chosen(at, models, gpt2_folder,
+                                                              tmp_path, where):
+    put(models, gpt2_folder)
+    outside = put(tmp_path, gpt2_folder, "outside")
+    typed = str(tmp_path / where) if where in ("outside", "nothing_here") else where
+    at = choose(at, "directory")
+    assert at.selectbox(key="model_view_model").options == ["gpt2"]  # nothing else to pick
+    # a hand-made client's value outside the options is put back to the first option by
+    # Streamlit; the loader itself loads only what the listing holds, in one sentence for all
+    with pytest.raises(ValueError) as err:
+        mv.from_models_dir(typed, "the cat")
+    with pytest.raises(ValueError) as nothing:
+        mv.from_models_dir(str(tmp_path / "nothing_here"), "the cat")
+    assert str(err.value) == str(nothing.value)
+    assert str(outside) not in str(err.value) and "no config.json" not in str(err.value)
+
+
+def test_an_empty_models_folder_says_where_to_put_models(at, models):
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    at = choose(at, "directory")
+    assert text.MODELS_EMPTY.format(path=models, env=md.MODELS_DIR_ENV) in [
+        i.value for i in at.info]
+    assert "model_view_capture" not in [b.key for b in at.button]
+    assert "model_view_model" not in [b.key for b in at.selectbox]
+
+
+def test_an_encoder_captures_a_sentence_pair_with_its_separator(at, models):
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
     from hf_models import configs, save_model
 
     config, bert, pad = configs()["bert"]
-    folder = save_model(config, bert, pad, tmp_path / "bert")
-    at = capture_from(at, folder, "the cat sat", "a dog ran")
+    save_model(config, bert, pad, models / "bert")
+    at = capture_from(at, "bert", "the cat sat", "a dog ran")
     assert not errors(at), errors(at)
     data = at.session_state[mv.DATA_KEY]
     assert not data.causal
@@ -245,52 +316,51 @@ def test_an_encoder_captures_a_sentence_pair_with_its_separator(at, tmp_path):
     assert seams["line"]["color"] == "#ffffff" and 4.5 in seams["x"]  # x = 0 - 0.5 + 5
 
 
-def test_refusals_name_the_problem_and_change_nothing(at, gpt2_folder, tmp_path):
-    at = capture_from(at, gpt2_folder)
+def test_refusals_name_the_problem_and_change_nothing(at, models, gpt2_folder):
+    put(models, gpt2_folder)
+    at = capture_from(at, "gpt2")
     before = at.session_state[mv.DATA_KEY]
 
-    def refused(path, *texts) -> str:
-        found = errors(capture_from(at, path, *texts))
+    def refused(key, *texts) -> str:
+        found = errors(capture_from(at, key, *texts))
         assert len(found) == 1 and at.session_state[mv.DATA_KEY] is before, found
+        assert str(models) not in found[0]  # the model is named, not its path
         return found[0]
 
-    empty = tmp_path / "empty"
-    empty.mkdir()
-    assert "no config.json" in refused(empty)
-    no_tok = tmp_path / "no_tokenizer"
+    no_tok = models / "no_tokenizer"
     no_tok.mkdir()
     for f in gpt2_folder.iterdir():
         if f.name in ("config.json", "model.safetensors"):
             (no_tok / f.name).write_bytes(f.read_bytes())
-    assert "no tokenizer" in refused(no_tok)
-    alien = tmp_path / "alien"
-    alien.mkdir()
-    for f in gpt2_folder.iterdir():
-        (alien / f.name).write_bytes(f.read_bytes())
+    assert "no tokenizer" in refused("no_tokenizer")
+    alien = put(models, gpt2_folder, "alien")
     config = json.loads((alien / "config.json").read_text())
     (alien / "config.json").write_text(json.dumps(config | {"model_type": "no-such-arch"}))
-    assert "does not know" in refused(alien)
+    assert "does not know" in refused("alien")
     assert any("gpt2" in c.value and "bert" in c.value for c in at.caption)  # the known list
-    huge = tmp_path / "huge"
-    huge.mkdir()
-    for f in gpt2_folder.iterdir():
-        (huge / f.name).write_bytes(f.read_bytes())
+    huge = put(models, gpt2_folder, "huge")
     (huge / "config.json").write_text(json.dumps(config | {"n_embd": 16384, "n_layer": 48,
                                                            "n_head": 64}))
-    assert "GiB" in refused(huge)
-    assert f"at most {mv.MAX_TEXT_TOKENS}" in refused(gpt2_folder, " ".join(["the"] * 130))
-    assert "64 positions" in refused(gpt2_folder, " ".join(["the cat"] * 40))  # the model's
-    assert text.PAIR_ON_CAUSAL.split(";")[0] in refused(gpt2_folder, "the cat", "a dog")
-    assert text.EMPTY_TEXT in refused(gpt2_folder, "  ")
+    assert "GiB" in refused("huge")
+    assert f"at most {mv.MAX_TEXT_TOKENS}" in refused("gpt2", " ".join(["the"] * 130))
+    assert "64 positions" in refused("gpt2", " ".join(["the cat"] * 40))  # the model's
+    assert text.PAIR_ON_CAUSAL.split(";")[0] in refused("gpt2", "the cat", "a dog")
+    assert text.EMPTY_TEXT in refused("gpt2", "  ")
 
 
-def test_no_models_env_hides_loading(monkeypatch):
+def test_no_models_env_hides_loading(monkeypatch, models):
     monkeypatch.setenv(mv.NO_MODELS_ENV, "1")
+    monkeypatch.setenv(mv.ALLOW_HUB_ENV, "1")  # the Hub goes with model loading
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     at = open_page("model_view")
     assert at.radio(key="model_view_source").options == [text.SOURCES["example"],
                                                           text.SOURCES["upload"]]
-    assert text.MODELS_OFF.format(env=mv.NO_MODELS_ENV) in [i.value for i in at.info]
+    assert text.MODELS_OFF.format(env=mv.NO_MODELS_ENV, flag="--allow-models") in [
+        i.value for i in at.info]
+    assert not [i for i in at.info if str(models) in i.value]  # the folder is not named
     assert GRID in chart_keys(at)  # the example still shows
+    with pytest.raises(ValueError, match="does not download from the Hub"):
+        mv.from_hub("teacher/tiny", "the cat")
 
 
 def test_without_torch_the_page_says_how_to_install_it(at, monkeypatch):
@@ -302,16 +372,67 @@ def test_without_torch_the_page_says_how_to_install_it(at, monkeypatch):
     assert GRID in chart_keys(at)
 
 
-def test_the_hub_is_never_tried_by_default(at, monkeypatch):
+def test_the_hub_is_offered_only_when_allowed_and_online(at, monkeypatch):
+    def offered() -> bool:
+        return text.SOURCES["hub"] in open_page("model_view").radio(
+            key="model_view_source").options
+
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    at = choose(at, "hub")
-    assert at.checkbox(key="model_view_online").value is False
-    assert at.button(key="model_view_capture").disabled
-    assert at.text_input(key="model_view_hub_name").disabled
+    monkeypatch.delenv(mv.ALLOW_HUB_ENV, raising=False)
+    assert text.SOURCES["hub"] not in at.radio(key="model_view_source").options
+    assert not offered()  # online, not allowed
+    monkeypatch.setenv(mv.ALLOW_HUB_ENV, "1")
+    assert offered()  # online and allowed
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    at = at.run()
-    assert text.HUB_OFFLINE.format(env="HF_HUB_OFFLINE") in [i.value for i in at.info]
-    assert "model_view_capture" not in [b.key for b in at.button]
+    assert not offered()  # allowed, offline
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    at = choose(open_page("model_view"), "hub")
+    assert not at.exception and "model_view_online" not in [c.key for c in at.checkbox]
+    assert at.text_input(key="model_view_hub_name").label == text.HUB_NAME_LABEL
+    assert text.HUB_CAPTION in [c.value for c in at.caption]
+
+
+@pytest.fixture
+def hf_cache(monkeypatch, tmp_path, gpt2_folder):
+    """A local Hugging Face cache holding teacher/tiny (the tiny GPT-2) as huggingface_hub
+    lays it out, found through HF_HUB_CACHE, and a Hub that cannot be reached."""
+    import huggingface_hub.constants as hub
+
+    cache = tmp_path / "hf" / "hub"
+    revision = "0123456789abcdef0123456789abcdef01234567"
+    repo = cache / "models--teacher--tiny"
+    shutil.copytree(gpt2_folder, repo / "snapshots" / revision)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(revision)
+    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
+    monkeypatch.setattr(hub, "HF_HUB_CACHE", str(cache))
+    monkeypatch.setattr(hub, "ENDPOINT", "http://127.0.0.1:9")  # closed: no internet
+    monkeypatch.setattr(hub, "HF_HUB_OFFLINE", False)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setenv(mv.ALLOW_HUB_ENV, "1")
+    return repo
+
+
+def test_the_hub_never_loads_a_cached_model_by_name_without_the_hub(hf_cache):
+    with pytest.raises(ValueError) as err:
+        mv.from_hub("teacher/tiny", "the cat sat")
+    assert "cannot be fetched from the Hub" in str(err.value)
+    assert "nothing is loaded from the local cache" in str(err.value)
+
+
+def test_a_cached_model_is_offered_in_the_list_when_allowed(at, models, hf_cache,
+                                                           monkeypatch):
+    at = choose(at, "directory")
+    assert text.MODELS_EMPTY.split("{")[0] in at.info[0].value  # the cache is not offered
+    monkeypatch.setenv(md.HF_CACHE_ENV, "1")
+    at.run()
+    box = at.selectbox(key="model_view_model")
+    assert box.options == [text.CACHED_MODEL.format(name="teacher/tiny")]
+    at = capture_from(at, "hf:teacher/tiny", "the cat sat")
+    assert not errors(at) and not at.exception, errors(at)
+    data = at.session_state[mv.DATA_KEY]
+    assert data.source == text.CACHED_SOURCE_NAME.format(name="teacher/tiny")
+    assert data.root == str(hf_cache) and data.weights.shape[:2] == (2, 4)
 
 
 def test_a_bad_hub_name_is_refused_before_anything_is_fetched():

@@ -8,8 +8,13 @@ from __future__ import annotations
 
 FIELDS: dict[str, tuple[str, ...]] = {
     "NO_TORCH": ("module",),
-    "MODELS_OFF": ("env",),
-    "HUB_OFFLINE": ("env",),
+    "MODELS_OFF": ("env", "flag"),
+    "MODELS_CAPTION": ("path",),
+    "MODELS_EMPTY": ("path", "env"),
+    "MODELS_TRUNCATED": ("n",),
+    "CACHED_MODEL": ("name",),
+    "CACHED_MODEL_REVISION": ("name", "revision"),
+    "HUB_NOT_ALLOWED": ("env", "offline"),
     "TEXT_LIMIT": ("t", "chars"),
     "CANNOT_LOAD": ("reason",),
     "SHOWING": ("source", "layers", "heads", "t", "kind"),
@@ -32,7 +37,8 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "HUB_NAME": ("name",),
     "HUB_FAILED": ("name", "reason"),
     "HUB_TOO_LARGE": ("name", "gib", "limit"),
-    "DIRECTORY_NAME": ("path",),
+    "DIRECTORY_NAME": ("name",),
+    "CACHED_SOURCE_NAME": ("name",),
     "HUB_SOURCE_NAME": ("name",),
     "UPLOAD_NAME": ("name",),
     "REAL_OPEN_BUTTON": ("layer", "h"),
@@ -57,8 +63,8 @@ SOURCE_LABEL = "Attention from"
 SOURCES = {
     "example": "the example file",
     "upload": "a captured file (.npz)",
-    "directory": "a model folder on this machine",
-    "hub": "the Hugging Face Hub (online)",
+    "directory": "a model of the models folder",
+    "hub": "the Hugging Face Hub (downloads)",
 }
 # {module}: the package that is not installed (torch or transformers)
 NO_TORCH = (
@@ -66,15 +72,40 @@ NO_TORCH = (
     "Install them with: pip install 'attnviz[models]' — or capture elsewhere with "
     "attnviz.io.capture.save_capture and upload the .npz file (no torch needed to view it)."
 )
-# {env}: the environment variable that turned model loading off
+# {env}: the environment variable that turned model loading off; {flag}: the start command's
+# option that keeps it on for a server other computers reach
 MODELS_OFF = (
-    "Model loading is turned off on this server ({env}=1): upload a captured .npz file instead."
+    "Model loading is off on this server ({env}=1): other computers can reach it, and it was "
+    "started without {flag}. Upload a captured .npz file instead."
 )
-# {env}: the environment variable that keeps the Hugging Face Hub offline
-HUB_OFFLINE = "The Hub is off on this machine ({env} is set); load a model folder instead."
-HUB_ONLINE_LABEL = "This machine is online: allow downloading from the Hugging Face Hub"
+MODELS_LABEL = "Model"
+# {path}: the models folder
+MODELS_CAPTION = (
+    "The models folder {path}: each folder in it written by save_pretrained (model and "
+    "tokenizer) is offered here. Nothing outside it is read."
+)
+# {path}: the models folder; {env}: the setting that chooses another folder
+MODELS_EMPTY = (
+    "The models folder {path} holds no model yet. Save one in a folder of its own there "
+    "(model.save_pretrained(folder) and tokenizer.save_pretrained(folder)), or choose another "
+    "folder with {env}, then reload this page."
+)
+# {n}: the most folder entries looked at
+MODELS_TRUNCATED = (
+    "The models folder holds many entries: only the first {n} were looked at, so some models "
+    "may be missing from the list."
+)
+# {name}: the Hub name of a model of the local Hugging Face cache
+CACHED_MODEL = "{name} (Hugging Face cache)"
+# {name}: the Hub name of a cached model; {revision}: the cached revision's first characters
+CACHED_MODEL_REVISION = "{name} (Hugging Face cache, revision {revision})"
 HUB_NAME_LABEL = "Model name on the Hub (owner/name)"
-DIRECTORY_LABEL = "Model folder (written by save_pretrained)"
+HUB_CAPTION = (
+    "The model is downloaded from the Hub (safetensors weights only), after its size has been "
+    "checked from its config. Nothing is taken from this machine's cache by name: when the "
+    "Hub cannot be reached, nothing is loaded (models already in the cache are in the models "
+    "list when the server offers the cache)."
+)
 TEXT_LABEL = "Text"
 TEXT_B_LABEL = "Second sentence (encoder models such as BERT; leave empty for one text)"
 DEFAULT_TEXT = "the cat sat on the mat"
@@ -98,8 +129,10 @@ MEMORY = (
 # {warning}: a warning about the file, a sentence without its full stop
 WARNING = "{warning}."
 EXAMPLE_NAME = "The example file"
-# {path}: the model folder
-DIRECTORY_NAME = "Model folder {path}"
+# {name}: the model's folder in the models folder
+DIRECTORY_NAME = "Model {name}"
+# {name}: the Hub name of a model of the local Hugging Face cache
+CACHED_SOURCE_NAME = "Model {name} from the Hugging Face cache"
 # {name}: the Hub model's name
 HUB_SOURCE_NAME = "Hub model {name}"
 # {name}: the uploaded file's name
@@ -170,7 +203,7 @@ PAIR_ON_CAUSAL = (
     "is causal — put the whole text in the first box"
 )
 EMPTY_TEXT = "the text is empty; type a sentence to capture"
-NO_FOLDER = "no model folder was given; type the path of a save_pretrained folder"
+NO_FOLDER = "no model was chosen; pick one from the models folder's list"
 # {what}: what the file lacks or holds
 NOT_A_CAPTURE = "the file is not an attention capture: {what}"
 # {found}: the file's capture format; {expected}: the format this version reads
@@ -205,7 +238,14 @@ HUB_NAME = (
     "{name} is not a Hub model name; give owner/name (letters, digits, '-', '_', '.')"
 )
 # {name}: the Hub model's name; {reason}: the Hub's first line of error
-HUB_FAILED = "{name} cannot be fetched from the Hub ({reason})"
+HUB_FAILED = (
+    "{name} cannot be fetched from the Hub ({reason}); nothing is loaded from the local cache "
+    "by name"
+)
+# {env}: the setting that allows the Hub; {offline}: the variable that keeps the Hub off
+HUB_NOT_ALLOWED = (
+    "this server does not download from the Hub: start it with {env}=1 and without {offline}"
+)
 # {name}: the Hub model's name; {gib}: its parameters' size; {limit}: the most allowed
 HUB_TOO_LARGE = (
     "{name} needs about {gib:.2f} GiB for its parameters in float32; at most {limit:.2f} GiB "
@@ -230,7 +270,7 @@ REAL_CANNOT_OPEN = "This head cannot be opened: {reason}. The current scenario i
 NO_INPUTS = (
     "A captured file holds the attention probabilities only, not the layer's inputs and "
     "weights, so its heads cannot be opened on the other pages. Load the model from its folder "
-    "(\"Model folder\" above) to open a head."
+    "(\"a model of the models folder\" above) to open a head."
 )
 # {layer}, {h}: the head opened
 REAL_OPENED = "Layer {layer}, head {h} is now the current scenario. Open it on:"
