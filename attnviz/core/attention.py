@@ -476,7 +476,7 @@ def attend_heads(q_h, k_h, v_h, *, mask=None, scale: float | None = None,
     kq = np.repeat(k_h, group, axis=0) if group > 1 else k_h  # (n_heads, t_k, d_k)
     vq = np.repeat(v_h, group, axis=0) if group > 1 else v_h  # (n_heads, t_k, d_v)
     # 2) attend in every head at once
-    scores, scaled, masked, weights, head_outputs = _attend(q_h, kq, vq, mask, mods,
+    scores, scaled, masked, weights, head_outputs = attend_kernel(q_h, kq, vq, mask, mods,
                                                             At.grid(n_heads, t_q, t_k))
     # 3) concatenate the heads side by side
     concat = head_outputs.transpose(1, 0, 2).reshape(t_q, -1)  # (t_q, n_heads·d_v)
@@ -578,23 +578,30 @@ def _single_head(q: Array, k: Array, v: Array, mask, scale, temperature) -> Atte
     temperature = check_positive("temperature", temperature)
     mask = as_mask("mask", mask, (q.shape[0], k.shape[0]))
     mods = chain(scale, temperature)
-    scores, scaled, masked, weights, output = _attend(q, k, v, mask, mods,
+    scores, scaled, masked, weights, output = attend_kernel(q, k, v, mask, mods,
                                                       At.head(0, q.shape[0], k.shape[0]))
     read_only(q, k, v, scores, scaled, masked, weights, output)
     return AttentionResult(q, k, v, scores, scaled, masked, weights, output, mask, scale,
                            temperature, score_mods=mods)
 
 
-def _attend(q: Array, k: Array, v: Array, mask: NDArray[np.bool_],
-            mods: tuple[ScoreMod, ...], at: At) -> tuple[Array, Array, Array, Array, Array]:
-    """The computing path on trusted inputs, with any leading (head) axes.
+def attend_kernel(q: Array, k: Array, v: Array, mask: NDArray[np.bool_],
+                  mods: tuple[ScoreMod, ...], at: At
+                  ) -> tuple[Array, Array, Array, Array, Array]:
+    """The one attention kernel, on trusted inputs, with any leading (batch, head) axes.
+
+    Every dot-product attention of attnviz computes through it — the public functions above,
+    every variant of the dashboard and the layers of the two-layer transformer
+    (:mod:`attnviz.core.transformer`) — and :func:`attnviz.core.backward.kernel_backward` is
+    its backward pass, so a change of the scores (a :class:`~attnviz.core.score_mods.ScoreMod`:
+    scale and τ, a bias such as ALiBi's, a cap) works the same everywhere.
 
     Parameters
     ----------
     q : ndarray of shape (..., t_q, d_k)
     k : ndarray of shape (..., t_k, d_k)
     v : ndarray of shape (..., t_k, d_v)
-    mask : ndarray of bool, shape (t_q, t_k)
+    mask : ndarray of bool, broadcastable to (..., t_q, t_k)
     mods : tuple of ScoreMod
         The changes of the scores, in order (the scale first).
     at : At

@@ -196,21 +196,16 @@ def attention_backward(result: AttentionResult | MultiHeadResult, d_output=None,
         else:
             d_w_o, d_concat = None, d_out.copy()
         d_ho = d_concat.reshape(t_q, n, d_v_width).transpose(1, 0, 2).copy()  # (n, t_q, d_v)
-        # 2) through the weighted sum of the values
-        d_vq = np.swapaxes(p, 1, 2) @ d_ho  # (n, t_k, d_v)
-        dp = d_ho @ np.swapaxes(v_h, 1, 2)  # (n, t_q, t_k)
+        # 2)-5) the kernel's backward: the weighted sum, the softmax, every change of the
+        # scores, q·kᵀ
         if d_weights is not None:
-            dp = dp + np.broadcast_to(as_array("d_weights", d_weights, (2, 3)), p.shape)
-        # 3) through the softmax, 4) every change of the scores, last to first
-        d_scaled = _softmax_backward(p, dp)
+            d_weights = np.broadcast_to(as_array("d_weights", d_weights, (2, 3)), p.shape)
         scores = result.scores if heads else result.scores[None]
         at = At.grid(n, t_q, t_k) if heads else At(
             np.full((1, 1, 1), result.head_index), *At.head(0, t_q, t_k)[1:])
-        d_scores = pull_back(result.score_mods, apply(result.score_mods, scores, at),
-                             d_scaled, at)
-        # 5) through q·kᵀ, then into the shared key/value heads
-        d_q = d_scores @ k_h  # (n, t_q, d_k)
-        d_kq = np.swapaxes(d_scores, 1, 2) @ q_h  # (n, t_k, d_k)
+        dp, d_scaled, d_scores, d_q, d_kq, d_vq = kernel_backward(
+            q_h, k_h, v_h, p, scores, result.score_mods, at, d_ho, d_weights)
+        # 6) into the shared key/value heads
         d_k = d_kq.reshape(n_kv, n // n_kv, t_k, d_k_width).sum(axis=1)
         d_v = d_vq.reshape(n_kv, n // n_kv, t_k, d_v_width).sum(axis=1)
     arrays = [d_out, d_concat, d_ho, dp, d_scaled, d_scores, d_q, d_k, d_v]
@@ -220,6 +215,55 @@ def attention_backward(result: AttentionResult | MultiHeadResult, d_output=None,
     read_only(*arrays)
     return AttentionGradients(d_out, d_concat, d_w_o, d_ho, dp, d_scaled, d_scores, d_q, d_k,
                               d_v)
+
+
+def kernel_backward(q: Array, k: Array, v: Array, weights: Array, scores: Array,
+                    mods: tuple, at: At, d_output: Array, d_weights: Array | None = None
+                    ) -> tuple[Array, Array, Array, Array, Array, Array]:
+    """The backward pass of :func:`attnviz.core.attention.attend_kernel`, on trusted arrays
+    with any leading (batch, head) axes: the one backward every dot-product attention of
+    attnviz (the dashboard's variants, the two-layer transformer) goes through.
+
+    Parameters
+    ----------
+    q : ndarray of shape (..., t_q, d_k)
+    k : ndarray of shape (..., t_k, d_k)
+    v : ndarray of shape (..., t_k, d_v)
+        What the kernel attended with (k and v per query head).
+    weights : ndarray of shape (..., t_q, t_k)
+    scores : ndarray of shape (..., t_q, t_k)
+        The raw scores q·kᵀ (the modifiers' stages are computed again from them).
+    mods : tuple of ScoreMod
+        The kernel's changes of the scores, in the forward's order.
+    at : At
+        Where the scores sit, as in the forward.
+    d_output : ndarray of shape (..., t_q, d_v)
+        ∂L/∂ of the kernel's output.
+    d_weights : ndarray of shape (..., t_q, t_k), optional
+        A loss's own ∂L/∂weights, added to dO Vᵀ.
+
+    Returns
+    -------
+    d_weights, d_scaled, d_scores : ndarray of shape (..., t_q, t_k)
+        ∂L/∂ of the weights (all of it), of the last stage before the softmax, of the raw
+        scores.
+    d_q : ndarray of shape (..., t_q, d_k)
+    d_k : ndarray of shape (..., t_k, d_k)
+    d_v : ndarray of shape (..., t_k, d_v)
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        # 1) through the weighted sum of the values
+        d_v = np.swapaxes(weights, -1, -2) @ d_output  # (..., t_k, d_v)
+        dp = d_output @ np.swapaxes(v, -1, -2)  # (..., t_q, t_k)
+        if d_weights is not None:
+            dp = dp + d_weights
+        # 2) through the softmax (0 where masked), 3) every change of the scores, last first
+        d_scaled = _softmax_backward(weights, dp)
+        d_scores = pull_back(mods, apply(mods, scores, at), d_scaled, at)
+        # 4) through q·kᵀ
+        d_q = d_scores @ k  # (..., t_q, d_k)
+        d_k = np.swapaxes(d_scores, -1, -2) @ q  # (..., t_k, d_k)
+    return dp, d_scaled, d_scores, d_q, d_k, d_v
 
 
 def additive_backward(result: AdditiveResult, query, keys, values, w_q, w_k, v_a,

@@ -11,7 +11,7 @@ convention, a batch axis first, heads on the second axis::
     for each layer ℓ:   h = LN_ℓ(x_ℓ) (or x_ℓ without layer norm)
         q_h = h W_Q^h,  k_h = h W_K^h,  v_h = h W_V^h                  (batch, n_heads, t, d_head)
         (RoPE: q_h, k_h rotated by their positions)
-        A_h = softmax(causal(q_h k_hᵀ / √d_head))                     (batch, n_heads, t, t)
+        A_h = softmax(causal(q_h k_hᵀ / √d_head (− m_h (i − j), ALiBi)))  (batch, n_heads, t, t)
         x_ℓ₊₁ = x_ℓ + Σ_h keep[ℓ, h] · (A_h v_h) W_O^h                  (the residual stream)
     logits = LN_f(x_L) U                                                 (batch, t, vocab)
     loss = mean over the loss mask of −log softmax(logits[:, i])[tokens[:, i + 1]]
@@ -19,10 +19,12 @@ convention, a batch axis first, heads on the second axis::
 ``keep`` is the head mask: False zeroes a head's output (ablation). Layer norm, when on, is
 pre-norm (GPT-2's placement) with PyTorch's ε = 1e-5.
 
-The backward pass (:func:`backward`) is written step by step below, reusing the core's softmax
-backward (:func:`attnviz.core.backward.softmax_backward`) and RoPE (:func:`apply_rope`; its
-transpose is the rotation by minus the angle); tests check every parameter's gradient against
-PyTorch autograd to 1e-10 in float64.
+The attention itself is the core's one kernel (:func:`attnviz.core.attention.attend_kernel`,
+with the scale and ALiBi's bias as its score modifiers), the same code every variant of the
+dashboard runs; the backward pass (:func:`backward`) is written step by step below around the
+kernel's own backward (:func:`attnviz.core.backward.kernel_backward`) and RoPE's
+(:func:`apply_rope`; its transpose is the rotation by minus the angle); tests check every
+parameter's gradient against PyTorch autograd to 1e-10 in float64.
 """
 
 from __future__ import annotations
@@ -33,15 +35,18 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from attnviz.core.backward import softmax_backward
+from attnviz.core.alibi import alibi_bias, alibi_slopes
+from attnviz.core.attention import attend_kernel
+from attnviz.core.backward import kernel_backward
 from attnviz.core.checks import check_count, check_flag, check_positive
-from attnviz.core.numerics import read_only, stable_softmax
+from attnviz.core.numerics import read_only
 from attnviz.core.positional import sinusoidal_positional_encoding
 from attnviz.core.rope import apply_rope
+from attnviz.core.score_mods import At, Bias, Scale
 
 Array = NDArray[np.float64]
 
-POSITIONAL = ("learned", "sinusoidal", "rope", "none")
+POSITIONAL = ("learned", "sinusoidal", "rope", "alibi", "none")
 LN_EPS = 1e-5
 MAX_LAYERS = 3
 MAX_HEADS = 8
@@ -71,7 +76,9 @@ class TransformerConfig:
         Heads per layer, 1 .. :data:`MAX_HEADS`.
     d_head : int
         Query, key and value width of one head (even with RoPE).
-    positional : {"learned", "sinusoidal", "rope", "none"}
+    positional : {"learned", "sinusoidal", "rope", "alibi", "none"}
+        Positional information: a learned table or the sinusoidal encoding added to the
+        embeddings, RoPE turning q and k, ALiBi's per-head bias on the scores, or none.
     layer_norm : bool
         Pre-norm before every layer and before the unembedding.
     rope_base : float
@@ -248,7 +255,7 @@ class LayerResult:
     scores : ndarray of shape (batch, n_heads, t, t)
         q·kᵀ.
     scaled : ndarray of shape (batch, n_heads, t, t)
-        scores / √d_head.
+        scores · 1/√d_head (with ALiBi, then − m_h·(i − j)).
     masked : ndarray of shape (batch, n_heads, t, t)
         scaled with −inf above the diagonal (causal).
     weights : ndarray of shape (batch, n_heads, t, t)
@@ -472,13 +479,12 @@ def _layer_forward(params: Params, layer: int, x: Array, causal: NDArray[np.bool
     q, k, v = (_to_heads(h, w[name]) for name in ("w_q", "w_k", "w_v"))  # (b, n, t, d_head)
     if config.positional == "rope":
         q, k = _rope(q, config.rope_base, 1.0), _rope(k, config.rope_base, 1.0)
-    # 2) score, scale and mask causally
-    scores = q @ np.swapaxes(k, -1, -2)  # (batch, n_heads, t, t)
-    scaled = scores / np.sqrt(config.d_head)
-    masked = np.where(causal, scaled, -np.inf)
-    # 3) normalise, 4) mix the values, 5) project each head back into the stream
-    weights = stable_softmax(masked, axis=-1)
-    mixed = weights @ v  # (batch, n_heads, t, d_head)
+    # 2) score, scale (+ ALiBi's bias), mask causally, 3) normalise, 4) mix the values: the
+    # core's one kernel, as every variant of the dashboard
+    t = x.shape[1]
+    scores, scaled, masked, weights, mixed = attend_kernel(
+        q, k, v, causal, score_mods(config, t), At.grid(config.n_heads, t, t))
+    # 5) project each head back into the stream
     head_outputs = mixed @ w["w_o"]  # (batch, n_heads, t, d_model)
     output = (head_outputs * keep[:, None, None]).sum(axis=1)  # (batch, t, d_model)
     x_out = x + output
@@ -542,6 +548,18 @@ def _rope(x: Array, base: float, sign: float) -> Array:
     return apply_rope(x.reshape(b * n, t, e), positions, base=base).reshape(b, n, t, e)
 
 
+def score_mods(config: TransformerConfig, t: int) -> tuple:
+    """The changes of a layer's scores, in the kernel's order: the scale 1/√d_head, then with
+    ALiBi each head's bias −m_h·(i − j) (the paper's slopes for ``n_heads``)."""
+    mods: tuple = (Scale(float(config.d_head) ** -0.5),)
+    if config.positional == "alibi":
+        mods += (Bias(alibi_bias(config.n_heads, t), meaning=ALIBI_MEANING),)
+    return mods
+
+
+ALIBI_MEANING = r"b_{ij} = -m_h\,(i - j)"  # ALiBi's bias as the formulas write it
+
+
 # ------------------------------------------------------------------------------ backward
 
 
@@ -555,6 +573,7 @@ def backward(result: TransformerResult) -> TransformerGradients:
         per layer, from the last:  d(output) = dx_out;  dW_O^h = keep_h · mixed_hᵀ dx_out
             d mixed_h = keep_h · dx_out W_O^hᵀ;  dA_h = d mixed_h v_hᵀ;  dv_h = A_hᵀ d mixed_h
             dS_h = softmax_backward(A_h, dA_h) / √d_head;  dq_h = dS_h k_h;  dk_h = dS_hᵀ q_h
+            (the kernel's backward, :func:`attnviz.core.backward.kernel_backward`)
             (RoPE: dq, dk rotated back);  dW_Q^h = hᵀ dq_h ... ;  dx_in = dx_out + dh (via LN)
         dE[token] += dx_0 at each of its positions;  dP[:t] = Σ_batch dx_0 (learned positions)
 
@@ -621,17 +640,13 @@ def _layer_backward(params: Params, layer: int, r: LayerResult, d_x_out: Array,
                              ) * keep[:, None, None]  # (n_heads, d_head, d_model)
     d_mixed = (d_x_out[:, None] @ np.swapaxes(w["w_o"], -1, -2)
                ) * keep[None, :, None, None]  # (batch, n_heads, t, d_head)
-    # 2) through the weighted sum of the values
-    d_weights = d_mixed @ np.swapaxes(r.v, -1, -2)  # (batch, n_heads, t, t)
-    d_v = np.swapaxes(r.weights, -1, -2) @ d_mixed
-    # 3) through the softmax (0 where masked) and the scale
-    b, n, t, _ = r.weights.shape
-    d_scaled = softmax_backward(r.weights.reshape(b * n, t, t),
-                                d_weights.reshape(b * n, t, t)).reshape(b, n, t, t)
-    d_scores = d_scaled / np.sqrt(config.d_head)
-    # 4) through q·kᵀ (and RoPE: the inverse rotation)
-    d_q = d_scores @ r.k
-    d_k = np.swapaxes(d_scores, -1, -2) @ r.q
+    # 2) through the weighted sum of the values, 3) the softmax (0 where masked), every
+    # change of the scores (the scale, ALiBi's bias) and q·kᵀ: the core kernel's backward
+    t = r.weights.shape[-1]
+    d_weights, d_scaled, _, d_q, d_k, d_v = kernel_backward(
+        r.q, r.k, r.v, r.weights, r.scores, score_mods(config, t),
+        At.grid(config.n_heads, t, t), d_mixed)
+    # 4) through RoPE: the inverse rotation
     if config.positional == "rope":
         d_q, d_k = _rope(d_q, config.rope_base, -1.0), _rope(d_k, config.rope_base, -1.0)
     # 5) through the projections of the (normed) stream
@@ -695,6 +710,8 @@ class HeadView:
     rope : bool
         q and k were rotated by position (RoPE, split-half layout, base ``rope_base``).
     ablated : bool
+    alibi_slope : float or None
+        With ALiBi, the head's slope m_h: its scores got −m_h·(i − j) after the scale.
     """
 
     layer: int
@@ -713,6 +730,7 @@ class HeadView:
     scale: float
     rope: bool
     ablated: bool
+    alibi_slope: float | None = None
 
 
 def head_view(result: TransformerResult, layer: int, head: int, sequence: int = 0) -> HeadView:
@@ -729,7 +747,9 @@ def head_view(result: TransformerResult, layer: int, head: int, sequence: int = 
     return HeadView(layer, head, sequence, x, w["w_q"][head], w["w_k"][head], w["w_v"][head],
                     w["w_o"][head], r.q[sequence, head], r.k[sequence, head],
                     r.v[sequence, head], r.weights[sequence, head], output,
-                    1.0 / float(np.sqrt(config.d_head)), config.positional == "rope", not keep)
+                    1.0 / float(np.sqrt(config.d_head)), config.positional == "rope", not keep,
+                    float(alibi_slopes(config.n_heads)[head]) if config.positional == "alibi"
+                    else None)
 
 
 # ------------------------------------------------------------------------------ circuits

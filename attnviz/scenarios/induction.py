@@ -573,7 +573,11 @@ def train_steps(state: TrainingState, n_steps: int) -> TrainingState:
     end = min(settings.steps, step + int(n_steps))
     while step < end and not stopped:
         batch = make_batch(settings, np.random.default_rng([settings.seed, step + 1]))
-        result, grads = loss_and_gradients(params, batch.tokens, loss_mask=batch.loss_mask)
+        try:
+            result, grads = loss_and_gradients(params, batch.tokens, loss_mask=batch.loss_mask)
+        except ValueError as exc:  # the scores or the output overflow: the sentence says which
+            stopped = f"step {step + 1}: {exc}"
+            break
         if not np.isfinite(result.loss):
             stopped = f"step {step + 1}: the loss is no longer finite"
             break

@@ -10,6 +10,8 @@ attnviz but the parameters), so the two implementations agree only if both follo
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -91,7 +93,12 @@ def torch_loss(torch, params: Params, tokens, loss_mask, head_mask):
                    for w in ("w_q", "w_k", "w_v"))
         if config.positional == "rope":
             q, k = rope(q), rope(k)
-        s = (q @ k.transpose(-1, -2) / config.d_head ** 0.5).masked_fill(~causal, float("-inf"))
+        s = q @ k.transpose(-1, -2) / config.d_head ** 0.5
+        if config.positional == "alibi":  # − m_h·(i − j) after the scale
+            m = torch.tensor(paper_slopes(config.n_heads), dtype=torch.float64)
+            ij = torch.arange(t, dtype=torch.float64)
+            s = s - m[:, None, None] * (ij[:, None] - ij[None, :])
+        s = s.masked_fill(~causal, float("-inf"))
         out = torch.einsum("bhte,hed->bhtd", torch.softmax(s, -1) @ v, leaves[f"{layer}.w_o"])
         x = x + torch.einsum("bhtd,h->btd", out, keep[layer])
     if config.layer_norm:
@@ -103,12 +110,26 @@ def torch_loss(torch, params: Params, tokens, loss_mask, head_mask):
     return nll[m].mean(), leaves
 
 
+def paper_slopes(n: int) -> list[float]:
+    """ALiBi's slopes as the paper's reference code writes them (get_slopes): a geometric
+    sequence starting at 2^(−8/n) for a power of two, else the nearest lower power's slopes
+    followed by every other slope of twice that power."""
+    def power_of_2(n):
+        start = 2 ** (-2 ** -(math.log2(n) - 3))
+        return [start * start ** i for i in range(n)]
+
+    if math.log2(n).is_integer():
+        return power_of_2(n)
+    closest = 2 ** math.floor(math.log2(n))
+    return power_of_2(closest) + paper_slopes(2 * closest)[0::2][:n - closest]
+
+
+POSITIONS = ("learned", "sinusoidal", "rope", "alibi", "none")
 CASES = [(n_layers, layer_norm, positional, ablate)
          for n_layers in (1, 2, 3) for layer_norm in (False, True)
-         for positional in ("learned", "sinusoidal", "rope", "none")
+         for positional in POSITIONS
          for ablate in (False, True)
-         if (n_layers + ("learned", "sinusoidal", "rope", "none").index(positional)
-             + ablate) % 2 == 0 or n_layers == 2]
+         if (n_layers + POSITIONS.index(positional) + ablate) % 2 == 0 or n_layers == 2]
 
 
 @pytest.mark.parametrize(("n_layers", "layer_norm", "positional", "ablate"), CASES)
@@ -133,7 +154,7 @@ def test_every_configuration_is_covered_by_the_torch_cases():
     for n_layers in (1, 2, 3):
         rows = [c for c in CASES if c[0] == n_layers]
         assert {c[1] for c in rows} == {False, True}
-        assert {c[2] for c in rows} == {"learned", "sinusoidal", "rope", "none"}
+        assert {c[2] for c in rows} == set(POSITIONS)
         assert {c[3] for c in rows} == {False, True}
 
 
@@ -326,7 +347,7 @@ def test_copying_score_of_an_identity_and_a_negated_ov_circuit():
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"n_layers": 4}, "n_layers must be at most 3, got 4"),
     ({"n_heads": 0}, "n_heads must be a whole number >= 1"),
-    ({"positional": "alibi"}, "positional must be one of learned, sinusoidal, rope, none"),
+    ({"positional": "xpos"}, "positional must be one of learned, sinusoidal, rope, alibi, none"),
     ({"positional": "rope", "d_head": 3}, "d_head must be even"),
     ({"layer_norm": 1}, "layer_norm must be True or False"),
     ({"vocab_size": 1}, "vocab_size must be a whole number >= 2"),

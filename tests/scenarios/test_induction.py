@@ -288,6 +288,20 @@ def test_should_stop_ends_the_run_between_chunks_and_progress_is_reported():
     np.testing.assert_array_equal(finish_training(state).params["embed"], run.params["embed"])
 
 
+def test_scores_that_overflow_end_the_run_with_the_kernels_sentence():
+    """The model attends through the core's kernel, which refuses scores beyond the float range:
+    the run stops at that step with its sentence and keeps the last parameters, as for a
+    loss that is no longer finite."""
+    settings = dataclasses.replace(DEFAULTS, steps=20, batch=4)
+    state = start_training(settings)
+    huge = state.params.replace(dict(state.params) | {"0.w_q": state.params["0.w_q"] * 1e200,
+                                                      "0.w_k": state.params["0.w_k"] * 1e200})
+    state = dataclasses.replace(state, params=huge)
+    stopped = train_steps(state, 5)
+    assert stopped.step == 0 and stopped.stopped.startswith("step 1: the attention scores overflow")
+    assert stopped.params is huge
+
+
 def test_recorded_frames_and_memory_are_bounded():
     run = train_induction(dataclasses.replace(DEFAULTS, steps=60, batch=4))
     t = DEFAULTS.n_tokens
@@ -316,7 +330,7 @@ def test_recorded_frames_and_memory_are_bounded():
     ({"lr": float("nan")}, "the learning rate must be"),
     ({"min_segment": 9}, r"min_segment \(9\) must be at most max_segment \(8\)"),
     ({"n_tokens": 12}, r"two copies of the longest segment \(2 × 8\) must fit in n_tokens"),
-    ({"positional": "alibi"}, "positional must be one of learned, sinusoidal, rope, none"),
+    ({"positional": "xpos"}, "positional must be one of learned, sinusoidal, rope, alibi, none"),
     ({"positional": "rope", "d_head": 5}, "d_head must be even"),
     ({"fixed_place": "yes"}, "fixed_place must be True or False"),
 ])
