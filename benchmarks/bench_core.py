@@ -6,7 +6,7 @@ For t = 16, 256, 1024 tokens, d_model = 512 split into 8 heads (d_k = d_v = 64),
 float64, given q, k and v of shape (t, d_model):
 
 - matmuls: the two products alone, ``q_h k_hᵀ`` and ``weights_h v_h`` for all heads (batched);
-- trace: the core's computing path (``attnviz.core.attention._attend``, which every public
+- trace: the core's computing path (``attnviz.core.attention.attend_kernel``, which every public
   function calls): scores, scaled, masked, weights and output for all heads, each kept;
 - naive: a textbook numpy reference, one head at a time (``s = qkᵀ/√d_k``, stable softmax, ·v);
 - public MHA: ``multi_head_attention(x, None, w_q, w_k, w_v, w_o, n_heads=8)`` end to end,
@@ -100,7 +100,7 @@ def _torch_mha(d: dict, threads: int):
 
 def _functions(d: dict, threads: int) -> dict:
     """The measured callables, each on the same inputs."""
-    from attnviz.core.attention import _attend, multi_head_attention
+    from attnviz.core.attention import attend_kernel, multi_head_attention
     from attnviz.core.score_mods import At, chain
 
     d_k = D_MODEL // N_HEADS
@@ -115,7 +115,7 @@ def _functions(d: dict, threads: int) -> dict:
     mods, at = chain(scale, 1.0), At.grid(n, t, t)
 
     def trace():
-        return _attend(d["qh"], d["kh"], d["vh"], d["mask"], mods, at)
+        return attend_kernel(d["qh"], d["kh"], d["vh"], d["mask"], mods, at)
 
     def naive():
         outs, weights = [], []
@@ -321,7 +321,7 @@ def section(rows: list[dict], quick: bool, caching: list[dict] | None = None,
           f"`python benchmarks/bench_core.py{' --quick' if quick else ''}`\n\n"
           f"{c.md_table(headers, [cells(r) for r in rows])}\n\n"
           "*matmuls*: the two products alone for all heads; *full trace*: scores, scaled, "
-          "masked, weights and output for all heads — the core's `_attend`; *naive*: a "
+          "masked, weights and output for all heads — the core's `attend_kernel`; *naive*: a "
           "textbook loop over heads; *public MHA*: `multi_head_attention` from x, including "
           "validation and the projections x·W and concat·W_O (timed alone in the next column)"
           + ("; *torch MHA*: `torch.nn.MultiheadAttention(need_weights=True, "
