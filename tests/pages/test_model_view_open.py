@@ -1,10 +1,11 @@
 """Model view: "Open this head on every page" (issue 29 item 2) through AppTest.
 
-A tiny Llama (RoPE + GQA) and GPT-2 (biases) saved in a tmp dir with save_pretrained are typed
-as the folder and captured; the button makes the chosen head the current scenario through the
-app's one way of setting it (``state.set_scenario``): the scenario is the one
-``layer_scenario`` builds, its run gives the probabilities the page shows for that head, the
-page links to Step by step, Trace a cell, Gradients and Compare, and those pages run on it.
+A tiny Llama (RoPE + GQA) and GPT-2 (biases) saved with save_pretrained in a tmp models folder
+(ATTNVIZ_MODELS_DIR) are picked from the page's list and captured; the button makes the chosen
+head the current scenario through the app's one way of setting it (``state.set_scenario``): the
+scenario is the one ``layer_scenario`` builds, its run gives the probabilities the page shows
+for that head, the page links to Step by step, Trace a cell, Gradients and Compare, and those
+pages run on it.
 A captured file (or the example) says why its heads cannot be opened; a refusal leaves the
 scenario as it was. Skips only where torch/transformers are not installed; nothing is
 downloaded.
@@ -20,6 +21,7 @@ import numpy as np
 import pytest
 from apptest_helpers import open_page, switch_to
 
+from attnviz.io import models_dir as md
 from attnviz.scenarios.scenario import run_scenario
 from attnviz.teach.text import model_view as text
 from attnviz.ui import model_view as mv
@@ -35,13 +37,15 @@ def folders(tmp_path_factory) -> dict:
     pytest.importorskip("transformers")
     from hf_models import configs, save_model
 
-    return {name: save_model(*configs()[name], tmp_path_factory.mktemp(name), bias_std=0.1)
+    models = tmp_path_factory.mktemp("models")
+    return {name: save_model(*configs()[name], models / name, bias_std=0.1)
             for name in ("llama", "gpt2", "qwen3", "gemma2")}
 
 
 @pytest.fixture
-def at(monkeypatch):
+def at(monkeypatch, folders):
     monkeypatch.delenv(mv.NO_MODELS_ENV, raising=False)
+    monkeypatch.setenv(md.MODELS_DIR_ENV, str(folders["llama"].parent))
     return open_page("model_view")
 
 
@@ -49,10 +53,10 @@ def errors(at) -> list[str]:
     return [re.sub(r"\\(.)", r"\1", e.value) for e in at.error]
 
 
-def capture_from(at, path, text_a: str = TEXT):
+def capture_from(at, folder, text_a: str = TEXT):
     at.radio(key="model_view_source").set_value("directory")
     at.run()
-    at.text_input(key="model_view_path").set_value(str(path))
+    at.selectbox(key="model_view_model").set_value(folder.name)
     at.text_input(key="model_view_text").set_value(text_a)
     at.button(key="model_view_capture").click()
     return at.run()
@@ -147,8 +151,8 @@ def test_a_head_no_variant_computes_is_refused_and_the_scenario_stays(at, folder
     assert at.session_state[state.SCENARIO] is before and not at.success
 
 
-def test_a_folder_gone_since_the_capture_is_refused(at, folders, tmp_path):
-    copy = shutil.copytree(folders["llama"], tmp_path / "llama")
+def test_a_folder_gone_since_the_capture_is_refused(at, folders):
+    copy = shutil.copytree(folders["llama"], folders["llama"].parent / "llama_gone")
     at = capture_from(at, copy)
     before = at.session_state[state.SCENARIO]
     shutil.rmtree(copy)

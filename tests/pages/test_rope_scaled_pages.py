@@ -125,18 +125,19 @@ def test_a_yarn_head_opens_on_step_by_step(yarn):
 
 
 def test_a_yarn_head_opens_from_the_model_view_and_runs_on_every_page(tmp_path, monkeypatch):
-    """The user's path: a saved YaRN Llama typed as the folder, captured, "Open this head":
-    the scenario carries the model's frequencies and scaling and computes the probabilities
-    the page captured (float32: 1e-5); the pages that read RoPE run on it."""
+    """The user's path: a saved YaRN Llama picked from the models folder, captured, "Open this
+    head": the scenario carries the model's frequencies and scaling and computes the
+    probabilities the page captured (float32: 1e-5); the pages that read RoPE run on it."""
     from hf_models import parity_configs, save_model
 
     from attnviz.ui import model_view as mv
 
     monkeypatch.delenv(mv.NO_MODELS_ENV, raising=False)
-    folder = save_model(*parity_configs()["llama_yarn"], tmp_path / "yarn")
+    monkeypatch.setenv(mv.MODELS_DIR_ENV, str(tmp_path))
+    save_model(*parity_configs()["llama_yarn"], tmp_path / "yarn")
     at = open_page("model_view")
     at.radio(key="model_view_source").set_value("directory").run()
-    at.text_input(key="model_view_path").set_value(str(folder))
+    at.selectbox(key="model_view_model").set_value("yarn")
     at.text_input(key="model_view_text").set_value(TEXT)
     at.button(key="model_view_capture").click().run()
     at.selectbox(key="model_view_layer").set_value(1)
