@@ -9,6 +9,7 @@ process leaves the other serving (nginx sends its browsers to the survivor).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.cookiejar
 import sys
 import time
@@ -214,3 +215,46 @@ def test_a_student_uploads_a_scenario_through_the_proxy(served):
                                         scenario_io.to_json(uploaded).encode("utf-8"),
                                         served.url))
     assert student.errors == [] and student.lost == 0 and student.edits > 0, student
+
+
+# --- model loading on a class's LAN -----------------------------------------------------------
+
+@pytest.mark.parametrize("address, allow, off", [("0.0.0.0", False, True),
+                                                 ("192.168.1.5", False, True),
+                                                 ("0.0.0.0", True, False),
+                                                 ("127.0.0.1", False, False)])
+def test_the_class_processes_load_models_only_on_loopback_or_when_allowed(monkeypatch, address,
+                                                                          allow, off):
+    monkeypatch.delenv("ATTNVIZ_NO_MODELS", raising=False)
+    env, line = classroom.backend_env({"PATH": "/bin"}, "s", address=address,
+                                      allow_models=allow)
+    assert (env.get("ATTNVIZ_NO_MODELS") == "1") is off
+    assert env["STREAMLIT_SERVER_COOKIE_SECRET"] == "s"  # the rest as before
+    assert line.startswith("Model loading is OFF" if off else "Model loading is ON")
+    assert ("--allow-models" in line) is (address != "127.0.0.1")
+
+
+class _FakeProxy:
+    def poll(self):
+        return 0  # "stopped": main returns at once
+
+
+def test_the_class_command_passes_the_flag_and_prints_the_line(monkeypatch, capsys):
+    """main() without nginx: running_class is replaced by a recorder that announces as the
+    real one does."""
+    seen = {}
+
+    @contextlib.contextmanager
+    def recorder(processes, *, address, port, allow_models, announce):
+        seen.update(address=address, allow_models=allow_models)
+        announce("attnviz: " + classroom.backend_env({}, "s", address=address,
+                                                     allow_models=allow_models)[1])
+        yield classroom.ClassServer("http://127.0.0.1:1", (), (), _FakeProxy(), Path("."))
+
+    monkeypatch.setattr(classroom, "running_class", recorder)
+    assert classroom.main(["--processes", "1", "--address", "0.0.0.0"]) == 0
+    assert seen == {"address": "0.0.0.0", "allow_models": False}
+    assert "attnviz: Model loading is OFF" in capsys.readouterr().out
+    assert classroom.main(["--processes", "1", "--address", "0.0.0.0", "--allow-models"]) == 0
+    assert seen["allow_models"] is True
+    assert "attnviz: Model loading is ON for everyone" in capsys.readouterr().out
