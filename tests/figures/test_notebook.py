@@ -282,3 +282,30 @@ def test_import_attnviz_and_naming_show_load_no_plotly():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=ROOT)
     assert out.stdout.split() == ["False", "False"]
+
+
+# --- a real capture ---------------------------------------------------------------------------
+
+def test_a_capture_of_a_tiny_bloom_is_drawn_causal(tmp_path, monkeypatch):
+    """From a saved model to the notebook's grid: BLOOM (no is_causal flag on its attention)
+    is drawn causal, its upper triangle blank."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # before transformers: nothing is downloaded
+    transformers = pytest.importorskip("transformers")
+    pytest.importorskip("torch")
+    from hf_models import VOCAB, save_model
+
+    from attnviz.io.capture import capture as run_capture
+    from attnviz.io.capture import load_model
+
+    config = transformers.BloomConfig(hidden_size=16, n_layer=2, n_head=4,
+                                      vocab_size=len(VOCAB))
+    model, tokenizer = load_model(save_model(config, bert=False, pad=True, folder=tmp_path))
+    cap = run_capture(model, tokenizer, text="the cat sat on a mat")
+    view = attnviz.show(cap)
+    assert view.caption == view_text.SHOWING.format(
+        source=text.CAPTURE_SOURCE.format(model_type="bloom", sequence=0), layers=2, heads=4,
+        t=6, kind=view_text.CAUSAL)
+    z = tiles(view.figures[0].data[0].z, 2, 4, 6)
+    upper = ~np.tri(6, dtype=bool)
+    assert np.isnan(z[..., upper]).all()
+    np.testing.assert_allclose(z[..., ~upper], cap.attentions[0][..., ~upper], atol=1e-7)
