@@ -64,10 +64,11 @@ class Param:
         Shown beside the control.
     default : float, int, bool, str or tuple
         A tuple (empty: "not given") makes the setting a vector: a list of at most
-        :data:`MAX_VECTOR` positive finite numbers (a model's RoPE frequencies), stored as a
-        tuple of floats; its length is checked where the head width is known.
+        :data:`MAX_VECTOR` positive finite numbers (a model's RoPE frequencies), each at most
+        ``high`` when it is given, stored as a tuple of floats; its length is checked where the
+        head width is known.
     low, high : float, optional
-        Bounds of a number (inclusive).
+        Bounds of a number (inclusive); of a vector, ``high`` bounds every number.
     choices : tuple of str
         The allowed values of a text setting.
     overridden_by : str
@@ -113,7 +114,8 @@ class Param:
 
     def _check_vector(self, value: Any) -> tuple[float, ...]:
         """A vector setting's value as a tuple of floats, or a ValueError sentence: a list (or
-        tuple, or 1-D array) of at most MAX_VECTOR numbers, each finite and > 0."""
+        tuple, or 1-D array) of at most MAX_VECTOR numbers, each finite, > 0 and at most
+        ``high`` (when given). A message shows the number as it was given, not converted."""
         if isinstance(value, np.ndarray) and value.ndim == 1:
             value = value.tolist()
         if not isinstance(value, (list, tuple)):
@@ -125,11 +127,16 @@ class Param:
         for i, v in enumerate(value):
             if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)):
                 raise ValueError(f"{self.name}[{i}] must be a number, got {_shown(v)}")
-            if isinstance(v, int) and not isinstance(v, bool) and v.bit_length() > 64:
-                raise ValueError(f"{self.name}[{i}] must be a finite number, got {_shown(v)}")
-            if not math.isfinite(float(v)) or float(v) <= 0:
+            given = str(v) if isinstance(v, np.generic) else _shown(v)  # np.float64(nan): nan
+            # a whole number of any size compares exactly (float() of 10**400 raises)
+            number = v if isinstance(v, (int, np.integer)) else float(v)
+            if (isinstance(number, float) and not math.isfinite(number)) or number <= 0:
                 raise ValueError(f"{self.name}[{i}] must be a positive finite number, got "
-                                 f"{_shown(float(v))}")
+                                 f"{given}")
+            if self.high is not None and number > self.high:
+                raise ValueError(f"{self.name}[{i}] must be at most {self.high:g}, got {given}")
+            if isinstance(number, int) and number.bit_length() > 1000:  # float() overflows
+                raise ValueError(f"{self.name}[{i}] must be a finite number, got {given}")
         return tuple(float(v) for v in value)
 
     def _range(self) -> str:

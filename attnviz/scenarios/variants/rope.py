@@ -16,10 +16,11 @@ a real Gemma 2 model opens as this variant (:func:`attnviz.scenarios.from_model.
 
 A real model's scaled RoPE (linear, YaRN, Llama 3, LongRoPE: Hugging Face's ``rope_type``)
 turns pair i by position·θ_i with frequencies of its own: ``rope_inv_freq`` holds them (one per
-rotated pair, Hugging Face's ``rotary_emb.inv_freq``; empty, the default, = b^(−2i/d) from
-``rope_base``), and ``rope_attention_scaling`` a multiplies the rotated q and k (YaRN's and
-LongRoPE's ``attention_scaling``; q·k then scales by a²). A head of such a model opens with
-both (:func:`attnviz.scenarios.from_model.layer_scenario`); the backward pass undoes the same
+rotated pair, Hugging Face's ``rotary_emb.inv_freq``, each in (0, :data:`MAX_INV_FREQ`];
+empty, the default, = b^(−2i/d) from ``rope_base``), and ``rope_attention_scaling`` a
+multiplies the rotated q and k (YaRN's and LongRoPE's ``attention_scaling``; q·k then scales
+by a²). A head of such a model opens with both
+(:func:`attnviz.scenarios.from_model.layer_scenario`); the backward pass undoes the same
 rotation and scaling.
 
 The dashboard rotates the largest even number of dimensions within ``rotary_fraction`` of the
@@ -46,13 +47,17 @@ from attnviz.scenarios.variants.formulas import (
 )
 from attnviz.scenarios.variants.heads import attend, project_heads
 
+MAX_INV_FREQ = 1e3  # the largest frequency θ_i rope_inv_freq may give
 PARAMS = (
     Param("rope_base", "RoPE base", 10000.0, low=1.0, high=1e6, overridden_by="rope_inv_freq"),
     Param("rope_layout", "Pair layout", "split_half", choices=LAYOUTS),
     Param("rope_fraction", "Rotated fraction of each head", 1.0, low=0.0, high=1.0),
     Param("rope_offset", "Position offset", 0, low=0, high=4096),
     Param("rope_softcap", "Soft-cap c (0 = none)", 0.0, low=0.0, high=1000.0),
-    Param("rope_inv_freq", "θ_i from the model", ()),
+    # θ_i: a real model's lie in (0, 1] (θ_0 = b^0 = 1; scaled RoPE only lowers them); up to
+    # MAX_INV_FREQ leaves room for experiments and keeps position·θ_i (positions up to 4096 +
+    # 256) far from overflow (1e308 would make every angle inf and q, k NaN)
+    Param("rope_inv_freq", "θ_i from the model", (), high=MAX_INV_FREQ),
     Param("rope_attention_scaling", "Attention scaling a", 1.0, low=0.01, high=100.0),
 )
 
