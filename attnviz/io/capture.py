@@ -24,6 +24,10 @@ from __future__ import annotations
 import io
 import json
 import os
+import stat
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,7 +35,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from attnviz.io import attention_io
+from attnviz.io import attention_io, model_size
 from attnviz.scenarios import limits
 
 Array = NDArray[np.float64]
@@ -39,7 +43,7 @@ Array = NDArray[np.float64]
 MAX_CAPTURE_TOKENS = limits.MAX_UPLOAD_T  # tokens of one sequence: what the dashboard shows
 MAX_BATCH = 64  # sequences in one capture call
 MAX_CAPTURE_VALUES = 2**25  # batch·layers·heads·t·t kept as float64 (256 MB)
-MAX_MODEL_BYTES = 2 * 1024**3  # parameters of a model load_model accepts (2 GiB)
+MAX_MODEL_BYTES = 2 * 1024**3  # parameters and buffers of a model load_model accepts (2 GiB)
 MAX_CONFIG_BYTES = 1024 * 1024  # a model folder's config.json
 CAPTURE_FORMAT = 1  # version of the saved file's layout (the ``attnviz_capture`` array)
 METADATA_KEYS = ("attnviz_capture", "config", "model_type", "is_causal", "sequence", "layers",
@@ -109,21 +113,32 @@ def _require() -> None:
 # Loading a saved model, offline
 # ---------------------------------------------------------------------------------------------
 
-def load_model(path: str | os.PathLike, max_bytes: int = MAX_MODEL_BYTES):
+def load_model(path: str | os.PathLike, max_bytes: int = MAX_MODEL_BYTES, *,
+               root: str | os.PathLike | None = None):
     """Load a ``save_pretrained`` folder (model and tokenizer) offline, with eager attention.
 
     Nothing is fetched from the Hub (``local_files_only=True``) and no code from the folder is
-    run (``trust_remote_code`` stays off). The model's size is estimated from its config, on
-    torch's meta device, before any weight is read.
+    run (``trust_remote_code`` stays off). Before anything is built (:func:`check_model`):
+    every file transformers may read from the folder is a regular file (no pipe, device or
+    socket; inside ``root`` when given), tokenizer files are at most MAX_TOKENIZER_BYTES, every
+    size the config states is checked by arithmetic (:mod:`attnviz.io.model_size`), then the
+    parameters and buffers are counted on torch's meta device. The load holds its bytes in the
+    process-wide budget (:func:`loading_budget`) while it runs; a server that keeps the model
+    for a while uses :func:`loaded_model`, which holds them until its block ends.
 
     Parameters
     ----------
     path : str or PathLike
         The folder written by ``model.save_pretrained(path)`` and
-        ``tokenizer.save_pretrained(path)``.
+        ``tokenizer.save_pretrained(path)`` (relative to ``root`` when root is given).
     max_bytes : int
-        The most bytes of parameters accepted; the machine's available memory, halved, bounds
-        it too.
+        The most bytes of parameters and buffers accepted; the machine's available memory,
+        halved, bounds it too.
+    root : str or PathLike, optional
+        A folder nothing may be read outside of: the folder and every file it holds must
+        resolve inside it (a Hugging Face cache's snapshot files link into the cache's
+        ``blobs``, inside the cache). A folder outside it is refused with the same sentence
+        whether it exists or not.
 
     Returns
     -------
@@ -135,86 +150,384 @@ def load_model(path: str | os.PathLike, max_bytes: int = MAX_MODEL_BYTES):
     Raises
     ------
     ValueError
-        The folder does not exist, is not a model (no config.json, no weights), has no
-        tokenizer, holds an architecture transformers does not know (or a config it cannot
-        build), or a model larger than the limit.
+        Each in a sentence: the folder does not exist, lies outside root, is not a model (no
+        config.json, no weights), has no tokenizer, holds a file that is not a regular file, a
+        tokenizer file over its cap, an architecture transformers does not know, a size field
+        that is not a whole number in its range, a config transformers cannot build, damaged
+        weights, or a model larger than the limit. :class:`LoadsBusy` (a ValueError) when the
+        loads already in flight hold the budget.
     """
-    _require()
-    import torch
-    from transformers import CONFIG_MAPPING, AutoConfig, AutoModel, AutoTokenizer
+    plan = _plan(path, max_bytes, root)
+    with loading_budget(plan.n_bytes):
+        return _build(plan)
 
-    folder = _model_folder(path)
-    model_type = _declared_model_type(folder)
+
+@contextmanager
+def loaded_model(path: str | os.PathLike, max_bytes: int = MAX_MODEL_BYTES, *,
+                 root: str | os.PathLike | None = None) -> Iterator[tuple[Any, Any]]:
+    """:func:`load_model` as a context manager: ``with loaded_model(path) as (model,
+    tokenizer): ...``. The model's bytes stay reserved in the process-wide budget until the
+    block ends, so concurrent loads count it while it is in use; keep no reference to the model
+    after the block. Parameters and refusals as :func:`load_model`."""
+    plan = _plan(path, max_bytes, root)
+    with loading_budget(plan.n_bytes):
+        yield _build(plan)
+
+
+def check_model(path: str | os.PathLike, max_bytes: int = MAX_MODEL_BYTES, *,
+                root: str | os.PathLike | None = None) -> int:
+    """Everything :func:`load_model` checks before it reads a weight or a tokenizer file, in
+    milliseconds; returns the bytes the model's parameters and buffers take in float32.
+    Parameters and refusals as :func:`load_model` (the budget aside)."""
+    return _plan(path, max_bytes, root).n_bytes
+
+
+# ---------------------------------------------------------------------------------------------
+# One budget for the loads in flight
+# ---------------------------------------------------------------------------------------------
+
+LOADS_BUDGET_BYTES = MAX_MODEL_BYTES  # the loads in flight in one process, together
+_budget_lock = threading.Lock()
+_in_flight = 0  # bytes reserved by the loads in flight
+
+
+class LoadsBusy(ValueError):
+    """The loads in flight hold the process-wide budget: try again in a moment."""
+
+
+def bytes_in_flight() -> int:
+    """Bytes reserved now by the loads in flight in this process."""
+    with _budget_lock:
+        return _in_flight
+
+
+@contextmanager
+def loading_budget(n_bytes: int) -> Iterator[None]:
+    """Reserve ``n_bytes`` of the process-wide budget while the block runs.
+
+    Every user of a server shares one process: each load judged alone (max_bytes, half the free
+    memory) lets a few at once take the memory of all. A load alone is always admitted (its own
+    limit judged it); loads at the same time must fit in :data:`LOADS_BUDGET_BYTES` together.
+    The reservation is made before the load starts and given back when the block ends, however
+    it ends. A refusal, not a queue: the page answers at once.
+
+    Raises
+    ------
+    LoadsBusy
+        Saying how much the loads in flight hold and to try again in a moment.
+    """
+    global _in_flight
+    n_bytes = max(0, int(n_bytes))
+    with _budget_lock:
+        held = _in_flight
+        if held > 0 and held + n_bytes > LOADS_BUDGET_BYTES:
+            raise LoadsBusy(f"other model loads on this server hold {_gib(held)} GiB of the "
+                            f"{_gib(LOADS_BUDGET_BYTES)} GiB that loads may take at once, and "
+                            f"this model needs {_gib(n_bytes)} GiB; try again in a moment")
+        _in_flight += n_bytes
+    try:
+        yield
+    finally:
+        with _budget_lock:
+            _in_flight -= n_bytes
+
+
+def _gib(n_bytes: int) -> str:
+    return f"{n_bytes / 1024**3:.2f}"
+
+
+# ---------------------------------------------------------------------------------------------
+# What a load reads, checked before it reads it
+# ---------------------------------------------------------------------------------------------
+
+MAX_TOKENIZER_BYTES = 32 * 1024**2  # one tokenizer file (Llama 3's tokenizer.json: ~9 MB)
+MAX_INDEX_BYTES = 8 * 1024**2  # a sharded checkpoint's index
+MAX_FOLDER_ENTRIES = 1000  # a model folder holds a few dozen files
+MAX_PATH_CHARS = 4096  # a path longer than Linux's PATH_MAX names nothing
+MAX_SHOWN_CHARS = 80  # of a path quoted in a message
+CHAT_TEMPLATE_DIR = "additional_chat_templates"  # the subfolder AutoTokenizer reads *.jinja from
+TOKENIZER_READS = TOKENIZER_FILES + ("merges.txt", "special_tokens_map.json",
+                                     "added_tokens.json", "chat_template.jinja",
+                                     "chat_template.json", "tekken.json")
+READ_NAMES = ("config.json",) + WEIGHT_FILES + TOKENIZER_READS
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """A folder that passed every check, ready to load."""
+
+    folder: str  # as transformers gets it
+    shown: str  # as messages name it
+    config: Any  # transformers.PretrainedConfig
+    n_bytes: int  # float32 parameters and buffers
+
+
+def _plan(path, max_bytes: int, root) -> _Plan:
+    """Every check before a weight or tokenizer file is read: the folder and its files, the
+    config as plain JSON, its sizes by arithmetic, then counted on the meta device."""
+    _require()
+    from transformers import CONFIG_MAPPING
+
+    folder, shown, base = _model_folder(path, root)
+    _model_files(folder, shown, base)
+    raw = _read_config(folder, shown)
+    model_type = _declared_model_type(raw, shown)
     if model_type not in CONFIG_MAPPING:
-        raise ValueError(f"the config.json of {folder} names model_type {model_type[:60]!r}, an "
+        raise ValueError(f"the config.json of {shown} names model_type {model_type[:60]!r}, an "
                          "architecture this version of transformers does not know (attnviz "
                          "never runs code from a model folder)")
-    try:
-        config = AutoConfig.from_pretrained(folder, local_files_only=True,
-                                            trust_remote_code=False)
-        n_bytes = model_bytes(config)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise ValueError(f"the config.json of {folder} does not describe a model transformers "
-                         f"can build ({_first_line(exc)})") from None
     limit = min(int(max_bytes), _available_memory() // 2)
+    _check_sizes(raw, shown, limit)
+    try:
+        config = CONFIG_MAPPING[_config_type(raw)].from_dict(raw, name_or_path=folder)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"the config.json of {shown} does not describe a model transformers "
+                         f"can build ({_first_line(exc)})") from None
+    _check_sizes(config.to_dict(), shown, limit)  # again, with transformers' defaults filled in
+    try:
+        n_bytes = model_bytes(config)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError,
+            RuntimeError) as exc:
+        raise ValueError(f"the config.json of {shown} does not describe a model transformers "
+                         f"can build ({_first_line(exc)})") from None
     if n_bytes > limit:
-        raise ValueError(f"the model in {folder} needs about {n_bytes / 1024**3:.2f} GiB for "
-                         f"its parameters in float32; at most {limit / 1024**3:.2f} GiB are "
+        raise ValueError(f"the model in {shown} needs about {_gib(n_bytes)} GiB for its "
+                         f"parameters in float32 and its buffers; at most {_gib(limit)} GiB are "
                          "allowed (max_bytes, and half the memory this machine has free)")
+    return _Plan(folder=folder, shown=shown, config=config, n_bytes=n_bytes)
+
+
+def _build(plan: _Plan):
+    """The tokenizer and the model of a checked folder, float32, eager, evaluation mode."""
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
     try:
-        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True,
+        tokenizer = AutoTokenizer.from_pretrained(plan.folder, config=plan.config,
+                                                  local_files_only=True,
                                                   trust_remote_code=False)
-    except (OSError, ValueError, TypeError) as exc:
-        raise ValueError(f"the tokenizer in {folder} cannot be loaded ({_first_line(exc)})") \
-            from None
+    except Exception as exc:
+        # a planted tokenizer file raises whatever its parser raises: each is a bad tokenizer
+        raise ValueError(f"the tokenizer in {plan.shown} cannot be loaded "
+                         f"({_first_line(exc)})") from None
     try:
-        model = AutoModel.from_pretrained(folder, config=config, local_files_only=True,
+        model = AutoModel.from_pretrained(plan.folder, config=plan.config, local_files_only=True,
                                           trust_remote_code=False, attn_implementation="eager",
                                           dtype=torch.float32)
     except Exception as exc:
         # a damaged weights file raises whatever its reader raises (safetensors' own
         # SafetensorError, torch's UnpicklingError, OSError, ...): each is damaged weights
-        raise ValueError(f"the weights in {folder} cannot be loaded ({_first_line(exc)})") \
-            from None
+        raise ValueError(f"the weights in {plan.shown} cannot be loaded "
+                         f"({_first_line(exc)})") from None
     model.train(False)  # evaluation mode: no dropout (nn.Module.eval)
     return model, tokenizer
 
 
-def _model_folder(path) -> str:
-    """The folder as a string, refused unless it holds a config, weights and a tokenizer."""
-    folder = Path(path).expanduser()
-    if not folder.is_dir():
-        raise ValueError(f"{str(folder)!r} is not a folder; give the folder written by "
+def _shown(text: str) -> str:
+    """A path quoted for a message: at most MAX_SHOWN_CHARS, its middle cut."""
+    if len(text) > MAX_SHOWN_CHARS:
+        half = (MAX_SHOWN_CHARS - 1) // 2
+        text = f"{text[:half]}…{text[-half:]}"
+    return repr(text)
+
+
+def _path_text(path, what: str) -> str:
+    """A path given as str, bytes or PathLike as text, refused in a sentence when it cannot
+    name a file (not a path, a NUL character, longer than any path)."""
+    try:
+        text = os.fsdecode(os.fspath(path))
+    except (TypeError, ValueError, UnicodeError):
+        raise ValueError(f"{what} must be a path, got {type(path).__name__}") from None
+    if "\x00" in text:
+        raise ValueError(f"{what} {_shown(text)} holds a NUL character; no path does")
+    if len(text) > MAX_PATH_CHARS:
+        raise ValueError(f"{what} is {len(text):,} characters long; a path has at most "
+                         f"{MAX_PATH_CHARS:,}")
+    return text
+
+
+def _realpath(path: str) -> str:
+    try:
+        return os.path.realpath(path)
+    except (OSError, ValueError):
+        return ""  # inside nothing
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _model_folder(path, root=None) -> tuple[str, str, str | None]:
+    """The folder (``~`` expanded; joined to root when given), how messages name it, and the
+    root resolved; refused unless it is a folder, inside root when root is given."""
+    text = _path_text(path, "the model folder")
+    shown = _shown(text)
+    folder = os.path.expanduser(text)  # unlike Path.expanduser, never raises (~nosuchuser)
+    base = None
+    if root is not None:
+        base = _realpath(os.path.expanduser(_path_text(root, "the models folder")))
+        folder = os.path.join(base, folder)
+        if not base or not _inside(_realpath(folder), base):
+            # the same sentence whether the path exists or not: nothing is told about it
+            raise ValueError(f"{shown} is not a folder of the models folder; only model "
+                             "folders inside it are opened")
+    try:
+        is_folder = stat.S_ISDIR(os.stat(folder).st_mode)
+    except (OSError, ValueError):
+        is_folder = False
+    if not is_folder:
+        raise ValueError(f"{shown} is not a folder; give the folder written by "
                          "model.save_pretrained(path)")
-    names = {p.name for p in folder.iterdir()}
-    if "config.json" not in names:
-        raise ValueError(f"{str(folder)!r} is not a model folder: it has no config.json "
+    return folder, shown, base
+
+
+def _model_files(folder: str, shown: str, root: str | None) -> dict[str, int]:
+    """Name -> size of the files of the folder (and of its chat-template subfolder), refused
+    unless every one is a regular file inside root, the config, weights and a tokenizer are
+    there, the tokenizer files are within their cap and a sharded checkpoint's index names
+    only files of the folder."""
+    sizes = _regular_files(folder, shown, root)
+    templates = os.path.join(folder, CHAT_TEMPLATE_DIR)
+    if os.path.isdir(templates):
+        sizes |= {f"{CHAT_TEMPLATE_DIR}/{name}": size
+                  for name, size in _regular_files(templates, shown, root).items()}
+    if "config.json" not in sizes:
+        raise ValueError(f"{shown} is not a model folder: it has no config.json "
                          "(write one with model.save_pretrained(path))")
-    if not names.intersection(WEIGHT_FILES):
-        raise ValueError(f"{str(folder)!r} has a config.json but no weights (expected one of "
+    if not sizes.keys() & set(WEIGHT_FILES):
+        raise ValueError(f"{shown} has a config.json but no weights (expected one of "
                          f"{', '.join(WEIGHT_FILES)})")
-    if not names.intersection(TOKENIZER_FILES):
-        raise ValueError(f"{str(folder)!r} has no tokenizer (expected one of "
+    if not sizes.keys() & set(TOKENIZER_FILES):
+        raise ValueError(f"{shown} has no tokenizer (expected one of "
                          f"{', '.join(TOKENIZER_FILES)}); save it there with "
                          "tokenizer.save_pretrained(path)")
-    return str(folder)
+    for name, size in sizes.items():
+        if _is_tokenizer_file(name) and size > MAX_TOKENIZER_BYTES:
+            raise ValueError(f"the tokenizer file {_shown(name)} in {shown} is {size:,} bytes; "
+                             f"at most {MAX_TOKENIZER_BYTES:,} are read (Llama 3's "
+                             "tokenizer.json is about 9 MB)")
+    for index in (n for n in WEIGHT_FILES if n.endswith(".index.json") and n in sizes):
+        _check_index(folder, shown, index, sizes)
+    return sizes
 
 
-def _declared_model_type(folder: str) -> str:
-    """The ``model_type`` written in a folder's config.json, read as plain JSON."""
-    path = os.path.join(folder, "config.json")
-    if os.path.getsize(path) > MAX_CONFIG_BYTES:
-        raise ValueError(f"the config.json of {folder} is {os.path.getsize(path):,} bytes; at "
-                         f"most {MAX_CONFIG_BYTES:,} are read")
+def _regular_files(folder: str, shown: str, root: str | None) -> dict[str, int]:
+    """Name -> size of each file of one folder, links followed; subfolders skipped and links
+    to nothing skipped (transformers sees no file there either)."""
+    found = {}
     try:
-        with open(path, encoding="utf-8") as fp:
-            config = json.load(fp)
-    except (OSError, ValueError, RecursionError):
-        raise ValueError(f"the config.json of {folder} is not valid JSON") from None
+        with os.scandir(folder) as entries:
+            for count, entry in enumerate(entries):
+                if count >= MAX_FOLDER_ENTRIES:
+                    raise ValueError(f"{shown} holds more than {MAX_FOLDER_ENTRIES:,} entries; "
+                                     "a model folder holds a few dozen files")
+                try:
+                    info = os.stat(entry.path)  # stat opens nothing: a FIFO cannot block it
+                except (OSError, ValueError):
+                    continue
+                if stat.S_ISDIR(info.st_mode) and entry.name not in READ_NAMES:
+                    continue
+                if not stat.S_ISREG(info.st_mode):
+                    raise ValueError(f"{_shown(entry.name)} in {shown} is not a regular file "
+                                     "(a folder, pipe, device or socket); attnviz opens only "
+                                     "regular files")
+                if root is not None and not _inside(_realpath(entry.path), root):
+                    raise ValueError(f"{_shown(entry.name)} in {shown} leads outside the "
+                                     "models folder; every file of a model must lie inside it")
+                found[entry.name] = info.st_size
+    except OSError as exc:
+        raise ValueError(f"{shown} cannot be read ({exc.strerror or 'no access'})") from None
+    return found
+
+
+def _is_tokenizer_file(name: str) -> bool:
+    return (name in TOKENIZER_READS or name.startswith(("tokenizer", CHAT_TEMPLATE_DIR))
+            or name.endswith((".tiktoken", ".jinja")))
+
+
+def _check_index(folder: str, shown: str, index: str, sizes: dict[str, int]) -> None:
+    """A sharded checkpoint's index names only files of the folder itself."""
+    data = _read_json(os.path.join(folder, index), f"the {index} of {shown}", MAX_INDEX_BYTES)
+    weight_map = data.get("weight_map") if isinstance(data, dict) else None
+    if not isinstance(weight_map, dict):
+        raise ValueError(f"the {index} of {shown} has no weight_map; write the weights with "
+                         "model.save_pretrained(path)")
+    for shard in set(map(str, weight_map.values())):
+        if "/" in shard or os.sep in shard or shard not in sizes:
+            raise ValueError(f"the {index} of {shown} names the weights file {_shown(shard)}, "
+                             "which is not a file of that folder")
+
+
+def _read_regular(path: str, cap: int) -> tuple[bytes | None, int]:
+    """(bytes, size) of a regular file, bytes None when it holds more than ``cap``. Opened
+    without blocking and checked on the open descriptor, so a pipe or device put in its place
+    after the listing is refused, never waited on."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(f"{path} is not a regular file")
+        if info.st_size > cap:
+            return None, info.st_size
+        chunks, left = [], cap + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+        return (None if len(data) > cap else data), len(data)
+    finally:
+        os.close(fd)
+
+
+def _read_json(path: str, what: str, cap: int):
+    """A JSON file read whole, at most ``cap`` bytes, refused in sentences."""
+    try:
+        data, size = _read_regular(path, cap)
+    except OSError:
+        raise ValueError(f"{what} cannot be read as a regular file") from None
+    if data is None:
+        raise ValueError(f"{what} is {size:,} bytes; at most {cap:,} are read")
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+        raise ValueError(f"{what} is not valid JSON") from None
+
+
+def _read_config(folder: str, shown: str) -> dict:
+    """A folder's config.json as plain JSON (MAX_CONFIG_BYTES at most)."""
+    return _read_json(os.path.join(folder, "config.json"), f"the config.json of {shown}",
+                      MAX_CONFIG_BYTES)
+
+
+def _declared_model_type(config, shown: str) -> str:
+    """The ``model_type`` a config.json (read as plain JSON) names."""
     if not isinstance(config, dict) or not isinstance(config.get("model_type"), str):
-        raise ValueError(f"the config.json of {folder} names no model_type (write it with "
+        raise ValueError(f"the config.json of {shown} names no model_type (write it with "
                          "model.save_pretrained(path))")
     return config["model_type"]
+
+
+def _config_type(raw: dict) -> str:
+    """The config class's model_type, as AutoConfig picks it (a "mistral" config with
+    layer_types is a Ministral one)."""
+    if raw["model_type"] == "mistral" and "layer_types" in raw:
+        return "ministral"
+    return raw["model_type"]
+
+
+def _check_sizes(config: dict, shown: str, limit: int) -> None:
+    """Every size field sane, and the arithmetic lower bound within the limit."""
+    model_size.check_fields(config)
+    estimate = model_size.estimate_bytes(config)
+    if estimate.n_bytes > limit:
+        raise ValueError(f"the model in {shown} needs at least {_gib(estimate.n_bytes)} GiB for "
+                         f"its parameters in float32 and its buffers ({estimate.largest}: "
+                         f"{_gib(estimate.largest_bytes)} GiB), counted from the sizes its "
+                         f"config.json states; at most {_gib(limit)} GiB are allowed "
+                         "(max_bytes, and half the memory this machine has free)")
 
 
 def _first_line(exc: BaseException) -> str:
@@ -223,8 +536,9 @@ def _first_line(exc: BaseException) -> str:
 
 
 def model_bytes(config) -> int:
-    """Bytes of a model's parameters in float32 (as :func:`load_model` loads it), counted on
-    torch's meta device: no memory taken, no weight read.
+    """Bytes of a model's parameters in float32 (as :func:`load_model` loads it) and of its
+    buffers (causal masks, rotary frequencies, ...), counted on torch's meta device: no memory
+    taken, no weight read.
 
     Parameters
     ----------
@@ -233,14 +547,23 @@ def model_bytes(config) -> int:
     Returns
     -------
     int
-        4 bytes per parameter of ``AutoModel.from_config(config)``.
+        4 bytes per parameter of ``AutoModel.from_config(config)``, plus each buffer's bytes.
+
+    Raises
+    ------
+    ValueError
+        A size field of the config that is not a whole number in its range
+        (:func:`attnviz.io.model_size.check_fields`), checked first: building a model of a
+        million layers would take most of an hour even on the meta device.
     """
     import torch
     from transformers import AutoModel
 
+    model_size.check_fields(config.to_dict())
     with torch.device("meta"):
         empty = AutoModel.from_config(config)
-    return 4 * int(sum(p.numel() for p in empty.parameters()))
+    return (4 * int(sum(p.numel() for p in empty.parameters()))
+            + int(sum(b.numel() * b.element_size() for b in empty.buffers())))
 
 
 def _available_memory() -> int:

@@ -27,11 +27,12 @@ tokenizers = pytest.importorskip("tokenizers")
 
 from hf_models import VOCAB, configs, make_tokenizer  # noqa: E402 - the shared builders
 
-from attnviz.io import attention_io  # noqa: E402
+from attnviz.io import attention_io, model_size  # noqa: E402
 from attnviz.io.capture import (  # noqa: E402
     MAX_CAPTURE_TOKENS,
     Capture,
     capture,
+    check_model,
     load_model,
     model_bytes,
     save_capture,
@@ -312,14 +313,21 @@ def test_load_model_refuses_a_model_too_large_before_reading_weights(saved, tmp_
     (tmp_path / "model.safetensors").write_bytes(b"")  # never read: refused from the config
     for p in saved["llama"].glob("tokenizer*"):
         (tmp_path / p.name).write_bytes(p.read_bytes())
-    with pytest.raises(ValueError, match=r"needs about 25\d\.\d\d GiB for its parameters in "
-                                         r"float32; at most 2\.00 GiB are allowed"):
+    # the arithmetic's lower bound (ungated feed-forward, no norms) refuses before any build
+    with pytest.raises(ValueError, match=r"needs at least 18\d\.\d\d GiB for its parameters "
+                                         r"in float32 and its buffers \(80 layers of width "
+                                         r"8,192: .*at most 2\.00 GiB are allowed"):
         load_model(tmp_path)
+    # between the lower bound and the exact count: the meta device's count refuses
+    exact = check_model(saved["llama"])
+    config = json.loads((saved["llama"] / "config.json").read_text())
+    assert model_size.estimate_bytes(config).n_bytes < exact - 1
     with pytest.raises(ValueError, match=r"needs about 0\.00 GiB .* at most 0\.00 GiB"):
-        load_model(saved["llama"], max_bytes=1000)
-    config = transformers.AutoConfig.from_pretrained(saved["llama"])
-    n_params = sum(p.numel() for p in load_model(saved["llama"])[0].parameters())
-    assert model_bytes(config) == 4 * n_params  # float32
+        load_model(saved["llama"], max_bytes=exact - 1)
+    model = load_model(saved["llama"], max_bytes=exact)[0]
+    buffers = sum(b.numel() * b.element_size() for b in model.buffers())
+    assert buffers > 0  # the rotary frequencies
+    assert exact == model_bytes(model.config) == 4 * model.num_parameters() + buffers
 
 
 def test_capture_refuses_text_longer_than_the_limits(loaded):
