@@ -4,8 +4,8 @@ import streamlit as st
 
 from attnviz.scenarios import limits
 from attnviz.teach.text import model_view as text
+from attnviz.ui import circuits_view, presenter, state
 from attnviz.ui import model_view as mv
-from attnviz.ui import presenter, state
 
 state.init_state()
 st.header(text.TITLE)
@@ -54,3 +54,4 @@ data = mv.current(source)
 if source != "example" and mv.DATA_KEY in st.session_state:
     st.caption(text.MEMORY.format(bytes=f"{data.nbytes:,}"))
 mv.show(data)
+circuits_view.show(data)

@@ -83,6 +83,12 @@ def repeated_tokens(rng: np.random.Generator, vocab: ArrayLike, length: int, *,
     return np.concatenate([np.broadcast_to(prefix, (batch, prefix.size)), body], axis=1)
 
 
+def token_ids(tokens) -> NDArray[np.int64]:
+    """Token strings as ids (equal strings, equal ids): the scores of a captured text whose
+    ids were not kept."""
+    return np.unique(np.asarray(tokens, dtype=str), return_inverse=True)[1].astype(np.int64)
+
+
 # ------------------------------------------------------------------------------ the keys
 
 
@@ -312,7 +318,8 @@ def score_heads(weights: ArrayLike, tokens: ArrayLike, *, copying: ArrayLike | N
     weights : array_like of shape (n_layers, n_heads, t, t) or (batch, n_layers, n_heads, t, t)
         The attention on the probe's sequences.
     tokens : array_like of int, shape (t,) or (batch, t)
-        Their token ids (at least one token repeats in every sequence).
+        Their token ids. The induction and duplicate-token scores count the sequences in
+        which a token repeats, and are NaN (no head named) when none does.
     copying : array_like of shape (n_layers, n_heads), optional
         The heads' copying scores, read from the model's weights.
     threshold : float
@@ -341,7 +348,10 @@ def score_heads(weights: ArrayLike, tokens: ArrayLike, *, copying: ArrayLike | N
                              f"{copying.shape}")
 
     def mean(per_sequence) -> Array:
-        return np.mean([per_sequence(w[b], ids[b]) for b in range(len(w))], axis=0)
+        """The mean over the sequences in which a token repeats; NaN when none does."""
+        found = [per_sequence(w[b], ids[b]) for b in range(len(w))
+                 if len(np.unique(ids[b])) < ids.shape[1]]
+        return np.mean(found, axis=0) if found else np.full(layers_heads, np.nan)
 
     return HeadScores(
         previous_token=previous_token_score(w).mean(axis=0),
