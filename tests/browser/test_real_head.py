@@ -4,9 +4,10 @@ by step and Trace a cell, and one of its weights edited by typing.
 
 A small random Llama (tests/hf_models.py ``parity_configs``: 2 layers, 4 heads on 2 key/value
 heads, RoPE, weights large enough for peaked attention) is saved with save_pretrained beside
-its tokenizer in a tmp folder; the app runs with HF_HUB_OFFLINE=1 (its own server: the
-session's ``app_server`` is started without it). The expected probabilities come from the
-model itself, run in this process (``attnviz.io.capture.capture``: eager attention, float32).
+its tokenizer in a tmp models folder; the app runs with that folder as ATTNVIZ_MODELS_DIR and
+HF_HUB_OFFLINE=1 (its own server: the session's ``app_server`` is started without them). The
+expected probabilities come from the model itself, run in this process
+(``attnviz.io.capture.capture``: eager attention, float32).
 
 Screenshots (tests/artifacts/screenshots/):
 - real_head_model_view.png — the folder's model view after "Open layer 1, head 3 on every
@@ -75,7 +76,7 @@ def model(tmp_path_factory) -> dict:
     from attnviz.io.capture import capture, load_model
     from attnviz.io.hf_layers import layer_inputs
 
-    folder = save_model(*parity_configs()["llama"], tmp_path_factory.mktemp("real_head"))
+    folder = save_model(*parity_configs()["llama"], tmp_path_factory.mktemp("models") / "llama")
     net, tokenizer = load_model(folder)
     cap = capture(net, tokenizer, text=SENTENCE)
     li = layer_inputs(net, tokenizer, SENTENCE, LAYER)
@@ -85,10 +86,12 @@ def model(tmp_path_factory) -> dict:
 
 
 @pytest.fixture(scope="module")
-def offline_server(serve_app) -> Iterator[str]:
-    """``streamlit run app.py`` with HF_HUB_OFFLINE=1 (and models allowed) on a free loopback
-    port."""
-    with serve_app({"HF_HUB_OFFLINE": "1", "ATTNVIZ_NO_MODELS": None}, SERVER_LOG) as base:
+def offline_server(serve_app, model: dict) -> Iterator[str]:
+    """``streamlit run app.py`` with HF_HUB_OFFLINE=1, models allowed and the model's folder in
+    the models folder, on a free loopback port."""
+    env = {"HF_HUB_OFFLINE": "1", "ATTNVIZ_NO_MODELS": None,
+           "ATTNVIZ_MODELS_DIR": str(model["folder"].parent)}
+    with serve_app(env, SERVER_LOG) as base:
         yield base
 
 
@@ -136,20 +139,20 @@ def test_a_newcomer_opens_a_real_head_and_edits_it(offline_server: str, page: Pa
     expected = np.asarray(model["weights"], dtype=float)  # (t, t), the model's own
     t = expected.shape[0]
     assert t == 8 and model["tokens"][QUERY] == "and" and model["tokens"][KEY] == "mat"
-    # 1) Model view: the folder and a sentence, captured
+    # 1) Model view: the model of the models folder (the list's only one) and a sentence
     with expect_rerun(page):
         page.goto(f"{offline_server}/model_view")
     wait_for_app_run(page)
     with expect_rerun(page):
         page.get_by_text(text.SOURCES["directory"], exact=True).click()
-    _type_into(page, text.DIRECTORY_LABEL, str(model["folder"]))
+    assert page.locator(".st-key-model_view_model input").input_value() == "llama"
     _type_into(page, text.TEXT_LABEL, SENTENCE)
     with expect_rerun(page):
         page.get_by_role("button", name=text.CAPTURE_BUTTON).click()
     wait_for_plots(page, 5, timeout=TIMEOUT)
     assert_no_exception(page)
     assert not page.get_by_test_id("stAlertContentError").count()
-    shown = text.SHOWING.format(source=text.DIRECTORY_NAME.format(path=model["folder"]),
+    shown = text.SHOWING.format(source=text.DIRECTORY_NAME.format(name="llama"),
                                 layers=2, heads=4, t=t, kind=text.CAUSAL)
     assert page.get_by_text(shown, exact=True).count() == 1
     # 2) layer 1, head 3, opened on every page
