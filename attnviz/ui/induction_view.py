@@ -32,7 +32,6 @@ from attnviz.scenarios.induction import (
     INDUCTION_THRESHOLD,
     MAX_LR,
     MAX_STEPS,
-    PREVIOUS_TOKEN_THRESHOLD,
     InductionRun,
     InductionSettings,
     finish_training,
@@ -122,15 +121,15 @@ def head_name(layer: int, head: int) -> str:
 
 
 def role_of(run: InductionRun, layer: int, head: int) -> str:
-    """"previous", "induction" or "" for a head, from the last frame's scores (a role counts
-    only at or above its threshold)."""
-    roles = run.roles
-    if (layer, head) == roles.induction and roles.induction_score >= INDUCTION_THRESHOLD:
-        return "induction"
-    if (layer, head) == roles.previous_token and \
-            roles.previous_token_score >= PREVIOUS_TOKEN_THRESHOLD:
-        return "previous"
-    return ""
+    """"previous", "induction" or "" for a head, from the last frame's scores: every head at
+    or above its threshold has its role (:meth:`HeadRoles.role`), not only the top one."""
+    return run.roles.role(layer, head)
+
+
+def named_heads(heads, scores) -> str:
+    """"L1 H1 (0.93), L1 H0 (0.88)": named heads with their scores, highest first."""
+    return ", ".join(text.NAMED_HEAD.format(head=head_name(*h), score=f"{scores[h]:.2f}")
+                     for h in heads)
 
 
 # ------------------------------------------------------------------------------ training
@@ -261,12 +260,16 @@ def formation(run: InductionRun) -> None:
     fit_screen(fig)
     show_figure(fig, key="induction_fig_grid", frames=frames, grow=False)
     roles = run.roles
-    words = dict(previous=head_name(*roles.previous_token),
-                 previous_score=f"{roles.previous_token_score:.2f}",
-                 induction=head_name(*roles.induction),
-                 induction_score=f"{roles.induction_score:.2f}")
-    (st.success if roles.formed else st.info)(
-        (text.FORMED if roles.formed else text.NOT_FORMED).format(**words))
+    if roles.formed:
+        st.success(text.FORMED.format(
+            previous=named_heads(roles.previous_tokens, run.previous_token[-1]),
+            induction=named_heads(roles.inductions, run.prefix_matching[-1]),
+            threshold=f"{INDUCTION_THRESHOLD:g}"))
+    else:
+        st.info(text.NOT_FORMED.format(previous=head_name(*roles.previous_token),
+                                       previous_score=f"{roles.previous_token_score:.2f}",
+                                       induction=head_name(*roles.induction),
+                                       induction_score=f"{roles.induction_score:.2f}"))
     phase = run.phase_change
     st.caption(text.PHASE.format(step=phase.step, before=f"{phase.before:.2f}",
                                  after=f"{phase.after:.2f}") if phase else text.NO_PHASE)

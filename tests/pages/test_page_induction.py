@@ -78,8 +78,8 @@ def test_it_opens_on_the_shipped_model_with_every_chart_and_the_replay():
     assert any(text.FORMED.split(":")[0] in s and "L0 H1" in s and "L1 H1" in s
                for s in messages(at.success))
     titles = [a["text"] for a in grid["layout"]["annotations"]]
-    assert titles == ["<b>L0 H0</b>", "<b>L0 H1 · previous-token</b>", "<b>L1 H0</b>",
-                      "<b>L1 H1 · induction</b>"]
+    assert titles == ["<b>L0 H0 · previous-token</b>", "<b>L0 H1 · previous-token</b>",
+                      "<b>L1 H0 · induction</b>", "<b>L1 H1 · induction</b>"]  # all above 0.5
     scores = spec_by_key(at, "induction_fig_scores")
     assert len(scores["data"]) == 3 * 4  # three scores × four heads
     np.testing.assert_allclose(decode(scores["data"][4 + 3]["y"]),

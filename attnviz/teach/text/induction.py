@@ -10,7 +10,8 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "SHIPPED_SOURCE": ("steps", "seed"),
     "RUN_SOURCE": ("steps", "seconds", "mb"),
     "HEAD_NAME": ("layer", "head"),
-    "FORMED": ("previous", "previous_score", "induction", "induction_score"),
+    "FORMED": ("previous", "induction", "threshold"),
+    "NAMED_HEAD": ("head", "score"),
     "NOT_FORMED": ("previous_score", "previous", "induction_score", "induction"),
     "PHASE": ("step", "before", "after"),
     "PROGRESS": ("step", "steps", "loss"),
@@ -57,10 +58,13 @@ BACK_TO_SHIPPED = "Back to the shipped model"
 HEAD_NAME = "L{layer} H{head}"
 ROLE_NAMES = {"previous": "previous-token head", "induction": "induction head", "": "head"}
 GRID_ROLES = {"previous": "previous-token", "induction": "induction"}  # a grid title: one line
-# {previous}, {induction}: head names; {previous_score}, {induction_score}: their scores
-FORMED = ("The circuit formed: the previous-token head is {previous} (previous-token score "
-          "{previous_score}) and the induction head is {induction} (prefix-matching score "
-          "{induction_score}) — named by their scores, not by their place.")
+# {previous}, {induction}: the named heads (NAMED_HEAD), highest score first; {threshold}: the
+# score a head is named at
+FORMED = ("The circuit formed. Previous-token heads: {previous}. Induction heads: {induction} "
+          "(prefix-matching score). Every head scoring {threshold} or more is named, by its "
+          "scores, not by its place.")
+# {head}: a head's name; {score}: its score
+NAMED_HEAD = "{head} ({score})"
 # {previous}, {induction}: head names; {previous_score}, {induction_score}: their scores
 NOT_FORMED = ("No induction circuit: the best previous-token score is {previous_score} "
               "({previous}) and the best prefix-matching score {induction_score} "
