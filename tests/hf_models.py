@@ -204,6 +204,22 @@ class Float64Lift:
             if type(module).__name__ == "Qwen3Attention":
                 self._patch(module.q_norm, _rms_norm64)
                 self._patch(module.k_norm, _rms_norm64)
+            kind = type(module).__name__
+            if kind == "GPTNeoSelfAttention":
+                self._patch_attr(module, "_attn", types.MethodType(_gpt_neo_attn64, module))
+            if kind == "GPTJRotaryEmbedding":
+                self._patch_attr(module, "embed_positions", _gptj_table64(module))
+            if kind == "ModernBertRotaryEmbedding":
+                if self.freqs:
+                    self._modernbert_freqs(module)
+                self._patch(module, _modernbert_rotary64)
+        if type(self.model).__module__.startswith("transformers.models.gptj."):
+            from transformers.models.gptj import modeling_gptj
+            self._patch_attr(modeling_gptj, "eager_attention_forward", _gptj_eager64)
+        if type(self.model).__module__.startswith("transformers.models.modernbert."):
+            from transformers.models.modernbert import modeling_modernbert
+            self._patch_attr(modeling_modernbert, "apply_rotary_pos_emb",
+                             _modernbert_apply_rotary64)
         return self
 
     def __exit__(self, *exc):
@@ -213,6 +229,22 @@ class Float64Lift:
     def _patch(self, module, forward) -> None:
         module.forward = types.MethodType(forward, module)
         self.undo.append(lambda: delattr(module, "forward"))
+
+    def _patch_attr(self, owner, name: str, value) -> None:
+        saved = getattr(owner, name)
+        setattr(owner, name, value)
+        self.undo.append(lambda: setattr(owner, name, saved))
+
+    def _modernbert_freqs(self, module) -> None:
+        import numpy as np
+        import torch
+
+        for kind in module.layer_types:
+            name = f"{kind}_inv_freq"
+            d = 2 * getattr(module, name).numel()
+            base = self.model.config.rope_parameters[kind]["rope_theta"]
+            self._patch_attr(module, name, torch.tensor(base ** (-np.arange(0, d, 2) / d),
+                                                        dtype=torch.float64))
 
     def _float64_freqs(self, module) -> None:
         import numpy as np
@@ -243,3 +275,204 @@ def _rms_norm64(module, hidden_states):
 
     variance = hidden_states.pow(2).mean(-1, keepdim=True)
     return module.weight * (hidden_states * torch.rsqrt(variance + module.variance_epsilon))
+
+
+def more_parity_configs() -> dict:
+    """name -> (config, BERT-style tokenizer, has a pad token) for the parity tests of the
+    architectures whose heads open with the dashboard's variants, each with the feature that
+    sets it apart switched on where it shows (weights drawn with std PARITY_INIT, as in
+    :func:`parity_configs`):
+
+    * encoders like BERT: RoBERTa, XLM-RoBERTa, ELECTRA (an embedding projection), DistilBERT
+      (q_lin ... out_lin), ALBERT (three layers sharing one attention module), ModernBERT
+      (fused Wqkv, RoPE with a base per layer type, a local layer whose symmetric window,
+      |i − j| <= 2, is shorter than the text);
+    * GPT-Neo (no 1/√d_k; a local layer of window 3), GPT-J (interleaved RoPE on 4 of 8
+      dimensions), GPT-NeoX (query_key_value fused per head, RoPE on half of each head,
+      biases), OPT (biases, q scaled before the product);
+    * Falcon in its three fused layouts: the new decoder architecture (groups, RoPE, GQA),
+      multi-query (RoPE) and ALiBi per head (8 heads of width 4: head 6's slope on the
+      scaled scores, bf16(2^-7)/√4, is 2^-8);
+    * BLOOM (fused per head, ALiBi; 8 heads: head 7's slope is 2^-8);
+    * the Llama family: Mixtral (window 3, experts), Gemma (multi-query), Phi (partial
+      rotary, biases, dense), Phi-3 (fused qkv_proj, window 3), StableLM (partial rotary,
+      q/k/v biases), StarCoder2 (window 3, biases).
+    """
+    from transformers import (
+        AlbertConfig,
+        BloomConfig,
+        DistilBertConfig,
+        ElectraConfig,
+        FalconConfig,
+        GemmaConfig,
+        GPTJConfig,
+        GPTNeoConfig,
+        GPTNeoXConfig,
+        MixtralConfig,
+        ModernBertConfig,
+        OPTConfig,
+        Phi3Config,
+        PhiConfig,
+        RobertaConfig,
+        StableLmConfig,
+        Starcoder2Config,
+        XLMRobertaConfig,
+    )
+
+    small = SMALL | {"initializer_range": PARITY_INIT}
+    ids = dict(pad_token_id=0, bos_token_id=2, eos_token_id=3)
+    wide = small | {"hidden_size": 32, "intermediate_size": 64}  # heads of width 8
+    partial = {"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.5}
+    falcon = dict(hidden_size=16, num_hidden_layers=2, num_attention_heads=4,
+                  vocab_size=len(VOCAB), initializer_range=PARITY_INIT, bias=True,
+                  max_position_embeddings=64, **ids)
+    return {
+        "roberta": (RobertaConfig(**small, pad_token_id=0), True, True),
+        "xlm_roberta": (XLMRobertaConfig(**small, pad_token_id=0), True, True),
+        "electra": (ElectraConfig(**small, embedding_size=8), True, True),
+        "distilbert": (DistilBertConfig(dim=16, n_layers=2, n_heads=4, hidden_dim=32,
+                                        vocab_size=len(VOCAB), max_position_embeddings=64,
+                                        initializer_range=PARITY_INIT, pad_token_id=0),
+                       True, True),
+        "albert": (AlbertConfig(**small | {"num_hidden_layers": 3}, embedding_size=8,
+                                num_hidden_groups=1, inner_group_num=1, pad_token_id=0),
+                   True, True),
+        "modernbert": (ModernBertConfig(**small | {"num_hidden_layers": 3}, local_attention=4,
+                                        layer_types=["full_attention", "sliding_attention",
+                                                     "full_attention"],
+                                        rope_parameters={
+                                            "full_attention": {"rope_type": "default",
+                                                               "rope_theta": 160000.0},
+                                            "sliding_attention": {"rope_type": "default",
+                                                                  "rope_theta": 10000.0}},
+                                        attention_bias=True, cls_token_id=2, sep_token_id=3,
+                                        **ids),
+                       True, True),
+        "gpt_neo": (GPTNeoConfig(hidden_size=16, num_layers=2, num_heads=4,
+                                 attention_types=[[["local", "global"], 1]], window_size=3,
+                                 vocab_size=len(VOCAB), max_position_embeddings=64,
+                                 initializer_range=PARITY_INIT, intermediate_size=32, **ids),
+                    False, True),
+        "gptj": (GPTJConfig(n_embd=32, n_layer=2, n_head=4, rotary_dim=4, n_positions=64,
+                            vocab_size=len(VOCAB), initializer_range=PARITY_INIT, **ids),
+                 False, True),
+        "gpt_neox": (GPTNeoXConfig(**wide, rope_parameters=partial, attention_bias=True, **ids),
+                     False, True),
+        "opt": (OPTConfig(hidden_size=16, num_hidden_layers=2, num_attention_heads=4, ffn_dim=32,
+                          word_embed_proj_dim=16, max_position_embeddings=64,
+                          vocab_size=len(VOCAB), init_std=PARITY_INIT, **ids), False, True),
+        "falcon_new": (FalconConfig(**falcon, new_decoder_architecture=True, num_kv_heads=2),
+                       False, True),
+        "falcon_mqa": (FalconConfig(**falcon, new_decoder_architecture=False, multi_query=True,
+                                    parallel_attn=True), False, True),
+        "falcon_alibi": (FalconConfig(**falcon | {"hidden_size": 32, "num_attention_heads": 8},
+                                      new_decoder_architecture=False, multi_query=False,
+                                      parallel_attn=False, alibi=True), False, True),
+        "bloom": (BloomConfig(hidden_size=32, n_layer=2, n_head=8, vocab_size=len(VOCAB),
+                              initializer_range=PARITY_INIT, **ids), False, True),
+        "mixtral": (MixtralConfig(**small, num_key_value_heads=2, sliding_window=3,
+                                  num_local_experts=2, num_experts_per_tok=1, **ids),
+                    False, True),
+        "gemma": (GemmaConfig(**small, num_key_value_heads=1, head_dim=4, **ids), False, True),
+        "phi": (PhiConfig(**small, rope_parameters=partial, **ids), False, True),
+        "phi3": (Phi3Config(**small, num_key_value_heads=2, sliding_window=3, **ids),
+                 False, True),
+        "stablelm": (StableLmConfig(**small, num_key_value_heads=2, use_qkv_bias=True,
+                                    rope_parameters=partial, **ids), False, True),
+        "starcoder2": (Starcoder2Config(**small, num_key_value_heads=2, sliding_window=3,
+                                        use_bias=True, **ids), False, True),
+    }
+
+
+def refused_configs() -> dict:
+    """name -> (config, BERT-style tokenizer, has a pad token): architectures whose heads no
+    variant of the dashboard computes exactly (QK-norm with RoPE, relative position biases,
+    disentangled attention, encoder–decoders, a LayerNorm of q and k)."""
+    from transformers import (
+        BartConfig,
+        DebertaV2Config,
+        Gemma3TextConfig,
+        MPNetConfig,
+        Olmo2Config,
+        PhiConfig,
+        StableLmConfig,
+        T5Config,
+    )
+
+    ids = dict(pad_token_id=0, bos_token_id=2, eos_token_id=3)
+    return {
+        "gemma3": (Gemma3TextConfig(**SMALL, num_key_value_heads=2, head_dim=4, **ids),
+                   False, True),
+        "olmo2": (Olmo2Config(**SMALL, num_key_value_heads=2, **ids), False, True),
+        "mpnet": (MPNetConfig(**SMALL, **ids), True, True),
+        "deberta_v2": (DebertaV2Config(**SMALL, pad_token_id=0), True, True),
+        "t5": (T5Config(vocab_size=len(VOCAB), d_model=16, d_kv=4, d_ff=32, num_layers=2,
+                        num_heads=4, pad_token_id=0, eos_token_id=3, decoder_start_token_id=0),
+               False, True),
+        "bart": (BartConfig(vocab_size=len(VOCAB), d_model=16, encoder_layers=2,
+                            decoder_layers=2, encoder_attention_heads=4,
+                            decoder_attention_heads=4, encoder_ffn_dim=32, decoder_ffn_dim=32,
+                            max_position_embeddings=64, **ids), False, True),
+        "phi_qk_layernorm": (PhiConfig(**SMALL, qk_layernorm=True, **ids), False, True),
+        "stablelm_qk_layernorm": (StableLmConfig(**SMALL, num_key_value_heads=2,
+                                                 qk_layernorm=True, **ids), False, True),
+    }
+
+
+def _gpt_neo_attn64(module, query, key, value, attention_mask=None):
+    """GPTNeoSelfAttention._attn without its cast of q and k to float32."""
+    import torch
+
+    weights = torch.matmul(query, key.transpose(-1, -2))
+    t_q, t_k = query.size(-2), key.size(-2)
+    causal = module.bias[:, :, t_k - t_q:t_k, :t_k]
+    weights = torch.where(causal, weights, torch.tensor(torch.finfo(weights.dtype).min,
+                                                        dtype=weights.dtype))
+    if attention_mask is not None:
+        weights = weights + attention_mask
+    weights = torch.nn.functional.softmax(weights, dim=-1).to(value.dtype)
+    return torch.matmul(weights, value), weights
+
+
+def _gptj_table64(module):
+    """GPT-J's sin/cos table (create_sinusoidal_positions) computed in float64."""
+    import torch
+
+    dim = module.pos_embd_dim
+    inv_freq = 1.0 / (10000 ** (torch.arange(0, dim, 2, dtype=torch.float64) / dim))
+    angles = torch.arange(module.max_positions, dtype=torch.float64)[:, None] * inv_freq
+    return torch.cat((torch.sin(angles), torch.cos(angles)), dim=1)
+
+
+def _gptj_eager64(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):
+    """GPT-J's eager attention without its cast of q and k to float32."""
+    import torch
+
+    weights = torch.matmul(query, key.transpose(2, 3)) * scaling
+    if attention_mask is not None:
+        weights = weights + attention_mask
+    weights = torch.nn.functional.softmax(weights, dim=-1).to(value.dtype)
+    return torch.matmul(weights, value).transpose(1, 2).contiguous(), weights
+
+
+def _modernbert_rotary64(module, x, position_ids, layer_type):
+    """ModernBertRotaryEmbedding.forward with float64 in place of float32."""
+    import torch
+
+    inv_freq = getattr(module, f"{layer_type}_inv_freq").double()
+    scaling = getattr(module, f"{layer_type}_attention_scaling")
+    freqs = position_ids[..., None].double() * inv_freq
+    emb = torch.cat((freqs, freqs), dim=-1)
+    return (emb.cos() * scaling).to(dtype=x.dtype), (emb.sin() * scaling).to(dtype=x.dtype)
+
+
+def _modernbert_apply_rotary64(q, k, cos, sin, unsqueeze_dim=1):
+    """ModernBERT's apply_rotary_pos_emb without its cast of q and k to float32."""
+    import torch
+
+    def half(x):
+        x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
+        return torch.cat((-x2, x1), dim=-1)
+
+    cos, sin = cos.unsqueeze(unsqueeze_dim), sin.unsqueeze(unsqueeze_dim)
+    return q * cos + half(q) * sin, k * cos + half(k) * sin

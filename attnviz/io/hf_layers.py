@@ -5,29 +5,49 @@ layer, everything its attention computes from: the hidden states entering the at
 block (after the layer's input norm, caught by a forward pre-hook on the attention module),
 the projection weights and biases in attnviz's row-vector convention (``q = x @ w_q + b_q``),
 the heads (n_heads, n_kv_heads, head_dim), the scale, the rotary embedding (its ``inv_freq``
-and ``attention_scaling``, split-half layout), the sliding window, the soft-cap, QK-norm,
-causality and the padding — and, beside them, the model's own probabilities and the attention
+and ``attention_scaling``, its pair layout), the sliding window, the soft-cap, QK-norm, sinks,
+ALiBi, causality and the padding — and, beside them, the model's own probabilities and the attention
 block's output (before the residual) to compare with. :func:`recompute` computes the layer
 again with attnviz's core only, in float64.
 
-Each architecture's conventions, in one table (:data:`ARCHITECTURES`):
+Each architecture's conventions, in one table (:data:`ARCHITECTURES`, one small function per
+architecture naming where its projections, positions and masks live):
 
 * weights: ``nn.Linear`` stores (out, in), transposed here; GPT-2's ``Conv1D`` is already
-  (in, out), and its fused ``c_attn`` is split into w_q, w_k, w_v; BERT's ``query``, ``key``,
-  ``value`` and ``attention.output.dense``;
+  (in, out), and its fused ``c_attn`` is split into w_q, w_k, w_v; BERT's (RoBERTa's,
+  XLM-RoBERTa's, ELECTRA's) ``query``, ``key``, ``value`` and ``attention.output.dense``;
+  DistilBERT's ``q_lin`` ... ``out_lin``; OPT's and GPT-Neo's ``out_proj``, Phi's ``dense``;
+* fused projections, cut into q, k and v by their columns: per head, (n_heads, 3, head_dim)
+  (GPT-NeoX, BLOOM, Falcon's classic layout); stacked, [q | k | v] (Phi-3's ``qkv_proj``,
+  ModernBERT's ``Wqkv``, multi-query Falcon); in key/value groups, each group's queries then
+  its key and value (Falcon's new decoder architecture);
+* shared layers: ALBERT's layers of a group run one attention module, so layer l is that
+  module's call number l within its group in the forward pass;
 * grouped-query attention: query head h reads key/value head h // (n_heads / n_kv_heads)
   (``repeat_kv``, i.e. repeat_interleave);
-* RoPE: ``rotate_half``, i.e. the split-half layout, with the model's ``inv_freq`` (any
-  ``rope_type``) and ``attention_scaling``, positions 0..t−1 of the padded batch;
+* RoPE with the model's ``inv_freq`` (any ``rope_type``) and ``attention_scaling``, positions
+  0..t−1 of the padded batch, on the first 2·len(inv_freq) dimensions of each head (partial
+  rotary: GPT-NeoX, Phi, StableLM); pairs split in halves (``rotate_half``) or interleaved
+  (GPT-J's ``rotate_every_two``, base 10000, on ``rotary_dim``); ModernBERT's base per layer
+  type;
+* ALiBi: BLOOM adds m_h times the key's position to the scaled scores; Falcon's ALiBi models
+  add bf16(m_h)/√head_dim times it (:attr:`LayerInputs.alibi` holds the slope on the scaled
+  scores either way); BLOOM is causal though its attention module does not say so;
 * the scale: 1/sqrt(head_dim), or ``query_pre_attn_scalar``^−½ (Gemma 2), or GPT-2's
-  ``scale_attn_weights`` / ``scale_attn_by_inverse_layer_idx``;
+  ``scale_attn_weights`` / ``scale_attn_by_inverse_layer_idx``, or none (GPT-Neo);
 * the sliding window: Hugging Face's ``sliding_window=W`` (W keys, itself included:
-  :func:`attnviz.core.masks.sliding_window_mask`), on every layer (Mistral) or on the layers
-  whose ``layer_types`` entry is ``"sliding_attention"`` (Gemma 2, Qwen 2, Qwen 3);
+  :func:`attnviz.core.masks.sliding_window_mask`), on every layer (Mistral, Mixtral,
+  StarCoder2, Phi-3), on GPT-Neo's local layers (``window_size``) or on the layers whose
+  ``layer_types`` entry is ``"sliding_attention"`` (Gemma 2, Qwen 2, Qwen 3); bidirectional,
+  |i − j| <= ``sliding_window`` = local_attention / 2, on ModernBERT's local layers;
 * soft-capping: ``attn_logit_softcapping`` (Gemma 2), c·tanh(s / c) after the scale;
 * QK-norm: RMSNorm of each head's q and k before RoPE (Qwen 3);
 * attention sinks: one learned logit per head joins each row's softmax and is dropped
   (gpt-oss, :func:`attnviz.core.sinks.attend_heads_with_sinks`).
+
+Architectures whose attention none of these express are refused in one sentence each
+(:data:`REFUSED`: Gemma 3, OLMo 2, MPNet, DeBERTa, T5, BART; and Phi or StableLM with
+``qk_layernorm``).
 
 torch and transformers (``pip install 'attnviz[models]'``) are imported inside the functions
 that need them: importing this module loads numpy only.
@@ -65,7 +85,38 @@ def _conv1d(module) -> tuple[Array, Array | None]:
     return _np(module.weight).copy(), _np_or_none(module.bias)
 
 
+def _split_columns(w: Array, b: Array | None, blocks) -> tuple[list[Array], list[Array | None]]:
+    """A fused projection's (in, out) weight and bias cut into blocks of output columns.
+
+    ``blocks`` lists, for each of q, k, v, the column indices of its heads in the fused output,
+    in head order."""
+    ws = [w[:, idx] for idx in blocks]
+    bs = [None if b is None else b[idx] for idx in blocks]
+    return ws, bs
+
+
+def _per_head_fused(n: int, d: int) -> list[np.ndarray]:
+    """Columns of q, k, v in a projection fused per head, (n, 3, d): each head's q, k, v
+    side by side (GPT-NeoX, BLOOM, Falcon's classic layout)."""
+    cols = np.arange(3 * n * d).reshape(n, 3, d)
+    return [cols[:, i].reshape(-1) for i in range(3)]
+
+
+def _stacked_fused(sizes) -> list[np.ndarray]:
+    """Columns of q, k, v in a projection fused as [q | k | v] (Phi-3, ModernBERT, MQA Falcon)."""
+    edges = np.cumsum([0, *sizes])
+    return [np.arange(edges[i], edges[i + 1]) for i in range(3)]
+
+
+def _grouped_fused(n: int, n_kv: int, d: int) -> list[np.ndarray]:
+    """Columns of q, k, v in Falcon's new decoder architecture, (n_kv, n / n_kv + 2, d): each
+    key/value group's queries, then its key, then its value."""
+    cols = np.arange((n + 2 * n_kv) * d).reshape(n_kv, n // n_kv + 2, d)
+    return [cols[:, :-2].reshape(-1), cols[:, -2].reshape(-1), cols[:, -1].reshape(-1)]
+
+
 def _bert(base, layer: int) -> dict[str, Any]:
+    """BERT and the encoders built like it (RoBERTa, XLM-RoBERTa, ELECTRA)."""
     block = base.encoder.layer[layer].attention
     att = block.self
     (w_q, b_q), (w_k, b_k), (w_v, b_v) = (_linear(m) for m in (att.query, att.key, att.value))
@@ -75,6 +126,36 @@ def _bert(base, layer: int) -> dict[str, Any]:
                 b=(b_q, b_k, b_v, b_o), n_heads=n, n_kv_heads=n,
                 head_dim=att.attention_head_size,
                 scale=float(att.attention_head_size) ** -0.5, window=None)
+
+
+def _distilbert(base, layer: int) -> dict[str, Any]:
+    att = base.transformer.layer[layer].attention
+    (w_q, b_q), (w_k, b_k), (w_v, b_v), (w_o, b_o) = (
+        _linear(m) for m in (att.q_lin, att.k_lin, att.v_lin, att.out_lin))
+    d = att.attention_head_size
+    return dict(attention=att, output=att.out_lin, w=(w_q, w_k, w_v, w_o),
+                b=(b_q, b_k, b_v, b_o), n_heads=att.n_heads, n_kv_heads=att.n_heads,
+                head_dim=d, scale=float(d) ** -0.5, window=None)
+
+
+def _albert(base, layer: int) -> dict[str, Any]:
+    """ALBERT shares one attention module between the layers of a group: layer ``layer`` is
+    that module's call number ``call`` of the forward pass."""
+    config = base.config
+    if config.inner_group_num != 1:
+        raise ValueError(f"this albert model runs {config.inner_group_num} layers inside each "
+                         f"shared group (inner_group_num); attnviz reads ALBERT layers with one "
+                         f"layer per group, as every released ALBERT has")
+    per_group = config.num_hidden_layers / config.num_hidden_groups
+    group = int(layer / per_group)
+    call = sum(int(i / per_group) == group for i in range(layer))
+    att = base.encoder.albert_layer_groups[group].albert_layers[0].attention
+    (w_q, b_q), (w_k, b_k), (w_v, b_v), (w_o, b_o) = (
+        _linear(m) for m in (att.query, att.key, att.value, att.dense))
+    n, d = att.num_attention_heads, att.attention_head_size
+    return dict(attention=att, output=att.dense, call=call, w=(w_q, w_k, w_v, w_o),
+                b=(b_q, b_k, b_v, b_o), n_heads=n, n_kv_heads=n, head_dim=d,
+                scale=float(d) ** -0.5, window=None)
 
 
 def _gpt2(base, layer: int) -> dict[str, Any]:
@@ -93,24 +174,165 @@ def _gpt2(base, layer: int) -> dict[str, Any]:
                 scale=scale, window=None)
 
 
+def _gpt_neo(base, layer: int) -> dict[str, Any]:
+    """GPT-Neo: no 1/√d_k (its scores are q·k), and its local layers see the last
+    ``window_size`` keys (the query's own included)."""
+    att = base.h[layer].attn.attention
+    (w_q, b_q), (w_k, b_k), (w_v, b_v), (w_o, b_o) = (
+        _linear(m) for m in (att.q_proj, att.k_proj, att.v_proj, att.out_proj))
+    local = att.attention_type == "local"
+    return dict(attention=att, output=att.out_proj, w=(w_q, w_k, w_v, w_o),
+                b=(b_q, b_k, b_v, b_o), n_heads=att.num_heads, n_kv_heads=att.num_heads,
+                head_dim=att.head_dim, scale=1.0,
+                window=int(base.config.window_size) if local else None)
+
+
+def _gptj(base, layer: int) -> dict[str, Any]:
+    """GPT-J: RoPE on the first ``rotary_dim`` dimensions of each head, pairs interleaved
+    (``rotate_every_two``), base 10000, from a sin/cos table built once."""
+    att = base.h[layer].attn
+    (w_q, b_q), (w_k, b_k), (w_v, b_v), (w_o, b_o) = (
+        _linear(m) for m in (att.q_proj, att.k_proj, att.v_proj, att.out_proj))
+    d = att.head_dim
+    d_rot = int(att.rotary_dim or d)
+    base_theta = 10000.0  # GPT-J's create_sinusoidal_positions
+    inv_freq = base_theta ** (-np.arange(0, d_rot, 2) / d_rot)
+    rope = Rope(inv_freq, 1.0, layout="interleaved", base=base_theta)
+    n = att.num_attention_heads
+    return dict(attention=att, output=att.out_proj, w=(w_q, w_k, w_v, w_o),
+                b=(b_q, b_k, b_v, b_o), n_heads=n, n_kv_heads=n, head_dim=d,
+                scale=float(att.scaling), window=None, rope=lambda: rope)
+
+
+def _gpt_neox(base, layer: int) -> dict[str, Any]:
+    """GPT-NeoX (Pythia): ``query_key_value`` fused per head, partial rotary (split half)."""
+    att = base.layers[layer].attention
+    config = base.config
+    n, d = config.num_attention_heads, att.head_size
+    w, b = _linear(att.query_key_value)
+    (w_q, w_k, w_v), (b_q, b_k, b_v) = _split_columns(w, b, _per_head_fused(n, d))
+    w_o, b_o = _linear(att.dense)
+    return dict(attention=att, output=att.dense, w=(w_q, w_k, w_v, w_o),
+                b=(b_q, b_k, b_v, b_o), n_heads=n, n_kv_heads=n, head_dim=d,
+                scale=float(att.scaling), window=None, rotary=base.rotary_emb)
+
+
+def _opt(base, layer: int) -> dict[str, Any]:
+    """OPT: q is multiplied by 1/√d_k before the product (the same scores)."""
+    att = base.decoder.layers[layer].self_attn
+    (w_q, b_q), (w_k, b_k), (w_v, b_v), (w_o, b_o) = (
+        _linear(m) for m in (att.q_proj, att.k_proj, att.v_proj, att.out_proj))
+    n, d = att.num_heads, att.head_dim
+    return dict(attention=att, output=att.out_proj, w=(w_q, w_k, w_v, w_o),
+                b=(b_q, b_k, b_v, b_o), n_heads=n, n_kv_heads=n, head_dim=d,
+                scale=float(att.scaling), window=None)
+
+
+def _falcon(base, layer: int) -> dict[str, Any]:
+    """Falcon's three fused layouts (per head; multi-query [q | k | v]; the new decoder
+    architecture's groups), RoPE, or ALiBi added to the scaled scores as bf16(m_h)/√d_k
+    times the key's position."""
+    att = base.h[layer].self_attention
+    config = base.config
+    n, n_kv, d = att.num_heads, att.num_kv_heads, att.head_dim
+    w, b = _linear(att.query_key_value)
+    if att.new_decoder_architecture:
+        blocks = _grouped_fused(n, n_kv, d)
+    elif att.multi_query:
+        blocks = _stacked_fused((n * d, d, d))
+    else:
+        blocks = _per_head_fused(n, d)
+    (w_q, w_k, w_v), (b_q, b_k, b_v) = _split_columns(w, b, blocks)
+    w_o, b_o = _linear(att.dense)
+    spec = dict(attention=att, output=att.dense, w=(w_q, w_k, w_v, w_o),
+                b=(b_q, b_k, b_v, b_o), n_heads=n, n_kv_heads=n_kv, head_dim=d,
+                scale=float(att.scaling), window=None)
+    if config.alibi:
+        import torch
+        from transformers.models.falcon.modeling_falcon import build_alibi_tensor
+
+        table = build_alibi_tensor(torch.ones((1, 2), dtype=torch.long), n, torch.float32)
+        spec["alibi"] = _np(table[:, 0, 1]) / np.sqrt(d)  # bf16(m_h) · position 1, over √d_k
+    else:
+        spec["rotary"] = base.rotary_emb
+    return spec
+
+
+def _bloom(base, layer: int) -> dict[str, Any]:
+    """BLOOM: ``query_key_value`` fused per head, ALiBi (m_h times the key's position added
+    to the scaled scores), causal (its attention module carries no ``is_causal``)."""
+    from transformers.models.bloom.modeling_bloom import _get_alibi_slopes
+
+    att = base.h[layer].self_attention
+    n, d = att.num_heads, att.head_dim
+    w, b = _linear(att.query_key_value)
+    (w_q, w_k, w_v), (b_q, b_k, b_v) = _split_columns(w, b, _per_head_fused(n, d))
+    w_o, b_o = _linear(att.dense)
+    return dict(attention=att, output=att.dense, w=(w_q, w_k, w_v, w_o),
+                b=(b_q, b_k, b_v, b_o), n_heads=n, n_kv_heads=n, head_dim=d,
+                scale=float(att.inv_norm_factor), window=None, causal=True,
+                alibi=_np(_get_alibi_slopes(n, "cpu")))
+
+
+def _modernbert(base, layer: int) -> dict[str, Any]:
+    """ModernBERT: ``Wqkv`` fused as [q | k | v], RoPE with a base per layer type,
+    bidirectional, its local layers seeing |i − j| <= local_attention / 2."""
+    att = base.layers[layer].attn
+    config = base.config
+    n, d = config.num_attention_heads, att.head_dim
+    w, b = _linear(att.Wqkv)
+    (w_q, w_k, w_v), (b_q, b_k, b_v) = _split_columns(w, b, _stacked_fused((n * d,) * 3))
+    w_o, b_o = _linear(att.Wo)
+    kind = config.layer_types[layer]
+    rotary = base.rotary_emb
+
+    def rope() -> Rope:
+        return Rope(_np(getattr(rotary, f"{kind}_inv_freq")).copy(),
+                    float(getattr(rotary, f"{kind}_attention_scaling")),
+                    rope_type=str(rotary.rope_type.get(kind, "default")),
+                    base=_rope_base(config, kind))
+
+    return dict(attention=att, output=att.Wo, w=(w_q, w_k, w_v, w_o), b=(b_q, b_k, b_v, b_o),
+                n_heads=n, n_kv_heads=n, head_dim=d, scale=float(d) ** -0.5,
+                window=int(config.sliding_window) if kind == "sliding_attention" else None,
+                rope=rope)
+
+
+#: Model types whose window is the config's ``sliding_window``, on every layer.
+_WINDOW_EVERY_LAYER = ("mistral", "mixtral", "starcoder2", "phi3")
+
+
 def _rotary(base, layer: int) -> dict[str, Any]:
-    """Llama and its descendants: q_proj, k_proj, v_proj, o_proj, RoPE, GQA."""
+    """Llama and its descendants: q_proj, k_proj, v_proj (or Phi-3's fused qkv_proj),
+    o_proj (Phi's dense), RoPE (partial where the model rotates a fraction), GQA."""
     att = base.layers[layer].self_attn
     config = base.config
-    (w_q, b_q), (w_k, b_k), (w_v, b_v), (w_o, b_o) = (
-        _linear(m) for m in (att.q_proj, att.k_proj, att.v_proj, att.o_proj))
     model_type = config.model_type
+    n, n_kv, d = config.num_attention_heads, config.num_key_value_heads, att.head_dim
+    if getattr(att, "qk_layernorm", False):  # Phi, StableLM
+        raise ValueError(f"this {model_type} model normalises each head's q and k with a "
+                         f"LayerNorm before RoPE (qk_layernorm); no variant of the dashboard "
+                         f"computes that, so its heads cannot be opened exactly")
+    if hasattr(att, "qkv_proj"):  # Phi-3: [q | k | v]
+        w, b = _linear(att.qkv_proj)
+        (w_q, w_k, w_v), (b_q, b_k, b_v) = _split_columns(
+            w, b, _stacked_fused((n * d, n_kv * d, n_kv * d)))
+    else:
+        (w_q, b_q), (w_k, b_k), (w_v, b_v) = (
+            _linear(m) for m in (att.q_proj, att.k_proj, att.v_proj))
+    out = att.o_proj if hasattr(att, "o_proj") else att.dense
+    w_o, b_o = _linear(out)
     if model_type == "gemma2":
         scale = float(config.query_pre_attn_scalar) ** -0.5
     else:
-        scale = float(att.head_dim) ** -0.5
-    if model_type == "mistral":
+        scale = float(d) ** -0.5
+    if model_type in _WINDOW_EVERY_LAYER:
         window = getattr(config, "sliding_window", None)
     else:  # Gemma 2, Qwen 2, Qwen 3, gpt-oss: the layers whose layer_types entry slides
         window = getattr(att, "sliding_window", None)
-    spec = dict(attention=att, output=att, w=(w_q, w_k, w_v, w_o), b=(b_q, b_k, b_v, b_o),
-                n_heads=config.num_attention_heads, n_kv_heads=config.num_key_value_heads,
-                head_dim=att.head_dim, scale=scale, window=window, rotary=base.rotary_emb)
+    spec = dict(attention=att, output=out, w=(w_q, w_k, w_v, w_o), b=(b_q, b_k, b_v, b_o),
+                n_heads=n, n_kv_heads=n_kv, head_dim=d, scale=scale, window=window,
+                rotary=base.rotary_emb)
     if model_type == "gemma2":
         spec["softcap"] = getattr(config, "attn_logit_softcapping", None)
     if hasattr(att, "sinks"):  # gpt-oss
@@ -123,10 +345,41 @@ def _rotary(base, layer: int) -> dict[str, Any]:
 
 
 #: model_type -> the function reading a layer's modules and conventions.
-ARCHITECTURES = {"bert": _bert, "gpt2": _gpt2, "llama": _rotary, "mistral": _rotary,
-                 "gemma2": _rotary, "qwen2": _rotary, "qwen3": _rotary, "gpt_oss": _rotary}
+ARCHITECTURES = {
+    "bert": _bert, "gpt2": _gpt2, "llama": _rotary, "mistral": _rotary, "gemma2": _rotary,
+    "qwen2": _rotary, "qwen3": _rotary, "gpt_oss": _rotary,
+    "roberta": _bert, "xlm-roberta": _bert, "electra": _bert, "distilbert": _distilbert,
+    "albert": _albert, "modernbert": _modernbert,
+    "gpt_neo": _gpt_neo, "gptj": _gptj, "gpt_neox": _gpt_neox, "opt": _opt,
+    "falcon": _falcon, "bloom": _bloom,
+    "mixtral": _rotary, "gemma": _rotary, "phi": _rotary, "phi3": _rotary,
+    "stablelm": _rotary, "starcoder2": _rotary,
+}
 #: The architectures (``config.model_type``) whose layers :func:`layer_inputs` reads.
 SUPPORTED_MODEL_TYPES = tuple(ARCHITECTURES)
+
+_CANNOT = "no variant of the dashboard computes it, so its heads cannot be opened exactly"
+#: model_type -> why attnviz does not read its layers (one sentence each).
+REFUSED = {
+    "gemma3": f"gemma3 normalises each head's q and k with a gain per dimension (QK-norm) "
+              f"before RoPE; {_CANNOT}",
+    "gemma3_text": f"gemma3 normalises each head's q and k with a gain per dimension (QK-norm) "
+                   f"before RoPE; {_CANNOT}",
+    "olmo2": f"olmo2 normalises q and k across all heads together (one RMSNorm over the whole "
+             f"projection width) before RoPE; {_CANNOT}",
+    "mpnet": f"mpnet adds a learned relative position bias (bucketed distances) to every "
+             f"head's scores; {_CANNOT}",
+    "deberta": f"deberta adds disentangled content-to-position and position-to-content "
+               f"scores from relative position embeddings to every head; {_CANNOT}",
+    "deberta-v2": f"deberta-v2 adds disentangled content-to-position and position-to-content "
+                  f"scores from relative position embeddings to every head; {_CANNOT}",
+    "t5": "t5 is an encoder–decoder model whose heads add a learned relative position bias "
+          "(bucketed distances) and whose decoder attends to the encoder (cross-attention); "
+          "no variant of the dashboard computes either, so its heads cannot be opened exactly",
+    "bart": "bart is an encoder–decoder model whose decoder attends to the encoder "
+            "(cross-attention); attnviz reads the layers of one-stack models only, so its heads "
+            "cannot be opened",
+}
 
 
 def _np(tensor) -> Array:
@@ -175,12 +428,16 @@ def layer_inputs(model, tokenizer=None, text=None, layer: int = 0, *, input_ids=
     Raises
     ------
     ValueError
-        An architecture not in :data:`SUPPORTED_MODEL_TYPES` (the message names them), a layer
-        or sequence that does not exist, a bidirectional sliding window, or what
+        An architecture of :data:`REFUSED` (the sentence says why), one not in
+        :data:`SUPPORTED_MODEL_TYPES` (the message names them), a convention an adapter cannot
+        read (Phi's or StableLM's qk_layernorm, ALBERT with several layers per group), a layer
+        or sequence that does not exist, or what
         :func:`~attnviz.io.capture.capture` refuses.
     """
     config = model.config
     model_type = str(getattr(config, "model_type", ""))
+    if model_type in REFUSED:
+        raise ValueError(REFUSED[model_type])
     if model_type not in ARCHITECTURES:
         raise ValueError(f"model_type {model_type[:60]!r} is not an architecture whose layers "
                          f"attnviz reads; it reads {', '.join(SUPPORTED_MODEL_TYPES)}")
@@ -192,17 +449,15 @@ def layer_inputs(model, tokenizer=None, text=None, layer: int = 0, *, input_ids=
                          f"has {n_layers} layers), got {layer!r:.40}")
     layer = int(layer)
     spec = ARCHITECTURES[model_type](base, layer)
-    if spec["window"] is not None and not bool(getattr(spec["attention"], "is_causal", True)):
-        raise ValueError("this layer has a bidirectional sliding window; attnviz reads causal "
-                         "sliding windows only")
-    # 1) run once, catching the attention's input and the block's output
-    seen: dict[str, Any] = {}
+    # 1) run once, catching the attention's input and the block's output (a module shared by
+    #    several layers, as ALBERT's, runs once per layer: the layer's call is kept)
+    seen: dict[str, list] = {"x": [], "out": []}
 
     def before(module, args, kwargs):
-        seen["x"] = args[0] if args else kwargs["hidden_states"]
+        seen["x"].append(args[0] if args else kwargs["hidden_states"])
 
     def after(module, args, output):
-        seen["out"] = output[0] if isinstance(output, tuple) else output
+        seen["out"].append(output[0] if isinstance(output, tuple) else output)
 
     hooks = [spec["attention"].register_forward_pre_hook(before, with_kwargs=True),
              spec["output"].register_forward_hook(after)]
@@ -217,8 +472,10 @@ def layer_inputs(model, tokenizer=None, text=None, layer: int = 0, *, input_ids=
         raise ValueError(f"sequence must be a whole number from 0 to {len(cap) - 1} (the batch "
                          f"holds {len(cap)}), got {sequence!r:.40}")
     b = int(sequence)
+    call = int(spec.get("call", 0))
+    x_in, out = seen["x"][call], seen["out"][call]
     # 2) the padded sequence: where its real tokens sat
-    t = int(seen["x"].shape[1])
+    t = int(x_in.shape[1])
     kept = cap.positions[b]
     padding = np.zeros(t, dtype=bool)
     padding[kept] = True
@@ -229,31 +486,37 @@ def layer_inputs(model, tokenizer=None, text=None, layer: int = 0, *, input_ids=
     weights[:, kept[:, None], kept[None, :]] = cap.attentions[b][layer]
     # 3) the rotary embedding as it ran (a dynamic RoPE updates inv_freq in the forward)
     rotary = spec.get("rotary")
-    rope = None if rotary is None else Rope(
-        _np(rotary.inv_freq).copy(), float(rotary.attention_scaling),
-        rope_type=str(getattr(rotary, "rope_type", "default")), base=_rope_base(config))
+    if "rope" in spec:
+        rope = spec["rope"]()
+    else:
+        rope = None if rotary is None else Rope(
+            _np(rotary.inv_freq).copy(), float(rotary.attention_scaling),
+            rope_type=str(getattr(rotary, "rope_type", "default")), base=_rope_base(config))
+    causal = spec.get("causal", getattr(spec["attention"], "is_causal", False))
     w_q, w_k, w_v, w_o = spec["w"]
     b_q, b_k, b_v, b_o = spec["b"]
     return LayerInputs(
         model_type=model_type, layer=layer, tokens=tuple(str(tok) for tok in tokens),
-        x=_hidden(seen["x"][b], padding), w_q=w_q, w_k=w_k, w_v=w_v, w_o=w_o,
+        x=_hidden(x_in[b], padding), w_q=w_q, w_k=w_k, w_v=w_v, w_o=w_o,
         b_q=b_q, b_k=b_k, b_v=b_v, b_o=b_o,
         n_heads=int(spec["n_heads"]), n_kv_heads=int(spec["n_kv_heads"]),
         head_dim=int(spec["head_dim"]), scale=float(spec["scale"]),
-        causal=bool(getattr(spec["attention"], "is_causal", False)),
+        causal=bool(causal),
         sliding_window=None if spec["window"] is None else int(spec["window"]),
         softcap=None if spec.get("softcap") is None else float(spec["softcap"]),
         rope=rope, positions=np.arange(t, dtype=np.float64),
         q_norm=spec.get("q_norm"), k_norm=spec.get("k_norm"), norm_eps=spec.get("norm_eps"),
         sinks=spec.get("sinks"), padding=padding, model_weights=weights,
-        model_output=_np(seen["out"][b]).copy(),
+        model_output=_np(out[b]).copy(), alibi=spec.get("alibi"),
     )
 
 
-def _rope_base(config) -> float | None:
-    """The config's ``rope_theta`` (transformers 5 keeps it in ``rope_parameters``; one
-    dictionary, not one per layer type), or None."""
+def _rope_base(config, layer_type: str | None = None) -> float | None:
+    """The config's ``rope_theta`` (transformers 5 keeps it in ``rope_parameters``: one
+    dictionary, or one per layer type, ``layer_type``'s), or None."""
     params = getattr(config, "rope_parameters", None)
+    if isinstance(params, dict) and layer_type is not None:
+        params = params.get(layer_type)
     theta = params.get("rope_theta") if isinstance(params, dict) else None
     theta = getattr(config, "rope_theta", None) if theta is None else theta
     return None if isinstance(theta, bool) or not isinstance(theta, (int, float)) \
@@ -284,10 +547,11 @@ def _hidden(tensor, padding: NDArray[np.bool_]) -> Array:
 def recompute(inputs: LayerInputs) -> MultiHeadResult:
     """The layer's attention computed again by attnviz's core alone, in float64.
 
-    Without RoPE, QK-norm or a cap (BERT, GPT-2) this is one
+    Without RoPE, QK-norm, a cap, sinks or ALiBi (BERT, GPT-2) this is one
     :func:`~attnviz.core.attention.multi_head_attention` call with the biases; otherwise the
     projections are split into heads, normalised (QK-norm), rotated (RoPE) and attended by
-    :func:`~attnviz.core.attention.attend_heads` (GQA, the cap, W_O and its bias), or by
+    :func:`~attnviz.core.attention.attend_heads` (GQA, ALiBi's m_h·p_j as a bias, the cap,
+    W_O and its bias), or by
     :func:`~attnviz.core.sinks.attend_heads_with_sinks` when the heads have sink logits.
 
     Parameters
@@ -302,7 +566,8 @@ def recompute(inputs: LayerInputs) -> MultiHeadResult:
     """
     li = inputs
     mask = li.mask
-    if li.rope is None and li.q_norm is None and li.softcap is None and li.sinks is None:
+    if li.rope is None and li.q_norm is None and li.softcap is None and li.sinks is None \
+            and li.alibi is None:
         return multi_head_attention(li.x, None, li.w_q, li.w_k, li.w_v, li.w_o,
                                     n_heads=li.n_heads, n_kv_heads=li.n_kv_heads, mask=mask,
                                     scale=li.scale, b_q=li.b_q, b_k=li.b_k, b_v=li.b_v,
@@ -330,5 +595,7 @@ def recompute(inputs: LayerInputs) -> MultiHeadResult:
             raise ValueError("a layer with both sink logits and a soft-cap is not supported")
         return attend_heads_with_sinks(q_h, k_h, v_h, sink_logits=li.sinks, mask=mask,
                                        scale=li.scale, w_o=li.w_o, b_o=li.b_o)
-    return attend_heads(q_h, k_h, v_h, mask=mask, scale=li.scale, softcap=li.softcap,
-                        w_o=li.w_o, b_o=li.b_o)
+    bias = None if li.alibi is None else \
+        li.alibi[:, None, None] * li.positions[None, None, :]  # (n_heads, 1, t): m_h · p_j
+    return attend_heads(q_h, k_h, v_h, mask=mask, scale=li.scale, bias=bias,
+                        softcap=li.softcap, w_o=li.w_o, b_o=li.b_o)

@@ -13,10 +13,16 @@ The sequence is the induction task's held-out repeated sequence
 "t5", "t12", ... (the pages make them unique by position).
 
 :func:`layer_scenario` does the same for one head of a real Hugging Face model's layer, read by
-:func:`attnviz.io.hf_layers.layer_inputs` (BERT, GPT-2, Llama, Mistral, Gemma 2, Qwen 2): the
+:func:`attnviz.io.hf_layers.layer_inputs` (the architectures of its ``ARCHITECTURES``): the
 head's own columns of W_Q, and of W_K and W_V those of the key/value head it reads (GQA), the
-model's scale, RoPE (scaled ones — linear, YaRN, Llama 3, LongRoPE — with the model's own
-frequencies and attention scaling), causal mask, sliding window and soft-cap. Projection
+model's scale, RoPE (split-half or interleaved pairs, a rotated fraction; scaled ones —
+linear, YaRN, Llama 3, LongRoPE — with the model's own frequencies and attention scaling),
+causal mask, sliding window (causal, or symmetric for a bidirectional local layer), soft-cap
+and ALiBi. ALiBi opens with the ALiBi variant, which gives a one-head scenario the slope 2^−8
+and adds −m·(i − j) to the scaled scores where BLOOM and Falcon add m·j: the two differ by
+m·i, a constant per query row, so the weights and the output are the model's (to rounding)
+while the scaled scores shown are the model's minus m·i; a head whose slope is not 2^−8 is
+refused in a sentence. Projection
 biases go in by the *bias trick*: x gets a last column of ones and each W a last row holding
 its bias, so x'·W' = x·W + b exactly and every page (and every editor) works unchanged. What
 a layer is made of, :class:`LayerInputs` (with its :class:`Rope`), is defined here, in the
@@ -32,7 +38,9 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from attnviz.core.masks import causal_mask, sliding_window_mask
+from attnviz.core.alibi import alibi_slopes
+from attnviz.core.masks import causal_mask, sliding_window_mask, window_mask
+from attnviz.core.rope import LAYOUTS
 from attnviz.core.transformer import Params, head_view
 from attnviz.scenarios import limits
 from attnviz.scenarios.induction import InductionSettings, heldout_forward
@@ -117,7 +125,8 @@ class Rope:
     attention_scaling : float
         Multiplies cos and sin (``rotary_emb.attention_scaling``; 1 except YaRN, LongRoPE).
     layout : str
-        ``"split_half"``: Hugging Face's ``rotate_half``.
+        ``"split_half"``: Hugging Face's ``rotate_half``; ``"interleaved"``: GPT-J's
+        ``rotate_every_two``.
     rope_type : str
         The model's ``rope_type`` ("default", "linear", "dynamic", "yarn", "llama3", ...).
     base : float or None
@@ -154,7 +163,8 @@ class LayerInputs:
         Multiplies q·kᵀ.
     causal : bool
     sliding_window : int or None
-        Hugging Face's W: query i sees keys i − W < j <= i.
+        Hugging Face's W: a causal query i sees keys i − W < j <= i; a bidirectional one
+        (ModernBERT's local layers) keys |i − j| <= W.
     softcap : float or None
         The cap c of c·tanh(s / c), applied after the scale.
     rope : Rope or None
@@ -174,6 +184,9 @@ class LayerInputs:
     model_output : ndarray of shape (t, d_model)
         The model's attention block output (after the output projection, before the
         residual).
+    alibi : ndarray of shape (n_heads,) or None
+        ALiBi (BLOOM, Falcon): head h adds alibi[h] times the key's position to its scaled
+        scores (−alibi[h]·(i − j) up to a constant per query row, which the softmax removes).
     """
 
     model_type: str
@@ -204,16 +217,19 @@ class LayerInputs:
     padding: NDArray[np.bool_]
     model_weights: Array
     model_output: Array
+    alibi: Array | None = None
 
     @property
     def mask(self) -> NDArray[np.bool_]:
-        """(t, t), True = may attend: real keys, and earlier keys (causal) within the window."""
+        """(t, t), True = may attend: real keys, and earlier keys (causal) within the window
+        (the last W keys when causal, the keys at most W away on either side when not)."""
         t = self.x.shape[0]
         mask = np.broadcast_to(self.padding[None, :], (t, t)).copy()
         if self.causal:
             mask &= causal_mask(t)
         if self.sliding_window is not None:
-            mask &= sliding_window_mask(t, self.sliding_window)
+            mask &= sliding_window_mask(t, self.sliding_window) if self.causal else \
+                window_mask(t, width=self.sliding_window)
         return mask
 
 
@@ -256,6 +272,14 @@ def _check_real_layer(li: LayerInputs, head: int) -> None:
     if li.softcap is not None and li.rope is None:
         raise ValueError(f"{what} soft-caps its scores without RoPE; only RoPE with a soft-cap "
                          f"(Gemma 2) is opened")
+    if li.alibi is not None:
+        slope, one = float(li.alibi[head]), float(alibi_slopes(1)[0])
+        if not li.causal or li.rope is not None or not np.isclose(slope, one, rtol=1e-12,
+                                                                  atol=0):
+            raise ValueError(f"{what} head {head} adds ALiBi with the slope {slope:.6g}; the "
+                             f"dashboard's ALiBi variant gives a one-head scenario the slope "
+                             f"2^-8 = {one:g} (causal, without RoPE), so only a head of that "
+                             f"slope opens exactly")
     t, d_model = li.x.shape
     if t > limits.MAX_TOKENS:
         raise ValueError(f"the text has {t} tokens; a head opens with at most "
@@ -271,7 +295,8 @@ def _check_real_layer(li: LayerInputs, head: int) -> None:
 
 def _rope_params(li: LayerInputs) -> dict[str, Any]:
     """The RoPE variant's settings reproducing the model's rotation, or a ValueError sentence
-    when its RoPE is one the variant (split-half pairs, positions from 0) cannot express.
+    when its RoPE is one the variant (split-half or interleaved pairs on a leading fraction of
+    each head, positions from 0) cannot express.
 
     The frequencies decide, not the ``rope_type``'s name: frequencies that are
     base^(−2i/d) (to Hugging Face's float32 rounding) with no attention scaling open as the
@@ -286,7 +311,7 @@ def _rope_params(li: LayerInputs) -> dict[str, Any]:
     inv_freq = np.asarray(rope.inv_freq, dtype=float)
     d_rot = 2 * inv_freq.size
     fraction = d_rot / li.head_dim
-    if rope.layout != "split_half" or d_rot > li.head_dim or \
+    if rope.layout not in LAYOUTS or d_rot > li.head_dim or \
             2 * (int(li.head_dim * fraction) // 2) != d_rot:
         raise ValueError(f"{what} rotates {d_rot} of {li.head_dim} dimensions in its "
                          f"{rope.layout} layout; the RoPE variant cannot express that")
@@ -297,7 +322,7 @@ def _rope_params(li: LayerInputs) -> dict[str, Any]:
     in_range = rope.base is not None and bounds.low <= rope.base <= bounds.high
     as_base = in_range and np.allclose(
         inv_freq, rope.base ** (-np.arange(0, d_rot, 2) / d_rot), rtol=ROPE_FREQ_RTOL, atol=0)
-    params: dict[str, Any] = dict(rope_layout="split_half", rope_fraction=fraction,
+    params: dict[str, Any] = dict(rope_layout=rope.layout, rope_fraction=fraction,
                                   rope_offset=0)
     if as_base and rope.attention_scaling == 1.0:
         params["rope_base"] = float(rope.base)
@@ -338,18 +363,21 @@ def layer_scenario(inputs: LayerInputs, head: int, *, title: str = "",
         layer has projection biases, x gets a last column of ones and w_q, w_k, w_v a last row
         holding their biases (0 for a projection without one): the *bias trick*. Scale
         1/√head_dim ("sqrt_dk") or the model's own ("custom": Gemma 2's
-        query_pre_attn_scalar^−½, GPT-2's layer-index scaling); variant "rope" (the model's
-        base — or, for a scaled RoPE, its own frequencies and attention scaling — split-half,
-        its rotated fraction, positions from 0, its soft-cap) for a rotary model, else "causal"
-        or "scaled_dot_product"; the mask "causal", or "custom" (causal, Hugging Face's sliding
-        window of W keys, padding) when the layer has a window or the sequence padding.
+        query_pre_attn_scalar^−½, GPT-2's layer-index scaling, GPT-Neo's 1); variant "rope"
+        (the model's base — or, for a scaled RoPE, its own frequencies and attention scaling —
+        its pair layout, its rotated fraction, positions from 0, its soft-cap) for a rotary
+        model, "alibi" for an ALiBi head of slope 2^−8 (its scaled scores are the model's
+        minus m·i per query row i; the weights are the model's), else "causal" or
+        "scaled_dot_product"; the mask "causal", or "custom" (causal, Hugging Face's sliding
+        window — W keys when causal, |i − j| <= W when not — padding) when the layer has a
+        window or the sequence padding.
 
     Raises
     ------
     ValueError
         A head out of range; a convention no variant computes exactly (QK-norm with one gain
         per dimension, sink logits, RoPE turning positions other than 0, 1, 2, ..., a soft-cap
-        without RoPE); more tokens than
+        without RoPE, an ALiBi slope other than the variant's 2^−8); more tokens than
         MAX_TOKENS, a hidden size above MAX_REAL_D_MODEL (GPT-2 medium's 1024; the bias column
         may come on top) or a head wider than MAX_WIDTH.
     """
@@ -381,6 +409,8 @@ def layer_scenario(inputs: LayerInputs, head: int, *, title: str = "",
     if li.rope is not None:  # the RoPE variant has no mask of its own
         fields.update(variant="rope", params=_rope_params(li),
                       mask_kind="causal" if li.causal else "none")
+    elif li.alibi is not None:  # causal, −m(i − j): the model's m·j up to a row constant
+        fields.update(variant="alibi")
     else:
         fields.update(variant="causal" if li.causal else "scaled_dot_product")
     if not plain:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -317,16 +318,17 @@ def test_a_model_with_a_head_and_left_padding():
 # ---------------------------------------------------------------------------------------------
 
 def test_an_unknown_architecture_is_refused_naming_the_known_ones(shipped):
-    from transformers import T5Config, T5EncoderModel
+    from transformers import CTRLConfig, CTRLModel
 
-    model = T5EncoderModel(T5Config(vocab_size=20, d_model=16, d_kv=4, d_ff=32, num_layers=2,
-                                    num_heads=4)).eval()
-    with pytest.raises(ValueError, match=r"model_type 't5' is not an architecture whose layers "
-                                         r"attnviz reads; it reads bert, gpt2, llama, mistral, "
-                                         r"gemma2, qwen2, qwen3, gpt_oss"):
+    model = CTRLModel(CTRLConfig(vocab_size=20, n_embd=16, n_layer=1, n_head=4, dff=32,
+                                 n_positions=16)).eval()
+    known = ", ".join(SUPPORTED_MODEL_TYPES)
+    with pytest.raises(ValueError, match=re.escape(f"model_type 'ctrl' is not an architecture "
+                                                   f"whose layers attnviz reads; it reads "
+                                                   f"{known}")):
         layer_inputs(model, input_ids=[4, 5, 6])
-    assert SUPPORTED_MODEL_TYPES == ("bert", "gpt2", "llama", "mistral", "gemma2", "qwen2",
-                                     "qwen3", "gpt_oss")
+    assert SUPPORTED_MODEL_TYPES[:8] == ("bert", "gpt2", "llama", "mistral", "gemma2", "qwen2",
+                                         "qwen3", "gpt_oss")
     model, tokenizer = shipped["gpt2"]
     with pytest.raises(ValueError, match=r"layer must be a whole number from 0 to 1 \(the model "
                                          r"has 2 layers\), got 2"):

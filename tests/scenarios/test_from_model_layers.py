@@ -299,10 +299,25 @@ def test_turns_the_variant_cannot_express_are_refused(lifted):
     with pytest.raises(ValueError, match=r"llama layer 0 turns its tokens by positions other "
                                          r"than 0, 1, 2, ...; the RoPE variant cannot"):
         layer_scenario(shifted, 0)
-    interleaved = dataclasses.replace(li, rope=dataclasses.replace(li.rope, layout="interleaved"))
+    odd = dataclasses.replace(li, rope=dataclasses.replace(li.rope, layout="diagonal"))
     with pytest.raises(ValueError, match=r"llama layer 0 rotates 4 of 4 dimensions in its "
-                                         r"interleaved layout; the RoPE variant cannot"):
-        layer_scenario(interleaved, 0)
+                                         r"diagonal layout; the RoPE variant cannot"):
+        layer_scenario(odd, 0)
+
+
+def test_an_interleaved_rope_opens_in_its_layout(lifted):
+    """GPT-J's pairs (2i, 2i + 1): the RoPE variant in its interleaved layout computes what the
+    adapter computes for that layer (and not what the split-half layout computes)."""
+    li = lifted["llama"][0][0]
+    interleaved = dataclasses.replace(li, rope=dataclasses.replace(li.rope, layout="interleaved"))
+    for head in range(li.n_heads):
+        sc = layer_scenario(interleaved, head)
+        assert sc.params["rope_layout"] == "interleaved"
+        ours = np.asarray(run_scenario(sc).attention.weights)
+        np.testing.assert_allclose(ours, np.asarray(recompute(interleaved).weights)[head],
+                                   rtol=0, atol=EXACT)
+    assert max(np.abs(np.asarray(run_scenario(layer_scenario(interleaved, h)).attention.weights)
+                      - li.model_weights[h]).max() for h in range(li.n_heads)) > MATTERS
 
 
 def test_heads_and_sizes_beyond_the_limits_are_refused(lifted):
