@@ -6,8 +6,9 @@ so does a cell of W_Q (769 × 64) far down and right.
 The grid draws only the cells in view of so wide a matrix (attnviz/ui/grid.js: virtual rows and
 columns); the test counts the inputs in the page (numbers, not time: the speed is
 benchmarks/bench_wide_head.py's). A random one-layer GPT-2 of that shape is saved with
-save_pretrained beside the local tokenizer (tests/hf_models.py) in a tmp folder and opened the
-way a user does: Model view, the folder, a 32-token text, Capture, "Open layer 0, head 0 on
+save_pretrained beside the local tokenizer (tests/hf_models.py) in a tmp models folder (the
+server's ATTNVIZ_MODELS_DIR) and opened the way a user does: Model view, the model (the list's
+only one), a 32-token text, Capture, "Open layer 0, head 0 on
 every page". The expected weights come from the same layer read in this process
 (:func:`attnviz.io.hf_layers.layer_inputs` and ``layer_scenario``) with the typed numbers put in.
 
@@ -23,6 +24,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 from helpers import (
+    ARTIFACTS,
     EDITOR,
     assert_no_exception,
     expect_rerun,
@@ -63,10 +65,18 @@ def model(tmp_path_factory) -> dict:
 
     config = GPT2Config(n_embd=D_MODEL, n_head=HEADS, n_layer=1, n_positions=64,
                         vocab_size=len(VOCAB), bos_token_id=2, eos_token_id=3)
-    folder = save_model(config, False, True, tmp_path_factory.mktemp("wide_head"),
+    folder = save_model(config, False, True, tmp_path_factory.mktemp("models") / "wide_head",
                         bias_std=0.02)
     net, tokenizer = load_model(folder)
     return dict(folder=folder, inputs=layer_inputs(net, tokenizer, TEXT, 0))
+
+
+@pytest.fixture(scope="module")
+def models_server(serve_app, model: dict):
+    """The app with the saved model's models folder as ATTNVIZ_MODELS_DIR (models allowed)."""
+    env = {"ATTNVIZ_NO_MODELS": None, "ATTNVIZ_MODELS_DIR": str(model["folder"].parent)}
+    with serve_app(env, ARTIFACTS / "streamlit-server-wide-head.log") as base:
+        yield base
 
 
 def _type_into(page: Page, label: str, typed: str) -> None:
@@ -108,7 +118,7 @@ def _weights_chart(page: Page, expected: np.ndarray) -> np.ndarray:
     return min(shaped, key=lambda z: float(np.nanmax(np.abs(z - expected))))
 
 
-def test_a_gpt2_small_sized_head_takes_an_edit_far_right(app_server: str, page: Page,
+def test_a_gpt2_small_sized_head_takes_an_edit_far_right(models_server: str, page: Page,
                                                           model: dict) -> None:
     page.set_default_timeout(TIMEOUT)
     sc = layer_scenario(model["inputs"], 0)
@@ -116,11 +126,11 @@ def test_a_gpt2_small_sized_head_takes_an_edit_far_right(app_server: str, page: 
     assert t == 32 and sc.x.shape == (t, D_MODEL + 1)
     # 1) Model view: the folder and the text, captured; layer 0, head 0 opened
     with expect_rerun(page, TIMEOUT):
-        page.goto(f"{app_server}/model_view")
+        page.goto(f"{models_server}/model_view")
     wait_for_app_run(page, TIMEOUT)
     with expect_rerun(page, TIMEOUT):
         page.get_by_text(text.SOURCES["directory"], exact=True).click()
-    _type_into(page, text.DIRECTORY_LABEL, str(model["folder"]))
+    assert page.locator(".st-key-model_view_model input").input_value() == "wide_head"
     _type_into(page, text.TEXT_LABEL, TEXT)
     with expect_rerun(page, TIMEOUT):
         page.get_by_role("button", name=text.CAPTURE_BUTTON).click()
