@@ -96,6 +96,19 @@ MAX_LR = 1.0
 # ------------------------------------------------------------------------------ settings
 
 
+def _given(value) -> str:
+    """A setting's value for a message, as it was given: 1e18 as 1e+18, not 1,000,000,...
+    (nor a converted stand-in), text cut to 40 characters."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        value = int(value)
+        if value.bit_length() > 1000:  # beyond float: by its digits
+            return f"a whole number of about {int(value.bit_length() * math.log10(2)) + 1:,} digits"
+        return f"{value:,}" if abs(value) < 10**15 else f"{value:.6g}"
+    if isinstance(value, np.floating):
+        value = float(value)  # nan, not np.float64(nan)
+    return f"{value!r:.40}"
+
+
 @dataclass(frozen=True)
 class InductionSettings:
     """Everything a training run depends on (validated when made; out of range: ValueError).
@@ -147,9 +160,10 @@ class InductionSettings:
         for name, (low, high) in LIMITS.items():
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-                raise ValueError(f"{name} must be a whole number, got {value!r}")
+                raise ValueError(f"{name} must be a whole number, got {_given(value)}")
             if not low <= value <= high:
-                raise ValueError(f"{name} must be between {low:,} and {high:,}, got {value:,}")
+                raise ValueError(f"{name} must be between {low:,} and {high:,}, got "
+                                 f"{_given(value)}")
         if self.positional not in POSITIONAL:
             raise ValueError(f"positional must be one of {', '.join(POSITIONAL)}, got "
                              f"{self.positional!r:.40}")
@@ -159,7 +173,7 @@ class InductionSettings:
         if isinstance(self.lr, bool) or not isinstance(self.lr, (int, float, np.floating)) \
                 or not (math.isfinite(self.lr) and 0 < self.lr <= MAX_LR):
             raise ValueError(f"the learning rate must be a number above 0 and at most "
-                             f"{MAX_LR:g}, got {self.lr!r}")
+                             f"{MAX_LR:g}, got {_given(self.lr)}")
         if self.min_segment > self.max_segment:
             raise ValueError(f"min_segment ({self.min_segment}) must be at most max_segment "
                              f"({self.max_segment})")

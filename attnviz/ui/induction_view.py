@@ -163,16 +163,27 @@ def settings_controls() -> InductionSettings | None:
     positional = c[2].selectbox(text.POSITIONAL_LABEL, list(text.POSITIONAL_NAMES),
                                 format_func=text.POSITIONAL_NAMES.get,
                                 key="induction_positional")
-    lr = c[3].number_input(text.LR_LABEL, format="%g", step=0.001, key="induction_lr",
-                           help=text.LR_HELP.format(limit=f"{MAX_LR:g}"))
-    steps = c[4].number_input(text.STEPS_LABEL, step=50, key="induction_steps",
+    # value=None: a number Streamlit does not keep (NaN or ±inf sent by a client, an empty box)
+    # comes back as None rather than as a stand-in 0 the message would then show. Steps is a
+    # float box for the same reason: an integer box turns 1e18 into its stand-in (and NaN into
+    # an error inside Streamlit); InductionSettings refuses what is not a whole number.
+    lr = c[3].number_input(text.LR_LABEL, value=None, format="%g", step=0.001,
+                           key="induction_lr", help=text.LR_HELP.format(limit=f"{MAX_LR:g}"))
+    steps = c[4].number_input(text.STEPS_LABEL, value=None, format="%g", step=50.0,
+                              key="induction_steps",
                               help=text.STEPS_HELP.format(limit=MAX_STEPS,
                                                           budget=f"{limits.TRAIN_SECONDS:g}"))
     seed = c[5].number_input(text.SEED_LABEL, 0, 2**32 - 1, key="induction_seed")
+    if lr is None or steps is None:
+        missing = (text.LR_MISSING.format(limit=f"{MAX_LR:g}") if lr is None
+                   else text.STEPS_MISSING.format(limit=f"{MAX_STEPS:,}"))
+        st.error(f"{text.CANNOT}: {missing}")
+        return None
+    if isinstance(steps, float) and steps.is_integer():
+        steps = int(steps)  # 300.0 from the box; a fraction stays, and is refused as one
     try:
         return InductionSettings(n_layers=int(layers), n_heads=int(heads),
-                                 positional=positional, lr=float(lr), steps=int(steps),
-                                 seed=int(seed))
+                                 positional=positional, lr=lr, steps=steps, seed=int(seed))
     except (ValueError, TypeError, OverflowError) as exc:
         st.error(f"{text.CANNOT}: {exc}")
         return None

@@ -20,6 +20,8 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "STOPPED": ("reason",),
     "STEPS_HELP": ("limit", "budget"),
     "LR_HELP": ("limit",),
+    "LR_MISSING": ("limit",),
+    "STEPS_MISSING": ("limit",),
     "ABLATED_LOSS": ("heads",),
     "OPENED": ("head",),
     "HEAD_TITLE": ("head",),
@@ -175,6 +177,16 @@ STEPS_LABEL = "Steps"
 # {limit}: the largest number of steps; {budget}: seconds one click may train
 STEPS_HELP = ("At most {limit} steps. One click trains for at most {budget} s (Continue goes on "
               "from there), so the server stays responsive for everyone.")
+# {limit}: the largest learning rate
+LR_MISSING = (
+    "the learning rate box holds no number: it is empty, or what was sent is not a finite "
+    "number (NaN or infinity); type a number above 0 and at most {limit}"
+)
+# {limit}: the largest number of steps
+STEPS_MISSING = (
+    "the steps box holds no number: it is empty, or what was sent is not a finite number (NaN "
+    "or infinity); type a whole number from 1 to {limit}"
+)
 SEED_LABEL = "Seed"
 TRAIN_BUTTON = "Train"
 STOP_BUTTON = "Stop"
