@@ -98,6 +98,11 @@ class ScoreMod(ABC):
         symbol of its output."""
         return ""
 
+    def written_matrix(self, current: str) -> str:
+        """This step applied to the whole matrix ``current`` (LaTeX), as a chart's title
+        writes it: the default names the step by its title."""
+        return rf"\mathrm{{{self.key}}}\!\left({current}\right)"
+
     @abstractmethod
     def traced(self, before: float, after: float, at: At, num: Callable[[float], str]) -> str:
         """This step for one cell with its numbers, in LaTeX (``at`` holds scalars; ``num``
@@ -165,6 +170,9 @@ class Bias(ScoreMod):
     def traced(self, before: float, after: float, at: At, num: Callable[[float], str]) -> str:
         return rf"{num(before)} + ({num(float(self.values[at.h, at.i, at.j]))}) = {num(after)}"
 
+    def written_matrix(self, current: str) -> str:
+        return rf"{current} + B"
+
 
 @dataclass(frozen=True, eq=False)
 class SoftCap(ScoreMod):
@@ -189,6 +197,9 @@ class SoftCap(ScoreMod):
 
     def traced(self, before: float, after: float, at: At, num: Callable[[float], str]) -> str:
         return rf"{num(self.cap)}\,\tanh({num(before)} / {num(self.cap)}) = {num(after)}"
+
+    def written_matrix(self, current: str) -> str:
+        return rf"c\,\tanh\!\left(\frac{{{current}}}{{c}}\right)"
 
 
 def chain(scale: float, temperature: float, *, bias=None, softcap: float | None = None,

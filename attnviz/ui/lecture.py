@@ -14,6 +14,7 @@ from functools import cache, partial
 import numpy as np
 import streamlit as st
 
+from attnviz.core.score_mods import SoftCap
 from attnviz.figures import heatmap
 from attnviz.figures.grid import compact
 from attnviz.figures.heatmap import (
@@ -25,7 +26,7 @@ from attnviz.figures.heatmap import (
 )
 from attnviz.scenarios import limits, sweep
 from attnviz.scenarios.registry import VARIANTS
-from attnviz.scenarios.scenario import written
+from attnviz.scenarios.scenario import ScenarioResult, written
 from attnviz.scenarios.variants.formulas import scaled
 from attnviz.teach.text import common
 from attnviz.teach.text import playground as text
@@ -135,14 +136,20 @@ def following_tau(fig, scenario, head: int, matrix: str) -> list[dict] | None:
                        ranges=True, group=TAU_GROUP)
 
 
-def scaled_formula(scenario, result) -> str:
-    """S' as these settings compute it: no √d_k at scale 1, the custom factor as its number,
-    no τ at τ = 1, and c·tanh(· / c) around it when the scores are soft-capped (the soft-capping
-    variant, RoPE with a cap: the matrix holds the capped scores)."""
+def scaled_formula(scenario, result: ScenarioResult) -> str:
+    """S' as the result computed it: the scale as these settings write it (no √d_k at scale 1,
+    the custom factor as its number, no τ at τ = 1), then every other change of the scores the
+    result recorded, in order (ALiBi's bias, SSMax's s·log n_i, the cap c·tanh(· / c)): the
+    matrix under this title holds exactly that."""
     w = written(scenario, result.mask)
-    if w.capped:
-        return r"S' = c\,\tanh\!\left(" + scaled("S", w, by="c") + r"\right)"
-    return "S' = " + scaled("S", w)
+    current = scaled("S", w)
+    mods = getattr(result.attention, "score_mods", ())  # none for additive attention
+    for i, mod in enumerate(mods[1:]):  # after the scale
+        if i == 0 and isinstance(mod, SoftCap):  # c·tanh(S / (√d_k c)): one fraction
+            current = r"c\,\tanh\!\left(" + scaled("S", w, by="c") + r"\right)"
+        else:
+            current = mod.written_matrix(current)
+    return "S' = " + current
 
 
 def weights_formula(scenario, result) -> str:

@@ -67,6 +67,9 @@ class LogLengthScale(ScoreMod):
     def written_derivative(self, current: str) -> str:
         return r"s\log n_i \cdot "
 
+    def written_matrix(self, current: str) -> str:
+        return rf"s\,\log n_i \cdot {current}"
+
     def traced(self, before: float, after: float, at: At, num: Callable[[float], str]) -> str:
         n = int(max(self.n_keys[int(at.i)], 1))
         return (rf"{num(self.s)}\,\log {n} \times {num(before)} = "

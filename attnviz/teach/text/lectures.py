@@ -84,7 +84,7 @@ TALK = {
         "gives 0.64 to itself and 0.36 to 'the', and nothing to the future."),
     "scratch_cold": (
         "The temperature τ divides the scores before the softmax. At τ = 0.3 the weights of "
-        "'cat' sharpen: its weight on itself rises from 0.64 to 0.87."),
+        "'cat' sharpen: its weight on itself is now 0.87."),
     "scratch_hot": (
         "At τ = 3 every row flattens toward uniform: 'cat' now gives 0.55 to itself and 0.45 "
         "to 'the'."),
@@ -126,11 +126,12 @@ TALK = {
         "times smaller; heads 0–3 read the same keys with their own queries."),
     "modern_qk_norm": (
         "QK-norm RMS-normalises q and k, so no score exceeds d_k·g² = 4 and the largest weight "
-        "stays below 0.46; plain attention would put all the weight of 'big' and 'bigger' on "
+        "is 0.45; plain attention would put all the weight of 'big' and 'bigger' on "
         "'bigger'."),
     "modern_softcap": (
-        "Soft-capping squashes each scaled score with c·tanh(s/c): 'three' with itself scores "
-        "10.39 before the cap and just under 2 after it — every capped score stays below c = 2."),
+        "Soft-capping squashes each scaled score with c·tanh(s/c): 'three' scores 18 with "
+        "itself and 9 with 'one'; capped, they become 2 and 1.98 — nearly equal, and never "
+        "beyond c = 2."),
     "modern_ssmax": (
         "The last 'idea' matches itself and the earlier 'idea'. A plain softmax over ten keys "
         "leaves those two 71 % of the row; SSMax scales the scores by s·log 10 and they keep "
@@ -141,8 +142,8 @@ TALK = {
     # --- Backprop and learning --------------------------------------------------------------
     "backprop_variance": (
         "Random q and k with d_k dimensions: unscaled, the variance of q·k grows with d_k "
-        "(about 512 at d_k = 512) and the largest weight averages 0.95. Divided by √d_k the "
-        "variance stays near 1."),
+        "(512.04 at d_k = 512), so the softmax saturates. Divided by √d_k the variance stays "
+        "near 1."),
     "backprop_scaled": (
         "Back to four words, scaled by √3: word_1's weights are 0.03, 0.00, 0.00 and 0.97 — "
         "sharp, but not yet one-hot."),
@@ -151,12 +152,11 @@ TALK = {
         "the softmax is saturated."),
     "backprop_gradients": (
         "The backward pass: each gradient sits beside the matrix it belongs to. Through the "
-        "softmax, dS̃ = α ⊙ (dα − Σ α·dα): for word_1 no entry of the softmax's Jacobian "
-        "exceeds 0.031."),
+        "softmax, dS̃ = α ⊙ (dα − Σ α·dα): word_1's row of dS̃ reaches 0.06 where its "
+        "weights are large."),
     "backprop_saturated": (
-        "Unscaled, word_1's softmax is saturated: its Jacobian's entries stay below 0.0025, "
-        "over 12 times smaller, and with the output loss its row of dS̃ shrinks more than "
-        "10-fold — W_Q and W_K barely learn from it."),
+        "Unscaled, word_1's softmax is saturated: its row of dS̃ reaches only 0.00495, more "
+        "than 10 times less than scaled — W_Q and W_K barely learn from it."),
     "backprop_compare": (
         "Scaled and unscaled side by side on the same inputs, and their difference A − B: "
         "every row is sharper without √d_k."),
