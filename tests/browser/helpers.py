@@ -20,6 +20,13 @@ to settle. ``goto_page`` and ``edit_cell`` use it.
 value: a debounced widget sends its value that long after), not a fixed pause at every call,
 then for every rerun request the page has sent (``track_reruns`` watches them too) to finish,
 then for the page to be idle and drawn.
+
+Waiting for a chart. ``wait_for_plots`` waits until charts have drawn at all; ``wait_for_charts``
+until every visible chart has its final drawing: the chart component's drawn flag
+(``data-sized="1"``, attnviz/ui/plotly_view.js), at its column's width, its height fitted where
+it stands now. ``wait_for_slider`` waits until a chart's slider shows a step and its frame is
+drawn. No test waits a fixed time for any of these; ``expect_no_rerun`` is the one bounded
+wait, for a check that nothing happens.
 """
 
 from __future__ import annotations
@@ -100,9 +107,18 @@ _SETTLE_LEFT = """settle => new Promise(done => {
 })"""
 
 
+_TWO_FRAMES = """() => new Promise(done => {
+    requestAnimationFrame(() => requestAnimationFrame(done));
+    setTimeout(done, 100);  // (no frames in a hidden page)
+})"""
+
+
 def _settle(page: Page) -> None:
     """Wait until a rerun the caller's last action asks for has been requested: until
-    ``INPUT_SETTLE_MS`` after the page's last input event (200 ms on a page not watched)."""
+    ``INPUT_SETTLE_MS`` after the page's last input event (200 ms on a page not watched).
+
+    A wait for a state (a debounced widget's value sent): the pause is what is left of
+    ``INPUT_SETTLE_MS`` since that event, none when it has passed."""
     try:
         left = page.evaluate(_SETTLE_LEFT, INPUT_SETTLE_MS)
     except Error:  # the page was navigating: its document is new
@@ -113,7 +129,8 @@ def _settle(page: Page) -> None:
 
 
 def _wait_for_requests(page: Page, timeout: float) -> None:
-    """Wait until every rerun the page has requested has finished (tracked pages only)."""
+    """Wait until every rerun the page has requested has finished (tracked pages only): a
+    state, polled every 50 ms, the websocket's messages being Python-side events."""
     runs = _runs.get(page)
     deadline = time.monotonic() + timeout / 1000
     while runs is not None and runs.pending:
@@ -179,7 +196,8 @@ def track_reruns(page: Page) -> None:
 
 @contextmanager
 def expect_rerun(page: Page, timeout: float = TIMEOUT_MS) -> Iterator[None]:
-    """Wait, after the block, for the script run the block's action triggers to finish and show.
+    """Wait, after the block, for the script run the block's action triggers to finish and show
+    (a state: the server's message that the run finished, polled every 50 ms).
 
     Use it around every widget action whose result the test reads next::
 
@@ -198,6 +216,120 @@ def expect_rerun(page: Page, timeout: float = TIMEOUT_MS) -> Iterator[None]:
             raise AssertionError(f"no script run finished within {timeout / 1000:.0f} s")
         page.wait_for_timeout(50)  # also lets Playwright deliver the websocket events
     wait_for_app_run(page, timeout)  # the page renders the messages it has received
+
+
+# every visible chart inside `within` (a CSS selector; the page when null) has its final
+# drawing, and at least `n` do: the drawn flag, drawn at the width it has now (unless the figure
+# sets its own), its screen-fitted height measured where the chart stands now and for this
+# window's height (what plotly_view.js's watchTop compares), no chart drawing under way on the
+# page. A chart showing its "could not be drawn" message counts as final (the test then reads
+# the message); one waiting to be scrolled into view (data-stale) keeps its last drawing.
+_CHARTS_FINAL = """([n, within]) => {
+  const root = within ? document.querySelector(within) : document;
+  if (!root || (window.__attnvizDraws?.busy ?? 0) > 0) return false;
+  const pageTop = el => { let y = el.getBoundingClientRect().top;
+    for (let p = el.parentElement; p; p = p.parentElement) y += p.scrollTop || 0;
+    return y; };
+  const failed = g => g.parentElement?.querySelector(':scope > .attnviz-chart-error');
+  const final = g => failed(g) || g.dataset.stale === '1' || (
+    g.dataset.sized === '1' && g._fullData?.length > 0 &&
+    (g.__attnvizOwnWidth ||
+     Math.abs((g._fullLayout?.width || 0) - g.getBoundingClientRect().width) <= 2) &&
+    (g.__attnvizFitTop === undefined || (Math.abs(pageTop(g) - g.__attnvizFitTop) <= 2 &&
+                                          window.innerHeight === g.__attnvizFitVh)));
+  const charts = [...root.querySelectorAll('.js-plotly-plot')]
+    .filter(g => g.getClientRects().length > 0);
+  return charts.filter(g => g._fullData?.length > 0).length >= n && charts.every(final);
+}"""
+# Plotly's animation queue of the chart `sel` is empty, its slider `nth` stands on a step other
+# than `before` (any step when null), and that step's frame is the one drawn
+_SLIDER_SHOWN = """([sel, nth, before]) => {
+  const g = document.querySelector(sel);
+  const s = g?._fullLayout?.sliders?.[nth], t = g?._transitionData;
+  if (!s || !t || s.active === before) return false;
+  return !(t._frameQueue || []).length && !t._animationRaf && !t._currentFrame
+    && (window.__attnvizDraws?.busy ?? 0) === 0;
+}"""
+
+
+def wait_for_charts(page: Page, n: int = 0, within: str | None = None,
+                    timeout: float = TIMEOUT_MS) -> None:
+    """Wait until the app is idle and every visible chart (inside the element ``within``, a CSS
+    selector, or on the whole page) has its final drawing, and at least ``n`` have drawn.
+
+    Final: the chart component's drawn flag (``data-sized="1"``: the newest figure drawn, its
+    cell numbers and height final), drawn at the width the chart has now, its screen-fitted
+    height measured where it stands now. Use it where a test measures what is drawn (sizes,
+    fonts, pixels) or reads a chart after a tab is shown. Fails at once when a chart shows its
+    "could not be drawn" message instead.
+    """
+    wait_for_app_run(page, timeout)
+    page.wait_for_function(_CHARTS_FINAL, arg=[n, within], timeout=timeout)
+    failed = page.locator(f"{within or ''} .attnviz-chart-error".strip())
+    if failed.count():
+        raise AssertionError(f"a chart on {page.url} was not drawn: {failed.first.inner_text()}")
+
+
+def painted(page: Page) -> None:
+    """Wait until the page has laid out and painted what it was last given (two animation
+    frames): after a change of the window's size, before a screenshot."""
+    page.evaluate(_TWO_FRAMES)
+
+
+def wait_for_hover(page: Page, xy: tuple[float, float] | list[float],
+                   timeout: float = TIMEOUT_MS) -> None:
+    """Wait until the chart under the point ``xy`` (page pixels) holds Plotly's hover data
+    there: a click on it then counts as a click on that point."""
+    page.wait_for_function(
+        """([x, y]) => { const g = document.elementFromPoint(x, y)?.closest('.js-plotly-plot');
+                         return Boolean(g && g._hoverdata && g._hoverdata.length); }""",
+        arg=list(xy), timeout=timeout)
+
+
+def wait_for_chart(page: Page, key: str, timeout: float = TIMEOUT_MS) -> None:
+    """``wait_for_charts`` for the one chart with Streamlit key ``key``."""
+    wait_for_charts(page, 1, f".st-key-{key}", timeout)
+
+
+def slider_step(page: Page, chart: str, nth: int = 0) -> int:
+    """The step (index) the ``nth`` slider of the chart ``chart`` (a CSS selector of its
+    ``.js-plotly-plot``) stands on."""
+    return page.evaluate("([s, n]) => document.querySelector(s)._fullLayout.sliders[n].active",
+                         [chart, nth])
+
+
+def wait_for_slider(page: Page, chart: str, nth: int = 0, moved_from: int | None = None,
+                    timeout: float = TIMEOUT_MS) -> int:
+    """Wait until the ``nth`` slider of the chart ``chart`` (a CSS selector of its
+    ``.js-plotly-plot``) stands on a step (one other than ``moved_from`` when given) and
+    Plotly has drawn that step's frame (its animation queue is empty); return the step."""
+    page.wait_for_function(_SLIDER_SHOWN, arg=[chart, nth, moved_from], timeout=timeout)
+    return slider_step(page, chart, nth)
+
+
+def rerun_pending(page: Page) -> bool:
+    """True while a script run the page asked for has not finished (tracked pages only)."""
+    runs = _runs.get(page)
+    return runs is not None and runs.pending
+
+
+def expect_no_rerun(page: Page, within_ms: float = 500) -> None:
+    """Fail if the page asks for a script run or one finishes within ``within_ms`` from now.
+
+    The one bounded wait of these helpers: it checks that nothing happens (a key that must
+    send nothing), which no state can announce. ``within_ms`` is counted after the page's last
+    input event has settled (``INPUT_SETTLE_MS``), which covers a debounced widget's send.
+    """
+    runs = _runs.get(page)
+    if runs is None:
+        raise RuntimeError("call track_reruns(page) before opening the app (the fixture does)")
+    seen = len(runs.finished)
+    _settle(page)
+    deadline = time.monotonic() + within_ms / 1000
+    while time.monotonic() < deadline:
+        assert not runs.pending and len(runs.finished) == seen, "the page ran the script"
+        page.wait_for_timeout(50)  # a poll: lets Playwright deliver the websocket events
+    assert not runs.pending and len(runs.finished) == seen, "the page ran the script"
 
 
 def wait_for_plots(page: Page, n: int = 1, timeout: float = TIMEOUT_MS) -> None:
@@ -305,7 +437,9 @@ def screenshot(page: Page, name: str) -> Path:
         return path
     page.set_viewport_size({"width": viewport["width"], "height": height})
     try:
-        page.wait_for_timeout(100)  # let Plotly's responsive charts relayout
+        # the taller window laid out and painted (a chart fitted to the screen is shot as the
+        # real window had it, before its next fit to this one)
+        page.evaluate(_TWO_FRAMES)
         page.screenshot(path=str(path), full_page=True)
     finally:
         page.set_viewport_size(viewport)

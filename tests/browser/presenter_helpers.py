@@ -4,7 +4,7 @@ view; test_presenter_pages.py, every page)."""
 
 from __future__ import annotations
 
-from helpers import TIMEOUT_MS, expect_rerun, track_reruns, wait_for_app_run
+from helpers import TIMEOUT_MS, expect_rerun, track_reruns, wait_for_app_run, wait_for_charts
 from playwright.sync_api import Browser, Page
 
 from attnviz.teach.text import common
@@ -28,23 +28,22 @@ CHARTS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(g => {
           fonts: [...g.querySelectorAll('.heatmaplayer text')]
             .map(t => parseFloat(getComputedStyle(t).fontSize))};
 })"""
-SETTLED = """(rows) => {
+# the lecture's first three visible charts show `rows` rows
+ROWS = """(rows) => {
   const g = [...document.querySelectorAll('.js-plotly-plot')].filter(p => {
     const r = p.getBoundingClientRect(); return r.width > 0 && r.height > 0; });
-  return g.every(p => p.dataset.sized === '1'
-                 && Math.abs((p._fullLayout?.width || 0) - p.getBoundingClientRect().width) <= 2)
-    && (rows === null || (g.length >= 3 && g.slice(0, 3).every(p => p._fullData?.[0]?.z?.length
-                                                               === rows)));
+  return g.length >= 3 && g.slice(0, 3).every(p => p._fullData?.[0]?.z?.length === rows);
 }"""
 
 
 def settle(page: Page, rows: int | None = None) -> list[dict]:
-    """Wait until every visible chart is drawn at its width and sized (the lecture's three with
-    ``rows`` rows), then measure the visible ones."""
-    wait_for_app_run(page)
-    page.wait_for_function(SETTLED, arg=rows)  # (a chart's settle pass clears data-sized)
-    page.wait_for_timeout(100)
-    page.wait_for_function(SETTLED, arg=rows)
+    """Wait until every visible chart has its final drawing (``helpers.wait_for_charts``: drawn,
+    sized, at its width and fitted where it stands; the lecture's three with ``rows`` rows),
+    then measure the visible ones."""
+    if rows is not None:
+        wait_for_app_run(page)
+        page.wait_for_function(ROWS, arg=rows)
+    wait_for_charts(page)
     return [c for c in page.evaluate(CHARTS) if c["visible"]]
 
 

@@ -12,7 +12,7 @@ from helpers import (
     goto_page,
     screenshot,
     track_reruns,
-    wait_for_plots,
+    wait_for_charts,
 )
 from playwright.sync_api import Browser, Page
 
@@ -50,8 +50,7 @@ def test_compare_cells_are_at_least_11_px_for_every_comparison(browser, app_serv
             assert box.input_value() == text.KINDS[kind]
             page.wait_for_function(  # A, B and A − B of the weights and of the output
                 "n => document.querySelectorAll('.heatmaplayer text').length >= n", arg=6 * 4)
-            wait_for_plots(page, 6)
-            page.wait_for_timeout(500)
+            wait_for_charts(page, 6)  # drawn, the cell numbers sized to the drawn cells
             sizes = page.evaluate(SMALLEST)
             screenshot(page, f"cells_compare_{kind}")
             assert len(sizes) == 6, (kind, sizes)
@@ -64,8 +63,7 @@ def test_compare_cells_are_at_least_11_px_for_every_comparison(browser, app_serv
 def test_trace_cells_are_at_least_11_px(browser, app_server):
     page = open_at_1366(browser, app_server, "trace")
     try:
-        wait_for_plots(page, 4)
-        page.wait_for_timeout(500)
+        wait_for_charts(page, 4)
         sizes = page.evaluate(SMALLEST)
         screenshot(page, "cells_trace")
         assert len(sizes) >= 4 and min(sizes.values()) >= MIN_PX, sizes

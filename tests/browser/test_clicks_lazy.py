@@ -12,6 +12,7 @@ from helpers import (
     expect_rerun,
     goto_page,
     wait_for_app_run,
+    wait_for_charts,
     wait_for_plots,
 )
 from playwright.sync_api import Page
@@ -55,10 +56,11 @@ def _pick_loss(page: Page, kind: str) -> None:
 
 
 def _settled(page: Page, key: str) -> None:
-    """Until the chart has its final drawing, and a moment more for any other redraw."""
+    """Until the chart has its final drawing, and so has every other chart on the page (a
+    redraw, were there one, would be under way: its chart not marked drawn)."""
     page.wait_for_function("s => document.querySelector(s)?.dataset.sized === '1'",
                            arg=f".st-key-{key} .attnviz-chart")
-    page.wait_for_timeout(600)
+    wait_for_charts(page)
 
 
 def test_a_loss_select_redraws_what_changed_on_screen_and_the_rest_once_seen(browser,

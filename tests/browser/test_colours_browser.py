@@ -8,7 +8,14 @@ from __future__ import annotations
 import io
 
 import numpy as np
-from helpers import assert_no_exception, expect_rerun, goto_page, screenshot, wait_for_plots
+from helpers import (
+    assert_no_exception,
+    expect_rerun,
+    goto_page,
+    screenshot,
+    wait_for_charts,
+    wait_for_plots,
+)
 from PIL import Image
 from playwright.sync_api import Page
 
@@ -45,7 +52,7 @@ def test_alibi_heads_share_one_range_and_look_different(app_server, page):
     keys = [f"modern_fig_alibi_{h}" for h in range(4)]
     for key in keys:
         page.locator(f".st-key-{key} .js-plotly-plot").wait_for()
-    page.wait_for_timeout(400)  # charts in a tab just opened redraw at their column's width
+    wait_for_charts(page, 4)  # charts in a tab just opened redraw at their column's width
     ranges = [drawn(page, k) for k in keys]
     assert len({(r["zmin"], r["zmax"]) for r in ranges}) == 1
     assert ranges[0]["zmin"] == -ranges[0]["zmax"] < 0
@@ -76,8 +83,7 @@ def test_the_projector_toggle_redraws_in_its_scales(app_server, page):
     wait_for_plots(page, 6)
     with expect_rerun(page):
         page.get_by_text(common.SIDEBAR_PROJECTOR, exact=True).click()
-    wait_for_plots(page, 6)
-    page.wait_for_timeout(300)
+    wait_for_charts(page, 6)
     weights = drawn(page, "multi_head_fig_head_0")
     want = colour_scale(PROJECTOR.weights)
     assert [[float(s), str(c)] for s, c in weights["colorscale"]] == \

@@ -9,8 +9,12 @@ from helpers import (
     assert_no_exception,
     expect_rerun,
     goto_page,
+    rerun_pending,
+    slider_step,
     wait_for_app_run,
+    wait_for_chart,
     wait_for_plots,
+    wait_for_slider,
 )
 
 from attnviz.core.attention import scaled_dot_product_attention
@@ -92,20 +96,18 @@ def drag_to_left_end(page, key: str, nth: int = 0, start: float = 1.0) -> None:
     rail.scroll_into_view_if_needed()
     # a chart in a tab just opened is redrawn at its column's width 150 ms after it stops
     # moving: wait for that, as a person's hand does, before pressing its slider
-    page.wait_for_function(
-        """k => { const g = document.querySelector(`.st-key-${k} .js-plotly-plot`);
-                  return g && g._fullLayout &&
-                         Math.abs(g.getBoundingClientRect().width - g._fullLayout.width) <= 1; }""",
-        arg=key)
-    page.wait_for_timeout(300)
+    wait_for_chart(page, key)
+    chart = f".st-key-{key} .js-plotly-plot"
+    before = slider_step(page, chart, nth)
     box = rail.bounding_box()
     runs = len(_finished_runs[page])
     y = box["y"] + box["height"] / 2
     page.mouse.move(box["x"] + min(box["width"] * start, box["width"] - 2), y)
     page.mouse.down()
     page.mouse.move(box["x"] + 2, y, steps=4)
-    page.wait_for_timeout(200)
+    assert wait_for_slider(page, chart, nth, moved_from=before) == 0  # its frame drawn
     assert len(_finished_runs[page]) == runs, "dragging must not run the script"
+    assert not rerun_pending(page), "dragging must not ask for a script run"
 
 
 def test_dragging_the_pe_base_redraws_the_matrix_and_release_sets_the_base(app_server, page):

@@ -13,7 +13,7 @@ from helpers import (
     expect_rerun,
     goto_page,
     wait_for_app_run,
-    wait_for_plots,
+    wait_for_charts,
 )
 from presenter_helpers import new_page
 
@@ -55,9 +55,7 @@ def test_a_loss_select_leaves_what_the_loss_does_not_change_alone(browser, app_s
     context = page.context
     try:
         goto_page(page, app_server, "gradients")
-        wait_for_plots(page, 10)
-        wait_for_app_run(page)
-        page.wait_for_timeout(500)  # a chart's own resizing after its first drawing
+        wait_for_charts(page, 10)  # (a chart's own resizing after its first drawing done)
         page.evaluate(_NAME, [text.OUTPUT, "rowsum"])
         page.evaluate(_WATCH)
         page.get_by_test_id("stMain").get_by_test_id("stSelectbox").filter(
@@ -68,7 +66,7 @@ def test_a_loss_select_leaves_what_the_loss_does_not_change_alone(browser, app_s
         page.wait_for_function(
             "s => { const d = document.querySelector(s); return d && d.dataset.sized === '1'"
             " && d.dataset.stale !== '1'; }", arg=".st-key-gradients_output_grad .attnviz-chart")
-        page.wait_for_timeout(600)
+        wait_for_charts(page)  # every other chart final too: a redraw would be under way
         assert_no_exception(page)
         changes = page.evaluate("() => window.__changes")
         for key in (*UNCHANGED, "title", "formula"):  # not faded, not redrawn: not touched

@@ -13,13 +13,14 @@ from helpers import (
     EDITOR,
     assert_no_exception,
     edit_cell,
+    expect_no_rerun,
     expect_rerun,
     goto_page,
     grid_cell,
     playground_focus,
     screenshot,
     track_reruns,
-    wait_for_app_run,
+    wait_for_chart,
     wait_for_plots,
 )
 from playwright.sync_api import Page
@@ -36,8 +37,7 @@ def _full_view(page: Page, app_server: str) -> None:
 
 
 def _x(page: Page) -> list[list[float]]:
-    wait_for_app_run(page)
-    page.wait_for_timeout(300)
+    wait_for_chart(page, "playground_fig_x")
     return page.evaluate(X_Z)
 
 
@@ -65,7 +65,7 @@ def test_escape_takes_back_what_is_typed(page: Page, app_server: str) -> None:
     page.keyboard.press("Escape")
     assert float(cell.input_value()) == before[2][1]
     page.keyboard.press("Tab")  # leaving the cell sends nothing: nothing changed
-    page.wait_for_timeout(500)
+    expect_no_rerun(page)  # (nothing to wait for: a bounded look for a run that must not come)
     assert _x(page) == before
 
 

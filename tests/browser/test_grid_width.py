@@ -46,8 +46,8 @@ CASES = {
 
 def _cells(page) -> list[dict]:
     wait_for_app_run(page)
-    page.locator(EDITOR).first.wait_for()
-    page.wait_for_timeout(200)  # grid.js draws the rows in view after the component mounts
+    # grid.js draws the rows in view as the component mounts: their inputs are there
+    page.locator(f"{EDITOR} input").first.wait_for()
     return page.evaluate(CUT)
 
 

@@ -22,8 +22,7 @@ from helpers import (
     goto_page,
     screenshot,
     track_reruns,
-    wait_for_app_run,
-    wait_for_plots,
+    wait_for_charts,
 )
 
 from attnviz import position_labels
@@ -59,9 +58,7 @@ def lecture_with(context, app_server: str, tokens):
     track_reruns(page)
     goto_page(page, app_server,
               f"playground?{scenario_io.LINK_PARAM}={scenario_io.to_link_param(scenario)}")
-    wait_for_plots(page, 3)
-    wait_for_app_run(page)
-    page.wait_for_timeout(400)  # the charts settle at their column's width
+    wait_for_charts(page, 3)  # drawn and settled at their column's width
     return page
 
 
