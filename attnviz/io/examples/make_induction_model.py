@@ -1,4 +1,4 @@
-"""Build the shipped induction-head model from the project's own code, bit for bit.
+"""Build the shipped induction-head model from the project's own code.
 
 Trains :class:`~attnviz.scenarios.induction.InductionSettings` at its defaults with seed
 :data:`SEED` (2 layers × 2 heads, width 32, vocabulary 16, 24 tokens, Adam 1e-2, batch 32,
@@ -10,6 +10,12 @@ objects; float64 but for the recorded attention (float32: 0..1 drawn on a fixed 
 and the figure sends float32 anyway). The zip is written with fixed timestamps and a fixed
 member order, so the same numbers give the same bytes (numpy's ``savez`` stamps the current
 time). Size: 348 KB (``tests/io/test_induction_model.py`` keeps it under 1 MB).
+
+The same bytes come back only where numpy's SIMD loops and the OpenBLAS kernel are those that
+built the file: another CPU's kernels round training's last bits differently, and a rebuild
+there gives the same heads, phase change and tokens, and every array within 1e-8 of its
+largest entry (float32 attention: one float32 step). ``tests/io/test_induction_model.py``
+checks both; docs/contributing.md states it.
 
 Run ``python -m attnviz.io.examples.make_induction_model`` to (re)write it; read it back with
 :func:`load_induction_model` (``np.load`` with ``allow_pickle=False``: numbers and one JSON
