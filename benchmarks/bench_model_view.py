@@ -6,8 +6,9 @@ Builds a GPT-2-small-like model locally (12 layers, 12 heads, d_model 768, rando
 word-level vocabulary from tests/hf_models.py instead of GPT-2's 50 257 tokens, so the
 embedding is small — the attention stack is GPT-2 small's), saves it with save_pretrained in a
 temporary folder, starts ``streamlit run app.py`` and drives the system Chromium (headless,
-1366×768) through Playwright: on the Model view page, "a model folder on this machine", the
-folder's path and a 64-token text typed, then Capture clicked, ``runs`` times.
+1366×768) through Playwright: on the Model view page, "a model of the models folder" (the
+server's ATTNVIZ_MODELS_DIR holds the saved model only, the list's pick) and a 64-token text
+typed, then Capture clicked, ``runs`` times.
 
 A requestAnimationFrame watcher in the page notes
 
@@ -125,7 +126,9 @@ def browser_runs(folder: Path, texts: list[str], tiles: int) -> list[dict]:
 
     log = c.RESULTS_DIR / "model-view-server.log"
     rows = []
-    with c.streamlit_server(log, env={"HF_HUB_OFFLINE": "1"}) as (base, _proc), \
+    env = {"HF_HUB_OFFLINE": "1", "ATTNVIZ_NO_MODELS": None,
+           "ATTNVIZ_MODELS_DIR": str(folder.parent)}
+    with c.streamlit_server(log, env=env) as (base, _proc), \
             sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=c.CHROMIUM, headless=True,
                                      args=c.CHROMIUM_ARGS)
@@ -135,9 +138,8 @@ def browser_runs(folder: Path, texts: list[str], tiles: int) -> list[dict]:
             page.goto(f"{base}/model_view")
             page.locator(_IDLE).wait_for(state="attached")
             page.wait_for_function("() => document.querySelector('.js-plotly-plot')?._fullData")
-            page.get_by_text("a model folder on this machine").click()
-            page.get_by_label("Model folder (written by save_pretrained)").wait_for()
-            page.get_by_label("Model folder (written by save_pretrained)").fill(str(folder))
+            page.get_by_text("a model of the models folder", exact=True).click()
+            page.locator(".st-key-model_view_model input").wait_for()
             page.evaluate(_WATCH, tiles)
             for text in texts:
                 page.get_by_label("Text", exact=True).fill(text)

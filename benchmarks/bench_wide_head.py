@@ -78,7 +78,7 @@ def open_head(page, base: str, folder: Path, t: int) -> dict:
     _wait_idle(page)
     page.get_by_text(text.SOURCES["directory"], exact=True).click()
     _wait_idle(page)
-    _type_into(page, text.DIRECTORY_LABEL, str(folder))
+    page.locator(".st-key-model_view_model input").wait_for()  # the folder: the list's pick
     _type_into(page, text.TEXT_LABEL, sentence(t))
     start = time.perf_counter()
     page.get_by_role("button", name=text.CAPTURE_BUTTON).click()
@@ -169,7 +169,7 @@ def browser_runs(folder: Path, tokens: list[int], runs: int,
     rows = []
     log = c.RESULTS_DIR / f"wide-head-server-{os.getpid()}.log"
     os.environ.pop("ATTNVIZ_NO_MODELS", None)  # model loading on (the server's environment)
-    offline = {"HF_HUB_OFFLINE": "1"}
+    offline = {"HF_HUB_OFFLINE": "1", "ATTNVIZ_MODELS_DIR": str(folder.parent)}  # its only model
     with c.streamlit_server(log, env=offline) as (base, _proc), sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=c.CHROMIUM, headless=True,
                                      args=c.CHROMIUM_ARGS)
