@@ -405,7 +405,7 @@ def open_head(run: InductionRun, model) -> None:
         except ValueError as exc:
             st.error(f"{text.CANNOT_OPEN}: {exc}")
             return
-        state.set_scenario(sc, reset_editors=True)
+        state.open_whole(sc)
         st.session_state[OPENED] = name
         st.rerun()  # the sidebar and the page from the opened head (one source of truth)
     if st.session_state.get(OPENED):

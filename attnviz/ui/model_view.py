@@ -309,14 +309,20 @@ def _texts(text_a: str, text_b: str):
 
 
 def _load_model(folder: str, root: str | None):
-    """:func:`attnviz.io.capture.load_model` of ``folder``; ``root`` is the folder nothing of
-    the model may resolve outside of (the listing keeps ``folder`` itself inside it).
-
-    NOTE for the lead: pass ``root=root`` to load_model once it takes that keyword.
-    """
+    """:func:`attnviz.io.capture.load_model` of ``folder``, nothing read outside ``root`` (the
+    models folder, or a cached model's own folder; None: no bound)."""
     from attnviz.io.capture import load_model
 
-    return load_model(folder)
+    return load_model(folder, root=root)
+
+
+def _loaded_model(folder: str, root: str | None):
+    """:func:`attnviz.io.capture.loaded_model` of ``folder`` inside ``root``: the model's bytes
+    stay counted in the process-wide budget of loads until the block ends (the forward pass
+    included)."""
+    from attnviz.io.capture import loaded_model
+
+    return loaded_model(folder, root=root)
 
 
 def from_folder(path: str, text_a: str, text_b: str = "", source: str | None = None,
@@ -338,13 +344,14 @@ def from_folder(path: str, text_a: str, text_b: str = "", source: str | None = N
     if not path:
         raise ValueError(text.NO_FOLDER)
     texts = _texts(text_a, text_b)
-    model, tokenizer = _load_model(path, root)
     try:
-        if isinstance(texts, tuple) and is_causal(model):
-            raise ValueError(text.PAIR_ON_CAUSAL.format(model_type=model.config.model_type))
-        cap = capture(model, tokenizer, text=texts, max_tokens=MAX_TEXT_TOKENS)
+        with _loaded_model(path, root) as (model, tokenizer):
+            if isinstance(texts, tuple) and is_causal(model):
+                raise ValueError(text.PAIR_ON_CAUSAL.format(
+                    model_type=model.config.model_type))
+            cap = capture(model, tokenizer, text=texts, max_tokens=MAX_TEXT_TOKENS)
     finally:
-        del model, tokenizer  # the session keeps the weights only
+        model = tokenizer = None  # the session keeps the weights only
         gc.collect()
     data = from_capture(cap, source or text.DIRECTORY_NAME.format(
         name=_shown_name(os.path.basename(path.rstrip("/\\")))))
@@ -602,11 +609,11 @@ def real_head_scenario(data: ModelViewData, layer: int, head: int):
 
     if data.folder is None:
         raise ValueError(text.NO_INPUTS.rstrip("."))
-    model, tokenizer = _load_model(data.folder, data.root)
     try:
-        li = layer_inputs(model, tokenizer, data.texts, layer)
+        with _loaded_model(data.folder, data.root) as (model, tokenizer):
+            li = layer_inputs(model, tokenizer, data.texts, layer)
     finally:
-        del model, tokenizer  # the scenario keeps the head's matrices only
+        model = tokenizer = None  # the scenario keeps the head's matrices only
         gc.collect()
     if _labels(li.tokens) != data.tokens:
         raise ValueError(text.REAL_CHANGED.format(now=len(li.tokens), then=len(data.tokens)))
@@ -636,7 +643,7 @@ def open_on_every_page(data: ModelViewData, layer: int, head: int) -> None:
         except (ValueError, ImportError, OSError) as exc:
             st.error(plain(text.REAL_CANNOT_OPEN.format(reason=str(exc).rstrip("."))))
             return
-        state.set_scenario(scenario, reset_editors=True)
+        state.open_whole(scenario)
         st.session_state[OPENED_KEY] = (data.source, layer, head)
         st.rerun()  # the sidebar and the page from the opened head (one source of truth)
     opened = st.session_state.get(OPENED_KEY)

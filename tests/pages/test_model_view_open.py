@@ -169,3 +169,20 @@ def test_the_example_and_a_captured_file_say_why_they_cannot_be_opened(at):
     assert data.folder is None
     with pytest.raises(ValueError, match="holds the attention probabilities only"):
         mv.real_head_scenario(data, 0, 0)
+
+
+def test_an_edited_real_head_reads_edited_from_its_name(at, folders):
+    """After an edit of W_Q of an opened GPT-2 head, the captions and the sidebar say "Edited
+    from gpt2 layer 0, head 2" (they kept describing the model's own head)."""
+    from apptest_helpers import edit_cells
+
+    from attnviz.scenarios.presets import EDITED_FROM
+
+    at = open_head(capture_from(at, folders["gpt2"]), 0, 2)
+    title = at.session_state[state.SCENARIO].title
+    assert any(title == t.value for t in at.sidebar.text)
+    at = switch_to(at, "playground")
+    version = at.session_state["editor_version"]
+    at = edit_cells(at, f"playground_x_v{version}", {0: {"d0": "0.5"}}).run()
+    assert not at.exception
+    assert any(EDITED_FROM.format(title=title) == t.value for t in at.sidebar.text)

@@ -273,3 +273,21 @@ def test_a_rope_model_trains_and_its_head_opens_with_the_rope_variant():
     assert (sc.variant, sc.mask_kind) == ("rope", "causal")
     ok(switch_to(at, "step_by_step"))
     assert not at.error, [e.value for e in at.error]
+
+
+def test_an_opened_head_once_edited_reads_edited_from_its_name():
+    """A trained head opened on every page keeps its title while its numbers are the model's,
+    and reads "Edited from <title>" in the sidebar once a cell is edited (it kept claiming to
+    be the trained head)."""
+    from apptest_helpers import edit_cells
+
+    from attnviz.scenarios.presets import EDITED_FROM
+
+    at = on_page()
+    ok(at.button(key="induction_open").click().run())
+    title = at.session_state[state.SCENARIO].title
+    assert title and any(title == t.value for t in at.sidebar.text)
+    at = switch_to(at, "playground")
+    version = at.session_state["editor_version"]
+    at = edit_cells(at, f"playground_x_v{version}", {0: {"d0": "3"}}).run()
+    assert any(EDITED_FROM.format(title=title) == t.value for t in at.sidebar.text)
