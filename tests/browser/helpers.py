@@ -221,12 +221,13 @@ def expect_rerun(page: Page, timeout: float = TIMEOUT_MS) -> Iterator[None]:
 # every visible chart inside `within` (a CSS selector; the page when null) has its final
 # drawing, and at least `n` do: the drawn flag, drawn at the width it has now (unless the figure
 # sets its own), its screen-fitted height measured where the chart stands now and for this
-# window's height (what plotly_view.js's watchTop compares), no chart drawing under way on the
-# page. A chart showing its "could not be drawn" message counts as final (the test then reads
-# the message); one waiting to be scrolled into view (data-stale) keeps its last drawing.
+# window's height (what plotly_view.js's watchTop compares); on the whole page, also no chart
+# drawing under way. A chart showing its "could not be drawn" message counts as final (the
+# caller then fails with the message); one waiting to be scrolled into view (data-stale) keeps
+# its last drawing.
 _CHARTS_FINAL = """([n, within]) => {
   const root = within ? document.querySelector(within) : document;
-  if (!root || (window.__attnvizDraws?.busy ?? 0) > 0) return false;
+  if (!root || (!within && (window.__attnvizDraws?.busy ?? 0) > 0)) return false;
   const pageTop = el => { let y = el.getBoundingClientRect().top;
     for (let p = el.parentElement; p; p = p.parentElement) y += p.scrollTop || 0;
     return y; };

@@ -12,8 +12,11 @@ from helpers import (
     goto_page,
     load_preset,
     screenshot,
+    slider_step,
     track_reruns,
+    wait_for_chart,
     wait_for_plots,
+    wait_for_slider,
 )
 from playwright.sync_api import Browser, Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -24,6 +27,7 @@ from attnviz.scenarios.presets import DEFAULT_PRESET, PRESETS, default_scenario
 
 SIZES = [(1024, 768), (1920, 1080)]
 STEP_LABEL = ".st-key-learn_fig_training .slider-group > .slider-label"  # "step 120"
+TRAINING = ".st-key-learn_fig_training .js-plotly-plot"
 
 
 def open_at(browser: Browser, app_server: str, path: str, width: int, height: int) -> Page:
@@ -54,7 +58,7 @@ def quick_click(page: Page, x: float, y: float) -> None:
     full-suite runs; this click did it in trials on a busy machine, not in every one)."""
     page.mouse.move(x, y)
     page.mouse.down()
-    page.wait_for_timeout(0)
+    page.evaluate("() => 0")  # one round trip
     page.mouse.up()
 
 
@@ -76,8 +80,7 @@ def watch_playback(page: Page) -> None:
 def train_on(page: Page) -> None:
     with expect_rerun(page):
         page.get_by_role("button", name="Train", exact=True).click()
-    wait_for_plots(page, 1)
-    page.wait_for_timeout(300)
+    wait_for_chart(page, "learn_fig_training")
 
 
 @pytest.mark.parametrize("width, height", SIZES)
@@ -111,8 +114,9 @@ def test_learn_trains_and_the_slider_steps_the_weights_in_the_browser(browser, a
         # a click on the slider's rail: no script run, the heatmap shows that recorded step
         page.locator(".st-key-learn_fig_training .slider-rail-rect").scroll_into_view_if_needed()
         rail = page.locator(".st-key-learn_fig_training .slider-rail-rect").bounding_box()
+        last = slider_step(page, TRAINING)
         quick_click(page, rail["x"] + 0.25 * rail["width"], rail["y"] + rail["height"] / 2)
-        page.wait_for_timeout(500)
+        wait_for_slider(page, TRAINING, moved_from=last)  # the clicked step's frame drawn
         label = page.locator(STEP_LABEL).text_content()
         step = int(label.split()[-1])
         assert 0 < step < 200
@@ -131,7 +135,7 @@ def test_learn_trains_and_the_slider_steps_the_weights_in_the_browser(browser, a
             screenshot(page, f"FAILED-learn_play_{width}x{height}")
             raise AssertionError(f"Play did not reach step 200 ({shown}): "
                                  f"{page.evaluate('window.__playback')}") from None
-        page.wait_for_timeout(300)
+        wait_for_slider(page, TRAINING)  # the last frame drawn
         np.testing.assert_allclose(keyed(page, "learn_fig_training", trace=1)["z"],
                                    run.weights[-1], rtol=1e-12)
         assert_no_exception(page)

@@ -29,6 +29,7 @@ from helpers import (
     screenshot,
     track_reruns,
     wait_for_app_run,
+    wait_for_charts,
 )
 from playwright.sync_api import Browser, Page
 from presenter_helpers import new_page, presenter_on, settle
@@ -151,7 +152,7 @@ def test_presenter_heads_focus_shows_every_head_of_gqa_on_the_first_screen(
         playground_focus(page, "Heads")
         page.wait_for_function(f"() => {{ const h = ({HEADS_NOW})(); return h.length === "
                                f"{scenario.n_heads} && h.every(c => c.sized); }}")
-        page.wait_for_timeout(1000)  # the heights follow the screen: settled
+        wait_for_charts(page)  # the heights follow the screen: settled
         page.evaluate("() => document.querySelector('[data-testid=stMain]').scrollTo(0, 0)")
         heads = page.evaluate(HEADS_NOW)
         screenshot(page, f"focus_switch_heads_{width}x{height}")

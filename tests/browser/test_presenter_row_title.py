@@ -13,7 +13,12 @@ padding now 3rem).
 from __future__ import annotations
 
 import pytest
-from helpers import expect_rerun, goto_page, wait_for_app_run
+from helpers import (
+    expect_rerun,
+    goto_page,
+    wait_for_app_run,
+    wait_for_charts,
+)
 from presenter_helpers import new_page, presenter_on
 
 TITLE = """() => {
@@ -55,7 +60,7 @@ def test_a_page_entered_from_a_scrolled_page_shows_its_title(app_server, browser
                 page.get_by_test_id("stSidebarCollapseButton").first.click(force=True)
             wait_for_app_run(page)
             page.get_by_test_id("stMain").get_by_role("heading", name=target).first.wait_for()
-            page.wait_for_timeout(300)
+            wait_for_charts(page)  # the page laid out: its charts drawn at their sizes
             t = page.evaluate(TITLE)
             assert t["title"].startswith(target), t
             assert t["scrollTop"] == 0, (target, t)

@@ -18,9 +18,10 @@ from helpers import (
     assert_no_exception,
     expect_rerun,
     goto_page,
+    painted,
     screenshot,
     track_reruns,
-    wait_for_app_run,
+    wait_for_charts,
     wait_for_plots,
 )
 from playwright.sync_api import Browser, Page
@@ -73,7 +74,9 @@ def _watch_dialogs(page: Page) -> list[str]:
 
 
 def _assert_nothing_ran(page: Page, dialogs: list[str], where: str) -> None:
-    page.wait_for_timeout(1000)  # an <img onerror> fires after its failed load
+    # an <img onerror> fires after its failed load: every image's load over (and painted)
+    page.wait_for_function("() => [...document.images].every(i => i.complete)")
+    painted(page)
     assert dialogs == [], f"{where}: a script ran and opened {dialogs}"
     assert page.evaluate(INJECTED) == [], f"{where}: markup from a label reached the DOM"
     assert_no_exception(page)
@@ -85,10 +88,8 @@ def _type_tokens(page: Page) -> None:
     box.fill(" ".join(TOKENS))
     with expect_rerun(page):
         box.press("Enter")
-    # a new token list reruns once more (new editors): let that run finish before typing on
-    page.wait_for_timeout(500)
-    wait_for_app_run(page)
-    wait_for_plots(page)
+    # a new token list reruns once more (new editors): that run finished before typing on
+    wait_for_charts(page, 1)
 
 
 def _shown(label: str, limit: int = TICK_CHARS) -> str:

@@ -25,6 +25,7 @@ from helpers import (
     playground_focus,
     screenshot,
     wait_for_app_run,
+    wait_for_charts,
     wait_for_plots,
 )
 from playwright.sync_api import Browser, Page
@@ -173,7 +174,7 @@ def test_html_in_uploaded_token_labels_stays_text(app_server: str, page: Page, t
     hrefs = page.evaluate("""() => Array.from(document.querySelectorAll('a[href^="javascript"]'))
                              .length""")
     injected = page.evaluate("() => document.querySelectorAll('img[src=\"x\"]').length")
-    page.wait_for_timeout(500)
+    wait_for_charts(page)
     screenshot(page, "your_attention_html_labels")
     assert_no_exception(page)
     assert dialogs == [] and injected == 0 and hrefs == 0

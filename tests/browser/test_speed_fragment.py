@@ -9,7 +9,7 @@ from helpers import (
     goto_page,
     playground_focus,
     wait_for_app_run,
-    wait_for_plots,
+    wait_for_charts,
 )
 
 from attnviz.teach.text import common
@@ -40,24 +40,19 @@ def _q(page) -> np.ndarray:
 def test_seed_change_reruns_only_the_fragment_and_regenerate_redraws(page, app_server):
     goto_page(page, app_server, "playground")
     playground_focus(page, "All")  # the full view draws Q
-    wait_for_plots(page, 5)
-    page.wait_for_timeout(1000)  # let responsive charts settle
-    wait_for_app_run(page)
+    wait_for_charts(page, 5)  # the responsive charts settled
     page.evaluate(_WATCH)
-    page.wait_for_timeout(300)
     page.evaluate("() => { window.__draws = 0; }")
     before = _q(page)
     seed = page.locator(".st-key-playground_init_seed input")
     seed.fill("7")
     seed.press("Enter")
-    wait_for_app_run(page)
-    page.wait_for_timeout(1000)
+    wait_for_charts(page, 5)  # the fragment's run shown (a redraw, were there one, under way)
     assert page.evaluate("() => window.__draws") == 0  # no chart was redrawn: no page rerun
     np.testing.assert_array_equal(_q(page), before)
     page.get_by_role("button", name=common.REGENERATE).first.click()
     wait_for_app_run(page)
     page.wait_for_function("() => window.__draws > 0")
-    wait_for_app_run(page)
-    page.wait_for_timeout(500)
+    wait_for_charts(page, 5)
     assert not np.array_equal(_q(page), before)  # seed 7's weights, not seed 42's
     assert_no_exception(page)

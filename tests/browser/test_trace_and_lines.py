@@ -20,6 +20,7 @@ from helpers import (
     plot_z,
     screenshot,
     wait_for_app_run,
+    wait_for_hover,
     wait_for_plots,
 )
 from playwright.sync_api import Page
@@ -41,7 +42,7 @@ def _point_xy(page: Page, index: int, x, y, yaxis: str = "yaxis") -> tuple[float
 
 def _click(page: Page, xy) -> None:
     page.mouse.move(xy[0], xy[1])
-    page.wait_for_timeout(300)  # let Plotly register the hover it turns into a click
+    wait_for_hover(page, xy)  # Plotly turns the hover into the click
     page.mouse.click(xy[0], xy[1])
     wait_for_app_run(page)
 
