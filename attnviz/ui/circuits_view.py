@@ -47,7 +47,7 @@ def run_probe(folder: str, root: str | None = None) -> None:
     from attnviz.ui import model_view
 
     try:
-        with st.spinner(text.PROBING):
+        with st.spinner(model_view.waiting_words(text.PROBING)):
             # the page's own loader: the same checks and bounds as its capture
             model, tokenizer = model_view._load_model(folder, root)
             try:

@@ -25,6 +25,7 @@ import json
 import os
 import re
 import stat
+import sys
 import zipfile
 from dataclasses import dataclass, replace
 
@@ -467,10 +468,19 @@ def known_architectures() -> str:
     return text.KNOWN_ARCHITECTURES.format(names=", ".join(sorted(CONFIG_MAPPING.keys())))
 
 
+def waiting_words(words: str) -> str:
+    """What a spinner says while a model loads: ``words``, after a note that PyTorch is being
+    started while this server process has not imported it yet (the first load waits for it,
+    up to half a minute, with no other sign of why)."""
+    if "torch" in sys.modules:
+        return words
+    return text.STARTING_TORCH.format(then=words[:1].lower() + words[1:])
+
+
 def load(loader, *args) -> None:
     """Run a loader; store its data only when it succeeded, else say why (state unchanged)."""
     try:
-        with st.spinner(text.LOADING):
+        with st.spinner(waiting_words(text.LOADING)):
             data = loader(*args)
     except (ValueError, ImportError, OSError) as exc:
         st.error(plain(text.CANNOT_LOAD.format(reason=str(exc).rstrip("."))))
@@ -638,7 +648,7 @@ def open_on_every_page(data: ModelViewData, layer: int, head: int) -> None:
     if st.button(text.REAL_OPEN_BUTTON.format(layer=layer, h=head), key="model_view_open",
                  type="primary"):
         try:
-            with st.spinner(text.OPENING):
+            with st.spinner(waiting_words(text.OPENING)):
                 scenario = real_head_scenario(data, layer, head)
         except (ValueError, ImportError, OSError) as exc:
             st.error(plain(text.REAL_CANNOT_OPEN.format(reason=str(exc).rstrip("."))))

@@ -509,3 +509,15 @@ def test_a_capture_array_beyond_its_size_says_how_many_values_it_holds():
     with pytest.raises(ValueError, match="its is_causal array cannot be read: it holds 17 "
                                          "values; at most 16 are allowed"):
         mv.capture_metadata(data, "x.npz", load_attention(data, "x.npz"))
+
+
+def test_a_load_before_pytorch_is_imported_says_it_is_starting_pytorch(monkeypatch):
+    """The first capture in a fresh server waits for torch's import (~24 s) behind a spinner:
+    its words say so while torch is not imported yet, and only then."""
+    import sys
+
+    monkeypatch.delitem(sys.modules, "torch", raising=False)
+    first = mv.waiting_words(text.LOADING)
+    assert first.startswith("Starting PyTorch") and first.endswith(text.LOADING[1:])
+    monkeypatch.setitem(sys.modules, "torch", object())
+    assert mv.waiting_words(text.LOADING) == text.LOADING

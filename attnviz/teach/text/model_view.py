@@ -114,6 +114,10 @@ TEXT_LIMIT = "At most {t} tokens (and {chars} characters) are captured."
 CAPTURE_BUTTON = "Capture attention"
 UPLOAD_LABEL = "Captured attention (.npz from save_capture, or any (n_layers, n_heads, t, t))"
 LOADING = "Loading the model and running it once…"
+# said instead of any loading message while this server has not imported PyTorch yet
+# {then}: the loading message itself, lower-cased
+STARTING_TORCH = ("Starting PyTorch: the first model this server loads waits up to half a minute "
+                  "for it; then {then}")
 # {reason}: what is wrong, a sentence without its full stop
 CANNOT_LOAD = "Nothing was loaded: {reason}. The view below is unchanged."
 # {source}: where the attention came from; {layers}, {heads}: counts; {t}: tokens;
