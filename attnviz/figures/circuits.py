@@ -68,9 +68,9 @@ def ranked_table(scores: HeadScores, kind: str) -> go.Figure:
     header = [text.TABLE_RANK, text.TABLE_HEAD] + [text.KINDS[k] for k in columns] \
         + [text.TABLE_NAMED]
     trace = dict(type="table", columnwidth=[0.5, 0.8] + [1.0] * len(columns) + [1.6],
-                 header=dict(values=[f"<b>{h}</b>" for h in header], fill_color=HEADER_FILL,
-                             align="left"),
-                 cells=dict(values=cells, fill_color=[fill] * len(cells), align="left",
+                 header=dict(values=[f"<b>{h}</b>" for h in header],
+                             fill=dict(color=HEADER_FILL), align="left"),
+                 cells=dict(values=cells, fill=dict(color=[fill] * len(cells)), align="left",
                             height=ROW_PX))
     height = int(min(MAX_TABLE_PX, ROW_PX * (len(order) + 2) + 20))
     return figure([trace], dict(height=height, margin=dict(l=0, r=0, t=4, b=4)))
