@@ -480,24 +480,29 @@ def as_attention(raw) -> tuple[Array, list[UploadWarning]]:
     """
     arr = np.asarray(raw)
     _check_weights_header(tuple(arr.shape), arr.dtype, "the array")
-    with np.errstate(over="ignore", invalid="ignore"):  # a longdouble beyond float64 -> inf
-        w = arr.astype(np.float64).reshape((1,) * (4 - arr.ndim) + arr.shape)  # (L, H, t, t)
-    finite = np.isfinite(w)
+    # the values are checked as stored, before the float64 copy: a longdouble 1e4000 is a
+    # number too large to draw, not the inf its copy would be
+    stored = arr.reshape((1,) * (4 - arr.ndim) + arr.shape)  # (L, H, t, t)
+    finite = np.isfinite(stored)
     if not finite.all():
         where = _where(np.argwhere(~finite)[0])
         raise ValueError(f"the weights hold NaN or infinite values (first at {where}); "
                          "attention weights must be finite numbers")
-    if (w < 0).any():
-        pos = np.argwhere(w < 0)[0]
-        raise ValueError(f"the weights hold negative values ({w[tuple(pos)]:.4g} at "
+    if (stored < 0).any():
+        pos = np.argwhere(stored < 0)[0]
+        raise ValueError(f"the weights hold negative values ({_number(stored[tuple(pos)])} at "
                          f"{_where(pos)}); attention weights are >= 0. Did you save the scores "
                          "before the softmax?")
-    if (w > MAX_WEIGHT).any():
-        pos = np.argwhere(w > MAX_WEIGHT)[0]
-        raise ValueError(f"the weights hold {w[tuple(pos)]:.4g} at {_where(pos)}; attention "
-                         "weights lie between 0 and 1, and values above "
+    # only float64 and wider reach MAX_WEIGHT (comparing float32 with 1e100 would overflow it)
+    too_big = (stored > MAX_WEIGHT if stored.dtype.kind == "f" and
+               float(np.finfo(stored.dtype).max) > MAX_WEIGHT else np.zeros(stored.shape, bool))
+    if too_big.any():
+        pos = np.argwhere(too_big)[0]
+        raise ValueError(f"the weights hold {_number(stored[tuple(pos)])} at {_where(pos)}; "
+                         "attention weights lie between 0 and 1, and values above "
                          f"{MAX_WEIGHT:.0e} cannot be drawn (their sums overflow). Save the "
                          "weights after the softmax")
+    w = stored.astype(np.float64)  # every value within ±MAX_WEIGHT: exact or rounded, finite
     warnings = []
     sums = w.sum(axis=-1)  # (L, H, t)
     off = np.abs(sums - 1.0) > ROW_SUM_TOL
@@ -509,6 +514,16 @@ def as_attention(raw) -> tuple[Array, list[UploadWarning]]:
             f"{sums[tuple(first)]:.4g}); they are shown as they are — rows of padding tokens, "
             "or weights saved before normalisation?", ROWS))
     return w, warnings
+
+
+def _number(value) -> str:
+    """A stored value for a message, as stored: 4 significant digits, also beyond float64's
+    range (a longdouble 1e4000 is 1e+4000, not inf)."""
+    with np.errstate(over="ignore"):
+        as_float = float(value)
+    if math.isfinite(as_float):
+        return f"{as_float:.4g}"
+    return np.format_float_scientific(value, precision=3, trim="-")
 
 
 def _where(pos) -> str:

@@ -241,8 +241,9 @@ def _cell(name: str, v: Any, index: tuple[int, ...], boolean: bool) -> float | b
         raise ValueError(f"{name}{where} must be a number, got {_describe(v)}")
     try:
         number = float(v)
-    except OverflowError:
-        number = math.inf
+    except OverflowError:  # a whole number beyond float64: finite, but no number a scenario holds
+        raise ValueError(f"{name}{where} must be below 1.8e308 in size (the largest float64), "
+                         f"got {_describe(v)}") from None
     if not math.isfinite(number):
         raise ValueError(f"{name}{where} must be a finite number, got {_describe(v)}")
     return number

@@ -105,7 +105,7 @@ class Param:
                              f"got {_shown(value)}")
         if kind in (int, float):
             if isinstance(value, float) and not math.isfinite(value):
-                raise ValueError(f"{self.name} must be a finite number, got {value!r}")
+                raise ValueError(f"{self.name} must be a finite number, got {_shown(value)}")
             # a Python int of any size compares exactly with the float bounds
             if (self.low is not None and value < self.low) or \
                     (self.high is not None and value > self.high):
@@ -127,7 +127,7 @@ class Param:
         for i, v in enumerate(value):
             if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)):
                 raise ValueError(f"{self.name}[{i}] must be a number, got {_shown(v)}")
-            given = str(v) if isinstance(v, np.generic) else _shown(v)  # np.float64(nan): nan
+            given = _shown(v)
             # a whole number of any size compares exactly (float() of 10**400 raises)
             number = v if isinstance(v, (int, np.integer)) else float(v)
             if (isinstance(number, float) and not math.isfinite(number)) or number <= 0:
@@ -151,6 +151,8 @@ def _shown(value: Any) -> str:
     number of digits (``repr`` of a 5,000-digit int raises), containers by their kind, text
     cut to 20 characters with every character but letters, digits, spaces and ``_ . -`` shown
     as ``?`` (the message may be rendered as Markdown: no link, image or HTML can get in)."""
+    if isinstance(value, (np.number, np.bool_)):
+        return _shown(value.item())  # nan, not np.float64(nan)
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
         digits = int(value.bit_length() * math.log10(2)) + 1
         return f"a whole number of about {digits:,} digits"
