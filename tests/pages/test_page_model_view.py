@@ -435,6 +435,33 @@ def test_a_cached_model_is_offered_in_the_list_when_allowed(at, models, hf_cache
     assert data.root == str(hf_cache) and data.weights.shape[:2] == (2, 4)
 
 
+def test_a_file_linked_from_outside_the_models_folder_is_not_read(at, models, gpt2_folder,
+                                                                   tmp_path):
+    planted = put(models, gpt2_folder, "planted")
+    outside = put(tmp_path, gpt2_folder, "outside")
+    (planted / "model.safetensors").unlink()
+    (planted / "model.safetensors").symlink_to(outside / "model.safetensors")
+    at = capture_from(at, "planted")
+    assert mv.DATA_KEY not in at.session_state and len(errors(at)) == 1, errors(at)
+    assert str(tmp_path) not in errors(at)[0]
+
+
+def test_a_capture_holds_its_bytes_in_the_loads_budget_until_it_ends(models, gpt2_folder,
+                                                                   monkeypatch):
+    """Concurrent captures count the model while its forward pass runs, not only while it
+    loads."""
+    from attnviz.io import capture as cap
+
+    put(models, gpt2_folder)
+    held = []
+    real = cap.capture
+    monkeypatch.setattr(cap, "capture", lambda *a, **k: held.append(cap.bytes_in_flight())
+                        or real(*a, **k))
+    data = mv.from_models_dir("gpt2", "the cat sat")
+    assert data.weights.shape[:2] == (2, 4)
+    assert held and held[0] > 0 and cap.bytes_in_flight() == 0
+
+
 def test_a_bad_hub_name_is_refused_before_anything_is_fetched():
     with pytest.raises(ValueError, match="not a Hub model name"):
         mv.from_hub("../etc/passwd", "the cat")
