@@ -52,6 +52,7 @@ WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_mo
                 "pytorch_model.bin.index.json")
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "vocab.json",
                    "tokenizer.model", "spiece.model", "sentencepiece.bpe.model")
+HEADS = ("base", "causal_lm")  # what a load builds: AutoModel, or AutoModelForCausalLM
 
 
 @dataclass(frozen=True, eq=False)
@@ -114,7 +115,7 @@ def _require() -> None:
 # ---------------------------------------------------------------------------------------------
 
 def load_model(path: str | os.PathLike, max_bytes: int = MAX_MODEL_BYTES, *,
-               root: str | os.PathLike | None = None):
+               root: str | os.PathLike | None = None, head: str = "base"):
     """Load a ``save_pretrained`` folder (model and tokenizer) offline, with eager attention.
 
     Nothing is fetched from the Hub (``local_files_only=True``) and no code from the folder is
@@ -139,11 +140,17 @@ def load_model(path: str | os.PathLike, max_bytes: int = MAX_MODEL_BYTES, *,
         resolve inside it (a Hugging Face cache's snapshot files link into the cache's
         ``blobs``, inside the cache). A folder outside it is refused with the same sentence
         whether it exists or not.
+    head : {"base", "causal_lm"}
+        "base": ``AutoModel`` (no task head). "causal_lm": ``AutoModelForCausalLM``, the model
+        with the language-model head it predicts the next token with (for generation); its
+        bytes are counted with the head, and a folder whose weights lack a part of it (a base
+        model saved alone: transformers would draw the part at random) is refused.
 
     Returns
     -------
     model : transformers.PreTrainedModel
-        ``AutoModel`` (the base model, no task head), float32, eager attention, eval mode.
+        ``AutoModel`` (the base model, no task head) or ``AutoModelForCausalLM`` (``head``),
+        float32, eager attention, eval mode.
     tokenizer : transformers tokenizer
         ``AutoTokenizer`` of the same folder.
 
@@ -154,32 +161,34 @@ def load_model(path: str | os.PathLike, max_bytes: int = MAX_MODEL_BYTES, *,
         config.json, no weights), has no tokenizer, holds a file that is not a regular file, a
         tokenizer file over its cap, an architecture transformers does not know, a size field
         that is not a whole number in its range, a config transformers cannot build, damaged
-        weights, or a model larger than the limit. :class:`LoadsBusy` (a ValueError) when the
-        loads already in flight hold the budget.
+        weights, or a model larger than the limit; with head="causal_lm", an architecture
+        without a causal language-model class or weights without its head.
+        :class:`LoadsBusy` (a ValueError) when the loads already in flight hold the budget.
     """
-    plan = _plan(path, max_bytes, root)
+    plan = _plan(path, max_bytes, root, head)
     with loading_budget(plan.n_bytes):
         return _build(plan)
 
 
 @contextmanager
 def loaded_model(path: str | os.PathLike, max_bytes: int = MAX_MODEL_BYTES, *,
-                 root: str | os.PathLike | None = None) -> Iterator[tuple[Any, Any]]:
+                 root: str | os.PathLike | None = None,
+                 head: str = "base") -> Iterator[tuple[Any, Any]]:
     """:func:`load_model` as a context manager: ``with loaded_model(path) as (model,
     tokenizer): ...``. The model's bytes stay reserved in the process-wide budget until the
     block ends, so concurrent loads count it while it is in use; keep no reference to the model
     after the block. Parameters and refusals as :func:`load_model`."""
-    plan = _plan(path, max_bytes, root)
+    plan = _plan(path, max_bytes, root, head)
     with loading_budget(plan.n_bytes):
         yield _build(plan)
 
 
 def check_model(path: str | os.PathLike, max_bytes: int = MAX_MODEL_BYTES, *,
-                root: str | os.PathLike | None = None) -> int:
+                root: str | os.PathLike | None = None, head: str = "base") -> int:
     """Everything :func:`load_model` checks before it reads a weight or a tokenizer file, in
     milliseconds; returns the bytes the model's parameters and buffers take in float32.
     Parameters and refusals as :func:`load_model` (the budget aside)."""
-    return _plan(path, max_bytes, root).n_bytes
+    return _plan(path, max_bytes, root, head).n_bytes
 
 
 # ---------------------------------------------------------------------------------------------
@@ -260,13 +269,17 @@ class _Plan:
     shown: str  # as messages name it
     config: Any  # transformers.PretrainedConfig
     n_bytes: int  # float32 parameters and buffers
+    head: str = "base"  # one of HEADS
 
 
-def _plan(path, max_bytes: int, root) -> _Plan:
+def _plan(path, max_bytes: int, root, head: str = "base") -> _Plan:
     """Every check before a weight or tokenizer file is read: the folder and its files, the
     config as plain JSON, its sizes by arithmetic, then counted on the meta device."""
     _require()
-    from transformers import CONFIG_MAPPING
+    from transformers import CONFIG_MAPPING, MODEL_FOR_CAUSAL_LM_MAPPING
+
+    if head not in HEADS:
+        raise ValueError(f"head must be one of {', '.join(HEADS)}, got {str(head)[:40]!r}")
 
     folder, shown, base = _model_folder(path, root)
     _model_files(folder, shown, base)
@@ -284,8 +297,13 @@ def _plan(path, max_bytes: int, root) -> _Plan:
         raise ValueError(f"the config.json of {shown} does not describe a model transformers "
                          f"can build ({_first_line(exc)})") from None
     _check_sizes(config.to_dict(), shown, limit)  # again, with transformers' defaults filled in
+    if head == "causal_lm" and (type(config) not in MODEL_FOR_CAUSAL_LM_MAPPING
+                                or getattr(config, "is_encoder_decoder", False)):
+        raise ValueError(f"the model in {shown} ({config.model_type}) has no causal "
+                         "language-model class in transformers: it does not predict the next "
+                         "token")
     try:
-        n_bytes = model_bytes(config)
+        n_bytes = model_bytes(config, head=head)
     except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError,
             RuntimeError) as exc:
         raise ValueError(f"the config.json of {shown} does not describe a model transformers "
@@ -294,13 +312,13 @@ def _plan(path, max_bytes: int, root) -> _Plan:
         raise ValueError(f"the model in {shown} needs about {_gib(n_bytes)} GiB for its "
                          f"parameters in float32 and its buffers; at most {_gib(limit)} GiB are "
                          "allowed (max_bytes, and half the memory this machine has free)")
-    return _Plan(folder=folder, shown=shown, config=config, n_bytes=n_bytes)
+    return _Plan(folder=folder, shown=shown, config=config, n_bytes=n_bytes, head=head)
 
 
 def _build(plan: _Plan):
     """The tokenizer and the model of a checked folder, float32, eager, evaluation mode."""
     import torch
-    from transformers import AutoModel, AutoTokenizer
+    from transformers import AutoModel, AutoModelForCausalLM, AutoTokenizer
 
     try:
         tokenizer = AutoTokenizer.from_pretrained(plan.folder, config=plan.config,
@@ -310,15 +328,23 @@ def _build(plan: _Plan):
         # a planted tokenizer file raises whatever its parser raises: each is a bad tokenizer
         raise ValueError(f"the tokenizer in {plan.shown} cannot be loaded "
                          f"({_first_line(exc)})") from None
+    auto = AutoModelForCausalLM if plan.head == "causal_lm" else AutoModel
     try:
-        model = AutoModel.from_pretrained(plan.folder, config=plan.config, local_files_only=True,
-                                          trust_remote_code=False, attn_implementation="eager",
-                                          dtype=torch.float32)
+        model, info = auto.from_pretrained(plan.folder, config=plan.config,
+                                           local_files_only=True, trust_remote_code=False,
+                                           attn_implementation="eager", dtype=torch.float32,
+                                           output_loading_info=True)
     except Exception as exc:
         # a damaged weights file raises whatever its reader raises (safetensors' own
         # SafetensorError, torch's UnpicklingError, OSError, ...): each is damaged weights
         raise ValueError(f"the weights in {plan.shown} cannot be loaded "
                          f"({_first_line(exc)})") from None
+    missing = sorted(info.get("missing_keys", ())) if plan.head == "causal_lm" else []
+    if missing:  # transformers would draw them at random: the predictions would not be its own
+        raise ValueError(f"the weights in {plan.shown} lack parts of the language-model head "
+                         f"({', '.join(missing[:3])[:120]}; saved as a base model?): its "
+                         "next-token predictions would be random — save it with "
+                         "AutoModelForCausalLM")
     model.train(False)  # evaluation mode: no dropout (nn.Module.eval)
     return model, tokenizer
 
@@ -535,7 +561,7 @@ def _first_line(exc: BaseException) -> str:
     return text[0][:200] if text else type(exc).__name__
 
 
-def model_bytes(config) -> int:
+def model_bytes(config, head: str = "base") -> int:
     """Bytes of a model's parameters in float32 (as :func:`load_model` loads it) and of its
     buffers (causal masks, rotary frequencies, ...), counted on torch's meta device: no memory
     taken, no weight read.
@@ -543,11 +569,14 @@ def model_bytes(config) -> int:
     Parameters
     ----------
     config : transformers.PretrainedConfig
+    head : {"base", "causal_lm"}
+        Count ``AutoModel`` or ``AutoModelForCausalLM`` (with its language-model head).
 
     Returns
     -------
     int
-        4 bytes per parameter of ``AutoModel.from_config(config)``, plus each buffer's bytes.
+        4 bytes per parameter of ``AutoModel.from_config(config)`` (or the causal LM's), plus
+        each buffer's bytes.
 
     Raises
     ------
@@ -557,11 +586,11 @@ def model_bytes(config) -> int:
         million layers would take most of an hour even on the meta device.
     """
     import torch
-    from transformers import AutoModel
+    from transformers import AutoModel, AutoModelForCausalLM
 
     model_size.check_fields(config.to_dict())
     with torch.device("meta"):
-        empty = AutoModel.from_config(config)
+        empty = (AutoModelForCausalLM if head == "causal_lm" else AutoModel).from_config(config)
     return (4 * int(sum(p.numel() for p in empty.parameters()))
             + int(sum(b.numel() * b.element_size() for b in empty.buffers())))
 
