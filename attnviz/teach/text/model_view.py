@@ -17,6 +17,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "HUB_NOT_ALLOWED": ("env", "offline"),
     "TEXT_LIMIT": ("t", "chars"),
     "CANNOT_LOAD": ("reason",),
+    "STARTING_TORCH": ("then",),
     "SHOWING": ("source", "layers", "heads", "t", "kind"),
     "MEMORY": ("bytes",),
     "WARNING": ("warning",),
