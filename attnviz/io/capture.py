@@ -890,7 +890,8 @@ def capture_arrays(cap: Capture, sequence: int = 0, dtype=np.float32,
         Of the saved weights: float32 (half the size; a float32 model's own precision) or
         float64.
     layers : sequence of int, optional
-        The layers to keep (all by default); their indices are saved as ``layers``.
+        The layers to keep (all by default), each once in increasing order; their indices are
+        saved as ``layers``.
     """
     if not 0 <= sequence < len(cap):
         raise ValueError(f"sequence {sequence} does not exist; the capture holds {len(cap)} "
@@ -902,6 +903,9 @@ def capture_arrays(cap: Capture, sequence: int = 0, dtype=np.float32,
             or not np.all((kept >= 0) & (kept < cap.layers)):
         raise ValueError(f"layers must list layer indices from 0 to {cap.layers - 1}, got "
                          f"{str(np.ravel(kept).tolist())[:60]}")
+    if (np.diff(kept.astype(np.int64)) <= 0).any():  # Model view reads layers in this order
+        raise ValueError(f"layers must list each layer once, in increasing order, got "
+                         f"{str(kept.tolist())[:60]}")
     weights = cap.attentions[sequence][kept].astype(dtype)  # (len(kept), heads, t, t)
     attention_io.as_attention(weights)  # the loader's own checks: shape, limits, values
     arrays = {
