@@ -4,7 +4,7 @@ The design keeps the dashboard's scripts at the repository's top level (``app.py
 and the server settings in ``.streamlit/config.toml``), outside the ``attnviz`` package, so
 package data cannot name them. This hook copies them into the built package as
 ``attnviz/_dashboard/`` (the repository's files stay the only copy in a checkout); the launcher
-(``python -m attnviz``, :func:`attnviz.__main__.dashboard_root`) runs the checkout's ``app.py``
+(``python -m attnviz``, :func:`attnviz.launch.dashboard_root`) runs the checkout's ``app.py``
 when there is one and the installed copy otherwise. Everything else is in ``pyproject.toml``.
 An editable install (``pip install -e .``) copies nothing: it runs the checkout's files.
 """

@@ -55,8 +55,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from attnviz import offline
-from attnviz.__main__ import dashboard_root, model_loading
 from attnviz.io import models_dir
+from attnviz.launch import dashboard_root, model_loading
 
 NGINX_CANDIDATES = ("nginx", "/usr/sbin/nginx")
 COOKIE = "attnviz_node"
@@ -234,7 +234,7 @@ def backend_env(environ: Mapping[str, str], secret: str, *, address: str,
     """The environment of every server process of a class whose nginx listens on ``address``
     (kept offline, one cookie secret, model loading off beyond loopback unless
     ``allow_models``), and the line that says whether models load
-    (:func:`attnviz.__main__.model_loading`)."""
+    (:func:`attnviz.launch.model_loading`)."""
     env = {**offline.server_env(environ), "PYTHONUNBUFFERED": "1",
            "STREAMLIT_SERVER_COOKIE_SECRET": secret}
     return model_loading(env, address, allow_models)

@@ -109,9 +109,9 @@ def test_the_wheel_holds_every_data_file_and_the_dashboard(wheel: Path):
 
 def test_the_installed_package_is_imported_from_the_venv(venv_python: Path, elsewhere: Path):
     out = run_python(venv_python, """
-        import attnviz, attnviz.__main__, attnviz.ui.grid
+        import attnviz, attnviz.launch, attnviz.ui.grid
         print(attnviz.__file__)
-        print(attnviz.__main__.dashboard_root())
+        print(attnviz.launch.dashboard_root())
     """, elsewhere)
     package, dashboard = (Path(line) for line in out.split())
     venv = venv_python.parent.parent
@@ -123,9 +123,9 @@ def test_the_installed_app_runs_its_pages(venv_python: Path, elsewhere: Path):
     """The installed frame and pages run (AppTest, in the venv): the Home page and the
     Playground (its modules read grid.js, grid.css and plotly_view.js)."""
     out = run_python(venv_python, """
-        import attnviz.__main__ as cli
+        from attnviz import launch
         from streamlit.testing.v1 import AppTest
-        at = AppTest.from_file(str(cli.dashboard_root() / "app.py"), default_timeout=120)
+        at = AppTest.from_file(str(launch.dashboard_root() / "app.py"), default_timeout=120)
         at.run()
         assert not at.exception, [e.message for e in at.exception]
         at.switch_page("pages/playground.py").run()

@@ -11,13 +11,14 @@ import pytest
 from launched import stop_group, wait_healthy
 
 import attnviz.__main__ as cli
+from attnviz import launch
 from attnviz.classroom import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_command_runs_the_repo_app():
-    assert cli.dashboard_root() == ROOT  # a checkout runs its own app.py and pages/
+    assert launch.dashboard_root() == ROOT  # a checkout runs its own app.py and pages/
     cmd = cli.command(["--server.port", "9999"], ROOT)
     assert cmd[:4] == [sys.executable, "-m", "streamlit", "run"]
     assert cmd[4] == str(ROOT / "app.py") and cmd[5:] == ["--server.port", "9999"]
@@ -27,13 +28,13 @@ def test_an_installed_copy_is_found_when_there_is_no_checkout(monkeypatch, tmp_p
     copy = tmp_path / "attnviz" / "_dashboard"  # what a wheel carries (setup.py)
     (copy / "pages").mkdir(parents=True)
     (copy / "app.py").write_text("")
-    monkeypatch.setattr(cli, "CANDIDATE_ROOTS", (tmp_path, copy))
-    assert cli.dashboard_root() == copy
+    monkeypatch.setattr(launch, "CANDIDATE_ROOTS", (tmp_path, copy))
+    assert launch.dashboard_root() == copy
 
 
 def test_missing_app_gives_a_message(monkeypatch, capsys, tmp_path):
-    monkeypatch.setattr(cli, "CANDIDATE_ROOTS", (tmp_path, tmp_path / "attnviz" / "_dashboard"))
-    assert cli.dashboard_root() is None
+    monkeypatch.setattr(launch, "CANDIDATE_ROOTS", (tmp_path, tmp_path / "attnviz" / "_dashboard"))
+    assert launch.dashboard_root() is None
     assert cli.main([]) == 2
     assert "the dashboard (app.py and pages/) is in none of" in capsys.readouterr().err
 
