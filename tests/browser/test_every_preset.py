@@ -14,6 +14,9 @@ two a page, every tab shown after each), and the report's sequence (another pres
 every tab) runs :data:`ROUNDS` times; ``ATTNVIZ_EVERY_PRESET=all`` loads every preset on every
 page. Every preset on every page without an exception, each chart a figure with data, is the
 AppTest tests/pages/test_every_preset_apptest.py.
+
+The walk is also every page's browser smoke test: on arriving, each page's view is drawn, the
+shared sidebar is there, and a screenshot is saved (page_<stem>.png).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from helpers import (
     load_preset,
     screenshot,
     track_reruns,
-    wait_for_app_run,
+    wait_for_charts,
 )
 
 from attnviz.scenarios.presets import PRESETS
@@ -85,19 +88,18 @@ class Console:
 
 
 def show_every_tab(page) -> None:
-    """Click every tab of the page's main area, in order, then the first again."""
+    """Click every tab of the page's main area, in order, then the first again; each tab's
+    charts drawn before the next is shown."""
     tabs = page.get_by_test_id("stMain").get_by_role("tab")
     n = tabs.count()
     for i in [*range(n), 0] if n else []:
         tabs.nth(i).click()
-        page.wait_for_timeout(60)
-    wait_for_app_run(page)
+        wait_for_charts(page)
 
 
 def assert_charts_drawn(page, where: str) -> None:
     """No chart error, no Streamlit exception, every Plotly chart drawn."""
-    page.wait_for_timeout(250)  # a tab just shown settles its charts' width
-    wait_for_app_run(page)
+    wait_for_charts(page)  # (a tab just shown settles its charts' width)
     failed = page.get_by_text("could not be drawn")
     assert failed.count() == 0, f"{where}: {failed.first.inner_text()}"
     assert_no_exception(page)
@@ -136,7 +138,7 @@ def test_figures_that_arrive_while_plotly_js_loads_draw(browser, app_server):
 
         def late(route):
             response = route.fetch()
-            page.wait_for_timeout(3000)
+            page.wait_for_timeout(3000)  # the slow network this test is about, not a wait
             route.fulfill(response=response)
 
         page.route(re.compile(r"plotly\.min\.js$"), late)
@@ -165,21 +167,30 @@ def test_the_reported_sequence_several_times(page, app_server):
         console.check(f"round {round_}")
 
 
+def arrived(page, stem: str, console: Console) -> None:
+    """A page just opened: every chart of its view drawn (with the scenario the walk loaded
+    last, a page may show none: one that needs projections, say), no exception, the shared
+    sidebar (app.py's frame) there; a screenshot of it."""
+    assert_charts_drawn(page, f"{stem}, as it opens")
+    assert page.get_by_text("Classroom demos").count() >= 1, stem
+    console.check(f"{stem}, as it opens")
+    screenshot(page, f"page_{stem}")
+
+
 def test_every_page_draws_every_preset_on_every_tab(page, app_server):
-    """One session walks through every page by the sidebar (as a class does), loading
-    presets on each and showing every tab after each load. (The scenario a page opens with
-    is not drawn first: every page's first view is drawn in tests/browser/test_pages.py,
-    every tab of it in test_presenter_pages.py's walks; the console listens from the start,
-    so an error while a page opens fails the check after its first preset.)"""
+    """One session opens Home by its address and walks through every page by the sidebar (as
+    a class does): each page's view as it opens is drawn (the scenario the walk last loaded:
+    every page's first view with the default scenario is drawn in test_presenter_pages.py's
+    walks), then presets are loaded on it and every tab shown after each load."""
     console = Console(page)
-    goto_page(page, app_server, PAGES[0][0])
+    goto_page(page, app_server, "")
+    arrived(page, "home", console)
     for stem, title in PAGES:
-        if stem != PAGES[0][0]:
-            with expect_rerun(page):
-                page.get_by_test_id("stSidebarNav").get_by_role("link", name=title).click()
+        with expect_rerun(page):
+            page.get_by_test_id("stSidebarNav").get_by_role("link", name=title).click()
+        arrived(page, stem, console)
         for preset in presets_for(stem):
             load_preset(page, preset)
             show_every_tab(page)
             assert_charts_drawn(page, f"{stem}, {preset}")
             console.check(f"{stem}, {preset}")
-        screenshot(page, f"every_preset_{stem}")

@@ -21,8 +21,12 @@ from helpers import (
     assert_no_exception,
     expect_rerun,
     goto_page,
+    painted,
+    slider_step,
     track_reruns,
+    wait_for_charts,
     wait_for_plots,
+    wait_for_slider,
 )
 from playwright.sync_api import Browser, Page
 
@@ -57,9 +61,12 @@ def go_to_frame(page: Page, index: int, n_frames: int) -> int:
     rail = page.locator(f"{GRID} .slider-rail-rect")
     rail.scroll_into_view_if_needed()
     box = rail.bounding_box()
+    chart = f"{GRID} .js-plotly-plot"
+    before = slider_step(page, chart)
     page.mouse.click(box["x"] + box["width"] * index / (n_frames - 1),
                      box["y"] + box["height"] / 2)
-    page.wait_for_timeout(400)
+    # the clicked step's frame drawn (the slider moved, unless it stood there already)
+    wait_for_slider(page, chart, moved_from=None if index == before else before)
     return int(page.locator(STEP_LABEL).text_content().split()[-1])
 
 
@@ -69,7 +76,7 @@ def shot_grid(page: Page, path) -> None:
     page.set_viewport_size({"width": 1366, "height": 1300})
     try:
         page.locator(GRID).scroll_into_view_if_needed()
-        page.wait_for_timeout(300)
+        painted(page)
         page.locator(GRID).screenshot(path=str(path))
     finally:
         page.set_viewport_size({"width": 1366, "height": 768})
@@ -194,7 +201,9 @@ def test_the_page_opens_on_the_lesson_at_classroom_sizes(browser: Browser, app_s
             """(sel) => { const g = document.querySelector(`${sel} .js-plotly-plot`);
                           return g && g._fullLayout && g._fullLayout.xaxis.domain[1] < 0.5; }""",
             arg=GRID)
-        page.wait_for_timeout(500)  # the sidebar's closing moves the page
+        page.wait_for_function("() => !(document.querySelector('[data-testid=stSidebar]')"
+                               "?.getBoundingClientRect().width)")
+        wait_for_charts(page)  # the sidebar's closing moves the page: its charts follow
         assert_no_exception(page)
         assert_lesson_on_first_screen(page, width, height, "presenter mode")
         page.screenshot(path=str(SCREENSHOTS / f"induction_open_{size}_presenter.png"))

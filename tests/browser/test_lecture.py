@@ -20,10 +20,13 @@ from helpers import (
     goto_page,
     load_preset,
     playground_focus,
+    rerun_pending,
     screenshot,
     track_reruns,
     wait_for_app_run,
+    wait_for_charts,
     wait_for_plots,
+    wait_for_slider,
 )
 from playwright.sync_api import Browser, Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -95,7 +98,7 @@ def test_presenter_mode_fits_the_lecture_view_on_one_screen(browser: Browser, ap
         page.wait_for_function(  # the sidebar collapsed; then the charts follow the new width
             "() => !(document.querySelector('[data-testid=stSidebar]')"
             "?.getBoundingClientRect().width)")
-        page.wait_for_timeout(1000)
+        wait_for_charts(page, 3)  # the charts redrawn at their new width
         try:  # the charts follow the new width and type: wait (bounded) for the redrawn text
             page.wait_for_function(
                 """n => [...document.querySelectorAll('.js-plotly-plot')].every(p => {
@@ -205,9 +208,7 @@ def test_the_rows_line_up_when_a_title_wraps(browser: Browser, app_server: str,
         page.keyboard.type(variant)
         with expect_rerun(page):
             page.keyboard.press("Enter")
-        wait_for_app_run(page)
-        wait_for_plots(page, 3)
-        page.wait_for_timeout(500)
+        wait_for_charts(page, 3)
         m = page.evaluate(MEASURE)
         screenshot(page, f"lecture_rows_{variant.split()[0].lower()}_1366x768")
         rows_line_up(m)
@@ -223,8 +224,7 @@ def test_a_two_row_scenario_draws_its_colour_bars_below_with_one_row_of_ticks(
     page = open_lecture(browser, app_server, 1366, 768)
     try:
         load_preset(page, "Causal example (seed 001)")
-        wait_for_plots(page, 3)
-        page.wait_for_timeout(1000)
+        wait_for_charts(page, 3)
         spans = page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot')].map(p => {
             const ys = [...p.querySelectorAll('.colorbar text')]
               .map(t => t.getBoundingClientRect().top);
@@ -243,8 +243,7 @@ def test_a_typed_cell_edit_outlines_the_cells_it_moved(browser: Browser,
         assert [p["shapes"] for p in page.evaluate(MEASURE)["plots"]] == [0, 0, 0]
         editor = page.locator(".st-key-playground_x_v0")
         edit_cell(page, editor, 3, 2, "3")
-        wait_for_app_run(page)
-        page.wait_for_timeout(500)
+        wait_for_charts(page, 3)
         shapes = [p["shapes"] for p in page.evaluate(MEASURE)["plots"]]
         screenshot(page, "lecture_after_edit")
         # word_4's third dimension moves row 3 of the scores and all rows' column 3, ...
@@ -299,8 +298,7 @@ def test_a_key_step_of_tau_repaints_every_chart_in_the_browser_and_is_recorded(
             page.evaluate(COUNT_REDRAWS)
             with expect_rerun(page):
                 page.keyboard.press("ArrowRight")
-            wait_for_app_run(page)
-            page.wait_for_timeout(600)
+            wait_for_charts(page, 3)  # (a redraw, were there one, would be under way)
             att = attnviz.run_scenario(replace(PRESETS["seed_000"].build(),
                                                temperature=tau)).attention
             shown = page.evaluate(CHART_TEXT)
@@ -342,19 +340,21 @@ def test_dragging_tau_moves_the_weights_in_the_browser_and_release_sets_it(
         y = box["y"] + box["height"] / 2
         page.mouse.move(box["x"] + 0.2 * box["width"], y)  # near τ = 1 (step 20 of 100)
         page.mouse.down()
+        chart = ".st-key-playground_fig_weights_slot_1 .js-plotly-plot"
+        step = wait_for_slider(page, chart)
         seen, times = [], []
         for frac in (0.1, 0.05, 0.02):  # towards τ = 0.05: the weights sharpen
             t0 = time.perf_counter()
             page.mouse.move(box["x"] + frac * box["width"], y, steps=2)
-            page.wait_for_timeout(50)
+            step = wait_for_slider(page, chart, moved_from=step)  # the step's frame drawn
             times.append(time.perf_counter() - t0)
             seen.append(page.evaluate(WEIGHTS_TEXT))
         assert len(_finished_runs[page]) == runs, "dragging must not run the script"
         assert seen[-1] != start and len(set(map(tuple, seen))) >= 2, seen
+        assert not rerun_pending(page), "dragging must not ask for a script run"
         with expect_rerun(page):
             page.mouse.up()
-        wait_for_app_run(page)
-        page.wait_for_timeout(500)
+        wait_for_charts(page, 3)
         # τ's one control is the chart's slider: it says the released step
         value = float(page.locator(TAU_CONTROL).get_attribute("aria-valuetext"))
         assert value < 0.5
@@ -364,6 +364,6 @@ def test_dragging_tau_moves_the_weights_in_the_browser_and_release_sets_it(
         shown = page.evaluate(WEIGHTS_TEXT)
         assert shown == [f"{v:.3f}" for v in expected.ravel()], (shown, value)
         screenshot(page, "lecture_tau_dragged")
-        print(f"ms per drag step (incl. 50 ms wait): {[round(1000 * t) for t in times]}")
+        print(f"ms per drag step, until drawn: {[round(1000 * t) for t in times]}")
     finally:
         page.context.close()

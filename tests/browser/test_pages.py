@@ -1,12 +1,14 @@
-"""Real browser: every page loads without an exception and draws its charts; a cell edit in the
-Playground grid repaints the weights heatmap; a screenshot of every page is saved."""
+"""Real browser: a cell edit in the Playground grid repaints the weights heatmap, and a preset
+loaded from the sidebar is drawn. (Every page's own smoke test, its charts drawn and a
+screenshot of it, is the walk in test_every_preset.py; every page's first view with the default
+scenario is drawn in test_presenter_pages.py's walks; every page runs every preset without an
+exception in tests/pages/test_every_preset_apptest.py.)"""
 
 from __future__ import annotations
 
 import re
 
 import numpy as np
-import pytest
 from helpers import (
     REPO_ROOT,
     assert_no_exception,
@@ -21,8 +23,6 @@ import attnviz
 from attnviz.scenarios.presets import PRESETS
 
 PAGE_FILES = re.findall(r'st\.Page\("pages/(\w+)\.py"', (REPO_ROOT / "app.py").read_text())
-# pages whose first view has no chart until the user acts (upload, link, ...)
-NO_CHART_AT_START = {"share"}  # (Learn shows its target and the weights before Train)
 
 
 def keyed_z(page, key: str) -> np.ndarray:
@@ -39,33 +39,9 @@ def keyed_z(page, key: str) -> np.ndarray:
     return np.array(rows, dtype=float)
 
 
-def all_plots_drawn(page) -> tuple[int, int]:
-    """(number of Plotly charts, number that have drawn)."""
-    return tuple(page.evaluate(
-        """() => { const g = Array.from(document.querySelectorAll('.js-plotly-plot'));
-                   return [g.length, g.filter(e => e._fullData && e._fullData.length).length]; }"""
-    ))
-
-
 def test_app_lists_pages():
     assert {"home", "playground", "step_by_step", "masks", "multi_head", "positional_encoding",
             "encoder_decoder"} <= set(PAGE_FILES)
-
-
-@pytest.mark.parametrize("stem", PAGE_FILES)
-def test_page_loads_and_draws(app_server, page, stem):
-    goto_page(page, app_server, "" if stem == "home" else stem)
-    if stem not in NO_CHART_AT_START and stem != "home":
-        wait_for_plots(page, n=1)
-    page.wait_for_timeout(300)
-    assert_no_exception(page)
-    total, drawn = all_plots_drawn(page)
-    assert drawn == total, f"{drawn} of {total} charts drew on {stem}"
-    if stem not in NO_CHART_AT_START and stem != "home":
-        assert total >= 1
-    # the shared sidebar (app.py's frame) is there on every page, even opened by URL
-    assert page.get_by_text("Classroom demos").count() >= 1
-    screenshot(page, f"page_{stem}")
 
 
 def test_editing_an_embedding_cell_repaints_weights(app_server, page):

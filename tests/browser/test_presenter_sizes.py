@@ -20,7 +20,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import SCREENSHOTS, assert_no_exception, expect_rerun, goto_page
+from helpers import (
+    SCREENSHOTS,
+    assert_no_exception,
+    expect_rerun,
+    goto_page,
+    painted,
+)
 from playwright.sync_api import Page
 from presenter_helpers import (
     NORMAL_MIN_PX,
@@ -124,9 +130,10 @@ SCREENS = [(1024, 768), (1280, 800), (1366, 768), WIDE]
 
 
 def resize(page: Page, size: tuple[int, int]) -> None:
-    """Show the page on another screen size (the charts follow it in the browser)."""
+    """Show the page on another screen size (the charts follow it in the browser: ``settle``
+    waits until each is drawn at its new width and fitted to the new height)."""
     page.set_viewport_size({"width": size[0], "height": size[1]})
-    page.wait_for_timeout(200)  # the charts' size watchers see the new size
+    painted(page)  # laid out at the new size: the charts' size watchers have seen it
 
 
 def test_presenter_lecture_fits_one_screen_with_4_to_10_typed_tokens(browser,

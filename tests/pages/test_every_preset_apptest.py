@@ -72,6 +72,7 @@ def test_every_page_draws_the_preset_on_every_tab(key):
     for page in PAGES:
         switch_to(at, page)
         assert not at.exception, (page, [e.message for e in at.exception])
+        at.selectbox(key="sidebar_preset")  # the shared sidebar (app.py's frame) is there
         drawn += assert_charts_have_data(at, page)
         for tab in each_other_tab(at):  # (each run checked for exceptions there)
             drawn += assert_charts_have_data(at, f"{page} / {tab}")
@@ -81,3 +82,18 @@ def test_every_page_draws_the_preset_on_every_tab(key):
                 key, said)
         assert fingerprint(at.session_state[state.SCENARIO]) == loaded, page
     assert drawn >= len(PAGES), (key, drawn)
+
+
+NO_CHART_AT_START = {"share"}  # (nothing to show until a file or link is given)
+
+
+def test_every_page_opens_with_a_chart():
+    """Every page but Save & share opens with a chart for the scenario a session starts with
+    (how the browser draws each: tests/browser/test_presenter_pages.py's walks and
+    test_every_preset.py's)."""
+    at = open_page("home")
+    for page in PAGES:
+        switch_to(at, page)
+        assert not at.exception, (page, [e.message for e in at.exception])
+        if page not in NO_CHART_AT_START:
+            assert chart_specs(at), page
