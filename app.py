@@ -2,7 +2,17 @@
 
 import streamlit as st
 
-from attnviz.ui import blas, lecture_bar, memory, page_end, presenter, share, sidebar, state
+from attnviz.ui import (
+    blas,
+    lecture_bar,
+    memory,
+    page_end,
+    page_nav,
+    presenter,
+    share,
+    sidebar,
+    state,
+)
 
 blas.one_blas_thread()  # small matrices, many sessions: see attnviz/ui/blas.py
 with state.frame_run():  # pages know they run inside this frame (state.use_app_frame)
@@ -39,12 +49,14 @@ with state.frame_run():  # pages know they run inside this frame (state.use_app_
         "Your data": [
             st.Page("pages/your_attention.py", title="Your own attention"),
             st.Page("pages/model_view.py", title="Model view"),
+            st.Page("pages/generate.py", title="Generate"),
             st.Page("pages/share.py", title="Save & share"),
         ],
     }
 
     navigation = st.navigation(PAGES, expanded=True)  # every page listed, no "View more"
     lecture_bar.show(navigation)  # a guided lecture's bar, step and link (ui/lecture_bar.py)
+    page_nav.show(PAGES, navigation)  # presenter mode: previous / next page, PageUp / PageDown
     sidebar.render()  # the scenario's summary: the controls wrote it before the run
     presenter.apply()
     try:

@@ -22,6 +22,8 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "HEAD_NAME": ("h",),
     "VARIANT_SAME_AS": ("name",),
     "SIDEBAR_SCENARIO": ("variant", "tokens", "d_model"),
+    "PAGE_BACK": ("title",),
+    "PAGE_NEXT": ("title",),
     "TOKENS_NEW_VECTORS": ("words",),
     "TOKENS_REUSED_VECTORS": ("words",),
     "SIDEBAR_HEADS": ("heads",),
@@ -239,6 +241,11 @@ SIDEBAR_SCENARIO = "{variant}\n{tokens} · d_model {d_model}"
 # {heads}: count(n_heads, "head") (appended to SIDEBAR_SCENARIO for multi-head variants)
 SIDEBAR_HEADS = " · {heads}"
 SIDEBAR_PRESENTER = "Presenter mode"
+# presenter mode's links to the neighbouring pages (attnviz/ui/page_nav.py); {title}: the page's
+PAGE_BACK = "‹ {title}"
+PAGE_NEXT = "{title} ›"
+PAGE_BACK_HELP = "The previous page (or press Page Up)"
+PAGE_NEXT_HELP = "The next page (or press Page Down)"
 PRESENTER_INTRO = "About this page"  # a page's introduction, folded in presenter mode
 SIDEBAR_PRESENTER_HELP = "Bigger type and figures, editors collapsed — for a projector"
 SIDEBAR_PROJECTOR = "High-contrast colours"
