@@ -658,7 +658,7 @@ def capture(model, tokenizer=None, text=None, input_ids=None, attention_mask=Non
                             max_tokens)
     mask = inputs["attention_mask"]
     _check_size(model, mask)
-    with _eager(model), torch.no_grad():
+    with EagerAttention(model), torch.no_grad():
         out = model(**inputs, output_attentions=True, return_dict=True)
     layers = getattr(out, "attentions", None)
     if not layers:
@@ -718,7 +718,7 @@ def is_causal(model) -> bool:
     return kind in MODEL_FOR_CAUSAL_LM_MAPPING and kind not in MODEL_FOR_MASKED_LM_MAPPING
 
 
-class _eager:
+class EagerAttention:
     """Context manager: the model runs with eager attention in eval mode (no attention
     dropout), and its attention implementation and training mode come back afterwards."""
 

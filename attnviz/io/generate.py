@@ -48,8 +48,7 @@ from numpy.typing import NDArray
 
 from attnviz.io.capture import (
     MAX_MODEL_BYTES,
-    _eager,
-    _require,
+    EagerAttention,
     is_causal,
     load_model,
     loaded_model,
@@ -343,7 +342,6 @@ def generate(model, tokenizer, text: str | None = None, n_tokens: int | None = N
         MAX_SEQUENCE_TOKENS or the model's positions, a model whose attention is not causal or
         that returns no attention.
     """
-    _require()
     import torch
 
     _check_causal(model)
@@ -392,7 +390,7 @@ def generate(model, tokenizer, text: str | None = None, n_tokens: int | None = N
                           n_layers=int(steps[0].rows.shape[0]),
                           n_heads=int(steps[0].rows.shape[1]))
 
-    with _eager(model), torch.no_grad():
+    with EagerAttention(model), torch.no_grad():
         # 1) prefill: the prompt (or everything so far, when resuming) fills the cache
         clock = _clock()
         out = model(input_ids=torch.tensor([ids], device=device), use_cache=True,

@@ -93,7 +93,7 @@ def test_greedy_is_hugging_faces_own_generate(models, name):
     assert gen.finished in (FINISHED_LENGTH, FINISHED_EOS)
     assert gen.generated == len(hf) - len(prompt) >= 1
     # each step's first candidate is the token the next step adds, with that probability
-    for before, after in zip(gen.steps, gen.steps[1:]):
+    for before, after in zip(gen.steps[:-1], gen.steps[1:], strict=True):
         assert after.token_id == before.top_ids[0]
         assert after.prob == before.top_probs[0]
         assert after.position == before.position + 1
@@ -227,9 +227,8 @@ def test_a_base_model_without_its_head_is_refused(folder):
 
 
 def test_a_bidirectional_model_is_refused(tmp_path):
-    from transformers import BertConfig, BertLMHeadModel
-
     from hf_models import SMALL, make_tokenizer
+    from transformers import BertConfig, BertLMHeadModel
 
     BertLMHeadModel(BertConfig(**SMALL)).save_pretrained(tmp_path / "bert")
     make_tokenizer(True).save_pretrained(tmp_path / "bert")

@@ -36,6 +36,7 @@ pages/line_view.py            ``line_view_``           ``line_view``           /
 pages/quiz.py                 ``quiz_``                ``quiz``                /quiz
 pages/your_attention.py       ``your_attention_``      ``your_attention``      /your_attention
 pages/model_view.py           ``model_view_``          ``model_view``          /model_view
+pages/generate.py             ``generate_``            ``generate``            /generate
 pages/share.py                ``share_``               ``share``               /share
 ============================= ======================== ======================= ====================
 

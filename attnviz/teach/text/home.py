@@ -59,6 +59,9 @@ PAGES_OVERVIEW = {
                           "the same views.",
     "Model view": "every layer and head of a real model as thumbnails (a model folder or a "
                   "captured file), one head opened as lines, heads fused, attention rollout.",
+    "Generate": "a causal model of the models folder writes a few tokens: step through each new "
+                "token's attention in every layer and head, the KV cache and the top-5 next "
+                "tokens.",
     "Save & share": "the scenario as a file, a link or a QR code for the room; every matrix "
                     "as CSV, npz or JSON.",
 }
