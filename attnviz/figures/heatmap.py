@@ -73,11 +73,18 @@ def cell_text(z: np.ndarray, digits: int, *, fixed: bool = False,
         tiny = 0.5 * 10.0 ** (np.floor(np.log10(top)) - digits + 1) if top > 0 else 0.0
     finite = np.where((np.abs(finite) < tiny) | (finite == 0), 0.0, finite)  # no "-0"
     text = np.char.mod(f"%.{digits}f" if fixed else f"%.{digits}g", finite)
-    return _specials(z, text)
+    return _specials(z, minus_signs(text))
+
+
+def minus_signs(text: np.ndarray) -> np.ndarray:
+    """Numbers written with the minus sign "−" (U+2212), as Plotly writes its colour bars'
+    and axes' ticks, instead of the hyphen "-": one sign for one number on the screen."""
+    return np.char.replace(text, "-", "−")
 
 
 def exact_text(z: np.ndarray) -> np.ndarray:
-    """Every digit of each value (17 significant: the float64 itself), for the hover."""
+    """Every digit of each value (17 significant: the float64 itself), for the hover, as Python
+    writes it (an ASCII "-": copied from the hover, it pastes into any program)."""
     return _specials(z, np.char.mod("%.17g", np.where(np.isfinite(z), z, 0.0)))
 
 

@@ -13,14 +13,14 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from attnviz.figures.heatmap import MINUS_INF_BG, heatmap
+from attnviz.figures.heatmap import MINUS_INF_BG, heatmap, minus_signs
 from attnviz.teach.pitfalls import Panel
 from attnviz.teach.text import pitfalls as text
 
 
 def cell_labels(z: np.ndarray, digits: int) -> np.ndarray:
     """Formatted values with "NaN", "∞" and "−∞" for the non-finite cells."""
-    out = np.char.mod(f"%.{digits}g", np.where(np.isfinite(z), z, 0.0)).astype(object)
+    out = minus_signs(np.char.mod(f"%.{digits}g", np.where(np.isfinite(z), z, 0.0))).astype(object)
     out[np.isnan(z)] = "NaN"
     out[np.isposinf(z)] = "∞"
     out[np.isneginf(z)] = "−∞"

@@ -126,3 +126,14 @@ def test_a_sequential_range_does_not_zero_small_true_values():
     slopes = np.array([[0.25, 0.0625, 0.015625, 0.00390625]])
     text = heatmap(slopes, kind="sequential", zmin=0.0, zmax=1.0).data[0].text
     assert list(text[0]) == ["0.25", "0.0625", "0.0156", "0.00391"]
+
+
+def test_cells_write_the_minus_sign_the_colour_bar_writes():
+    """Cells wrote "-0.02" (a hyphen) where the colour bar beside them writes "−0.02" (U+2212,
+    Plotly's ticks); the hover keeps Python's "-" (an exact value to copy)."""
+    z = np.array([[-0.0234, 0.05], [-1e-5, -0.012]])
+    text = cell_text(z, 3).tolist()
+    assert text == [["−0.0234", "0.05"], ["0", "−0.012"]]
+    assert not any("-" in t for row in text for t in row)
+    assert cell_text(np.array([-0.25]), 3, fixed=True).tolist() == ["−0.250"]
+    assert exact_text(z)[0, 0] == "-0.023400000000000001"

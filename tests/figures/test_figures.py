@@ -66,9 +66,10 @@ def test_weights_are_written_with_three_decimals_and_exact_hover():
 
 def test_fixed_writes_decimals_for_any_kind():
     z = np.array([[0.11739, -0.0362, 0.000738, -0.131]])
-    assert list(heatmap(z).data[0].text[0]) == ["0.117", "-0.0362", "0.000738", "-0.131"]
+    # the minus sign "−" (U+2212), as the colour bar's ticks write it
+    assert list(heatmap(z).data[0].text[0]) == ["0.117", "−0.0362", "0.000738", "−0.131"]
     trace = heatmap(z, fixed=True).data[0]
-    assert list(trace.text[0]) == ["0.117", "-0.036", "0.001", "-0.131"]
+    assert list(trace.text[0]) == ["0.117", "−0.036", "0.001", "−0.131"]
     assert float(trace.customdata[0][2]) == 0.000738  # every digit on hover
 
 

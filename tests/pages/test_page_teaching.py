@@ -191,7 +191,7 @@ def test_compare_scaled_vs_unscaled_numbers():
     diff_trace = spec_by_key(at, "compare_fig_weights_diff")["data"][0]
     assert diff_trace["zmid"] == 0
     # short numbers in the narrow third column: decimals, the colour bar below the cells
-    assert diff_trace["text"][0][2] == f"{diff[0, 2]:.3f}"
+    assert diff_trace["text"][0][2] == f"{diff[0, 2]:.3f}".replace("-", "−")
     assert diff_trace["colorbar"]["orientation"] == "h"
     np.testing.assert_allclose(chart_z_by_key(at, "compare_fig_output_diff"),
                                expected.a.output - expected.b.output)
