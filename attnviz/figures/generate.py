@@ -99,10 +99,12 @@ def row_grid(rows: ArrayLike, labels: Sequence[str], *,
             frames.append(_rect(x0, x0 + n, y0, y0 + STRIP_ROWS * dy))
             where.append((h * step + (n - 1) / 2, y0 + STRIP_ROWS * dy / 2))
     height = (n_layers * (STRIP_ROWS + 1) - 1) * dy
+    px = int(np.clip(TARGET_WIDTH_PX / n_heads, *TILE_PX))  # a strip's width in pixels
+    bar_px = int(height * px / n)  # the grid's height: a shorter grid gets a shorter bar
     data = [dict(type="heatmap", z=z, x0=0, dx=1, y0=dy / 2, dy=dy, zmin=0.0, zmax=1.0,
                  colorscale=colour_scale(WEIGHTS_SCALE), hoverinfo="skip",
-                 colorbar=dict(thickness=12, lenmode="pixels", len=COLOUR_BAR_PX, y=1,
-                               yanchor="top", outlinewidth=0,
+                 colorbar=dict(thickness=12, lenmode="pixels", len=min(COLOUR_BAR_PX, bar_px),
+                               y=1, yanchor="top", outlinewidth=0,
                                title=dict(text=mv_text.COLOUR_BAR, side="right"))),
             dict(type="scatter", mode="lines", hoverinfo="skip", showlegend=False,
                  line=dict(color=FRAME_COLOUR, width=1), x=[v for x, _ in frames for v in x],
@@ -120,10 +122,9 @@ def row_grid(rows: ArrayLike, labels: Sequence[str], *,
         hovertemplate="%{hovertext}<extra></extra>", name="strips", showlegend=False,
         marker=dict(size=10, opacity=0.0, color="#000000"),
         selected=dict(marker=dict(opacity=0.0)), unselected=dict(marker=dict(opacity=0.0))))
-    px = int(np.clip(TARGET_WIDTH_PX / n_heads, *TILE_PX))  # a strip's width in pixels
     width = n_heads * step - gap
     return figure(data, dict(
-        height=int(height * px / n + 60), margin=dict(l=40, r=70, t=30, b=10),
+        height=bar_px + 60, margin=dict(l=40, r=70, t=30, b=10),
         plot_bgcolor="white", font=dict(size=12),
         xaxis=dict(range=[-0.5 - gap, width - 0.5 + gap], side="top", showgrid=False,
                    zeroline=False, fixedrange=True, constrain="domain", constraintoward="left",
