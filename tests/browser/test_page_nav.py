@@ -41,13 +41,17 @@ def test_page_down_and_up_move_between_pages_in_presenter_mode(browser: Browser,
         page.keyboard.press("PageUp")
         page.wait_for_function("() => location.pathname.endsWith('/masks')")
         wait_for_app_run(page)
-        # a PageDown typed in a text box is the box's: the page stays
-        box_input = page.locator("[data-testid=stMain] input[type=text]").first
-        if box_input.count():
-            box_input.focus()
-            page.keyboard.press("PageDown")
-            wait_for_app_run(page)
-            assert page.evaluate("() => location.pathname").endswith("/masks")
+        # a PageDown typed in a text box is the box's: the page stays (the Playground's tokens)
+        page.keyboard.press("PageUp")
+        page.wait_for_function("() => location.pathname.endsWith('/step_by_step')")
+        page.keyboard.press("PageUp")
+        page.wait_for_function("() => location.pathname.endsWith('/playground')")
+        wait_for_app_run(page)
+        tokens = page.locator(".st-key-playground_tokens input")
+        tokens.focus()
+        page.keyboard.press("PageDown")
+        wait_for_app_run(page)
+        assert page.evaluate("() => location.pathname").endswith("/playground")
         # the sidebar stays closed throughout
         assert not page.evaluate("() => document.querySelector('[data-testid=stSidebar]')"
                                  "?.getBoundingClientRect().width")
