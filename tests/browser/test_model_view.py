@@ -9,7 +9,15 @@ Screenshots (tests/artifacts/screenshots/):
 
 from __future__ import annotations
 
-from helpers import assert_no_exception, expect_rerun, goto_page, screenshot, wait_for_plots
+from helpers import (
+    assert_no_exception,
+    expect_rerun,
+    goto_page,
+    screenshot,
+    wait_for_charts,
+    wait_for_hover,
+    wait_for_plots,
+)
 from playwright.sync_api import Page
 
 from attnviz.teach.text import model_view as text
@@ -41,7 +49,7 @@ def test_the_example_grid_opens_a_head_on_click(app_server: str, page: Page) -> 
     assert grid is not None and grid["ticks"] == [2, 4] and len(grid["xy"]) == 8
     x, y = grid["xy"][6]  # layer 1, head 2
     page.mouse.move(x, y)
-    page.wait_for_timeout(300)  # let Plotly register the hover it turns into a click
+    wait_for_hover(page, (x, y))  # Plotly turns the hover into the click
     tooltip = page.locator(".st-key-model_view_fig_grid .hoverlayer").text_content()
     assert "layer 1 · head 2" in tooltip and "strongest" in tooltip
     with expect_rerun(page):
@@ -56,7 +64,7 @@ def test_the_example_grid_opens_a_head_on_click(app_server: str, page: Page) -> 
     assert after["selected"], "the opened thumbnail is outlined"
     screenshot(page, "model_view_1366")
     page.set_viewport_size({"width": 1024, "height": 768})
-    page.wait_for_timeout(600)  # the charts follow the column's width
+    wait_for_charts(page, 6)  # the charts follow the column's width
     assert_no_exception(page)
     screenshot(page, "model_view_1024")
     page.set_viewport_size({"width": 1366, "height": 768})
