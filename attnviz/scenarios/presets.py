@@ -95,6 +95,18 @@ def seed_004_two_heads() -> Scenario:
                              "the notebook combines them with a weight per head instead of W_O.")
 
 
+def made(preset: Preset) -> Preset:
+    """A variant's preset whose ``build`` makes the Scenario from the variant's
+    :class:`~attnviz.scenarios.variant.Draft`."""
+    return replace(preset, build=functools.partial(_from_draft, preset.build))
+
+
+def _from_draft(build) -> Scenario:
+    d = build()
+    return d if isinstance(d, Scenario) else projected(d.tokens, d.x, d.w_q, d.w_k, d.w_v,
+                                                       **d.fields)
+
+
 # Where each seed preset differs from its notebook (checked against ../shared/seeds and
 # tests/scenarios/test_presets.py); the bugs among them are on the Pitfalls page.
 FIDELITY = {
@@ -130,7 +142,7 @@ PRESETS: dict[str, Preset] = {p.key: p for p in (
            seed_004_sleepy, FIDELITY["seed_004_sleepy"]),
     Preset("seed_004_two_heads", "Two heads mixed by weights (seed 004)", "seed 004",
            seed_004_two_heads, FIDELITY["seed_004_two_heads"]),
-    *variant_presets(),
+    *(made(p) for p in variant_presets()),
 )}
 # attention patterns built by construction (attnviz.scenarios.patterns)
 PRESETS.update({key: Preset(key, title, "by construction", build)

@@ -16,7 +16,8 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -170,6 +171,31 @@ MAX_VECTOR = limits.MAX_WIDTH // 2
 _KIND_WORDS = {bool: "true or false", str: "text", int: "a whole number", float: "a number"}
 
 
+@dataclass(frozen=True, eq=False)
+class Draft:
+    """A variant's preset before it is a scenario: the tokens, x, W_Q, W_K, W_V and any other
+    Scenario fields, as :func:`attnviz.scenarios.scenario.projected` takes them. A variant's
+    preset returns one (:func:`draft`) and :mod:`attnviz.scenarios.presets` makes the Scenario,
+    so no variant module needs the scenario module (which reads the registry of variants).
+    """
+
+    tokens: tuple[str, ...]
+    x: Any
+    w_q: Any
+    w_k: Any
+    w_v: Any
+    fields: Mapping[str, Any]
+
+    def with_fields(self, **more: Any) -> Draft:
+        """The same draft with ``more`` Scenario fields set (a preset built on another's)."""
+        return replace(self, fields=MappingProxyType({**self.fields, **more}))
+
+
+def draft(tokens, x, w_q, w_k, w_v, **fields: Any) -> Draft:
+    """A preset's scenario, written as :func:`attnviz.scenarios.scenario.projected` is called."""
+    return Draft(tuple(tokens), x, w_q, w_k, w_v, MappingProxyType(dict(fields)))
+
+
 @dataclass(frozen=True)
 class Preset:
     """A one-click scenario.
@@ -180,7 +206,9 @@ class Preset:
     title : str
     source : str
         Where it comes from ("seed 000", "hand-built", ...).
-    build : callable returning Scenario
+    build : callable returning Scenario or Draft
+        A variant's preset returns a :class:`Draft`; :data:`attnviz.scenarios.presets.PRESETS`
+        holds every preset with a ``build`` that returns the Scenario.
     fidelity : str
         For a seed notebook's example: where the preset differs from the notebook and why,
         with the notebook's own printed value where it has one ("" = reproduces it).
@@ -189,7 +217,7 @@ class Preset:
     key: str
     title: str
     source: str
-    build: Callable[[], Scenario]
+    build: Callable[[], Scenario | Draft]
     fidelity: str = ""
 
 

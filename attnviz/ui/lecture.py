@@ -25,6 +25,7 @@ from attnviz.figures.heatmap import (
     with_slider,
 )
 from attnviz.scenarios import limits, sweep
+from attnviz.scenarios.presets import PRESETS
 from attnviz.scenarios.registry import VARIANTS
 from attnviz.scenarios.scenario import ScenarioResult, written
 from attnviz.scenarios.variants.formulas import scaled
@@ -278,7 +279,7 @@ def presenter_settings(scenario) -> tuple[str, ...]:
 def preset_params(variant: str) -> frozenset[str]:
     """The variant's own settings that one of its presets sets (the ones its lesson uses)."""
     return frozenset(name for preset in VARIANTS[variant].presets
-                     for name in preset.build().params)
+                     for name in PRESETS[preset.key].build().params)
 
 
 def folded_params(scenario) -> tuple[str, ...]:

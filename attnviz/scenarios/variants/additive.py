@@ -1,7 +1,6 @@
 """Additive attention (Bahdanau et al., 2015): a small network scores each query–key pair."""
 
 import math
-from dataclasses import replace
 
 import numpy as np
 
@@ -32,12 +31,12 @@ def backward(inputs: Inputs, result, d_output, d_weights):
 
 def bahdanau():
     """Hand-built: additive attention on the translation example."""
-    sc = translation()
     w_a_q, w_a_k, v_a = init_weights("normal", [(4, 3), (4, 3), (1, 3)], seed=11)
-    return replace(sc, variant="additive", w_a_q=w_a_q, w_a_k=w_a_k, v_a=v_a[0],
-                   title="Additive (Bahdanau) attention",
-                   description="A one-layer network scores each decoder-encoder pair; the "
-                               "weights form the context vector for each target word.")
+    return translation().with_fields(
+        variant="additive", w_a_q=w_a_q, w_a_k=w_a_k, v_a=v_a[0],
+        title="Additive (Bahdanau) attention",
+        description="A one-layer network scores each decoder-encoder pair; the weights form "
+                    "the context vector for each target word.")
 
 
 

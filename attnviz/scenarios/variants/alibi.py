@@ -14,7 +14,7 @@ from attnviz.core.alibi import alibi_bias, alibi_slopes
 from attnviz.core.initializers import init_weights
 from attnviz.core.score_mods import Bias
 from attnviz.scenarios import reference
-from attnviz.scenarios.variant import Inputs, Preset, Variant, dot_product_backward
+from attnviz.scenarios.variant import Inputs, Preset, Variant, dot_product_backward, draft
 from attnviz.scenarios.variants.formulas import scaled, softmax
 from attnviz.scenarios.variants.heads import attend, project_heads
 
@@ -31,12 +31,10 @@ def compute(inputs: Inputs):
 
 def local_heads():
     """Hand-built: identical tokens, so only ALiBi's distance penalty shapes the weights."""
-    from attnviz.scenarios.scenario import projected  # the scenario module reads the registry
-
     tokens = ["la"] * 8
     x = np.tile([1.0, 0.5, -0.5, 0.25], (8, 1))  # the same embedding at every position
     w_q, w_k, w_v = init_weights("glorot_uniform", [(4, 4)] * 3, seed=4)
-    return projected(tokens, x, w_q, w_k, w_v, variant="alibi", n_heads=4,
+    return draft(tokens, x, w_q, w_k, w_v, variant="alibi", n_heads=4,
                      title="ALiBi: each head looks as far back as its slope allows",
                      description="Identical tokens: the scores alone would spread the weights "
                                  "evenly over the past. Head 0 (slope 1/4) favours the nearest "

@@ -4,7 +4,14 @@ import numpy as np
 
 from attnviz.core.initializers import init_weights
 from attnviz.scenarios import reference
-from attnviz.scenarios.variant import Inputs, Preset, Variant, dot_product, dot_product_backward
+from attnviz.scenarios.variant import (
+    Inputs,
+    Preset,
+    Variant,
+    dot_product,
+    dot_product_backward,
+    draft,
+)
 from attnviz.scenarios.variants.formulas import sdpa, with_mask
 
 
@@ -15,13 +22,11 @@ def compute(inputs: Inputs):
 
 def cat_sat():
     """Hand-built: a repeated word, causal attention, positional encoding on."""
-    from attnviz.scenarios.scenario import projected  # the scenario module reads the registry
-
     tokens = ["the", "cat", "sat", "on", "the", "mat"]
     x = np.array([[1.0, 0, 0, 0], [0, 1, 0, 1], [0, 0, 1, 0], [0.5, 0, 0, 1], [1, 0, 0, 0],
                   [0, 1, 1, 0]])
     w_q, w_k, w_v = init_weights("glorot_uniform", [(4, 4)] * 3, seed=1)
-    return projected(tokens, x, w_q, w_k, w_v, variant="causal", use_pe=True,
+    return draft(tokens, x, w_q, w_k, w_v, variant="causal", use_pe=True,
                      title="The cat sat on the mat (causal, with PE)",
                      description="'the' appears twice: identical embeddings, but positional "
                                  "encoding makes its two copies attend differently.")

@@ -3,7 +3,14 @@
 import numpy as np
 
 from attnviz.scenarios import reference
-from attnviz.scenarios.variant import Inputs, Preset, Variant, dot_product, dot_product_backward
+from attnviz.scenarios.variant import (
+    Inputs,
+    Preset,
+    Variant,
+    dot_product,
+    dot_product_backward,
+    draft,
+)
 from attnviz.scenarios.variants.formulas import sdpa
 
 
@@ -14,14 +21,12 @@ def compute(inputs: Inputs):
 
 def translation():
     """Hand-built: encoder–decoder attention from English to French."""
-    from attnviz.scenarios.scenario import projected  # the scenario module reads the registry
-
     src = ["the", "black", "cat"]
     tgt = ["le", "chat", "noir"]
     src_x = np.array([[1.0, 0, 0, 0], [0, 1, 0, 0.5], [0, 0, 1, 0]])
     tgt_x = np.array([[0.9, 0, 0.1, 0], [0, 0.1, 0.9, 0], [0, 0.9, 0, 0.4]])
     w = np.eye(4) * 2.0
-    return projected(tgt, tgt_x, w, w, np.eye(4), variant="cross", source_tokens=tuple(src),
+    return draft(tgt, tgt_x, w, w, np.eye(4), variant="cross", source_tokens=tuple(src),
                      source_x=src_x,
                      title="Translation: the black cat → le chat noir (cross-attention)",
                      description="Each French word (query) looks for its English counterpart "

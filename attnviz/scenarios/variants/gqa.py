@@ -18,7 +18,7 @@ import numpy as np
 
 from attnviz.core.initializers import init_weights
 from attnviz.scenarios import reference
-from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward
+from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward, draft
 from attnviz.scenarios.variants.formulas import sdpa
 from attnviz.scenarios.variants.heads import attend, project_heads
 
@@ -39,15 +39,13 @@ def compute(inputs: Inputs):
 
 def eight_on_two():
     """Hand-built: 8 query heads sharing 2 key/value heads (groups of 4)."""
-    from attnviz.scenarios.scenario import projected  # the scenario module reads the registry
-
     tokens = ["I", "saw", "a", "cat", "on", "the", "mat"]
     x = np.round(init_weights("normal", [(7, 4)], seed=5)[0], 1)
     # 8 heads of width d_k = d_v = 2; rounded so that the numbers read (and the link is short)
     w_q, w_k, w_v = (np.round(w, 2) for w in init_weights("glorot_uniform", [(4, 16)] * 3,
                                                            seed=8))
     w_o = np.round(init_weights("glorot_uniform", [(16, 4)], seed=9)[0], 2)
-    return projected(tokens, x, 2 * w_q, 2 * w_k, w_v, w_o=w_o, variant="gqa", n_heads=8,
+    return draft(tokens, x, 2 * w_q, 2 * w_k, w_v, w_o=w_o, variant="gqa", n_heads=8,
                      params={"n_kv_heads": 2},
                      title="Grouped-query attention: 8 query heads, 2 key/value heads",
                      description="Heads 0-3 share the first key/value head and heads 4-7 the "

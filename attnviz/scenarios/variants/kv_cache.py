@@ -16,7 +16,7 @@ import numpy as np
 from attnviz.core.decode import cached_decoding
 from attnviz.core.initializers import init_weights
 from attnviz.scenarios import reference
-from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward
+from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward, draft
 from attnviz.scenarios.variants.formulas import PROJECTIONS, scaled, softmax
 from attnviz.scenarios.variants.online_softmax import single_head_qkv
 
@@ -33,12 +33,11 @@ def compute(inputs: Inputs):
 
 def six_tokens():
     """Hand-built: a prompt of two tokens, then four decoded one by one."""
-    from attnviz.scenarios.scenario import projected  # the scenario module reads the registry
     tokens = ["Once", "upon", "a", "time", "there", "was"]
     x = np.round(init_weights("normal", [(6, 4)], seed=31)[0], 1)
     w_q, w_k, w_v = (np.round(w, 2) for w in init_weights("glorot_uniform", [(4, 4)] * 3,
                                                            seed=32))
-    return projected(tokens, x, w_q, w_k, w_v, variant="kv_cache", params={"prefill": 2},
+    return draft(tokens, x, w_q, w_k, w_v, variant="kv_cache", params={"prefill": 2},
                      use_pe=True,
                      title="KV-cache decoding: a prompt of 2, then 4 tokens one by one",
                      description="Each decoding step computes one query row against the cached "

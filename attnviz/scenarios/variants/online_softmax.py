@@ -11,7 +11,7 @@ import numpy as np
 from attnviz.core.initializers import init_weights
 from attnviz.core.online import online_softmax_attention
 from attnviz.scenarios import reference
-from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward
+from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward, draft
 from attnviz.scenarios.variants.formulas import PROJECTIONS
 
 PARAMS = (Param("tile", "Keys per tile", 2, low=1, high=256),)
@@ -37,13 +37,12 @@ def compute(inputs: Inputs):
 
 def tiles_of_two():
     """Hand-built: six tokens whose largest score arrives late, so the running max grows."""
-    from attnviz.scenarios.scenario import projected  # the scenario module reads the registry
     tokens = ["we", "read", "the", "whole", "long", "book"]
     x = np.round(init_weights("normal", [(6, 4)], seed=21)[0], 1)
     x[5] *= 3  # the last key scores highest: m jumps in the last tile
     w_q, w_k, w_v = (np.round(w, 2) for w in init_weights("glorot_uniform", [(4, 4)] * 3,
                                                            seed=22))
-    return projected(tokens, x, w_q, w_k, w_v, variant="online_softmax", params={"tile": 2},
+    return draft(tokens, x, w_q, w_k, w_v, variant="online_softmax", params={"tile": 2},
                      title="Online softmax: three tiles of two keys",
                      description="Step through the tiles on the Inference page: the running "
                                  "max m grows at the last tile, the partial sums are rescaled "

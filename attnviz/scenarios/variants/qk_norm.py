@@ -10,7 +10,7 @@ import numpy as np
 
 from attnviz.core.qk_norm import rms_norm, rms_norm_backward
 from attnviz.scenarios import reference
-from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward
+from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward, draft
 from attnviz.scenarios.variants.formulas import PROJECTIONS, sdpa
 from attnviz.scenarios.variants.heads import attend, project_heads
 
@@ -38,12 +38,10 @@ def backward(inputs: Inputs, result, d_output, d_weights):
 
 def tamed():
     """Hand-built: large embeddings that saturate plain attention; QK-norm keeps it soft."""
-    from attnviz.scenarios.scenario import projected  # the scenario module reads the registry
-
     tokens = ["big", "bigger", "small", "tiny"]
     x = np.array([[8.0, 2, 0, 1], [12, -3, 4, 0], [1, 1, 0.5, 0], [0.2, 0, 0.1, 0.3]])
     w = np.eye(4)
-    return projected(tokens, x, w, w, w, variant="qk_norm", params={"qk_gain": 1.0},
+    return draft(tokens, x, w, w, w, variant="qk_norm", params={"qk_gain": 1.0},
                      title="QK-norm: logits bounded by d_k·g²",
                      description="Plain attention puts all weight on 'bigger'; with q and k "
                                  "RMS-normalised each score is at most d_k·g² = 4 before "

@@ -36,7 +36,7 @@ import numpy as np
 from attnviz.core.initializers import init_weights
 from attnviz.core.rope import LAYOUTS, apply_rope
 from attnviz.scenarios import reference
-from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward
+from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward, draft
 from attnviz.scenarios.variants.formulas import (
     PROJECTIONS,
     Written,
@@ -163,12 +163,10 @@ def backward(inputs: Inputs, result, d_output, d_weights):
 
 def shift():
     """Hand-built: the same word four times; RoPE tells the copies apart by relative position."""
-    from attnviz.scenarios.scenario import projected  # the scenario module reads the registry
-
     tokens = ["the", "cat", "the", "cat", "the", "cat"]
     x = np.array([[1.0, 0, 1, 0], [0, 1, 0, 1]] * 3)
     w_q, w_k, w_v = init_weights("glorot_uniform", [(4, 4)] * 3, seed=3)
-    return projected(tokens, x, w_q * 2, w_k * 2, w_v, variant="rope",
+    return draft(tokens, x, w_q * 2, w_k * 2, w_v, variant="rope",
                      params={"rope_base": 4.0, "rope_offset": 0},
                      title="RoPE: shifting every position changes nothing",
                      description="Repeated words get different weights only through their "

@@ -12,7 +12,7 @@ import numpy as np
 from attnviz.core.initializers import init_weights
 from attnviz.core.sinks import attention_with_sink, sink_window_mask
 from attnviz.scenarios import reference
-from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward
+from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward, draft
 from attnviz.scenarios.variants.formulas import PROJECTIONS
 from attnviz.scenarios.variants.online_softmax import single_head_qkv
 
@@ -40,7 +40,6 @@ def compute(inputs: Inputs):
 
 def streaming():
     """Hand-built: 8 tokens whose queries mostly match nothing; the first token is kept."""
-    from attnviz.scenarios.scenario import projected  # the scenario module reads the registry
     tokens = ["<s>", "the", "rain", "in", "Spain", "stays", "mainly", "dry"]
     x = np.round(init_weights("normal", [(8, 4)], seed=41)[0], 1)
     x[0] = [2.0, 2.0, 0.0, 0.0]  # the start token: a key every query scores high against
@@ -48,7 +47,7 @@ def streaming():
                                                            seed=42))
     w_q[:, :2] += 0.8
     w_k[:, :2] += 0.8
-    return projected(tokens, x, w_q, w_k, w_v, variant="sinks",
+    return draft(tokens, x, w_q, w_k, w_v, variant="sinks",
                      params={"window": 3, "n_sink": 1},
                      title="Attention sinks: a window of 3 that keeps the first token",
                      description="The softmax must put its weight somewhere; heads learn to "

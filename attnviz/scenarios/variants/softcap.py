@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from attnviz.scenarios import reference
-from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward
+from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward, draft
 from attnviz.scenarios.variants.formulas import PROJECTIONS, scaled, softmax
 from attnviz.scenarios.variants.heads import attend, project_heads
 
@@ -26,11 +26,9 @@ def compute(inputs: Inputs):
 
 def capped():
     """Hand-built: large scores, cap 2 — the dominant key loses most of its lead."""
-    from attnviz.scenarios.scenario import projected  # the scenario module reads the registry
-
     tokens = ["one", "two", "three", "four"]
     x = np.array([[3.0, 0, 0], [0, 3, 0], [3, 3, 0], [0, 0, 3]])
-    return projected(tokens, x, np.eye(3), np.eye(3), np.eye(3), variant="softcap",
+    return draft(tokens, x, np.eye(3), np.eye(3), np.eye(3), variant="softcap",
                      params={"softcap": 2.0},
                      title="Soft-capping: no logit beyond ±c",
                      description="The raw scaled scores exceed 10; capped at c = 2 they stay "

@@ -27,7 +27,7 @@ from attnviz.core.initializers import init_weights
 from attnviz.core.masks import causal_mask
 from attnviz.core.score_mods import At, ScoreMod
 from attnviz.scenarios import reference
-from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward
+from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward, draft
 from attnviz.scenarios.variants.formulas import PROJECTIONS, scaled, softmax, with_mask
 from attnviz.scenarios.variants.heads import attend, project_heads
 
@@ -106,13 +106,11 @@ def loop_reference(inputs: Inputs):
 
 def long_sentence():
     """Hand-built: ten tokens; the last, 'idea', matches itself and token 2 (the same word)."""
-    from attnviz.scenarios.scenario import projected  # the scenario module reads the registry
-
     tokens = ["the", "key", "idea", "of", "this", "long", "and", "winding", "sentence", "idea"]
     x = np.round(0.4 * init_weights("normal", [(10, 4)], seed=52)[0], 1)
     x[2] = x[9] = [1.0, 1.0, 0.0, 0.0]  # both 'idea's
     w = np.eye(4) * 1.5
-    return projected(tokens, x, w, w, np.eye(4), variant="ssmax", params={"ssmax_s": 1.0},
+    return draft(tokens, x, w, w, np.eye(4), variant="ssmax", params={"ssmax_s": 1.0},
                      title="Scalable-Softmax: the peak survives a long context",
                      description="The last 'idea' matches itself and the earlier 'idea'. Over "
                                  "10 keys a plain softmax leaves the two matches 71 % of its "

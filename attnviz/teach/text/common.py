@@ -243,6 +243,7 @@ SIDEBAR_HEADS = " · {heads}"
 SIDEBAR_PRESENTER = "Presenter mode"
 # presenter mode's links to the neighbouring pages (attnviz/ui/page_nav.py); {title}: the page's
 PAGE_BACK = "‹ {title}"
+# {title}: the next page's title
 PAGE_NEXT = "{title} ›"
 PAGE_BACK_HELP = "The previous page (or press Page Up)"
 PAGE_NEXT_HELP = "The next page (or press Page Down)"
