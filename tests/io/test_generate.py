@@ -127,6 +127,25 @@ def test_cached_rows_and_probabilities_equal_one_full_pass(models, name):
         assert last.cache_tokens == 2
 
 
+# ALiBi without position ids (BLOOM, Falcon), a local layer (GPT-Neo), partial rotary (NeoX)
+MORE = ("bloom", "falcon_alibi", "gpt_neo", "gpt_neox")
+
+
+@pytest.mark.parametrize("name", MORE)
+def test_more_architectures_generate_as_hugging_face_does(tmp_path, name):
+    folder = save_causal_lm(name, tmp_path / name)
+    model, tokenizer = load_causal_lm(folder, root=tmp_path)
+    gen = generate(model, tokenizer, PROMPT, 6)
+    prompt = tokenizer(PROMPT)["input_ids"]
+    hf = model.generate(torch.tensor([prompt]), do_sample=False, max_new_tokens=6,
+                        pad_token_id=0)[0].tolist()
+    assert gen.ids.tolist() == hf
+    weights, _ = full_pass(model, gen.ids)
+    for step in gen.steps:
+        p = step.position
+        np.testing.assert_allclose(step.rows, weights[:, :, p, : p + 1], atol=ROUNDING)
+
+
 def test_the_cache_size_is_the_architectures_arithmetic(models):
     model, tokenizer = models["llama"]  # 2 layers, 2 key/value heads of 4 dimensions
     gen = generate(model, tokenizer, PROMPT, 4, stop_at_eos=False)
