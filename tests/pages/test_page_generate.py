@@ -251,3 +251,22 @@ def test_a_prompt_beyond_the_tokens_shown_is_refused(at):
                     "128 are shown — shorten the prompt or ask for fewer tokens. The last "
                     "generation is kept."]
     assert gv.RECORD not in at.session_state
+
+
+def test_a_run_cut_short_keeps_its_tokens_says_so_and_goes_on(at, expected, monkeypatch):
+    """A click's run ends early when the session reruns (Stop, another control): the tokens
+    made so far are stored as each comes, and the record is still marked as running; the next
+    run says the generation was stopped and offers Continue, which finishes it."""
+    monkeypatch.setattr(limits, "TRAIN_SECONDS", 1e-6)
+    at = generate_on(at)
+    record = at.session_state[gv.RECORD]
+    record["state"] = gv.RUNNING  # what a run cut short by a rerun leaves
+    at = at.run()
+    assert [w.value for w in at.warning] == [text.STOPPED.format(done=1, n=N)]
+    assert at.session_state[gv.RECORD]["state"] == ""
+    monkeypatch.setattr(limits, "TRAIN_SECONDS", 60.0)
+    at.button(key="generate_continue").click()
+    at = at.run(timeout=180)
+    gen = at.session_state[gv.RECORD]["gen"]
+    assert gen.done and gen.ids.tolist() == expected["greedy"].ids.tolist()
+    assert not at.warning
