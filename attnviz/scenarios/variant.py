@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -36,8 +36,9 @@ from attnviz.core.masks import causal_mask
 from attnviz.scenarios import limits
 from attnviz.scenarios.variants.formulas import GENERAL, Written
 
-if TYPE_CHECKING:  # the scenario module imports this one
-    from attnviz.scenarios.scenario import Scenario
+# A scenario (attnviz.scenarios.scenario.Scenario) as this module names it: the scenario module
+# sits above this one (it reads the registry of variants), so nothing here imports it.
+ScenarioT = Any
 
 Array = NDArray[np.float64]
 
@@ -217,7 +218,7 @@ class Preset:
     key: str
     title: str
     source: str
-    build: Callable[[], Scenario | Draft]
+    build: Callable[[], ScenarioT | Draft]
     fidelity: str = ""
 
 
@@ -242,7 +243,7 @@ class Inputs:
         The number of heads to compute (1 = single head).
     """
 
-    scenario: Scenario
+    scenario: ScenarioT
     x: Array
     source: Array | None
     mask: NDArray[np.bool_] | None
