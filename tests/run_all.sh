@@ -12,7 +12,7 @@
 #      browser and fails offline; nginx fronts several servers in tests/pages/test_classroom.py),
 #      and python3-venv when the interpreter cannot make a virtual environment (stock Ubuntu);
 #   2. the core tests (tests/core, tests/scenarios, tests/io, tests/teach) in a virtual
-#      environment that has numpy and scipy only (+ pytest, pytest-xdist, hypothesis and the
+#      environment that has numpy and scipy only (+ pytest, pytest-xdist, hypothesis, threadpoolctl and the
 #      package without its `ui` extra), made once in .venv-core/ (CORE_VENV chooses another
 #      place), on two processes: proves they need no Streamlit, Plotly or pandas (tests that
 #      need torch skip there by design);
@@ -72,6 +72,10 @@ fi
 # requirements-dev.txt (without their comments), numpy and scipy from pyproject.toml's
 # dependencies (the package without its `ui` extra)
 mapfile -t TEST_TOOLS < <(grep -E '^(pytest|pytest-xdist|hypothesis)[<>=! ]' requirements-dev.txt \
+    | sed -E 's/[[:space:]]*#.*//')
+# threadpoolctl (pure Python, no ui): the shipped induction model's byte-for-byte test reads
+# which BLAS kernel runs (tests/io/test_induction_model.py)
+mapfile -t -O "${#TEST_TOOLS[@]}" TEST_TOOLS < <(grep -E '^threadpoolctl[<>=! ]' requirements.txt \
     | sed -E 's/[[:space:]]*#.*//')
 "$CORE_VENV/bin/python" -m pip install --disable-pip-version-check -q "${TEST_TOOLS[@]}"
 "$CORE_VENV/bin/python" -m pip install --disable-pip-version-check -q -e .
