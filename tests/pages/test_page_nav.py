@@ -1,8 +1,9 @@
 """AppTest: presenter mode moves between pages without the sidebar (attnviz/ui/page_nav.py).
 
 In presenter mode every page shows links to the page before and after it in the sidebar's
-order (the keys PageUp / PageDown follow them in the browser: tests/browser/test_page_nav_browser.py);
-outside presenter mode, and while a guided lecture runs (its own bar moves it), none.
+order (the keys PageUp / PageDown follow them in the browser:
+tests/browser/test_page_nav_browser.py); outside presenter mode, and while a guided lecture
+runs (its own bar moves it), none.
 """
 
 from __future__ import annotations
