@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import site
 import subprocess
 import sys
 import textwrap
@@ -70,9 +71,17 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def venv_python(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh virtual environment's python with the wheel installed (and nothing else)."""
     venv = tmp_path_factory.mktemp("venv")
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip",
-                    str(venv)], check=True, timeout=120)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True,
+                   timeout=120)
     python = venv / "bin" / "python"
+    # this interpreter's packages (numpy, streamlit, pip, ...) behind the venv's own: a venv
+    # made from a venv (tests/run_all.sh's .venv) would see only the base interpreter's with
+    # --system-site-packages. Named in a .pth: added to the path, their own .pth files (this
+    # checkout's editable install) are not run, so attnviz comes from the wheel alone.
+    purelib = subprocess.run([str(python), "-c", "import sysconfig; "
+                              "print(sysconfig.get_paths()['purelib'])"], capture_output=True,
+                             text=True, check=True, timeout=60).stdout.strip()
+    Path(purelib, "outer_site_packages.pth").write_text("\n".join(site.getsitepackages()) + "\n")
     proc = subprocess.run([str(python), "-m", "pip", "install", "--no-deps",
                            "--disable-pip-version-check", "-q", str(wheel)],
                           capture_output=True, text=True, timeout=300)
