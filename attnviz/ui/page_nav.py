@@ -3,7 +3,9 @@ in the top bar, and the PageUp / PageDown keys a presentation clicker sends.
 
 In presenter mode the sidebar is collapsed; opening it to change page covered a third of a
 1024-px screen and stayed open. The links sit in Streamlit's top bar (fixed there by
-:data:`NAV_CSS`, beside its menu), so they take no room from the page below them. A guided
+presenter mode's CSS, :data:`attnviz.ui.presenter.PRESENTER_CSS`, beside its menu), so they
+take no room from the page below them (nor does a CSS element of their own: each element of a
+page adds the column's gap). A guided
 lecture has its own bar and keys (:mod:`attnviz.ui.lecture_bar`): while one runs, this draws
 nothing. The keys follow the links in the browser (``page_keys.js``): no run of their own.
 """
@@ -20,15 +22,6 @@ from attnviz.ui import lecture_bar, state
 
 _HERE = Path(__file__).resolve().parent
 
-# Fixed in Streamlit's top bar (its header sits at z-index 999990), left of its menu; small
-# type, so a long page title does not reach the sidebar's arrow at 1024 px.
-NAV_CSS = """<style>
-.st-key-page_nav { position: fixed; top: 0.4rem; right: 4.5rem; z-index: 999991;
-  width: auto !important; max-width: 60vw; }
-.st-key-page_nav [data-testid="stPageLink"] p { font-size: 0.95rem; white-space: nowrap; }
-</style>"""
-
-
 def neighbours(pages: list, current) -> tuple[object | None, object | None]:
     """The pages before and after ``current`` in the navigation's order (None at an end)."""
     paths = [p.url_path for p in pages]
@@ -44,7 +37,6 @@ def show(sections: dict[str, list], current) -> None:
     if not state.presenter() or lecture_bar.current() is not None:
         return
     back, nxt = neighbours([p for group in sections.values() for p in group], current)
-    st.html(NAV_CSS)
     with st.container(key="page_nav", horizontal=True, gap="small"):
         if back is not None:
             with st.container(key="page_nav_back", width="content"):

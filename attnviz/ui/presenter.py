@@ -43,6 +43,13 @@ PRESENTER_CSS = """
 [data-testid="stMain"] input { font-size: 1.2rem; }
 [data-testid="stMain"] [data-testid="stMetricValue"] { font-size: 3rem; }
 [data-testid="stMainBlockContainer"] { padding-left: 1.5rem; padding-right: 1.5rem; }
+/* the links to the previous and next page (ui/page_nav.py): fixed in the top bar, left of its
+   menu (Streamlit's header sits at z-index 999990), out of the page's flow with their wrapper
+   (an empty wrapper in the column still adds the column's gap) */
+[data-testid="stLayoutWrapper"]:has(> .st-key-page_nav) { position: fixed; }
+.st-key-page_nav { position: fixed; top: 0.4rem; right: 4.5rem; z-index: 999991;
+  width: auto !important; max-width: 60vw; }
+.st-key-page_nav [data-testid="stPageLink"] p { font-size: 0.95rem; white-space: nowrap; }
 </style>
 """
 
@@ -108,7 +115,9 @@ def streamlit_selectors() -> tuple[str, ...]:
     - ``stWidgetLabel``: a widget's label (a number or select box's text is its ``input``);
     - ``stMetricValue``: the number of an ``st.metric`` (the Quiz's score);
     - ``stMainBlockContainer``: the main area's padded column (less padding in presenter mode
-      and on the lecture view).
+      and on the lecture view);
+    - ``stLayoutWrapper``, ``stPageLink``: the wrapper of a container (the page links' one is
+      taken out of the column, or the column's gap would push the page down) and a page link.
 
     None of them is a public API of Streamlit (1.67 here): tests/browser/test_presenter_selectors.py
     fails when one stops matching an element of the app.
