@@ -16,7 +16,6 @@ from __future__ import annotations
 import gc
 import re
 from contextlib import ExitStack
-from dataclasses import replace
 from functools import cache
 
 import numpy as np
@@ -28,8 +27,7 @@ from attnviz.io import generate as gen_io
 from attnviz.io import models_dir
 from attnviz.scenarios import limits
 from attnviz.scenarios.budget import BUDGET, click_budget
-from attnviz.scenarios.from_model import kv_head, layer_scenario
-from attnviz.scenarios.scenario import position_labels, scale_of
+from attnviz.scenarios.scenario import position_labels
 from attnviz.scenarios.tokens import without_bidi
 from attnviz.teach.text import generate as text
 from attnviz.teach.text import model_view as mv_text
@@ -330,14 +328,7 @@ def head_scenario(record: dict, k: int, layer: int, head: int):
         gc.collect()
     if tuple(li.tokens) != gen.tokens[:t]:
         raise ValueError(mv_text.REAL_CHANGED.format(now=len(li.tokens), then=t))
-    scenario = layer_scenario(li, head, title=mv_text.REAL_HEAD_TITLE.format(
-        model_type=li.model_type, layer=layer, h=head))
-    description = mv_text.REAL_HEAD_DESCRIPTION.format(
-        layer=layer, kv=kv_head(li.n_heads, li.n_kv_heads, head), variant=scenario.spec.name,
-        scale=scale_of(scenario) or scenario.w_q.shape[1] ** -0.5)
-    if scenario.d_model != li.x.shape[1]:  # the bias trick added a column of ones
-        description = f"{description} {mv_text.REAL_BIAS_NOTE.format(d_model=li.x.shape[1])}"
-    return replace(scenario, description=description)
+    return mv.described_head(li, head)
 
 
 def open_head(record: dict, k: int, layer: int, head: int) -> None:

@@ -627,10 +627,17 @@ def real_head_scenario(data: ModelViewData, layer: int, head: int):
         gc.collect()
     if _labels(li.tokens) != data.tokens:
         raise ValueError(text.REAL_CHANGED.format(now=len(li.tokens), then=len(data.tokens)))
+    return described_head(li, head)
+
+
+def described_head(li, head: int):
+    """Head ``head`` of a read layer (:func:`attnviz.io.hf_layers.layer_inputs`) as the scenario
+    every page opens, titled and described as the pages name a real head: its layer, the
+    key/value head it reads, its variant and scale, and the bias trick when it was used."""
     scenario = layer_scenario(li, head, title=text.REAL_HEAD_TITLE.format(
-        model_type=li.model_type, layer=layer, h=head))
+        model_type=li.model_type, layer=li.layer, h=head))
     description = text.REAL_HEAD_DESCRIPTION.format(
-        layer=layer, kv=kv_head(li.n_heads, li.n_kv_heads, head), variant=scenario.spec.name,
+        layer=li.layer, kv=kv_head(li.n_heads, li.n_kv_heads, head), variant=scenario.spec.name,
         scale=scale_of(scenario) or scenario.w_q.shape[1] ** -0.5)
     if scenario.d_model != li.x.shape[1]:  # the bias trick added a column of ones
         description = f"{description} {text.REAL_BIAS_NOTE.format(d_model=li.x.shape[1])}"
