@@ -24,6 +24,7 @@ from attnviz.ui.share import plain
 
 PROBE_KEY = "model_view_circuits_probe"  # (folder, CircuitProbe) of the last probe
 KIND_KEY = "model_view_circuits_kind"
+KIND_DEFAULT = "_model_view_circuits_kind_default"  # the kind shown until one is picked
 REPEATED = ("induction", "duplicate_token")  # the scores that need a repeated token
 
 
@@ -84,8 +85,13 @@ def show(data) -> None:
         if all(np.isnan(scores.score(k)).all() for k in REPEATED):  # no token repeats
             st.info(text.NO_REPEAT.format(kinds=", ".join(text.KINDS[k] for k in REPEATED)))
     named(scores)
-    if st.session_state.get(KIND_KEY) not in scores.kinds:
-        st.session_state[KIND_KEY] = "induction"
+    chosen = st.session_state.get(KIND_KEY)
+    if chosen not in scores.kinds or chosen == st.session_state.get(KIND_DEFAULT):
+        # not picked by the person: induction, or the first score these heads have (a text
+        # where nothing repeats has no induction score: its grid would be empty)
+        default = next((k for k in ("induction", *scores.kinds)
+                        if not np.isnan(scores.score(k)).all()), "induction")
+        st.session_state[KIND_KEY] = st.session_state[KIND_DEFAULT] = default
     kind = st.radio(text.KIND_LABEL, list(scores.kinds), format_func=text.KINDS.get,
                     horizontal=True, key=KIND_KEY)
     if kind == COPYING:
