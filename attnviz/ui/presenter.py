@@ -45,8 +45,9 @@ PRESENTER_CSS = """
 [data-testid="stMainBlockContainer"] { padding-left: 1.5rem; padding-right: 1.5rem; }
 /* the links to the previous and next page (ui/page_nav.py): fixed in the top bar, left of its
    menu (Streamlit's header sits at z-index 999990), out of the page's flow with their wrapper
-   (an empty wrapper in the column still adds the column's gap) */
-[data-testid="stLayoutWrapper"]:has(> .st-key-page_nav) { position: fixed; }
+   (an empty wrapper in the column still adds the column's gap); the wrapper, fixed, is the
+   links' stacking context: it carries the z-index that puts them above the header */
+[data-testid="stLayoutWrapper"]:has(> .st-key-page_nav) { position: fixed; z-index: 999991; }
 .st-key-page_nav { position: fixed; top: 0.4rem; right: 4.5rem; z-index: 999991;
   width: auto !important; max-width: 60vw; }
 .st-key-page_nav [data-testid="stPageLink"] p { font-size: 0.95rem; white-space: nowrap; }

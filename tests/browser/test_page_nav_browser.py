@@ -11,6 +11,9 @@ from presenter_helpers import new_page, presenter_on
 
 from attnviz.teach.text import common
 
+ON_TOP = """(sel) => { const a = document.querySelector(sel); const r = a.getBoundingClientRect();
+  const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+  return r.width > 0 && r.height > 0 && !!hit && a.contains(hit); }"""
 NAV_BOX = """() => { const b = document.querySelector('.st-key-page_nav');
   if (!b) return null; const r = b.getBoundingClientRect();
   return {top: r.top, bottom: r.bottom, left: r.left, right: r.right,
@@ -30,6 +33,9 @@ def test_page_down_and_up_move_between_pages_in_presenter_mode(browser: Browser,
         assert box["position"] == "fixed" and box["bottom"] <= 60 and box["right"] <= 1024
         assert page.locator(".st-key-page_nav_next").inner_text().strip() == \
             common.PAGE_NEXT.format(title="Multi-head")
+        # drawn on top: the point at each link's centre is the link (not Streamlit's header)
+        assert page.evaluate(ON_TOP, ".st-key-page_nav_next a")
+        assert page.evaluate(ON_TOP, ".st-key-page_nav_back a")
         screenshot(page, "page_nav_masks_1024")
         page.locator("[data-testid=stMain]").click(position={"x": 5, "y": 300})
         page.keyboard.press("PageDown")
