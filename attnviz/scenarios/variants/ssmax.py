@@ -17,63 +17,18 @@ Trace, Step by step and the formulas pick it up from the result.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import ClassVar
 
 import numpy as np
 
 from attnviz.core.initializers import init_weights
 from attnviz.core.masks import causal_mask
-from attnviz.core.score_mods import At, ScoreMod
+from attnviz.core.steps.scores import LogLengthScale
 from attnviz.scenarios import reference
 from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward, draft
 from attnviz.scenarios.variants.formulas import PROJECTIONS, scaled, softmax, with_mask
 from attnviz.scenarios.variants.heads import attend, project_heads
 
 PARAMS = (Param("ssmax_s", "Scale s of s·log n", 1.0, low=0.05, high=5.0),)
-
-
-@dataclass(frozen=True, eq=False)
-class LogLengthScale(ScoreMod):
-    """Query i's scores times s·log n_i (n_i: the keys it may attend; at least 1).
-
-    Attributes
-    ----------
-    s : float
-    n_keys : ndarray of int, shape (t_q,)
-    """
-
-    s: float
-    n_keys: np.ndarray
-    key: ClassVar[str] = "ssmax"
-    title: ClassVar[str] = "Scale by s·log n (SSMax)"
-
-    @property
-    def factors(self) -> np.ndarray:
-        """s·log n_i for every query i, shape (t_q,)."""
-        return self.s * np.log(np.maximum(self.n_keys, 1))
-
-    def forward(self, s, at: At):
-        return s * self.factors[at.i]
-
-    def derivative(self, s, out, at: At):
-        return np.broadcast_to(self.factors[at.i], np.shape(s))
-
-    def written(self, current: str) -> tuple[str, str]:
-        return (rf"s^{{n}}_{{ij}} = s\,\log n_i \cdot {current},\quad n_i = "
-                r"\#\{j : M_{ij}\}", "s^{n}_{ij}")
-
-    def written_derivative(self, current: str) -> str:
-        return r"s\log n_i \cdot "
-
-    def written_matrix(self, current: str) -> str:
-        return rf"s\,\log n_i \cdot {current}"
-
-    def traced(self, before: float, after: float, at: At, num: Callable[[float], str]) -> str:
-        n = int(max(self.n_keys[int(at.i)], 1))
-        return (rf"{num(self.s)}\,\log {n} \times {num(before)} = "
-                rf"{num(float(self.factors[int(at.i)]))} \times {num(before)} = {num(after)}")
 
 
 def _allowed(inputs: Inputs, t_q: int, t_k: int) -> np.ndarray:
