@@ -505,7 +505,7 @@ def with_slider(fig: go.Figure, matrices, labels: Sequence[str], active: int, *,
 
     ``slider=False``: the frames only, for a chart that follows another chart's slider (the
     charts of one ``group``, the frames' Plotly group, step together in the browser:
-    ``attnviz/ui/plotly_view.js``); ``ranges``: each frame carries its own matrix's colour
+    ``attnviz/ui/plotly_sliders.js``); ``ranges``: each frame carries its own matrix's colour
     range (as :func:`heatmap` draws it), where the figure's range follows its numbers. The
     frame at ``active`` is marked ``"active": True`` (what the figure shows; the chart
     component takes the mark off before sending).

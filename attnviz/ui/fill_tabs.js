@@ -1,7 +1,7 @@
 // The Playground's hidden focus tabs, filled after an edit (attnviz/ui/focus_tabs.py): a run
 // after an edit fills the open tab alone, so the edit repaints as fast as with one focus; this
 // component, sent in that run, waits until the page's charts are still (no chart drawing or
-// waiting to draw for QUIET_MS: plotly_view.js counts them in window.__attnvizDraws) and the
+// waiting to draw for QUIET_MS: plotly_draw.js counts them in window.__attnvizDraws) and the
 // person too (no key or button pressed for INPUT_QUIET_MS: cells typed one after another cost
 // one run each, not two) and then asks for one more run, which changes nothing and so fills
 // every tab. A tab clicked after it shows its charts at the click, with no run to wait for. It

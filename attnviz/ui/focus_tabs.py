@@ -2,7 +2,7 @@
 
 Each focus is a tab (``st.tabs``) below the controls the foci share (:mod:`attnviz.ui.lecture`).
 The charts of every lecture focus are sent to the browser, and a chart in a hidden tab is drawn
-when its tab is first shown (plotly_view.js), so switching between Weights, Scores, Q K V and
+when its tab is first shown (plotly_lazy.js), so switching between Weights, Scores, Q K V and
 Heads is the browser's alone: the charts are there at the click, and the run the switch starts
 (the open tab is kept in the session: guided lectures set it) changes nothing on screen. A run
 after a change (an edit) fills the open tab alone, so an edit costs what it did with one focus;

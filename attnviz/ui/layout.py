@@ -21,7 +21,7 @@ EQUAL_THIRDS = 3
 LECTURE_ROW_PX = 28  # one matrix row of a lecture chart
 PRESENTER_ROW_PX = 44  # the same on a projector: room for 22 px numbers
 LECTURE_CHART_PAD_PX = 50  # a lecture chart's height beyond its rows (axes, margins)
-# presenter mode: the charts' heights follow the screen (plotly_view.js), each row between these
+# presenter mode: the charts' heights follow the screen (plotly_fit.js), each row between these
 PRESENTER_MIN_ROW_PX = 20  # room for 14 px numbers
 PRESENTER_MAX_ROW_PX = 160
 # presenter mode: the weights' chart gets the width its numbers need at 14 px on the narrowest
@@ -72,7 +72,7 @@ TRAINING_SETTINGS = [2, 3, 2, 3, 2]  # Learn: optimizer | rate | steps | start |
 TRAIN_BUTTONS = [1, 2, 6]  # Learn: Train | Continue, the rest of the row empty
 
 # --- Numbers in a heatmap's cells (px): the largest size that fits the drawn cells, at most the
-# second number; none below the first (hover gives them). Measured in the browser: plotly_view.js
+# second number; none below the first (hover gives them). Measured in the browser: plotly_fit.js
 CELL_TEXT_PX = (10, 13)
 PRESENTER_CELL_TEXT_PX = (14, 32)
 

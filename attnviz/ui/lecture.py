@@ -165,7 +165,7 @@ UNLABELLED_LEFT_PX = 14  # a chart without row labels: its first turned column l
 def slot_key(slot: int, focus: str = "weights") -> str:
     """The chart key of ``focus``'s ``slot``-th chart (0, 1, 2 from the left): each focus is a
     tab with charts of its own, sent with every run and drawn when its tab is first shown
-    (plotly_view.js), so a focus switch is the browser's, without a run."""
+    (plotly_lazy.js), so a focus switch is the browser's, without a run."""
     return f"playground_fig_{focus}_slot_{slot}"
 
 
@@ -472,7 +472,7 @@ def heads_row(att, q_lab, k_lab) -> None:
 def fit_heads(fig, rows: int, *, below: int, column_labels: bool) -> None:
     """Presenter mode: a head's thumbnail as high as lets every grid row of heads end on the
     first screen (``below``: the grid rows under this one; their rows of cells share the room,
-    as high as this one's: plotly_view.js's ``fit``). The column labels only on the first grid
+    as high as this one's: plotly_fit.js's ``fit``). The column labels only on the first grid
     row (the heads under it have the same columns). The numbers are written where the drawn
     cells hold them at 14 px, else left to the hover (GQA's 8 heads of 7 tokens at 1024×768:
     cells ~30 px wide)."""

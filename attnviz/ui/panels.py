@@ -56,7 +56,7 @@ def show_figure(fig: go.Figure, *, key: str, filename: str | None = None,
     meta = fig.layout.meta
     sizing = dict(meta.get("attnviz", {})) if isinstance(meta, dict) else {}
     sizing.setdefault("cellText", layout.PRESENTER_CELL_TEXT_PX if state.presenter()
-                      else layout.CELL_TEXT_PX)  # sized to the drawn cells: plotly_view.js
+                      else layout.CELL_TEXT_PX)  # sized to the drawn cells: plotly_fit.js
     fig.update_layout(meta={"attnviz": sizing})
     if state.presenter():
         fig.update_layout(font=dict(size=22))

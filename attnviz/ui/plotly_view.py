@@ -4,7 +4,10 @@
 throws the chart away and draws it from scratch (twice) on every edit: ~65 ms per changed
 heatmap here (benchmarks/bench_floor.py). This component (``st.components.v2``) is identified by
 its key alone; an edit sends the new figure to the same chart, which Plotly redraws in place
-with ``Plotly.react`` (~30 ms). The JavaScript is ``plotly_view.js`` beside this file.
+with ``Plotly.react`` (~30 ms). The JavaScript is beside this file, one module in five files
+(:data:`JS_PARTS`): plotly_fit.js decides sizes (pure functions, unit-tested in the browser),
+plotly_size.js measures the page for them, plotly_sliders.js, plotly_lazy.js, and
+plotly_draw.js, which draws and exports the component's function.
 
 The browser loads ``plotly.min.js`` from this server, nothing downloaded and nothing written:
 the installed plotly package's own file, served read-only where it lies
@@ -34,7 +37,11 @@ from attnviz.ui import state
 
 NAME = "attnviz_plotly"
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
-_JS = (Path(__file__).parent / "plotly_view.js").read_text(encoding="utf-8")
+# the component's script: these files joined, in this order (plain functions and constants;
+# plotly_draw.js, last, has the module's one export)
+JS_PARTS = ("plotly_fit.js", "plotly_size.js", "plotly_sliders.js", "plotly_lazy.js",
+            "plotly_draw.js")
+_JS = "\n".join((Path(__file__).parent / name).read_text(encoding="utf-8") for name in JS_PARTS)
 PLOTLY_JS_ROUTE = "plotly_js"  # the name its folder is served under (see plotly_js_url)
 _SERVED = "_plotly_js_served"  # session state: the name plotly.min.js was declared under
 
@@ -124,7 +131,7 @@ def _still(spec: dict) -> str | None:
 
     A chart whose slider (or whose group's slider) was moved in the browser already shows
     the frame the next run's figure starts at: when this digest and that frame are the ones
-    drawn, ``plotly_view.js`` leaves the chart as it is (no redraw after the rerun that
+    drawn, ``plotly_sliders.js`` leaves the chart as it is (no redraw after the rerun that
     records the value)."""
     frames = spec["frames"]
     if not frames or len(spec.get("layout", {}).get("sliders", [])) > 1:
@@ -183,7 +190,7 @@ def plotly_view(fig: go.Figure, *, key: str, config: dict,
 
 def drawn_when_seen(fig: go.Figure) -> go.Figure:
     """Mark ``fig`` lazy: when a later run sends its chart another figure while the chart is
-    far below (or above) the screen, ``plotly_view.js`` keeps the last drawing (marked
+    far below (or above) the screen, ``plotly_lazy.js`` keeps the last drawing (marked
     ``data-stale``) and draws the new one when the chart is scrolled into view; a chart's
     first drawing is never put off. For the charts of a long page that one control changes
     (Gradients' loss select redrew twenty charts, most of them out of view)."""
