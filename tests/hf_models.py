@@ -476,3 +476,25 @@ def _modernbert_apply_rotary64(q, k, cos, sin, unsqueeze_dim=1):
 
     cos, sin = cos.unsqueeze(unsqueeze_dim), sin.unsqueeze(unsqueeze_dim)
     return q * cos + half(q) * sin, k * cos + half(k) * sin
+
+
+def seq2seq_configs() -> dict:
+    """name -> (config, BERT-style tokenizer, has a pad token) of the encoder–decoder models
+    (capture_seq2seq, seq2seq_layer_inputs, the cross-attention's heads): T5 (no biases, scale
+    1, a relative position bias in the self-attention, 8 buckets) and BART (projection biases
+    drawn by save_model's bias_std, scale 1/√head_dim), 2 + 2 layers of 4 heads, weights
+    large enough for peaked attention."""
+    from transformers import BartConfig, T5Config
+
+    ids = dict(pad_token_id=0, bos_token_id=2, eos_token_id=3)
+    return {
+        "t5": (T5Config(vocab_size=len(VOCAB), d_model=16, d_kv=4, d_ff=32, num_layers=2,
+                        num_heads=4, relative_attention_num_buckets=8, initializer_factor=2.0,
+                        pad_token_id=0, eos_token_id=3, decoder_start_token_id=0),
+               False, True),
+        "bart": (BartConfig(vocab_size=len(VOCAB), d_model=16, encoder_layers=2,
+                            decoder_layers=2, encoder_attention_heads=4,
+                            decoder_attention_heads=4, encoder_ffn_dim=32, decoder_ffn_dim=32,
+                            max_position_embeddings=64, init_std=PARITY_INIT, **ids),
+                 False, True),
+    }

@@ -652,8 +652,10 @@ def capture(model, tokenizer=None, text=None, input_ids=None, attention_mask=Non
 
     encoder = model.get_encoder() if hasattr(model, "get_encoder") else model
     if getattr(model.config, "is_encoder_decoder", False) and encoder is not model:
-        raise ValueError(f"{type(model).__name__} is an encoder-decoder model; capture one "
-                         "stack at a time: capture(model.get_encoder(), tokenizer, text=...)")
+        raise ValueError(f"{type(model).__name__} is an encoder-decoder model; capture its "
+                         "three kinds of attention with capture_seq2seq(model, tokenizer, "
+                         "source=..., target=...), or one stack: capture(model.get_encoder(), "
+                         "tokenizer, text=...)")
     inputs, types = _encode(model, tokenizer, text, input_ids, attention_mask, token_type_ids,
                             max_tokens)
     mask = inputs["attention_mask"]
@@ -716,6 +718,203 @@ def is_causal(model) -> bool:
 
     kind = type(config)
     return kind in MODEL_FOR_CAUSAL_LM_MAPPING and kind not in MODEL_FOR_MASKED_LM_MAPPING
+
+
+# ---------------------------------------------------------------------------------------------
+# Encoder–decoder models: three kinds of attention
+# ---------------------------------------------------------------------------------------------
+
+#: The attention kinds of an encoder–decoder model, as :class:`Seq2SeqCapture` names them.
+SEQ2SEQ_KINDS = ("encoder", "decoder", "cross")
+
+
+@dataclass(frozen=True, eq=False)
+class Seq2SeqCapture:
+    """Every layer's and head's attention of an encoder–decoder model (T5, BART, ...) for one
+    source text and one target text read by the decoder (teacher forcing).
+
+    Attributes
+    ----------
+    encoder : ndarray of shape (encoder layers, heads, t_s, t_s), float64
+        The encoder's self-attention over the source.
+    decoder : ndarray of shape (decoder layers, heads, t, t), float64
+        The decoder's causal self-attention over its input.
+    cross : ndarray of shape (decoder layers, heads, t, t_s), float64
+        The decoder's cross-attention: target queries (rows) over source keys (columns).
+    source_tokens, target_tokens : tuple of str
+        The encoder's tokens, and the decoder's input: the decoder start token, then the
+        target's tokens.
+    source_ids, target_ids : ndarray of shape (t_s,) and (t,), int64
+    config : dict
+        The model's configuration (JSON-safe).
+    model_type : str
+        ``config.model_type``, e.g. "t5", "bart".
+    """
+
+    encoder: Array
+    decoder: Array
+    cross: Array
+    source_tokens: tuple[str, ...]
+    target_tokens: tuple[str, ...]
+    source_ids: NDArray[np.int64]
+    target_ids: NDArray[np.int64]
+    config: dict[str, Any]
+    model_type: str
+
+    def kind(self, kind: str) -> Array:
+        """The weights of one kind of :data:`SEQ2SEQ_KINDS`."""
+        if kind not in SEQ2SEQ_KINDS:
+            raise ValueError(f"kind must be one of {', '.join(SEQ2SEQ_KINDS)}, got "
+                             f"{str(kind)[:40]!r}")
+        return getattr(self, kind)
+
+
+def is_encoder_decoder(model) -> bool:
+    """True for a model with an encoder and a decoder that attends to it (T5, BART, ...)."""
+    return bool(getattr(model.config, "is_encoder_decoder", False)) \
+        and hasattr(model, "get_encoder") and hasattr(model, "get_decoder")
+
+
+def decoder_input_ids(model, target_ids) -> list[int]:
+    """What the decoder reads for a target under teacher forcing: the model's decoder start
+    token (``config.decoder_start_token_id``, T5's pad, BART's ``</s>``), then the target's
+    tokens; decoder row i is the step that predicts target token i."""
+    start = getattr(model.config, "decoder_start_token_id", None)
+    if start is None:
+        start = getattr(model.config, "pad_token_id", None)
+    if start is None:
+        raise ValueError(f"the {model.config.model_type} config names no decoder_start_token_id "
+                         "(nor a pad_token_id): the decoder's first input is unknown")
+    return [int(start)] + [int(i) for i in target_ids]
+
+
+def seq2seq_inputs(model, tokenizer, source, target, source_ids, target_ids,
+                   max_tokens: int) -> dict:
+    """The forward's tensors of one source and one target (batch of 1, no padding)."""
+    import torch
+
+    if (source is None) == (source_ids is None):
+        raise ValueError("give either source (with its tokenizer) or source_ids, not both and "
+                         "not neither")
+    if (target is None) != (source is None) or (target_ids is None) != (source_ids is None):
+        raise ValueError("give source and target as texts, or source_ids and target_ids")
+    if source is not None:
+        if tokenizer is None:
+            raise ValueError("texts need the model's tokenizer: capture_seq2seq(model, "
+                             "tokenizer, source=..., target=...)")
+        for name, value in (("source", source), ("target", target)):
+            if not isinstance(value, str):
+                raise ValueError(f"{name} must be one text (a str), got {type(value).__name__}")
+            if len(value) > 64 * MAX_CAPTURE_TOKENS:
+                raise ValueError(f"the {name} holds {len(value):,} characters; at most "
+                                 f"{64 * MAX_CAPTURE_TOKENS:,} are tokenized")
+        if not source.strip():
+            raise ValueError("the source text is empty; give the text the encoder reads")
+        source_ids = tokenizer(source)["input_ids"]
+        target_ids = tokenizer(text_target=target)["input_ids"] if target.strip() else []
+    ids = {}
+    for name, values in (("source_ids", source_ids), ("target_ids", target_ids)):
+        arr = _array(values, name)
+        if arr.ndim != 1 or (arr.size and arr.dtype.kind not in "iu"):
+            raise ValueError(f"{name} must be one sequence of token ids (integers of shape "
+                             f"(t,)), got {arr.dtype} of shape {arr.shape}")
+        ids[name] = [int(i) for i in arr]
+    enc, dec = ids["source_ids"], decoder_input_ids(model, ids["target_ids"])
+    if not enc:
+        raise ValueError("the source has no tokens; give the text the encoder reads")
+    positions = getattr(model.config, "max_position_embeddings", None)
+    for name, row in (("source", enc), ("decoder input", dec)):
+        if len(row) > max_tokens:
+            raise ValueError(f"the {name} holds {len(row)} tokens; at most {max_tokens} are "
+                             "captured (max_tokens) — cut the text")
+        if isinstance(positions, int) and len(row) > positions:
+            raise ValueError(f"the {name} holds {len(row)} tokens; this model has {positions} "
+                             "positions (max_position_embeddings) — cut the text")
+    vocab = getattr(model.config, "vocab_size", None)
+    if isinstance(vocab, int) and any(not 0 <= i < vocab for i in enc + dec):
+        raise ValueError(f"a token id lies outside the model's vocabulary (0 to {vocab - 1})")
+    device = next(model.parameters()).device
+    return {"input_ids": torch.tensor([enc], dtype=torch.long, device=device),
+            "attention_mask": torch.ones((1, len(enc)), dtype=torch.long, device=device),
+            "decoder_input_ids": torch.tensor([dec], dtype=torch.long, device=device),
+            "use_cache": False}
+
+
+def capture_seq2seq(model, tokenizer=None, source: str | None = None,
+                    target: str | None = None, *, source_ids=None, target_ids=None,
+                    max_tokens: int = MAX_CAPTURE_TOKENS) -> Seq2SeqCapture:
+    """Run an encoder–decoder model once and return its three kinds of attention.
+
+    The decoder reads the target by teacher forcing (:func:`decoder_input_ids`: the start
+    token, then the target's tokens); the forward pass is eager, in evaluation mode, without
+    gradients or a cache, as :func:`capture`'s. The weights are Hugging Face's own
+    ``encoder_attentions``, ``decoder_attentions`` and ``cross_attentions``, as float64.
+
+    Parameters
+    ----------
+    model : transformers.PreTrainedModel
+        An encoder–decoder model (``config.is_encoder_decoder``): T5, BART, MarianMT, mBART,
+        ... (the base model or one with its language-model head).
+    tokenizer : transformers tokenizer, optional
+        Needed with texts; gives the token labels (the target is tokenized as a target,
+        ``tokenizer(text_target=...)``).
+    source, target : str, optional
+        The text the encoder reads and the text the decoder is fed (may be empty: the
+        decoder then reads its start token alone).
+    source_ids, target_ids : array-like of int of shape (t,), optional
+        Instead of the texts.
+    max_tokens : int
+        The most tokens of the source and of the decoder's input.
+
+    Returns
+    -------
+    Seq2SeqCapture
+
+    Raises
+    ------
+    ValueError
+        A model that is not an encoder–decoder one, texts and ids mixed, texts without a
+        tokenizer, an empty source, more tokens than max_tokens or the model's positions,
+        more weights than MAX_CAPTURE_VALUES, or a model that returns no attention.
+    """
+    _require()
+    import torch
+
+    if not is_encoder_decoder(model):
+        raise ValueError(f"{type(model).__name__} is not an encoder-decoder model; capture it "
+                         "with capture(model, tokenizer, text=...)")
+    inputs = seq2seq_inputs(model, tokenizer, source, target, source_ids, target_ids,
+                            max_tokens)
+    config = model.config
+    heads = max(int(getattr(config, "num_attention_heads", None) or 1),
+                int(getattr(config, "decoder_attention_heads", None) or 1))
+    t_s, t = inputs["input_ids"].shape[1], inputs["decoder_input_ids"].shape[1]
+    n_enc = int(getattr(config, "encoder_layers", None) or config.num_hidden_layers)
+    n_dec = int(getattr(config, "decoder_layers", None) or getattr(config, "num_decoder_layers",
+                                                                   None) or n_enc)
+    values = heads * (n_enc * t_s * t_s + n_dec * (t * t + t * t_s))
+    if values > MAX_CAPTURE_VALUES:
+        raise ValueError(f"this capture would hold {values:,} weights; at most "
+                         f"{MAX_CAPTURE_VALUES:,} are kept — capture shorter texts")
+    with EagerAttention(model), torch.no_grad():
+        out = model(**inputs, output_attentions=True, return_dict=True)
+    kinds = {}
+    for kind, name in (("encoder", "encoder_attentions"), ("decoder", "decoder_attentions"),
+                       ("cross", "cross_attentions")):
+        layers = getattr(out, name, None)
+        if not layers:
+            raise ValueError(f"the {type(model).__name__} returned no {name}; capture_seq2seq "
+                             "reads encoder-decoder models that return their attention")
+        stacked = torch.stack([a.detach()[0] for a in layers])  # (layers, heads, t_q, t_k)
+        kinds[kind] = stacked.to(device="cpu", dtype=torch.float64).numpy()
+    enc = inputs["input_ids"][0].cpu().numpy().astype(np.int64)
+    dec = inputs["decoder_input_ids"][0].cpu().numpy().astype(np.int64)
+    return Seq2SeqCapture(
+        encoder=kinds["encoder"], decoder=kinds["decoder"], cross=kinds["cross"],
+        source_tokens=_tokens(tokenizer, enc), target_tokens=_tokens(tokenizer, dec),
+        source_ids=enc, target_ids=dec,
+        config=json.loads(config.to_json_string(use_diff=False)),
+        model_type=str(getattr(config, "model_type", "")))
 
 
 class EagerAttention:

@@ -46,8 +46,12 @@ architecture naming where its projections, positions and masks live):
   (gpt-oss, :func:`attnviz.core.sinks.attend_heads_with_sinks`).
 
 Architectures whose attention none of these express are refused in one sentence each
-(:data:`REFUSED`: Gemma 3, OLMo 2, MPNet, DeBERTa, T5, BART; and Phi or StableLM with
-``qk_layernorm``).
+(:data:`REFUSED`: Gemma 3, OLMo 2, MPNet, DeBERTa; and Phi or StableLM with
+``qk_layernorm``). Encoder–decoder models (T5, BART, mBART, MarianMT) are read by
+:func:`seq2seq_layer_inputs`, a layer of their encoder, decoder or cross-attention at a time:
+T5 adds a learned relative position bias to its self-attention scores
+(:attr:`LayerInputs.position_bias`) and scales by 1, BART by 1/√head_dim with projection
+biases.
 
 torch and transformers (``pip install 'attnviz[models]'``) are imported inside the functions
 that need them: importing this module loads numpy only.
@@ -65,7 +69,7 @@ from attnviz.core.qk_norm import rms_norm
 from attnviz.core.rope import apply_rope
 from attnviz.core.sinks import attend_heads_with_sinks
 from attnviz.io.capture import capture
-from attnviz.scenarios.from_model import LayerInputs, Rope
+from attnviz.scenarios.from_model import CrossInputs, LayerInputs, Rope
 
 Array = NDArray[np.float64]
 __all__ = ["LayerInputs", "Rope", "layer_inputs", "recompute"]  # the first two: from_model's
@@ -373,13 +377,9 @@ REFUSED = {
                f"scores from relative position embeddings to every head; {_CANNOT}",
     "deberta-v2": f"deberta-v2 adds disentangled content-to-position and position-to-content "
                   f"scores from relative position embeddings to every head; {_CANNOT}",
-    "t5": "t5 is an encoder–decoder model whose heads add a learned relative position bias "
-          "(bucketed distances) and whose decoder attends to the encoder (cross-attention); "
-          "no variant of the dashboard computes either, so its heads cannot be opened exactly",
-    "bart": "bart is an encoder–decoder model whose decoder attends to the encoder "
-            "(cross-attention); attnviz reads the layers of one-stack models only, so its heads "
-            "cannot be opened",
-}
+} | {name: f"{name} is an encoder–decoder model: read a layer of its encoder, its decoder or "
+          f"its cross-attention with seq2seq_layer_inputs(model, tokenizer, source, target, "
+          f"layer, kind)" for name in ("t5", "bart", "mbart", "marian")}
 
 
 def _np(tensor) -> Array:
@@ -567,7 +567,7 @@ def recompute(inputs: LayerInputs) -> MultiHeadResult:
     li = inputs
     mask = li.mask
     if li.rope is None and li.q_norm is None and li.softcap is None and li.sinks is None \
-            and li.alibi is None:
+            and li.alibi is None and li.position_bias is None:
         return multi_head_attention(li.x, None, li.w_q, li.w_k, li.w_v, li.w_o,
                                     n_heads=li.n_heads, n_kv_heads=li.n_kv_heads, mask=mask,
                                     scale=li.scale, b_q=li.b_q, b_k=li.b_k, b_v=li.b_v,
@@ -597,5 +597,148 @@ def recompute(inputs: LayerInputs) -> MultiHeadResult:
                                        scale=li.scale, w_o=li.w_o, b_o=li.b_o)
     bias = None if li.alibi is None else \
         li.alibi[:, None, None] * li.positions[None, None, :]  # (n_heads, 1, t): m_h · p_j
+    if li.position_bias is not None:  # T5's relative position bias, (n_heads, t, t)
+        bias = li.position_bias if bias is None else bias + li.position_bias
     return attend_heads(q_h, k_h, v_h, mask=mask, scale=li.scale, bias=bias,
                         softcap=li.softcap, w_o=li.w_o, b_o=li.b_o)
+
+
+# ---------------------------------------------------------------------------------------------
+# Encoder–decoder models: a layer of the encoder, of the decoder, or of the cross-attention
+# ---------------------------------------------------------------------------------------------
+
+def _t5_stack(model, kind: str, layer: int) -> dict[str, Any]:
+    """T5: q, k, v, o without biases, no scaling (scale 1), a learned relative position bias
+    per head added to the scores of the self-attention (computed by layer 0 of each stack,
+    from bucketed distances; none in the cross-attention)."""
+    stack = model.get_decoder() if kind in ("decoder", "cross") else model.get_encoder()
+    block = stack.block[layer]
+    att = block.layer[1].EncDecAttention if kind == "cross" else block.layer[0].SelfAttention
+    (w_q, b_q), (w_k, b_k), (w_v, b_v), (w_o, b_o) = (
+        _linear(m) for m in (att.q, att.k, att.v, att.o))
+    return dict(attention=att, output=att, w=(w_q, w_k, w_v, w_o), b=(b_q, b_k, b_v, b_o),
+                n_heads=att.n_heads, head_dim=att.key_value_proj_dim, scale=float(att.scaling),
+                position_bias=kind != "cross")
+
+
+def _bart_stack(model, kind: str, layer: int) -> dict[str, Any]:
+    """BART and its relatives (mBART, MarianMT): q_proj ... out_proj with biases, scale
+    1/√head_dim; the decoder layer's ``encoder_attn`` is its cross-attention."""
+    stack = model.get_decoder() if kind in ("decoder", "cross") else model.get_encoder()
+    block = stack.layers[layer]
+    att = block.encoder_attn if kind == "cross" else block.self_attn
+    (w_q, b_q), (w_k, b_k), (w_v, b_v), (w_o, b_o) = (
+        _linear(m) for m in (att.q_proj, att.k_proj, att.v_proj, att.out_proj))
+    return dict(attention=att, output=att.out_proj, w=(w_q, w_k, w_v, w_o),
+                b=(b_q, b_k, b_v, b_o), n_heads=att.num_heads, head_dim=att.head_dim,
+                scale=float(att.scaling), position_bias=False)
+
+
+#: model_type -> the function reading a layer of an encoder–decoder model's stacks.
+SEQ2SEQ_ARCHITECTURES = {"t5": _t5_stack, "bart": _bart_stack, "mbart": _bart_stack,
+                         "marian": _bart_stack}
+
+
+def seq2seq_layer_inputs(model, tokenizer=None, source: str | None = None,
+                         target: str | None = None, layer: int = 0, kind: str = "cross", *,
+                         source_ids=None, target_ids=None):
+    """Run an encoder–decoder model once and read one layer of one of its three kinds of
+    attention (:data:`attnviz.io.capture.SEQ2SEQ_KINDS`).
+
+    The forward pass is :func:`attnviz.io.capture.capture_seq2seq`'s (teacher forcing, eager,
+    eval mode, no gradients), with a forward pre-hook on the layer's attention module for its
+    inputs (the cross-attention's keys and values come from the encoder's output) and a
+    forward hook for its output.
+
+    Parameters
+    ----------
+    model : transformers.PreTrainedModel
+        An encoder–decoder model of :data:`SEQ2SEQ_ARCHITECTURES`.
+    tokenizer, source, target, source_ids, target_ids
+        As in :func:`~attnviz.io.capture.capture_seq2seq`.
+    layer : int
+        Which layer of the stack (the decoder's for "decoder" and "cross").
+    kind : {"encoder", "decoder", "cross"}
+
+    Returns
+    -------
+    LayerInputs or CrossInputs
+        A :class:`LayerInputs` for the encoder's (bidirectional) or the decoder's (causal)
+        self-attention — T5's with its ``position_bias`` —, a :class:`CrossInputs` for the
+        cross-attention; every array float64.
+
+    Raises
+    ------
+    ValueError
+        A model that is not one of :data:`SEQ2SEQ_ARCHITECTURES`, an unknown kind, a layer
+        that does not exist, or what :func:`~attnviz.io.capture.capture_seq2seq` refuses.
+    """
+    from attnviz.io.capture import SEQ2SEQ_KINDS, capture_seq2seq
+
+    config = model.config
+    model_type = str(getattr(config, "model_type", ""))
+    if model_type not in SEQ2SEQ_ARCHITECTURES:
+        raise ValueError(f"model_type {model_type[:60]!r} is not an encoder-decoder "
+                         f"architecture whose layers attnviz reads; it reads "
+                         f"{', '.join(SEQ2SEQ_ARCHITECTURES)}")
+    if kind not in SEQ2SEQ_KINDS:
+        raise ValueError(f"kind must be one of {', '.join(SEQ2SEQ_KINDS)}, got "
+                         f"{str(kind)[:40]!r}")
+    stack = model.get_encoder() if kind == "encoder" else model.get_decoder()
+    n_layers = len(getattr(stack, "block", None) or stack.layers)
+    if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) \
+            or not 0 <= layer < n_layers:
+        raise ValueError(f"layer must be a whole number from 0 to {n_layers - 1} (the "
+                         f"{'encoder' if kind == 'encoder' else 'decoder'} has {n_layers} "
+                         f"layers), got {layer!r:.40}")
+    layer = int(layer)
+    spec = SEQ2SEQ_ARCHITECTURES[model_type](model, kind, layer)
+    # 1) run once, catching the attention's inputs and outputs
+    seen: dict[str, Any] = {}
+
+    def before(module, args, kwargs):
+        seen["x"] = args[0] if args else kwargs["hidden_states"]
+        seen["source"] = kwargs.get("key_value_states")
+
+    def after(module, args, output):
+        seen["out"] = output[0] if isinstance(output, tuple) else output
+        if spec["position_bias"]:  # T5Attention returns (output, position_bias, weights)
+            seen["bias"] = output[1]
+
+    hooks = [spec["attention"].register_forward_pre_hook(before, with_kwargs=True),
+             spec["output"].register_forward_hook(after)]
+    try:
+        cap = capture_seq2seq(model, tokenizer, source, target, source_ids=source_ids,
+                              target_ids=target_ids)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    w_q, w_k, w_v, w_o = spec["w"]
+    b_q, b_k, b_v, b_o = spec["b"]
+    n, d = int(spec["n_heads"]), int(spec["head_dim"])
+    x = _np(seen["x"][0]).copy()
+    common = dict(model_type=model_type, layer=layer, x=x, w_q=w_q, w_k=w_k, w_v=w_v, w_o=w_o,
+                  b_q=b_q, b_k=b_k, b_v=b_v, b_o=b_o, n_heads=n, head_dim=d,
+                  scale=float(spec["scale"]), model_output=_np(seen["out"][0]).copy())
+    if kind == "cross":
+        return CrossInputs(tokens=cap.target_tokens, source_tokens=cap.source_tokens,
+                           source=_np(seen["source"][0]).copy(),
+                           model_weights=cap.cross[layer], **common)
+    tokens = cap.source_tokens if kind == "encoder" else cap.target_tokens
+    t = x.shape[0]
+    bias = _np(seen["bias"][0]).copy() if spec["position_bias"] else None  # (n, t, t)
+    return LayerInputs(
+        tokens=tuple(tokens), n_kv_heads=n, causal=kind == "decoder", sliding_window=None,
+        softcap=None, rope=None, positions=np.arange(t, dtype=np.float64), q_norm=None,
+        k_norm=None, norm_eps=None, sinks=None, padding=np.ones(t, dtype=bool),
+        model_weights=cap.kind(kind)[layer], position_bias=bias, **common)
+
+
+def recompute_cross(inputs: CrossInputs) -> MultiHeadResult:
+    """A cross-attention layer computed again by attnviz's core alone, in float64: queries
+    from the decoder's hidden states, keys and values from the encoder's output, the model's
+    scale, its biases and W_O (:func:`~attnviz.core.attention.multi_head_attention`)."""
+    ci = inputs
+    return multi_head_attention(ci.x, ci.source, ci.w_q, ci.w_k, ci.w_v, ci.w_o,
+                                n_heads=ci.n_heads, scale=ci.scale, b_q=ci.b_q, b_k=ci.b_k,
+                                b_v=ci.b_v, b_o=ci.b_o)

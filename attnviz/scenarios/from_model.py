@@ -28,6 +28,11 @@ its bias, so x'·W' = x·W + b exactly and every page (and every editor) works u
 a layer is made of, :class:`LayerInputs` (with its :class:`Rope`), is defined here, in the
 scenarios layer that reads it, and filled by :mod:`attnviz.io.hf_layers` (io imports
 scenarios, never the reverse).
+
+:func:`cross_scenario` opens one head of an encoder–decoder model's cross-attention
+(:class:`CrossInputs`) with the "cross" variant: queries from the decoder's hidden states,
+keys and values from the encoder's output, the model's scale (T5: 1; BART: 1/√d_k) and the
+bias trick on both sides.
 """
 
 from __future__ import annotations
@@ -187,6 +192,9 @@ class LayerInputs:
     alibi : ndarray of shape (n_heads,) or None
         ALiBi (BLOOM, Falcon): head h adds alibi[h] times the key's position to its scaled
         scores (−alibi[h]·(i − j) up to a constant per query row, which the softmax removes).
+    position_bias : ndarray of shape (n_heads, t, t) or None
+        A learned bias added to each head's scaled scores (T5's relative position bias, from
+        bucketed distances j − i), or None.
     """
 
     model_type: str
@@ -218,6 +226,7 @@ class LayerInputs:
     model_weights: Array
     model_output: Array
     alibi: Array | None = None
+    position_bias: Array | None = None
 
     @property
     def mask(self) -> NDArray[np.bool_]:
@@ -269,6 +278,10 @@ def _check_real_layer(li: LayerInputs, head: int) -> None:
     if li.sinks is not None:
         raise ValueError(f"{what} has learned sink logits per head; no variant of the dashboard "
                          f"computes them with RoPE, so this head cannot be opened exactly")
+    if li.position_bias is not None:
+        raise ValueError(f"{what} adds a learned relative position bias per head to its scores "
+                         f"(bucketed distances); no variant of the dashboard adds a bias of "
+                         f"its own to the scores yet, so this head cannot be opened exactly")
     if li.softcap is not None and li.rope is None:
         raise ValueError(f"{what} soft-caps its scores without RoPE; only RoPE with a soft-cap "
                          f"(Gemma 2) is opened")
@@ -417,3 +430,129 @@ def layer_scenario(inputs: LayerInputs, head: int, *, title: str = "",
         fields.update(mask_kind="custom", custom_mask=mask)
     tokens = [without_bidi(str(tok))[:limits.MAX_LABEL_CHARS] for tok in li.tokens]
     return projected(tokens, x, w_q, w_k, w_v, **fields)
+
+
+# ---------------------------------------------------------------------------------------------
+# One head of a real encoder–decoder model's cross-attention
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class CrossInputs:
+    """Everything one cross-attention layer of an encoder–decoder model computes from, for one
+    source and one target, in float64 (filled by :func:`attnviz.io.hf_layers.seq2seq_layer_inputs`).
+
+    Attributes
+    ----------
+    model_type : str
+    layer : int
+        The decoder layer.
+    tokens : tuple of str
+        The decoder's input (the queries): its start token, then the target's tokens.
+    source_tokens : tuple of str
+        The encoder's tokens (the keys and values).
+    x : ndarray of shape (t, d_model)
+        The decoder's hidden states entering the cross-attention (after its norm, if any).
+    source : ndarray of shape (t_s, d_model)
+        The encoder's output, which the keys and values are projected from.
+    w_q, w_k, w_v : ndarray of shape (d_model, n_heads·head_dim)
+    w_o : ndarray of shape (n_heads·head_dim, d_model)
+    b_q, b_k, b_v, b_o : ndarray or None
+        Row-vector convention: ``q = x @ w_q + b_q``, ``k = source @ w_k + b_k``.
+    n_heads, head_dim : int
+    scale : float
+        Multiplies q·kᵀ (T5: 1; BART: 1/√head_dim).
+    model_weights : ndarray of shape (n_heads, t, t_s)
+        The model's own cross-attention probabilities (``cross_attentions``).
+    model_output : ndarray of shape (t, d_model)
+        The block's output (after the output projection, before the residual).
+    """
+
+    model_type: str
+    layer: int
+    tokens: tuple[str, ...]
+    source_tokens: tuple[str, ...]
+    x: Array
+    source: Array
+    w_q: Array
+    w_k: Array
+    w_v: Array
+    w_o: Array
+    b_q: Array | None
+    b_k: Array | None
+    b_v: Array | None
+    b_o: Array | None
+    n_heads: int
+    head_dim: int
+    scale: float
+    model_weights: Array
+    model_output: Array
+
+
+def cross_scenario(inputs: CrossInputs, head: int, *, title: str = "",
+                   description: str = "") -> Scenario:
+    """Head ``head`` of a real encoder–decoder model's cross-attention as a scenario of the
+    "cross" variant whose run computes the model's own probabilities for that head.
+
+    Parameters
+    ----------
+    inputs : CrossInputs
+    head : int
+        From 0.
+    title, description : str
+
+    Returns
+    -------
+    Scenario
+        tokens, x: the decoder's input and its hidden states (the queries); source_tokens,
+        source_x: the encoder's tokens and output (keys and values); w_q, w_k, w_v: the
+        head's (d_model, head_dim) blocks, w_o its (head_dim, d_model) rows; with projection
+        biases, x and source_x get a last column of ones and each W a last row holding its
+        bias (the *bias trick*, as :func:`layer_scenario`). Scale 1/√head_dim ("sqrt_dk") when
+        it is the model's (BART), else the model's own ("custom": T5's 1). No mask: every
+        target token sees every source token.
+
+    Raises
+    ------
+    ValueError
+        A head out of range, more tokens than MAX_TOKENS on either side, a hidden size above
+        MAX_REAL_D_MODEL or a head wider than MAX_WIDTH.
+    """
+    ci = inputs
+    what = f"{ci.model_type} cross-attention layer {ci.layer}"
+    if isinstance(head, bool) or not isinstance(head, (int, np.integer)) \
+            or not 0 <= head < ci.n_heads:
+        raise ValueError(f"head must be a whole number from 0 to {ci.n_heads - 1} ({what} has "
+                         f"{ci.n_heads} heads), got {head!r:.40}")
+    longest = max(ci.x.shape[0], ci.source.shape[0])
+    if longest > limits.MAX_TOKENS:
+        raise ValueError(f"a text has {longest} tokens; a head opens with at most "
+                         f"{limits.MAX_TOKENS} tokens (shorten the text)")
+    if ci.x.shape[1] > limits.MAX_REAL_D_MODEL:
+        raise ValueError(f"{what} has a hidden size of {ci.x.shape[1]}; a real head opens with "
+                         f"a hidden size of at most {limits.MAX_REAL_D_MODEL} "
+                         f"(MAX_REAL_D_MODEL)")
+    if ci.head_dim > limits.MAX_WIDTH:
+        raise ValueError(f"{what} has heads of width {ci.head_dim}; the dashboard edits at most "
+                         f"{limits.MAX_WIDTH} (MAX_WIDTH)")
+    head, d = int(head), ci.head_dim
+    # 1) the head's blocks; the bias trick when a projection has a bias
+    x, source = np.array(ci.x, dtype=float), np.array(ci.source, dtype=float)
+    if any(b is not None for b in (ci.b_q, ci.b_k, ci.b_v)):
+        x = np.hstack([x, np.ones((x.shape[0], 1))])
+        source = np.hstack([source, np.ones((source.shape[0], 1))])
+        w_q, w_k, w_v = (_with_bias(w, b, head, d) for w, b in
+                         ((ci.w_q, ci.b_q), (ci.w_k, ci.b_k), (ci.w_v, ci.b_v)))
+    else:
+        w_q, w_k, w_v = (_columns(w, head, d) for w in (ci.w_q, ci.w_k, ci.w_v))
+    w_o = np.array(ci.w_o[head * d:(head + 1) * d], dtype=float)  # (head_dim, d_model)
+    # 2) the scale: 1/√d_k when it is the model's (to rounding), else the model's number
+    sqrt_dk = bool(np.isclose(ci.scale, d ** -0.5, rtol=1e-15, atol=0))
+
+    def labels(tokens):
+        return tuple(without_bidi(str(tok))[:limits.MAX_LABEL_CHARS] for tok in tokens)
+
+    return projected(labels(ci.tokens), x, w_q, w_k, w_v, w_o=w_o, variant="cross",
+                     source_tokens=labels(ci.source_tokens), source_x=source,
+                     scale_mode="sqrt_dk" if sqrt_dk else "custom",
+                     custom_scale=1.0 if sqrt_dk else float(ci.scale), title=title,
+                     description=description)

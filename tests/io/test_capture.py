@@ -380,8 +380,9 @@ def test_capture_refuses_an_encoder_decoder_model_and_reads_its_encoder():
 
     model = T5Model(T5Config(vocab_size=len(VOCAB), d_model=16, d_kv=4, d_ff=32, num_layers=2,
                              num_heads=4)).eval()
-    with pytest.raises(ValueError, match=r"T5Model is an encoder-decoder model; capture one "
-                                         r"stack at a time: capture\(model.get_encoder\(\)"):
+    with pytest.raises(ValueError, match=r"T5Model is an encoder-decoder model; capture its "
+                                         r"three kinds of attention with capture_seq2seq\(.*"
+                                         r"or one stack: capture\(model.get_encoder\(\)"):
         capture(model, input_ids=[4, 5, 6])
     cap = capture(model.get_encoder(), input_ids=[4, 5, 6])
     assert cap.attentions[0].shape == (2, 4, 3, 3) and not cap.is_causal

@@ -18,8 +18,9 @@ recomputed by attnviz's core, and each opened head (attnviz.scenarios.from_model
 * ALiBi heads open when their slope is the ALiBi variant's one-head slope 2^−8 (BLOOM's head 7
   of 8, Falcon's head 6 of 8 after its 1/√d_k), with the scaled scores the model's minus m·i
   per query row; the others, and the architectures no variant computes (QK-norm with RoPE,
-  relative position biases, disentangled attention, encoder–decoders, a LayerNorm of q and k),
-  are refused in one sentence each.
+  relative position biases, disentangled attention, a LayerNorm of q and k), are refused in
+  one sentence each; encoder–decoders are pointed to seq2seq_layer_inputs
+  (tests/io/test_hf_parity_seq2seq.py).
 """
 
 from __future__ import annotations
@@ -371,12 +372,11 @@ REFUSALS = {
              r"head's scores; no variant",
     "deberta_v2": r"deberta-v2 adds disentangled content-to-position and position-to-content "
                   r"scores from relative position embeddings to every head; no variant",
-    "t5": r"t5 is an encoder–decoder model whose heads add a learned relative position bias "
-          r"\(bucketed distances\) and whose decoder attends to the encoder "
-          r"\(cross-attention\); no variant of the dashboard computes either",
-    "bart": r"bart is an encoder–decoder model whose decoder attends to the encoder "
-            r"\(cross-attention\); attnviz reads the layers of one-stack models only, so its "
-            r"heads cannot be opened",
+    "t5": r"t5 is an encoder–decoder model: read a layer of its encoder, its decoder or its "
+          r"cross-attention with seq2seq_layer_inputs\(model, tokenizer, source, target, "
+          r"layer, kind\)",
+    "bart": r"bart is an encoder–decoder model: read a layer of its encoder, its decoder or its "
+            r"cross-attention with seq2seq_layer_inputs",
     "phi_qk_layernorm": r"this phi model normalises each head's q and k with a LayerNorm before "
                         r"RoPE \(qk_layernorm\); no variant of the dashboard computes that",
     "stablelm_qk_layernorm": r"this stablelm model normalises each head's q and k with a "
