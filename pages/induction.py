@@ -15,7 +15,7 @@ from attnviz.ui import induction_view as view
 from attnviz.ui import presenter
 
 view.init()
-presenter.compact_page()
+presenter.compact_page(titled=True)
 st.header(text.HEADER)
 st.caption(text.INTRO)
 lesson = st.container()  # filled below, once the training (if any) has run

@@ -41,6 +41,7 @@ if scenario.spec.backward is None:
     st.info(text.NO_BACKWARD)
     end_page()
 att = result.attention
+lesson = presenter.lesson_box()
 
 pick = st.selectbox(text.EXPERIMENTS_LABEL, list(text.EXPERIMENTS),
                     format_func=text.EXPERIMENTS.get, key="learn_experiment",
@@ -85,8 +86,9 @@ settings = fingerprint((scenario, loss.kind, loss.target, tuple(fields), optimiz
                         steps, start, seed, head))
 record = train_buttons(scenario, loss, settings, fields, optimizer, float(lr), steps,
                        seed if start == "random" else None, head)
-if record is None:
-    before_training(loss, att, head, result.q_labels, result.k_labels)
-    st.caption(text.NO_RUN)
-    end_page()
-run_view(record, settings, result.q_labels, result.k_labels)
+with lesson or st.container():
+    if record is None:
+        before_training(loss, att, head, result.q_labels, result.k_labels)
+        st.caption(text.NO_RUN)
+    else:
+        run_view(record, settings, result.q_labels, result.k_labels)

@@ -1,5 +1,6 @@
 """Pitfalls: bugs that real tutorials ship, each computed wrong and right on the same inputs."""
 
+import functools
 import inspect
 
 import numpy as np
@@ -14,12 +15,16 @@ from attnviz.ui.panels import show_figure
 state.get_scenario()
 st.header(text.TITLE)
 presenter.page_intro(text.INTRO)
-key = st.radio(text.CHOICE_LABEL, list(PITFALLS), format_func=lambda k: text.PITFALLS[k]["title"],
-               horizontal=True, key="pitfalls_choice")
+# every title in view as radio buttons; in presenter mode one select box (the titles in large
+# type filled the projected screen before any chart)
+choose = st.selectbox if state.presenter() else functools.partial(st.radio, horizontal=True)
+key = choose(text.CHOICE_LABEL, list(PITFALLS), format_func=lambda k: text.PITFALLS[k]["title"],
+             key="pitfalls_choice")
 info = text.PITFALLS[key]
 case = PITFALLS[key]()
 
-st.subheader(info["title"])
+if not state.presenter():  # (presenter mode: the select box names it)
+    st.subheader(info["title"])
 st.caption(text.SOURCE.format(source=info["source"]))
 st.warning(text.SYMPTOM.format(symptom=info["symptom"]))
 
@@ -32,9 +37,14 @@ if case.inputs:
 
 sides = ((text.WRONG, "wrong", case.wrong_function),
          (text.RIGHT, "right", case.right_function))
-for col, (label, _, function) in zip(st.columns(2, gap="large"), sides, strict=True):
-    with col:
-        st.markdown(f"### {label}")
+# side by side; in presenter mode one at a time across the page (in half a projected page
+# the large code wrapped nearly every line)
+boxes = st.tabs([label for label, _, _ in sides]) if state.presenter() else st.columns(
+    2, gap="large")
+for box, (label, _, function) in zip(boxes, sides, strict=True):
+    with box:
+        if not state.presenter():
+            st.markdown(f"### {label}")
         st.code(inspect.getsource(function), language="python", wrap_lines=True)
 for panel in case.wrong:  # the same matrices, side by side, on one colour scale
     pair = [case.panel("wrong", panel.name), case.panel("right", panel.name)]

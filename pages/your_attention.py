@@ -21,6 +21,7 @@ from attnviz.ui.your_attention_view import (
 state.init_state()
 st.header(text.TITLE)
 presenter.page_intro(text.INTRO)
+lesson = presenter.lesson_box()  # presenter mode: the weights above the uploads
 with st.expander(text.HOWTO_TITLE):
     st.code(text.HOWTO, language="python")
 c1, c2 = st.columns(2)
@@ -47,20 +48,21 @@ for warning in (*att.warnings, *token_warnings):
 st.text(text.SHAPE.format(shape=att.source_shape, layers=common.count(att.layers, "layer"),
                           heads=common.count(att.heads, "head"), t=att.t))
 
-c1, c2 = st.columns(2)
-layer = c1.selectbox(text.LAYER_LABEL, range(att.layers), key=f"your_attention_layer_{att.layers}",
-                     format_func=lambda i: text.LAYER_NAME.format(i=i), disabled=att.layers == 1)
-head = c2.selectbox(common.HEAD_LABEL, ["mean", *range(att.heads)],
-                    key=f"your_attention_head_{att.heads}",
-                    format_func=head_name)
-weights = att.weights[layer]  # (heads, t, t)
-matrix = weights.mean(axis=0) if head == "mean" else weights[head]
-name = text.SELECTION.format(layer=text.LAYER_NAME.format(i=layer), head=head_name(head))
-labels = position_labels(tokens)
+with lesson or st.container():
+    c1, c2 = st.columns(2)
+    layer = c1.selectbox(text.LAYER_LABEL, range(att.layers),
+                         key=f"your_attention_layer_{att.layers}",
+                         format_func=lambda i: text.LAYER_NAME.format(i=i),
+                         disabled=att.layers == 1)
+    head = c2.selectbox(common.HEAD_LABEL, ["mean", *range(att.heads)],
+                        key=f"your_attention_head_{att.heads}", format_func=head_name)
+    weights = att.weights[layer]  # (heads, t, t)
+    matrix = weights.mean(axis=0) if head == "mean" else weights[head]
+    name = text.SELECTION.format(layer=text.LAYER_NAME.format(i=layer), head=head_name(head))
+    labels = position_labels(tokens)
+    figures = []  # (title, figure) for the HTML report
+    weights_view(att, matrix, labels, name, figures)
 head_names = [common.HEAD_NAME.format(h=h) for h in range(att.heads)]
-figures = []  # (title, figure) for the HTML report
-
-weights_view(att, matrix, labels, name, figures)
 heads_view(att, tokens, weights, layer, figures)
 line_view(att, weights, labels, head, layer, figures)
 diag = diagnostics_view(att, weights, matrix, labels, head, head_names, figures)

@@ -154,10 +154,14 @@ def before_training(loss: Loss, att, head: int, q_lab: list[str], k_lab: list[st
         bound = float(max(np.abs(loss.target).max(), np.abs(att.output).max())) or 1.0
         cols = controls.dims("o", np.shape(att.output)[1])
         kw = dict(kind="signed", zmin=-bound, zmax=bound)
-    for col, (title, z), name in zip(st.columns(2, gap="large"), panels, ("target", "now"),
-                                     strict=True):
-        with col:
-            st.markdown(f"**{title}**")
+    # side by side; in presenter mode one at a time, each as large as the screen allows (two
+    # side by side at 1024×768 left cells too small for their numbers)
+    boxes = (st.tabs([title for title, _ in panels]) if state.presenter()
+             else st.columns(2, gap="large"))
+    for box, (title, z), name in zip(boxes, panels, ("target", "now"), strict=True):
+        with box:
+            if not state.presenter():
+                st.markdown(f"**{title}**")
             show_figure(heatmap(z, cols, q_lab, **kw), key=f"learn_fig_{name}")
 
 

@@ -161,10 +161,12 @@ def apply() -> None:
         st.html(PRESENTER_CSS)
 
 
-def compact_page() -> None:
-    """Less empty space above the page's first element (static CSS only)."""
+def compact_page(*, titled: bool = False) -> None:
+    """Less empty space above the page's first element (static CSS only). ``titled``: the page
+    starts with its title, whose text must start below Streamlit's header in presenter mode
+    (:data:`INTRO_PRESENTER_CSS`; the Playground's lecture view starts with its controls)."""
     if state.presenter():
-        st.html(COMPACT_PRESENTER_CSS)
+        st.html(INTRO_PRESENTER_CSS if titled else COMPACT_PRESENTER_CSS)
     else:
         st.html(COMPACT_CSS)
 
@@ -179,3 +181,11 @@ def page_intro(body: str) -> None:
             st.write(body)
     else:
         st.write(body)
+
+
+def lesson_box():
+    """In presenter mode a container at this place, for the page's lesson (its charts) that is
+    computed after the controls below it, so the lesson is on the first projected screen (at
+    1024×768 a page's controls in large type had filled it); None outside presenter mode (the
+    lesson follows its controls)."""
+    return st.container() if state.presenter() else None
