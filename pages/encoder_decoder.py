@@ -13,6 +13,7 @@ from attnviz.ui.encoder_decoder_view import (
     additive_views,
     cross_views,
     pooling_views,
+    real_cross_section,
 )
 from attnviz.ui.fitting import fit_vector
 from attnviz.ui.panels import scenario_caption
@@ -57,6 +58,7 @@ st.caption(text.CROSS)
 cross = controls.compute(with_variant(scenario, "cross"))
 if cross is not None:
     cross_views(cross)
+real_cross_section()
 
 # --- 2) additive (Bahdanau) attention -------------------------------------------------------------
 st.subheader(text.ADDITIVE_TITLE)

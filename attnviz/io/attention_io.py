@@ -631,3 +631,50 @@ def default_tokens(t: int) -> tuple[str, ...]:
     """Labels when no tokens were uploaded: ``t0, t1, ...``."""
     return tuple(f"t{i}" for i in range(t))
 
+
+
+def read_side_weights(archive: zipfile.ZipFile, name: str, shape: tuple, uploaded: int) -> Array:
+    """Array ``name`` of an encoder–decoder capture's .npz (its decoder's or cross-attention's
+    weights), read with the weights' own checks: a number type, exactly ``shape`` (layers,
+    heads, t_q, t_k; the cross-attention's t_q and t_k differ), the memory it will cost, then
+    finite values between 0 and :data:`MAX_WEIGHT`. An entry None of ``shape`` takes any size
+    within the uploads' limits (layers, heads).
+
+    Raises
+    ------
+    ValueError
+        A sentence naming the array: missing, damaged, another type or shape, or values that
+        are not weights.
+    """
+    what = f"array {_safe_name(name)} of the .npz"
+    try:
+        with archive.open(name + ".npy") as fp:
+            found, fortran, dtype = _read_header(fp, what)
+            if dtype.kind not in "fiu":
+                raise ValueError(f"{what} holds values of type {_dtype_name(dtype)}; attention "
+                                 "weights must be real numbers (float or integer)")
+            wanted = tuple("any" if n is None else n for n in shape)
+            if len(found) != 4 or any(n is not None and n != m
+                                      for n, m in zip(shape, found, strict=True)):
+                raise ValueError(f"{what} has shape {tuple(found)}; the file's other parts "
+                                 f"need {wanted}")
+            if found[0] > limits.MAX_UPLOAD_LAYERS or found[1] > limits.MAX_UPLOAD_HEADS:
+                raise ValueError(f"{what} has {found[0]} layers of {found[1]} heads; at most "
+                                 f"{limits.MAX_UPLOAD_LAYERS} layers of "
+                                 f"{limits.MAX_UPLOAD_HEADS} heads are allowed")
+            if math.prod(found) > limits.MAX_UPLOAD_VALUES:
+                raise ValueError(f"{what} holds {math.prod(found):,} values; at most "
+                                 f"{limits.MAX_UPLOAD_VALUES:,} are allowed")
+            _check_memory(found, dtype, uploaded, what)
+            raw = _read_data(fp, found, fortran, dtype, what)
+    except KeyError:
+        raise ValueError(f"the .npz has no array {_safe_name(name)}") from None
+    except (zipfile.BadZipFile, OSError, EOFError, zlib.error, NotImplementedError,
+            RuntimeError):
+        raise ValueError(f"{what} is damaged: its data cannot be read") from None
+    if not np.isfinite(raw).all() or (raw < 0).any() or (
+            raw.dtype.kind == "f" and float(np.finfo(raw.dtype).max) > MAX_WEIGHT
+            and (raw > MAX_WEIGHT).any()):
+        raise ValueError(f"{what} holds values that are not attention weights (NaN, infinite, "
+                         f"negative or above {MAX_WEIGHT:.0e})")
+    return raw.astype(np.float64)

@@ -1161,3 +1161,46 @@ def save_capture(cap: Capture, path: str | os.PathLike, sequence: int = 0,
                          "(layers=...) or capture a shorter text")
     Path(path).write_bytes(data)
     return len(data)
+
+
+SEQ2SEQ_FORMAT = 2  # ``attnviz_capture`` of an encoder–decoder model's file
+
+
+def seq2seq_arrays(cap: Seq2SeqCapture, dtype=np.float32) -> dict[str, np.ndarray]:
+    """The arrays of an encoder–decoder capture's file: ``attention`` and ``tokens`` are the
+    encoder's (what any reader of attention files shows), ``decoder_attention``,
+    ``cross_attention`` and ``target_tokens`` the decoder's side, ``attnviz_capture`` =
+    :data:`SEQ2SEQ_FORMAT` (a reader of one-stack captures refuses it in a sentence)."""
+    if np.dtype(dtype) not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise ValueError(f"dtype must be float32 or float64, got {np.dtype(dtype)}")
+    encoder = cap.encoder.astype(dtype)
+    attention_io.as_attention(encoder)  # the loader's own checks: shape, limits, values
+    attention_io.as_attention(cap.decoder)
+    return {
+        "attention": encoder,
+        "tokens": np.array(cap.source_tokens, dtype=str),
+        "decoder_attention": cap.decoder.astype(dtype),
+        "cross_attention": cap.cross.astype(dtype),
+        "target_tokens": np.array(cap.target_tokens, dtype=str),
+        "attnviz_capture": np.array(SEQ2SEQ_FORMAT, dtype=np.int64),
+        "config": np.array(json.dumps(cap.config, sort_keys=True)),
+        "model_type": np.array(cap.model_type),
+        "is_causal": np.array(False),
+        "layers": np.arange(cap.encoder.shape[0], dtype=np.int64),
+        "input_ids": cap.source_ids,
+        "target_ids": cap.target_ids,
+    }
+
+
+def save_seq2seq(cap: Seq2SeqCapture, path: str | os.PathLike, dtype=np.float32) -> int:
+    """Write an encoder–decoder capture as an ``.npz`` that Model view uploads (its three
+    kinds of attention; the Encoder–decoder page shows its cross-attention). Returns the
+    file's size in bytes; refuses, writing nothing, a file larger than an upload may be."""
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **seq2seq_arrays(cap, dtype))
+    data = buffer.getvalue()
+    if len(data) > limits.MAX_UPLOAD_BYTES:
+        raise ValueError(f"the file would be {len(data):,} bytes; an upload may be at most "
+                         f"{limits.MAX_UPLOAD_BYTES:,} bytes — capture shorter texts")
+    Path(path).write_bytes(data)
+    return len(data)

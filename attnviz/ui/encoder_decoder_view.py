@@ -11,6 +11,7 @@ from attnviz.figures import heatmap
 from attnviz.scenarios.scenario import with_positions
 from attnviz.teach.text import encoder_decoder as text
 from attnviz.ui import controls, layout, state
+from attnviz.ui import model_view as mv
 from attnviz.ui.editors import matrix_editor
 from attnviz.ui.panels import matrix_panel
 
@@ -27,6 +28,19 @@ def cross_views(cross) -> None:
         fig = heatmap(att.output, controls.dims("o", att.output.shape[1]), cross.q_labels,
                       y_title=text.AXIS_TARGET)
         matrix_panel(text.CROSS_OUTPUT, fig, key="encoder_decoder_fig_cross_output")
+
+
+def real_cross_section() -> None:
+    """A real encoder–decoder model's cross-attention, from the model Model view captured (or
+    the file it read): a layer and head picked, its weights, and "open this head on every
+    page"; else where to capture one."""
+    st.subheader(text.REAL_TITLE)
+    data = st.session_state.get(mv.DATA_KEY)
+    if data is None or not data.seq2seq:
+        st.info(text.REAL_NONE)
+        st.page_link("pages/model_view.py", label=text.REAL_LINK)
+        return
+    mv.cross_section(data, "encoder_decoder")
 
 
 def additive_editors(scenario):

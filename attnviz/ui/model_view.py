@@ -34,17 +34,18 @@ import streamlit as st
 from numpy.typing import NDArray
 
 from attnviz.core.rollout import aggregate_heads, attention_rollout
+from attnviz.figures import heatmap
 from attnviz.figures.clickable import point_from_selection
 from attnviz.figures.line_view import MAX_TOKENS as LINE_VIEW_MAX
 from attnviz.figures.line_view import head_view
 from attnviz.figures.model_view import layer_row, model_grid, weights_heatmap
 from attnviz.io import attention_io as aio
 from attnviz.io import models_dir
-from attnviz.io.capture import CAPTURE_FORMAT
+from attnviz.io.capture import CAPTURE_FORMAT, SEQ2SEQ_FORMAT
 from attnviz.io.examples import EXAMPLE_NPZ
 from attnviz.io.scenario_io import quote
 from attnviz.scenarios import limits
-from attnviz.scenarios.from_model import kv_head, layer_scenario
+from attnviz.scenarios.from_model import cross_scenario, kv_head, layer_scenario
 from attnviz.scenarios.scenario import position_labels, scale_of
 from attnviz.scenarios.tokens import without_bidi
 from attnviz.teach.text import model_view as text
@@ -64,7 +65,7 @@ MAX_VALUES = limits.MAX_UPLOAD_VALUES  # weights kept per session: the same boun
 SIDE_BY_SIDE_T = 16  # the opened head's lines and heatmap share a row up to this many tokens
 HEAD_COLUMNS = (2, 3)  # ... the lines' share of the row and the heatmap's
 DATA_KEY = "model_view_data"  # the one thing this page keeps in the session
-OPENED_KEY = "model_view_opened"  # (source, layer, head) of the real head last opened
+OPENED_KEY = "model_view_opened"  # (source, layer, head, kind) of the real head last opened
 _UPLOAD_CACHE = "_model_view_upload_cache"  # (file_id, data or None, error or None)
 HUB_NAME = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}/[\w.-]{1,96}$")
 
@@ -91,6 +92,13 @@ class ModelViewData:
     root : str or None
         The folder nothing of that model may resolve outside of (the models folder, or the
         cached model's own folder); None when no such bound was given.
+    decoder : ndarray of shape (decoder layers, n_heads, t_d, t_d), float64, or None
+        An encoder–decoder model's decoder self-attention (``weights`` and ``tokens`` are then
+        its encoder's); None for a one-stack model.
+    cross : ndarray of shape (decoder layers, n_heads, t_d, t), float64, or None
+        Its cross-attention: the decoder's input (rows) over the source (columns).
+    target_tokens : tuple of str or None
+        The decoder's input: its start token, then the target's tokens.
     """
 
     weights: NDArray[np.float64]
@@ -102,12 +110,30 @@ class ModelViewData:
     folder: str | None = None
     texts: str | tuple[str, str] | None = None
     root: str | None = None
+    decoder: NDArray[np.float64] | None = None
+    cross: NDArray[np.float64] | None = None
+    target_tokens: tuple[str, ...] | None = None
 
     @property
     def nbytes(self) -> int:
         """Bytes this session keeps for these data."""
         seg = 0 if self.segments is None else self.segments.nbytes
-        return int(self.weights.nbytes + seg + sum(len(t.encode()) for t in self.tokens))
+        more = sum(a.nbytes for a in (self.decoder, self.cross) if a is not None)
+        labels = self.tokens + (self.target_tokens or ())
+        return int(self.weights.nbytes + seg + more + sum(len(t.encode()) for t in labels))
+
+    @property
+    def seq2seq(self) -> bool:
+        """True for an encoder–decoder model's three kinds of attention."""
+        return self.cross is not None
+
+    def of_kind(self, kind: str) -> ModelViewData:
+        """The encoder's ("encoder") or the decoder's ("decoder") self-attention as one-stack
+        data (the page's grid, heads, fusion and rollout read those)."""
+        if kind == "decoder" and self.decoder is not None:
+            return replace(self, weights=self.decoder, tokens=self.target_tokens, causal=True,
+                           segments=None)
+        return self
 
     @property
     def boundary(self) -> int | None:
@@ -212,7 +238,8 @@ def from_upload(data: bytes, name: str, source: str | None = None) -> ModelViewD
     return ModelViewData(weights=att.weights, tokens=_labels(tokens),
                          segments=meta["segments"], causal=meta["causal"],
                          source=source or text.UPLOAD_NAME.format(name=quote(name, 60)),
-                         warnings=att.warnings)
+                         warnings=att.warnings, decoder=meta.get("decoder"),
+                         cross=meta.get("cross"), target_tokens=meta.get("target_tokens"))
 
 
 def _small_array(archive: zipfile.ZipFile, name: str, kinds: str, max_count: int) -> np.ndarray:
@@ -243,7 +270,7 @@ def capture_metadata(data: bytes, name: str, att: aio.UploadedAttention) -> dict
     if "attnviz_capture.npy" not in names:
         return plain_file
     version = _small_array(archive, "attnviz_capture", "iu", 1)
-    if version.size != 1 or int(version.ravel()[0]) != CAPTURE_FORMAT:
+    if version.size != 1 or int(version.ravel()[0]) not in (CAPTURE_FORMAT, SEQ2SEQ_FORMAT):
         found = int(version.ravel()[0]) if version.size == 1 else "?"
         raise ValueError(text.OTHER_VERSION.format(found=found, expected=CAPTURE_FORMAT))
 
@@ -281,7 +308,37 @@ def capture_metadata(data: bytes, name: str, att: aio.UploadedAttention) -> dict
     if causal and t > 1 and att.weights[..., np.triu_indices(t, 1)[0],
                                          np.triu_indices(t, 1)[1]].max() > 1e-6:
         raise tampered("causal")
-    return dict(causal=causal, segments=None if segments is None else segments.astype(np.int64))
+    meta = dict(causal=causal, segments=None if segments is None else segments.astype(np.int64))
+    if int(version.ravel()[0]) == SEQ2SEQ_FORMAT:
+        meta.update(_decoder_side(archive, names, len(data), att))
+    return meta
+
+
+def _decoder_side(archive: zipfile.ZipFile, names: set, uploaded: int,
+                  att: aio.UploadedAttention) -> dict:
+    """An encoder–decoder capture's decoder side (:func:`attnviz.io.capture.save_seq2seq`):
+    its target tokens, decoder self-attention (causal) and cross-attention (target × the
+    encoder's tokens), each checked against the others."""
+    for member in ("target_tokens", "decoder_attention", "cross_attention"):
+        if member + ".npy" not in names:
+            raise ValueError(text.TAMPERED.format(
+                what=text.TAMPERED_WHY["missing"].format(name=member)))
+    try:
+        labels = aio.read_small_array(archive, "target_tokens", "U", limits.MAX_UPLOAD_T,
+                                      text.TARGET_TOKENS)
+        if labels.ndim != 1 or labels.size == 0:
+            raise ValueError(text.TARGET_NOT_LABELS)
+        target = _labels(labels.tolist())
+        t, t_s = len(target), att.t
+        decoder = aio.read_side_weights(archive, "decoder_attention", (None, None, t, t),
+                                        uploaded)
+        cross = aio.read_side_weights(archive, "cross_attention",
+                                      (decoder.shape[0], decoder.shape[1], t, t_s), uploaded)
+    except ValueError as exc:
+        why = text.TAMPERED_WHY["unreadable"].format(name=text.DECODER_SIDE,
+                                                      reason=str(exc).rstrip("."))
+        raise ValueError(text.TAMPERED.format(what=why)) from None
+    return dict(decoder=decoder, cross=cross, target_tokens=target)
 
 
 def from_capture(cap, source: str) -> ModelViewData:
@@ -339,7 +396,7 @@ def from_folder(path: str, text_a: str, text_b: str = "", source: str | None = N
         file outside ``root``), a sentence pair on a causal model, or more weights than
         :data:`MAX_VALUES`.
     """
-    from attnviz.io.capture import capture, is_causal
+    from attnviz.io.capture import capture, capture_seq2seq, is_causal, is_encoder_decoder
 
     path = (path or "").strip()
     if not path:
@@ -347,16 +404,35 @@ def from_folder(path: str, text_a: str, text_b: str = "", source: str | None = N
     texts = _texts(text_a, text_b)
     try:
         with _loaded_model(path, root) as (model, tokenizer):
-            if isinstance(texts, tuple) and is_causal(model):
-                raise ValueError(text.PAIR_ON_CAUSAL.format(
-                    model_type=model.config.model_type))
-            cap = capture(model, tokenizer, text=texts, max_tokens=MAX_TEXT_TOKENS)
+            if is_encoder_decoder(model):  # the first text is the source, the second the target
+                texts = (text_a.strip(), (text_b or "").strip())
+                cap = capture_seq2seq(model, tokenizer, *texts, max_tokens=MAX_TEXT_TOKENS)
+            else:
+                if isinstance(texts, tuple) and is_causal(model):
+                    raise ValueError(text.PAIR_ON_CAUSAL.format(
+                        model_type=model.config.model_type))
+                cap = capture(model, tokenizer, text=texts, max_tokens=MAX_TEXT_TOKENS)
     finally:
         model = tokenizer = None  # the session keeps the weights only
         gc.collect()
-    data = from_capture(cap, source or text.DIRECTORY_NAME.format(
-        name=_shown_name(os.path.basename(path.rstrip("/\\")))))
+    name = source or text.DIRECTORY_NAME.format(
+        name=_shown_name(os.path.basename(path.rstrip("/\\"))))
+    data = from_seq2seq(cap, name) if hasattr(cap, "cross") else from_capture(cap, name)
     return replace(data, folder=path, texts=texts, root=root)
+
+
+def from_seq2seq(cap, source: str) -> ModelViewData:
+    """A :class:`attnviz.io.capture.Seq2SeqCapture` (encoder, decoder and cross-attention),
+    within the page's limits: ``weights`` and ``tokens`` are the encoder's."""
+    values = cap.encoder.size + cap.decoder.size + cap.cross.size
+    if values > MAX_VALUES:
+        raise ValueError(text.TOO_MANY_VALUES.format(values=values, limit=MAX_VALUES))
+    encoder, warnings = aio.as_attention(cap.encoder)
+    decoder, more = aio.as_attention(cap.decoder)
+    return ModelViewData(weights=encoder, tokens=_labels(cap.source_tokens), segments=None,
+                         causal=False, source=source, warnings=tuple(warnings + more),
+                         decoder=decoder, cross=np.array(cap.cross, dtype=np.float64),
+                         target_tokens=_labels(cap.target_tokens))
 
 
 def _shown_name(name: str, limit: int = 60) -> str:
@@ -538,7 +614,18 @@ def _token_clicked(chart: str, markers: list[int], choice) -> None:
 
 
 def show(data: ModelViewData) -> None:
-    """The grid, the opened head, the fused heads and the rollout."""
+    """The grid, the opened head, the fused heads and the rollout; for an encoder–decoder
+    model, of the kind of attention picked (the cross-attention: :func:`cross_section`)."""
+    kind = None
+    if data.seq2seq:
+        kind = st.radio(text.KIND_LABEL, list(text.KINDS), format_func=text.KINDS.get,
+                        horizontal=True, key="model_view_kind")
+        if kind == "cross":
+            for warning in data.warnings:
+                st.warning(plain(text.WARNING.format(warning=warning.rstrip("."))))
+            cross_section(data, "model_view")
+            return
+        data = data.of_kind(kind)
     w, labels = data.weights, position_labels(data.tokens)
     n_layers, n_heads, t, _ = w.shape
     for warning in data.warnings:
@@ -580,7 +667,7 @@ def show(data: ModelViewData) -> None:
         show_figure(weights_heatmap(w[layer, head], labels, causal=data.causal,
                                     boundary=data.boundary, focus=focus),
                     key="model_view_fig_head")
-    open_on_every_page(data, layer, head)
+    open_on_every_page(data, layer, head, kind)
 
     st.subheader(text.AGGREGATE_TITLE)
     how = st.radio(text.AGGREGATE_LABEL, list(text.AGGREGATE_CHOICES), horizontal=True,
@@ -603,31 +690,74 @@ def show(data: ModelViewData) -> None:
 # Opening a real head on every page
 # ---------------------------------------------------------------------------------------------
 
-def real_head_scenario(data: ModelViewData, layer: int, head: int):
+def real_head_scenario(data: ModelViewData, layer: int, head: int, kind: str | None = None):
     """The scenario of head ``head`` of layer ``layer`` of the model the data were captured
     from: the model is loaded again from its folder, run once on the same text
-    (:func:`attnviz.io.hf_layers.layer_inputs`), and released.
+    (:func:`attnviz.io.hf_layers.layer_inputs`; for an encoder–decoder model, the same source
+    and target, :func:`~attnviz.io.hf_layers.seq2seq_layer_inputs` of ``kind``), and released.
 
     Raises
     ------
     ValueError
-        Data from a file (no folder); what loading, the adapter or
-        :func:`~attnviz.scenarios.from_model.layer_scenario` refuse; tokens that differ from the
-        captured ones (the folder changed since).
+        Data from a file (no folder); what loading, the adapter,
+        :func:`~attnviz.scenarios.from_model.layer_scenario` or
+        :func:`~attnviz.scenarios.from_model.cross_scenario` refuse; tokens that differ from
+        the captured ones (the folder changed since).
     """
-    from attnviz.io.hf_layers import layer_inputs
+    from attnviz.io.hf_layers import layer_inputs, seq2seq_layer_inputs
 
     if data.folder is None:
         raise ValueError(text.NO_INPUTS.rstrip("."))
     try:
         with _loaded_model(data.folder, data.root) as (model, tokenizer):
-            li = layer_inputs(model, tokenizer, data.texts, layer)
+            if data.seq2seq:
+                li = seq2seq_layer_inputs(model, tokenizer, *data.texts, layer, kind or "cross")
+            else:
+                li = layer_inputs(model, tokenizer, data.texts, layer)
     finally:
         model = tokenizer = None  # the scenario keeps the head's matrices only
         gc.collect()
-    if _labels(li.tokens) != data.tokens:
-        raise ValueError(text.REAL_CHANGED.format(now=len(li.tokens), then=len(data.tokens)))
+    then = data.target_tokens if data.seq2seq and kind != "encoder" else data.tokens
+    if _labels(li.tokens) != then:
+        raise ValueError(text.REAL_CHANGED.format(now=len(li.tokens), then=len(then)))
+    if data.seq2seq and (kind or "cross") == "cross":
+        return described_cross(li, head)
     return described_head(li, head)
+
+
+def described_cross(ci, head: int):
+    """Head ``head`` of a read cross-attention layer
+    (:func:`attnviz.io.hf_layers.seq2seq_layer_inputs`) as the scenario every page opens,
+    titled and described: its layer, where queries and keys come from, its scale, and the bias
+    trick when it was used."""
+    scenario = cross_scenario(ci, head, title=text.REAL_CROSS_TITLE.format(
+        model_type=ci.model_type, layer=ci.layer, h=head))
+    description = text.REAL_CROSS_DESCRIPTION.format(
+        layer=ci.layer, scale=scale_of(scenario) or scenario.w_q.shape[1] ** -0.5)
+    if scenario.d_model != ci.x.shape[1]:  # the bias trick added a column of ones
+        description = f"{description} {text.REAL_BIAS_NOTE.format(d_model=ci.x.shape[1])}"
+    return replace(scenario, description=description)
+
+
+def cross_section(data: ModelViewData, prefix: str) -> None:
+    """An encoder–decoder model's cross-attention: a layer and a head picked, that head's
+    weights (target queries × source keys) with their numbers, and the button that opens it
+    on every page. ``prefix``: the page's key prefix."""
+    n_layers, n_heads, t, t_s = data.cross.shape
+    st.caption(text.CROSS_SHOWING.format(source=data.source, layers=n_layers, heads=n_heads,
+                                         t=t, t_s=t_s))
+    layer = _choice(f"{prefix}_cross_layer", n_layers)
+    head = _choice(f"{prefix}_cross_head", n_heads)
+    c1, c2 = st.columns(2)
+    c1.selectbox(text.OPEN_LAYER_LABEL, range(n_layers), key=f"{prefix}_cross_layer")
+    c2.selectbox(text.OPEN_HEAD_LABEL, range(n_heads), key=f"{prefix}_cross_head")
+    st.markdown(f"**{text.CROSS_HEAD_TITLE.format(layer=layer, h=head)}**")
+    st.caption(text.CROSS_CAPTION)
+    fig = heatmap(data.cross[layer, head], position_labels(data.tokens),
+                  position_labels(data.target_tokens), kind="weights",
+                  x_title=text.AXIS_SOURCE_KEY, y_title=text.AXIS_TARGET_QUERY)
+    show_figure(fig, key=f"{prefix}_fig_cross_head")
+    open_on_every_page(data, layer, head, "cross", prefix=prefix)
 
 
 def described_head(li, head: int):
@@ -644,27 +774,30 @@ def described_head(li, head: int):
     return replace(scenario, description=description)
 
 
-def open_on_every_page(data: ModelViewData, layer: int, head: int) -> None:
+def open_on_every_page(data: ModelViewData, layer: int, head: int, kind: str | None = None,
+                       *, prefix: str = "model_view") -> None:
     """The button that makes the chosen head the current scenario (from a model folder), or
-    why a captured file's heads cannot be opened; then links to the pages that show it."""
+    why a captured file's heads cannot be opened; then links to the pages that show it.
+    ``kind``: an encoder–decoder model's kind of attention; ``prefix``: the page's key
+    prefix."""
     st.markdown(f"**{text.REAL_OPEN_TITLE}**")
     if data.folder is None:
         st.info(text.NO_INPUTS)
         return
-    st.caption(text.REAL_OPEN_CAPTION)
-    if st.button(text.REAL_OPEN_BUTTON.format(layer=layer, h=head), key="model_view_open",
+    st.caption(text.REAL_CROSS_OPEN_CAPTION if kind == "cross" else text.REAL_OPEN_CAPTION)
+    if st.button(text.REAL_OPEN_BUTTON.format(layer=layer, h=head), key=f"{prefix}_open",
                  type="primary"):
         try:
             with st.spinner(waiting_words(text.OPENING)):
-                scenario = real_head_scenario(data, layer, head)
+                scenario = real_head_scenario(data, layer, head, kind)
         except (ValueError, ImportError, OSError) as exc:
             st.error(plain(text.REAL_CANNOT_OPEN.format(reason=str(exc).rstrip("."))))
             return
         state.open_whole(scenario)
-        st.session_state[OPENED_KEY] = (data.source, layer, head)
+        st.session_state[OPENED_KEY] = (data.source, layer, head, kind)
         st.rerun()  # the sidebar and the page from the opened head (one source of truth)
     opened = st.session_state.get(OPENED_KEY)
-    if opened and opened[0] == data.source:  # opened from the model shown
+    if opened and opened[0] == data.source and opened[3:] == (kind,):  # this model, this kind
         st.success(text.REAL_OPENED.format(layer=opened[1], h=opened[2]))
         for column, (page, title) in zip(st.columns(len(text.REAL_OPEN_PAGES)),
                                          text.REAL_OPEN_PAGES.items(), strict=True):

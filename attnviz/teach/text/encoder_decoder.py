@@ -83,3 +83,12 @@ POOLING_ERROR = "Cannot compute the attention pooling: {reason}."
 POOL_SCORES = "Scores eₜ"
 POOL_CONTEXT = "Context vector c"
 POOL_WEIGHTS = "Weights αₜ"
+
+# --- A real model's cross-attention --------------------------------------------------------------
+REAL_TITLE = "Cross-attention of a real model"
+REAL_NONE = (
+    "Capture an encoder–decoder model (T5, BART, MarianMT, ...) on the Model view page — its "
+    "first text is the source, its second the target — and its cross-attention shows here, "
+    "one layer and head at a time, ready to open on every page."
+)
+REAL_LINK = "Model view"

@@ -49,6 +49,10 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "REAL_HEAD_DESCRIPTION": ("layer", "kv", "variant", "scale"),
     "REAL_BIAS_NOTE": ("d_model",),
     "REAL_CHANGED": ("now", "then"),
+    "CROSS_SHOWING": ("source", "layers", "heads", "t", "t_s"),
+    "CROSS_HEAD_TITLE": ("layer", "h"),
+    "REAL_CROSS_TITLE": ("model_type", "layer", "h"),
+    "REAL_CROSS_DESCRIPTION": ("layer", "scale"),
 }
 
 TITLE = "Model view"
@@ -108,7 +112,9 @@ HUB_CAPTION = (
     "list when the server offers the cache)."
 )
 TEXT_LABEL = "Text"
-TEXT_B_LABEL = "Second sentence (encoder models such as BERT; leave empty for one text)"
+TEXT_B_LABEL = ("Second sentence (encoder models such as BERT; leave empty for one text), or "
+                "the target an encoder–decoder model such as T5 or BART writes (the first "
+                "text is then its source)")
 DEFAULT_TEXT = "the cat sat on the mat"
 # {t}: the most tokens captured; {chars}: the most characters typed
 TEXT_LIMIT = "At most {t} tokens (and {chars} characters) are captured."
@@ -300,3 +306,40 @@ REAL_CHANGED = (
     "the folder's model or tokenizer has changed since the capture (tokens {now} now, {then} "
     "then); capture again"
 )
+
+
+# --- An encoder–decoder model's three kinds of attention ---------------------------------------
+KIND_LABEL = "Attention"
+# kind -> its name (attnviz.io.capture.SEQ2SEQ_KINDS)
+KINDS = {"encoder": "Encoder self-attention (source × source)",
+         "decoder": "Decoder self-attention (target × target, causal)",
+         "cross": "Cross-attention (target × source)"}
+# {source}: where it came from; {layers}, {heads}: the decoder's; {t}: decoder tokens;
+# {t_s}: source tokens
+CROSS_SHOWING = ("{source}: cross-attention of {layers} decoder layers × {heads} heads, {t} "
+                 "target tokens over {t_s} source tokens.")
+# {layer}, {h}: the head shown
+CROSS_HEAD_TITLE = "Cross-attention, layer {layer}, head {h}"
+CROSS_CAPTION = ("Rows are the decoder's input (its start token, then the target: row i is the "
+                 "step that writes target token i), columns the source tokens the encoder "
+                 "read; each row sums to 1.")
+AXIS_TARGET_QUERY = "target (query)"
+AXIS_SOURCE_KEY = "source (key)"
+REAL_CROSS_OPEN_CAPTION = (
+    "Makes the chosen cross-attention head the current scenario, with the model's own numbers: "
+    "x (the decoder's hidden states entering the cross-attention), the source (the encoder's "
+    "output, which K and V are projected from), the head's W_Q, W_K, W_V, its rows of W_O and "
+    "the model's scale (T5: 1, no position bias; BART: 1/√d_k). The Encoder–decoder page, Step "
+    "by step and Trace a cell then show that head."
+)
+# {model_type}: config.model_type; {layer}, {h}: the head
+REAL_CROSS_TITLE = "{model_type} cross-attention layer {layer}, head {h}"
+# {layer}: its decoder layer; {scale}: the scale factor
+REAL_CROSS_DESCRIPTION = (
+    "x is the decoder's hidden state entering layer {layer}'s cross-attention; the source is "
+    "the encoder's output; cross-attention, scale {scale:.6g}."
+)
+# An encoder–decoder capture file's decoder side, as its refusals name it
+TARGET_TOKENS = "the target tokens"
+TARGET_NOT_LABELS = "the target tokens are not a list of text labels"
+DECODER_SIDE = "decoder_attention or cross_attention"
