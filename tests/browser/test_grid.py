@@ -29,21 +29,27 @@ X_Z = """() => { const g = document.querySelector('.st-key-playground_fig_x .js-
   return Array.from(g._fullData[0].z).map(r => Array.from(r)); }"""
 
 
-def _full_view(page: Page, app_server: str) -> None:
-    goto_page(page, app_server, "playground")
-    wait_for_plots(page)
-    playground_focus(page, "All")
-    wait_for_plots(page)
-
-
 def _x(page: Page) -> list[list[float]]:
     wait_for_chart(page, "playground_fig_x")
     return page.evaluate(X_Z)
 
 
-def test_enter_commits_moves_down_and_the_next_cell_takes_keys_at_once(
-        page: Page, app_server: str) -> None:
-    _full_view(page, app_server)
+def _grid_drawn_again_keeps_every_edit(page: Page) -> None:
+    """The lecture view and the full view draw X's grid in different places: moved, the grid
+    starts again from the edits the server holds, and the next edit keeps the earlier one."""
+    wait_for_plots(page, 3)
+    edit_cell(page, page.locator(EDITOR).first, 0, 0, "3.5")
+    playground_focus(page, "All")
+    wait_for_plots(page)
+    grid = page.locator(EDITOR).first
+    assert grid_cell(grid, 0, 0).input_value() == "3.5"
+    edit_cell(page, grid, 1, 1, "4.5")
+    x = _x(page)
+    assert x[0][0] == 3.5 and x[1][1] == 4.5, x
+    assert_no_exception(page)
+
+
+def _enter_commits_moves_down_and_the_next_cell_takes_keys_at_once(page: Page) -> None:
     edit_cell(page, page.locator(EDITOR).first, 0, 0, "1e-3")
     # the focus went down a row with the text selected: typing replaces it
     assert page.evaluate("() => document.activeElement.dataset.r") == "1"
@@ -55,8 +61,7 @@ def test_enter_commits_moves_down_and_the_next_cell_takes_keys_at_once(
     assert_no_exception(page)
 
 
-def test_escape_takes_back_what_is_typed(page: Page, app_server: str) -> None:
-    _full_view(page, app_server)
+def _escape_takes_back_what_is_typed(page: Page) -> None:
     grid = page.locator(EDITOR).first
     before = _x(page)
     cell = grid_cell(grid, 2, 1)
@@ -69,9 +74,7 @@ def test_escape_takes_back_what_is_typed(page: Page, app_server: str) -> None:
     assert _x(page) == before
 
 
-def test_a_block_copied_from_a_spreadsheet_fills_the_cells(page: Page, app_server: str) -> None:
-    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
-    _full_view(page, app_server)
+def _a_block_copied_from_a_spreadsheet_fills_the_cells(page: Page) -> None:
     grid = page.locator(EDITOR).first
     page.evaluate("() => navigator.clipboard.writeText('5\\t6\\n7\\t8\\t9\\n')")
     cell = grid_cell(grid, 2, 1)
@@ -84,9 +87,7 @@ def test_a_block_copied_from_a_spreadsheet_fills_the_cells(page: Page, app_serve
     assert_no_exception(page)
 
 
-def test_a_long_matrix_draws_the_rows_in_view_and_takes_an_edit_far_down(
-        page: Page, app_server: str) -> None:
-    _full_view(page, app_server)
+def _a_long_matrix_draws_the_rows_in_view_and_takes_an_edit_far_down(page: Page) -> None:
     box = page.get_by_label("Tokens (separated by spaces)", exact=True)
     box.click()
     box.press("Control+a")
@@ -107,6 +108,20 @@ def test_a_long_matrix_draws_the_rows_in_view_and_takes_an_edit_far_down(
     assert x[55][0] == 9.25 and x[56][0] == 8.5, (x[55], x[56])
     screenshot(page, "grid_long_matrix")
     assert_no_exception(page)
+
+
+def test_the_grid_as_a_person_uses_it(page: Page, app_server: str) -> None:
+    """One session, each step on what the last left (each edit a value the cell did not
+    hold): an edit in the lecture view kept when the full view draws the grid again, Enter
+    commits and moves down, Escape takes back, a spreadsheet block pastes, then (last: it
+    replaces X) a long matrix draws the rows in view and takes an edit far down."""
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    goto_page(page, app_server, "playground")
+    _grid_drawn_again_keeps_every_edit(page)  # (it ends in the full view)
+    _enter_commits_moves_down_and_the_next_cell_takes_keys_at_once(page)
+    _escape_takes_back_what_is_typed(page)
+    _a_block_copied_from_a_spreadsheet_fills_the_cells(page)
+    _a_long_matrix_draws_the_rows_in_view_and_takes_an_edit_far_down(page)
 
 
 @pytest.mark.parametrize("width, height", [(1024, 768), (1920, 1080)])
@@ -131,19 +146,3 @@ def test_presenter_mode_enlarges_the_grid_numbers(browser, app_server: str, widt
         assert size < 16 and big >= 19 and big >= 1.3 * size, (size, big)  # 14.4 → 19.2 px
     finally:
         context.close()
-
-
-def test_a_grid_drawn_again_elsewhere_keeps_every_edit(page: Page, app_server: str) -> None:
-    """The lecture view and the full view draw X's grid in different places: moved, the grid
-    starts again from the edits the server holds, and the next edit keeps the earlier one."""
-    goto_page(page, app_server, "playground")
-    wait_for_plots(page, 3)
-    edit_cell(page, page.locator(EDITOR).first, 0, 0, "3.5")
-    playground_focus(page, "All")
-    wait_for_plots(page)
-    grid = page.locator(EDITOR).first
-    assert grid_cell(grid, 0, 0).input_value() == "3.5"
-    edit_cell(page, grid, 1, 1, "4.5")
-    x = _x(page)
-    assert x[0][0] == 3.5 and x[1][1] == 4.5, x
-    assert_no_exception(page)
