@@ -1,5 +1,13 @@
-"""Real browser: the Masks page's sliding-window weights follow their own slider in the browser
-(no script run while the steps change), and releasing it sets the window width."""
+"""Real browser: a chart's own drag slider moves what the chart draws in the browser (no script
+run while the steps change), and releasing it sets the value it stands for: the Masks page's
+window width, Positional encoding's base and d_model, Why √d_k's example d_k, the Playground's
+custom scale, the Inference page's call, prefill, tile, keys per tile, sink window and logit,
+and the Modern page's shift, RoPE base, gain, ALiBi length and heads, GQA's heads.
+
+Each drag is a step (``_dragging_…``) on the page as the step before left it: the tests at the
+end are sessions that run steps which do not touch each other's values (a step on a value
+another step's expected numbers assume runs in a session of its own), so a page is loaded
+once for several drags."""
 
 from __future__ import annotations
 
@@ -39,14 +47,18 @@ def x_title(page, key: str) -> str:
         key)
 
 
-def open_tab(page, base: str, name: str, tab: str) -> None:
-    """Open page ``name`` and its tab ``tab``."""
-    goto_page(page, base, name)
+def show_tab(page, tab: str) -> None:
+    """Show the open page's tab ``tab``."""
     page.get_by_role("tab", name=tab).click()
 
 
-def test_dragging_the_window_width_moves_the_weights_and_release_sets_it(app_server, page):
-    goto_page(page, app_server, "masks")
+def nav_to(page, title: str) -> None:
+    """Open the page ``title`` by the sidebar's navigation, in this session."""
+    with expect_rerun(page):
+        page.get_by_test_id("stSidebarNav").get_by_role("link", name=title).click()
+
+
+def _dragging_the_window_width_moves_the_weights_and_release_sets_it(page):
     with expect_rerun(page):
         page.get_by_test_id("stRadio").first.get_by_text("sliding window").click()
     wait_for_plots(page, 4)
@@ -110,10 +122,9 @@ def drag_to_left_end(page, key: str, nth: int = 0, start: float = 1.0) -> None:
     assert not rerun_pending(page), "dragging must not ask for a script run"
 
 
-def test_dragging_the_pe_base_redraws_the_matrix_and_release_sets_the_base(app_server, page):
+def _dragging_the_pe_base_redraws_the_matrix_and_release_sets_the_base(page):
     from attnviz.core.positional import sinusoidal_positional_encoding
     key = "positional_encoding_fig_pe"
-    goto_page(page, app_server, "positional_encoding")
     wait_for_plots(page, 3)
     drag_to_left_end(page, key)  # to base 10
     np.testing.assert_allclose(plotted(page, key),
@@ -123,10 +134,9 @@ def test_dragging_the_pe_base_redraws_the_matrix_and_release_sets_the_base(app_s
     assert_no_exception(page)
 
 
-def test_dragging_the_pe_width_redraws_the_matrix_and_release_sets_d_model(app_server, page):
+def _dragging_the_pe_width_redraws_the_matrix_and_release_sets_d_model(page):
     from attnviz.core.positional import sinusoidal_positional_encoding
     key = "positional_encoding_fig_pe"
-    goto_page(page, app_server, "positional_encoding")
     wait_for_plots(page, 3)
     drag_to_left_end(page, key, nth=1)  # the second slider: to d_model 2
     plot = f".st-key-{key} .js-plotly-plot"
@@ -142,10 +152,9 @@ def test_dragging_the_pe_width_redraws_the_matrix_and_release_sets_d_model(app_s
     assert_no_exception(page)
 
 
-def test_dragging_the_example_d_k_moves_the_bars_and_release_sets_it(app_server, page):
+def _dragging_the_example_d_k_moves_the_bars_and_release_sets_it(page):
     from attnviz.teach.sqrt_dk import sqrt_dk_experiment
     key = "why_sqrt_dk_fig_example"
-    goto_page(page, app_server, "why_sqrt_dk")
     wait_for_plots(page, 4)
     drag_to_left_end(page, key)  # to d_k = 1
     bars = page.evaluate(
@@ -166,10 +175,9 @@ def test_dragging_the_example_d_k_moves_the_bars_and_release_sets_it(app_server,
     assert_no_exception(page)
 
 
-def test_dragging_the_custom_scale_moves_the_scaled_scores_and_release_sets_it(app_server, page):
+def _dragging_the_custom_scale_moves_the_scaled_scores_and_release_sets_it(page):
     from helpers import playground_focus
     key = "playground_fig_scores_slot_1"
-    goto_page(page, app_server, "playground")
     wait_for_plots(page, 3)
     playground_focus(page, "Scores")
     wait_for_plots(page, 3)
@@ -194,10 +202,9 @@ def inference_result(variant: str, **params):
                                 params=params)).attention
 
 
-def test_dragging_the_model_call_steps_through_the_calls_and_release_sets_it(app_server, page):
+def _dragging_the_model_call_steps_through_the_calls_and_release_sets_it(page):
     from attnviz.teach.text import inference as text
     key = "inference_fig_call_weights"
-    goto_page(page, app_server, "inference")
     wait_for_plots(page, 3)
     att = inference_result("kv_cache", prefill=2)
     np.testing.assert_allclose(plotted(page, key), att.steps[-1].weights, atol=1e-12)
@@ -210,10 +217,10 @@ def test_dragging_the_model_call_steps_through_the_calls_and_release_sets_it(app
     assert_no_exception(page)
 
 
-def test_dragging_the_tile_steps_the_running_statistics_and_release_sets_it(app_server, page):
+def _dragging_the_tile_steps_the_running_statistics_and_release_sets_it(page):
     from attnviz.teach.text import inference as text
     key = "inference_fig_running"
-    open_tab(page, app_server, "inference", text.ONLINE_TAB)
+    show_tab(page, text.ONLINE_TAB)
     wait_for_plots(page, 4)
     first = inference_result("online_softmax", tile=2).tiles[0]
     drag_to_left_end(page, key)  # to tile 1
@@ -223,10 +230,10 @@ def test_dragging_the_tile_steps_the_running_statistics_and_release_sets_it(app_
     assert_no_exception(page)
 
 
-def test_dragging_the_sink_logit_moves_the_weights_and_release_sets_it(app_server, page):
+def _dragging_the_sink_logit_moves_the_weights_and_release_sets_it(page):
     from attnviz.teach.text import inference as text
     key = "inference_fig_sink_weights"
-    open_tab(page, app_server, "inference", text.SINKS_TAB)
+    show_tab(page, text.SINKS_TAB)
     with expect_rerun(page):
         page.get_by_text(text.LEARNED_LABEL, exact=True).click()
     wait_for_app_run(page)
@@ -238,10 +245,9 @@ def test_dragging_the_sink_logit_moves_the_weights_and_release_sets_it(app_serve
     assert_no_exception(page)
 
 
-def test_dragging_the_shift_moves_the_pe_scores_and_release_sets_it(app_server, page):
+def _dragging_the_shift_moves_the_pe_scores_and_release_sets_it(page):
     from attnviz.teach.modern import shift_check
     key = "modern_fig_pe_scores"
-    goto_page(page, app_server, "modern")
     wait_for_plots(page, 3)
     drag_to_left_end(page, key)  # to Δ = 0: the scores as they are
     np.testing.assert_allclose(plotted(page, key), shift_check(default_scenario(), 0).pe_shifted,
@@ -250,11 +256,11 @@ def test_dragging_the_shift_moves_the_pe_scores_and_release_sets_it(app_server, 
     assert_no_exception(page)
 
 
-def test_dragging_the_gain_moves_the_normed_logits_and_release_sets_it(app_server, page):
+def _dragging_the_gain_moves_the_normed_logits_and_release_sets_it(page):
     from attnviz.teach.modern import qk_norm_effect
     from attnviz.teach.text import modern as text
     key = "modern_fig_normed_logits"
-    open_tab(page, app_server, "modern", text.NORM_TAB)
+    show_tab(page, text.NORM_TAB)
     wait_for_frames(page, key, 7)
     drag_to_left_end(page, key)  # to g = 0.25
     low = qk_norm_effect(default_scenario(), 0.25)
@@ -263,10 +269,10 @@ def test_dragging_the_gain_moves_the_normed_logits_and_release_sets_it(app_serve
     assert_no_exception(page)
 
 
-def test_dragging_the_window_moves_the_sink_weights_and_release_sets_it(app_server, page):
+def _dragging_the_window_moves_the_sink_weights_and_release_sets_it(page):
     from attnviz.teach.text import inference as text
     key = "inference_fig_sink_weights"
-    open_tab(page, app_server, "inference", text.SINKS_TAB)
+    show_tab(page, text.SINKS_TAB)
     wait_for_frames(page, key, 4 + 5)  # window 1..4, sink tokens 0..4 (the default's 4 tokens)
     drag_to_left_end(page, key)  # the first slider, to window 1
     narrow = inference_result("sinks", window=1, n_sink=1)
@@ -276,10 +282,9 @@ def test_dragging_the_window_moves_the_sink_weights_and_release_sets_it(app_serv
     assert_no_exception(page)
 
 
-def test_dragging_the_rope_base_turns_the_angles_and_release_sets_it(app_server, page):
+def _dragging_the_rope_base_turns_the_angles_and_release_sets_it(page):
     from attnviz.teach.modern import angles
     key = "modern_fig_angles"
-    goto_page(page, app_server, "modern")
     wait_for_plots(page, 3)
     drag_to_left_end(page, key)  # to base 4
     sc = default_scenario()
@@ -289,12 +294,11 @@ def test_dragging_the_rope_base_turns_the_angles_and_release_sets_it(app_server,
     assert_no_exception(page)
 
 
-def test_dragging_the_key_value_heads_regroups_the_query_heads_and_release_sets_it(app_server,
-                                                                                    page):
+def _dragging_the_key_value_heads_regroups_the_query_heads_and_release_sets_it(page):
     from attnviz.teach.modern import kv_sharing
     from attnviz.teach.text import modern as text
     key = "modern_fig_sharing"
-    open_tab(page, app_server, "modern", text.GQA_TAB)
+    show_tab(page, text.GQA_TAB)
     wait_for_frames(page, key, 4 + 6)  # 1, 2, 4, 8 key/value heads; 1 … 32 query heads
     drag_to_left_end(page, key)  # to 1 key/value head: MQA
     np.testing.assert_array_equal(plotted(page, key), kv_sharing(8, 1))
@@ -302,11 +306,11 @@ def test_dragging_the_key_value_heads_regroups_the_query_heads_and_release_sets_
     assert_no_exception(page)
 
 
-def test_dragging_the_query_heads_regroups_them_and_release_sets_them(app_server, page):
+def _dragging_the_query_heads_regroups_them_and_release_sets_them(page):
     from attnviz.teach.modern import kv_sharing
     from attnviz.teach.text import modern as text
     key = "modern_fig_sharing"
-    open_tab(page, app_server, "modern", text.GQA_TAB)
+    show_tab(page, text.GQA_TAB)
     wait_for_frames(page, key, 4 + 6)  # 1, 2, 4, 8 key/value heads; 1 … 32 query heads
     drag_to_left_end(page, key, nth=1)  # to 1 query head: 4 key/value heads no longer divide it
     np.testing.assert_array_equal(plotted(page, key), kv_sharing(1, 1))
@@ -317,11 +321,11 @@ def test_dragging_the_query_heads_regroups_them_and_release_sets_them(app_server
     assert_no_exception(page)
 
 
-def test_dragging_the_alibi_length_grows_the_bias_and_release_sets_it(app_server, page):
+def _dragging_the_alibi_length_grows_the_bias_and_release_sets_it(page):
     from attnviz.core.alibi import alibi_bias
     from attnviz.teach.text import modern as text
     key = "modern_fig_alibi_0"
-    open_tab(page, app_server, "modern", text.ALIBI_TAB)
+    show_tab(page, text.ALIBI_TAB)
     wait_for_plots(page, 3)
     drag_to_left_end(page, key)  # to length 2
     drawn_bias = plotted(page, key)
@@ -336,11 +340,11 @@ def test_dragging_the_alibi_length_grows_the_bias_and_release_sets_it(app_server
     assert_no_exception(page)
 
 
-def test_dragging_the_alibi_heads_spreads_the_slopes_and_release_sets_them(app_server, page):
+def _dragging_the_alibi_heads_spreads_the_slopes_and_release_sets_them(page):
     from attnviz.core.alibi import alibi_slopes
     from attnviz.teach.text import modern as text
     key = "modern_fig_alibi_slopes"
-    open_tab(page, app_server, "modern", text.ALIBI_TAB)
+    show_tab(page, text.ALIBI_TAB)
     wait_for_frames(page, key, 6)
     drag_to_left_end(page, key)  # to 1 head
     np.testing.assert_allclose(plotted(page, key), [alibi_slopes(1)], rtol=1e-15)
@@ -350,10 +354,9 @@ def test_dragging_the_alibi_heads_spreads_the_slopes_and_release_sets_them(app_s
     assert_no_exception(page)
 
 
-def test_dragging_the_prefill_changes_the_calls_and_release_sets_it(app_server, page):
+def _dragging_the_prefill_changes_the_calls_and_release_sets_it(page):
     from attnviz.teach.text import inference as text
     key = "inference_fig_call_weights"
-    goto_page(page, app_server, "inference")
     wait_for_plots(page, 3)
     wait_for_frames(page, key, 3 + 4)  # calls 1..3 (prefill 2 of 4 tokens); prefill 1..4
     drag_to_left_end(page, key, nth=1)  # to prefill 1: four calls, the page keeps call 3
@@ -366,11 +369,10 @@ def test_dragging_the_prefill_changes_the_calls_and_release_sets_it(app_server, 
     assert_no_exception(page)
 
 
-def test_dragging_the_keys_per_tile_redraws_the_statistics_and_release_sets_it(app_server,
-                                                                               page):
+def _dragging_the_keys_per_tile_redraws_the_statistics_and_release_sets_it(page):
     from attnviz.teach.text import inference as text
     key = "inference_fig_running"
-    open_tab(page, app_server, "inference", text.ONLINE_TAB)
+    show_tab(page, text.ONLINE_TAB)
     wait_for_frames(page, key, 2 + 4)  # tiles 1..2 (2 keys each of 4); 1..4 keys per tile
     drag_to_left_end(page, key, nth=1)  # to 1 key per tile: four tiles, the page keeps tile 2
     second = inference_result("online_softmax", tile=1).tiles[1]
@@ -382,11 +384,10 @@ def test_dragging_the_keys_per_tile_redraws_the_statistics_and_release_sets_it(a
     assert_no_exception(page)
 
 
-def test_the_keyboard_steps_a_charts_second_slider_too(app_server, page):
+def _the_keyboard_steps_a_charts_second_slider_too(page):
     """d_model's only control is the PE matrix's second slider: it takes the focus and the
     arrow keys as the first does (the keyboard once reached a chart's first slider only)."""
     key = "positional_encoding_fig_pe"
-    goto_page(page, app_server, "positional_encoding")
     wait_for_plots(page, 3)
     group = page.locator(f".st-key-{key} g.slider-group").nth(1)
     group.scroll_into_view_if_needed()
@@ -403,3 +404,51 @@ def test_the_keyboard_steps_a_charts_second_slider_too(app_server, page):
     columns = page.evaluate("s => document.querySelector(s)._fullLayout.xaxis._categories", plot)
     assert len(columns) == 24
     assert_no_exception(page)
+
+
+# --- the sessions: each step's page as the step before left it ----------------------------------
+
+def test_modern_rope_base_gain_alibi_length_and_heads_and_key_value_heads(app_server, page):
+    goto_page(page, app_server, "modern")  # the RoPE tab open
+    _dragging_the_rope_base_turns_the_angles_and_release_sets_it(page)
+    _dragging_the_gain_moves_the_normed_logits_and_release_sets_it(page)
+    _dragging_the_alibi_length_grows_the_bias_and_release_sets_it(page)
+    _dragging_the_alibi_heads_spreads_the_slopes_and_release_sets_them(page)
+    _dragging_the_key_value_heads_regroups_the_query_heads_and_release_sets_it(page)
+
+
+def test_modern_shift_and_query_heads_then_positional_encodings_d_model(app_server, page):
+    """The shift (its scores assume the default RoPE base) and the query heads (they move the
+    key/value heads too), then d_model stepped by the keyboard and dragged."""
+    goto_page(page, app_server, "modern")
+    _dragging_the_shift_moves_the_pe_scores_and_release_sets_it(page)
+    _dragging_the_query_heads_regroups_them_and_release_sets_them(page)
+    nav_to(page, "Positional encoding")
+    _the_keyboard_steps_a_charts_second_slider_too(page)  # d_model 32 -> 24
+    _dragging_the_pe_width_redraws_the_matrix_and_release_sets_d_model(page)  # 24 -> 2
+
+
+def test_inference_call_tile_and_sink_window(app_server, page):
+    goto_page(page, app_server, "inference")  # the KV cache tab open
+    _dragging_the_model_call_steps_through_the_calls_and_release_sets_it(page)
+    _dragging_the_tile_steps_the_running_statistics_and_release_sets_it(page)
+    _dragging_the_window_moves_the_sink_weights_and_release_sets_it(page)
+
+
+def test_inference_prefill_keys_per_tile_and_sink_logit(app_server, page):
+    """The settings the other inference session's expected numbers assume as they open."""
+    goto_page(page, app_server, "inference")
+    _dragging_the_prefill_changes_the_calls_and_release_sets_it(page)
+    _dragging_the_keys_per_tile_redraws_the_statistics_and_release_sets_it(page)
+    _dragging_the_sink_logit_moves_the_weights_and_release_sets_it(page)
+
+
+def test_pe_base_masks_window_example_d_k_and_custom_scale(app_server, page):
+    goto_page(page, app_server, "positional_encoding")
+    _dragging_the_pe_base_redraws_the_matrix_and_release_sets_the_base(page)
+    nav_to(page, "Masks")
+    _dragging_the_window_width_moves_the_weights_and_release_sets_it(page)
+    nav_to(page, "Why √d_k")
+    _dragging_the_example_d_k_moves_the_bars_and_release_sets_it(page)
+    nav_to(page, "Playground")
+    _dragging_the_custom_scale_moves_the_scaled_scores_and_release_sets_it(page)
