@@ -89,79 +89,67 @@ def presenter_on(page: Page) -> float:
     return time.perf_counter() - start
 
 
-@pytest.mark.parametrize("width, height", list(SCREENS))
-def test_presenter_mode_fits_the_lecture_view_on_one_screen(browser: Browser, app_server: str,
-                                                             width: int, height: int) -> None:
-    page = open_lecture(browser, app_server, width, height)
-    try:
-        took = presenter_on(page)
-        page.wait_for_function(  # the sidebar collapsed; then the charts follow the new width
-            "() => !(document.querySelector('[data-testid=stSidebar]')"
-            "?.getBoundingClientRect().width)")
-        wait_for_charts(page, 3)  # the charts redrawn at their new width
-        try:  # the charts follow the new width and type: wait (bounded) for the redrawn text
-            page.wait_for_function(
-                """n => [...document.querySelectorAll('.js-plotly-plot')].every(p => {
-                       const s = [...p.querySelectorAll('.heatmaplayer text')]
-                           .map(t => parseFloat(getComputedStyle(t).fontSize));
-                       return s.length && Math.min(...s) >= n; })""",
-                arg=SCREENS[(width, height)], timeout=10_000)
-        except PlaywrightTimeout:
-            pass  # measured and reported below
-        page.evaluate("() => window.scrollTo(0, 0)")
-        m = page.evaluate(MEASURE)
-        screenshot(page, f"lecture_presenter_{width}x{height}")
-        assert_no_exception(page)
-        assert m["sidebar"] == 0, "presenter mode collapses the sidebar"
-        assert len(m["plots"]) == 3
-        for plot in m["plots"]:
-            assert plot["bottom"] <= m["vh"] + 1, f"a chart ends below the screen: {plot}"
-            assert plot["width"] >= 240, f"a heatmap is narrower than 240 px: {plot}"
-            assert plot["fonts"] and min(plot["fonts"]) >= SCREENS[(width, height)], plot
-        assert m["clipped"] == 0, "the variant box or the formula is clipped"
-        rows_line_up(m)
-        # how long it took is a benchmark's figure, not a test's (1.51 s once with the suite on
-        # two processes): printed only
-        print(f"presenter mode at {width}x{height}: repainted in {took:.2f} s")
-    finally:
-        page.context.close()
+def presenter_mode_fits_the_lecture_view_on_one_screen(page: Page, width: int,
+                                                        height: int) -> None:
+    """Presenter mode switched on (the page's lecture view showing its first three charts):
+    the sidebar collapsed, the three charts on one screen, none narrower than 240 px, their
+    numbers at least the screen's size, nothing clipped, the rows lined up."""
+    took = presenter_on(page)
+    page.wait_for_function(  # the sidebar collapsed; then the charts follow the new width
+        "() => !(document.querySelector('[data-testid=stSidebar]')"
+        "?.getBoundingClientRect().width)")
+    wait_for_charts(page, 3)  # the charts redrawn at their new width
+    try:  # the charts follow the new width and type: wait (bounded) for the redrawn text
+        page.wait_for_function(
+            """n => [...document.querySelectorAll('.js-plotly-plot')].every(p => {
+                   const s = [...p.querySelectorAll('.heatmaplayer text')]
+                       .map(t => parseFloat(getComputedStyle(t).fontSize));
+                   return s.length && Math.min(...s) >= n; })""",
+            arg=SCREENS[(width, height)], timeout=10_000)
+    except PlaywrightTimeout:
+        pass  # measured and reported below
+    page.evaluate("() => window.scrollTo(0, 0)")
+    m = page.evaluate(MEASURE)
+    screenshot(page, f"lecture_presenter_{width}x{height}")
+    assert_no_exception(page)
+    assert m["sidebar"] == 0, "presenter mode collapses the sidebar"
+    assert len(m["plots"]) == 3
+    for plot in m["plots"]:
+        assert plot["bottom"] <= m["vh"] + 1, f"a chart ends below the screen: {plot}"
+        assert plot["width"] >= 240, f"a heatmap is narrower than 240 px: {plot}"
+        assert plot["fonts"] and min(plot["fonts"]) >= SCREENS[(width, height)], plot
+    assert m["clipped"] == 0, "the variant box or the formula is clipped"
+    rows_line_up(m)
+    # how long it took is a benchmark's figure, not a test's (1.51 s once with the suite on
+    # two processes): printed only
+    print(f"presenter mode at {width}x{height}: repainted in {took:.2f} s")
 
 
-def test_without_presenter_mode_the_controls_and_matrices_share_a_1366x768_screen(
-        browser: Browser, app_server: str) -> None:
-    page = open_lecture(browser, app_server, 1366, 768)
-    try:
-        m = page.evaluate(MEASURE)
-        screenshot(page, "lecture_1366x768")
-        assert [p["bottom"] <= 768 + 1 for p in m["plots"]] == [True] * 3, m["plots"]
-        rows_line_up(m)
-        # τ's control, the weights chart's own slider, is on the screen too
-        slider = page.locator(TAU_CONTROL).bounding_box()
-        assert slider is not None and slider["y"] + slider["height"] <= 768
-    finally:
-        page.context.close()
+def without_presenter_mode_the_controls_and_matrices_share_a_1366x768_screen(
+        page: Page) -> None:
+    m = page.evaluate(MEASURE)
+    screenshot(page, "lecture_1366x768")
+    assert [p["bottom"] <= 768 + 1 for p in m["plots"]] == [True] * 3, m["plots"]
+    rows_line_up(m)
+    # τ's control, the weights chart's own slider, is on the screen too
+    slider = page.locator(TAU_CONTROL).bounding_box()
+    assert slider is not None and slider["y"] + slider["height"] <= 768
 
 
-@pytest.mark.parametrize("focus", ["Weights", "Q K V"])
-def test_at_1024x768_with_the_sidebar_open_no_control_is_cut(browser: Browser, app_server: str,
-                                                             focus: str) -> None:
+def at_1024x768_with_the_sidebar_open_no_control_is_cut(page: Page, focus: str) -> None:
     """The focus switch (all its choices) and the Regenerate button keep their whole labels
     in the narrowest classroom screen even before presenter mode closes the sidebar."""
-    page = open_lecture(browser, app_server, 1024, 768)
-    try:
-        if focus != "Weights":
-            playground_focus(page, focus)
-        m = page.evaluate(MEASURE)
-        screenshot(page, f"lecture_sidebar_1024x768_{focus.replace(' ', '')}")
-        assert m["sidebar"] > 0
-        assert m["clipped"] == 0, "a formula, select box, focus choice or button is cut"
-        if focus == "Weights":
-            rows_line_up(m)
-        if focus == "Q K V":
-            assert page.get_by_role("button", name="Regenerate").is_visible()
-        assert_no_exception(page)
-    finally:
-        page.context.close()
+    if focus != "Weights":
+        playground_focus(page, focus)
+    m = page.evaluate(MEASURE)
+    screenshot(page, f"lecture_sidebar_1024x768_{focus.replace(' ', '')}")
+    assert m["sidebar"] > 0
+    assert m["clipped"] == 0, "a formula, select box, focus choice or button is cut"
+    if focus == "Weights":
+        rows_line_up(m)
+    if focus == "Q K V":
+        assert page.get_by_role("button", name="Regenerate").is_visible()
+    assert_no_exception(page)
 
 
 # the room for text in the variant box and each name's width in its font (canvas measureText)
@@ -175,82 +163,56 @@ NAME_FITS = """(names) => {
 }"""
 
 
-@pytest.mark.parametrize("width, height, presenter", [
-    (1024, 768, False), (1024, 768, True), (1280, 800, True)])
-def test_every_variants_name_fits_the_variant_box(browser: Browser, app_server: str,
-                                                  width: int, height: int,
-                                                  presenter: bool) -> None:
+def every_variants_name_fits_the_variant_box(page: Page) -> None:
     """Not only the default: each of the registry's names, in the box's own font, fits the
     room the box gives its text, beside the sidebar and in presenter mode."""
     from attnviz.scenarios.registry import VARIANTS
 
-    page = open_lecture(browser, app_server, width, height)
-    try:
-        if presenter:
-            presenter_on(page)
-        m = page.evaluate(NAME_FITS, [v.name for v in VARIANTS.values()])
-        assert m["room"] > 100, m["room"]
-        too_long = [(n, round(w)) for n, w in m["widths"] if w > m["room"]]
-        assert not too_long, (round(m["room"]), too_long)
-    finally:
-        page.context.close()
+    m = page.evaluate(NAME_FITS, [v.name for v in VARIANTS.values()])
+    assert m["room"] > 100, m["room"]
+    too_long = [(n, round(w)) for n, w in m["widths"] if w > m["room"]]
+    assert not too_long, (round(m["room"]), too_long)
 
 
-@pytest.mark.parametrize("variant", ["Causal self-attention", "Multi-head"])
-def test_the_rows_line_up_when_a_title_wraps(browser: Browser, app_server: str,
-                                             variant: str) -> None:
+def the_rows_line_up_when_a_title_wraps(page: Page, variant: str) -> None:
     """The causal weights' formula takes two lines beside one-line titles; the charts still
     start and end at the same heights (their titles sit in a row of their own)."""
-    page = open_lecture(browser, app_server, 1366, 768)
-    try:
-        box = page.locator("[data-testid=stMain] [data-testid=stSelectbox] input").first
-        box.click()
-        page.keyboard.type(variant)
-        with expect_rerun(page):
-            page.keyboard.press("Enter")
-        wait_for_charts(page, 3)
-        m = page.evaluate(MEASURE)
-        screenshot(page, f"lecture_rows_{variant.split()[0].lower()}_1366x768")
-        rows_line_up(m)
-        assert_no_exception(page)
-    finally:
-        page.context.close()
+    box = page.locator("[data-testid=stMain] [data-testid=stSelectbox] input").first
+    box.click()
+    page.keyboard.type(variant)
+    with expect_rerun(page):
+        page.keyboard.press("Enter")
+    wait_for_charts(page, 3)
+    m = page.evaluate(MEASURE)
+    screenshot(page, f"lecture_rows_{variant.split()[0].lower()}_1366x768")
+    rows_line_up(m)
+    assert_no_exception(page)
 
 
-def test_a_two_row_scenario_draws_its_colour_bars_below_with_one_row_of_ticks(
-        browser: Browser, app_server: str) -> None:
+def a_two_row_scenario_draws_its_colour_bars_below_with_one_row_of_ticks(page: Page) -> None:
     """Loaded after the default (4 rows, bars at the right), the 2-row seed 001 redraws its
     bars below the cells: their ticks on one line, none of the old vertical ticks left."""
-    page = open_lecture(browser, app_server, 1366, 768)
-    try:
-        load_preset(page, "Causal example (seed 001)")
-        wait_for_charts(page, 3)
-        spans = page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot')].map(p => {
-            const ys = [...p.querySelectorAll('.colorbar text')]
-              .map(t => t.getBoundingClientRect().top);
-            return ys.length ? Math.max(...ys) - Math.min(...ys) : -1; })""")
-        screenshot(page, "lecture_two_rows_1366x768")
-        assert len(spans) == 3 and all(0 <= s < 4 for s in spans), spans
-        assert_no_exception(page)
-    finally:
-        page.context.close()
+    load_preset(page, "Causal example (seed 001)")
+    wait_for_charts(page, 3)
+    spans = page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot')].map(p => {
+        const ys = [...p.querySelectorAll('.colorbar text')]
+          .map(t => t.getBoundingClientRect().top);
+        return ys.length ? Math.max(...ys) - Math.min(...ys) : -1; })""")
+    screenshot(page, "lecture_two_rows_1366x768")
+    assert len(spans) == 3 and all(0 <= s < 4 for s in spans), spans
+    assert_no_exception(page)
 
 
-def test_a_typed_cell_edit_outlines_the_cells_it_moved(browser: Browser,
-                                                        app_server: str) -> None:
-    page = open_lecture(browser, app_server, 1366, 768)
-    try:
-        assert [p["shapes"] for p in page.evaluate(MEASURE)["plots"]] == [0, 0, 0]
-        editor = page.locator(".st-key-playground_x_v0")
-        edit_cell(page, editor, 3, 2, "3")
-        wait_for_charts(page, 3)
-        shapes = [p["shapes"] for p in page.evaluate(MEASURE)["plots"]]
-        screenshot(page, "lecture_after_edit")
-        # word_4's third dimension moves row 3 of the scores and all rows' column 3, ...
-        assert all(n > 0 for n in shapes), shapes
-        assert_no_exception(page)
-    finally:
-        page.context.close()
+def a_typed_cell_edit_outlines_the_cells_it_moved(page: Page) -> None:
+    assert [p["shapes"] for p in page.evaluate(MEASURE)["plots"]] == [0, 0, 0]
+    editor = page.locator(".st-key-playground_x_v0")
+    edit_cell(page, editor, 3, 2, "3")
+    wait_for_charts(page, 3)
+    shapes = [p["shapes"] for p in page.evaluate(MEASURE)["plots"]]
+    screenshot(page, "lecture_after_edit")
+    # word_4's third dimension moves row 3 of the scores and all rows' column 3, ...
+    assert all(n > 0 for n in shapes), shapes
+    assert_no_exception(page)
 
 
 WEIGHTS_TEXT = ("() => [...document.querySelectorAll("
@@ -268,8 +230,7 @@ COUNT_REDRAWS = ("() => { window.__redraws = 0; const P = window.Plotly; if (P._
                  " return o.apply(this, a); }; } }")
 
 
-def test_a_key_step_of_tau_repaints_every_chart_in_the_browser_and_is_recorded(
-        browser: Browser, app_server: str) -> None:
+def a_key_step_of_tau_repaints_every_chart_in_the_browser_and_is_recorded(page: Page) -> None:
     """Issues 27 and 28 (one control per value, the τ key step): τ's control is the weights
     chart's own slider; it takes the focus, → steps τ by 0.05 and the weights, the scaled
     scores and the output repaint in the browser at once (their frames); the rerun that
@@ -280,48 +241,43 @@ def test_a_key_step_of_tau_repaints_every_chart_in_the_browser_and_is_recorded(
     from attnviz.figures.heatmap import cell_text
     from attnviz.scenarios.presets import PRESETS
 
-    page = open_lecture(browser, app_server, 1366, 768)
-    try:
-        wait_for_app_run(page)
-        sliders = page.get_by_test_id("stMain").get_by_role("slider")
-        assert not [k for k in range(sliders.count())
-                    if "τ" in (sliders.nth(k).get_attribute("aria-label") or "")
-                    and sliders.nth(k).get_attribute("role") == "slider"
-                    and sliders.nth(k).evaluate("e => e.tagName") != "g"], "a second τ control"
-        control = page.locator(TAU_CONTROL)
-        control.wait_for(state="attached")
-        assert control.get_attribute("aria-valuetext") == "1"
-        control.focus()
-        for tau in (1.05, 1.1):
-            # the first step's rerun outlines the cells it moved (a redraw); the next ones
-            # move the same cells: nothing left to redraw
-            page.evaluate(COUNT_REDRAWS)
-            with expect_rerun(page):
-                page.keyboard.press("ArrowRight")
-            wait_for_charts(page, 3)  # (a redraw, were there one, would be under way)
-            att = attnviz.run_scenario(replace(PRESETS["seed_000"].build(),
-                                               temperature=tau)).attention
-            shown = page.evaluate(CHART_TEXT)
-            assert shown["weights"] == [f"{v:.3f}" for v in att.weights.ravel()], shown
-            for name in ("scaled", "output"):
-                z = getattr(att, name)
-                bound = float(abs(z).max())
-                assert shown[name] == list(cell_text(z, 3, scale=bound).ravel()), (name, shown)
-            assert control.get_attribute("aria-valuetext") == f"{tau:g}"
-        assert page.evaluate("() => window.__redraws") == 0, "the rerun redrew a chart"
-        # recorded: the scenario the app keeps in the address bar has the new τ
-        from urllib.parse import parse_qs, urlparse
+    wait_for_app_run(page)
+    sliders = page.get_by_test_id("stMain").get_by_role("slider")
+    assert not [k for k in range(sliders.count())
+                if "τ" in (sliders.nth(k).get_attribute("aria-label") or "")
+                and sliders.nth(k).get_attribute("role") == "slider"
+                and sliders.nth(k).evaluate("e => e.tagName") != "g"], "a second τ control"
+    control = page.locator(TAU_CONTROL)
+    control.wait_for(state="attached")
+    assert control.get_attribute("aria-valuetext") == "1"
+    control.focus()
+    for tau in (1.05, 1.1):
+        # the first step's rerun outlines the cells it moved (a redraw); the next ones
+        # move the same cells: nothing left to redraw
+        page.evaluate(COUNT_REDRAWS)
+        with expect_rerun(page):
+            page.keyboard.press("ArrowRight")
+        wait_for_charts(page, 3)  # (a redraw, were there one, would be under way)
+        att = attnviz.run_scenario(replace(PRESETS["seed_000"].build(),
+                                           temperature=tau)).attention
+        shown = page.evaluate(CHART_TEXT)
+        assert shown["weights"] == [f"{v:.3f}" for v in att.weights.ravel()], shown
+        for name in ("scaled", "output"):
+            z = getattr(att, name)
+            bound = float(abs(z).max())
+            assert shown[name] == list(cell_text(z, 3, scale=bound).ravel()), (name, shown)
+        assert control.get_attribute("aria-valuetext") == f"{tau:g}"
+    assert page.evaluate("() => window.__redraws") == 0, "the rerun redrew a chart"
+    # recorded: the scenario the app keeps in the address bar has the new τ
+    from urllib.parse import parse_qs, urlparse
 
-        from attnviz.io.scenario_io import from_link_param
+    from attnviz.io.scenario_io import from_link_param
 
-        param = parse_qs(urlparse(page.url).query)["scenario"][0]
-        assert from_link_param(param).temperature == 1.1
-    finally:
-        page.context.close()
+    param = parse_qs(urlparse(page.url).query)["scenario"][0]
+    assert from_link_param(param).temperature == 1.1
 
 
-def test_dragging_tau_moves_the_weights_in_the_browser_and_release_sets_it(
-        browser: Browser, app_server: str) -> None:
+def dragging_tau_moves_the_weights_in_the_browser_and_release_sets_it(page: Page) -> None:
     """Issue 15 item 3: while the weights' τ slider is dragged the cells change with no
     script run; on release τ becomes the step's exact value and every matrix follows."""
     from helpers import _finished_runs
@@ -329,41 +285,107 @@ def test_dragging_tau_moves_the_weights_in_the_browser_and_release_sets_it(
     import attnviz
     from attnviz.scenarios.presets import PRESETS
 
+    wait_for_app_run(page)
+    start = page.evaluate(WEIGHTS_TEXT)
+    rail = page.locator(".st-key-playground_fig_weights_slot_1 .slider-rail-rect")
+    box = rail.bounding_box()
+    assert box is not None
+    runs = len(_finished_runs[page])
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(box["x"] + 0.2 * box["width"], y)  # near τ = 1 (step 20 of 100)
+    page.mouse.down()
+    chart = ".st-key-playground_fig_weights_slot_1 .js-plotly-plot"
+    step = wait_for_slider(page, chart)
+    seen, times = [], []
+    for frac in (0.1, 0.05, 0.02):  # towards τ = 0.05: the weights sharpen
+        t0 = time.perf_counter()
+        page.mouse.move(box["x"] + frac * box["width"], y, steps=2)
+        step = wait_for_slider(page, chart, moved_from=step)  # the step's frame drawn
+        times.append(time.perf_counter() - t0)
+        seen.append(page.evaluate(WEIGHTS_TEXT))
+    assert len(_finished_runs[page]) == runs, "dragging must not run the script"
+    assert seen[-1] != start and len(set(map(tuple, seen))) >= 2, seen
+    assert not rerun_pending(page), "dragging must not ask for a script run"
+    with expect_rerun(page):
+        page.mouse.up()
+    wait_for_charts(page, 3)
+    # τ's one control is the chart's slider: it says the released step
+    value = float(page.locator(TAU_CONTROL).get_attribute("aria-valuetext"))
+    assert value < 0.5
+    sc = PRESETS["seed_000"].build()
+    from dataclasses import replace
+    expected = attnviz.run_scenario(replace(sc, temperature=value)).attention.weights
+    shown = page.evaluate(WEIGHTS_TEXT)
+    assert shown == [f"{v:.3f}" for v in expected.ravel()], (shown, value)
+    screenshot(page, "lecture_tau_dragged")
+    print(f"ms per drag step, until drawn: {[round(1000 * t) for t in times]}")
+
+
+# --- the sessions: each a new browser session at one screen size, its steps in turn (a step
+# that changes what a later step's expected numbers or counted charts assume comes after it, or
+# has a session of its own) --------------------------------------------------------------------
+
+def test_at_1024x768_beside_the_sidebar_nothing_is_cut_and_presenter_mode_fits(
+        browser: Browser, app_server: str) -> None:
+    """Beside the open sidebar every variant's name fits the box and no control is cut (the
+    Weights focus); then presenter mode fits one screen and every name still fits."""
+    page = open_lecture(browser, app_server, 1024, 768)
+    try:
+        every_variants_name_fits_the_variant_box(page)
+        at_1024x768_with_the_sidebar_open_no_control_is_cut(page, "Weights")
+        presenter_mode_fits_the_lecture_view_on_one_screen(page, 1024, 768)
+        every_variants_name_fits_the_variant_box(page)
+    finally:
+        page.context.close()
+
+
+def test_at_1024x768_the_q_k_v_focus_beside_the_sidebar_cuts_no_control(
+        browser: Browser, app_server: str) -> None:
+    """A session of its own: a focus's charts, once drawn, stay on the page, and the presenter
+    checks count the lecture's three."""
+    page = open_lecture(browser, app_server, 1024, 768)
+    try:
+        at_1024x768_with_the_sidebar_open_no_control_is_cut(page, "Q K V")
+    finally:
+        page.context.close()
+
+
+@pytest.mark.parametrize("width, height", [(1280, 800), (1920, 1080)])
+def test_presenter_mode_fits_the_lecture_view_and_every_variants_name(
+        browser: Browser, app_server: str, width: int, height: int) -> None:
+    page = open_lecture(browser, app_server, width, height)
+    try:
+        presenter_mode_fits_the_lecture_view_on_one_screen(page, width, height)
+        if (width, height) == (1280, 800):
+            every_variants_name_fits_the_variant_box(page)
+    finally:
+        page.context.close()
+
+
+def test_at_1366x768_tau_by_key_and_by_drag_then_presenter_mode_fits(
+        browser: Browser, app_server: str) -> None:
+    """Without presenter mode the controls and matrices share the screen; τ stepped by the
+    keyboard, then dragged (each step's expected numbers: the default scenario at the τ the
+    chart's slider says); then presenter mode fits one screen."""
     page = open_lecture(browser, app_server, 1366, 768)
     try:
-        wait_for_app_run(page)
-        start = page.evaluate(WEIGHTS_TEXT)
-        rail = page.locator(".st-key-playground_fig_weights_slot_1 .slider-rail-rect")
-        box = rail.bounding_box()
-        assert box is not None
-        runs = len(_finished_runs[page])
-        y = box["y"] + box["height"] / 2
-        page.mouse.move(box["x"] + 0.2 * box["width"], y)  # near τ = 1 (step 20 of 100)
-        page.mouse.down()
-        chart = ".st-key-playground_fig_weights_slot_1 .js-plotly-plot"
-        step = wait_for_slider(page, chart)
-        seen, times = [], []
-        for frac in (0.1, 0.05, 0.02):  # towards τ = 0.05: the weights sharpen
-            t0 = time.perf_counter()
-            page.mouse.move(box["x"] + frac * box["width"], y, steps=2)
-            step = wait_for_slider(page, chart, moved_from=step)  # the step's frame drawn
-            times.append(time.perf_counter() - t0)
-            seen.append(page.evaluate(WEIGHTS_TEXT))
-        assert len(_finished_runs[page]) == runs, "dragging must not run the script"
-        assert seen[-1] != start and len(set(map(tuple, seen))) >= 2, seen
-        assert not rerun_pending(page), "dragging must not ask for a script run"
-        with expect_rerun(page):
-            page.mouse.up()
-        wait_for_charts(page, 3)
-        # τ's one control is the chart's slider: it says the released step
-        value = float(page.locator(TAU_CONTROL).get_attribute("aria-valuetext"))
-        assert value < 0.5
-        sc = PRESETS["seed_000"].build()
-        from dataclasses import replace
-        expected = attnviz.run_scenario(replace(sc, temperature=value)).attention.weights
-        shown = page.evaluate(WEIGHTS_TEXT)
-        assert shown == [f"{v:.3f}" for v in expected.ravel()], (shown, value)
-        screenshot(page, "lecture_tau_dragged")
-        print(f"ms per drag step, until drawn: {[round(1000 * t) for t in times]}")
+        without_presenter_mode_the_controls_and_matrices_share_a_1366x768_screen(page)
+        a_key_step_of_tau_repaints_every_chart_in_the_browser_and_is_recorded(page)
+        dragging_tau_moves_the_weights_in_the_browser_and_release_sets_it(page)
+        presenter_mode_fits_the_lecture_view_on_one_screen(page, 1366, 768)
+    finally:
+        page.context.close()
+
+
+def test_at_1366x768_an_edit_is_outlined_the_rows_line_up_and_two_rows_draw_bars_below(
+        browser: Browser, app_server: str) -> None:
+    """A typed cell edit (on the default scenario: its outlines are counted from none), the
+    two variants whose titles wrap, then the 2-row preset (last: it replaces the scenario)."""
+    page = open_lecture(browser, app_server, 1366, 768)
+    try:
+        a_typed_cell_edit_outlines_the_cells_it_moved(page)
+        for variant in ("Causal self-attention", "Multi-head"):
+            the_rows_line_up_when_a_title_wraps(page, variant)
+        a_two_row_scenario_draws_its_colour_bars_below_with_one_row_of_ticks(page)
     finally:
         page.context.close()
