@@ -147,7 +147,13 @@ def with_settings(scenario: Scenario, settings: Mapping[str, object]) -> Scenari
     """The scenario with a step's settings on top: ``variant`` first (with the parts it reads;
     settings the new variant does not have are dropped by ``with_variant``), then the other
     scenario fields of ``SCENARIO_SETTINGS``, then the variant's own settings (any other
-    name)."""
+    name). Its title names the settings that have words (``text.SETTING_WORDS``: every
+    lecture step's do), its description (the preset's claims) is dropped: the caption says
+    what the step changed instead of "Edited from" the preset."""
+    named = [text.SETTING_WORDS[item] for item in settings.items() if item in text.SETTING_WORDS]
+    if named:
+        scenario = replace(scenario, description="", title=text.STEP_TITLE.format(
+            title=scenario.title, settings=", ".join(named)))
     variant = settings.get("variant", scenario.variant)
     if variant != scenario.variant:
         scenario = with_variant(scenario, variant)

@@ -126,6 +126,7 @@ def load_step(step: Step) -> Scenario:
     scenario = state.load_preset(step.preset)
     scenario = with_settings(scenario, step.settings)
     state.set_scenario(scenario)
+    state.remember_opened(scenario)  # once edited: "Edited from <the step's title>"
     st.session_state[state.PRESENTER] = True  # before the sidebar's toggle is drawn
     if step.focus:
         st.session_state[PENDING_FOCUS] = step.focus

@@ -125,6 +125,12 @@ def open_whole(scenario: Scenario) -> None:
     edited it reads "Edited from <title>" everywhere, as an edited preset does
     (:func:`truthful`)."""
     set_scenario(scenario, reset_editors=True)
+    remember_opened(scenario)
+
+
+def remember_opened(scenario: Scenario) -> None:
+    """Remember the current scenario's numbers under its title (see :func:`open_whole`; a
+    lecture step's scenario, named by its settings, too)."""
     if scenario.title:
         origins = st.session_state.setdefault(ORIGINS, {})
         origins.pop(scenario.title, None)  # the newest opening of a title counts, kept last

@@ -16,6 +16,22 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "BAR_TITLE": ("title", "n", "total"),
     "BAD_STEP": ("title", "total"),
     "HOME_STEPS": ("n",),
+    "STEP_TITLE": ("title", "settings"),
+}
+
+# The title of a step's scenario when the step changes settings on top of its preset: the
+# preset's title and what was changed, so the caption says what the step shows ("Edited from"
+# is for a person's edits). {title}: the preset's title; {settings}: SETTING_WORDS joined by ", "
+STEP_TITLE = "{title}, {settings}"
+# each (setting, value) a lecture step sets, in words (tests/teach/test_lecture_step_titles.py
+# fails on a step whose settings have none)
+SETTING_WORDS = {
+    ("mask_kind", "causal"): "causal mask",
+    ("temperature", 0.3): "temperature τ = 0.3",
+    ("temperature", 3.0): "temperature τ = 3",
+    ("use_pe", False): "no positional encoding",
+    ("scale_mode", "none"): "no 1/√d_k scaling",
+    ("rope_offset", 5): "positions shifted by 5",
 }
 
 # {title}: the lecture's title; {n}: the step shown (1 = first); {total}: its number of steps
