@@ -9,8 +9,8 @@ The model: GPT-2, 2 layers × :data:`HEADS` heads, width 32, its MLPs zeroed and
 (attention-only, as Olsson et al.'s small models), embeddings drawn from N(0, 1), untied
 unembedding, positions for the first token and :data:`TOKENS` more. The data: attnviz's own
 induction task (:func:`attnviz.scenarios.induction.make_batch`: random tokens with a
-segment of 4..12 repeated at random places, the loss on the repeat), after a first token.
-Adam, seeded (torch and numpy): the same seed gives the same model.
+segment of 4..12 repeated at a random place and gap, the loss on the repeat), after a first
+token. Adam, seeded (torch and numpy): the same seed gives the same model.
 """
 
 from __future__ import annotations

@@ -78,8 +78,8 @@ def test_it_opens_on_the_shipped_model_with_every_chart_and_the_replay():
     assert any(text.FORMED.split(":")[0] in s and "L0 H1" in s and "L1 H1" in s
                for s in messages(at.success))
     titles = [a["text"] for a in grid["layout"]["annotations"]]
-    assert titles == ["<b>L0 H0 · previous-token</b>", "<b>L0 H1 · previous-token</b>",
-                      "<b>L1 H0 · induction</b>", "<b>L1 H1 · induction</b>"]  # all above 0.5
+    assert titles == ["<b>L0 H0</b>", "<b>L0 H1 · previous-token</b>",  # L0 H0: 0.26, unnamed
+                      "<b>L1 H0 · induction</b>", "<b>L1 H1 · induction</b>"]
     scores = spec_by_key(at, "induction_fig_scores")
     assert len(scores["data"]) == 3 * 4  # three scores × four heads
     np.testing.assert_allclose(decode(scores["data"][4 + 3]["y"]),
@@ -133,7 +133,7 @@ def test_ablating_the_induction_head_brings_the_loss_back():
     keep = np.array([[True, True], [True, False]])
     ablated = induction_loss(SHIPPED.params, SHIPPED.settings, keep)
     assert [m.value for m in at.metric] == [f"{full:.3f}", f"{ablated:.3f}"]
-    assert ablated > full + 0.3  # measured 0.90 -> 1.42
+    assert ablated > full + 0.3  # measured 0.94 -> 1.42
     # the loss by position gains the ablated line, the residual stream loses the head's row
     assert len(spec_by_key(at, "induction_fig_positions")["data"]) == 3
     z = decode(spec_by_key(at, "induction_fig_residual")["data"][0]["z"])

@@ -1,17 +1,19 @@
 """The induction task (attnviz.scenarios.induction): the data (a segment that repeats at a
-varying place and length, the loss mask on the repeat), the scores on hand-built attention
-patterns, the head identification, the phase-change detector, the chunked training loop, and
-that training from the defaults forms a previous-token head and an induction head for three
-seeds (measured on this machine: the numbers below).
+varying place, gap and length, every gap equally likely; the loss mask on the repeat), the
+scores on hand-built attention patterns, the head identification, the phase-change detector,
+the chunked training loop, and that training from the defaults forms a previous-token head and
+an induction head for three seeds (measured on this machine: the numbers below).
 
 Measured (the defaults: 2 layers × 2 heads, width 32, vocab 16, 24 tokens, Adam 1e-2, batch
-32, 300 steps; numpy on one BLAS thread): for seeds 0–7 both heads pass 0.5 by step 120–162
-(the first recorded frame where both do), the phase change sits at steps 99–141, and at step
-300 the previous-token score is 0.69–0.73 and the prefix-matching score 0.88–0.98 (uniform
+32, 300 steps; numpy on one BLAS thread): for seeds 0–7 both heads pass 0.5 by step 126–222
+(the first recorded frame where both do), the phase change sits at steps 71–92, and at step
+300 the previous-token score is 0.56–0.61 and the prefix-matching score 0.81–0.89 (uniform
 causal attention on the held-out sequence: 0.12 and 0.05; before training all heads are below
-0.3). The 0.5 thresholds leave a margin of ~0.2 either way. With the fixed-place shortcut the
-loss on the repeat reaches ~0 by step 50 with every previous-token score below 0.2: no
-induction circuit forms, and the model fails on a repeat at another place.
+0.3). The 0.5 thresholds leave a margin of 0.2 below them and, above them, 0.06–0.11 for the
+previous-token head (600 steps raise it to ~0.70 and take the task loss from ~1.0 to ~0.8).
+With the fixed-place shortcut the loss on the repeat reaches ~0 by step 50 with every
+previous-token score below 0.2: no induction circuit forms, and the model fails on a repeat at
+another place.
 """
 
 from __future__ import annotations
@@ -21,11 +23,13 @@ import dataclasses
 import numpy as np
 import pytest
 
+from attnviz.core.transformer import forward
 from attnviz.scenarios.induction import (
     FRAME_CELLS,
     INDUCTION_THRESHOLD,
     MAX_FRAMES,
     PREVIOUS_TOKEN_THRESHOLD,
+    InductionBatch,
     InductionSettings,
     detect_phase_change,
     eval_batch,
@@ -35,6 +39,7 @@ from attnviz.scenarios.induction import (
     heldout_sequence,
     identify_heads,
     induction_loss,
+    loss_by_gap,
     make_batch,
     prefix_matching_score,
     prefix_targets,
@@ -65,6 +70,54 @@ def test_the_segment_varies_in_place_and_length_and_is_copied():
         np.testing.assert_array_equal(np.flatnonzero(batch.loss_mask[row]),
                                       np.arange(s, s + n - 1))
     assert batch.tokens.min() >= 0 and batch.tokens.max() < DEFAULTS.vocab_size
+
+
+def test_every_gap_and_every_place_given_the_gap_is_equally_likely():
+    """40,000 sequences at the defaults (t = 24, L = 4 .. 8). For each length L, every gap
+    0 .. t − 2L occurs in a share within 20 % of the uniform 1 / (t − 2L + 1) (500-900
+    sequences each: the 20 % is over 4 standard deviations). Given L and the gap, every
+    first start 0 .. t − 2L − gap occurs, evenly: the chi-square statistic summed over all
+    (L, gap) cells stays within 5 standard deviations of its degrees of freedom. (Drawing the
+    first start before the gap gave a fourth of the sequences gap 0 and 1.5 % a gap of 12
+    or more, and skewed the place given the gap.)"""
+    batch = make_batch(DEFAULTS, np.random.default_rng(41), 40_000)
+    t = DEFAULTS.n_tokens
+    assert np.all(batch.gap >= 0) and np.all(batch.second + batch.length <= t)
+    chi2, dof = 0.0, 0
+    for length in range(DEFAULTS.min_segment, DEFAULTS.max_segment + 1):
+        of_length = batch.length == length
+        gaps = batch.gap[of_length]
+        n_gaps = t - 2 * length + 1
+        share = np.bincount(gaps, minlength=n_gaps) / len(gaps)
+        assert len(share) == n_gaps  # no gap beyond t − 2L
+        np.testing.assert_allclose(share, 1 / n_gaps, rtol=0.2, err_msg=f"L = {length}")
+        for gap in range(n_gaps):
+            firsts = batch.first[of_length & (batch.gap == gap)]
+            n_places = n_gaps - gap
+            counts = np.bincount(firsts, minlength=n_places)
+            assert len(counts) == n_places and counts.min() > 0, (length, gap)
+            expected = len(firsts) / n_places
+            chi2 += float(((counts - expected) ** 2 / expected).sum())
+            dof += n_places - 1
+    assert abs(chi2 - dof) < 5 * np.sqrt(2 * dof), (chi2, dof)
+
+
+def test_the_loss_by_gap_splits_the_task_loss():
+    """Per gap: the mean over that gap's counted predictions; weighted by their counts, the
+    task loss of the whole batch."""
+    settings = dataclasses.replace(DEFAULTS, steps=1)
+    params = start_training(settings).params
+    batch = make_batch(settings, np.random.default_rng(5), 256)
+    by_gap = loss_by_gap(params, batch)
+    assert set(by_gap) == set(batch.gap.tolist())
+    assert sum(n for _, n in by_gap.values()) == batch.loss_mask.sum()
+    whole = forward(params, batch.tokens, loss_mask=batch.loss_mask).loss
+    weighted = sum(loss * n for loss, n in by_gap.values()) / batch.loss_mask.sum()
+    assert weighted == pytest.approx(whole, rel=1e-12)
+    one = batch.gap == 3
+    only = InductionBatch(batch.tokens[one], batch.loss_mask[one], batch.first[one],
+                          batch.second[one], batch.length[one])
+    assert loss_by_gap(params, only) == {3: by_gap[3]}
 
 
 def test_the_masked_predictions_are_determined_by_the_context():

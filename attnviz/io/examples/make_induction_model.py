@@ -9,7 +9,7 @@ position — so that opening the page trains nothing (:attr:`InductionModel.run`
 objects; float64 but for the recorded attention (float32: 0..1 drawn on a fixed colour scale,
 and the figure sends float32 anyway). The zip is written with fixed timestamps and a fixed
 member order, so the same numbers give the same bytes (numpy's ``savez`` stamps the current
-time). Size: 348 KB (``tests/io/test_induction_model.py`` keeps it under 1 MB).
+time). Size: 347 KB (``tests/io/test_induction_model.py`` keeps it under 1 MB).
 
 The same bytes come back only where numpy's SIMD loops and the OpenBLAS kernel are those that
 built the file: another CPU's kernels round training's last bits differently, and a rebuild
