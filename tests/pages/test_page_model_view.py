@@ -157,7 +157,7 @@ def test_a_captured_file_is_shown_causal(at):
 
 
 @pytest.mark.parametrize("changes, why", [
-    (dict(attnviz_capture=np.array(2, dtype=np.int64)), text.OTHER_VERSION.split("(")[0]),
+    (dict(attnviz_capture=np.array(3, dtype=np.int64)), text.OTHER_VERSION.split("(")[0]),
     (dict(is_causal=None), text.TAMPERED_WHY["missing"].format(name="is_causal")),
     (dict(layers=np.arange(3, dtype=np.int64)),
      text.TAMPERED_WHY["layers"].format(n=3, layers=2)),
