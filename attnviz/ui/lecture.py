@@ -378,12 +378,16 @@ def presenter_widths(focus: str, t: int, d_v: int) -> list[float] | int:
     numbers need at 14 px on a 1024-px screen (at least a third, at most
     :data:`layout.WEIGHTS_MOST`); the scaled scores (``t`` columns) and the output (``d_v``)
     share the rest by their columns, each at least :data:`layout.OTHERS_LEAST` (on a wide
-    screen their numbers then fit too). Equal thirds for the other foci."""
+    screen their numbers then fit too); an output wider than the scores (a real model's head:
+    d_v = 64) counts as wide as they are, its many narrow columns a strip of colours (counted
+    in full, they had left the scaled scores, which carry the row labels and a colour bar, two
+    pixels for their cells at 1024×768). Equal thirds for the other foci."""
     if focus != "weights":
         return layout.EQUAL_THIRDS
     need = (t * layout.WEIGHTS_COLUMN_PX + layout.WEIGHTS_FRAME_PX) / layout.PRESENTER_ROW_WIDTH_PX
     share = min(max(need, 1 / 3), layout.WEIGHTS_MOST)
     rest = 1 - share
+    d_v = min(d_v, t)
     output = min(max(rest * d_v / (t + d_v), layout.OTHERS_LEAST), rest - layout.OTHERS_LEAST)
     return [rest - output, share, output]
 
