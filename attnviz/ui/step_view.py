@@ -13,7 +13,7 @@ from attnviz.scenarios.scenario import written as written_for
 from attnviz.teach.explain import formulas_for, number, output_symbol, settings_of
 from attnviz.teach.text import common
 from attnviz.teach.text import step_by_step as text
-from attnviz.ui import heads, layout, steps
+from attnviz.ui import heads, layout, state, steps
 from attnviz.ui.panels import show_figure
 
 WIDE_COLUMNS = 16  # a step table wider than this, and of more than LAZY_CELLS numbers, is
@@ -37,6 +37,8 @@ def table(frame, where=st, *, kind: str = "") -> None:
     :data:`WIDE_COLUMNS` columns and :data:`LAZY_CELLS` numbers) goes in a closed expander
     whose content runs only while it is open: not built, not sent, not drawn until asked for.
     Drawing a real head's two 128 × 64 tables doubled the page's time to open in the browser.
+    In presenter mode a static table of the numbers as text ("−" for minus), sized with the
+    projected page (:data:`attnviz.ui.presenter.PRESENTER_CSS`).
     """
     if kind and is_wide(frame.shape):
         box = where.expander(text.WIDE_TABLE.format(what=text.WIDE_TABLE_WHAT[kind],
@@ -46,6 +48,13 @@ def table(frame, where=st, *, kind: str = "") -> None:
             return
         where = box
     shown, config = frame.copy(), {}
+    if state.presenter():  # an HTML table, whose type presenter mode's CSS sizes for the room
+        # (the grid draws on a canvas at ~14 px on any screen): the numbers written as text
+        for c in frame.columns:
+            if frame[c].dtype.kind == "f":
+                shown[c] = [number(x, 6, "text") for x in frame[c]]
+        where.table(shown)
+        return
     for c in frame.columns:
         if frame[c].dtype.kind != "f":
             continue

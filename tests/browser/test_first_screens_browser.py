@@ -5,9 +5,10 @@ Walking every page at 1024×768 in presenter mode, these showed only controls on
 screen (Learn's target after its controls, Your own attention's uploads, Pitfalls' seventeen
 titles) and Induction heads' title sat partly under Streamlit's header. Measured here, at
 1024×768 and at 1920×1080 in one session: every page's title starts below the header, and the
-first three show a full row of cell numbers (at least eight) inside the window at the
-classroom sizes (≥ 14 px at 1024, ≥ 24 px at 1920). The page order in the AppTest:
-tests/pages/test_first_screens.py.
+first three and Step by step show a full row of cell numbers (at least eight) inside the
+window at the classroom sizes (≥ 14 px at 1024, ≥ 24 px at 1920), and Step by step's tables
+of numbers (a canvas grid at ≈ 14 px on any screen before) are as large. The page order in
+the AppTest: tests/pages/test_first_screens.py.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from attnviz.teach.text import common
 
 SENTENCE = "the teacher wrote eight words on the board"
 # the page's title (navigation) -> whether its first screen must show cell numbers
-PAGES = {"Learn": True, "Your own attention": True, "Pitfalls": True, "Induction heads": False}
+PAGES = {"Learn": True, "Your own attention": True, "Pitfalls": True, "Induction heads": False,
+         "Step by step": True}
 SIZES = {(1024, 768): 14, (1920, 1080): 24}
 
 # the title's top and the header's bottom; the cell numbers drawn wholly inside the window
@@ -39,7 +41,9 @@ SCREEN = """() => {
     }).filter(n => n.inside);
   return {title: heading ? range.getBoundingClientRect().top : null,
           header: header ? header.getBoundingClientRect().bottom : 0,
-          numbers: numbers.map(n => n.px)};
+          numbers: numbers.map(n => n.px),
+          tables: [...document.querySelectorAll('[data-testid=stMain] table td')]
+            .map(t => parseFloat(getComputedStyle(t).fontSize))};
 }"""
 
 
@@ -77,6 +81,12 @@ def test_first_screens_show_the_title_and_the_lesson(browser, app_server) -> Non
                 if with_numbers and len(readable) < 8:
                     wrong.append(f"{where}: {len(readable)} numbers ≥ {least} px on the first "
                                  f"screen (all: {sorted(seen['numbers'])[:8]})")
+                small = [px for px in seen["tables"] if px < least]
+                if small:  # Step by step's tables of numbers, as large as the charts' numbers
+                    wrong.append(f"{where}: {len(small)} table numbers below {least} px "
+                                 f"({min(small)} px)")
+                if title == "Step by step" and not seen["tables"]:
+                    wrong.append(f"{where}: no table of numbers drawn")
         assert not wrong, "\n".join(wrong)
     finally:
         page.context.close()

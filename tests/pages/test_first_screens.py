@@ -66,3 +66,15 @@ def test_pitfalls_picks_with_one_select_box_and_shows_the_code_one_at_a_time_in_
     at.selectbox(key="pitfalls_choice").set_value("mask_after_softmax").run()
     assert not at.exception and at.tabs[0].code[0].value.count("def ") >= 1
     assert at.session_state["pitfalls_choice"] == "mask_after_softmax"
+
+
+def test_step_by_step_writes_its_tables_as_text_tables_in_presenter_mode():
+    """The grid (st.dataframe) draws on a canvas at ≈ 14 px on any screen; presenter mode's
+    tables are HTML, sized by its CSS, their numbers as the grid formats them ("−" minus)."""
+    at = open_page("step_by_step", lazy_open=False)
+    grids = len(at.dataframe)
+    assert grids >= 4 and not at.table
+    _presenter(at)
+    assert len(at.table) == grids and not at.dataframe
+    written = [str(v) for t in at.table for v in t.value.to_numpy().ravel()]
+    assert any(w.startswith("−") for w in written) and not any(w.startswith("-") for w in written)
