@@ -5,7 +5,7 @@ import streamlit as st
 
 from attnviz.scenarios.gradients import LOSSES
 from attnviz.teach.text import gradients as text
-from attnviz.ui import controls, heads, layout, state
+from attnviz.ui import controls, layout, state
 from attnviz.ui.gradients_view import Slots, loss_part, matrices
 from attnviz.ui.page_end import end_page
 from attnviz.ui.panels import scenario_caption
@@ -47,7 +47,7 @@ def backward_pass() -> None:
     if result is None:
         return
     c_loss, c_head, c_pattern = st.columns(layout.LOSS_HEAD_PATTERN)
-    head = heads.head_picker(result.attention, "gradients_head", c_head) or 0
+    head = controls.head_picker(result.attention, "gradients_head", c_head) or 0
     by_loss(matrices(scenario, result, head, c_loss, c_pattern))
 
 

@@ -12,7 +12,7 @@ from attnviz.scenarios.fingerprint import fingerprint
 from attnviz.scenarios.gradients import PATTERNS
 from attnviz.scenarios.learn import MAX_STEPS, OPTIMIZERS, TRAINABLE
 from attnviz.teach.text import learn as text
-from attnviz.ui import controls, heads, layout, presenter, state
+from attnviz.ui import controls, layout, presenter, state
 from attnviz.ui.learn_view import (
     DEFAULTS,
     LOADED,
@@ -61,7 +61,7 @@ st.session_state["learn_fields"] = [f for f in st.session_state.get("learn_field
                                     if f in readable]
 fields = c2.multiselect(text.TRAIN_LABEL, readable, format_func=text.FIELD_NAMES.get,
                         key="learn_fields")
-head = heads.head_picker(att, "learn_head", c3) or 0
+head = controls.head_picker(att, "learn_head", c3) or 0
 c4, c5, c6, c7, c8 = st.columns(layout.TRAINING_SETTINGS)
 optimizer = c4.radio(text.OPTIMIZER_LABEL, OPTIMIZERS, format_func=text.OPTIMIZER_NAMES.get,
                      key="learn_optimizer")

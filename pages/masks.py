@@ -8,7 +8,7 @@ from attnviz import position_labels
 from attnviz.scenarios.scenario import MASK_KINDS
 from attnviz.teach.text import common
 from attnviz.teach.text import masks as text
-from attnviz.ui import controls, heads, presenter, state
+from attnviz.ui import controls, presenter, state
 from attnviz.ui.masks_view import (
     bind,
     custom_mask_controls,
@@ -53,7 +53,7 @@ result = controls.compute(scenario)
 if result is None:
     end_page()
 att = result.attention
-head = heads.head_picker(att, "masks_head") or 0
+head = controls.head_picker(att, "masks_head") or 0
 att = att.head(head)
 mask = result.mask
 blocked_rows = np.flatnonzero(~mask.any(axis=1))

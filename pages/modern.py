@@ -16,7 +16,7 @@ from attnviz.teach.modern import (
 )
 from attnviz.teach.text import common
 from attnviz.teach.text import modern as text
-from attnviz.ui import heads, presenter, state
+from attnviz.ui import head_grid, presenter, state
 from attnviz.ui.modern_view import (
     ALIBI_HEADS,
     GAINS,
@@ -76,7 +76,7 @@ with alibi_tab:
     if len(shown) < n_heads:
         st.caption(text.ALIBI_HEADS_SHOWN.format(shown=", ".join(map(str, shown)), n=n_heads))
     st.caption(text.LENGTH_DRAG)
-    for h, col in zip(shown, heads.grid(len(shown)), strict=True):
+    for h, col in zip(shown, head_grid.grid(len(shown)), strict=True):
         with col:
             st.markdown(f"**{text.ALIBI_HEAD.format(h=h)}**")
             show_alibi_head(n_heads, h, length, lengths, slider=h == 0)

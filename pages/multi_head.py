@@ -1,5 +1,5 @@
 """Multi-head: split W_Q, W_K, W_V into heads, one weights map per head, concat, W_O, head mix.
-The grids and panels: :mod:`attnviz.ui.heads`."""
+The grids and panels: :mod:`attnviz.ui.multi_head_view`."""
 
 import numpy as np
 import streamlit as st
@@ -7,7 +7,7 @@ import streamlit as st
 from attnviz.figures import heatmap
 from attnviz.teach.text import common
 from attnviz.teach.text import multi_head as text
-from attnviz.ui import controls, heads, layout, presenter, state
+from attnviz.ui import controls, layout, multi_head_view, presenter, state
 from attnviz.ui.editors import matrix_editor
 from attnviz.ui.page_end import end_page
 from attnviz.ui.panels import matrix_panel, scenario_caption
@@ -21,10 +21,10 @@ controls.require_projection("multi_head", text.DIRECT, "seed_004_two_heads")
 
 c1, c2 = st.columns(layout.LABEL_BESIDE_CONTROL, vertical_alignment="bottom")
 with c1:
-    scenario, n, bad_count = heads.head_count_control("multi_head", scenario)
+    scenario, n, bad_count = multi_head_view.head_count_control("multi_head", scenario)
 dk, dv = scenario.w_q.shape[1], scenario.w_v.shape[1]
 c2.text(text.WIDTHS.format(dk=dk, heads=common.count(n, "head"), d_k=dk // n, dv=dv, d_v=dv // n,
-                           choices=", ".join(map(str, heads.head_choices(scenario)))))
+                           choices=", ".join(map(str, multi_head_view.head_choices(scenario)))))
 if bad_count:
     st.error(bad_count)
 elif n != scenario.n_heads:  # a one-head scenario opens with several heads, not stored
@@ -51,8 +51,8 @@ st.text(text.SETTINGS_LINE.format(scale=att.scale, tau=att.temperature,
                                   scale_mode=common.SCALE_MODES[scenario.scale_mode])
         + (text.WITH_PE if scenario.use_pe else "")
         + ("" if att.mask.all() else text.WITH_MASK))
-heads.head_grids(att, labels, n)
-concat_labels = heads.concat_panel(att, labels)
+multi_head_view.head_grids(att, labels, n)
+concat_labels = multi_head_view.concat_panel(att, labels)
 
 st.subheader(text.PROJECT_HEADER)
 c1, c2 = st.columns(layout.NARROW_LEFT, gap="large")
@@ -79,6 +79,6 @@ st.caption(text.MIX)
 c1, c2 = st.columns(layout.NARROW_LEFT, gap="large")
 with c1:
     st.latex(text.MIX_FORMULA)
-    mix = heads.head_mix_editor("multi_head", scenario, n)
+    mix = multi_head_view.head_mix_editor("multi_head", scenario, n)
 with c2:
-    heads.mixed_panel(att, mix, labels)
+    multi_head_view.mixed_panel(att, mix, labels)

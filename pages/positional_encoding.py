@@ -1,5 +1,5 @@
 """Positional encoding: the PE matrix, its curves and similarity, and why attention needs it.
-The figures: :mod:`attnviz.ui.positional_view`."""
+The figures: :mod:`attnviz.ui.positional_encoding_view`."""
 
 import streamlit as st
 
@@ -8,7 +8,7 @@ from attnviz.teach.text import common
 from attnviz.teach.text import positional_encoding as text
 from attnviz.ui import presenter, state
 from attnviz.ui.page_end import end_page
-from attnviz.ui.positional_view import (
+from attnviz.ui.positional_encoding_view import (
     BASES,
     base_on_chart,
     controls_on_chart,

@@ -10,7 +10,7 @@ from attnviz.figures import heatmap, mask_figure
 from attnviz.teach.quiz import practice_question, score_predictions
 from attnviz.teach.text import common
 from attnviz.teach.text import quiz as text
-from attnviz.ui import controls, heads, layout, presenter, state
+from attnviz.ui import controls, layout, presenter, state
 from attnviz.ui.page_end import end_page
 from attnviz.ui.panels import show_figure
 
@@ -34,7 +34,7 @@ else:
     if result is None:
         end_page()
     part, q_lab, k_lab = result.attention, result.q_labels, result.k_labels
-    part = part.head(heads.head_picker(part, "quiz_head") or 0)
+    part = part.head(controls.head_picker(part, "quiz_head") or 0)
 weights = np.atleast_2d(part.weights)
 if weights.shape[0] > MAX_QUERIES:
     st.info(text.TOO_MANY.format(limit=MAX_QUERIES, n=weights.shape[0]))

@@ -1,5 +1,5 @@
 """Step by step: one query through the whole computation, with the scenario's numbers.
-The views: :mod:`attnviz.ui.step_view`."""
+The views: :mod:`attnviz.ui.step_by_step_view`."""
 
 import streamlit as st
 
@@ -9,7 +9,7 @@ from attnviz.ui import controls, presenter, state
 from attnviz.ui.editors import matrix_editor
 from attnviz.ui.page_end import end_page
 from attnviz.ui.panels import scenario_caption
-from attnviz.ui.step_view import explained_row, query_and_weights, row_steps
+from attnviz.ui.step_by_step_view import explained_row, query_and_weights, row_steps
 
 st.header(text.HEADER)
 scenario = state.get_scenario()

@@ -7,11 +7,11 @@ from attnviz.figures import heatmap
 from attnviz.figures.clickable import MAX_PICKER_CELLS, add_cell_picker
 from attnviz.teach.text import common
 from attnviz.teach.text import trace as text
-from attnviz.ui import controls, heads, layout, presenter, state, trace_view
+from attnviz.ui import controls, layout, presenter, state, trace_view
 from attnviz.ui.diagnostics import diagnostics_panel
 from attnviz.ui.page_end import end_page
 from attnviz.ui.panels import show_figure
-from attnviz.ui.step_view import explained_row
+from attnviz.ui.step_by_step_view import explained_row
 
 scenario = state.get_scenario()
 st.header(text.HEADER)
@@ -24,7 +24,7 @@ q_lab, k_lab = result.q_labels, result.k_labels
 multi = scenario.spec.always_heads  # the path goes on through W_O
 
 c_head, c_query, c_key = st.columns(3)
-head = heads.head_picker(att, "trace_head", c_head) or 0
+head = controls.head_picker(att, "trace_head", c_head) or 0
 part = att.head(head)
 weights = np.atleast_2d(part.weights)
 t_q, t_k = weights.shape

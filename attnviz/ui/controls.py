@@ -632,3 +632,15 @@ def require_projection(prefix: str, message: str, default_preset: str) -> None:
         state.load_preset(choice)
         st.rerun()
     end_page()
+
+
+def head_picker(result, key: str, where=st) -> int | None:
+    """The one head picker of every page: a select box over the heads of ``result`` (any core
+    result: they share ``n_heads`` and ``head(h)``), drawn in ``where``; None, and nothing
+    drawn, when the result has one head. A stored choice beyond the heads falls back to 0."""
+    if result.n_heads == 1:
+        return None
+    if st.session_state.get(key) not in range(result.n_heads):
+        st.session_state.pop(key, None)  # fewer heads than before: back to head 0
+    return where.selectbox(text.HEAD_LABEL, range(result.n_heads), key=key,
+                           format_func=lambda h: text.HEAD_NAME.format(h=h))

@@ -11,7 +11,7 @@ from attnviz.teach.text import common
 from attnviz.teach.text import playground as text
 from attnviz.ui import controls, layout, share, state
 from attnviz.ui.diagnostics import diagnostics_panel
-from attnviz.ui.heads import pooled_heads
+from attnviz.ui.head_grid import pooled_heads
 from attnviz.ui.lecture import scaled_formula, tau_on_chart, weights_box
 from attnviz.ui.panels import matrix_panel, scenario_caption
 

@@ -32,7 +32,7 @@ from attnviz.scenarios.variants.formulas import scaled
 from attnviz.teach.text import common
 from attnviz.teach.text import playground as text
 from attnviz.ui import controls, layout, state
-from attnviz.ui.heads import grid, label_room, pooled_heads, scale_words
+from attnviz.ui.head_grid import grid, label_room, pooled_heads, scale_words
 from attnviz.ui.panels import PRESENTER_TICK_PX, released, show_figure
 
 LECTURE_SETTINGS = ("temperature", "pe", "heads", "params")  # beside the inputs; scale on top

@@ -43,7 +43,7 @@ PRESENTER_CSS = """
 [data-testid="stMain"] input { font-size: 1.2rem; }
 [data-testid="stMain"] [data-testid="stMetricValue"] { font-size: 3rem; }
 [data-testid="stMainBlockContainer"] { padding-left: 1.5rem; padding-right: 1.5rem; }
-/* tables of numbers (Step by step's steps, ui/step_view.py): as large as the charts' cell
+/* tables of numbers (Step by step's steps, ui/step_by_step_view.py): as large as the charts' cell
    numbers, at least 14 px at 1024 px wide and 24 px at 1920 */
 [data-testid="stMain"] table th, [data-testid="stMain"] table td { font-size: max(14px, 1.3vw); }
 /* the links to the previous and next page (ui/page_nav.py): fixed in the top bar, left of its

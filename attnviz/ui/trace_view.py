@@ -22,7 +22,7 @@ from attnviz.figures.clickable import cell_from_selection
 from attnviz.teach.explain import formulas_for, number, output_symbol, settings_of
 from attnviz.teach.text import trace as text
 from attnviz.ui.panels import show_figure
-from attnviz.ui.step_view import is_wide
+from attnviz.ui.step_by_step_view import is_wide
 
 MAX_TERMS = 4  # write out sums with up to this many terms; longer ones are summarised
 
@@ -77,7 +77,7 @@ def click_handler(chart_key: str, curve: int, n_cols: int, query_key: str,
 
 def qkv_rows(part, q_labels: Sequence[str], k_labels: Sequence[str], i: int, j: int) -> None:
     """Head ``part``'s Q, K and V as heatmaps, query i's row of Q and key j's rows of K and V
-    outlined. A wide head's (:func:`attnviz.ui.step_view.is_wide`: a real head's 64 columns)
+    outlined. A wide head's (:func:`attnviz.ui.step_by_step_view.is_wide`: a real head's 64 columns)
     sit in a closed lazy expander, built, sent and drawn only while it is open: drawing them
     took a third of the page's time to open in the browser at 128 tokens."""
     matrices = (("Q", part.q, q_labels, i), ("K", part.k, k_labels, j),

@@ -19,7 +19,7 @@ from attnviz.scenarios import limits
 from attnviz.teach.text import common
 from attnviz.teach.text import your_attention as text
 from attnviz.ui import layout, share
-from attnviz.ui.heads import grid, pooled_heads
+from attnviz.ui.head_grid import grid, pooled_heads
 from attnviz.ui.panels import matrix_panel, show_figure
 
 HEADS_SHOWN = 16  # thumbnails at once; a number input pages through more heads

@@ -10,7 +10,7 @@ from apptest_helpers import chart_keys, chart_z_by_key, edit_cells, grids, open_
 import attnviz
 from attnviz.scenarios.presets import PRESETS
 from attnviz.teach.text import multi_head as text
-from attnviz.ui import heads
+from attnviz.ui import multi_head_view
 
 PAGE = "multi_head"
 
@@ -185,8 +185,8 @@ def test_other_presets_compute_self_attention_heads(key):
     at = load_preset(open_page(PAGE), key)
     assert not at.error, [e.value for e in at.error]
     n = at.number_input(key="multi_head_n_heads").value  # the heads the page opened with
-    assert n == heads.opening_heads(PRESETS[key].build()) == (1 if key == "seed_003_glorot"
-                                                               else 4)
+    assert n == multi_head_view.opening_heads(PRESETS[key].build()) == (
+        1 if key == "seed_003_glorot" else 4)
     for h in range(n):
         np.testing.assert_allclose(chart_z_by_key(at, f"multi_head_fig_head_{h}"),
                                    expected_mha(key, n).weights[h], atol=1e-15)

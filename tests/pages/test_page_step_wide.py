@@ -18,7 +18,7 @@ from apptest_helpers import (
 
 from attnviz.scenarios.scenario import projected, run_scenario
 from attnviz.teach.text import step_by_step as text
-from attnviz.ui import state, step_view
+from attnviz.ui import state, step_by_step_view
 
 T, D, D_K = 128, 769, 64
 TERM0 = text.VALUE_TERM.format(m=0)
@@ -75,7 +75,7 @@ def test_a_toy_scenarios_tables_are_drawn_at_once():
     assert not _table_expanders(at)
     assert _table(at, V0) is not None and _table(at, TERM0) is not None
     narrow = wide_head(t=8)  # 8 keys × 64: 512 numbers, under the limit
-    assert narrow.x.shape[0] * D_K <= step_view.LAZY_CELLS
+    assert narrow.x.shape[0] * D_K <= step_by_step_view.LAZY_CELLS
     at.session_state[state.SCENARIO] = narrow
     switch_to(at, "step_by_step", lazy_open=False)
     assert not at.exception

@@ -79,7 +79,7 @@ def test_every_heads_chart_sends_its_numbers_for_the_browser_to_size():
     at 1920×1080 showed none; the browser now sizes them to the drawn cells or leaves them out."""
     from apptest_helpers import chart_keys, spec_by_key
 
-    from attnviz.ui import heads, lecture_bar
+    from attnviz.ui import head_grid, lecture_bar
 
     at = open_page(lazy_open=False)
     at.selectbox(key=lecture_bar.CHOICE).select("modern").run()
@@ -93,7 +93,7 @@ def test_every_heads_chart_sends_its_numbers_for_the_browser_to_size():
     assert all(spec_by_key(at, k)["data"][0].get("showscale") is False for k in keys)
     labelled = [spec_by_key(at, k)["layout"]["yaxis"].get("showticklabels", True) for k in keys]
     assert labelled == [True, False, False, False] * 2
-    assert heads.scale_words() in [c.value for c in at.caption]
+    assert head_grid.scale_words() in [c.value for c in at.caption]
     yours = open_page("your_attention", lazy_open=False)
     keys = [k for k in chart_keys(yours)
             if k.startswith("your_attention_fig_head_") or k == "your_attention_fig_entropy"]

@@ -187,7 +187,7 @@ def test_the_change_callback_writes_vectors_and_matrices_in_their_own_shape(
     ("pages/encoder_decoder.py", "encoder_decoder_{name}"),
     ("pages/encoder_decoder.py", "encoder_decoder_pool_w"),
     ("pages/encoder_decoder.py", "encoder_decoder_pool_b"),
-    ("attnviz/ui/heads.py", "{prefix}_head_mix_{n}"),
+    ("attnviz/ui/multi_head_view.py", "{prefix}_head_mix_{n}"),
 ])
 def test_these_editors_pass_their_scenario_field(page, editor):
     """The editors above hand their field to matrix_editor (read from the source: AppTest cannot

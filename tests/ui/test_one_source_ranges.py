@@ -14,7 +14,7 @@ import pytest
 from apptest_helpers import open_page, server_like_pages
 
 from attnviz.scenarios import limits, sweep
-from attnviz.ui import inference_view, modern_view, positional_view
+from attnviz.ui import inference_view, modern_view, positional_encoding_view
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -39,8 +39,8 @@ def test_the_rope_shifts_frames_span_its_slider():
 
 def test_the_pe_d_model_drag_steps_lie_in_its_slider_range():
     allowed = range(limits.PE_D_MODEL_MIN, limits.PE_D_MODEL_MAX + 1, limits.PE_D_MODEL_STEP)
-    assert set(positional_view.D_MODELS) <= set(allowed)
-    assert positional_view.D_MODELS[-1] == limits.PE_D_MODEL_MAX
+    assert set(positional_encoding_view.D_MODELS) <= set(allowed)
+    assert positional_encoding_view.D_MODELS[-1] == limits.PE_D_MODEL_MAX
 
 
 def test_the_temperature_grid_is_the_sliders_range():

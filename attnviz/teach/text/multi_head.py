@@ -1,5 +1,5 @@
 """Words of the Multi-head page (pages/multi_head.py, keys ``multi_head_``, and the head-count
-control and head-mix editor of attnviz/ui/heads.py): split W_Q, W_K, W_V into heads, one
+control and head-mix editor of attnviz/ui/multi_head_view.py): split W_Q, W_K, W_V into heads, one
 weights map per head, concatenate, project by W_O, or mix the heads with one weight each.
 
 Templates: ``FIELDS`` names the ``str.format`` fields of every template of this module (a
@@ -36,7 +36,7 @@ DIRECT = (
     "heads), so there is nothing to split here. Load a scenario with embeddings and weights:"
 )
 
-# --- The head count (attnviz.ui.heads.head_count_control) --------------------------------------
+# --- The head count (attnviz.ui.multi_head_view.head_count_control) ------------------------------
 
 HEADS_LABEL = "Number of heads h"
 

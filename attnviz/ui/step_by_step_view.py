@@ -13,7 +13,7 @@ from attnviz.scenarios.scenario import written as written_for
 from attnviz.teach.explain import formulas_for, number, output_symbol, settings_of
 from attnviz.teach.text import common
 from attnviz.teach.text import step_by_step as text
-from attnviz.ui import heads, layout, state, steps
+from attnviz.ui import controls, layout, state, steps
 from attnviz.ui.panels import show_figure
 
 WIDE_COLUMNS = 16  # a step table wider than this, and of more than LAZY_CELLS numbers, is
@@ -83,7 +83,7 @@ def query_and_weights(result, scenario) -> tuple[int, int | None]:
                          format_func=lambda r: q_lab[r] if 0 <= r < t_q else str(r))
         if multi:
             st.caption(text.MULTI_HEAD)
-        head = heads.head_picker(att, "step_by_step_head")
+        head = controls.head_picker(att, "step_by_step_head")
         head = 0 if head is None and multi else head  # one head of a multi-head result
         st.caption(text.PICK)
     with fig_col:

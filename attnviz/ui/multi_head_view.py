@@ -1,4 +1,4 @@
-"""Widgets and layout for the Multi-head page: the head-count control, grids, the head mix.
+"""The Multi-head page's view: the head-count control, grids, the head mix.
 
 The head count is bound to ``scenario.n_heads``: a valid count typed is written to the scenario,
 an invalid one (0, or one that does not divide the widths) shows a message and the page keeps
@@ -8,14 +8,10 @@ without storing them: opening a page never changes the scenario.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
-
 import numpy as np
 import streamlit as st
 
 from attnviz.core.attention import mix_heads, valid_head_counts
-from attnviz.core.downsample import block_factor, block_labels, downsample
 from attnviz.figures import heatmap
 from attnviz.figures.grid import compact
 from attnviz.scenarios import limits
@@ -25,19 +21,8 @@ from attnviz.teach.text import multi_head as text
 from attnviz.ui import controls, layout, state
 from attnviz.ui.editors import matrix_editor
 from attnviz.ui.fitting import fit_vector
+from attnviz.ui.head_grid import grid, label_room, scale_words
 from attnviz.ui.panels import matrix_panel, show_figure
-
-
-def head_picker(result, key: str, where=st) -> int | None:
-    """The one head picker of every page: a select box over the heads of ``result`` (any core
-    result: they share ``n_heads`` and ``head(h)``), drawn in ``where``; None, and nothing
-    drawn, when the result has one head. A stored choice beyond the heads falls back to 0."""
-    if result.n_heads == 1:
-        return None
-    if st.session_state.get(key) not in range(result.n_heads):
-        st.session_state.pop(key, None)  # fewer heads than before: back to head 0
-    return where.selectbox(common.HEAD_LABEL, range(result.n_heads), key=key,
-                           format_func=lambda h: common.HEAD_NAME.format(h=h))
 
 
 def head_choices(scenario: Scenario) -> list[int]:
@@ -116,24 +101,6 @@ def head_count_control(prefix: str, scenario: Scenario) -> tuple[Scenario, int, 
     return scenario, shown, message
 
 
-def grid(n: int, per_row: int = 4, *, first_extra: float = 0.0) -> Iterator:
-    """n containers laid out in rows of ``per_row`` columns (the last row left-aligned).
-
-    ``first_extra`` widens the first column of each row by that fraction of a column (room for
-    row labels that only the first figure of a row shows), so that every plot area has the same
-    width.
-    """
-    for start in range(0, n, per_row):
-        cols = st.columns([1.0 + first_extra] + [1.0] * (per_row - 1))
-        yield from cols[: min(per_row, n - start)]
-
-
-def label_room(labels: list[str], per_row: int, page_px: int = 1060) -> float:
-    """The fraction of a grid column that row labels of this length take (a rough estimate)."""
-    label_px = 7.5 * max((len(s) for s in labels), default=0) + 14
-    return label_px / (page_px / per_row)
-
-
 def head_mix_editor(prefix: str, scenario: Scenario, n: int) -> np.ndarray:
     """Edit seed 004's one-weight-per-head mix; edits are written to ``scenario.head_mix``."""
     mix = fit_mix(scenario.head_mix, n)
@@ -145,39 +112,6 @@ def head_mix_editor(prefix: str, scenario: Scenario, n: int) -> np.ndarray:
                                         and scenario.head_mix.shape != (n,)):
         state.update(head_mix=new)
     return new
-
-
-@dataclass(frozen=True)
-class PooledHeads:
-    """How every head's weights are drawn as thumbnails: pooled to ``size`` blocks a side
-    (:func:`attnviz.core.downsample.downsample`) when a sequence is longer than that."""
-
-    q_labels: list[str]  # the rows' labels (blocks' positions when pooled)
-    k_labels: list[str]  # the columns' labels
-    factor: int  # tokens per block (1 = not pooled)
-    size: int  # the most cells a side
-
-    def __call__(self, weights: np.ndarray) -> np.ndarray:
-        """One head's weights as drawn: pooled, rows still summing to 1."""
-        return downsample(weights, self.size)
-
-
-def pooled_heads(q_labels: list[str], k_labels: list[str], exact: str,
-                 size: int = limits.THUMBNAIL_T) -> PooledHeads:
-    """The pooling of every head's thumbnail, with the caption that says so (followed by
-    ``exact``: where the exact weights are) when the sequence is pooled."""
-    factor = max(block_factor(len(q_labels), size), block_factor(len(k_labels), size))
-    pooled = PooledHeads(block_labels(q_labels, size), block_labels(k_labels, size), factor,
-                         size)
-    if factor > 1:
-        st.caption(common.HEADS_POOLED.format(t=len(q_labels), shown=len(pooled.q_labels),
-                                              f=factor) + exact)
-    return pooled
-
-
-def scale_words() -> str:
-    """What the weights' colours mean, for a grid of heads drawn without colour bars."""
-    return text.WEIGHTS_SCALE_PROJECTOR if state.projector() else text.WEIGHTS_SCALE
 
 
 def head_grids(att, labels: list[str], n: int) -> None:
