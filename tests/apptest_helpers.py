@@ -26,18 +26,21 @@ config.set_option("client.showErrorDetails", "full")
 
 # ---------------------------------------------------------------------------------------------
 # The only helpers here that need Streamlit internals (imported when used, guarded): a
-# server-like pages manager (tests/pages/conftest.py) and fragment reruns
+# server-like pages manager (tests/pages/conftest.py), fragment reruns, downloads' bytes and
+# the count of every entry session state holds. No test outside this file reads Streamlit
+# internals (tests/test_no_internals.py checks it).
 # ---------------------------------------------------------------------------------------------
 
 class StreamlitInternalsMoved(RuntimeError):
-    """A private Streamlit piece the fragment helpers read is gone (a Streamlit upgrade)."""
+    """A private Streamlit piece a helper of this section reads is gone (a Streamlit upgrade)."""
 
 
 def _internals_moved(what: str, err: Exception) -> StreamlitInternalsMoved:
     return StreamlitInternalsMoved(
         f"{what} is not where Streamlit 1.67 kept it ({type(err).__name__}: {err}). The "
         "helpers of tests/apptest_helpers.py that read Streamlit internals (server_like_pages, "
-        "fragment_of, run_like_a_server) need an update for this Streamlit version. Tests "
+        "fragment_of, run_like_a_server, recorded_downloads, session_entries) need an update "
+        "for this Streamlit version. Tests "
         "without AppTest are unaffected.")
 
 
@@ -122,6 +125,57 @@ def fragment_of(at: AppTest, key: str | None) -> str | None:
         return metadata[mapper.get_id_from_key(key)].fragment_id
     except KeyError:
         return None
+
+
+@contextlib.contextmanager
+def recorded_downloads():
+    """Within: a function download button -> the bytes it serves (from the latest run).
+
+    AppTest has no public way to read a download's bytes: this records the in-memory media
+    storage each run makes (Streamlit internals, imported when used, so that a Streamlit that
+    moved them fails the tests that read downloads with a clear message, not the collection).
+    """
+    try:
+        import streamlit.testing.v1.app_test as app_test_module
+        from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+
+        if app_test_module.MemoryMediaFileStorage is not MemoryMediaFileStorage:
+            raise AttributeError("AppTest makes another media storage")
+    except (ImportError, AttributeError) as err:
+        raise _internals_moved("AppTest's media storage", err) from err
+    instances = []
+
+    class RecordingStorage(MemoryMediaFileStorage):
+        """AppTest's media storage, remembered so a test can read what a button serves."""
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            instances.append(self)
+
+    def read(button) -> bytes:
+        name = button.proto.url.rsplit("/", 1)[-1]
+        for storage in reversed(instances):
+            try:
+                return bytes(storage.get_file(name).content)
+            except Exception:  # not in this run's storage
+                continue
+        raise AssertionError(f"download {button.proto.label!r} not found in media storage")
+
+    app_test_module.MemoryMediaFileStorage = RecordingStorage
+    try:
+        yield read
+    finally:
+        app_test_module.MemoryMediaFileStorage = MemoryMediaFileStorage
+
+
+def session_entries(at: AppTest) -> int:
+    """How many entries the session state holds: the keys a page set and every widget's id and
+    value (the public ``at.session_state`` lists user keys only, so widgets that pile up under
+    new ids are only seen here)."""
+    try:
+        return len(at.session_state._state._state)  # Streamlit internals
+    except (AttributeError, TypeError) as err:
+        raise _internals_moved("AppTest's session state", err) from err
 
 
 def run_like_a_server(at: AppTest, key: str | None) -> AppTest:

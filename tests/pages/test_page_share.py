@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlparse
 
 import numpy as np
 import pytest
-from apptest_helpers import APP, chart_specs, chart_z_by_key, open_page
+from apptest_helpers import APP, chart_specs, chart_z_by_key, open_page, recorded_downloads
 from streamlit.testing.v1 import AppTest
 
 from attnviz import PRESETS, run_scenario
@@ -25,42 +25,10 @@ from attnviz.ui.share import plain, read_scenario_upload
 
 
 @pytest.fixture
-def downloads(monkeypatch):
-    """A function: download button -> the bytes it serves (from the latest run).
-
-    AppTest has no public way to read a download's bytes: this records the in-memory media
-    storage each run makes (Streamlit internals, imported here so that a Streamlit that moved
-    them fails these tests with a clear message, not the collection).
-    """
-    try:
-        import streamlit.testing.v1.app_test as app_test_module
-        from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
-
-        assert app_test_module.MemoryMediaFileStorage is MemoryMediaFileStorage
-    except (ImportError, AttributeError, AssertionError) as err:
-        pytest.fail(f"AppTest's media storage is not where Streamlit 1.67 kept it ({err!r}): "
-                    "update the downloads fixture of tests/pages/test_page_share.py")
-    instances = []
-
-    class RecordingStorage(MemoryMediaFileStorage):
-        """AppTest's media storage, remembered so a test can read what a button serves."""
-
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            instances.append(self)
-
-    monkeypatch.setattr(app_test_module, "MemoryMediaFileStorage", RecordingStorage)
-
-    def read(button) -> bytes:
-        name = button.proto.url.rsplit("/", 1)[-1]
-        for storage in reversed(instances):
-            try:
-                return bytes(storage.get_file(name).content)
-            except Exception:  # not in this run's storage
-                continue
-        raise AssertionError(f"download {button.proto.label!r} not found in media storage")
-
-    return read
+def downloads():
+    """A function: download button -> the bytes it serves (from the latest run)."""
+    with recorded_downloads() as read:
+        yield read
 
 
 def button(at: AppTest, label: str):
