@@ -31,7 +31,7 @@ scenario_caption(scenario)
 presenter.page_intro(text.INTRO)
 kv_tab, online_tab, sinks_tab = st.tabs([text.KV_TAB, text.ONLINE_TAB, text.SINKS_TAB])
 
-# One control per value (issue 28 item 4): a setting whose chart carries a frame for each of its
+# One control per value: a setting whose chart carries a frame for each of its
 # values is set with that chart's own slider (its release writes the key; start_at keeps the key
 # every run); a slider above only where the chart has none.
 with kv_tab:

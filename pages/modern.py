@@ -44,7 +44,7 @@ with rope_tab:
     st.write(text.ROPE_INTRO)
     if scenario.variant == "rope" and len(scenario.param("rope_inv_freq")):
         st.info(text.OWN_BASE)  # the model's frequencies are not this tab's base
-    # one control per value (issue 28 item 4): the base's is the angles chart's own slider,
+    # one control per value: the base's is the angles chart's own slider,
     # Δ's the PE scores' one where that chart has a frame for every Δ (their release sets these)
     base = st.session_state.setdefault("modern_base", 10000.0)
     st.session_state.setdefault("modern_delta", 5)

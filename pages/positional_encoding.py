@@ -35,7 +35,7 @@ def pe_explorer() -> None:
     st.caption(text.EXPLORE)
     c1, c2, c3 = st.columns(3)
     n_pos = c1.slider(text.POSITIONS_LABEL, 1, 256, 50, key="positional_encoding_positions")
-    # one control per value (issue 28 item 4): the base's and d_model's are the PE heatmap's
+    # one control per value: the base's and d_model's are the PE heatmap's
     # own sliders while their frames fit (their release sets these keys), else sliders here.
     # Written back every run: a key whose slider is not drawn would otherwise be dropped.
     for key, default in (("positional_encoding_base", 10000),

@@ -78,7 +78,7 @@ def line_chart(x: ArrayLike, series: Mapping[str, ArrayLike], *, title: str = ""
 
 def mark_x(fig: go.Figure, x: float, colour: str = "#d62728") -> go.Figure:
     """A dotted vertical line across the whole plot at ``x`` (the shape ``add_vline`` makes,
-    added directly: ``add_vline`` took ~5 ms a call looking through the axes)."""
+    added directly: ``add_vline`` takes ~5 ms a call looking through the axes)."""
     fig.add_shape(type="line", x0=x, x1=x, xref="x", y0=0, y1=1, yref="y domain",
                   line=dict(dash="dot", color=colour))
     return fig

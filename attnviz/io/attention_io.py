@@ -14,7 +14,7 @@ size is decompressed. Before anything is unpacked, the zip's declared sizes are 
 most :data:`~attnviz.scenarios.limits.MAX_UPLOAD_UNPACKED_BYTES` together, no member compressed
 more than :data:`~attnviz.scenarios.limits.MAX_UPLOAD_AMPLIFICATION` times), and before any
 weights are read, the memory they will cost (stored data plus the float64 copy) must be at most
-that many times the bytes uploaded: a 1.6 KB bzip2 .npz no longer unpacks into 55 MiB.
+that many times the bytes uploaded, so a 1.6 KB bzip2 .npz cannot unpack into 55 MiB.
 
 Checks on the values: finite, non-negative and at most :data:`MAX_WEIGHT` (else refused); rows
 summing to 1 within :data:`ROW_SUM_TOL` (else a warning — the weights are still shown as they
@@ -278,7 +278,7 @@ def _check_size(data: bytes, what: str) -> None:
     if len(data) == 0:
         raise ValueError(f"{what} is empty")
     if len(data) > limits.MAX_UPLOAD_BYTES:
-        # in bytes: "5.0 MB; at most 5 MB" read as if the two sizes were the same
+        # in bytes: "5.0 MB; at most 5 MB" reads as if the two sizes were the same
         raise ValueError(f"{what} is {len(data):,} bytes; uploads may be at most "
                          f"{limits.MAX_UPLOAD_BYTES:,} bytes ({limits.MAX_UPLOAD_MB} MB)")
 

@@ -597,7 +597,7 @@ def to_link_param(scenario: Scenario) -> str:
         If the scenario needs more than :data:`~attnviz.scenarios.limits.MAX_LINK_CHARS`
         characters (then share it as a file) or holds non-finite values; at once, before
         anything is written, if it is wider than a link is read back with (d_model above
-        MAX_D_MODEL: a real model's head; writing and compressing its 0.25 M numbers took
+        MAX_D_MODEL: a real model's head; writing and compressing its 0.25 M numbers takes
         2.8 s of every edit's run, to be refused for its length).
     """
     if scenario.d_model > limits.MAX_D_MODEL:

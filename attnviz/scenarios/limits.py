@@ -22,8 +22,8 @@ MAX_UPLOAD_VALUES = 2**22  # layers·heads·t·t of an upload (32 MB as float64)
 # An .npz is a zip: its members' declared (unpacked) sizes together, checked before reading.
 MAX_UPLOAD_UNPACKED_BYTES = 40 * 1024 * 1024
 # The memory an upload costs once read (its data as stored plus the float64 weights the pages
-# draw from) may be at most this many times the bytes uploaded (a 1.6 KB bzip2 .npz had made
-# 55 MiB), but any upload may cost UPLOAD_MEMORY_FLOOR_BYTES.
+# draw from) may be at most this many times the bytes uploaded (a 1.6 KB bzip2 .npz can
+# unpack into 55 MiB), but any upload may cost UPLOAD_MEMORY_FLOOR_BYTES.
 MAX_UPLOAD_AMPLIFICATION = 64
 UPLOAD_MEMORY_FLOOR_BYTES = 2 * 1024 * 1024
 MAX_TOKEN_FILE_BYTES = 1024 * 1024  # a token list (text or JSON)

@@ -5,7 +5,7 @@ Each function draws its widgets (keys prefixed by the page, tied to the editor g
 the user changes is written to the scenario in session state by the widget's change callback
 (:func:`writes`), which Streamlit runs before the script: the page reads one final scenario
 from its top, and every part of the run (the caption, the sidebar, the charts, the link) draws
-that one (issue 27, item 4). The functions return the scenario they were given.
+that one. The functions return the scenario they were given.
 """
 
 from __future__ import annotations

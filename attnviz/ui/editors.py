@@ -89,12 +89,12 @@ def matrix_editor(label: str, matrix: np.ndarray, *, key: str, row_labels: Seque
     state set directly by AppTest, are applied here instead, once.)
 
     Cells are edited as text and parsed in Python (:func:`parse_cell`): Streamlit's number
-    column drops the characters it does not accept while a person types (``1e-3`` became -13).
+    column drops the characters it does not accept while a person types (``1e-3`` becomes -13).
     A cell that is empty or not one finite number keeps its previous value, so one bad cell
     never throws away the user's other edits, and a warning names the cell, quotes what was
     typed (the grid keeps showing it, for the person to correct) and gives the value the charts
-    use. (Restarting the grid with the kept value was tried: the remount lands ~0.3 s after the
-    bad cell and ate the first key of the next cell typed in that time, 2.5 becoming .5.)
+    use. The grid is not restarted with the kept value: the remount lands ~0.3 s after the bad
+    cell and eats the first key of the next cell typed in that time (2.5 becomes .5).
 
     Parameters
     ----------
@@ -150,7 +150,7 @@ def matrix_editor(label: str, matrix: np.ndarray, *, key: str, row_labels: Seque
 def _cell_texts(base_key: str, base: np.ndarray) -> tuple[list[list[str]], str]:
     """The grid's texts of an editor's base matrix and a digest of its values, made once per
     base: the base does not change between reruns, and
-    a real head's x (128 × 769) took 0.25 s to write out again on every edit. One session-state
+    a real head's x (128 × 769) takes 0.25 s to write out again on every edit. One session-state
     entry holds them all, by base key; a base released (a new editor generation) is forgotten."""
     memo = st.session_state.setdefault(_CELLS, {})
     for gone in [k for k in memo if k != base_key and k not in st.session_state]:

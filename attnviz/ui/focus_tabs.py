@@ -73,8 +73,8 @@ def focus_tabs(scenario, head_box=None) -> None:
     """A tab per focus; the head switch in ``head_box``, else above the tabs.
 
     A run after a change (an edit, another head, presenter mode) fills the open tab only (the
-    others hold a caption: nothing from before the change stays in them), so an edit costs what it
-    did before the tabs (filling them too had made it ~150 ms slower in the browser); a run that
+    others hold a caption: nothing from before the change stays in them), so an edit costs what
+    one focus costs (filling every tab makes it ~150 ms slower in the browser); a run that
     changes nothing (a tab switch, or the run the browser asks for once the open tab is drawn:
     :func:`fill_later`) fills every tab (:func:`fill_every_tab`), sending each chart the figure
     it had."""

@@ -3,8 +3,8 @@ gradient, the parameters' gradients, one dS̃_ij traced and the √d_k story (�
 scale, kept for the session for the last few scenarios and losses: switching the loss back
 and forth does not compute it again).
 
-In two parts, so that a loss select redraws only what the loss changes (issue 28 item 7: the
-run, the messages and the browser's work shrink with it). :func:`matrices` draws what the loss
+In two parts, so that a loss select redraws only what the loss changes (the run, the messages
+and the browser's work shrink with it). :func:`matrices` draws what the loss
 does not change — every forward matrix with its title, the formulas but the loss's and dP's,
 the sections' titles and words — and leaves a place (:class:`Slots`) for each thing it does;
 :func:`loss_part`, which the page runs as an ``st.fragment`` of its own, writes the loss's

@@ -194,7 +194,7 @@ def lecture_panel(name: str, z, x_labels, y_labels, *, key: str, chart_key: str,
                   tick_chars=LECTURE_TICK_CHARS, **kw)
     if not row_labels:
         # nothing on the left then: without automargin the axis keeps no room for labels it
-        # does not draw (it took 21 px, by drawing the chart a second time)
+        # does not draw (21 px, found by drawing the chart a second time)
         fig.update_yaxes(showticklabels=False, title_text="", automargin=False)
         fig.update_layout(margin_l=UNLABELLED_LEFT_PX)
     frames = live(fig) if live else None
@@ -285,7 +285,7 @@ def preset_params(variant: str) -> frozenset[str]:
 def folded_params(scenario) -> tuple[str, ...]:
     """The variant's own settings presenter mode keeps behind its "More" button rather than
     in a column of the row: for a variant with more than :data:`layout.PRESENTER_OWN_MOST`
-    settings (RoPE's seven had cut each other's values at 1024 px), each one that a given
+    settings (RoPE's seven, in columns, cut each other's values at 1024 px), each one that a given
     setting replaces (not used), or that is at its default and set by none of the variant's
     presets. A real head's frequencies and attention scaling (not defaults) keep their
     columns."""
@@ -380,8 +380,8 @@ def presenter_widths(focus: str, t: int, d_v: int) -> list[float] | int:
     share the rest by their columns, each at least :data:`layout.OTHERS_LEAST` (on a wide
     screen their numbers then fit too); an output wider than the scores (a real model's head:
     d_v = 64) counts as wide as they are, its many narrow columns a strip of colours (counted
-    in full, they had left the scaled scores, which carry the row labels and a colour bar, two
-    pixels for their cells at 1024×768). Equal thirds for the other foci."""
+    in full, they would leave the scaled scores, which carry the row labels and a colour bar,
+    two pixels for their cells at 1024×768). Equal thirds for the other foci."""
     if focus != "weights":
         return layout.EQUAL_THIRDS
     need = (t * layout.WEIGHTS_COLUMN_PX + layout.WEIGHTS_FRAME_PX) / layout.PRESENTER_ROW_WIDTH_PX
@@ -451,7 +451,7 @@ def lecture_charts(scenario, result, focus: str, h: int) -> None:
 def heads_row(att, q_lab, k_lab) -> None:
     """Every head's weights on one shared 0–1 scale, pooled for long sequences: the scale said
     once in words and the row labels on the first head of a row, as on Multi-head (a colour
-    bar and the labels beside every head had left cells too small for a number at 1024 px).
+    bar and the labels beside every head leave cells too small for a number at 1024 px).
     In presenter mode every head is on the first screen (:func:`fit_heads`)."""
     pooled = pooled_heads(q_lab, k_lab, text.HEADS_EXACT)
     per_row = min(att.n_heads, layout.HEADS_PER_ROW)

@@ -118,8 +118,8 @@ def head_grids(att, labels: list[str], n: int) -> None:
     """The Multi-head page's grids: every head's weights, then every head's output (two heads
     a row keep their colour bars; wider grids share one scale, said in the caption). Numbers
     are written in the cells as on every heatmap: the browser sizes them to the drawn cells and
-    leaves out those too small to read (a count of tokens decided it before: nine words at
-    1920×1080 in presenter mode showed 50-pixel cells with no number)."""
+    leaves out those too small to read (a count of tokens cannot decide it: nine words at
+    1920×1080 in presenter mode draw 50-pixel cells, room for a number)."""
     per_row = 2 if n <= 2 else (3 if n == 3 else layout.HEADS_PER_ROW)
     bars = per_row <= 2  # wider grids: one shared scale, explained in the caption
 

@@ -4,10 +4,11 @@ A page that has drawn all it can (a message instead of its charts, a task that c
 learned) calls :func:`end_page` instead of ``st.stop()``. ``st.stop()`` asks Streamlit to stop
 the whole script run, and every Streamlit call after it raises again — including those in
 app.py's ``finally`` block, which writes the sidebar's "current scenario", settles the captions
-and keeps the scenario in the page's link: after a ``st.stop()`` the sidebar was left empty and
-the link out of date. :func:`end_page` raises :class:`PageEnd`, which app.py catches around
+and keeps the scenario in the page's link: after a ``st.stop()`` the sidebar would be left empty
+and the link out of date. :func:`end_page` raises :class:`PageEnd`, which app.py catches around
 the page (:func:`ending_pages`); the frame then finishes normally. A page run outside the frame
-(Streamlit's legacy pages mode, see :func:`attnviz.ui.state.use_app_frame`) stops as before.
+(Streamlit's legacy pages mode, see :func:`attnviz.ui.state.use_app_frame`) stops with
+``st.stop()``.
 
 Not inside a fragment (``st.fragment``): Streamlit runs a fragment on its own and shows any
 exception raised in it, so a function drawn in a fragment ends with ``return``.

@@ -67,7 +67,7 @@ def show_figure(fig: go.Figure, *, key: str, filename: str | None = None,
         presenter_margins(fig)
         fig.update_traces(colorbar_tickfont_size=PRESENTER_TICK_PX,  # and for the cells
                           selector=dict(type="heatmap"))
-        for slider in fig.layout.sliders:  # "drag τ = 1" was 15 px: hard to read when projected
+        for slider in fig.layout.sliders:  # "drag τ = 1" at 15 px: hard to read when projected
             slider.currentvalue.font.size = PRESENTER_SLIDER_PX
     config = chart_config(filename or key)
     if plotly_js_ready():

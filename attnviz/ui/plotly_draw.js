@@ -95,8 +95,8 @@ function showError(div, message) {
 
 // Plotly.react, given a figure's frames, replaces the chart's frames with them when it updates
 // the chart in place, but leaves it none when it draws the chart anew (after a purge: a colour
-// bar changing side, a drawing that failed; its drag slider then stepped through no frames and
-// the chart kept the matrix it had): then they are added
+// bar changing side, a drawing that failed; its drag slider would then step through no frames
+// and the chart keep the matrix it had): then they are added
 async function keepFrames(div, frames, Plotly) {
   const have = (div._transitionData && div._transitionData._frames) || [];
   if (frames.length && !have.length) await Plotly.addFrames(div, frames);
@@ -164,7 +164,7 @@ function followWidth(div) {
           window.Plotly && div._fullLayout &&
           Math.abs(now - Math.round(div._fullLayout.width)) > 1) {
         // the new width only: Plotly.Plots.resize would also drop the figure's own height,
-        // and a chart redrawn while its tab or column was collapsed then stayed 0 px tall
+        // and a chart redrawn while its tab or column is collapsed would then stay 0 px tall
         return window.Plotly.relayout(div, { width: now })
           .then(() => sizeAfterDrawing(div))
           .then(() => div.__attnvizSettle(tries - 1));

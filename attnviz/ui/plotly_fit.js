@@ -172,8 +172,8 @@ function fitHeight(layout, room) {
 }
 
 // A fitted figure's row labels: their size, the figure's own (`own`, px) or what its rows
-// leave room for (a thumbnail of GQA's heads fitted to the screen had 12-px rows under 16-px
-// labels, which ran into each other), as Plotly.relayout's changes; none written below
+// leave room for (a thumbnail of GQA's heads fitted to the screen has 12-px rows: 16-px
+// labels there run into each other), as Plotly.relayout's changes; none written below
 // ROW_LABEL_MIN_PX (the hover gives them); null for a figure without fitted rows or without
 // row labels.
 const ROW_LABEL_ROOM = 1.15;  // a row label's line, in its font's size
@@ -193,9 +193,9 @@ function labelsAt(name, size) {
     : { [`${name}.showticklabels`]: true, [`${name}.tickfont.size`]: size };
 }
 
-// A fitted figure's column labels, likewise: the size the columns leave room for (ten turned
-// labels over a 90-px chart, or "o0 o1 o2 o3" over 60 px, had been written into each other in
-// presenter mode at 1024 px), none below ROW_LABEL_MIN_PX. `plotWidth`: the width of the
+// A fitted figure's column labels, likewise: the size the columns leave room for (at their own
+// size, ten turned labels over a 90-px chart, or "o0 o1 o2 o3" over 60 px, run into each other
+// in presenter mode at 1024 px), none below ROW_LABEL_MIN_PX. `plotWidth`: the width of the
 // cells; `own`: the figure's own size of them.
 const CHAR_EM = 0.62;  // a label's character, in its font's size (digits, lower-case letters)
 function columnLabels(layout, data, plotWidth, own) {

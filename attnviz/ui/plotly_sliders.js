@@ -84,8 +84,9 @@ function stepFrames(div) {
   });
   // plotly.js marks a slider dragged on the mouse press and unmarks, on the release, the
   // slider object drawn at that moment; a quick click whose step is still being drawn (the
-  // new object copied the mark) left the slider marked for good, and a marked slider ignores
-  // Play's frames: Learn's Play ran to the end under a slider stuck on the clicked step
+  // new object copies the mark) would leave the slider marked for good, and a marked slider
+  // ignores Play's frames (Learn's Play would run to the end under a slider stuck on the
+  // clicked step): every slider is unmarked on the release
   div.on("plotly_sliderend", () => {
     for (const opts of (div._fullLayout && div._fullLayout.sliders) || []) opts._dragging = false;
   });

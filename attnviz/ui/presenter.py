@@ -84,10 +84,10 @@ COMPACT_PRESENTER_CSS = """
 </style>
 """
 # (the lecture view's row of controls in presenter mode, ui/lecture.py: one line per label, the
-# whole label in its help; a label wrapping to four lines in a narrow column had pushed the
-# charts below the screen; the focus tabs' bar 30 px shorter than Streamlit's, so ten rows still
-# fit at 1024×768 under it, and above its panel: a tall title's formula reaching into it had
-# taken the tabs' clicks)
+# whole label in its help; a label wrapping to four lines in a narrow column pushes the charts
+# below the screen; the focus tabs' bar 30 px shorter than Streamlit's, so ten rows still
+# fit at 1024×768 under it, and above its panel: a tall title's formula reaching into it
+# takes the tabs' clicks)
 # A display formula may wrap where it allows a break (a formula wider than the page, e.g. a
 # YaRN head's: ui/controls.py breakable), instead of scrolling out of sight (KaTeX keeps it on
 # one line by default).
@@ -95,7 +95,7 @@ COMPACT_PRESENTER_CSS = """
 
 # A page with a title and an introduction in presenter mode (:func:`page_intro`): compact, but
 # the title's text starts below Streamlit's header (60 px, white, drawn over the page): at 2rem
-# the top of the title's line was under it (session 18, measured at 1024×768).
+# the top of the title's line is under it (measured at 1024×768).
 INTRO_PRESENTER_CSS = """
 <style>
 [data-testid="stMainBlockContainer"] { padding-top: 3rem; padding-bottom: 0.25rem; }
@@ -137,8 +137,8 @@ def sidebar_state() -> str:
 
 
 # A page entered from the sidebar starts at its top: the main area is one scrolled element and
-# the new page sometimes kept the scroll position of the page before (seen in session 18, at
-# random: its title out of sight). Installed once per browser page (the component's function
+# the new page sometimes keeps the scroll position of the page before (at random: its title
+# out of sight). Installed once per browser page (the component's function
 # is not called again on a page change): for 2 s after the address changes, the main area is
 # held at its top unless the user scrolls or types first. Static code, no data.
 _PAGE_TOP_JS = (Path(__file__).parent / "page_top.js").read_text(encoding="utf-8")
@@ -177,7 +177,7 @@ def compact_page(*, titled: bool = False) -> None:
 def page_intro(body: str) -> None:
     """A page's introduction under its title: written out; in presenter mode folded into an
     expander, with less space above the title, so the lesson (the page's first chart) starts
-    on the projected screen (at 1024×768 the title and introduction had filled it)."""
+    on the projected screen (at 1024×768 the title and introduction written out fill it)."""
     if state.presenter():
         st.html(INTRO_PRESENTER_CSS)
         with st.expander(text.PRESENTER_INTRO, expanded=False):
@@ -189,6 +189,6 @@ def page_intro(body: str) -> None:
 def lesson_box():
     """In presenter mode a container at this place, for the page's lesson (its charts) that is
     computed after the controls below it, so the lesson is on the first projected screen (at
-    1024×768 a page's controls in large type had filled it); None outside presenter mode (the
+    1024×768 a page's controls in large type fill it); None outside presenter mode (the
     lesson follows its controls)."""
     return st.container() if state.presenter() else None

@@ -11,8 +11,8 @@ from attnviz.ui import lecture_bar, state
 
 def render() -> None:
     """Draw the shared sidebar, its summary from the scenario the run starts with: every
-    control writes the scenario in its change callback, before the run (issue 27, item 4), so
-    the page below draws the same one."""
+    control writes the scenario in its change callback, before the run, so the page below
+    draws the same one."""
     with st.sidebar:
         st.markdown(f"### {text.SIDEBAR_PRESETS}")
         keys = list(PRESETS)

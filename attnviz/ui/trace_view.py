@@ -79,7 +79,7 @@ def qkv_rows(part, q_labels: Sequence[str], k_labels: Sequence[str], i: int, j: 
     """Head ``part``'s Q, K and V as heatmaps, query i's row of Q and key j's rows of K and V
     outlined. A wide head's (:func:`attnviz.ui.step_by_step_view.is_wide`: a real head's 64 columns)
     sit in a closed lazy expander, built, sent and drawn only while it is open: drawing them
-    took a third of the page's time to open in the browser at 128 tokens."""
+    takes a third of the page's time to open in the browser at 128 tokens."""
     matrices = (("Q", part.q, q_labels, i), ("K", part.k, k_labels, j),
                 ("V", part.v, k_labels, j))
     where = st.container()

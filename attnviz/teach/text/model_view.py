@@ -263,7 +263,7 @@ HUB_TOO_LARGE = (
     "are allowed"
 )
 
-# --- Opening a head of a model from a folder on every page (issue 29 item 2) -----------------
+# --- Opening a head of a model from a folder on every page ---------------------------------
 REAL_OPEN_TITLE = "Open this head on every page"
 REAL_OPEN_CAPTION = (
     "Makes the chosen head the current scenario, with the model's own numbers: x (the hidden "
