@@ -20,6 +20,7 @@ from helpers import (
     TIMEOUT_MS,
     assert_no_exception,
     goto_page,
+    painted,
     screenshot,
     track_reruns,
     wait_for_charts,
@@ -70,23 +71,30 @@ def plot_areas(page) -> list[tuple[int, int]]:
 
 @pytest.fixture(scope="module")
 def measured(browser, app_server) -> dict:
-    """{(size, labels): [(top, bottom, width) of each chart's plot area]}, a session each."""
+    """{(size, labels): [(top, bottom, width) of each chart's plot area]}, a session for each
+    labels, shown on each screen size in turn (the layout the server sends does not depend on
+    the screen; the browser fits the charts to it)."""
     out = {}
-    for size in SCREENS:
-        context = browser.new_context(viewport={"width": size[0], "height": size[1]})
-        context.set_default_timeout(TIMEOUT_MS)  # one per size: plotly.js is fetched once
-        try:
-            for name, tokens in LABELS.items():
-                page = lecture_with(context, app_server, tokens)
-                assert_no_exception(page)
-                if tokens is not None:  # the link was opened: the charts show these labels
-                    assert page.evaluate(TICKS) == [tick_text(t, LECTURE_TICK_CHARS)
-                                                    for t in position_labels(tokens)], name
+    first = SCREENS[0]
+    context = browser.new_context(viewport={"width": first[0], "height": first[1]})
+    context.set_default_timeout(TIMEOUT_MS)  # one context: plotly.js is fetched once
+    try:
+        for name, tokens in LABELS.items():
+            page = lecture_with(context, app_server, tokens)
+            assert_no_exception(page)
+            if tokens is not None:  # the link was opened: the charts show these labels
+                assert page.evaluate(TICKS) == [tick_text(t, LECTURE_TICK_CHARS)
+                                                for t in position_labels(tokens)], name
+            for size in SCREENS:
+                if size != first:
+                    page.set_viewport_size({"width": size[0], "height": size[1]})
+                    painted(page)  # laid out at the new size: the charts' watchers saw it
+                    wait_for_charts(page, 3)  # redrawn and settled at their new width
                 out[size, name] = plot_areas(page)
                 screenshot(page, f"long_labels_{name}_{size[0]}x{size[1]}")
-                page.close()
-        finally:
-            context.close()
+            page.close()
+    finally:
+        context.close()
     return out
 
 
