@@ -22,7 +22,10 @@ _STATE = """key => { const g = document.querySelector('.st-key-' + key + ' .js-p
                     return [g.__attnvizMark || null, Array.from(g._fullData[0].z[0])]; }"""
 
 
-def test_an_edit_redraws_the_same_chart_element_with_the_new_numbers(page, app_server):
+def test_an_edit_redraws_the_same_chart_element_and_the_drawn_flag_tells_the_newest(
+        page, app_server):
+    """One session: an edit redraws X's chart in place, then the drawn flag's states on a
+    chart of the test's own on the same page (plotly.js loaded)."""
     requests: list[str] = []
     page.on("request", lambda r: requests.append(r.url))
     served: dict[str, int] = {}
@@ -50,6 +53,7 @@ def test_an_edit_redraws_the_same_chart_element_with_the_new_numbers(page, app_s
     assert size == plotly_view.PLOTLY_JS.stat().st_size
     assert not [u for u in requests if "cdn" in u or not (
         u.startswith(app_server) or u.startswith(f"blob:{app_server}/"))]
+    the_drawn_flag_says_the_newest_figure_is_drawn(page)
 
 
 # plotly_view.js loaded a second time as a module of its own, on a page that has plotly.js,
@@ -70,7 +74,7 @@ _BOX_DRAWN = """z => { const g = window.__box.querySelector('.attnviz-chart');
     return g.dataset.sized === '1' && g._fullData?.[0]?.z?.[0]?.[0] === z; }"""
 
 
-def test_the_drawn_flag_says_the_newest_figure_is_drawn(page, app_server):
+def the_drawn_flag_says_the_newest_figure_is_drawn(page) -> None:
     """``data-sized="1"`` (what the browser tests wait for) is cleared the moment a new figure
     arrives, is not set on a hidden chart whose newest figure waits to be seen (not even by
     the settle pass its hiding starts), and comes back once that figure is drawn."""
@@ -79,7 +83,6 @@ def test_the_drawn_flag_says_the_newest_figure_is_drawn(page, app_server):
     def figure(z: float) -> str:
         return plotly_view.figure_json(go.Figure(go.Heatmap(z=[[z, 1.0], [2.0, 3.0]])), {})
 
-    goto_page(page, app_server, "playground")
     wait_for_plots(page)  # plotly.js is loaded
     page.evaluate(_MOUNT, plotly_view._JS)
     page.evaluate("json => window.__show(json)", figure(0.5))

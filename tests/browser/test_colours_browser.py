@@ -46,8 +46,7 @@ def blue_share(page: Page, key: str) -> float:
     return float(((b - r) > 60).mean())
 
 
-def test_alibi_heads_share_one_range_and_look_different(app_server, page):
-    goto_page(page, app_server, "modern")
+def alibi_heads_share_one_range_and_look_different(page) -> None:
     page.get_by_role("tab", name=text.ALIBI_TAB).click()
     keys = [f"modern_fig_alibi_{h}" for h in range(4)]
     for key in keys:
@@ -63,8 +62,7 @@ def test_alibi_heads_share_one_range_and_look_different(app_server, page):
     assert_no_exception(page)
 
 
-def test_multi_head_opens_with_heads_on_shared_ranges(app_server, page):
-    goto_page(page, app_server, "multi_head")
+def multi_head_opens_with_heads_on_shared_ranges(page) -> None:
     wait_for_plots(page, 6)
     outs = [drawn(page, f"multi_head_fig_out_{h}") for h in range(3)]
     assert None not in outs
@@ -78,8 +76,7 @@ def test_multi_head_opens_with_heads_on_shared_ranges(app_server, page):
     assert_no_exception(page)
 
 
-def test_the_projector_toggle_redraws_in_its_scales(app_server, page):
-    goto_page(page, app_server, "multi_head")
+def the_projector_toggle_redraws_in_its_scales(page) -> None:
     wait_for_plots(page, 6)
     with expect_rerun(page):
         page.get_by_text(common.SIDEBAR_PROJECTOR, exact=True).click()
@@ -89,6 +86,19 @@ def test_the_projector_toggle_redraws_in_its_scales(app_server, page):
     assert [[float(s), str(c)] for s, c in weights["colorscale"]] == \
         [[float(s), str(c)] for s, c in want]
     screenshot(page, "colours_multi_head_projector_1366x768")
-    with expect_rerun(page):  # off again: the next test's session starts without it anyway
+    with expect_rerun(page):  # off again: the next step's colours are the screen's
         page.get_by_text(common.SIDEBAR_PROJECTOR, exact=True).click()
     assert_no_exception(page)
+
+
+def test_multi_head_opens_on_shared_ranges_the_projector_redraws_and_alibi_heads_differ(
+        app_server, page):
+    """One session: Multi-head as it opens, the projector's colours on and off again, then
+    (by the sidebar) the ALiBi heads of RoPE, ALiBi, GQA & QK-norm."""
+    goto_page(page, app_server, "multi_head")
+    multi_head_opens_with_heads_on_shared_ranges(page)
+    the_projector_toggle_redraws_in_its_scales(page)
+    with expect_rerun(page):
+        page.get_by_test_id("stSidebarNav").get_by_role(
+            "link", name="RoPE, ALiBi, GQA & QK-norm").click()
+    alibi_heads_share_one_range_and_look_different(page)
