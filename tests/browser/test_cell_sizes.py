@@ -35,11 +35,16 @@ def open_at_1366(browser: Browser, app_server: str, path: str) -> Page:
     return page
 
 
-def test_compare_cells_are_at_least_11_px_for_every_comparison(browser, app_server):
+def test_trace_and_compare_cells_are_at_least_11_px(browser, app_server):
+    """One session: Trace a cell as it opens, then Compare (by the sidebar) with every
+    comparison."""
     from attnviz.scenarios.compare import KINDS
     from attnviz.teach.text import compare as text
-    page = open_at_1366(browser, app_server, "compare")
+    page = open_at_1366(browser, app_server, "trace")
     try:
+        trace_cells_are_at_least_11_px(page)
+        with expect_rerun(page):
+            page.get_by_test_id("stSidebarNav").get_by_role("link", name="Compare").click()
         for kind in KINDS:
             box = page.get_by_role("combobox", name=text.KIND_LABEL)
             if box.input_value() != text.KINDS[kind]:  # the first is already chosen
@@ -60,13 +65,9 @@ def test_compare_cells_are_at_least_11_px_for_every_comparison(browser, app_serv
         page.context.close()
 
 
-def test_trace_cells_are_at_least_11_px(browser, app_server):
-    page = open_at_1366(browser, app_server, "trace")
-    try:
-        wait_for_charts(page, 4)
-        sizes = page.evaluate(SMALLEST)
-        screenshot(page, "cells_trace")
-        assert len(sizes) >= 4 and min(sizes.values()) >= MIN_PX, sizes
-        assert_no_exception(page)
-    finally:
-        page.context.close()
+def trace_cells_are_at_least_11_px(page: Page) -> None:
+    wait_for_charts(page, 4)
+    sizes = page.evaluate(SMALLEST)
+    screenshot(page, "cells_trace")
+    assert len(sizes) >= 4 and min(sizes.values()) >= MIN_PX, sizes
+    assert_no_exception(page)

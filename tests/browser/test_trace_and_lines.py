@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from helpers import (
     assert_no_exception,
+    expect_rerun,
     goto_page,
     load_preset,
     plot_z,
@@ -68,8 +69,7 @@ def _selected(page: Page, label: str) -> str:
     return page.get_by_role("combobox", name=label).input_value()
 
 
-def test_click_a_weights_cell_traces_it(app_server: str, page: Page) -> None:
-    goto_page(page, app_server, "trace")
+def click_a_weights_cell_traces_it(page: Page) -> None:
     wait_for_plots(page, 1, timeout=TIMEOUT)
     assert_no_exception(page)
     labels = page.evaluate(
@@ -97,8 +97,7 @@ def test_click_a_weights_cell_traces_it(app_server: str, page: Page) -> None:
     screenshot(page, "trace_clicked_cell")
 
 
-def test_line_view_opacity_focus_and_heads(app_server: str, page: Page) -> None:
-    goto_page(page, app_server, "line_view")
+def line_view_opacity_focus_and_heads(page: Page) -> None:
     wait_for_plots(page, 2, timeout=TIMEOUT)
     assert_no_exception(page)
     weights = plot_z(page, 1)  # the heatmap beside the lines
@@ -143,3 +142,14 @@ def test_line_view_opacity_focus_and_heads(app_server: str, page: Page) -> None:
     assert {t["head"] for t in _line_traces(page, 0)} == {0, 1}
     page.mouse.move(5, 5)  # no tooltip in the picture
     screenshot(page, "line_view_two_heads")
+
+
+def test_a_clicked_weights_cell_is_traced_and_the_line_view_draws_opacity_focus_and_heads(
+        app_server: str, page: Page) -> None:
+    """One session: Trace a cell, then Line view by the sidebar (the traced cell is Trace's
+    own setting)."""
+    goto_page(page, app_server, "trace")
+    click_a_weights_cell_traces_it(page)
+    with expect_rerun(page):
+        page.get_by_test_id("stSidebarNav").get_by_role("link", name="Line view").click()
+    line_view_opacity_focus_and_heads(page)
