@@ -64,12 +64,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from attnviz.core.attention import MultiHeadResult, attend_heads, multi_head_attention
-from attnviz.core.qk_norm import rms_norm
-from attnviz.core.rope import apply_rope
-from attnviz.core.sinks import attend_heads_with_sinks
+from attnviz.core.attention import MultiHeadResult, multi_head_attention
+from attnviz.core.steps import attend_steps
 from attnviz.io.capture import capture
-from attnviz.scenarios.from_model import CrossInputs, LayerInputs, Rope
+from attnviz.scenarios.from_model import CrossInputs, LayerInputs, Rope, layer_steps
+from attnviz.scenarios.variants.steps import full_steps
 
 Array = NDArray[np.float64]
 __all__ = ["LayerInputs", "Rope", "layer_inputs", "recompute"]  # the first two: from_model's
@@ -348,6 +347,32 @@ def _rotary(base, layer: int) -> dict[str, Any]:
     return spec
 
 
+def _gemma3(base, layer: int) -> dict[str, Any]:
+    """Gemma 3: Llama's projections, QK-norm whose gain is 1 + w per dimension (its RMSNorm),
+    before RoPE with the inverse frequencies of the layer's type (local or global), the scale
+    ``query_pre_attn_scalar``^−½, the window on its sliding layers. No soft-cap: its config
+    may name ``attn_logit_softcapping``, but its attention does not apply it."""
+    att = base.layers[layer].self_attn
+    config = base.config
+    n, n_kv, d = config.num_attention_heads, config.num_key_value_heads, att.head_dim
+    (w_q, b_q), (w_k, b_k), (w_v, b_v), (w_o, b_o) = (
+        _linear(m) for m in (att.q_proj, att.k_proj, att.v_proj, att.o_proj))
+    kind = config.layer_types[layer]
+    rotary = base.rotary_emb
+
+    def rope() -> Rope:
+        return Rope(_np(getattr(rotary, f"{kind}_inv_freq")).copy(),
+                    float(getattr(rotary, f"{kind}_attention_scaling")),
+                    rope_type=str(rotary.rope_type.get(kind, "default")),
+                    base=_rope_base(config, kind))
+
+    return dict(attention=att, output=att.o_proj, w=(w_q, w_k, w_v, w_o), b=(b_q, b_k, b_v, b_o),
+                n_heads=n, n_kv_heads=n_kv, head_dim=d,
+                scale=float(config.query_pre_attn_scalar) ** -0.5, window=att.sliding_window,
+                rope=rope, q_norm=1.0 + _np(att.q_norm.weight), k_norm=1.0 + _np(att.k_norm.weight),
+                norm_eps=float(att.q_norm.eps))
+
+
 #: model_type -> the function reading a layer's modules and conventions.
 ARCHITECTURES = {
     "bert": _bert, "gpt2": _gpt2, "llama": _rotary, "mistral": _rotary, "gemma2": _rotary,
@@ -357,7 +382,7 @@ ARCHITECTURES = {
     "gpt_neo": _gpt_neo, "gptj": _gptj, "gpt_neox": _gpt_neox, "opt": _opt,
     "falcon": _falcon, "bloom": _bloom,
     "mixtral": _rotary, "gemma": _rotary, "phi": _rotary, "phi3": _rotary,
-    "stablelm": _rotary, "starcoder2": _rotary,
+    "stablelm": _rotary, "starcoder2": _rotary, "gemma3_text": _gemma3,
 }
 #: The architectures (``config.model_type``) whose layers :func:`layer_inputs` reads.
 SUPPORTED_MODEL_TYPES = tuple(ARCHITECTURES)
@@ -365,12 +390,12 @@ SUPPORTED_MODEL_TYPES = tuple(ARCHITECTURES)
 _CANNOT = "no variant of the dashboard computes it, so its heads cannot be opened exactly"
 #: model_type -> why attnviz does not read its layers (one sentence each).
 REFUSED = {
-    "gemma3": f"gemma3 normalises each head's q and k with a gain per dimension (QK-norm) "
-              f"before RoPE; {_CANNOT}",
-    "gemma3_text": f"gemma3 normalises each head's q and k with a gain per dimension (QK-norm) "
-                   f"before RoPE; {_CANNOT}",
-    "olmo2": f"olmo2 normalises q and k across all heads together (one RMSNorm over the whole "
-             f"projection width) before RoPE; {_CANNOT}",
+    "gemma3": "gemma3 is Gemma 3 with its vision tower; attnviz reads the layers of its text "
+              "model (load it as Gemma3ForCausalLM, model_type gemma3_text)",
+    "olmo2": "olmo2 normalises q and k across all heads together (one RMSNorm over the whole "
+             "projection width, before the split into heads), so one head's q depends on every "
+             "other head's; a head cannot be opened alone, and no step of the dashboard "
+             "computes a layer's heads jointly",
     "mpnet": f"mpnet adds a learned relative position bias (bucketed distances) to every "
              f"head's scores; {_CANNOT}",
     "deberta": f"deberta adds disentangled content-to-position and position-to-content "
@@ -549,10 +574,10 @@ def recompute(inputs: LayerInputs) -> MultiHeadResult:
 
     Without RoPE, QK-norm, a cap, sinks or ALiBi (BERT, GPT-2) this is one
     :func:`~attnviz.core.attention.multi_head_attention` call with the biases; otherwise the
-    projections are split into heads, normalised (QK-norm), rotated (RoPE) and attended by
-    :func:`~attnviz.core.attention.attend_heads` (GQA, ALiBi's m_h·p_j as a bias, the cap,
-    W_O and its bias), or by
-    :func:`~attnviz.core.sinks.attend_heads_with_sinks` when the heads have sink logits.
+    projections are split into heads and every head runs the layer's list of steps
+    (:func:`attnviz.scenarios.from_model.layer_steps`, the list an opened head runs too)
+    through :func:`~attnviz.core.steps.attend_steps`: QK-norm, RoPE, the scale, ALiBi's
+    m_h·p_j, the cap, the mask's parts, softmax or the sink logits, then W_O and its bias.
 
     Parameters
     ----------
@@ -578,29 +603,12 @@ def recompute(inputs: LayerInputs) -> MultiHeadResult:
         p = li.x @ w if b is None else li.x @ w + b
         return p.reshape(t, n, li.head_dim).transpose(1, 0, 2)
 
-    q_h = heads(li.w_q, li.b_q, li.n_heads)
-    k_h = heads(li.w_k, li.b_k, li.n_kv_heads)
-    v_h = heads(li.w_v, li.b_v, li.n_kv_heads)
-    if li.q_norm is not None:  # 2) QK-norm of every head's rows
-        q_h = rms_norm(q_h, li.q_norm, eps=li.norm_eps)
-        k_h = rms_norm(k_h, li.k_norm, eps=li.norm_eps)
-    if li.rope is not None:  # 3) rotate by position
-        kw = dict(inv_freq=li.rope.inv_freq, attention_scaling=li.rope.attention_scaling,
-                  layout=li.rope.layout)
-        q_h = apply_rope(q_h, li.positions, **kw)
-        k_h = apply_rope(k_h, li.positions, **kw)
-    # 4) attend (GQA, scale, cap or sinks, mask), concatenate, project
-    if li.sinks is not None:
-        if li.softcap is not None:
-            raise ValueError("a layer with both sink logits and a soft-cap is not supported")
-        return attend_heads_with_sinks(q_h, k_h, v_h, sink_logits=li.sinks, mask=mask,
-                                       scale=li.scale, w_o=li.w_o, b_o=li.b_o)
-    bias = None if li.alibi is None else \
-        li.alibi[:, None, None] * li.positions[None, None, :]  # (n_heads, 1, t): m_h · p_j
-    if li.position_bias is not None:  # T5's relative position bias, (n_heads, t, t)
-        bias = li.position_bias if bias is None else bias + li.position_bias
-    return attend_heads(q_h, k_h, v_h, mask=mask, scale=li.scale, bias=bias,
-                        softcap=li.softcap, w_o=li.w_o, b_o=li.b_o)
+    # 2) every head through the layer's list of steps: QK-norm, RoPE, the scale, ALiBi's
+    #    m_h·p_j, the cap, the causal mask, window and padding, softmax or sinks; then W_O
+    steps = full_steps(layer_steps(li), li.scale, 1.0)
+    return attend_steps(steps, heads(li.w_q, li.b_q, li.n_heads),
+                        heads(li.w_k, li.b_k, li.n_kv_heads), heads(li.w_v, li.b_v, li.n_kv_heads),
+                        w_o=li.w_o, b_o=li.b_o)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -116,7 +116,7 @@ def to_dict(scenario: Scenario) -> dict[str, Any]:
     for name, kind in FIELDS.items():
         if kind == "params":
             if scenario.params:
-                out["params"] = {k: _value_out(k, "param", v) for k, v in
+                out["params"] = {k: _param_out(scenario, k, v) for k, v in
                                  sorted(scenario.params.items())}
             continue
         out[name] = _value_out(name, kind, getattr(scenario, name))
@@ -130,6 +130,28 @@ def to_dict(scenario: Scenario) -> dict[str, Any]:
     if parts:
         out["parts"] = parts
     return out
+
+
+def _param_out(scenario: Scenario, name: str, value: Any) -> Any:
+    """One of the variant's settings as JSON: a structured one (a list of attention steps) as
+    its setting writes it, every other as :func:`_value_out` writes a value."""
+    p = scenario.spec.param(name)
+    if p.structured:
+        return _finite(name, p.dump(value))
+    return _value_out(name, "param", value)
+
+
+def _finite(name: str, value: Any) -> Any:
+    """``value`` (JSON of lists, objects, numbers, text) if every number in it is finite."""
+    numbers = [value] if isinstance(value, float) else \
+        [v for v in (value.values() if isinstance(value, dict) else value)] \
+        if isinstance(value, (dict, list)) else []
+    for v in numbers:
+        if isinstance(v, (dict, list)):
+            _finite(name, v)
+        elif isinstance(v, float) and not math.isfinite(v):
+            raise ValueError(f"{name} holds {v}; a scenario file can only hold finite numbers")
+    return value
 
 
 def _value_out(name: str, kind: str, value: Any) -> Any:

@@ -18,11 +18,13 @@ head's own columns of W_Q, and of W_K and W_V those of the key/value head it rea
 model's scale, RoPE (split-half or interleaved pairs, a rotated fraction; scaled ones —
 linear, YaRN, Llama 3, LongRoPE — with the model's own frequencies and attention scaling),
 causal mask, sliding window (causal, or symmetric for a bidirectional local layer), soft-cap
-and ALiBi. ALiBi opens with the ALiBi variant, which gives a one-head scenario the slope 2^−8
-and adds −m·(i − j) to the scaled scores where BLOOM and Falcon add m·j: the two differ by
-m·i, a constant per query row, so the weights and the output are the model's (to rounding)
-while the scaled scores shown are the model's minus m·i; a head whose slope is not 2^−8 is
-refused in a sentence. Projection
+and ALiBi. A head that combines ideas no single variant has — QK-norm with a gain per
+dimension (Qwen 3, Gemma 3), learned sink logits (gpt-oss), a soft-cap without RoPE, ALiBi of
+any slope (BLOOM, Falcon) — opens as a list of attention steps (:func:`layer_steps`, the
+``steps`` variant): its QK-norm, RoPE, ALiBi (the model's m_h·j), cap, causal mask, window,
+padding and sink, each a step. A causal ALiBi head of slope 2^−8 without RoPE opens with the
+ALiBi variant, which adds −m·(i − j) where the model adds m·j (a constant per query row, which
+the softmax removes). Projection
 biases go in by the *bias trick*: x gets a last column of ones and each W a last row holding
 its bias, so x'·W' = x·W + b exactly and every page (and every editor) works unchanged. What
 a layer is made of, :class:`LayerInputs` (with its :class:`Rope`), is defined here, in the
@@ -43,6 +45,7 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from attnviz.core import steps as S
 from attnviz.core.alibi import alibi_slopes
 from attnviz.core.masks import causal_mask, sliding_window_mask, window_mask
 from attnviz.core.rope import LAYOUTS
@@ -271,28 +274,13 @@ def _check_real_layer(li: LayerInputs, head: int) -> None:
             or not 0 <= head < li.n_heads:
         raise ValueError(f"head must be a whole number from 0 to {li.n_heads - 1} ({what} has "
                          f"{li.n_heads} heads), got {head!r:.40}")
-    if li.q_norm is not None:
-        raise ValueError(f"{what} normalises q and k with a gain per dimension (QK-norm); the "
-                         f"dashboard's QK-norm has one gain and no RoPE, so this head cannot be "
-                         f"opened exactly")
-    if li.sinks is not None:
-        raise ValueError(f"{what} has learned sink logits per head; no variant of the dashboard "
-                         f"computes them with RoPE, so this head cannot be opened exactly")
     if li.position_bias is not None:
         raise ValueError(f"{what} adds a learned relative position bias per head to its scores "
                          f"(bucketed distances); no variant of the dashboard adds a bias of "
                          f"its own to the scores yet, so this head cannot be opened exactly")
-    if li.softcap is not None and li.rope is None:
-        raise ValueError(f"{what} soft-caps its scores without RoPE; only RoPE with a soft-cap "
-                         f"(Gemma 2) is opened")
-    if li.alibi is not None:
-        slope, one = float(li.alibi[head]), float(alibi_slopes(1)[0])
-        if not li.causal or li.rope is not None or not np.isclose(slope, one, rtol=1e-12,
-                                                                  atol=0):
-            raise ValueError(f"{what} head {head} adds ALiBi with the slope {slope:.6g}; the "
-                             f"dashboard's ALiBi variant gives a one-head scenario the slope "
-                             f"2^-8 = {one:g} (causal, without RoPE), so only a head of that "
-                             f"slope opens exactly")
+    if li.rope is not None and not np.array_equal(li.positions, np.arange(li.x.shape[0])):
+        raise ValueError(f"{what} turns its tokens by positions other than 0, 1, 2, ...; the "
+                         f"RoPE variant cannot express them")
     t, d_model = li.x.shape
     if t > limits.MAX_TOKENS:
         raise ValueError(f"the text has {t} tokens; a head opens with at most "
@@ -351,6 +339,61 @@ def _rope_params(li: LayerInputs) -> dict[str, Any]:
     return params
 
 
+def _alibi_variant(li: LayerInputs, head: int) -> bool:
+    """True for a causal ALiBi head without RoPE whose slope is the ALiBi variant's 2^−8."""
+    return li.alibi is not None and li.causal and li.rope is None and bool(np.isclose(
+        float(li.alibi[head]), float(alibi_slopes(1)[0]), rtol=1e-12, atol=0))
+
+
+def needs_steps(li: LayerInputs, head: int) -> bool:
+    """True when the head combines ideas no single variant computes (QK-norm with a gain per
+    dimension, sink logits, a soft-cap without RoPE, ALiBi of another slope): it opens as a
+    list of steps."""
+    return (li.q_norm is not None or li.sinks is not None
+            or (li.softcap is not None and li.rope is None)
+            or (li.alibi is not None and not _alibi_variant(li, head)))
+
+
+def layer_steps(li: LayerInputs, head: int | None = None) -> tuple:
+    """The layer's attention as a list of steps (:mod:`attnviz.core.steps`), without the scale
+    (a scenario's scale mode holds it): every head (``head`` None: n_heads on n_kv_heads, W_O)
+    or one query head (its ALiBi slope and sink logit). QK-norm with the model's gains before
+    RoPE with its own frequencies, layout and attention scaling; ALiBi as the model adds it
+    (m_h·j); the cap; the causal mask, the window (W keys when causal, |i − j| ≤ W when not)
+    and the padding; the sink logits."""
+    heads = range(li.n_heads) if head is None else [head]
+    out: list = [S.Heads(li.n_heads, li.n_kv_heads, project_out=True) if head is None
+                 else S.Heads()]
+    if li.q_norm is not None:
+        out.append(S.QKNorm(tuple(np.asarray(li.q_norm, float).tolist()),
+                            tuple(np.asarray(li.k_norm, float).tolist()), float(li.norm_eps)))
+    if li.rope is not None:
+        start = float(li.positions[0]) if len(li.positions) else 0.0
+        if not np.array_equal(li.positions, start + np.arange(len(li.positions))):
+            raise ValueError(f"{li.model_type} layer {li.layer} turns its tokens by positions "
+                             f"that do not follow one another; the RoPE step turns positions "
+                             f"p, p + 1, p + 2, ...")
+        out.append(S.RoPE(inv_freq=tuple(np.asarray(li.rope.inv_freq, float).tolist()),
+                          layout=li.rope.layout,
+                          attention_scaling=float(li.rope.attention_scaling), offset=start))
+    if li.alibi is not None:
+        out.append(S.ALiBi(tuple(float(li.alibi[h]) for h in heads), form="key"))
+    if li.position_bias is not None:  # T5's relative position bias, (n_heads, t, t)
+        bias = np.asarray(li.position_bias, dtype=float)
+        out.append(S.AddBias(bias if head is None else bias[head:head + 1]))
+    if li.softcap is not None:
+        out.append(S.SoftCap(float(li.softcap)))
+    if li.causal:
+        out.append(S.Causal())
+    if li.sliding_window is not None:
+        out.append(S.Window(int(li.sliding_window), keys=li.causal))
+    if not np.all(li.padding):
+        out.append(S.Padding(tuple(bool(p) for p in li.padding)))
+    if li.sinks is not None:
+        out.append(S.SinkSoftmax(tuple(float(li.sinks[h]) for h in heads)))
+    return tuple(out)
+
+
 def layer_scenario(inputs: LayerInputs, head: int, *, title: str = "",
                    description: str = "") -> Scenario:
     """Head ``head`` of a real model's layer (read by :func:`attnviz.io.hf_layers.layer_inputs`)
@@ -380,7 +423,9 @@ def layer_scenario(inputs: LayerInputs, head: int, *, title: str = "",
         (the model's base — or, for a scaled RoPE, its own frequencies and attention scaling —
         its pair layout, its rotated fraction, positions from 0, its soft-cap) for a rotary
         model, "alibi" for an ALiBi head of slope 2^−8 (its scaled scores are the model's
-        minus m·i per query row i; the weights are the model's), else "causal" or
+        minus m·i per query row i; the weights are the model's), "steps" for a head that
+        combines ideas (:func:`needs_steps`: its :func:`layer_steps`, the mask among them),
+        else "causal" or
         "scaled_dot_product"; the mask "causal", or "custom" (causal, Hugging Face's sliding
         window — W keys when causal, |i − j| <= W when not — padding) when the layer has a
         window or the sequence padding.
@@ -388,9 +433,7 @@ def layer_scenario(inputs: LayerInputs, head: int, *, title: str = "",
     Raises
     ------
     ValueError
-        A head out of range; a convention no variant computes exactly (QK-norm with one gain
-        per dimension, sink logits, RoPE turning positions other than 0, 1, 2, ..., a soft-cap
-        without RoPE, an ALiBi slope other than the variant's 2^−8); more tokens than
+        A head out of range; RoPE turning positions other than 0, 1, 2, ...; more tokens than
         MAX_TOKENS, a hidden size above MAX_REAL_D_MODEL (GPT-2 medium's 1024; the bias column
         may come on top) or a head wider than MAX_WIDTH.
     """
@@ -419,7 +462,10 @@ def layer_scenario(inputs: LayerInputs, head: int, *, title: str = "",
     #    more
     mask = np.asarray(li.mask, dtype=bool)
     plain = li.sliding_window is None and bool(np.all(li.padding))
-    if li.rope is not None:  # the RoPE variant has no mask of its own
+    if needs_steps(li, head):  # every part, the mask's too, a step of the list
+        fields.update(variant="steps", params={"steps": layer_steps(li, head)})
+        plain = True
+    elif li.rope is not None:  # the RoPE variant has no mask of its own
         fields.update(variant="rope", params=_rope_params(li),
                       mask_kind="causal" if li.causal else "none")
     elif li.alibi is not None:  # causal, −m(i − j): the model's m·j up to a row constant

@@ -34,6 +34,8 @@ from attnviz.core.positional import sinusoidal_positional_encoding
 from attnviz.scenarios.registry import VARIANTS
 from attnviz.scenarios.variant import PARTS, Inputs, Variant, dot_product
 from attnviz.scenarios.variants.formulas import Written
+from attnviz.scenarios.variants.steps import KEYS as STEP_VARIANTS
+from attnviz.scenarios.variants.steps import own_steps
 
 Array = NDArray[np.float64]
 
@@ -237,9 +239,10 @@ def written(scenario: Scenario, mask: NDArray[np.bool_] | None = None) -> Writte
     given = "rope_inv_freq" in names and len(scenario.param("rope_inv_freq")) > 0
     rope_scaling = (float(scenario.param("rope_attention_scaling"))
                     if "rope_attention_scaling" in names else 1.0)
+    steps = own_steps(scenario) if scenario.variant in STEP_VARIANTS else ()
     return Written(scale=kind, custom=scale if kind == "custom" else None,
                    tempered=scenario.temperature != 1.0, masked=masked, capped=capped,
-                   given_freq=given, rope_scaling=rope_scaling)
+                   given_freq=given, rope_scaling=rope_scaling, steps=steps)
 
 
 def user_mask(scenario: Scenario, t_q: int, t_k: int) -> NDArray[np.bool_] | None:
@@ -358,6 +361,8 @@ def run_scenario(scenario: Scenario, *, heads: int | None = None) -> ScenarioRes
     # 2) the variant's computation (or its multi-head form)
     if heads is None:
         result = spec.compute(inputs)
+    elif spec.compute_heads is not None:
+        result = spec.compute_heads(inputs)
     else:
         result = dot_product(inputs, causal=spec.causal, scale=spec.scale_fixed,
                              always_heads=True)

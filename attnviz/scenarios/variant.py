@@ -76,6 +76,11 @@ class Param:
     overridden_by : str
         The name of a vector setting that, when given (not empty), replaces this one: the
         controls show this one disabled and say why ("" = none).
+    parse : callable(value) -> value, optional
+        A structured setting (a list of attention steps): reads any value given (a file's
+        list of objects, or the value itself) or raises a ValueError sentence; then ``dump``
+        writes it as JSON and ``describe`` in words, and the controls show it, not edit it.
+    dump, describe : callable(value) -> JSON value or str, optional
     """
 
     name: str
@@ -85,6 +90,14 @@ class Param:
     high: float | None = None
     choices: tuple[str, ...] = ()
     overridden_by: str = ""
+    parse: Callable[[Any], Any] | None = None
+    dump: Callable[[Any], Any] | None = None
+    describe: Callable[[Any], str] | None = None
+
+    @property
+    def structured(self) -> bool:
+        """True for a structured setting (read by ``parse``), not a number, flag or text."""
+        return self.parse is not None
 
     def check(self, value: Any) -> float | int | bool | str:
         """The value if it is allowed, else a ValueError naming the setting and its limits.
@@ -93,6 +106,8 @@ class Param:
         (``10**400`` is compared exactly, never converted to float first), a float NaN or ±inf,
         text, a list or an object — each is refused in a sentence, never with another error.
         """
+        if self.parse is not None:
+            return self.parse(value)
         kind = type(self.default)
         if kind is tuple:
             return self._check_vector(value)
@@ -302,6 +317,16 @@ class Variant:
         loss's own ∂L/∂weights (either may be None), the gradients of every intermediate and
         a mapping from scenario field names ("x", "w_q", ...) to the gradient of each field
         the computation read. None: the Gradients and Learn pages say the variant has none yet.
+    compute_heads : callable(Inputs) -> result, optional
+        The variant's own multi-head form, with ``inputs.n_heads`` heads and W_O (what
+        ``run_scenario(..., heads=n)`` computes); None: scaled dot-product heads with the
+        variant's causal mask and fixed scale.
+    to_steps : callable(Scenario) -> tuple of Step, optional
+        The variant as attention steps (:mod:`attnviz.core.steps`) beside what every
+        dot-product variant's flags already say (``causal``: a causal mask; ``always_heads``:
+        the heads and W_O; ``scale_fixed``): its own changes of q and k, of the scores, its
+        mask parts and normaliser, from its settings. Read by
+        :func:`attnviz.scenarios.variants.steps.as_steps`.
     query_formula : str or callable(Written) -> str
         LaTeX for the query vector that reaches the scores when the variant changes the
         projection before them (RoPE rotates it by its position, QK-norm normalises it): Step
@@ -335,13 +360,16 @@ class Variant:
     backward: Callable[..., tuple[Any, dict[str, Array]]] | None = None
     reference: Callable[[Inputs], tuple[Array, Array]] | None = None
     query_formula: str | Callable[[Written], str] = ""
+    compute_heads: Callable[[Inputs], Result] | None = None
+    to_steps: Callable[[ScenarioT], tuple] | None = None
 
     def __post_init__(self):
         unknown = [p for p in self.parts if p not in PARTS]
         if unknown:
             raise ValueError(f"variant {self.key}: unknown part(s) {', '.join(unknown)}; "
                              f"the parts are {', '.join(PARTS)}")
-        vectors = {p.name for p in self.params if isinstance(p.default, tuple)}
+        vectors = {p.name for p in self.params
+                   if isinstance(p.default, tuple) and not p.structured}
         for p in self.params:
             if p.overridden_by and p.overridden_by not in vectors:
                 raise ValueError(f"variant {self.key}: {p.name} is overridden_by "

@@ -477,6 +477,9 @@ def _param_control(p, scenario: Scenario, key: str):
     real model's RoPE frequencies) is shown, not edited; a setting a given vector replaces
     (``Param.overridden_by``) is disabled and says why."""
     value = scenario.param(p.name)
+    if p.structured:  # a list of attention steps: shown in words, edited elsewhere
+        st.caption(text.PARAM_STRUCTURED.format(label=p.label, value=p.describe(value)))
+        return value
     if isinstance(p.default, tuple):
         return _vector_display(p, value, key)
     change = dict(key=key, on_change=_store_param, args=(key, p.name))

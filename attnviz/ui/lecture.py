@@ -352,6 +352,9 @@ def param_width(p, value) -> float:
     1, :data:`layout.PRESENTER_UNIT_PX`): a number box as wide as its number is written (a real
     head's attention scaling has 16 digits) with its − and + buttons, a model's frequencies as
     wide as their caption needs on three lines and their button."""
+    if p.structured:
+        return max(1.0, len(p.describe(value)) * layout.PRESENTER_CAPTION_CHAR_PX
+                   / layout.PRESENTER_CAPTION_LINES / layout.PRESENTER_UNIT_PX)
     if isinstance(p.default, tuple):
         if not value:
             return 1.0

@@ -109,18 +109,18 @@ def steps_of(cfg, n_heads=1, n_kv=1):
 
 
 CONFIGS = {
-    "plain": dict(scale=0.0),
-    "qwen3": dict(scale=0.0, norm=((0.5, 1.0, 1.5, 2.0), (1.2, 0.8, 1.0, 0.3), 1e-6),
+    "plain": dict(scale=None),
+    "qwen3": dict(scale=None, norm=((0.5, 1.0, 1.5, 2.0), (1.2, 0.8, 1.0, 0.3), 1e-6),
                   rope=(100.0, "split_half", (), 1.0, 0, 1.0), causal=True),
-    "gpt_oss": dict(scale=0.0, rope=(50.0, "split_half", (), 1.3, 0, 1.0), causal=True,
+    "gpt_oss": dict(scale=None, rope=(50.0, "split_half", (), 1.3, 0, 1.0), causal=True,
                     window=3, sinks=(0.4, -1.0)),
     "gemma3": dict(scale=0.3, norm=((1.5,), (0.5,), 1e-6), causal=True, window=2,
                    rope=(10000.0, "interleaved", (1.0, 0.1), 1.0, 3, 1.0), cap=2.0, tau=0.7),
-    "softcap_no_rope": dict(scale=0.0, cap=1.5, causal=True),
-    "alibi_any_slope": dict(scale=0.0, alibi=((0.3, 0.07), "key"), causal=True),
+    "softcap_no_rope": dict(scale=None, cap=1.5, causal=True),
+    "alibi_any_slope": dict(scale=None, alibi=((0.3, 0.07), "key"), causal=True),
     "alibi_distance": dict(scale=1.0, alibi=((0.5, 0.125), "distance"), causal=True),
-    "ssmax": dict(scale=0.0, ssmax=1.2, causal=True),
-    "partial_rope": dict(scale=0.0, rope=(10.0, "split_half", (), 1.0, 0, 0.5)),
+    "ssmax": dict(scale=None, ssmax=1.2, causal=True),
+    "partial_rope": dict(scale=None, rope=(10.0, "split_half", (), 1.0, 0, 0.5)),
 }
 
 

@@ -141,14 +141,29 @@ def test_a_gemma2_head_opens_with_its_window_and_cap(at, folders):
         assert not errors(at), (page, errors(at))
 
 
-def test_a_head_no_variant_computes_is_refused_and_the_scenario_stays(at, folders):
+def test_a_qwen3_head_opens_as_a_list_of_steps_on_every_page(at, folders):
+    """QK-norm with a gain per dimension and RoPE: the head opens as a list of steps, its run
+    is the model's, and the pages that show the formula, the steps, a cell and the gradients
+    run on it."""
     at = capture_from(at, folders["qwen3"])
-    before = at.session_state[state.SCENARIO]
     at = open_head(at, 0, 1)
+    assert not at.exception and not errors(at)
+    sc = at.session_state[state.SCENARIO]
+    assert sc.variant == "steps"
+    assert [s.name for s in sc.params["steps"]] == ["heads", "qk_norm", "rope", "causal"]
+    data = at.session_state[mv.DATA_KEY]
+    np.testing.assert_allclose(run_scenario(sc).attention.weights, data.weights[0, 1],
+                               rtol=0, atol=1e-5)
+    for page in ("playground", "step_by_step", "trace", "gradients", "compare", "masks",
+                 "modern"):
+        switch_to(at, page)
+        assert not at.exception, (page, [e.message for e in at.exception])
+        assert not errors(at), (page, errors(at))
+        assert at.session_state[state.SCENARIO] is sc
+    # Multi-head splits the head into narrower ones: its gains per dimension no longer fit
+    switch_to(at, "multi_head")
     assert not at.exception
-    assert len(errors(at)) == 1 and "QK-norm" in errors(at)[0]
-    assert errors(at)[0].startswith(text.REAL_CANNOT_OPEN.split(":")[0])
-    assert at.session_state[state.SCENARIO] is before and not at.success
+    assert any("gain of QK-norm holds 4 numbers" in e for e in errors(at)), errors(at)
 
 
 def test_a_folder_gone_since_the_capture_is_refused(at, folders):

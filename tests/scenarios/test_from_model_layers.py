@@ -16,8 +16,8 @@ loaded through ``attnviz.io.capture.load_model`` as a user does. Nothing is down
 * each convention matters: without RoPE, with GQA's mapping tiled, without the window, without
   the cap, with 1/√d_k instead of Gemma 2's scale, or without the biases the probabilities
   move by more than 1e-3;
-* what the variants cannot express (QK-norm with a gain per dimension, sink logits) and sizes
-  beyond the editing limits are refused in a sentence; frequencies that are not the base's
+* heads that combine ideas (QK-norm with RoPE, sinks with RoPE) open as a list of steps, and
+  sizes beyond the editing limits are refused in a sentence; frequencies that are not the base's
   open as given (a scaled RoPE: tests/scenarios/test_from_model_scaled_rope.py).
 """
 
@@ -231,15 +231,13 @@ def test_the_kv_head_mapping_is_what_the_scenario_uses(lifted, monkeypatch):
 # What cannot be opened exactly, and the limits
 # ---------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name,message", [
-    ("qwen3", r"qwen3 layer 0 normalises q and k with a gain per dimension \(QK-norm\)"),
-    ("gpt_oss", r"gpt_oss layer 0 has learned sink logits per head"),
-])
-def test_conventions_no_variant_computes_are_refused(folders, name, message):
+@pytest.mark.parametrize("name", REFUSED)
+def test_heads_that_combine_ideas_open_as_steps(folders, name):
+    """QK-norm with RoPE (Qwen 3) and sinks with RoPE (gpt-oss) open as a list of steps (their
+    exactness: tests/io/test_hf_parity_steps.py)."""
     model, tokenizer = load_model(folders[name])
     li = layer_inputs(model, tokenizer, TEXTS[0], 0)
-    with pytest.raises(ValueError, match=message):
-        layer_scenario(li, 0)
+    assert layer_scenario(li, 0).variant == "steps"
 
 
 def test_frequencies_that_are_not_the_base_open_as_given(lifted):

@@ -105,7 +105,8 @@ def test_presets_declared_by_variants_are_collected():
 
 
 def test_uses_source_for_cross_and_additive_only():
-    assert {k for k, v in VARIANTS.items() if v.uses_source} == {"cross", "additive"}
+    assert {k for k, v in VARIANTS.items() if v.uses_source} == {"cross", "additive",
+                                                                 "steps_source"}
 
 
 def test_bidirectional_says_it_is_scaled_dot_product():

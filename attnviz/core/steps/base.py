@@ -170,7 +170,7 @@ def from_dicts(items: Iterable[Mapping[str, Any]]) -> tuple[Step, ...]:
         An unknown step, a missing or unknown setting, or a value the step refuses (the
         sentence names the step and its position).
     """
-    if isinstance(items, (str, bytes, Mapping)):
+    if not isinstance(items, (list, tuple)):
         raise ValueError("the steps must be a list of objects, one per step")
     out: list[Step] = []
     for n, item in enumerate(items):

@@ -61,10 +61,13 @@ class Causal(MaskPart):
 class Window(MaskPart):
     """A sliding window. ``keys``: query i sees the last ``width`` keys, itself included
     (i − width < j ≤ i; Hugging Face's ``sliding_window``, Mistral, Gemma); otherwise the keys at
-    most ``width`` away on either side (|i − j| ≤ width; ModernBERT's local layers)."""
+    most ``width`` away on either side (|i − j| ≤ width; ModernBERT's local layers).
+    ``keep_first``: the first keys stay in sight of every later query whatever the window
+    (StreamingLLM's attention sinks; with ``keys`` only)."""
 
     width: int = 1
     keys: bool = True
+    keep_first: int = 0
     name: ClassVar[str] = "window"
     title: ClassVar[str] = "Sliding window"
 
@@ -75,16 +78,23 @@ class Window(MaskPart):
                              f"{1 if self.keys else 0}, got {self.width!r:.40}")
         if not isinstance(self.keys, bool):
             raise ValueError("keys must be true or false")
+        if isinstance(self.keep_first, bool) or not isinstance(self.keep_first, int) or \
+                self.keep_first < 0 or (self.keep_first and not self.keys):
+            raise ValueError(f"keep_first must be a whole number >= 0 (a window of keys only), "
+                             f"got {self.keep_first!r:.40}")
 
     def allowed(self, t_q: int, t_k: int) -> BoolArray:
         if self.keys:
-            if t_q == t_k:
+            if t_q == t_k and not self.keep_first:
                 return sliding_window_mask(t_q, self.width)
-            d = np.subtract.outer(np.arange(t_q), np.arange(t_k))
-            return (d >= 0) & (d < self.width)
+            d = np.subtract.outer(np.arange(t_q), np.arange(t_k))  # i − j
+            return (d >= 0) & ((d < self.width) | (np.arange(t_k)[None, :] < self.keep_first))
         return window_mask(t_q, t_k, width=self.width)
 
     def written(self) -> str:
+        if self.keys and self.keep_first:
+            return (rf"M_{{ij}} = (j \le i) \wedge (i - {self.width} < j \vee "
+                    rf"j < {self.keep_first})")
         if self.keys:
             return rf"M_{{ij}} = (i - {self.width} < j \le i)"
         return rf"M_{{ij}} = (|i - j| \le {self.width})"

@@ -145,6 +145,10 @@ class ALiBi(ScoreStep):
             where = -np.subtract.outer(np.arange(t_q), np.arange(t_k)).astype(float)
         return m[:, None, None] * where[None]
 
+    def mod_for_writing(self) -> ScoreMod:
+        n = max(len(self.slopes), 1)
+        return self.mod(HeadShape(n, 1, 1, 1, np.ones((1, 1), dtype=bool)))
+
     def mod(self, shape: HeadShape) -> ScoreMod:
         meaning = r"b_{ij} = m_h\,j" if self.form == "key" else r"b_{ij} = -m_h\,(i - j)"
         return Bias(self.values(shape.n_heads, shape.t_q, shape.t_k), meaning=meaning)

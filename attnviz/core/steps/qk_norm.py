@@ -34,7 +34,8 @@ class QKNorm(QKStep):
         gain = self.q_gain if side == "q" else self.k_gain
         if len(gain) not in (1, d):
             raise ValueError(f"the {'query' if side == 'q' else 'key'} gain of QK-norm holds "
-                             f"{len(gain)} numbers; a head of width {d} needs 1 or {d}")
+                             f"{len(gain)} numbers, one per dimension of a head of width "
+                             f"{len(gain)}; it does not fit heads of width {d}")
         return gain[0] if len(gain) == 1 else gain
 
     def forward(self, x: Array, side: str, head: int) -> Array:

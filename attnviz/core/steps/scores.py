@@ -23,26 +23,27 @@ from attnviz.core.steps.base import HeadShape, ScoreStep, number, set_fields
 
 @dataclass(frozen=True, eq=False)
 class Scale(ScoreStep):
-    """s · scale / τ; ``scale`` 0 means 1/√d_k."""
+    """s · scale / τ; ``scale`` None means 1/√d_k."""
 
-    scale: float = 0.0
+    scale: float | None = None
     temperature: float = 1.0
     name: ClassVar[str] = "scale"
     title: ClassVar[str] = "Scale and temperature"
 
     def __post_init__(self):
-        set_fields(self, scale=number("the scale", self.scale, low=0.0, high=1e6),
+        set_fields(self, scale=None if self.scale is None else
+                   number("the scale", self.scale, low=0.0, high=1e6),
                    temperature=number("the temperature", self.temperature, positive=True))
 
     def factor(self, d_k: int) -> float:
         """The scale applied to heads of width ``d_k``."""
-        return 1.0 / math.sqrt(d_k) if self.scale == 0 else self.scale
+        return 1.0 / math.sqrt(d_k) if self.scale is None else self.scale
 
     def mod(self, shape: HeadShape) -> ScoreMod:
         return score_mods.Scale(self.factor(shape.d_k), self.temperature)
 
     def written(self) -> str:
-        scale = r"\frac{1}{\sqrt{d_k}}" if self.scale == 0 else f"{self.scale:.4g}"
+        scale = r"\frac{1}{\sqrt{d_k}}" if self.scale is None else f"{self.scale:.4g}"
         tau = r" / \tau" if self.temperature != 1 else ""
         return rf"s'_{{ij}} = s_{{ij}} \cdot {scale}{tau}"
 

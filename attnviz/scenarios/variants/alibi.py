@@ -10,6 +10,7 @@ head, which is the point.
 
 import numpy as np
 
+from attnviz.core import steps as S
 from attnviz.core.alibi import alibi_bias, alibi_slopes
 from attnviz.core.initializers import init_weights
 from attnviz.core.score_mods import Bias
@@ -54,6 +55,11 @@ def loop_reference(inputs: Inputs):
     return reference.multi_head(inputs, logit, causal=True)
 
 
+def to_steps(scenario) -> tuple:
+    """ALiBi with the paper's slopes for the scenario's heads."""
+    return (S.ALiBi(),)
+
+
 VARIANT = Variant(
     key="alibi", name="ALiBi (linear biases)", order=100,
     description="Each head subtracts its slope times the query–key distance from the scores, "
@@ -63,5 +69,5 @@ VARIANT = Variant(
         + r"V_h,\quad m_h = 2^{-8(h+1)/n_{\text{heads}}}"),
     compute=compute, backward=dot_product_backward, causal=True, always_heads=True,
     presets=(Preset("alibi_local", "ALiBi: one slope per head", "hand-built", local_heads),),
-    reference=loop_reference,
+    reference=loop_reference, to_steps=to_steps,
 )

@@ -34,6 +34,9 @@ class Written:
         RoPE's frequencies θ_i are given (a real model's, ``rope_inv_freq``), not b^(−2i/d).
     rope_scaling : float
         RoPE's attention scaling a, multiplying the rotated q and k (1: none written).
+    steps : tuple of Step
+        A scenario of attention steps: its list (:mod:`attnviz.core.steps`) without the scale
+        and the user's mask, which the fields above write; empty for any other variant.
     """
 
     scale: str = "sqrt_dk"
@@ -43,6 +46,7 @@ class Written:
     capped: bool = False
     given_freq: bool = False
     rope_scaling: float = 1.0
+    steps: tuple = ()
 
     def __post_init__(self):
         if self.scale not in SCALES:

@@ -16,6 +16,7 @@ computes on any scenario.
 
 import numpy as np
 
+from attnviz.core import steps as S
 from attnviz.core.initializers import init_weights
 from attnviz.scenarios import reference
 from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward, draft
@@ -60,6 +61,11 @@ def loop_reference(inputs: Inputs):
                                 n_kv=inputs.scenario.param("n_kv_heads"))
 
 
+def to_steps(scenario) -> tuple:
+    """n_heads query heads on n_kv_heads key/value heads, and W_O."""
+    return (S.Heads(scenario.n_heads, scenario.param("n_kv_heads"), project_out=True),)
+
+
 VARIANT = Variant(
     key="gqa", name="Grouped-query (GQA)", order=90,
     description="Groups of query heads share one key/value head (n_kv_heads = n_heads: "
@@ -70,5 +76,5 @@ VARIANT = Variant(
     compute=compute, backward=dot_product_backward, always_heads=True, params=PARAMS,
     presets=(Preset("gqa_8_2", "GQA: 8 query heads, 2 key/value heads", "hand-built",
                     eight_on_two),),
-    reference=loop_reference,
+    reference=loop_reference, to_steps=to_steps,
 )

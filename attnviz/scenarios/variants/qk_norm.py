@@ -8,6 +8,7 @@ dashboard's gain is one number for queries and keys alike (a model learns one pe
 
 import numpy as np
 
+from attnviz.core import steps as S
 from attnviz.core.qk_norm import rms_norm, rms_norm_backward
 from attnviz.scenarios import reference
 from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward, draft
@@ -62,6 +63,12 @@ def loop_reference(inputs: Inputs):
                                 change=normalise, w_o=inputs.n_heads > 1)
 
 
+def to_steps(scenario) -> tuple:
+    """QK-norm with one gain for queries and keys."""
+    gain = float(scenario.param("qk_gain"))
+    return (S.QKNorm((gain,), (gain,), 1e-6),)
+
+
 VARIANT = Variant(
     key="qk_norm", name="QK-norm", order=120,
     description="Queries and keys are RMS-normalised per head (times a gain) before the "
@@ -71,7 +78,7 @@ VARIANT = Variant(
         r"\frac{q}{\sqrt{\mathrm{mean}(q^2) + \epsilon}}\,g,\quad " + PROJECTIONS),
     compute=compute, backward=backward, params=PARAMS,
     presets=(Preset("qk_norm_tamed", "QK-norm tames large logits", "hand-built", tamed),),
-    reference=loop_reference,
+    reference=loop_reference, to_steps=to_steps,
     # the vector in the scores is the projection RMS-normalised (per head), times the gain
     query_formula=(r"q_i = \frac{x_i W_Q}{\sqrt{\mathrm{mean}((x_i W_Q)^2) + \epsilon}}\,g,"
                    r"\quad k_j \text{ likewise}"),

@@ -33,6 +33,7 @@ import math
 
 import numpy as np
 
+from attnviz.core import steps as S
 from attnviz.core.initializers import init_weights
 from attnviz.core.rope import LAYOUTS, apply_rope
 from attnviz.scenarios import reference
@@ -202,6 +203,15 @@ def loop_reference(inputs: Inputs):
     return reference.multi_head(inputs, logit, change=rotate, w_o=inputs.n_heads > 1)
 
 
+def to_steps(scenario) -> tuple:
+    """RoPE as a step (and the soft-cap, when set)."""
+    p = scenario.param
+    rope = S.RoPE(base=p("rope_base"), inv_freq=tuple(p("rope_inv_freq")),
+                  fraction=p("rope_fraction"), layout=p("rope_layout"),
+                  attention_scaling=p("rope_attention_scaling"), offset=p("rope_offset"))
+    return (rope, S.SoftCap(float(p("rope_softcap")))) if p("rope_softcap") > 0 else (rope,)
+
+
 VARIANT = Variant(
     key="rope", name="RoPE (rotary positions)", order=80,
     description="Queries and keys are rotated by an angle proportional to their position, so "
@@ -213,5 +223,5 @@ VARIANT = Variant(
                     shift),),
     reference=loop_reference,
     # the vector in the scores: the projection rotated pair by pair by its position p_i
-    query_formula=_rotated,
+    query_formula=_rotated, to_steps=to_steps,
 )

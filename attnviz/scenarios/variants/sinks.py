@@ -9,6 +9,7 @@ each row's softmax and is dropped afterwards, so the weights of a row sum to les
 
 import numpy as np
 
+from attnviz.core import steps as S
 from attnviz.core.initializers import init_weights
 from attnviz.core.sinks import attention_with_sink, sink_window_mask
 from attnviz.scenarios import reference
@@ -74,6 +75,14 @@ def loop_reference(inputs: Inputs):
     return weights[None], output
 
 
+def to_steps(scenario) -> tuple:
+    """The window of keys that keeps the first tokens, and the sink logit when learned."""
+    p = scenario.param
+    window = S.Window(p("window"), keys=True, keep_first=p("n_sink"))
+    return (window, S.SinkSoftmax((float(p("sink_logit")),))) if p("learned_sink") \
+        else (window,)
+
+
 VARIANT = Variant(
     key="sinks", name="Sliding window + sinks", order=150,
     description="Causal attention over the last few keys plus the first tokens, the attention "
@@ -85,5 +94,5 @@ VARIANT = Variant(
     compute=compute, backward=dot_product_backward, causal=True, params=PARAMS,
     presets=(Preset("sinks_streaming", "Attention sinks: window + first token", "hand-built",
                     streaming),),
-    reference=loop_reference,
+    reference=loop_reference, to_steps=to_steps,
 )

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from attnviz.core import steps as S
 from attnviz.scenarios import reference
 from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward, draft
 from attnviz.scenarios.variants.formulas import PROJECTIONS, scaled, softmax
@@ -48,6 +49,11 @@ def loop_reference(inputs: Inputs):
     return reference.multi_head(inputs, logit, w_o=inputs.n_heads > 1)
 
 
+def to_steps(scenario) -> tuple:
+    """c·tanh(s / c) as a score step."""
+    return (S.SoftCap(float(scenario.param("softcap"))),)
+
+
 VARIANT = Variant(
     key="softcap", name="Logit soft-capping", order=110,
     description="Each scaled score s becomes c·tanh(s / c) before the softmax: unchanged for "
@@ -57,5 +63,5 @@ VARIANT = Variant(
         + r"V,\quad " + PROJECTIONS),
     compute=compute, backward=dot_product_backward, params=PARAMS,
     presets=(Preset("softcap_2", "Soft-capping at c = 2", "hand-built", capped),),
-    reference=loop_reference,
+    reference=loop_reference, to_steps=to_steps,
 )

@@ -20,6 +20,7 @@ import math
 
 import numpy as np
 
+from attnviz.core import steps as S
 from attnviz.core.initializers import init_weights
 from attnviz.core.masks import causal_mask
 from attnviz.core.steps.scores import LogLengthScale
@@ -74,6 +75,11 @@ def long_sentence():
                                  "is the plain softmax again.")
 
 
+def to_steps(scenario) -> tuple:
+    """SSMax's s·log n as a score step."""
+    return (S.SSMax(float(scenario.param("ssmax_s"))),)
+
+
 VARIANT = Variant(
     key="ssmax", name="Scalable-Softmax", order=115,
     description="Scalable-Softmax (SSMax): causal attention whose scores are multiplied by "
@@ -83,7 +89,7 @@ VARIANT = Variant(
         softmax(r"s\log n_i \cdot " + scaled(r"QK^\top", w), w) + r"V,\quad " + PROJECTIONS,
         w, r"M_{ij} = (j \le i)"),
     compute=compute, backward=dot_product_backward, causal=True, params=PARAMS,
-    reference=loop_reference,
+    reference=loop_reference, to_steps=to_steps,
     presets=(Preset("ssmax_long", "Scalable-Softmax on ten tokens", "hand-built",
                     long_sentence),),
 )

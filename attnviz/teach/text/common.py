@@ -63,6 +63,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "WEIGHTS_FROM_PRESET": ("title",),
     "WEIGHTS_FROM_INIT": ("kind", "seed"),
     "PARAM_VECTOR_GIVEN": ("label", "values"),
+    "PARAM_STRUCTURED": ("label", "value"),
     "PARAM_VECTOR_GIVEN_HELP": ("n",),
     "PARAM_VECTOR_NONE": ("label",),
     "PARAM_OVERRIDDEN": ("label",),
@@ -458,6 +459,8 @@ PARAM_VECTOR_DROP_HELP = (
     "Forgets the model's frequencies: θ_i is computed from the RoPE base again (the head then "
     "no longer computes what the model did)."
 )
+# {label}: the setting's label; {value}: the list of attention steps in words, in order
+PARAM_STRUCTURED = "{label}: {value}"
 # {label}: the label of the setting that replaces this one
 PARAM_OVERRIDDEN = "Not used: {label}"
 # {label}: the label of the setting that replaces this one
