@@ -5,7 +5,7 @@ import streamlit as st
 
 from attnviz.scenarios.gradients import LOSSES
 from attnviz.teach.text import gradients as text
-from attnviz.ui import controls, layout, state
+from attnviz.ui import controls, layout, presenter, state
 from attnviz.ui.gradients_view import Slots, loss_part, matrices
 from attnviz.ui.page_end import end_page
 from attnviz.ui.panels import scenario_caption
@@ -13,7 +13,7 @@ from attnviz.ui.panels import scenario_caption
 scenario = state.get_scenario()
 st.header(text.HEADER)
 scenario_caption(scenario)
-st.write(text.INTRO)
+presenter.page_intro(text.INTRO)
 result = controls.compute(scenario)
 if result is None:
     end_page()

@@ -70,7 +70,8 @@ def on_click() -> None:
         st.session_state["line_view_focus"] = "none" if option == choice else option
 
 
-left, right = st.columns(layout.WIDE_LEFT, gap="large")
+# presenter mode: halves, the weights' numbers as large as the projected screen needs
+left, right = st.columns(2 if state.presenter() else layout.WIDE_LEFT, gap="large")
 with left:
     st.caption(text.OPACITY)
     show_figure(fig, key="line_view_fig", on_select=on_click)

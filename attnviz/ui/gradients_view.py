@@ -42,7 +42,7 @@ from attnviz.scenarios.gradients import (
 from attnviz.scenarios.scenario import run_scenario
 from attnviz.teach import backward
 from attnviz.teach.text import gradients as text
-from attnviz.ui import controls, layout
+from attnviz.ui import controls, layout, state
 from attnviz.ui.editors import matrix_editor
 from attnviz.ui.panels import show_figure
 from attnviz.ui.plotly_view import drawn_when_seen
@@ -91,12 +91,16 @@ def pair(title: str, grad_title: str, forward, cols, rows, formula: str, key: st
     ``pick`` choosing it from the gradients."""
     if formula:
         st.latex(formula)
-    left, right = st.columns(2, gap="medium")
+    if state.presenter():  # one at a time across the page: side by side, a t × t pair's cells
+        # were too small for their numbers at 1024×768 (and below 24 px at 1920×1080)
+        left, right = st.tabs([title, grad_title])
+    else:
+        left, right = st.columns(2, gap="medium")
+        left.markdown(f"**{title}**")
+        right.markdown(f"**{grad_title}**")
     with left:
-        st.markdown(f"**{title}**")
         show_figure(drawn_when_seen(heatmap(forward, cols, rows, kind=kind)),
                     key=f"{key}_fwd", filename=title)
-    right.markdown(f"**{grad_title}**")
     return GradSlot(right, f"{key}_grad", f"d_{title}", cols, rows, pick)
 
 
@@ -249,7 +253,10 @@ def saturation(scenario, result, head: int) -> dict:
     att = result.attention
     sweep = saturation_sweep(scenario, np.shape(att.head(head).q)[1])
     by_scale = sweep.setting == "scale"
-    left, right = st.columns(layout.WIDE_LEFT, gap="large")
+    # presenter mode: the map under the line, across the page (beside it its numbers were
+    # 14 px at 1920×1080)
+    left, right = (st.container(), st.container()) if state.presenter() \
+        else st.columns(layout.WIDE_LEFT, gap="large")
     with left:
         line = st.container()
         now = (f"{att.scale:.4g}" if by_scale else f"{scenario.temperature:g}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 from apptest_helpers import charts, open_page
 
+from attnviz.teach.text import gradients as gradients_text
 from attnviz.teach.text import learn as learn_text
 from attnviz.teach.text import pitfalls as pitfalls_text
 
@@ -78,3 +79,37 @@ def test_step_by_step_writes_its_tables_as_text_tables_in_presenter_mode():
     assert len(at.table) == grids and not at.dataframe
     written = [str(v) for t in at.table for v in t.value.to_numpy().ravel()]
     assert any(w.startswith("−") for w in written) and not any(w.startswith("-") for w in written)
+
+
+def test_gradients_shows_each_matrix_and_its_gradient_one_at_a_time_in_presenter_mode():
+    """Side by side at 1024×768 a t × t pair's cells were too small for numbers, and at
+    1920×1080 dS̃'s were 20 px; in presenter mode each pair is two tabs across the page, the
+    gradient drawn in the second, and the introduction folds (the lesson starts higher)."""
+    at = open_page("gradients", lazy_open=False)
+    assert not at.tabs
+    _presenter(at)
+    labels = [t.label for t in at.tabs]
+    assert labels[:6] == [gradients_text.OUTPUT, "dO", gradients_text.WEIGHTS, "dP",
+                          gradients_text.SCALED, "dS̃"]
+    drawn = {c.proto.id for c in charts(at)}
+    per_tab = [sum(getattr(getattr(n, "proto", None), "id", None) in drawn for n in t)
+               for t in at.tabs]
+    assert per_tab == [1] * len(at.tabs)
+    assert any(m.value == gradients_text.INTRO for e in at.expander for m in e.markdown)
+
+
+def _line_view_columns(at) -> list[float]:
+    """The widths of the column holding the line view's chart and of the weights' beside it."""
+    cols = list(at.columns)
+    i = next(i for i, c in enumerate(cols) if any(
+        getattr(getattr(n, "proto", None), "id", "").endswith("-line_view_fig") for n in c))
+    return [cols[i].weight, cols[i + 1].weight]
+
+
+def test_line_view_gives_the_weights_half_the_page_in_presenter_mode():
+    """Beside the lines (3 : 2) the weights' numbers were 22 px at 1920×1080."""
+    at = open_page("line_view", lazy_open=False)
+    left, right = _line_view_columns(at)
+    assert left > right
+    left, right = _line_view_columns(_presenter(at))
+    assert left == right
