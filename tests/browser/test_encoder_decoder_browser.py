@@ -1,19 +1,22 @@
-"""Real browser, end to end: a saved encoder–decoder model (a small random BART) is captured on
-Model view with a source and a target typed in, and one of its cross-attention heads is opened
-from the Encoder–decoder page.
+"""Real browser, end to end: a saved encoder–decoder model is captured on Model view with a
+source and a target typed in, and the Encoder–decoder page draws its cross-attention.
 
-The BART (tests/hf_models.py ``seq2seq_configs``: 2 + 2 layers of 4 heads, projection
-biases) is saved with save_pretrained beside its tokenizer in a tmp models folder; the app runs
-with that folder as ATTNVIZ_MODELS_DIR and HF_HUB_OFFLINE=1 (its own server). The expected
-probabilities come from the model itself, run in this process
-(``attnviz.io.capture.capture_seq2seq``: eager attention, float32).
+What only a browser shows is checked here: the two texts typed key by key reach the capture,
+the capture survives the navigation to another page of the same session, and the chart
+component draws the non-square cross-attention (target tokens × source tokens) with the
+model's own probabilities and token labels. Picking another layer and head, opening the head
+on every page and the pages that then compute it are AppTests
+(tests/pages/test_encoder_decoder_real.py).
 
-Every wait is for a state: a script run finished (``expect_rerun``), the charts drawn.
+The model is the smallest BART that shows it: one encoder and one decoder layer of two heads
+(projection biases drawn), saved with save_pretrained beside its tokenizer in a tmp models
+folder; the app runs with that folder as ATTNVIZ_MODELS_DIR and HF_HUB_OFFLINE=1 (its own
+server). The expected probabilities come from the model itself, run in this process
+(``attnviz.io.capture.capture_seq2seq``: eager attention, float32). One page load; every wait
+is for a state (a script run finished, the chart's drawn flag).
 
-Screenshots (tests/artifacts/screenshots/):
-- encoder_decoder_real_head.png — the Encoder–decoder page after "Open layer 1, head 2 on every
-  page": the toy cross-attention section now computes that head, the real model's section below
-  with the head's weights (target × source) and the success message.
+Screenshot (tests/artifacts/screenshots/): encoder_decoder_real_head.png — the Encoder–decoder
+page's real-model section with layer 0, head 0 of the cross-attention.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from helpers import (
     expect_rerun,
     screenshot,
     wait_for_app_run,
-    wait_for_plots,
+    wait_for_chart,
 )
 from playwright.sync_api import Page
 
@@ -44,9 +47,9 @@ pytest.importorskip("tokenizers")
 TIMEOUT = 120_000  # the first Plotly bundle and a model load on a busy 2-core machine
 SOURCE = "the cat sat on a mat"
 TARGET = "a dog ran far"
-LAYER, HEAD = 1, 2
 ROUNDING = 1e-5  # float32, one thread against several, and the chart's float32 cells
 SERVER_LOG = ARTIFACTS / "streamlit-server-encoder-decoder.log"
+CHART = "encoder_decoder_fig_cross_head"
 
 
 @pytest.fixture(scope="module")
@@ -56,10 +59,14 @@ def model(tmp_path_factory) -> dict:
 
     from attnviz.io.capture import capture_seq2seq, load_model
 
-    folder = save_model(*seq2seq_configs()["bart"], tmp_path_factory.mktemp("models") / "bart",
-                        seed=1, bias_std=0.5)
+    config, bert, pad = seq2seq_configs()["bart"]
+    config.encoder_layers = config.decoder_layers = config.num_hidden_layers = 1
+    config.encoder_attention_heads = config.decoder_attention_heads = 2
+    folder = save_model(config, bert, pad, tmp_path_factory.mktemp("models") / "bart", seed=1,
+                        bias_std=0.5)
     net, tokenizer = load_model(folder)
     cap = capture_seq2seq(net, tokenizer, SOURCE, TARGET)
+    assert cap.cross.shape == (1, 2, len(TARGET.split()) + 1, len(SOURCE.split()))
     return dict(folder=folder, cap=cap)
 
 
@@ -83,20 +90,10 @@ def _type_into(page: Page, label: str, typed: str) -> None:
         page.keyboard.press("Enter")
 
 
-def _choose(page: Page, label: str, option: str) -> None:
-    """Pick ``option`` of the select box labelled ``label`` (in the page's main area)."""
-    box = page.get_by_test_id("stMain").get_by_role("combobox", name=label)
-    box.scroll_into_view_if_needed()
-    box.click()
-    with expect_rerun(page):
-        page.get_by_role("option", name=option, exact=True).click()
-    wait_for_app_run(page)
-
-
-def test_a_cross_attention_head_of_a_saved_bart_opens(server: str, page: Page,
-                                                      model: dict) -> None:
+def test_a_typed_source_and_target_draw_a_saved_barts_cross_attention(
+        server: str, page: Page, model: dict) -> None:
     page.set_default_timeout(TIMEOUT)
-    cap = model["cap"]
+    cross = model["cap"].cross[0, 0]
     # 1) Model view: the model of the models folder, a source and a target typed in
     with expect_rerun(page):
         page.goto(f"{server}/model_view")
@@ -106,42 +103,22 @@ def test_a_cross_attention_head_of_a_saved_bart_opens(server: str, page: Page,
     assert page.locator(".st-key-model_view_model input").input_value() == "bart"
     _type_into(page, text.TEXT_LABEL, SOURCE)
     _type_into(page, text.TEXT_B_LABEL, TARGET)
-    with expect_rerun(page):
+    with expect_rerun(page, timeout=TIMEOUT):
         page.get_by_role("button", name=text.CAPTURE_BUTTON).click()
-    wait_for_plots(page, 3, timeout=TIMEOUT)
     assert_no_exception(page)
     assert not page.get_by_test_id("stAlertContentError").count()
     assert page.get_by_text(text.KINDS["cross"], exact=True).count() == 1  # the kind picker
-    # 2) the Encoder–decoder page, through the navigation (the same session)
+    # 2) the Encoder–decoder page, through the navigation (the same session, no page load)
     with expect_rerun(page):
         page.get_by_test_id("stSidebar").get_by_role(
             "link", name="Encoder–decoder & additive", exact=True).click()
-    wait_for_app_run(page)
+    page.locator(f".st-key-{CHART}").scroll_into_view_if_needed()
+    wait_for_chart(page, CHART, timeout=TIMEOUT)
     assert_no_exception(page)
-    _choose(page, text.OPEN_LAYER_LABEL, str(LAYER))
-    _choose(page, text.OPEN_HEAD_LABEL, str(HEAD))
-    page.locator(".st-key-encoder_decoder_fig_cross_head").scroll_into_view_if_needed()
-    page.wait_for_function("() => { const g = document.querySelector("
-                           "'.st-key-encoder_decoder_fig_cross_head .js-plotly-plot');"
-                           " return g && g._fullData && g._fullData.length > 0 }")
-    shown = chart_z(page, "encoder_decoder_fig_cross_head")
-    assert shown.shape == (len(TARGET.split()) + 1, len(SOURCE.split()))
-    np.testing.assert_allclose(shown, cap.cross[LAYER, HEAD], atol=ROUNDING)
-    # 3) open it on every page: the page's own cross-attention computes that head now
-    button = page.get_by_role("button", name=text.REAL_OPEN_BUTTON.format(layer=LAYER, h=HEAD))
-    button.scroll_into_view_if_needed()
-    with expect_rerun(page):
-        button.click()
-    wait_for_app_run(page)
-    assert_no_exception(page)
-    success = page.get_by_test_id("stAlertContentSuccess").inner_text()
-    assert success.strip() == text.REAL_OPENED.format(layer=LAYER, h=HEAD)
-    assert page.get_by_text(text.REAL_CROSS_TITLE.format(model_type="bart", layer=LAYER,
-                                                         h=HEAD)).count() >= 1
-    page.locator(".st-key-encoder_decoder_fig_cross_weights").scroll_into_view_if_needed()
-    page.wait_for_function("() => { const g = document.querySelector("
-                           "'.st-key-encoder_decoder_fig_cross_weights .js-plotly-plot');"
-                           " return g && g._fullData && g._fullData.length > 0 }")
-    toy = chart_z(page, "encoder_decoder_fig_cross_weights")
-    np.testing.assert_allclose(toy, cap.cross[LAYER, HEAD], atol=ROUNDING)
+    np.testing.assert_allclose(chart_z(page, CHART), cross, atol=ROUNDING)
+    ticks = page.evaluate(
+        """key => ['x', 'y'].map(axis => Array.from(document.querySelectorAll(
+            `.st-key-${key} .js-plotly-plot .${axis}tick text`), t => t.textContent))""", CHART)
+    assert ticks[0] == [f"{i}:{w}" for i, w in enumerate(SOURCE.split())]  # keys: the source
+    assert ticks[1][1:] == [f"{i}:{w}" for i, w in enumerate(TARGET.split(), start=1)]
     screenshot(page, "encoder_decoder_real_head")

@@ -114,6 +114,9 @@ def test_a_cross_attention_head_opens_from_the_encoder_decoder_page(at, folders,
         assert not at.exception, (page, [e.message for e in at.exception])
         assert not errors(at), (page, errors(at))
         assert at.session_state[state.SCENARIO] is sc
+    # the page's own cross-attention draws that head (target × source)
+    toy = decode(spec_by_key(at, "encoder_decoder_fig_cross_weights")["data"][0]["z"])
+    np.testing.assert_allclose(toy.astype(float), data.cross[1, 2], atol=1e-5)
 
 
 def test_a_saved_encoder_decoder_capture_uploads_with_its_three_kinds(folders, tmp_path):
