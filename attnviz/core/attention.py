@@ -29,7 +29,7 @@ from attnviz.core.checks import (
     check_positive,
     float_dtype,
 )
-from attnviz.core.masks import causal_mask
+from attnviz.core.masks import causal_mask, combine
 from attnviz.core.numerics import read_only, stable_softmax, weighted_sum
 from attnviz.core.score_mods import At, Bias, ScoreMod, SoftCap, apply, chain, find
 
@@ -703,7 +703,7 @@ def _with_causal(mask, causal: bool, t_q: int, t_k: int):
     """Combine a user mask with the causal mask when ``causal`` is set."""
     if not causal:
         return mask
-    tri = causal_mask(t_q, t_k)
-    return tri if mask is None else np.logical_and(as_mask("mask", mask, (t_q, t_k)), tri)
+    user = None if mask is None else as_mask("mask", mask, (t_q, t_k))
+    return combine([user, causal_mask(t_q, t_k)], t_q, t_k)
 
 

@@ -9,6 +9,8 @@ before anything is allocated.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -154,3 +156,30 @@ def sliding_window_mask(t: int, window: int) -> BoolArray:
     check_entries("the sliding window mask", (t, t))
     back = np.arange(t)[:, None] - np.arange(t)[None, :]  # (t, t): i − j
     return (back >= 0) & (back < window)
+
+
+def combine(parts: Iterable, t_q: int, t_k: int) -> BoolArray:
+    """The conjunction of mask parts as one (t_q, t_k) array, all True when there is none: the
+    one place attnviz combines masks ("causal AND the user's", a list of steps' parts).
+
+    A part is a boolean array broadcastable to (t_q, t_k), an object with ``allowed(t_q, t_k)``
+    (a mask step, :class:`attnviz.core.steps.MaskPart`), or None (skipped).
+
+    Raises
+    ------
+    ValueError
+        A mask array whose shape does not fit (t_q, t_k).
+    """
+    mask = np.ones((t_q, t_k), dtype=bool)
+    for part in parts:
+        if part is None:
+            continue
+        allowed = part.allowed(t_q, t_k) if hasattr(part, "allowed") else np.asarray(part)
+        if allowed.dtype != bool:
+            raise ValueError(f"a mask must be boolean (True = may attend), got {allowed.dtype}")
+        try:
+            mask &= np.broadcast_to(allowed, (t_q, t_k))
+        except ValueError:
+            raise ValueError(f"a mask must have shape (t_q, t_k) = ({t_q}, {t_k}), got "
+                             f"{allowed.shape}") from None
+    return mask

@@ -32,7 +32,7 @@ from attnviz.core.attention import (
     self_attention,
 )
 from attnviz.core.backward import AttentionGradients, attention_backward, linear_backward
-from attnviz.core.masks import causal_mask
+from attnviz.core.masks import causal_mask, combine
 from attnviz.scenarios import limits
 from attnviz.scenarios.variants.formulas import GENERAL, Written
 
@@ -422,8 +422,8 @@ def dot_product(inputs: Inputs, *, causal: bool = False, scale: float | None = N
     if sc.direct:  # Q, K and V as given (seed 001, seed 004): one head, no projections
         mask = inputs.mask
         if causal:
-            tri = causal_mask(sc.q_in.shape[0], sc.k_in.shape[0])
-            mask = tri if mask is None else (tri & mask)
+            t_q, t_k = sc.q_in.shape[0], sc.k_in.shape[0]
+            mask = combine([causal_mask(t_q, t_k), mask], t_q, t_k)
         return scaled_dot_product_attention(sc.q_in, sc.k_in, sc.v_in, mask=mask, **kw)
     if inputs.n_heads > 1 or always_heads:
         return multi_head_attention(inputs.x, inputs.source, sc.w_q, sc.w_k, sc.w_v, sc.w_o,

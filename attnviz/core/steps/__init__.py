@@ -12,7 +12,7 @@ written formula piece and what Step by step / Trace show for it:
   so the engine, the backward pass, the row explanation and Trace loop over them as they do
   over any result's ``score_mods``;
 * mask parts (:class:`Causal`, :class:`Window`, :class:`Padding`, :class:`CustomMask`),
-  combined by the one function :func:`~attnviz.core.steps.masks.combine`;
+  combined by the one function :func:`attnviz.core.masks.combine`;
 * a normaliser (:class:`Softmax`, :class:`SinkSoftmax`: a learned logit that joins each row's
   softmax and is dropped, gpt-oss).
 
@@ -23,6 +23,7 @@ every head of a layer through :func:`run_head` and returns the core's
 and write a list as small dictionaries (files and links).
 """
 
+from attnviz.core.masks import combine
 from attnviz.core.steps.base import (
     STEP_TYPES,
     HeadShape,
@@ -35,7 +36,7 @@ from attnviz.core.steps.base import (
     to_dicts,
 )
 from attnviz.core.steps.heads import Heads
-from attnviz.core.steps.masks import Causal, CustomMask, Padding, Window, combine
+from attnviz.core.steps.masks import Causal, CustomMask, Padding, Window
 from attnviz.core.steps.normalisers import SinkSoftmax, Softmax
 from attnviz.core.steps.positions import ALiBi, RoPE
 from attnviz.core.steps.qk_norm import QKNorm

@@ -120,7 +120,7 @@ class ScoreStep(Step):
 
 class MaskPart(Step):
     """One part of the mask; the parts are combined by logical and
-    (:func:`attnviz.core.steps.masks.combine`)."""
+    (:func:`attnviz.core.masks.combine`)."""
 
     kind: ClassVar[str] = "mask"
 

@@ -1,12 +1,11 @@
 """Mask parts, and the one function that combines them (logical and; True = may attend).
 
 FlexAttention's ``and_masks(causal, sliding_window)``: a head's mask is the conjunction of its
-parts, whatever they are. :func:`combine` is that conjunction for attnviz.
+parts, whatever they are; :func:`attnviz.core.masks.combine` is that conjunction.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -17,30 +16,6 @@ from attnviz.core.masks import causal_mask, padding_mask, sliding_window_mask, w
 from attnviz.core.steps.base import MaskPart, set_fields
 
 BoolArray = NDArray[np.bool_]
-
-
-def combine(parts: Iterable, t_q: int, t_k: int) -> BoolArray:
-    """The conjunction of mask parts (a :class:`MaskPart` or a boolean array broadcastable to
-    (t_q, t_k); None is skipped) as one (t_q, t_k) array; all True when there is none.
-
-    Raises
-    ------
-    ValueError
-        A mask array whose shape does not fit (t_q, t_k).
-    """
-    mask = np.ones((t_q, t_k), dtype=bool)
-    for part in parts:
-        if part is None:
-            continue
-        allowed = part.allowed(t_q, t_k) if isinstance(part, MaskPart) else np.asarray(part)
-        if allowed.dtype != bool:
-            raise ValueError(f"a mask must be boolean (True = may attend), got {allowed.dtype}")
-        try:
-            mask &= np.broadcast_to(allowed, (t_q, t_k))
-        except ValueError:
-            raise ValueError(f"a mask must have shape (t_q, t_k) = ({t_q}, {t_k}), got "
-                             f"{allowed.shape}") from None
-    return mask
 
 
 @dataclass(frozen=True, eq=False)

@@ -21,13 +21,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from attnviz.core.attention import AttentionResult, MultiHeadResult
+from attnviz.core.masks import combine
 from attnviz.core.numerics import read_only, weighted_sum
 from attnviz.core.score_mods import At, ScoreMod, apply, pull_back
 from attnviz.core.score_mods import Scale as ScaleMod
 from attnviz.core.sinks import MultiHeadSinkResult, SinkResult
 from attnviz.core.steps.base import Array, HeadShape, Step, check_order, of_kind
 from attnviz.core.steps.heads import Heads
-from attnviz.core.steps.masks import combine
 from attnviz.core.steps.normalisers import SinkSoftmax, Softmax
 
 _OVERFLOW = ("the attention scores overflow the floating-point range; use smaller values in q "

@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 
 from attnviz.core.attention import AttentionResult, MultiHeadResult, attend_heads
 from attnviz.core.checks import as_array
-from attnviz.core.masks import causal_mask
+from attnviz.core.masks import causal_mask, combine
 from attnviz.core.score_mods import ScoreMod
 from attnviz.scenarios.variant import Inputs
 
@@ -81,8 +81,7 @@ def attend(inputs: Inputs, q_h, k_h, v_h, *, causal: bool = False, bias=None,
     t_q, t_k = np.shape(q_h)[1], np.shape(k_h)[1]
     mask = inputs.mask
     if causal:
-        tri = causal_mask(t_q, t_k)
-        mask = tri if mask is None else (tri & mask)
+        mask = combine([causal_mask(t_q, t_k), mask], t_q, t_k)
     heads = always_heads or inputs.n_heads > 1
     result = attend_heads(q_h, k_h, v_h, mask=mask, scale=inputs.scale,
                           temperature=inputs.temperature, bias=bias, softcap=softcap,

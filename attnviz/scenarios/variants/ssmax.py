@@ -22,7 +22,7 @@ import numpy as np
 
 from attnviz.core import steps as S
 from attnviz.core.initializers import init_weights
-from attnviz.core.masks import causal_mask
+from attnviz.core.masks import causal_mask, combine
 from attnviz.core.steps.scores import LogLengthScale
 from attnviz.scenarios import reference
 from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward, draft
@@ -34,8 +34,7 @@ PARAMS = (Param("ssmax_s", "Scale s of s·log n", 1.0, low=0.05, high=5.0),)
 
 def _allowed(inputs: Inputs, t_q: int, t_k: int) -> np.ndarray:
     """The causal mask and the user's: which keys each query may attend."""
-    tri = causal_mask(t_q, t_k)
-    return tri if inputs.mask is None else tri & inputs.mask
+    return combine([causal_mask(t_q, t_k), inputs.mask], t_q, t_k)
 
 
 def compute(inputs: Inputs):
