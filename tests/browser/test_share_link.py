@@ -56,8 +56,8 @@ def open_in_app(page: Page, title: str) -> None:
     wait_for_app_run(page)
 
 
-def test_shared_link_opens_the_same_weights_in_a_fresh_context(app_server: str, page: Page,
-                                                               browser: Browser):
+def test_shared_link_opens_the_same_weights_in_a_fresh_context_and_the_report_offline(
+        app_server: str, page: Page, browser: Browser, tmp_path: Path):
     scenario = PRESETS[PRESET].build()
     expected = run_scenario(scenario).attention.weights
 
@@ -95,6 +95,10 @@ def test_shared_link_opens_the_same_weights_in_a_fresh_context(app_server: str, 
     decoded = scenario_io.from_link_param(parse_qs(url.query)["scenario"][0])
     assert decoded.tokens == scenario.tokens
 
+    # 3) the first user, back on the Playground: its HTML report opens offline
+    open_in_app(page, "Playground")
+    html_report_opens_offline(page, browser, tmp_path)
+
 
 def test_tampered_link_shows_a_message_and_the_default(app_server: str, browser: Browser):
     good = scenario_io.to_link_param(PRESETS[PRESET].build())
@@ -116,9 +120,9 @@ def test_tampered_link_shows_a_message_and_the_default(app_server: str, browser:
         context.close()
 
 
-def test_html_report_opens_offline(app_server: str, page: Page, browser: Browser,
-                                   tmp_path: Path):
-    goto_page(page, app_server, "playground")
+def html_report_opens_offline(page: Page, browser: Browser, tmp_path: Path) -> None:
+    """The Playground's HTML report of the scenario the session holds, opened with the
+    network off: every figure drawn, nothing fetched."""
     playground_focus(page, "All")  # the full view holds the downloads
     wait_for_chart(page, "playground_fig_weights")
     n_charts = page.locator(".js-plotly-plot").count()
