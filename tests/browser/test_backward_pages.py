@@ -83,27 +83,27 @@ def train_on(page: Page) -> None:
     wait_for_chart(page, "learn_fig_training")
 
 
+def gradients_page_draws_the_exact_gradients(page: Page, width: int, height: int) -> None:
+    wait_for_plots(page, 10)
+    assert_no_exception(page)
+    sc = default_scenario()
+    g = gradients(sc, Loss("output_mse", self_output(sc)))
+    drawn = keyed(page, "gradients_scaled_grad")
+    np.testing.assert_allclose(drawn["z"], g.attention.d_scaled[0], rtol=1e-12)
+    assert drawn["width"] >= 240, "a gradient heatmap is too narrow to read"
+    screenshot(page, f"gradients_{width}x{height}")
+
+
 @pytest.mark.parametrize("width, height", SIZES)
-def test_gradients_page_draws_the_exact_gradients(browser, app_server, width, height):
+def test_gradients_draws_the_exact_gradients_and_learn_trains_and_steps_the_weights(
+        browser, app_server, width, height):
+    """One session at each size: Gradients as it opens, then Learn (by the sidebar) trains
+    and its slider steps the weights in the browser."""
     page = open_at(browser, app_server, "gradients", width, height)
     try:
-        wait_for_plots(page, 10)
-        assert_no_exception(page)
-        sc = default_scenario()
-        g = gradients(sc, Loss("output_mse", self_output(sc)))
-        drawn = keyed(page, "gradients_scaled_grad")
-        np.testing.assert_allclose(drawn["z"], g.attention.d_scaled[0], rtol=1e-12)
-        assert drawn["width"] >= 240, "a gradient heatmap is too narrow to read"
-        screenshot(page, f"gradients_{width}x{height}")
-    finally:
-        page.context.close()
-
-
-@pytest.mark.parametrize("width, height", SIZES)
-def test_learn_trains_and_the_slider_steps_the_weights_in_the_browser(browser, app_server,
-                                                                      width, height):
-    page = open_at(browser, app_server, "learn", width, height)
-    try:
+        gradients_page_draws_the_exact_gradients(page, width, height)
+        with expect_rerun(page):
+            page.get_by_test_id("stSidebarNav").get_by_role("link", name="Learn").click()
         train_on(page)
         assert_no_exception(page)
         sc = default_scenario()
