@@ -15,8 +15,8 @@ from attnviz.ui.safe import md_escape
 
 presenter.compact_page()
 scenario = state.get_scenario()
-if state.truthful(scenario).title and not state.presenter():  # one line, for the matrices
-    st.caption(md_escape(state.truthful(scenario).title))
+if state.with_true_title(scenario).title and not state.presenter():  # one line, for the matrices
+    st.caption(md_escape(state.with_true_title(scenario).title))
 pick, scale_box = st.columns(layout.PICK_SCALE, vertical_alignment="top")
 with pick:
     scenario = controls.variant_picker("playground", scenario, compact=True)

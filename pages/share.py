@@ -10,7 +10,7 @@ scenario = state.get_scenario()
 st.header(text.TITLE)
 presenter.page_intro(text.INTRO)
 share.show_flash()
-st.text(text.CURRENT.format(title=state.truthful(scenario).title or text.UNTITLED,
+st.text(text.CURRENT.format(title=state.with_true_title(scenario).title or text.UNTITLED,
                             summary=sidebar.summary(scenario)))
 
 st.subheader(text.FILE_TITLE)

@@ -16,7 +16,7 @@ from attnviz.teach.sqrt_dk import sqrt_dk_experiment
 from attnviz.teach.text import common
 from attnviz.teach.text import why_sqrt_dk as text
 from attnviz.ui import presenter, state
-from attnviz.ui.panels import land, show_figure
+from attnviz.ui.panels import set_widget_from_slider, show_figure
 
 state.get_scenario()
 st.header(text.TITLE)
@@ -74,7 +74,7 @@ with right:
                                     for i in range(len(d_ks))], [str(d) for d in d_ks], k,
                               prefix=text.DK_PREFIX)
     show_figure(fig, key="why_sqrt_dk_fig_example", frames=frames, on_slider=partial(
-        land, "why_sqrt_dk_fig_example", "why_sqrt_dk_example_dk", d_ks))
+        set_widget_from_slider, "why_sqrt_dk_fig_example", "why_sqrt_dk_example_dk", d_ks))
 
 st.dataframe({column: getattr(res, field) for field, column in text.COLUMNS.items()},
              key="why_sqrt_dk_table", hide_index=True)

@@ -28,7 +28,7 @@ from numpy.typing import ArrayLike
 from attnviz.figures.base import axis, figure
 from attnviz.figures.colours import DEFAULT, KINDS, colour_scale
 from attnviz.scenarios.fingerprint import fingerprint
-from attnviz.scenarios.kept import Kept
+from attnviz.scenarios.shared_lru import SharedLru
 from attnviz.teach.text import common
 
 CELL_TEXT_LIMIT = 12  # write numbers in cells up to this many rows and columns
@@ -526,7 +526,7 @@ def with_slider(fig: go.Figure, matrices, labels: Sequence[str], active: int, *,
         built = _frames(fig, *args)
     else:  # kept: a rerun that changes only the value shown (τ released) builds no frame
         key = _frames_key(fig, *args)
-        built = _KEPT.get_or_make(key, lambda: _frames(fig, *args))
+        built = _CACHE.get_or_make(key, lambda: _frames(fig, *args))
     frames = [{**f, "active": True} if i == active else dict(f) for i, f in enumerate(built)]
     if ranges:  # the colour bar's room fits every frame's range: the same at every step
         _fit_bar(fig, [f["data"][0] for f in frames])
@@ -535,10 +535,10 @@ def with_slider(fig: go.Figure, matrices, labels: Sequence[str], active: int, *,
     return frames
 
 
-KEPT_FRAME_CELLS = 20_000  # frames of at most this many numbers in all are kept (_KEPT)
+KEPT_FRAME_CELLS = 20_000  # frames of at most this many numbers in all are kept (_CACHE)
 
 
-_KEPT = Kept(48)  # built frames (each ≤ KEPT_FRAME_CELLS numbers with their texts)
+_CACHE = SharedLru(48)  # built frames (each ≤ KEPT_FRAME_CELLS numbers with their texts)
 
 
 def _frames_key(fig: go.Figure, zs, names, kind, digits, overlay, switch, x_labels, y_labels,

@@ -199,7 +199,7 @@ def _built_weights(key: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return built.w_q, built.w_k, built.w_v
 
 
-def truthful(scenario: Scenario, origins: Mapping[str, str] | None = None) -> Scenario:
+def with_true_title(scenario: Scenario, origins: Mapping[str, str] | None = None) -> Scenario:
     """The scenario with a title and description that hold for its numbers.
 
     A preset's own while it is that preset; "Edited from <title>" and no description (its

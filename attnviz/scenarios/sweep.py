@@ -22,9 +22,9 @@ from numpy.typing import NDArray
 from attnviz.core.attention import AttentionResult, MultiHeadResult, reweigh, weighted_sum
 from attnviz.core.score_mods import Scale
 from attnviz.scenarios.fingerprint import fingerprint
-from attnviz.scenarios.kept import Kept
 from attnviz.scenarios.limits import TEMPERATURE_MAX, TEMPERATURE_MIN, TEMPERATURE_STEP
 from attnviz.scenarios.scenario import Scenario, run_scenario
+from attnviz.scenarios.shared_lru import SharedLru
 
 Array = NDArray[np.float64]
 
@@ -32,7 +32,7 @@ MAX_CELLS = 20_000  # numbers per sweep (grid × matrix): bounds what one figure
 CACHE_ENTRIES = 32  # sweeps kept, each at most MAX_CELLS float64 (160 KB): 5 MB in all
 KEPT_RUN_CELLS = MAX_CELLS // 100  # t² of a run kept for its sweeps (a τ grid's frames fit)
 
-_KEPT = Kept(CACHE_ENTRIES)  # key (see _key) -> a sweep or a run
+_CACHE = SharedLru(CACHE_ENTRIES)  # key (see _key) -> a sweep or a run
 
 
 def value_grid(low: float, high: float, step: float) -> list[float]:
@@ -89,7 +89,7 @@ def sweep(scenario: Scenario, setting: str, values, matrix: str = "weights", *,
     values = list(values)
     _check_size(scenario, values)
     key = _key("sweep", scenario, setting, values, matrix, head)
-    return list(_KEPT.get_or_make(key, lambda: _frozen(
+    return list(_CACHE.get_or_make(key, lambda: _frozen(
         getattr(run_scenario(_with(scenario, setting, v)).attention.head(head), matrix)
         for v in values)))
 
@@ -105,12 +105,12 @@ def reweighable(scenario: Scenario, setting: str, matrix: str) -> bool:
 def _base(scenario: Scenario, setting: str):
     """The attention result :func:`score_sweep` reweighs: the scenario's with ``setting`` (τ
     or the custom scale) at 1 — its raw scores, values and other score modifiers do not depend
-    on it. Kept (:data:`_KEPT`) while as small as a τ sweep's frames
+    on it. Kept (:data:`_CACHE`) while as small as a τ sweep's frames
     (:data:`KEPT_RUN_CELLS`)."""
     neutral = _with(scenario, setting, 1.0)
     if scenario.t * scenario.t > KEPT_RUN_CELLS:
         return run_scenario(neutral).attention
-    return _KEPT.get_or_make(fingerprint(("run", neutral)),
+    return _CACHE.get_or_make(fingerprint(("run", neutral)),
                              lambda: run_scenario(neutral).attention)
 
 
@@ -141,7 +141,7 @@ def score_sweep(scenario: Scenario, setting: str, values, matrix: str = "weights
         return sweep(scenario, setting, values, matrix, head=head)
     _check_size(scenario, values)
     key = _key("score_sweep", scenario, setting, values, matrix, head)
-    return list(_KEPT.get_or_make(
+    return list(_CACHE.get_or_make(
         key, lambda: _frozen(_reweighed(scenario, setting, values, matrix, head))))
 
 

@@ -109,7 +109,7 @@ def token_controls(prefix: str, scenario: Scenario, *, source: bool = False) -> 
                                                             chars=limits.MAX_LABEL_CHARS))
     if st.session_state.get(_CUT_NOTE) == name:  # cut by the callback before this run
         del st.session_state[_CUT_NOTE]
-        state.say_once()
+        state.mark_one_time_message()
         st.warning(_LABELS_CUT)
     _vectors_note(name)
     if raw != joined and split_tokens(raw) is None:  # refused by the callback: say why
@@ -149,7 +149,7 @@ def _vectors_note(name: str) -> None:
     if reused:
         words.append(text.TOKENS_REUSED_VECTORS.format(words=md_escape(", ".join(reused))))
     if words:  # on a projector a toast: the note takes no room from the charts
-        state.say_once()
+        state.mark_one_time_message()
         (st.toast if state.presenter() else st.info)(" ".join(words))
 
 

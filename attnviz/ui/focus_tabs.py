@@ -5,11 +5,11 @@ The charts of every lecture focus are sent to the browser, and a chart in a hidd
 when its tab is first shown (plotly_lazy.js), so switching between Weights, Scores, Q K V and
 Heads is the browser's alone: the charts are there at the click, and the run the switch starts
 (the open tab is kept in the session: guided lectures set it) changes nothing on screen. A run
-after a change (an edit) fills the open tab alone, so an edit costs what it did with one focus;
-once those are drawn, the browser asks for one more run, which fills every tab
-(:func:`fill_later`), so a switch after an edit needs no run either (a switch before that run
-has ended waits for it). "All" (every matrix, with the diagnostics and downloads) is drawn only
-while it is open: the run its click starts draws it.
+after a change (an edit) fills the open tab alone, so an edit costs what one focus costs; once
+those are drawn, the browser asks for one more run, which fills every tab
+(:func:`ask_for_filling_run`), so a switch after an edit needs no run either (a switch before
+that run has ended waits for it). "All" (every matrix, with the diagnostics and downloads) is
+drawn only while it is open: the run its click starts draws it.
 """
 
 from __future__ import annotations
@@ -76,8 +76,8 @@ def focus_tabs(scenario, head_box=None) -> None:
     others hold a caption: nothing from before the change stays in them), so an edit costs what
     one focus costs (filling every tab makes it ~150 ms slower in the browser); a run that
     changes nothing (a tab switch, or the run the browser asks for once the open tab is drawn:
-    :func:`fill_later`) fills every tab (:func:`fill_every_tab`), sending each chart the figure
-    it had."""
+    :func:`ask_for_filling_run`) fills every tab (:func:`fill_every_tab`), sending each chart
+    the figure it had."""
     names, now = foci(scenario), open_focus(scenario)
     if st.session_state.get(FOCUS_KEY) not in (None, text.FOCUS[now]):
         st.session_state[FOCUS_KEY] = text.FOCUS[now]  # (before the tabs are drawn)
@@ -119,8 +119,9 @@ def focus_tabs(scenario, head_box=None) -> None:
                 heads_row(result.attention, result.q_labels, result.k_labels)
             else:
                 lecture_charts(scenario, result, focus, h)
-    if not every and not state.said_once():  # (a message said once stays: filled on a click)
-        fill_later(boxes[hidden[0]])
+    # a message shown once stays on the screen: the other tabs are filled on a click
+    if not every and not state.shows_one_time_message():
+        ask_for_filling_run(boxes[hidden[0]])
 
 
 FILLED = "_playground_tabs_filled"  # what the last run showed (the scenario, head, presenter)
@@ -139,7 +140,7 @@ FILL_KEY = "playground_fill_tabs"  # the component that asks for the run filling
 _ASKED = "_playground_fill_asked"  # how many times it was sent (what it asks for, once each)
 
 
-def fill_later(box) -> None:
+def ask_for_filling_run(box) -> None:
     """In ``box`` (a hidden tab): ask the browser for one more run once the open tab's charts are
     drawn (``fill_tabs.js``); that run changes nothing, so it fills every tab, and a tab
     clicked after it needs no run. The edit's own run stays as light as with one focus."""
@@ -155,7 +156,7 @@ def _filled_next() -> None:
 
 @functools.cache
 def _fill_component():
-    """The component behind :func:`fill_later` (registered once per process)."""
+    """The component behind :func:`ask_for_filling_run` (registered once per process)."""
     return st.components.v2.component(
         "attnviz_fill_tabs",
         js=(Path(__file__).parent / "fill_tabs.js").read_text(encoding="utf-8"),

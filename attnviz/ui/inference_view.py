@@ -18,7 +18,7 @@ from attnviz.scenarios.scenario import run_scenario, with_variant
 from attnviz.teach.text import common
 from attnviz.teach.text import inference as text
 from attnviz.ui import controls, layout
-from attnviz.ui.panels import land_named, show_figure
+from attnviz.ui.panels import set_widget_from_named_slider, show_figure
 
 LOGITS = sweep.value_grid(limits.SINK_LOGIT_MIN, limits.SINK_LOGIT_MAX,  # the sink logit
                           limits.SINK_LOGIT_STEP)  # slider's values
@@ -186,11 +186,11 @@ def start_at(control: str, default, low, top) -> None:
 def show_dragged(fig, key: str, frames: list[dict], drag: str, controls: dict) -> None:
     """Show ``fig`` (chart key ``key``) with its drag sliders' ``frames`` (none: no slider):
     with frames, the caption ``drag`` above it and a slider's release setting the control
-    ``controls`` names for it (:func:`~attnviz.ui.panels.land_named`)."""
+    ``controls`` names for it (:func:`~attnviz.ui.panels.set_widget_from_named_slider`)."""
     if frames:
         st.caption(drag)
     show_figure(fig, key=key, frames=frames or None,
-                on_slider=partial(land_named, key, controls) if frames else None)
+                on_slider=partial(set_widget_from_named_slider, key, controls) if frames else None)
 
 
 def size_slider(control: str, label: str, n: int, on_chart: bool) -> int:

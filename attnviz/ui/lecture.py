@@ -33,7 +33,7 @@ from attnviz.teach.text import common
 from attnviz.teach.text import playground as text
 from attnviz.ui import controls, layout, state
 from attnviz.ui.head_grid import grid, label_room, pooled_heads, scale_words
-from attnviz.ui.panels import PRESENTER_TICK_PX, released, show_figure
+from attnviz.ui.panels import PRESENTER_TICK_PX, show_figure, slider_value
 
 LECTURE_SETTINGS = ("temperature", "pe", "heads", "params")  # beside the inputs; scale on top
 PREVIOUS = "playground_previous"  # the matrices last shown, to outline what a change moved
@@ -61,20 +61,20 @@ def changed_cells(name: str, z: np.ndarray) -> list[tuple[int, int]]:
     return cells
 
 
-def land_temperature(chart_key: str) -> None:
+def set_temperature_from_slider(chart_key: str) -> None:
     """The weights' slider was released: its step becomes the scenario's exact temperature
     (and the temperature slider's value), before the rerun computes everything from it."""
-    value = released(chart_key, float)
+    value = slider_value(chart_key, float)
     if value is None:
         return
     state.update(temperature=value)
     st.session_state[state.vkey("playground_temperature")] = value
 
 
-def land_scale(chart_key: str) -> None:
+def set_scale_from_slider(chart_key: str) -> None:
     """The scaled scores' slider was released: its step becomes the scenario's custom scale
     (scale mode "custom", and the scale controls' values), before the rerun."""
-    value = released(chart_key, float)
+    value = slider_value(chart_key, float)
     if value is None:
         return
     state.update(scale_mode="custom", custom_scale=value)
@@ -171,7 +171,7 @@ def slot_key(slot: int, focus: str = "weights") -> str:
 
 def lecture_panel(name: str, z, x_labels, y_labels, *, key: str, chart_key: str, title_box,
                   row_labels: bool = True, top: int | None = None, live=None,
-                  land=land_temperature, formula: str = "", **kw):
+                  on_release=set_temperature_from_slider, formula: str = "", **kw):
     """One matrix of the lecture view: its title and formula (``formula``, else the text's) in
     ``title_box``, the heatmap with the cells the last change moved outlined;
     ``key``: the matrix's name in this focus (what the last change moved is kept under it);
@@ -206,7 +206,7 @@ def lecture_panel(name: str, z, x_labels, y_labels, *, key: str, chart_key: str,
                                 maxRow=layout.PRESENTER_MAX_ROW_PX)
         fig.update_layout(meta={"attnviz": entry})
         show_figure(fig, key=chart_key, filename=title, frames=frames,
-                    on_slider=partial(land, chart_key) if frames else None,
+                    on_slider=partial(on_release, chart_key) if frames else None,
                     grow=height is None)
 
     show.bottom = fig.layout.margin.b or 0  # what this chart keeps below its cells
@@ -430,17 +430,18 @@ def lecture_charts(scenario, result, focus: str, h: int) -> None:
     for i, (title_box, (name, z, x_labels, y_labels, kw)) in enumerate(
             zip(titles, panels, strict=True)):
         chart = "output" if name == "multi_head_output" else name  # one key per slot
-        live, land = None, land_temperature
+        live, on_release = None, set_temperature_from_slider
         if focus == "weights" and name == "weights":  # τ dragged in the browser
             live = partial(temperature_frames, scenario=scenario, head=h)
         if focus == "weights" and name in ("scaled", "output"):  # and these follow it
             live = partial(following_tau, scenario=scenario, head=h, matrix=name)
         if focus == "scores" and name == "scaled":  # the custom scale dragged likewise
-            live, land = partial(scale_frames, scenario=scenario, head=h), land_scale
+            live = partial(scale_frames, scenario=scenario, head=h)
+            on_release = set_scale_from_slider
         shows.append(lecture_panel(
             name, z, x_labels, y_labels, key=f"{focus}_{chart}", chart_key=slot_key(i, focus),
             title_box=title_box,
-            row_labels=i == 0 or not same_rows, top=top, live=live, land=land,
+            row_labels=i == 0 or not same_rows, top=top, live=live, on_release=on_release,
             formula=scaled_formula(scenario, result) if name == "scaled"
             else weights_formula(scenario, result) if focus == "weights"
             and name == "weights" else "", **kw))

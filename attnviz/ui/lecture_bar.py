@@ -202,7 +202,7 @@ def show(page) -> None:
     lecture = current()
     flash = st.session_state.pop(FLASH, None)
     if flash:
-        state.say_once()
+        state.mark_one_time_message()
     if lecture is None:
         _keep_link(None, 0)
         if flash:

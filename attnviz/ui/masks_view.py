@@ -17,7 +17,7 @@ from attnviz.teach.text import common
 from attnviz.teach.text import masks as text
 from attnviz.ui import state
 from attnviz.ui.mask_editor import mask_editor
-from attnviz.ui.panels import matrix_panel, released, show_figure
+from attnviz.ui.panels import matrix_panel, show_figure, slider_value
 
 M = common.MATRICES
 Q, K = common.AXIS_QUERY, common.AXIS_KEY
@@ -88,9 +88,9 @@ def window_frames(fig, sc, h: int, t_q: int, t_k: int) -> list[dict] | None:
                        prefix=text.WINDOW_PREFIX, kind="weights")
 
 
-def land_window() -> None:
+def set_window_from_slider() -> None:
     """The weights' slider was released: its width becomes the scenario's window."""
-    width = released("masks_fig_weights", int)
+    width = slider_value("masks_fig_weights", int)
     if width is not None:
         state.update(window=width)
 
@@ -120,7 +120,7 @@ def mask_views(scenario, mask, att, head: int, kind: str, blocked_rows, q_lab: l
         st.latex(formula)
         st.caption(text.WINDOW_DRAG if frames else why)
         show_figure(fig, key="masks_fig_weights", filename=text.WEIGHTS_MASKED, frames=frames,
-                    on_slider=land_window if frames else None)
+                    on_slider=set_window_from_slider if frames else None)
     with c2:
         before_mask = att.scaled  # additive attention: its scores (no scale step)
         matrix_panel(text.WEIGHTS_NO_MASK,

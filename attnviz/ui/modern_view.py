@@ -24,7 +24,7 @@ from attnviz.teach.modern import (
 from attnviz.teach.modern import slopes as alibi_slope
 from attnviz.teach.text import common
 from attnviz.teach.text import modern as text
-from attnviz.ui.panels import land, land_named, show_figure
+from attnviz.ui.panels import set_widget_from_named_slider, set_widget_from_slider, show_figure
 
 DELTAS = range(0, limits.ROPE_SHIFT_MAX + 1)  # the shift slider's values
 GAINS = [0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0]  # QK-norm's gain g
@@ -54,11 +54,12 @@ def show_dragged(fig, key: str, frames: list[dict] | None, control: str, values,
                  cast=int, drag: str = "") -> None:
     """Show ``fig`` (chart key ``key``) with its drag slider's ``frames`` (None: no slider):
     with frames, the caption ``drag`` above it and the slider's release setting ``control``
-    to one of ``values`` (:func:`~attnviz.ui.panels.land`)."""
+    to one of ``values`` (:func:`~attnviz.ui.panels.set_widget_from_slider`)."""
     if frames and drag:
         st.caption(drag)
     show_figure(fig, key=key, frames=frames,
-                on_slider=partial(land, key, control, values, cast) if frames else None)
+                on_slider=partial(set_widget_from_slider, key, control, values, cast)
+                if frames else None)
 
 
 def signed_beside(title: str, z, x_labels: list[str], y_labels: list[str], key: str,
@@ -148,7 +149,7 @@ def show_sharing(n_q: int, n_kv: int) -> None:
                                                                 strict=True)])
     st.caption(text.KV_DRAG)
     show_figure(fig, key="modern_fig_sharing", frames=frames, on_slider=partial(
-        land_named, "modern_fig_sharing", {"kv": ("modern_gqa_kv", choices, int),
+        set_widget_from_named_slider, "modern_fig_sharing", {"kv": ("modern_gqa_kv", choices, int),
                                            "q": ("modern_gqa_heads", GQA_QUERY_HEADS, int)}))
 
 

@@ -89,7 +89,7 @@ def presenter_margins(fig: go.Figure) -> None:
         fig.update_layout(margin=grown)
 
 
-def released(figure: str, cast: Callable = str):
+def slider_value(figure: str, cast: Callable = str):
     """The value a drag slider of chart ``figure`` was released on (its frame's name, passed
     through ``cast``), or None when there is none or ``cast`` refuses it. Read it in the
     chart's ``on_slider`` callback."""
@@ -100,21 +100,22 @@ def released(figure: str, cast: Callable = str):
         return None
 
 
-def land(figure: str, control: str, allowed, cast: Callable = int) -> None:
+def set_widget_from_slider(figure: str, control: str, allowed, cast: Callable = int) -> None:
     """``on_slider`` for a chart whose drag slider shadows the widget ``control``: the released
     value becomes the widget's value (ignored unless it is one of ``allowed``). The widget must
     take its value from the session state (no ``value=`` argument) for the rerun to show it."""
-    value = released(figure, cast)
+    value = slider_value(figure, cast)
     if value is not None and value in allowed:
         st.session_state[control] = value
 
 
-def land_named(figure: str, controls: dict[str, tuple[str, object, Callable]]) -> None:
+def set_widget_from_named_slider(figure: str,
+                                 controls: dict[str, tuple[str, object, Callable]]) -> None:
     """``on_slider`` for a chart with several drag sliders, whose frames are named
     "<setting>:<value>" (a frame without a colon belongs to setting ""): the released value
     becomes the value of that setting's widget. ``controls`` maps each setting to (widget key,
     allowed values, cast); a value not allowed, or not castable, is ignored."""
-    setting, _, value = (released(figure) or "").rpartition(":")
+    setting, _, value = (slider_value(figure) or "").rpartition(":")
     if setting not in controls:
         return
     control, allowed, cast = controls[setting]
@@ -139,12 +140,12 @@ def matrix_panel(title: str, fig: go.Figure, *, key: str, formula: str = "",
 
 def scenario_caption(scenario) -> None:
     """The scenario's title and description under a page header — a preset's only while the
-    scenario still is that preset ("Edited from ..." after an edit; ``presets.truthful``),
+    scenario still is that preset ("Edited from ..." after an edit; ``presets.with_true_title``),
     with a seed preset's note on its notebook — escaped: they may come from a file or a link.
     Drawn once: the page's controls wrote the scenario in their change callbacks, before the
     run, so no setting further down the page changes it afterwards."""
     key = preset_of(scenario)
-    scenario = state.truthful(scenario)
+    scenario = state.with_true_title(scenario)
     lines = [" — ".join(t for t in (scenario.title, scenario.description) if t)]
     if key and PRESETS[key].fidelity:  # still that preset: say how it stands to its notebook
         lines.append(PRESETS[key].fidelity)

@@ -179,7 +179,7 @@ def plotly_view(fig: go.Figure, *, key: str, config: dict,
         events["on_slider_change"] = partial(_if_valid, key, fig, frames, on_slider)
     refused = st.session_state.get(_REFUSED, {}).pop(key, None)
     if refused:
-        state.say_once()
+        state.mark_one_time_message()
         st.warning(text.CHART_STATE_REFUSED.format(reason=refused))
     # sent as UTF-8 bytes: a str would be JSON-encoded a second time (every quote escaped) and
     # canonicalised again for the element's identity; bytes go as they are, identity = a hash

@@ -18,7 +18,7 @@ from attnviz.scenarios.scenario import permutation_check, position_labels
 from attnviz.teach.text import common
 from attnviz.teach.text import positional_encoding as text
 from attnviz.ui import controls, layout
-from attnviz.ui.panels import matrix_panel, released, show_figure
+from attnviz.ui.panels import matrix_panel, show_figure, slider_value
 
 BASES = [10, 100, 1000, 10000, 100000]
 D_MODELS = [2, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128]  # the d_model slider's drag steps
@@ -26,10 +26,10 @@ DRAG_CELLS = 40_960  # PE values one drag slider may carry (its frames together)
 FIG_PE = "positional_encoding_fig_pe"
 
 
-def land() -> None:
+def set_setting_from_slider() -> None:
     """One of the PE heatmap's sliders was released: the value it stopped on becomes the
     base or d_model control's value (frames are named "base:10", "d_model:32")."""
-    setting, _, value = (released(FIG_PE) or "").partition(":")
+    setting, _, value = (slider_value(FIG_PE) or "").partition(":")
     if setting == "base" and value in {str(b) for b in BASES}:
         st.session_state["positional_encoding_base"] = int(value)
     elif setting == "d_model" and value.isdigit() and int(value) in range(
@@ -105,7 +105,8 @@ def pe_views(n_pos: int, d_model: int, base: int) -> None:
         frames = pe_frames(fig, n_pos, d_model, base)
         if frames:
             st.caption(text.BASE_DRAG)
-        show_figure(fig, key=FIG_PE, frames=frames, on_slider=land if frames else None)
+        show_figure(fig, key=FIG_PE, frames=frames,
+                    on_slider=set_setting_from_slider if frames else None)
     with right:
         dims_key = "positional_encoding_dims"
         if dims_key in st.session_state:  # drop dimensions that no longer exist (d_model shrank)

@@ -60,7 +60,7 @@ def show_flash() -> None:
     """Show and clear a message left by :func:`_flash`."""
     message = st.session_state.pop(_FLASH, None)
     if message:
-        state.say_once()
+        state.mark_one_time_message()
         st.success(plain(message))
 
 
@@ -80,7 +80,7 @@ def restore_from_link() -> None:
         return  # applied already, or written by keep_in_url (a rerun sent before the browser
         # showed the newer one must not bring an older scenario back)
     st.session_state[state.LINK_APPLIED] = param
-    state.say_once()  # what follows is said in this run only
+    state.mark_one_time_message()  # what follows is said in this run only
     try:
         scenario = scenario_io.from_link_param(param)
     except ValueError as exc:
@@ -102,7 +102,7 @@ def keep_in_url(scenario: Scenario) -> None:
     memo = st.session_state.get(_URL_MEMO)
     if memo is None or memo[0] != key:
         try:
-            memo = (key, scenario_io.to_link_param(state.truthful(scenario)))
+            memo = (key, scenario_io.to_link_param(state.with_true_title(scenario)))
         except ValueError:
             memo = (key, None)
         st.session_state[_URL_MEMO] = memo
@@ -134,7 +134,8 @@ def link_url(scenario: Scenario, *, here: str, page: str = LINK_PAGE) -> str:
     ValueError
         If the scenario is too large for a link (share the file instead).
     """
-    param = scenario_io.to_link_param(state.truthful(scenario))  # "Edited from ..." once edited
+    # "Edited from ..." once edited
+    param = scenario_io.to_link_param(state.with_true_title(scenario))
     base = page_base_url(here)
     return f"{base}/{page}?{scenario_io.LINK_PARAM}={param}"
 
@@ -241,7 +242,8 @@ def scenario_download(scenario: Scenario, *, key: str) -> None:
         st.info(text.SHARE_REAL_HEAD_FILE.format(d=scenario.d_model, limit=limits.MAX_D_MODEL))
         return
     try:
-        data = scenario_io.to_json(state.truthful(scenario)).encode("utf-8")  # as the link does
+        # titled as the link is
+        data = scenario_io.to_json(state.with_true_title(scenario)).encode("utf-8")
     except ValueError as exc:
         st.error(plain(text.SHARE_CANNOT_SAVE.format(reason=exc)))
         return

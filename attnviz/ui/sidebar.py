@@ -38,7 +38,7 @@ def _load_chosen() -> None:
 
 def current() -> None:
     """The current scenario in the sidebar: its title, variant, tokens and width."""
-    scenario = state.truthful(state.get_scenario())
+    scenario = state.with_true_title(state.get_scenario())
     with st.container():
         if scenario.title:
             st.text(scenario.title)  # may come from an uploaded file: never as Markdown

@@ -76,7 +76,7 @@ _FRAME_SEEN = "_frame_seen"  # this session has run app.py (or reran once to get
 def frame_run():
     """app.py wraps its whole run in this: pages then know they are drawn inside the frame."""
     _FRAME.running = True
-    _FRAME.said_once = False
+    _FRAME.one_time_message = False
     st.session_state[_FRAME_SEEN] = True
     try:
         yield
@@ -84,16 +84,18 @@ def frame_run():
         _FRAME.running = False
 
 
-def say_once() -> None:
+def mark_one_time_message() -> None:
     """Note that this run shows a message no later run shows again (one taken from the session,
     a link's first reading): the Playground then leaves its hidden tabs to be filled by a click
-    (:func:`attnviz.ui.focus_tabs.fill_later`'s run would take the message off the screen)."""
-    _FRAME.said_once = True
+    (the run :func:`attnviz.ui.focus_tabs.ask_for_filling_run` asks for would take the message
+    off the screen)."""
+    _FRAME.one_time_message = True
 
 
-def said_once() -> bool:
-    """True when this run has shown a message no later run shows again (:func:`say_once`)."""
-    return getattr(_FRAME, "said_once", False)
+def shows_one_time_message() -> bool:
+    """True when this run has shown a message no later run shows again
+    (:func:`mark_one_time_message`)."""
+    return getattr(_FRAME, "one_time_message", False)
 
 
 def init_state() -> None:
@@ -123,7 +125,7 @@ def open_whole(scenario: Scenario) -> None:
     """Make a scenario opened from elsewhere (a real model's head, a trained induction head, a
     file, a link) the current one, and remember its numbers under its title, so that once
     edited it reads "Edited from <title>" everywhere, as an edited preset does
-    (:func:`truthful`)."""
+    (:func:`with_true_title`)."""
     set_scenario(scenario, reset_editors=True)
     remember_opened(scenario)
 
@@ -142,12 +144,12 @@ def remember_opened(scenario: Scenario) -> None:
 MAX_ORIGINS = 64  # titles of opened scenarios a session remembers
 
 
-def truthful(scenario: Scenario) -> Scenario:
+def with_true_title(scenario: Scenario) -> Scenario:
     """The scenario with a title and description that hold for its numbers: a preset's, or
     an opened scenario's (:func:`open_whole`), while it still is that one; "Edited from
-    <title>" once edited (:func:`attnviz.scenarios.presets.truthful`). Every caption, the
+    <title>" once edited (:func:`attnviz.scenarios.presets.with_true_title`). Every caption, the
     sidebar, Save & share, links and files name the scenario through this."""
-    return presets.truthful(scenario, st.session_state.get(ORIGINS))
+    return presets.with_true_title(scenario, st.session_state.get(ORIGINS))
 
 
 def base_key(widget_key: str) -> str:

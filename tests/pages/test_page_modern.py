@@ -94,7 +94,7 @@ def test_the_normed_logits_carry_a_frame_for_every_gain_and_release_sets_it():
     assert spec["layout"]["sliders"][0]["active"] == gains.index(1.0)
     # releasing the drag slider on g = 3 sets the gain control (what the chart sends)
     at.session_state["modern_fig_normed_logits"] = {"slider": "3"}
-    at.session_state["modern_qk_gain"] = 3.0  # as land() does in the chart's callback
+    at.session_state["modern_qk_gain"] = 3.0  # as the chart's callback set_widget_from_slider does
     at.run()
     assert at.select_slider(key="modern_qk_gain").value == 3.0
     np.testing.assert_allclose(chart_z_by_key(at, "modern_fig_normed_logits"), effects[5].normed,
@@ -163,9 +163,9 @@ def test_the_sharing_grid_carries_a_frame_for_every_number_of_query_heads():
         np.testing.assert_array_equal(decode(frame["data"][0]["z"]), kv_sharing(q, kv))
         assert frame["data"][0]["y"] == [common.HEAD_NAME.format(h=h) for h in range(q)]
     assert spec["layout"]["sliders"][1]["active"] == 3
-    # releasing the query heads' slider on 1 sets the control (as land_named does in the
-    # chart's callback: tests/ui/test_land.py); 2 key/value heads no longer divide it, so they
-    # become 1 — what the frame showed
+    # releasing the query heads' slider on 1 sets the control (as the chart's callback
+    # set_widget_from_named_slider does: tests/ui/test_set_widget_from_slider.py); 2 key/value
+    # heads do not divide it, so they become 1 — what the frame showed
     at.session_state["modern_gqa_heads"] = 1
     at.run()
     assert at.select_slider(key="modern_gqa_kv").value == 1
@@ -189,7 +189,7 @@ def test_the_alibi_slopes_carry_a_frame_for_every_number_of_heads():
         np.testing.assert_allclose(decode(frame["data"][0]["z"]), [alibi_slopes(n)], rtol=1e-15)
         assert frame["data"][0]["x"] == [common.HEAD_NAME.format(h=h) for h in range(n)]
     assert spec["layout"]["sliders"][0]["active"] == heads.index(4)
-    at.session_state["modern_alibi_heads"] = 12  # as the release does (land)
+    at.session_state["modern_alibi_heads"] = 12  # as the release does (set_widget_from_slider)
     at.run()
     np.testing.assert_allclose(z(at, "modern_fig_alibi_slopes"), [alibi_slopes(12)])
     np.testing.assert_allclose(z(at, "modern_fig_alibi_11")[-1, :1], -alibi_slopes(12)[11]
@@ -228,7 +228,7 @@ def test_each_alibi_head_carries_a_frame_for_every_length_with_its_masked_cells(
     assert spec["data"][0]["zmin"] == low and spec["data"][0]["zmax"] == -low
     assert spec["data"][0]["zmid"] == 0
     assert not spec_by_key(at, "modern_fig_alibi_3")["frames"]  # one head has the slider
-    at.session_state["modern_alibi_length"] = 48  # as the release does (land)
+    at.session_state["modern_alibi_length"] = 48  # as the release does (set_widget_from_slider)
     at.run()
     assert z(at, "modern_fig_alibi_0").shape == (48, 48)
     assert not at.exception

@@ -87,7 +87,7 @@ def test_a_preset_caption_holds_only_while_the_scenario_is_that_preset():
     import json
 
     from attnviz.io import scenario_io
-    from attnviz.scenarios.presets import EDITED_FROM, PRESETS, truthful
+    from attnviz.scenarios.presets import EDITED_FROM, PRESETS, with_true_title
     from attnviz.ui.safe import md_escape
 
     seed = PRESETS["seed_002"].build()
@@ -104,7 +104,7 @@ def test_a_preset_caption_holds_only_while_the_scenario_is_that_preset():
     assert md_escape(edited) in captions(at)
     assert claim not in captions(at)
     assert any(edited in t for t in sidebar_texts(at))
-    saved = json.loads(scenario_io.to_json(truthful(at.session_state["scenario"])))
+    saved = json.loads(scenario_io.to_json(with_true_title(at.session_state["scenario"])))
     assert saved["title"] == edited and saved["description"] == ""
     # editing the cell back makes it the preset again
     at = edit_cells(at, f"playground_x_v{version}", {0: {"d0": repr(float(seed.x[0, 0]))}}).run()
@@ -160,7 +160,7 @@ def test_a_scenario_opened_from_a_link_reads_edited_from_once_edited():
     from streamlit.testing.v1 import AppTest
 
     from attnviz.io import scenario_io
-    from attnviz.scenarios.presets import EDITED_FROM, PRESETS, truthful
+    from attnviz.scenarios.presets import EDITED_FROM, PRESETS, with_true_title
     from attnviz.ui import state
     from attnviz.ui.safe import md_escape
 
@@ -180,25 +180,25 @@ def test_a_scenario_opened_from_a_link_reads_edited_from_once_edited():
     assert md_escape(edited) in captions(at)
     assert sc.description not in captions(at)
     assert state.ORIGINS in at.session_state
-    saved = json.loads(scenario_io.to_json(truthful(at.session_state["scenario"],
-                                                     at.session_state[state.ORIGINS])))
+    saved = json.loads(scenario_io.to_json(with_true_title(at.session_state["scenario"],
+                                                           at.session_state[state.ORIGINS])))
     assert saved["title"] == edited
 
 
-def test_truthful_wraps_an_opened_title_once_and_only_after_an_edit():
+def test_with_true_title_wraps_an_opened_title_once_and_only_after_an_edit():
     from dataclasses import replace
 
     from attnviz.scenarios.fingerprint import fingerprint
-    from attnviz.scenarios.presets import EDITED_FROM, PRESETS, truthful
+    from attnviz.scenarios.presets import EDITED_FROM, PRESETS, with_true_title
 
     sc = replace(PRESETS["seed_002"].build(), title="bert layer 0, head 3")
     origins = {sc.title: fingerprint(sc)}
-    assert truthful(sc, origins).title == sc.title
-    assert truthful(sc).title == sc.title  # no origins: as it is
+    assert with_true_title(sc, origins).title == sc.title
+    assert with_true_title(sc).title == sc.title  # no origins: as it is
     x = sc.x.copy()
     x[0, 0] += 1
-    edited = truthful(replace(sc, x=x), origins)
+    edited = with_true_title(replace(sc, x=x), origins)
     assert edited.title == EDITED_FROM.format(title=sc.title) and edited.description == ""
     # a link keeps the edited title; reopened and edited again, it is not wrapped twice
     again = replace(edited, x=x + 1)
-    assert truthful(again, {edited.title: fingerprint(edited)}).title == edited.title
+    assert with_true_title(again, {edited.title: fingerprint(edited)}).title == edited.title

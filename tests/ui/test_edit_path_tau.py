@@ -21,9 +21,9 @@ from apptest_helpers import decode, open_page, spec_by_key
 
 from attnviz.figures.heatmap import heatmap, with_slider
 from attnviz.scenarios import sweep
-from attnviz.scenarios.kept import Kept
 from attnviz.scenarios.presets import PRESETS, default_scenario
 from attnviz.scenarios.scenario import run_scenario
+from attnviz.scenarios.shared_lru import SharedLru
 from attnviz.ui.plotly_view import figure_json
 
 CHARTS = ("playground_fig_weights_slot_0", "playground_fig_weights_slot_1",
@@ -157,7 +157,7 @@ def runs(monkeypatch) -> list[float]:
         return real(scenario, *args, **kwargs)
 
     monkeypatch.setattr(sweep, "run_scenario", counted)
-    monkeypatch.setattr(sweep, "_KEPT", Kept(sweep.CACHE_ENTRIES))
+    monkeypatch.setattr(sweep, "_CACHE", SharedLru(sweep.CACHE_ENTRIES))
     return calls
 
 
@@ -211,7 +211,7 @@ def test_the_cache_is_bounded(runs):
     for i in range(sweep.CACHE_ENTRIES + 5):
         sweep.score_sweep(replace(scenario, custom_scale=float(i), scale_mode="custom"),
                           "temperature", [0.5, 1.0], "weights")
-    assert len(sweep._KEPT) == sweep.CACHE_ENTRIES
+    assert len(sweep._CACHE) == sweep.CACHE_ENTRIES
 
 
 def _weights_figure(scenario):
@@ -239,7 +239,7 @@ def test_tau_frames_built_once_are_the_frames_built_afresh(monkeypatch):
     kept = with_slider(_weights_figure(moved), zs, labels, 39, prefix="τ = ", kind="weights",
                        group="tau")
     assert calls == []  # built on the first call, kept
-    monkeypatch.setattr(module, "_KEPT", Kept(4))  # no frame kept: built afresh
+    monkeypatch.setattr(module, "_CACHE", SharedLru(4))  # no frame kept: built afresh
     fresh = with_slider(_weights_figure(moved), zs, labels, 39, prefix="τ = ",
                         kind="weights", group="tau")
     assert calls == [1]

@@ -19,7 +19,7 @@ from apptest_helpers import chart_keys, chart_z_by_key, open_page, server_like_p
 from streamlit.testing.v1 import AppTest
 
 from attnviz.io import scenario_io
-from attnviz.scenarios.presets import EDITED_FROM, preset_of, truthful
+from attnviz.scenarios.presets import EDITED_FROM, preset_of, with_true_title
 from attnviz.scenarios.scenario import Scenario, run_scenario
 from attnviz.teach.text import common as text
 from attnviz.ui import state
@@ -72,7 +72,7 @@ def _plain(markdown: str) -> str:
 def _caption_agrees(at: AppTest, sc: Scenario) -> None:
     """The page's scenario caption names the scenario as it now is: "Edited from <preset>"
     once edited, the preset's title (and description) while it is the preset."""
-    shown = truthful(sc)
+    shown = with_true_title(sc)
     full = " — ".join(t for t in (shown.title, shown.description) if t)
     lines = [_plain(c.value).split("  \n")[0] for c in at.main.caption]
     naming = [line for line in lines  # the captions that start with the scenario's title
@@ -84,7 +84,7 @@ def _caption_agrees(at: AppTest, sc: Scenario) -> None:
 
 def _sidebar_agrees(at: AppTest, sc: Scenario) -> None:
     """The sidebar's summary: the title as the caption says it, variant, tokens, width."""
-    shown = truthful(sc)
+    shown = with_true_title(sc)
     texts = [t.value for t in at.sidebar.text]
     summary = text.SIDEBAR_SCENARIO.format(variant=sc.spec.name,
                                            tokens=text.count(sc.t, "token"), d_model=sc.d_model)
@@ -97,7 +97,7 @@ def _link_agrees(at: AppTest, sc: Scenario) -> None:
     """The address bar holds the scenario's link (a reload or a bookmark restores it)."""
     param = at.query_params.get(scenario_io.LINK_PARAM)
     param = param[0] if isinstance(param, list) else param
-    assert param == scenario_io.to_link_param(truthful(sc))
+    assert param == scenario_io.to_link_param(with_true_title(sc))
 
 
 def _chart_agrees(at: AppTest, sc: Scenario, key: str, *, heads: int | None = None) -> None:

@@ -1,5 +1,5 @@
-"""A bounded store of values by key, the newest kept, shared by the threads of one process (a
-Streamlit server runs each session's script in a thread of its own).
+"""A bounded store of values by key (the least recently used dropped first), shared by the
+threads of one process (a Streamlit server runs each session's script in a thread of its own).
 
 Used for what a rerun that changes only a dragged value would otherwise make again: the drag
 sweeps (:mod:`attnviz.scenarios.sweep`) and the frames built from them
@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 
-class Kept:
+class SharedLru:
     """The newest ``entries`` values by key (least recently used dropped first)."""
 
     def __init__(self, entries: int) -> None:

@@ -1,5 +1,6 @@
-"""A drag slider's release sets its widget: ``panels.land`` and ``panels.land_named`` (the
-chart's ``on_slider`` callback; AppTest cannot press a chart's slider, the browser tests do)."""
+"""A drag slider's release sets its widget: ``panels.set_widget_from_slider`` and
+``panels.set_widget_from_named_slider`` (the chart's ``on_slider`` callback; AppTest cannot
+press a chart's slider, the browser tests do)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ from streamlit.testing.v1 import AppTest
 def _script():
     import streamlit as st
 
-    from attnviz.ui.panels import land, land_named
+    from attnviz.ui.panels import set_widget_from_named_slider, set_widget_from_slider
 
-    land("one", "width", range(1, 5))
-    land_named("many", {"kv": ("kv_heads", [1, 2, 4], int), "q": ("q_heads", [1, 8], int),
-                        "": ("logit", [-2.5, 0.0], float)})
+    set_widget_from_slider("one", "width", range(1, 5))
+    set_widget_from_named_slider("many", {"kv": ("kv_heads", [1, 2, 4], int),
+                                          "q": ("q_heads", [1, 8], int),
+                                          "": ("logit", [-2.5, 0.0], float)})
     st.write("ran")
 
 
