@@ -33,7 +33,7 @@ def test_land_sets_the_widget_to_an_allowed_value_only():
         assert at.session_state["width"] == 2
 
 
-def test_land_named_picks_the_setting_by_the_frames_name():
+def test_set_widget_from_named_slider_picks_the_setting_by_the_frames_name():
     at = run_with(many={"slider": "q:8"}, q_heads=1, kv_heads=4)
     assert (at.session_state["q_heads"], at.session_state["kv_heads"]) == (8, 4)
     at = run_with(many={"slider": "kv:2"}, q_heads=1, kv_heads=4)
@@ -41,7 +41,7 @@ def test_land_named_picks_the_setting_by_the_frames_name():
     assert run_with(many={"slider": "-2.5"}, logit=0.0).session_state["logit"] == -2.5
 
 
-def test_land_named_ignores_unknown_settings_and_values():
+def test_set_widget_from_named_slider_ignores_unknown_settings_and_values():
     for name in ("kv:3", "kv:two", "head:1", "q:", ":", "", "7"):
         at = run_with(many={"slider": name}, q_heads=1, kv_heads=4, logit=0.0)
         assert (at.session_state["q_heads"], at.session_state["kv_heads"],
