@@ -444,7 +444,7 @@ def _heads_control(prefix: str, scenario: Scenario) -> None:
             del st.session_state[_HEADS_NOTE]
     key = state.vkey(f"{prefix}_n_heads")
     st.select_slider(text.HEADS_SLIDER_LABEL, choices, value=scenario.n_heads, key=key,
-                     on_change=_store_heads, args=(key,))
+                     help=text.HEADS_SLIDER_HELP, on_change=_store_heads, args=(key,))
 
 
 def _store_heads(key: str) -> None:

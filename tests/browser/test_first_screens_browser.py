@@ -1,14 +1,16 @@
-"""Real browser: what a class sees on the first projected screen of Learn, Your own attention,
-Pitfalls and Induction heads in presenter mode, after an eight-word sentence was typed.
+"""Real browser: what a class sees on the first projected screen of the Playground, Learn, Your
+own attention, Pitfalls, Induction heads, Step by step and Multi-head in presenter mode, after an
+eight-word sentence was typed.
 
-Walking every page at 1024×768 in presenter mode, these showed only controls on their first
-screen (Learn's target after its controls, Your own attention's uploads, Pitfalls' seventeen
-titles) and Induction heads' title sat partly under Streamlit's header. Measured here, at
-1024×768 and at 1920×1080 in one session: every page's title starts below the header, and the
-first three and Step by step show a full row of cell numbers (at least eight) inside the
-window at the classroom sizes (≥ 14 px at 1024, ≥ 24 px at 1920), and Step by step's tables
-of numbers (a canvas grid at ≈ 14 px on any screen before) are as large. The page order in
-the AppTest: tests/pages/test_first_screens.py.
+Walking every page at 1024×768 in presenter mode, Learn, Your own attention and Pitfalls
+showed only controls on their first screen (Learn's target after its controls, Your own
+attention's uploads, Pitfalls' seventeen titles), Induction heads' title sat partly under
+Streamlit's header, and labels were cut ("Add po…", "Heads (must divide"). Measured here, at
+1024×768 and at 1920×1080 in one session: no widget label is cut short, every page's title
+starts below the header, Learn, Your own attention, Pitfalls and Step by step show a full row
+of cell numbers (at least eight) inside the window at the classroom sizes (≥ 14 px at 1024,
+≥ 24 px at 1920), and Step by step's tables of numbers (a canvas grid at ≈ 14 px on any
+screen before) are as large. The page order in the AppTest: tests/pages/test_first_screens.py.
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ from attnviz.teach.text import common
 
 SENTENCE = "the teacher wrote eight words on the board"
 # the page's title (navigation) -> whether its first screen must show cell numbers
-PAGES = {"Learn": True, "Your own attention": True, "Pitfalls": True, "Induction heads": False,
-         "Step by step": True}
+PAGES = {"Playground": False, "Learn": True, "Your own attention": True, "Pitfalls": True,
+         "Induction heads": False, "Step by step": True, "Multi-head": False}
 SIZES = {(1024, 768): 14, (1920, 1080): 24}
 
 # the title's top and the header's bottom; the cell numbers drawn wholly inside the window
@@ -43,7 +45,12 @@ SCREEN = """() => {
           header: header ? header.getBoundingClientRect().bottom : 0,
           numbers: numbers.map(n => n.px),
           tables: [...document.querySelectorAll('[data-testid=stMain] table td')]
-            .map(t => parseFloat(getComputedStyle(t).fontSize))};
+            .map(t => parseFloat(getComputedStyle(t).fontSize)),
+          // widget labels cut short (presenter mode keeps a label on one line, with an ellipsis)
+          clipped: [...document.querySelectorAll(
+              '[data-testid=stMain] [data-testid=stWidgetLabel] p')]
+            .filter(p => p.getBoundingClientRect().width > 0 && p.scrollWidth > p.clientWidth + 1)
+            .map(p => p.textContent)};
 }"""
 
 
@@ -74,7 +81,8 @@ def test_first_screens_show_the_title_and_the_lesson(browser, app_server) -> Non
                 assert_no_exception(page)
                 seen = page.evaluate(SCREEN)
                 where = f"{title} at {width}×{height}"
-                if seen["title"] is None or seen["title"] < seen["header"]:
+                untitled = title == "Playground"  # its lecture view starts with controls
+                if not untitled and (seen["title"] is None or seen["title"] < seen["header"]):
                     wrong.append(f"{where}: title at {seen['title']} px, header to "
                                  f"{seen['header']} px")
                 readable = [px for px in seen["numbers"] if px >= least]
@@ -85,6 +93,8 @@ def test_first_screens_show_the_title_and_the_lesson(browser, app_server) -> Non
                 if small:  # Step by step's tables of numbers, as large as the charts' numbers
                     wrong.append(f"{where}: {len(small)} table numbers below {least} px "
                                  f"({min(small)} px)")
+                if seen["clipped"]:
+                    wrong.append(f"{where}: labels cut short: {seen['clipped']}")
                 if title == "Step by step" and not seen["tables"]:
                     wrong.append(f"{where}: no table of numbers drawn")
         assert not wrong, "\n".join(wrong)

@@ -430,12 +430,16 @@ TEMPERATURE_HELP = (
     "A teaching knob: standard attention (Vaswani et al.) has none, i.e. τ = 1. Below 1 the "
     "softmax sharpens towards the largest score; above 1 it flattens towards uniform weights."
 )
-PE_TOGGLE = "Add positional encoding"  # short: it shares a narrow column at 1024 px
+# short: it shares a narrow column at 1024 px in presenter mode ("Add positional encoding"
+# was cut to "Add po…"); the help says what it adds
+PE_TOGGLE = "Positional encoding"
 PE_TOGGLE_HELP = (
     "Adds the sinusoidal positional encoding P of Vaswani et al. to the embeddings: the "
     "matrices are computed from X + P. The Positional encoding page shows P."
 )
-HEADS_SLIDER_LABEL = "Heads (must divide the Q/K and V widths)"
+HEADS_SLIDER_LABEL = "Heads"  # the rule in its help (a long label was cut at 1024 px)
+HEADS_SLIDER_HELP = ("The number of heads must divide the Q/K width and the V width: each "
+                     "head gets an equal share of the columns.")
 PRESET_LABEL = "Preset"
 PRESET_LOAD = "Load preset"
 THIS_SCENARIO = "this scenario"  # what compute() could not compute, unless a page says
