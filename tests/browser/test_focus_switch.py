@@ -35,7 +35,7 @@ from playwright.sync_api import Browser, Page
 from presenter_helpers import new_page, presenter_on, settle
 
 from attnviz.io import scenario_io
-from attnviz.scenarios.presets import PRESETS, default_scenario
+from attnviz.scenarios.presets import DEFAULT_PRESET, PRESETS, default_scenario
 from attnviz.scenarios.scenario import run_scenario
 from attnviz.teach.text import playground as playground_text
 
@@ -88,6 +88,9 @@ def test_a_focus_switch_draws_a_tab_once_and_keeps_its_drawing(
     playground_focus(page, "Scores")
     assert all(chart["same"] for chart in tab_now(page, "scores"))
     screenshot(page, "focus_switch_scores_again")
+    # the default scenario (seed 000) at 1366×768 outside presenter mode: every focus's
+    # charts drawn once (test_every_focus_draws_its_charts_once, here on this session)
+    assert_every_focus_drawn_once(page, DEFAULT_PRESET, (1366, 768), presenter=False)
 
 
 FILL = ".st-key-playground_fill_tabs"  # the browser's ask for the run filling every tab
@@ -183,15 +186,26 @@ GROWN = """() => [...document.querySelectorAll('.js-plotly-plot')].flatMap((g, i
 })"""
 
 
-@pytest.mark.parametrize("preset, size, presenter", [
-    ("seed_000", (1366, 768), False), ("alibi_local", (1024, 768), True),
-    ("cat_sat", (1920, 1080), True)])
-def test_every_focus_draws_its_charts_once(browser: Browser, app_server: str, preset: str,
-                                           size: tuple[int, int], presenter: bool) -> None:
+def assert_every_focus_drawn_once(page: Page, preset: str, size: tuple[int, int],
+                                  presenter: bool) -> None:
     """Each chart of every focus is drawn with margins that already hold its labels and its
     colour bar: none grown by Plotly's automargin (a grown margin is a second drawing of the
     chart, ~half of what a focus switch spent drawing). Not yet in presenter mode's "All" tab:
     its charts' top margins are given for 13-px column labels, drawn at 16 px there."""
+    grown = {}
+    for label in ("Scores", "Q K V", "Weights") + (() if presenter else ("All",)):
+        playground_focus(page, label)
+        settle(page)
+        grown[label] = page.evaluate(GROWN)
+    assert all(not g for g in grown.values()), f"{preset} {size}: {grown}"
+    assert_no_exception(page)
+
+
+@pytest.mark.parametrize("preset, size, presenter", [
+    ("alibi_local", (1024, 768), True), ("cat_sat", (1920, 1080), True)])
+def test_every_focus_draws_its_charts_once(browser: Browser, app_server: str, preset: str,
+                                           size: tuple[int, int], presenter: bool) -> None:
+    """(The default scenario at 1366×768: the end of the first test here.)"""
     scenario = PRESETS[preset].build()
     page = new_page(browser, size)
     try:
@@ -199,12 +213,6 @@ def test_every_focus_draws_its_charts_once(browser: Browser, app_server: str, pr
                                     f"{scenario_io.to_link_param(scenario)}")
         if presenter:
             presenter_on(page)
-        grown = {}
-        for label in ("Scores", "Q K V", "Weights") + (() if presenter else ("All",)):
-            playground_focus(page, label)
-            settle(page)
-            grown[label] = page.evaluate(GROWN)
-        assert all(not g for g in grown.values()), f"{preset} {size}: {grown}"
-        assert_no_exception(page)
+        assert_every_focus_drawn_once(page, preset, size, presenter)
     finally:
         page.context.close()
