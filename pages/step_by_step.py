@@ -38,7 +38,7 @@ if result is None:
 def one_query(result, scenario) -> None:
     """The chosen query (and head) through every step. A fragment: picking another query or
     head reruns this part alone, not the page's header and its Q, K, V editors."""
-    multi = scenario.spec.always_heads  # the path goes on through W_O
+    multi = scenario.always_heads  # the path goes on through W_O
     i, head = query_and_weights(result, scenario)
     row = explained_row(scenario, result, i, head=head, w_o=scenario.w_o if multi else None)
     row_steps(row, result, scenario, i)

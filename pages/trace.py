@@ -21,7 +21,7 @@ if result is None:
     end_page()
 att = result.attention
 q_lab, k_lab = result.q_labels, result.k_labels
-multi = scenario.spec.always_heads  # the path goes on through W_O
+multi = scenario.always_heads  # the path goes on through W_O
 
 c_head, c_query, c_key = st.columns(3)
 head = controls.head_picker(att, "trace_head", c_head) or 0

@@ -113,7 +113,7 @@ def comparison_pair(scenario: Scenario, kind: str, *, n_heads: int | None = None
         if not _is_self(scenario):
             raise ValueError("causal vs bidirectional applies to self-attention; pick a "
                              "self-attention or multi-head variant")
-        if scenario.spec.always_heads:
+        if scenario.always_heads:
             return (replace(scenario, mask_kind="causal"), replace(scenario, mask_kind="none"),
                     "causal", "bidirectional")
         return (replace(scenario, variant="causal"), replace(scenario, variant="bidirectional"),

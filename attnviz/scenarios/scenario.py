@@ -150,6 +150,13 @@ class Scenario:
         return VARIANTS[self.variant]
 
     @property
+    def always_heads(self) -> bool:
+        """True when the scenario runs its heads and W_O (a multi-head result): the variant's
+        ``always_heads``, or what its settings say (a list of steps' heads step)."""
+        spec = self.spec
+        return spec.heads_of(self) if spec.heads_of is not None else spec.always_heads
+
+    @property
     def key_tokens(self) -> tuple[str, ...]:
         """Labels of the keys: the source sequence when the variant or mode reads it."""
         return self.source_tokens if (self.direct or self.spec.uses_source) else self.tokens

@@ -321,6 +321,10 @@ class Variant:
         The variant's own multi-head form, with ``inputs.n_heads`` heads and W_O (what
         ``run_scenario(..., heads=n)`` computes); None: scaled dot-product heads with the
         variant's causal mask and fixed scale.
+    heads_of : callable(Scenario) -> bool, optional
+        Whether this scenario runs several heads and W_O, when its settings decide it (a list
+        of steps' heads step); None: ``always_heads``. Read through
+        ``Scenario.always_heads``.
     to_steps : callable(Scenario) -> tuple of Step, optional
         The variant as attention steps (:mod:`attnviz.core.steps`) beside what every
         dot-product variant's flags already say (``causal``: a causal mask; ``always_heads``:
@@ -361,6 +365,7 @@ class Variant:
     reference: Callable[[Inputs], tuple[Array, Array]] | None = None
     query_formula: str | Callable[[Written], str] = ""
     compute_heads: Callable[[Inputs], Result] | None = None
+    heads_of: Callable[[ScenarioT], bool] | None = None
     to_steps: Callable[[ScenarioT], tuple] | None = None
 
     def __post_init__(self):

@@ -398,7 +398,7 @@ def settings_controls(prefix: str, scenario: Scenario, *, compact: bool = False,
     if "pe" in only and not scenario.direct:
         st.toggle(text.PE_TOGGLE, scenario.use_pe, help=text.PE_TOGGLE_HELP,
                   **writes(state.vkey(f"{prefix}_use_pe"), "use_pe", bool))
-    if "heads" in only and scenario.spec.always_heads:
+    if "heads" in only and scenario.always_heads:
         _heads_control(prefix, scenario)
     if "params" in only:
         param_controls(prefix, scenario, boxes=param_boxes)

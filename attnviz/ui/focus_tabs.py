@@ -34,7 +34,7 @@ HEAD_KEY = "playground_lecture_head"  # the head the lecture foci show
 def foci(scenario) -> list[str]:
     """The scenario's foci, in the tabs' order (Heads for a variant whose heads are its
     point)."""
-    return [f for f in text.FOCUS if f != "heads" or scenario.spec.always_heads]
+    return [f for f in text.FOCUS if f != "heads" or scenario.always_heads]
 
 
 def open_focus(scenario) -> str:

@@ -75,7 +75,7 @@ def all_panels(scenario, result) -> None:
                 z = getattr(att, name)
                 panel(name, z, [f"{name}{j}" for j in range(z.shape[1])],
                       q_lab if name == "q" else k_lab)
-    if scenario.spec.always_heads:
+    if scenario.always_heads:
         st.markdown(text.HEADS_TITLE)
         # narrow columns: long sequences are pooled, as on Your own attention
         pooled = pooled_heads(q_lab, k_lab, text.HEADS_EXACT)

@@ -57,7 +57,7 @@ def apply_experiment() -> None:
     changes, widgets = EXPERIMENTS[key]
     sc = state.get_scenario()
     if changes.get("scale_mode") == "custom":  # 5 × 1/√d_k: the softmax saturates
-        d_k = sc.w_q.shape[1] // (sc.n_heads if sc.spec.always_heads else 1)
+        d_k = sc.w_q.shape[1] // (sc.n_heads if sc.always_heads else 1)
         changes = dict(changes, custom_scale=5.0 / float(np.sqrt(d_k)))
     if changes:
         state.set_scenario(replace(sc, **changes))

@@ -230,7 +230,7 @@ def weights_box(scenario, *, expanded: bool = True, folded: bool = False,
     cells), so that a run that does not show them does not send them."""
     def editors(scenario):
         return controls.weight_editors("playground", scenario,
-                                       with_w_o=scenario.spec.always_heads)
+                                       with_w_o=scenario.always_heads)
 
     if scenario.d_model <= limits.MAX_D_MODEL and not folded:
         with st.expander(label, expanded=expanded):
@@ -271,7 +271,7 @@ def presenter_settings(scenario) -> tuple[str, ...]:
     (of :data:`LECTURE_SETTINGS`: those the scenario has; τ unless the weights chart's own
     slider is its control)."""
     has = {"temperature": not tau_on_chart(scenario), "pe": not scenario.direct,
-           "heads": scenario.spec.always_heads, "params": bool(scenario.spec.params)}
+           "heads": scenario.always_heads, "params": bool(scenario.spec.params)}
     return tuple(k for k in LECTURE_SETTINGS if has[k])
 
 
@@ -314,7 +314,7 @@ def presenter_inputs(scenario):
     params = scenario.spec.params if "params" in settings else ()
     folded = folded_params(scenario) if params else ()
     own = [p for p in params if p.name not in folded]  # a column each
-    heads = [] if not scenario.spec.always_heads \
+    heads = [] if not scenario.always_heads \
         else [layout.PRESENTER_HEAD_SWITCH] if scenario.n_heads <= layout.HEADS_IN_ROW \
         else [layout.PRESENTER_HEAD_SELECT]
     more = [layout.PRESENTER_MORE] if folded else []

@@ -52,4 +52,4 @@ def summary(scenario) -> str:
                                          tokens=text.count(scenario.t, "token"),
                                          d_model=scenario.d_model)
             + (text.SIDEBAR_HEADS.format(heads=text.count(scenario.n_heads, "head"))
-               if scenario.spec.always_heads else ""))
+               if scenario.always_heads else ""))

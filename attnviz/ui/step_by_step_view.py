@@ -71,7 +71,7 @@ def query_and_weights(result, scenario) -> tuple[int, int | None]:
     outlined; returns the query and the head (None: the result's only head)."""
     att = result.attention
     q_lab, k_lab = result.q_labels, result.k_labels
-    multi = scenario.spec.always_heads  # the path goes on through W_O
+    multi = scenario.always_heads  # the path goes on through W_O
 
     pick, fig_col = st.columns(layout.PICK_BESIDE_FIGURE, gap="large")
     with pick:
@@ -111,7 +111,7 @@ def explained_row(scenario, result, i: int, *, head: int | None = None,
 def row_steps(row: RowSteps, result, scenario, i: int) -> None:
     """Every step of query ``i``'s row, numbered, each with its formula and its numbers."""
     k_lab = result.k_labels
-    multi = scenario.spec.always_heads
+    multi = scenario.always_heads
     titles = text.TITLES if scenario.spec.projections else text.ADDITIVE_TITLES
     formulas = formulas_for(row)
     query = scenario.spec.written_query(written_for(scenario))

@@ -250,6 +250,12 @@ def query_formula(w: Written) -> str:
     return rf"q_i = {current},\quad k_j \text{{ likewise}}" if changed else ""
 
 
+def runs_heads(scenario) -> bool:
+    """The list runs several heads and W_O: its heads step projects out or has several."""
+    heads = heads_of(tuple(scenario.param("steps")))
+    return heads.project_out or heads.n_heads > 1
+
+
 def _variant(key: str, name: str, order: int, source: bool) -> Variant:
     return Variant(
         key=key, name=name, order=order,
@@ -258,7 +264,8 @@ def _variant(key: str, name: str, order: int, source: bool) -> Variant:
                      + ("; keys and values from the source sequence." if source else ".")),
         formula=formula, compute=compute, backward=backward, heads=not source, direct=True,
         keys_from_source=source, parts=("source",) if source else (), params=PARAMS,
-        reference=loop_reference, query_formula=query_formula, compute_heads=compute_heads)
+        reference=loop_reference, query_formula=query_formula, compute_heads=compute_heads,
+        heads_of=runs_heads)
 
 
 VARIANTS = (_variant("steps", "Composed steps", 200, False),
