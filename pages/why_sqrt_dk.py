@@ -12,7 +12,7 @@ from attnviz.figures.charts import (
     variance_figure,
 )
 from attnviz.scenarios import limits
-from attnviz.teach.sqrt_dk import sqrt_dk_experiment
+from attnviz.teach.sqrt_dk import remembered_experiment
 from attnviz.teach.text import common
 from attnviz.teach.text import why_sqrt_dk as text
 from attnviz.ui import presenter, state
@@ -32,14 +32,8 @@ n_queries = c3.select_slider(text.N_QUERIES_LABEL, [50, 100, 200, 400, 800], val
 seed = c4.number_input(common.SEED_LABEL, 0, limits.SEED_MAX, 0, key="why_sqrt_dk_seed")
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
-def experiment(d_ks: tuple[int, ...], t_k: int, n_queries: int, seed: int):
-    """The experiment is deterministic in its arguments: cache it."""
-    return sqrt_dk_experiment(d_ks, t_k=t_k, n_queries=n_queries, seed=seed)
-
-
 d_ks = tuple(d for d in WIDTHS if d <= largest)
-res = experiment(d_ks, int(t_k), int(n_queries), int(seed))
+res = remembered_experiment(d_ks, t_k=int(t_k), n_queries=int(n_queries), seed=int(seed))
 
 left, right = st.columns(2, gap="large")
 with left:

@@ -10,9 +10,9 @@ falls back to validated construction if a plotly.py release stops taking it.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
-from functools import lru_cache
 
 import plotly
 import plotly.graph_objects as go
@@ -85,7 +85,7 @@ def _merge(base: dict, over: dict) -> dict:
     return out
 
 
-@lru_cache(maxsize=4)
+@functools.cache
 def _template_json(name: str) -> tuple[str, str]:
     import plotly.io as pio
 

@@ -20,8 +20,8 @@ scales; the page shell applies the theme where a session turned it on.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
-from functools import lru_cache
 
 import plotly.graph_objects as go
 
@@ -57,7 +57,7 @@ def colour_scale(scale: str | tuple) -> list[list]:
     return [list(step) for step in _validated_scale(scale)]
 
 
-@lru_cache(maxsize=32)
+@functools.cache
 def _validated_scale(scale: str | tuple) -> tuple:
     return tuple(tuple(step) for step in go.Heatmap(colorscale=scale).colorscale)
 

@@ -28,13 +28,13 @@ another output's bundle would then be blank.
 from __future__ import annotations
 
 import base64
+import functools
 import gzip
 import html
 import json
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -169,7 +169,7 @@ _LOADER = """
 """
 
 
-@lru_cache(maxsize=1)
+@functools.cache
 def plotly_js() -> tuple[str, str]:
     """The installed plotly package's plotly.js: its version and the bundle gzip-compressed
     (deterministic: no time stamp) and base64-encoded. Made once per process (~0.4 s)."""

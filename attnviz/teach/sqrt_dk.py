@@ -21,7 +21,7 @@ vectors.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 from numpy.typing import NDArray
@@ -29,6 +29,7 @@ from numpy.typing import NDArray
 from attnviz.core.attention import softmax
 from attnviz.core.checks import check_count
 from attnviz.core.diagnostics import entropy
+from attnviz.scenarios.shared_lru import SharedLru
 
 Array = NDArray[np.float64]
 
@@ -126,3 +127,21 @@ def sqrt_dk_experiment(d_ks: Sequence[int] = DEFAULT_D_KS, *, t_k: int = 16,
         max_entropy=float(np.log(t_k)), example_unscaled=np.array(cols[6]),
         example_scaled=np.array(cols[7]),
     )
+
+
+_EXPERIMENTS = SharedLru(32)  # results by arguments, shared by every session
+
+
+def remembered_experiment(d_ks: Sequence[int], *, t_k: int, n_queries: int,
+                          seed: int) -> SqrtDkResult:
+    """:func:`sqrt_dk_experiment`, made once for every session (it is deterministic in its
+    arguments; the last 32 kept). The result's arrays are read-only: every caller shares it."""
+    def make() -> SqrtDkResult:
+        result = sqrt_dk_experiment(d_ks, t_k=t_k, n_queries=n_queries, seed=seed)
+        for field in fields(result):
+            value = getattr(result, field.name)
+            if isinstance(value, np.ndarray):
+                value.setflags(write=False)
+        return result
+
+    return _EXPERIMENTS.get_or_make(repr((tuple(d_ks), t_k, n_queries, seed)), make)

@@ -10,12 +10,12 @@ the server process only, with threadpoolctl (notebooks keep numpy's default).
 
 from __future__ import annotations
 
-from functools import cache
+import functools
 
 from threadpoolctl import threadpool_limits
 
 
-@cache
+@functools.cache
 def one_blas_thread() -> None:
     """Limit every BLAS library loaded in this process to one thread (once per process)."""
     threadpool_limits(limits=1, user_api="blas")

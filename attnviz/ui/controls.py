@@ -582,25 +582,19 @@ def compute(scenario: Scenario, *, heads: int | None = None,
 
 def _memo(scenario: Scenario, heads: int | None) -> tuple[ScenarioResult | None, str | None]:
     """(result, None) or (None, the ValueError's message), from the memo or computed now."""
-    key = fingerprint((scenario, heads))
-    memo = st.session_state.setdefault(_MEMO, {})
-    if key in memo:
-        result, error = memo.pop(key)
-    else:
+    def make() -> tuple[ScenarioResult | None, str | None]:
         try:
-            result, error = run_scenario(scenario, heads=heads), None
+            return run_scenario(scenario, heads=heads), None
         except ValueError as exc:
-            result, error = None, str(exc)
-    memo[key] = (result, error)  # newest last
-    _trim(memo)
-    return result, error
+            return None, str(exc)
+
+    return state.session_memo(_MEMO, fingerprint((scenario, heads)), make,
+                              entries=_MEMO_ENTRIES, fits=_fits)
 
 
-def _trim(memo: dict) -> None:
-    """Drop the oldest results beyond the entry and byte budgets (never the newest)."""
-    while len(memo) > 1 and (len(memo) > _MEMO_ENTRIES or
-                             sum(_nbytes(r) for r, _ in memo.values()) > _MEMO_BYTES):
-        del memo[next(iter(memo))]
+def _fits(kept: list) -> bool:
+    """True when the kept results hold at most the byte budget together."""
+    return sum(_nbytes(r) for r, _ in kept) <= _MEMO_BYTES
 
 
 def _nbytes(obj, seen: set | None = None) -> int:

@@ -13,10 +13,10 @@ nothing typed, nothing outside its root, off on a server started for a LAN witho
 
 from __future__ import annotations
 
+import functools
 import gc
 import re
 from contextlib import ExitStack
-from functools import cache
 
 import numpy as np
 import streamlit as st
@@ -50,7 +50,7 @@ SEED_MAX = limits.SEED_MAX
 DEFAULT_N = 10
 
 
-@cache
+@functools.cache
 def one_torch_thread() -> None:
     """One torch thread for this server process (once): a decoding step is a few small matrix
     products, and torch's thread pool spinning beside the other sessions' threads made a tiny

@@ -158,21 +158,16 @@ class Shape:
 def gradient_shape(scenario) -> Shape | None:
     """The :class:`Shape` of the scenario's gradients (from a backward pass with dO = 1, kept
     for the session's last :data:`SWEEPS_KEPT` scenarios), or None when it cannot run."""
-    memo_key = fingerprint(scenario)
-    memo = st.session_state.get(SHAPE_MEMO)
-    memo = memo if isinstance(memo, dict) else {}
-    if memo_key not in memo:
+    def make() -> Shape | None:
         try:
             att = run_scenario(scenario).attention
             grads = gradients(scenario, Loss("given", np.ones(np.shape(att.output))))
             kv = kv_head(scenario, grads, 0)
-            memo[memo_key] = Shape(tuple(grads.params), kv.n_kv, grads.attention.n_heads)
+            return Shape(tuple(grads.params), kv.n_kv, grads.attention.n_heads)
         except ValueError:
-            memo[memo_key] = None
-        while len(memo) > SWEEPS_KEPT:
-            memo.pop(next(iter(memo)))  # the oldest
-    st.session_state[SHAPE_MEMO] = memo
-    return memo[memo_key]
+            return None
+
+    return state.session_memo(SHAPE_MEMO, fingerprint(scenario), make, entries=SWEEPS_KEPT)
 
 
 def matrices(scenario, result, head: int, loss_box, pattern_box) -> Slots:
@@ -321,18 +316,14 @@ def remembered_sweep(scenario, loss: Loss, setting: str, values) -> np.ndarray |
     """:func:`attnviz.scenarios.gradients.norm_sweep` (or why it cannot run), computed again
     only for a scenario, loss and setting that are not among the session's last
     :data:`SWEEPS_KEPT` (256 tokens: ~0.3 s a sweep, every loss select before)."""
-    memo_key = fingerprint((scenario, loss.kind, loss.target, setting))
-    memo = st.session_state.get(SWEEP_MEMO)
-    memo = memo if isinstance(memo, dict) else {}
-    if memo_key not in memo:
+    def make() -> np.ndarray | str:
         try:
-            memo[memo_key] = norm_sweep(scenario, loss, setting, values)
+            return norm_sweep(scenario, loss, setting, values)
         except ValueError as exc:
-            memo[memo_key] = str(exc)
-        while len(memo) > SWEEPS_KEPT:
-            memo.pop(next(iter(memo)))  # the oldest
-    st.session_state[SWEEP_MEMO] = memo
-    return memo[memo_key]
+            return str(exc)
+
+    return state.session_memo(SWEEP_MEMO, fingerprint((scenario, loss.kind, loss.target, setting)),
+                              make, entries=SWEEPS_KEPT)
 
 
 def sweep_charts(slots: Slots, scenario, result, loss: Loss) -> None:

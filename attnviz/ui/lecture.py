@@ -8,8 +8,9 @@ a drag slider (τ, the custom scale) whose frames come from one run
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
-from functools import cache, partial
+from functools import partial
 
 import numpy as np
 import streamlit as st
@@ -275,7 +276,7 @@ def presenter_settings(scenario) -> tuple[str, ...]:
     return tuple(k for k in LECTURE_SETTINGS if has[k])
 
 
-@cache
+@functools.cache
 def preset_params(variant: str) -> frozenset[str]:
     """The variant's own settings that one of its presets sets (the ones its lesson uses)."""
     return frozenset(name for preset in VARIANTS[variant].presets

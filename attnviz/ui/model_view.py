@@ -66,7 +66,7 @@ SIDE_BY_SIDE_T = 16  # the opened head's lines and heatmap share a row up to thi
 HEAD_COLUMNS = (2, 3)  # ... the lines' share of the row and the heatmap's
 DATA_KEY = "model_view_data"  # the one thing this page keeps in the session
 OPENED_KEY = "model_view_opened"  # (source, layer, head, kind) of the real head last opened
-_UPLOAD_CACHE = "_model_view_upload_cache"  # (file_id, data or None, error or None)
+_UPLOAD_CACHE = "_model_view_upload_cache"  # session memo: file_id -> its error or None
 HUB_NAME = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}/[\w.-]{1,96}$")
 
 
@@ -568,18 +568,17 @@ def load(loader, *args) -> None:
 
 def uploaded(file) -> None:
     """A captured file: read once per file; stored when it passes every check."""
-    cache = st.session_state.get(_UPLOAD_CACHE)
-    if cache is None or cache[0] != file.file_id:
+    def read() -> str | None:
+        """Read the file, store its data when it passes; the error's message, else None."""
         try:
-            data, error = from_upload(file.getvalue(), file.name), None
+            st.session_state[DATA_KEY] = from_upload(file.getvalue(), file.name)
         except ValueError as exc:
-            data, error = None, str(exc)
-        st.session_state[_UPLOAD_CACHE] = (file.file_id, error)
-        if data is not None:
-            st.session_state[DATA_KEY] = data
-        cache = st.session_state[_UPLOAD_CACHE]
-    if cache[1]:
-        st.error(plain(text.CANNOT_LOAD.format(reason=cache[1].rstrip("."))))
+            return str(exc)
+        return None
+
+    error = state.session_memo(_UPLOAD_CACHE, file.file_id, read)
+    if error:
+        st.error(plain(text.CANNOT_LOAD.format(reason=error.rstrip("."))))
 
 
 def current(source: str) -> ModelViewData:

@@ -34,7 +34,7 @@ from attnviz.ui import state
 LINK_PAGE = "playground"  # the page a shared link opens
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>$~:=&])")
 _FLASH = "_share_flash"
-_URL_MEMO = "_share_url_memo"  # (scenario fingerprint, its link parameter or None)
+_URL_MEMO = "_share_url_memo"  # session memo: fingerprint -> link parameter or None
 _OWN_PARAMS = "_share_own_params"  # the last links keep_in_url wrote into the address bar
 _OWN_KEPT = 20
 _EAGER_VALUES = 2**16  # matrix downloads with more values in all are built on click
@@ -98,15 +98,13 @@ def keep_in_url(scenario: Scenario) -> None:
     """Write the scenario into the address bar (``?scenario=...``) after every run, so that a
     reload or a bookmark keeps it (the frame, app.py, calls this). A scenario too large for a
     link leaves the address bar without one. The link is made once per scenario content."""
-    key = fingerprint(scenario)
-    memo = st.session_state.get(_URL_MEMO)
-    if memo is None or memo[0] != key:
+    def make() -> str | None:
         try:
-            memo = (key, scenario_io.to_link_param(state.with_true_title(scenario)))
+            return scenario_io.to_link_param(state.with_true_title(scenario))
         except ValueError:
-            memo = (key, None)
-        st.session_state[_URL_MEMO] = memo
-    param = memo[1]
+            return None
+
+    param = state.session_memo(_URL_MEMO, fingerprint(scenario), make)
     if param is None:
         if scenario_io.LINK_PARAM in st.query_params:
             del st.query_params[scenario_io.LINK_PARAM]

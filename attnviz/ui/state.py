@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections.abc import Callable
 from dataclasses import replace
+from typing import TypeVar
 
 import streamlit as st
 
@@ -222,3 +224,23 @@ def vkey(name: str) -> str:
     """A widget key tied to the editor generation: the widget restarts from the scenario's
     value whenever the scenario is replaced from outside (preset, resize, upload)."""
     return f"{name}_v{editor_version()}"
+
+
+T = TypeVar("T")
+
+
+def session_memo(name: str, key: str, make: Callable[[], T], *, entries: int = 1,
+                 fits: Callable[[list[T]], bool] | None = None) -> T:
+    """What ``make()`` gives for ``key``, kept in this session's state under ``name``: computed
+    again only for a key that is not among the last ``entries`` (a hit counts as the newest),
+    and, with ``fits``, the oldest dropped while the kept values do not fit (the newest always
+    stays). The one way a ui module keeps a result for its session (docs/contributing.md,
+    "Memos"); ``make`` turns the errors it expects into a value (a message, None)."""
+    memo = st.session_state.get(name)
+    memo = memo if isinstance(memo, dict) else {}
+    value = memo.pop(key) if key in memo else make()
+    memo[key] = value  # newest last
+    while len(memo) > 1 and (len(memo) > entries or (fits and not fits(list(memo.values())))):
+        del memo[next(iter(memo))]
+    st.session_state[name] = memo
+    return value

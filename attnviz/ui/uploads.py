@@ -7,10 +7,9 @@ upload the example shipped with attnviz is used.
 
 from __future__ import annotations
 
-import streamlit as st
-
 from attnviz.io import attention_io as aio
 from attnviz.io.examples import EXAMPLE_NPZ
+from attnviz.ui import state
 
 _WEIGHTS_CACHE = "_your_attention_weights_cache"
 _TOKENS_CACHE = "_your_attention_tokens_cache"
@@ -23,15 +22,13 @@ def example() -> aio.UploadedAttention:
 
 def _cached(cache_key: str, uploaded, read):
     """``read(bytes, name)`` once per uploaded file: returns (value, error message)."""
-    cache = st.session_state.get(cache_key)
-    if cache is not None and cache[0] == uploaded.file_id:
-        return cache[1], cache[2]
-    try:
-        value, error = read(uploaded.getvalue(), uploaded.name), None
-    except ValueError as exc:
-        value, error = None, str(exc)
-    st.session_state[cache_key] = (uploaded.file_id, value, error)
-    return value, error
+    def make():
+        try:
+            return read(uploaded.getvalue(), uploaded.name), None
+        except ValueError as exc:
+            return None, str(exc)
+
+    return state.session_memo(cache_key, uploaded.file_id, make)
 
 
 def attention_upload(uploaded) -> tuple[aio.UploadedAttention | None, str | None]:
