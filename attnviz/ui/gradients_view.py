@@ -92,7 +92,7 @@ def pair(title: str, grad_title: str, forward, cols, rows, formula: str, key: st
     if formula:
         st.latex(formula)
     if state.presenter():  # one at a time across the page: side by side, a t × t pair's cells
-        # were too small for their numbers at 1024×768 (and below 24 px at 1920×1080)
+        # are too small for their numbers at 1024×768 (and below 24 px at 1920×1080)
         left, right = st.tabs([title, grad_title])
     else:
         left, right = st.columns(2, gap="medium")
@@ -248,7 +248,7 @@ def saturation(scenario, result, head: int) -> dict:
     att = result.attention
     sweep = saturation_sweep(scenario, np.shape(att.head(head).q)[1])
     by_scale = sweep.setting == "scale"
-    # presenter mode: the map under the line, across the page (beside it its numbers were
+    # presenter mode: the map under the line, across the page (beside it its numbers are
     # 14 px at 1920×1080)
     left, right = (st.container(), st.container()) if state.presenter() \
         else st.columns(layout.WIDE_LEFT, gap="large")
@@ -315,7 +315,7 @@ def trace(slots: Slots, result, grads) -> None:
 def remembered_sweep(scenario, loss: Loss, setting: str, values) -> np.ndarray | str:
     """:func:`attnviz.scenarios.gradients.norm_sweep` (or why it cannot run), computed again
     only for a scenario, loss and setting that are not among the session's last
-    :data:`SWEEPS_KEPT` (256 tokens: ~0.3 s a sweep, every loss select before)."""
+    :data:`SWEEPS_KEPT` (256 tokens: ~0.3 s a sweep, saved on every loss select)."""
     def make() -> np.ndarray | str:
         try:
             return norm_sweep(scenario, loss, setting, values)

@@ -4,7 +4,7 @@
 measured, a typed cell reached a minimal app in 177 ms that way and in 32 ms with this grid
 (``benchmarks/bench_grid_commit.py``), which the Playground's cell-edit target (≤ 300 ms to
 the repainted charts) needs. The grid sends every edit so far in ``st.data_editor``'s shape
-(``{"edited_rows": {row: {column: text}}}``), so :mod:`attnviz.ui.editors` parses it as before.
+(``{"edited_rows": {row: {column: text}}}``), so :mod:`attnviz.ui.editors` parses either alike.
 Only the rows in view are drawn (a 256 × 64 matrix would otherwise put 16,384 inputs in the
 page and slow every later rerun: Playground cell edit at t=256 1.1 s, 280 ms drawn this way),
 and of a wide matrix (more than 48 columns: a real head's x and W_Q, 769 wide for GPT-2 small)

@@ -7,7 +7,7 @@ again from the scenario's mask, which holds every edit.
 
 The ticks come from the browser and are untrusted: Streamlit's own parsing of a data editor's
 state raises on a row that is not a number, a row or a deleted row outside the table, or a
-state that is not an object (each a traceback before). :func:`_state_problem` reads and checks
+state that is not an object (each a traceback). :func:`_state_problem` reads and checks
 the state before ``st.data_editor`` applies it; a state it refuses is dropped by moving the
 editor to a fresh key (the grid starts again from the scenario's mask) and named in the page.
 """

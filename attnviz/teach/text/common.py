@@ -430,8 +430,8 @@ TEMPERATURE_HELP = (
     "A teaching knob: standard attention (Vaswani et al.) has none, i.e. τ = 1. Below 1 the "
     "softmax sharpens towards the largest score; above 1 it flattens towards uniform weights."
 )
-# short: it shares a narrow column at 1024 px in presenter mode ("Add positional encoding"
-# was cut to "Add po…"); the help says what it adds
+# short: it shares a narrow column at 1024 px in presenter mode (there "Add positional
+# encoding" is cut to "Add po…"); the help says what it adds
 PE_TOGGLE = "Positional encoding"
 PE_TOGGLE_HELP = (
     "Adds the sinusoidal positional encoding P of Vaswani et al. to the embeddings: the "
