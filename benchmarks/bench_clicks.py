@@ -1,4 +1,4 @@
-"""Browser: where a lecturer clicks (issue 28 item 7) — sidebar click to the Playground drawn,
+"""Browser: where a lecturer clicks — sidebar click to the Playground drawn,
 the Playground's focus switch (also the first one after an edit), Gradients' loss select
 (Playwright, default scenario).
 

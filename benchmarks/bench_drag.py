@@ -11,7 +11,7 @@ scores over the shift Δ, RoPE angles, QK-norm logits, ALiBi slopes and biases (
 and GQA sharing grid, and the Learn page's playback after a 200-step run (the list: CHARTS).
 Each step is ``Plotly.animate`` to one frame, awaited — what a drag does at every step — over
 every frame of the chart.
-Target: <= 50 ms per step (issue 15, item 3).
+Target: <= 50 ms per step.
 """
 
 from __future__ import annotations

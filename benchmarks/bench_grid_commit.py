@@ -13,7 +13,7 @@ numbers as text and a line that prints the edits the app received. The grid is e
 In the same headless Chromium as bench_browser.py, a new number is typed into a cell with the
 keyboard and committed with Enter; the clock runs from the Enter key to the printed edits
 changing (Streamlit's round trip included). The difference is what a grid of attnviz's own
-would take off every cell edit (issue 15: the Playground's cell edit → repaint is ~325 ms
+would take off every cell edit (the Playground's cell edit → repaint is ~325 ms
 against a 300 ms target, 150 of them the editor's debounce).
 """
 

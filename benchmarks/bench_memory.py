@@ -1,4 +1,4 @@
-"""Server memory: RSS of one attnviz server with 1 and 20 browser sessions open (issue 14).
+"""Server memory: RSS of one attnviz server with 1 and 20 browser sessions open.
 
     python benchmarks/bench_memory.py [--sessions 1,20] [--json PATH]
 

@@ -23,7 +23,7 @@ to every thumbnail drawn (building the figures, sending them, Plotly drawing). T
 drawn time, which includes loading the model and the forward pass, is reported beside it.
 In-process, the same data's figures are also built alone (server-side share of the figure).
 
-Target (issue 29): <= 2 s after the forward pass.
+Target: <= 2 s after the forward pass.
 """
 
 from __future__ import annotations

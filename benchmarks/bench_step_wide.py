@@ -1,5 +1,5 @@
-"""Browser: Step by step and Trace a cell on a GPT-2-small-sized real head (issue 29 item 2:
-d_model 768, 12 heads of 64, biases, 32-128 tokens; open <= 1.5 s, edit -> repaint <= 1 s).
+"""Browser: Step by step and Trace a cell on a GPT-2-small-sized real head (d_model
+768, 12 heads of 64, biases, 32-128 tokens; open <= 1.5 s, edit -> repaint <= 1 s).
 
     python benchmarks/bench_step_wide.py [--quick] [--runs N] [--json PATH] [--tokens 32,128]
 

@@ -14,7 +14,7 @@ Each run focuses the slider, starts the clock and presses → (or ←, alternate
 the last chart repainted once the script has finished and nothing has changed for 0.5 s
 (bench_browser.py's *all repainted*; its *first repaint* too), and the script run recording
 the value: when the browser saw it start and how long it ran (from the first run's start to
-the last run's end, should one rerun follow another). Target (issue 27): attnviz's median
+the last run's end, should one rerun follow another). Target: attnviz's median
 ≤ 1.5 × the bare app's, measured in the same run.
 """
 
@@ -63,8 +63,8 @@ TAU_CONTROL = ".st-key-playground_fig_weights_slot_1 g.slider-group[role='slider
 
 
 def _tau_slider(page):
-    """The Playground's τ control: the weights chart's own slider (it takes the keyboard focus;
-    issue 28 item 4: one control per value), or a τ slider above the charts where there is
+    """The Playground's τ control: the weights chart's own slider (it takes the keyboard focus:
+    one control per value), or a τ slider above the charts where there is
     none (the aria-label names the temperature)."""
     on_chart = page.locator(TAU_CONTROL)
     try:  # it takes the focus once the chart is drawn

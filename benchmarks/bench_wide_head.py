@@ -1,5 +1,5 @@
 """Browser: a GPT-2-small-sized real head opened on every page — page open and cell edit to
-every chart repainted (issue 29 item 2: d_model 768, 12 heads of 64, up to 128 tokens,
+every chart repainted (d_model 768, 12 heads of 64, up to 128 tokens,
 edit -> repaint <= 1 s).
 
     python benchmarks/bench_wide_head.py [--quick] [--runs N] [--json PATH] [--tokens 32,128]

@@ -33,7 +33,7 @@ BENCHMARKS = {  # name: (script, extra arguments of a full run)
     "drag": ("bench_drag.py", []),
     "load": ("load.py", []),
     "ws_load": ("ws_load.py", []),
-    # the memory budget (issue 14): 1, 20 and 60 students at the default scenario and at the
+    # the memory budget: 1, 20 and 60 students at the default scenario and at the
     # editing limits (a file), each class again after its sessions expired (~40 min)
     "memory": ("ws_load.py", ["--students", "1,20,60", "--seconds", "60", "--scenario",
                               "default,limits", "--expire", "130", "--classes", "2"]),

@@ -85,8 +85,8 @@ def test_validation_names_the_argument(call, message):
         call()
 
 
-# Issue 26: a property test had found rms_norm squaring float32 values near 3e38 (overflow:
-# RuntimeWarning, an error under pyproject's filterwarnings) and then shrunk for minutes.
+# rms_norm must not square float32 values near 3e38 (overflow: RuntimeWarning, an error under
+# pyproject's filterwarnings; a property test that finds it then shrinks for minutes).
 EXTREMES = {np.float32: np.finfo(np.float32).max, np.float64: np.finfo(np.float64).max}
 
 
@@ -135,7 +135,7 @@ def test_rms_norm_is_finite_for_every_float32(x):
 
 
 def test_property_tests_run_derandomised_with_bounded_shrinking():
-    """tests/conftest.py's ``ci`` profile (issue 26): every run tests the same examples, and a
+    """tests/conftest.py's ``ci`` profile: every run tests the same examples, and a
     failure is reported without an unbounded shrink. A module's own settings inherit it."""
     import os
 

@@ -1,4 +1,4 @@
-"""The core's API for real layers (issue 29): projection biases, n_kv_heads in multi-head
+"""The core's API for real layers: projection biases, n_kv_heads in multi-head
 attention, RoPE from inv_freq or cos/sin tables with an attention scaling, Hugging Face's
 sliding-window convention, per-head sink logits, and their exports.
 

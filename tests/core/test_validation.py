@@ -190,7 +190,7 @@ def test_check_head():
     ([1j], "x must hold real numbers, got values of type complex128"),
 ])
 def test_softmax_takes_finite_values_or_minus_inf(value, message):
-    """Regression (issue 14): NaN or +inf used to come back as unnormalised NaN rows."""
+    """NaN or +inf are refused by name, never returned as unnormalised NaN rows."""
     with raises(message):
         softmax(value)
     with raises(message):
@@ -257,7 +257,7 @@ def test_settings_and_masks_of_every_dot_product_entry_point(entry, kwargs, mess
 
 @pytest.mark.parametrize("causal", ["no", "yes", 1, 0, None, 1.0])
 def test_causal_must_be_a_bool(causal):
-    """Regression (issue 14): ``causal="no"`` used to apply the causal mask."""
+    """``causal="no"`` is refused, not read as true (which would apply the causal mask)."""
     with raises(f"causal must be True or False, got {causal!r}"):
         self_attention(X, I3, I3, I3, causal=causal)
     with raises(f"causal must be True or False, got {causal!r}"):
@@ -592,7 +592,7 @@ def test_permutation_check():
 
 
 # ---------------------------------------------------------------------------------------------
-# Size bounds (issue 14): a ValueError before allocating, never MemoryError or minutes of work
+# Size bounds: a ValueError before allocating, never MemoryError or minutes of work
 # ---------------------------------------------------------------------------------------------
 
 def test_max_entries_is_two_to_the_24():

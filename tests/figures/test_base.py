@@ -1,6 +1,6 @@
 """attnviz.figures.base.figure: the unvalidated construction (plotly.py's private
 ``_validate=False``) and its fallback to validated construction when a plotly.py release stops
-taking it (issue 27, item 5)."""
+taking it."""
 
 from __future__ import annotations
 

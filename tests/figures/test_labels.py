@@ -1,4 +1,4 @@
-"""Token labels of any length or content never take a heatmap's cells' room (issue 26, item 3).
+"""Token labels of any length or content never take a heatmap's cells' room.
 
 Long labels are cut on the axis (the hover keeps them whole); the margins are sized from what
 is drawn (the unescaped text, a wide character two widths, a combining or invisible one none);

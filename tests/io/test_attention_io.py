@@ -183,8 +183,8 @@ def npy_bytes(arr: np.ndarray) -> bytes:
 
 
 def test_small_bzip2_npz_does_not_unpack_into_the_largest_upload():
-    """Issue 26: a 1.6 KB bzip2 .npz unpacked to the largest allowed weights (~55 MiB of
-    server memory per session)."""
+    """A 1.6 KB bzip2 .npz can unpack to the largest allowed weights (~55 MiB of server
+    memory per session): refused."""
     weights = np.zeros((8, 8, 256, 256), dtype=np.float32)  # exactly MAX_UPLOAD_VALUES
     data = zip_of({"attention.npy": npy_bytes(weights)}, zipfile.ZIP_BZIP2)
     assert len(data) < 2000
@@ -459,7 +459,7 @@ def test_an_npz_member_with_an_empty_name_is_a_message():
 
 
 # ---------------------------------------------------------------------------------------------
-# Issue 14: lone surrogates, huge values, BERT-style token files, odd headers, size wording
+# Lone surrogates, huge values, BERT-style token files, odd headers, size wording
 # ---------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("data, name, message", [

@@ -1,4 +1,4 @@
-"""Exactness as a test (issue 29, item 5): every layer of small random-initialised transformers
+"""Exactness as a test: every layer of small random-initialised transformers
 models, recomputed by attnviz's core from the weights (attnviz.io.hf_layers), against Hugging
 Face's own probabilities (``output_attentions``, eager) and the attention block's output.
 

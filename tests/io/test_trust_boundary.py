@@ -1,5 +1,5 @@
 """Every field of a scenario file or link, and every variant setting, fed a malformed value of
-every JSON type (issue 26, item 1).
+every JSON type.
 
 A file or a link is untrusted: whatever one field holds, decoding ends in a Scenario or a
 ValueError whose sentence names that field — never a TypeError, an OverflowError or a message
@@ -133,7 +133,7 @@ BIDI = ["\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\
 @pytest.mark.parametrize("char", BIDI, ids=[f"U+{ord(c):04X}" for c in BIDI])
 @pytest.mark.parametrize("field", ["title", "description", "tokens"])
 def test_bidi_controls_in_text_are_refused_by_name(field, char):
-    """Issue 26: a title holding U+202E displayed reversed."""
+    """A title holding U+202E would display reversed: refused by name."""
     data = copy.deepcopy(good())
     if field == "tokens":
         data["tokens"][2] = f"ab{char}cd"

@@ -1,4 +1,4 @@
-"""Component states a hand-made client can send (issue 26, items 2 and 6), from the page.
+"""Component states a hand-made client can send, from the page.
 
 A browser's component state crosses a trust boundary: a student with the developer tools can
 send any JSON as a matrix grid's edits, the mask grid's ticks or a chart's click and slider

@@ -70,8 +70,8 @@ def test_the_config_hashes_a_cookie_and_passes_websockets(tmp_path):
 
 
 def test_the_config_issues_only_signed_cookies_and_names_no_backend(tmp_path):
-    """Issue 26: X-Attnviz-Backend told every client the backends' ports, and any cookie value
-    chose a process."""
+    """No X-Attnviz-Backend header (it would tell every client the backends' ports), and only
+    a cookie value nginx signed chooses a process."""
     conf = classroom.nginx_config([8601], address="127.0.0.1", port=9000, folder=tmp_path,
                                   secret="s")
     tokens = classroom.node_tokens("s")

@@ -96,7 +96,7 @@ def test_a_step_loads_its_settings_through_the_editors():
     the new editor generation) shows 0.3, and moving it still edits the scenario."""
     at = fresh(lecture="scratch", step="6")
     on_step(at, "scratch", 5)
-    # the weights focus: τ's control is the weights chart's own slider (issue 28 item 4)
+    # the weights focus: τ's control is the weights chart's own slider
     (tau,) = spec_by_key(at, slot_key(1))["layout"]["sliders"]
     assert tau["steps"][tau["active"]]["label"] == "0.3"
     set_focus(at, "all").run()  # where τ has a slider in the settings

@@ -1,4 +1,4 @@
-"""AppTest: the Playground's lecture view (issue 15 item 1) — each focus shows the matrices it
+"""AppTest: the Playground's lecture view — each focus shows the matrices it
 names, computed by the core, beside the controls that change them; the cells a change moved
 are outlined; "All" is the full view."""
 
@@ -104,7 +104,7 @@ def test_a_cell_edit_outlines_exactly_the_cells_it_moved():
 
 
 def test_temperature_beside_the_weights_changes_them():
-    """Issue 28 item 4: in the weights focus τ has one control, the weights chart's own slider
+    """In the weights focus τ has one control, the weights chart's own slider
     (no τ slider above it); the scaled scores and the output follow it in the browser (their
     frames share its group). Its release is checked in the browser (tests/browser/
     test_lecture.py). No focus has a τ slider above its charts; "All" has one in its settings,

@@ -1,4 +1,4 @@
-"""Model view: "Open this head on every page" (issue 29 item 2) through AppTest.
+"""Model view: "Open this head on every page" through AppTest.
 
 A tiny Llama (RoPE + GQA) and GPT-2 (biases) saved with save_pretrained in a tmp models folder
 (ATTNVIZ_MODELS_DIR) are picked from the page's list and captured; the button makes the chosen

@@ -1,4 +1,4 @@
-"""No request leaves the machine (issue 14, item 3): Streamlit's external-IP lookup, which a
+"""No request leaves the machine: Streamlit's external-IP lookup, which a
 WebSocket from a foreign origin sets off, goes to a closed port of this machine when the server
 is started by ``python -m attnviz`` (``attnviz.offline``). Checked in a network namespace that
 has loopback only, with a listener on that port (``offline_probe.py``)."""

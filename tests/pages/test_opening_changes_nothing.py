@@ -1,4 +1,4 @@
-"""Opening a page never changes the scenario (issue 28, "text never lies").
+"""Opening a page never changes the scenario.
 
 From each preset, every page of the app is opened in one session, one after the other; after
 each, the stored scenario's content (fingerprint), its title and its share link are those of

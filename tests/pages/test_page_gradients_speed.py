@@ -1,4 +1,4 @@
-"""AppTest: Gradients where a lecturer clicks (issue 28 item 7) — the √d_k sweep is kept for the
+"""AppTest: Gradients where a lecturer clicks — the √d_k sweep is kept for the
 last few scenarios and losses (switching the loss back does not compute it again, and shows the
 same numbers), the charts are marked to be redrawn lazily off screen, and the loss select (with
 everything that depends on it) is a fragment of its own, writing into places the rest of the page

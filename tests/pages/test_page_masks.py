@@ -117,7 +117,7 @@ def test_padding_zero_masks_everything_and_still_draws(at):
 
 
 def test_window(at):
-    """The width's one control is the weights chart's own slider (issue 28 item 4; its release
+    """The width's one control is the weights chart's own slider (its release
     is checked in the browser, tests/browser/test_drag_window.py): no width slider above."""
     from attnviz.ui import state
 

@@ -1,7 +1,7 @@
 """AppTest: the Playground's "All" focus on a real head wider than the editable widths (GPT-2
 small: x 32 × 769, W_Q, W_K, W_V 769 × 64): its weight editors are folded and not drawn until
-the expander is opened (grids of ~49,000 cells each were sent and drawn on every "All",
-issue 29); a head of the editable widths keeps them open and drawn.
+the expander is opened (else grids of ~49,000 cells each are sent and drawn on every "All");
+a head of the editable widths keeps them open and drawn.
 """
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ def test_a_head_of_the_editable_widths_keeps_its_weight_editors_open() -> None:
 def test_a_wide_heads_charts_get_the_margins_plotly_would_grow_them_to() -> None:
     """Margins Plotly's automargin grows draw a chart twice (~2× the time: ten such charts made
     "All" slow on a real head). With more than CELL_TEXT_LIMIT columns Plotly stands their labels
-    upright; the margins measured in Chromium for these charts (benchmarks/RESULTS.md,
-    Session 17) are given up front: the chart is drawn once."""
+    upright; the margins measured in Chromium for these charts (benchmarks/RESULTS.md)
+    are given up front: the chart is drawn once."""
     import numpy as np
 
     from attnviz.figures import heatmap

@@ -60,7 +60,7 @@ def above(at) -> set[str]:
 
 
 def test_base_on_the_chart_changes_the_pe_heatmap_and_flags_seed_002s_typo():
-    """The base's one control is the PE matrix's own slider (issue 28 item 4; its release is
+    """The base's one control is the PE matrix's own slider (its release is
     checked in the browser, tests/browser/test_drag_window.py): none above, a caption says so."""
     at = open_page(PAGE)
     assert not at.warning

@@ -1,4 +1,4 @@
-"""AppTest (issue 29 item 2): Step by step and Trace a cell on a GPT-2-small-sized head (x 769
+"""AppTest: Step by step and Trace a cell on a GPT-2-small-sized head (x 769
 wide with the bias column, 12 heads of 64: one head's Q, K, V 64 wide). Step by step's two wide
 tables — the values v_j and the α_ij · v_j sums, 128 keys × 64 dimensions — and Trace a cell's
 Q, K and V heatmaps are sent only when their expander is opened (drawing them took half and a

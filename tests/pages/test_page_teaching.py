@@ -292,7 +292,7 @@ def test_sqrt_dk_charts_and_controls():
     np.testing.assert_allclose(decode(spec["data"][2]["y"]), np.log(8))
     bars = spec_by_key(at, "why_sqrt_dk_fig_example")
     assert len(bars["data"][0]["x"]) == 8
-    # one control for the example's d_k: the chart's own slider (issue 28 item 4)
+    # one control for the example's d_k: the chart's own slider
     assert "why_sqrt_dk_example_dk" not in [s.key for s in at.select_slider]
     assert at.session_state["why_sqrt_dk_example_dk"] == 64
     (slider,) = bars["layout"]["sliders"]

@@ -236,7 +236,7 @@ def test_downloads_and_report_button(at):
 
 
 # ---------------------------------------------------------------------------------------------
-# Issue 14: huge and tiny values, BERT-style token files, lone surrogates
+# Huge and tiny values, BERT-style token files, lone surrogates
 # ---------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("value", [1e306, 1e308, np.finfo(np.float64).max])

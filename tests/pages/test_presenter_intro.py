@@ -58,7 +58,7 @@ def test_the_introduction_folds_in_presenter_mode_only(page):
 
 def test_a_drag_sliders_value_line_is_bigger_in_presenter_mode():
     """"drag τ = 1" under the lecture view's weights was drawn at 15 px on a 1920×1080
-    projector (issue 28); presenter mode draws it at PRESENTER_SLIDER_PX."""
+    projector; presenter mode draws it at PRESENTER_SLIDER_PX."""
     from apptest_helpers import chart_keys, spec_by_key
 
     from attnviz.ui import panels

@@ -1,4 +1,4 @@
-"""Presenter mode's row of controls above the Playground's charts (issue 28, session 18):
+"""Presenter mode's row of controls above the Playground's charts:
 RoPE's seven settings of its own had a column each and cut each other's values at 1024 px
 (the base box read "1000…"). A variant with more settings than ``layout.PRESENTER_OWN_MOST``
 keeps those at their defaults that its presets do not set, and those not used, behind one

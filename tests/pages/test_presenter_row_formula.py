@@ -1,4 +1,4 @@
-"""The Playground's variant formula may wrap between its parts (issue 28, session 18): a YaRN
+"""The Playground's variant formula may wrap between its parts: a YaRN
 head's formula ran past the page's right edge at 1366×768 outside presenter mode (its end out
 of sight). :func:`attnviz.ui.controls.breakable` allows a line break after each top-level
 ``,\\quad`` / ``,\\ `` and groups each part so it never breaks inside; the Playground's CSS lets

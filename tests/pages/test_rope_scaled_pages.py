@@ -1,4 +1,4 @@
-"""A head of a real YaRN model on the pages (issue 29 items 2 and 4): it opens on the Playground
+"""A head of a real YaRN model on the pages: it opens on the Playground
 and Step by step with the model's own probabilities; its frequencies are shown read-only, the
 RoPE base box is disabled and says why, the formula says θ_i comes from the model and writes the
 attention scaling; dropping the frequencies brings the base back (and the weights move).

@@ -1,4 +1,4 @@
-"""Pages are thin (issue 27, item 3; STYLE.md "The shape of the house"): every page is a short
+"""Pages are thin (STYLE.md "The shape of the house"): every page is a short
 script of layout that calls attnviz.ui, attnviz.scenarios and attnviz.teach — at most
 MAX_PAGE_LINES lines, no import of attnviz.core (the maths reaches a page through a scenario, a
 teaching function or a view), and no layout number of its own (column ratios and pixel heights

@@ -1,4 +1,4 @@
-"""AppTest: the text around the numbers follows them at once (issue 15, "text that never lies").
+"""AppTest: the text around the numbers follows them at once.
 
 The sidebar's "Current scenario" is written after the page ran, so it shows the page's own
 change in the same run; counts read "1 token", "2 heads".
@@ -57,7 +57,7 @@ def test_count_words():
 
 
 def test_a_typed_sentence_gets_real_vectors_and_says_which_are_new():
-    """Issue 15 item 5: no silent zero rows; the message names the new and repeated words."""
+    """No silent zero rows; the message names the new and repeated words."""
     import numpy as np
 
     from attnviz.scenarios.presets import PRESETS
@@ -82,7 +82,7 @@ def captions(at) -> str:
 
 
 def test_a_preset_caption_holds_only_while_the_scenario_is_that_preset():
-    """Issue 15 item 4: after an edit the page, the sidebar, the link and the file say
+    """After an edit the page, the sidebar, the link and the file say
     "Edited from <preset>" and drop the preset's claims about the notebook's numbers."""
     import json
 
@@ -112,7 +112,7 @@ def test_a_preset_caption_holds_only_while_the_scenario_is_that_preset():
 
 
 def test_a_seed_preset_says_where_it_differs_from_its_notebook_while_it_is_that_preset():
-    """Issue 15 item 6: the note (with the notebook's printed value) is beside the numbers."""
+    """The note (with the notebook's printed value) is beside the numbers."""
     from attnviz.scenarios.presets import PRESETS
     from attnviz.ui.safe import md_escape
 

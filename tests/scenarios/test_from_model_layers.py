@@ -1,5 +1,5 @@
-"""One head of a real Hugging Face model's layer as a scenario (issue 29 item 2,
-attnviz.scenarios.from_model.layer_scenario): the dashboard's own run path
+"""One head of a real Hugging Face model's layer as a scenario
+(attnviz.scenarios.from_model.layer_scenario): the dashboard's own run path
 (:func:`~attnviz.scenarios.scenario.run_scenario`) computes the model's probabilities for that
 head, and the heads' outputs through W_O add up to the attention block's output.
 

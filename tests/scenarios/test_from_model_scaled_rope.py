@@ -1,4 +1,4 @@
-"""A real head with a scaled RoPE (issue 29 items 2 and 4): the frequencies decide, not the
+"""A real head with a scaled RoPE: the frequencies decide, not the
 rope_type's name.
 
 * Dynamic NTK RoPE leaves its frequencies base^(−2i/d) on every text a capture takes (within

@@ -1,4 +1,4 @@
-"""A real head wider than the editing limit opens (issue 29 item 2: GPT-2 small's 768): up to
+"""A real head wider than the editing limit opens (GPT-2 small's 768): up to
 MAX_REAL_D_MODEL, its run is the model's probabilities, and the address bar does not try to
 carry it.
 

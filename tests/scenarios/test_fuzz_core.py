@@ -1,4 +1,4 @@
-"""Fuzzing the core (issue 6): extreme values, extreme settings, odd shapes, fuzzed scenarios.
+"""Fuzzing the core: extreme values, extreme settings, odd shapes, fuzzed scenarios.
 
 Every input must end in a valid result or a ``ValueError`` with a message: never another
 exception, never a RuntimeWarning, never NaN or ±inf in weights or outputs. A valid result has

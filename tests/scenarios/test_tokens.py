@@ -1,5 +1,5 @@
 """New token lists: repeated words reuse a vector, old words keep theirs, renamed positions keep
-their row, new words get a vector seeded by the word (issue 15 item 5)."""
+their row, new words get a vector seeded by the word."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A variant's formula names only the steps that happen (issue 15 item 4): √d_k only at scale
+"""A variant's formula names only the steps that happen: √d_k only at scale
 1/√d_k, the custom factor as its number, τ only when it is not 1, the mask only when something
 is masked — for every variant and every combination of settings."""
 

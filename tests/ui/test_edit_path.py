@@ -1,4 +1,4 @@
-"""One edit path (issue 27, item 4): a cell edit is parsed and applied once, by the grid's
+"""One edit path: a cell edit is parsed and applied once, by the grid's
 change callback, which writes the scenario; the editor's run only draws what the scenario
 holds. The calls to the one apply function (``editors._apply``) are counted per rerun.
 

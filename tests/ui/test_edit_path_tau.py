@@ -1,5 +1,5 @@
 """τ has one control in the lecture view's weights focus, the weights chart's own slider, and
-its step repaints in the browser (issue 27 item 4, issue 28 item 4).
+its step repaints in the browser.
 
 The scaled scores and the output follow the slider through frames of one Plotly group; the
 rerun that records τ sends figures whose frame-independent part (``still``) is unchanged and
@@ -143,7 +143,7 @@ def test_a_following_chart_fits_its_colour_bar_to_every_frame():
 
 
 # ---------------------------------------------------------------------------------------------
-# τ frames from one matrix of raw scores, kept by the scenario without τ (issue 27 item 4)
+# τ frames from one matrix of raw scores, kept by the scenario without τ
 # ---------------------------------------------------------------------------------------------
 
 @pytest.fixture

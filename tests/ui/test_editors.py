@@ -61,7 +61,7 @@ def test_apply_refuses_a_row_outside_the_matrix():
     assert problem == "row 5 is outside the matrix (rows 0 to 1)"
 
 
-# Issue 26: states a hand-made client can send (6 of 13 had been tracebacks).
+# States a hand-made client can send: each a message, never a traceback.
 @pytest.mark.parametrize("state, problem", [
     ({"edited_rows": {"abc": {"d0": "1"}}}, "the row “abc” is not a whole number from 0 up"),
     ({"edited_rows": {"1.5": {"d0": "1"}}}, "the row “1.5” is not a whole number from 0 up"),
@@ -166,7 +166,7 @@ def _edit_then_switch(preset: str, editor: str, field: str, row_labels, col_labe
 def test_the_change_callback_writes_vectors_and_matrices_in_their_own_shape(
         preset, field, rows, cols, edit, where):
     """Encoder–decoder's additive and pooling editors and Multi-head's head mix pass ``field=``
-    (issue 14: an edit followed at once by a page switch was lost there)."""
+    (without it, an edit followed at once by a page switch is lost there)."""
     from attnviz.scenarios.presets import PRESETS
 
     before = np.asarray(getattr(PRESETS[preset].build(), field), dtype=float)

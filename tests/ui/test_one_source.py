@@ -1,4 +1,4 @@
-"""One source of truth (issue 27, item 4): every control that changes the scenario writes it in
+"""One source of truth: every control that changes the scenario writes it in
 its change callback, which Streamlit runs before the script, so one run draws one scenario —
 the page's caption, the sidebar's summary, the share link in the address bar and the charts.
 

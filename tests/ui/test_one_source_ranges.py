@@ -1,4 +1,4 @@
-"""Every control's range is written once (issue 27, item 4): in ``attnviz/scenarios/limits.py``,
+"""Every control's range is written once: in ``attnviz/scenarios/limits.py``,
 read by the control's widget and by the frames its chart steps through.
 
 Each test reads a range where it is used (a slider drawn by a page, a chart's drag steps) and
