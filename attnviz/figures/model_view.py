@@ -11,6 +11,8 @@ component accepts; see :mod:`attnviz.figures.clickable`).
 
 Causal models are drawn causal: the upper triangle is NaN — blank, not the colour of 0.
 Sentence pairs: a white line where the second segment starts, in every thumbnail.
+Cross-attention (an encoder–decoder model) tiles (t_target, t_source) matrices: each thumbnail
+is as tall as the target and as wide as the source, its cells square.
 Nothing here imports Streamlit.
 """
 
@@ -55,35 +57,43 @@ def pooled(weights: ArrayLike, size: int = GRID_T) -> tuple[Array, int]:
     return downsample(w, size), block_factor(w.shape[-1], size)
 
 
-def links(w: ArrayLike, labels: Sequence[str], causal: bool) -> dict[str, str]:
-    """One matrix's strongest link (``query`` → ``key``, ``weight``; a link to oneself does not
-    count unless t = 1) and the key it attends most on average (``top``, ``mean``: over the
-    queries that can see it), as the hover templates' fields."""
+def links(w: ArrayLike, labels: Sequence[str], causal: bool,
+          key_labels: Sequence[str] | None = None) -> dict[str, str]:
+    """One matrix's strongest link (``query`` → ``key``, ``weight``; in self-attention a link to
+    oneself does not count unless t = 1) and the key it attends most on average (``top``,
+    ``mean``: over the queries that can see it), as the hover templates' fields.
+    ``key_labels``: the keys' labels when they are another sequence's (cross-attention, where
+    no key is the query itself); default ``labels``."""
     w = np.asarray(w, dtype=np.float64)
-    t = w.shape[-1]
-    off = w if t == 1 else w * (1 - np.eye(t))
+    t_q, t = w.shape[-2:]
+    keys = labels if key_labels is None else key_labels
+    off = w if t == 1 or key_labels is not None else w * (1 - np.eye(t))
     i, j = divmod(int(off.argmax()), t)
-    seen_by = np.arange(t, 0, -1) if causal else np.full(t, t)  # key j: t − j queries
+    seen_by = np.arange(t, 0, -1) if causal else np.full(t, t_q)  # key j: t − j queries
     received = w.sum(axis=0) / seen_by  # (t,)
     top = int(received.argmax())
-    return dict(query=labels[i], key=labels[j], weight=f"{w[i, j]:.3f}", top=labels[top],
+    return dict(query=labels[i], key=keys[j], weight=f"{w[i, j]:.3f}", top=keys[top],
                 mean=f"{received[top]:.3f}")
 
 
-def tile_hovers(weights: ArrayLike, labels: Sequence[str], causal: bool) -> list[list[str]]:
+def tile_hovers(weights: ArrayLike, labels: Sequence[str], causal: bool,
+                key_labels: Sequence[str] | None = None) -> list[list[str]]:
     """Each thumbnail's hover text (:data:`TILE_HOVER`): its layer and head, strongest link and
     most attended key with token labels, from the exact weights (not the pooled thumbnail).
 
     Parameters
     ----------
-    weights : array_like of shape (n_layers, n_heads, t, t)
+    weights : array_like of shape (n_layers, n_heads, t_q, t_k)
     labels : sequence of str
-        One label per token.
+        One label per query token.
     causal : bool
         Only the lower triangle counts (it is all there is).
+    key_labels : sequence of str, optional
+        One label per key token when the keys are another sequence (cross-attention).
     """
     w = np.asarray(weights, dtype=np.float64)
-    return [[text.TILE_HOVER.format(layer=layer, h=h, **links(w[layer, h], labels, causal))
+    return [[text.TILE_HOVER.format(layer=layer, h=h,
+                                    **links(w[layer, h], labels, causal, key_labels))
              for h in range(w.shape[1])] for layer in range(w.shape[0])]
 
 
@@ -104,8 +114,8 @@ def tiles(matrices: ArrayLike, *, row_ticks: Sequence[str], col_ticks: Sequence[
 
     Parameters
     ----------
-    matrices : array_like of shape (rows, cols, n, n)
-        One (pooled) weights matrix per tile, values in 0–1.
+    matrices : array_like of shape (rows, cols, n_q, n_k)
+        One (pooled) weights matrix per tile, values in 0–1 (n_q ≠ n_k: cross-attention).
     row_ticks, col_ticks : sequence of str
         The grid's row and column names (e.g. "L0", "H3").
     hovers : rows × cols strings
@@ -113,13 +123,13 @@ def tiles(matrices: ArrayLike, *, row_ticks: Sequence[str], col_ticks: Sequence[
     causal : bool
         Blank the upper triangle of every tile.
     boundary : int, optional
-        The first cell of the second segment: a line is drawn there in every tile.
+        The first cell of the second segment: a line is drawn there in every (square) tile.
     selected : (row, col), optional
         The tile outlined in orange.
     colour_bar : bool
         Show the shared 0–1 colour bar.
     tile_px : int, optional
-        The tiles' side in pixels (default: a row fills TARGET_WIDTH_PX, within TILE_PX).
+        The tiles' width in pixels (default: a row fills TARGET_WIDTH_PX, within TILE_PX).
 
     Returns
     -------
@@ -128,25 +138,25 @@ def tiles(matrices: ArrayLike, *, row_ticks: Sequence[str], col_ticks: Sequence[
         The index of the click-target trace: point ``r · cols + c`` is tile (r, c).
     """
     m = np.asarray(matrices, dtype=np.float64)
-    rows, cols, n, _ = m.shape
+    rows, cols, n_q, n_k = m.shape
     if causal:
         m = causal_blank(m)
-    gap = max(1, n // 8)
-    step = n + gap
-    z = np.full((rows * step - gap, cols * step - gap), np.nan, dtype=np.float32)
+    gap = max(1, max(n_q, n_k) // 8)
+    step_x, step_y = n_k + gap, n_q + gap
+    z = np.full((rows * step_y - gap, cols * step_x - gap), np.nan, dtype=np.float32)
     for r in range(rows):
         for c in range(cols):
-            z[r * step:r * step + n, c * step:c * step + n] = m[r, c]
-    centre = (n - 1) / 2
+            z[r * step_y:r * step_y + n_q, c * step_x:c * step_x + n_k] = m[r, c]
+    centre_x, centre_y = (n_k - 1) / 2, (n_q - 1) / 2
     frames, seams, where = [], [], []
     for r in range(rows):
         for c in range(cols):
-            x0, y0 = c * step - 0.5, r * step - 0.5
-            frames.append(_rect(x0, x0 + n, y0, y0 + n))
-            if boundary is not None and 0 < boundary < n:
-                seams.append(([x0 + boundary] * 2 + [None], [y0, y0 + n, None]))
-                seams.append(([x0, x0 + n, None], [y0 + boundary] * 2 + [None]))
-            where.append((c * step + centre, r * step + centre))
+            x0, y0 = c * step_x - 0.5, r * step_y - 0.5
+            frames.append(_rect(x0, x0 + n_k, y0, y0 + n_q))
+            if boundary is not None and n_q == n_k and 0 < boundary < n_k:
+                seams.append(([x0 + boundary] * 2 + [None], [y0, y0 + n_q, None]))
+                seams.append(([x0, x0 + n_k, None], [y0 + boundary] * 2 + [None]))
+            where.append((c * step_x + centre_x, r * step_y + centre_y))
     data = [dict(type="heatmap", z=z, x0=0, dx=1, y0=0, dy=1, zmin=0.0, zmax=1.0,
                  colorscale=colour_scale(WEIGHTS_SCALE), hoverinfo="skip", showscale=colour_bar,
                  colorbar=dict(thickness=12, lenmode="pixels", len=COLOUR_BAR_PX, y=1,
@@ -160,8 +170,8 @@ def tiles(matrices: ArrayLike, *, row_ticks: Sequence[str], col_ticks: Sequence[
                          **_lines(seams)))
     if selected is not None:
         r, c = selected
-        xs, ys = _rect(c * step - 0.5 - gap / 2, c * step + n - 0.5 + gap / 2,
-                       r * step - 0.5 - gap / 2, r * step + n - 0.5 + gap / 2)
+        xs, ys = _rect(c * step_x - 0.5 - gap / 2, c * step_x + n_k - 0.5 + gap / 2,
+                       r * step_y - 0.5 - gap / 2, r * step_y + n_q - 0.5 + gap / 2)
         data.append(dict(type="scatter", mode="lines", x=xs, y=ys, hoverinfo="skip",
                          showlegend=False, line=dict(color=SELECTED_COLOUR, width=3)))
     data.append(dict(
@@ -170,43 +180,48 @@ def tiles(matrices: ArrayLike, *, row_ticks: Sequence[str], col_ticks: Sequence[
         marker=dict(size=10, opacity=0.0, color="#000000"), showlegend=False, name="tiles",
         selected=dict(marker=dict(opacity=0.0)), unselected=dict(marker=dict(opacity=0.0))))
     px = tile_px or int(np.clip(TARGET_WIDTH_PX / cols, *TILE_PX))
-    width, height = cols * step - gap, rows * step - gap
+    width, height = cols * step_x - gap, rows * step_y - gap
     return figure(data, dict(
-        height=int(rows * px * step / n + 50), margin=dict(l=40, r=70 if colour_bar else 10,
+        height=int(rows * px * step_y / n_k + 50), margin=dict(l=40, r=70 if colour_bar else 10,
                                                            t=30, b=10),
         plot_bgcolor="white", font=dict(size=12),
         xaxis=dict(range=[-0.5 - gap, width - 0.5 + gap], side="top", showgrid=False,
                    zeroline=False, fixedrange=True, constrain="domain", constraintoward="left",
                    tickmode="array",
-                   tickvals=[c * step + centre for c in range(cols)], ticktext=list(col_ticks),
+                   tickvals=[c * step_x + centre_x for c in range(cols)],
+                   ticktext=list(col_ticks),
                    ticks=""),
         yaxis=dict(range=[height - 0.5 + gap, -0.5 - gap], showgrid=False, zeroline=False,
                    fixedrange=True, scaleanchor="x", constrain="domain", constraintoward="top",
                    tickmode="array",
-                   tickvals=[r * step + centre for r in range(rows)], ticktext=list(row_ticks),
+                   tickvals=[r * step_y + centre_y for r in range(rows)],
+                   ticktext=list(row_ticks),
                    ticks=""),
         hovermode="closest", hoverdistance=-1, clickmode="event+select", dragmode=False,
     )), len(data) - 1
 
 
 def model_grid(weights: ArrayLike, labels: Sequence[str], *, causal: bool,
-               boundary: int | None = None,
-               selected: tuple[int, int] | None = None) -> tuple[go.Figure, int]:
+               boundary: int | None = None, selected: tuple[int, int] | None = None,
+               key_labels: Sequence[str] | None = None) -> tuple[go.Figure, int]:
     """Every layer (rows) and head (columns) as a thumbnail; see :func:`tiles`.
 
     Parameters
     ----------
-    weights : array_like of shape (n_layers, n_heads, t, t)
+    weights : array_like of shape (n_layers, n_heads, t_q, t_k)
+        t_q = t_k for self-attention; cross-attention's target × source otherwise.
     labels : sequence of str
-        One label per token (for the hover).
+        One label per query token (for the hover).
     boundary : int, optional
         The first token of the second sentence of a pair.
+    key_labels : sequence of str, optional
+        One label per key token when the keys are another sequence (cross-attention).
     """
     w = np.asarray(weights, dtype=np.float64)
     small, factor = pooled(w)
     return tiles(small, row_ticks=[text.LAYER_TICK.format(i=i) for i in range(w.shape[0])],
                  col_ticks=[text.HEAD_TICK.format(h=h) for h in range(w.shape[1])],
-                 hovers=tile_hovers(w, labels, causal), causal=causal,
+                 hovers=tile_hovers(w, labels, causal, key_labels), causal=causal,
                  boundary=None if boundary is None else -(-boundary // factor),
                  selected=selected)
 

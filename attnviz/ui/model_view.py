@@ -599,11 +599,11 @@ def _choice(key: str, n: int) -> int:
     return st.session_state[key]
 
 
-def _grid_clicked(chart: str, picker: int, n_heads: int) -> None:
+def _grid_clicked(chart: str, picker: int, n_heads: int,
+                  keys: tuple[str, str] = ("model_view_layer", "model_view_head")) -> None:
     point = point_from_selection(st.session_state.get(chart), [picker])
     if point is not None:
-        st.session_state["model_view_layer"], st.session_state["model_view_head"] = \
-            divmod(point[1], n_heads)
+        st.session_state[keys[0]], st.session_state[keys[1]] = divmod(point[1], n_heads)
 
 
 def _token_clicked(chart: str, markers: list[int], choice) -> None:
@@ -622,17 +622,20 @@ def show(data: ModelViewData) -> None:
         if kind == "cross":
             for warning in data.warnings:
                 st.warning(plain(text.WARNING.format(warning=warning.rstrip("."))))
-            cross_section(data, "model_view")
+            cross_section(data, "model_view", grid=True)
             return
         data = data.of_kind(kind)
     w, labels = data.weights, position_labels(data.tokens)
     n_layers, n_heads, t, _ = w.shape
     for warning in data.warnings:
         st.warning(plain(text.WARNING.format(warning=warning.rstrip("."))))
-    st.caption(text.SHOWING.format(source=data.source, layers=n_layers, heads=n_heads, t=t,
+    source = (data.source if kind is None
+              else text.KIND_SOURCE.format(source=data.source, kind=text.KIND_NAMES[kind]))
+    st.caption(text.SHOWING.format(source=source, layers=n_layers, heads=n_heads, t=t,
                                    kind=text.CAUSAL if data.causal else text.BIDIRECTIONAL))
     layer, head = _choice("model_view_layer", n_layers), _choice("model_view_head", n_heads)
-    st.subheader(text.GRID_TITLE)
+    st.subheader(text.GRID_TITLE if kind is None
+                 else text.KIND_GRID_TITLE.format(kind=text.KIND_NAMES[kind]))
     st.caption(text.GRID_CAPTION if data.boundary is None
                else f"{text.GRID_CAPTION} {text.PAIR_CAPTION}")
     fig, picker = model_grid(w, labels, causal=data.causal, boundary=data.boundary,
@@ -640,7 +643,9 @@ def show(data: ModelViewData) -> None:
     show_figure(fig, key="model_view_fig_grid", grow=False,
                 on_select=lambda: _grid_clicked("model_view_fig_grid", picker, n_heads))
 
-    st.subheader(text.OPENED_TITLE.format(layer=layer, h=head))
+    st.subheader(text.OPENED_TITLE.format(layer=layer, h=head) if kind is None
+                 else text.KIND_OPENED_TITLE.format(kind=text.KIND_NAMES[kind], layer=layer,
+                                                    h=head))
     c1, c2, c3 = st.columns(3)
     c1.selectbox(text.OPEN_LAYER_LABEL, range(n_layers), key="model_view_layer")
     c2.selectbox(text.OPEN_HEAD_LABEL, range(n_heads), key="model_view_head")
@@ -721,7 +726,7 @@ def real_head_scenario(data: ModelViewData, layer: int, head: int, kind: str | N
         raise ValueError(text.REAL_CHANGED.format(now=len(li.tokens), then=len(then)))
     if data.seq2seq and (kind or "cross") == "cross":
         return described_cross(li, head)
-    return described_head(li, head)
+    return described_head(li, head, kind if data.seq2seq else None)
 
 
 def described_cross(ci, head: int):
@@ -738,15 +743,25 @@ def described_cross(ci, head: int):
     return replace(scenario, description=description)
 
 
-def cross_section(data: ModelViewData, prefix: str) -> None:
-    """An encoder–decoder model's cross-attention: a layer and a head picked, that head's
-    weights (target queries × source keys) with their numbers, and the button that opens it
-    on every page. ``prefix``: the page's key prefix."""
+def cross_section(data: ModelViewData, prefix: str, *, grid: bool = False) -> None:
+    """An encoder–decoder model's cross-attention: with ``grid``, every layer and head as a
+    thumbnail (click one to pick it); a layer and a head picked, that head's weights (target
+    queries × source keys) with their numbers, and the button that opens it on every page.
+    ``prefix``: the page's key prefix."""
     n_layers, n_heads, t, t_s = data.cross.shape
     st.caption(text.CROSS_SHOWING.format(source=data.source, layers=n_layers, heads=n_heads,
                                          t=t, t_s=t_s))
-    layer = _choice(f"{prefix}_cross_layer", n_layers)
-    head = _choice(f"{prefix}_cross_head", n_heads)
+    keys = (f"{prefix}_cross_layer", f"{prefix}_cross_head")
+    layer, head = _choice(keys[0], n_layers), _choice(keys[1], n_heads)
+    if grid:
+        st.subheader(text.KIND_GRID_TITLE.format(kind=text.KIND_NAMES["cross"]))
+        st.caption(text.GRID_CAPTION)
+        chart = f"{prefix}_fig_cross_grid"
+        fig, picker = model_grid(data.cross, position_labels(data.target_tokens), causal=False,
+                                 selected=(layer, head),
+                                 key_labels=position_labels(data.tokens))
+        show_figure(fig, key=chart, grow=False,
+                    on_select=lambda: _grid_clicked(chart, picker, n_heads, keys))
     c1, c2 = st.columns(2)
     c1.selectbox(text.OPEN_LAYER_LABEL, range(n_layers), key=f"{prefix}_cross_layer")
     c2.selectbox(text.OPEN_HEAD_LABEL, range(n_heads), key=f"{prefix}_cross_head")
@@ -759,12 +774,15 @@ def cross_section(data: ModelViewData, prefix: str) -> None:
     open_on_every_page(data, layer, head, "cross", prefix=prefix)
 
 
-def described_head(li, head: int):
+def described_head(li, head: int, kind: str | None = None):
     """Head ``head`` of a read layer (:func:`attnviz.io.hf_layers.layer_inputs`) as the scenario
-    every page opens, titled and described as the pages name a real head: its layer, the
-    key/value head it reads, its variant and scale, and the bias trick when it was used."""
-    scenario = layer_scenario(li, head, title=text.REAL_HEAD_TITLE.format(
-        model_type=li.model_type, layer=li.layer, h=head))
+    every page opens, titled and described as the pages name a real head: its layer (and, for
+    an encoder–decoder model, the ``kind`` of attention), the key/value head it reads, its
+    variant and scale, and the bias trick when it was used."""
+    title = (text.REAL_HEAD_TITLE.format(model_type=li.model_type, layer=li.layer, h=head)
+             if kind is None else text.REAL_KIND_TITLE.format(
+                 model_type=li.model_type, kind=text.KIND_NAMES[kind], layer=li.layer, h=head))
+    scenario = layer_scenario(li, head, title=title)
     description = text.REAL_HEAD_DESCRIPTION.format(
         layer=li.layer, kv=kv_head(li.n_heads, li.n_kv_heads, head), variant=scenario.spec.name,
         scale=scale_of(scenario) or scenario.w_q.shape[1] ** -0.5)
@@ -797,7 +815,9 @@ def open_on_every_page(data: ModelViewData, layer: int, head: int, kind: str | N
         st.rerun()  # the sidebar and the page from the opened head (one source of truth)
     opened = st.session_state.get(OPENED_KEY)
     if opened and opened[0] == data.source and opened[3:] == (kind,):  # this model, this kind
-        st.success(text.REAL_OPENED.format(layer=opened[1], h=opened[2]))
-        for column, (page, title) in zip(st.columns(len(text.REAL_OPEN_PAGES)),
-                                         text.REAL_OPEN_PAGES.items(), strict=True):
+        st.success(text.REAL_OPENED.format(layer=opened[1], h=opened[2]) if kind is None
+                   else text.KIND_REAL_OPENED.format(kind=text.KIND_NAMES[kind],
+                                                     layer=opened[1], h=opened[2]))
+        pages = text.REAL_CROSS_OPEN_PAGES if kind == "cross" else text.REAL_OPEN_PAGES
+        for column, (page, title) in zip(st.columns(len(pages)), pages.items(), strict=True):
             column.page_link(page, label=title)

@@ -83,9 +83,21 @@ def test_a_cross_attention_head_opens_from_the_encoder_decoder_page(at, folders,
     assert not at.exception
     head = decode(spec_by_key(at, "model_view_fig_head")["data"][0]["z"]).astype(float)
     np.testing.assert_allclose(np.nan_to_num(head), data.decoder[0, 0], atol=1e-6)
+    # titles and the caption name the kind shown
+    decoder = text.KIND_NAMES["decoder"]
+    assert [text.KIND_GRID_TITLE.format(kind=decoder),
+            text.KIND_OPENED_TITLE.format(kind=decoder, layer=0, h=0)] == [
+        s.value for s in at.subheader][:2]
+    assert text.KIND_SOURCE.format(source=data.source, kind=decoder) + ":" in " ".join(
+        c.value for c in at.caption)
     at.radio(key="model_view_kind").set_value("cross")
     at.run()
     assert not at.exception and "model_view_fig_cross_head" in chart_keys(at)
+    # the cross-attention's layer × head grid: thumbnails of target × source
+    assert text.KIND_GRID_TITLE.format(kind=text.KIND_NAMES["cross"]) in [
+        s.value for s in at.subheader]
+    grid = decode(spec_by_key(at, "model_view_fig_cross_grid")["data"][0]["z"]).astype(float)
+    np.testing.assert_allclose(grid[6:11, 7:13], data.cross[1, 1], atol=1e-6)  # gap 1
 
     switch_to(at, "encoder_decoder")
     assert not at.exception and not errors(at)
@@ -108,8 +120,11 @@ def test_a_cross_attention_head_opens_from_the_encoder_decoder_page(at, folders,
     weights = np.asarray(run_scenario(sc).attention.weights)
     np.testing.assert_allclose(weights, data.cross[1, 2], rtol=0, atol=1e-5)
     assert np.abs(weights - data.cross[1, 1]).max() > 1e-3  # not another head's
-    assert [s.value for s in at.success] == [text.REAL_OPENED.format(layer=1, h=2)]
-    for page in ("step_by_step", "trace", "playground", "encoder_decoder"):
+    assert [s.value for s in at.success] == [text.KIND_REAL_OPENED.format(
+        kind=text.KIND_NAMES["cross"], layer=1, h=2)]
+    links = [link.proto.page for link in at.get("page_link")]
+    assert links == [p.split("/")[-1][:-3] for p in text.REAL_CROSS_OPEN_PAGES]
+    for page in ("step_by_step", "trace", "gradients", "playground", "encoder_decoder"):
         switch_to(at, page)
         assert not at.exception, (page, [e.message for e in at.exception])
         assert not errors(at), (page, errors(at))

@@ -53,6 +53,11 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "CROSS_HEAD_TITLE": ("layer", "h"),
     "REAL_CROSS_TITLE": ("model_type", "layer", "h"),
     "REAL_CROSS_DESCRIPTION": ("layer", "scale"),
+    "KIND_SOURCE": ("source", "kind"),
+    "KIND_GRID_TITLE": ("kind",),
+    "KIND_OPENED_TITLE": ("layer", "h", "kind"),
+    "KIND_REAL_OPENED": ("layer", "h", "kind"),
+    "REAL_KIND_TITLE": ("model_type", "kind", "layer", "h"),
 }
 
 TITLE = "Model view"
@@ -318,6 +323,24 @@ KINDS = {"encoder": "Encoder self-attention (source × source)",
 # {t_s}: source tokens
 CROSS_SHOWING = ("{source}: cross-attention of {layers} decoder layers × {heads} heads, {t} "
                  "target tokens over {t_s} source tokens.")
+# kind -> how titles and captions name it
+KIND_NAMES = {"encoder": "encoder self-attention", "decoder": "decoder self-attention",
+              "cross": "cross-attention"}
+# {source}: where the weights came from; {kind}: a KIND_NAMES value
+KIND_SOURCE = "{source}, {kind}"
+# {kind}: a KIND_NAMES value
+KIND_GRID_TITLE = "Every layer and head of the {kind}"
+# {kind}: a KIND_NAMES value; {layer}, {h}: the head
+KIND_OPENED_TITLE = "Layer {layer}, head {h} of the {kind}"
+# {kind}: a KIND_NAMES value; {layer}, {h}: the head opened
+KIND_REAL_OPENED = ("Layer {layer}, head {h} of the {kind} is now the current scenario. Open it "
+                    "on:")
+# {model_type}: config.model_type; {kind}: a KIND_NAMES value; {layer}, {h}: the head
+REAL_KIND_TITLE = "{model_type} {kind} layer {layer}, head {h}"
+# the pages that show an opened cross-attention head (app.py's titles)
+REAL_CROSS_OPEN_PAGES = {"pages/encoder_decoder.py": "Encoder–decoder & additive",
+                         "pages/step_by_step.py": "Step by step", "pages/trace.py": "Trace a cell",
+                         "pages/gradients.py": "Gradients"}
 # {layer}, {h}: the head shown
 CROSS_HEAD_TITLE = "Cross-attention, layer {layer}, head {h}"
 CROSS_CAPTION = ("Rows are the decoder's input (its start token, then the target: row i is the "
