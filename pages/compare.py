@@ -8,7 +8,7 @@ from attnviz.scenarios import limits
 from attnviz.scenarios.compare import KINDS, compare, head_choices
 from attnviz.scenarios.registry import VARIANTS
 from attnviz.teach.text import compare as text
-from attnviz.ui import controls, presenter, state
+from attnviz.ui import controls, one_map, presenter, state
 from attnviz.ui.diagnostics import diagnostics_panel
 from attnviz.ui.page_end import end_page
 from attnviz.ui.panels import show_figure
@@ -47,42 +47,56 @@ except ValueError as exc:
 a, b = comparison.a, comparison.b
 
 
-def row(what, za, zb, diff, **kw):
+def row(what, za, zb, diff, shown=None, **kw):
     """A, B and A − B of one matrix in three columns (A and B on one colour scale; outputs
-    are signed: diverging, centred at 0)."""
+    are signed: diverging, centred at 0); in presenter mode the side ``shown`` alone, across
+    the page (the weights fitted to the screen: ui/one_map.py)."""
     if kw.get("kind") != "weights" and za is not None and zb is not None:
         bound = float(max(np.abs(za).max(), np.abs(zb).max())) or 1.0
         kw.update(kind="signed", zmin=-bound, zmax=bound)
-    cols = st.columns(3)
-    for col, side, z, tag in ((cols[0], a, za, "a"), (cols[1], b, zb, "b")):
-        with col:
+    sized = one_map.fit if shown is not None and what == "weights" else (lambda fig: fig)
+    tags = ("a", "b", "diff") if shown is None else (shown,)
+    cols = dict(zip(tags, st.columns(3) if shown is None else [st.container()], strict=True))
+    for side, z, tag in ((a, za, "a"), (b, zb, "b")):
+        if tag not in cols:
+            continue
+        with cols[tag]:
             name = text.SIDES[side is b]
-            st.markdown(text.SIDE_TITLE.format(side=name, label=side.label))
+            if shown is None:
+                st.markdown(text.SIDE_TITLE.format(side=name, label=side.label))
             if side.error:
                 st.error(text.CANNOT_COMPUTE.format(side=name, reason=side.error))
             else:
                 x = side.k_labels if what == "weights" else [f"o{m}" for m in range(z.shape[1])]
-                show_figure(heatmap(z, x, side.q_labels, **kw),
+                show_figure(sized(heatmap(z, x, side.q_labels, **kw)),
                             key=f"compare_fig_{what}_{tag}")
-    with cols[2]:
-        st.markdown(text.DIFF_TITLE)
+    if "diff" not in cols:
+        return
+    with cols["diff"]:
+        if shown is None:
+            st.markdown(text.DIFF_TITLE)
         if diff is None:
             st.caption(text.SHAPES)
         else:
             x = a.k_labels if what == "weights" else [f"o{m}" for m in range(diff.shape[1])]
-            show_figure(heatmap(diff, x, a.q_labels, kind="signed", fixed=True,
-                                        bar_below=True),
+            show_figure(sized(heatmap(diff, x, a.q_labels, kind="signed", fixed=True,
+                                      bar_below=True)),
                         key=f"compare_fig_{what}_diff")
 
 
+# presenter mode: one side at a time, picked above the weights (ui/one_map.py)
+side = one_map.pick("compare_side", {
+    "a": text.SIDE_NAME.format(side=text.SIDES[0], label=a.label),
+    "b": text.SIDE_NAME.format(side=text.SIDES[1], label=b.label),
+    "diff": text.DIFF_BUTTON}, default="a")
 st.subheader(text.WEIGHTS_HEADER)
 st.caption(text.WEIGHTS + " " + text.DIFF)
 if kind == "heads" or a.head_weights is not None or b.head_weights is not None:
     st.caption(text.HEADS_MEAN)
-row("weights", a.weights, b.weights, comparison.weights_diff, kind="weights")
+row("weights", a.weights, b.weights, comparison.weights_diff, side, kind="weights")
 st.subheader(text.OUTPUTS_HEADER)
 st.caption(text.OUTPUT)
-row("output", a.output, b.output, comparison.output_diff)
+row("output", a.output, b.output, comparison.output_diff, side)
 
 c1, c2 = st.columns(2)
 for col, side, tag in ((c1, a, "a"), (c2, b, "b")):

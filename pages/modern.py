@@ -41,7 +41,8 @@ rope_tab, alibi_tab, gqa_tab, norm_tab = st.tabs([text.ROPE_TAB, text.ALIBI_TAB,
 labels = [f"{i}:{tok}" for i, tok in enumerate(scenario.tokens)]
 
 with rope_tab:
-    st.write(text.ROPE_INTRO)
+    if not state.presenter():  # presenter mode: the explanation under the scores (first screen)
+        st.write(text.ROPE_INTRO)
     if scenario.variant == "rope" and len(scenario.param("rope_inv_freq")):
         st.info(text.OWN_BASE)  # the model's frequencies are not this tab's base
     # one control per value: the base's is the angles chart's own slider,
@@ -60,6 +61,8 @@ with rope_tab:
         st.error(common.CANNOT_COMPUTE.format(what=common.THIS_SCENARIO, reason=exc))
     else:
         rope_views(scenario, labels, check, int(delta), float(base))
+    if state.presenter():
+        st.write(text.ROPE_INTRO)
 
 with alibi_tab:
     st.write(text.ALIBI_INTRO)

@@ -25,6 +25,9 @@ with c1:
 dk, dv = scenario.w_q.shape[1], scenario.w_v.shape[1]
 c2.text(text.WIDTHS.format(dk=dk, heads=common.count(n, "head"), d_k=dk // n, dv=dv, d_v=dv // n,
                            choices=", ".join(map(str, multi_head_view.head_choices(scenario)))))
+# presenter mode: the heads' maps come first, right under the head count (the first screen);
+# the notes, inputs and settings line under them (drawn first: the maps are computed from them)
+maps = st.container() if state.presenter() else None
 if bad_count:
     st.error(bad_count)
 elif n != scenario.n_heads:  # a one-head scenario opens with several heads, not stored
@@ -51,7 +54,8 @@ st.text(text.SETTINGS_LINE.format(scale=att.scale, tau=att.temperature,
                                   scale_mode=common.SCALE_MODES[scenario.scale_mode])
         + (text.WITH_PE if scenario.use_pe else "")
         + ("" if att.mask.all() else text.WITH_MASK))
-multi_head_view.head_grids(att, labels, n)
+with maps or st.container():
+    multi_head_view.head_grids(att, labels, n)
 concat_labels = multi_head_view.concat_panel(att, labels)
 
 st.subheader(text.PROJECT_HEADER)

@@ -83,7 +83,7 @@ SCRATCH = Lecture("scratch", text.LECTURE_TITLES["scratch"], (
     Step(PLAYGROUND, "cat_sat", "scratch_cold", focus="weights", settings={"temperature": 0.3}),
     Step(PLAYGROUND, "cat_sat", "scratch_hot", focus="weights", settings={"temperature": 3.0}),
     Step("pages/masks.py", "seed_000", "scratch_mask", settings={"mask_kind": "causal"},
-         show="masks_fig_mask"),
+         show="masks_fig_weights"),
     Step(PLAYGROUND, "cat_sat", "scratch_no_pe", focus="weights", settings={"use_pe": False}),
     Step("pages/multi_head.py", "seed_004_two_heads", "scratch_heads",
          show="multi_head_fig_head_0"),

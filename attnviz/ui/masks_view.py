@@ -15,9 +15,9 @@ from attnviz.scenarios import sweep
 from attnviz.scenarios.scenario import MASK_KINDS, user_mask
 from attnviz.teach.text import common
 from attnviz.teach.text import masks as text
-from attnviz.ui import state
+from attnviz.ui import one_map, state
 from attnviz.ui.mask_editor import mask_editor
-from attnviz.ui.panels import matrix_panel, show_figure, slider_value
+from attnviz.ui.panels import show_figure, slider_value
 
 M = common.MATRICES
 Q, K = common.AXIS_QUERY, common.AXIS_KEY
@@ -98,36 +98,64 @@ def set_window_from_slider() -> None:
 def mask_views(scenario, mask, att, head: int, kind: str, blocked_rows, q_lab: list[str],
                k_lab: list[str]) -> None:
     """The mask beside the masked scores, then head ``head``'s weights (``att``) with the mask
-    (a window's weights carry a frame for every width) beside the softmax without it."""
-    c1, c2 = st.columns(2)
-    with c1:
-        title, formula, why = M["mask"]
-        title = text.MASK_USED_CAUSAL if scenario.spec.causal else text.MASK_USED
-        matrix_panel(title, mask_figure(mask, k_lab, q_lab, y_title=Q, x_title=K),
-                     key="masks_fig_mask", formula=formula, explanation=why)
-    with c2:
+    (a window's weights carry a frame for every width) beside the softmax without it; in
+    presenter mode one of the four at a time, large (:mod:`attnviz.ui.one_map`)."""
+    mask_title = text.MASK_USED_CAUSAL if scenario.spec.causal else text.MASK_USED
+    shown = one_map.pick("masks_map", {"mask": mask_title, "masked": M["masked"][0],
+                                       "weights": text.WEIGHTS_MASKED,
+                                       "nomask": text.WEIGHTS_NO_MASK}, default="weights")
+
+    def mask_panel() -> None:
+        _, formula, why = M["mask"]
+        _panel(mask_title, mask_figure(mask, k_lab, q_lab, y_title=Q, x_title=K),
+               "masks_fig_mask", formula, why, shown)
+
+    def masked_panel() -> None:
         title, formula, why = M["masked"]
-        matrix_panel(title, heatmap(att.masked, k_lab, q_lab, y_title=Q, x_title=K),
-                     key="masks_fig_masked", formula=formula, explanation=why)
-    c1, c2 = st.columns(2)
-    with c1:
-        title, formula, why = M["weights"]
+        _panel(title, heatmap(att.masked, k_lab, q_lab, y_title=Q, x_title=K),
+               "masks_fig_masked", formula, why, shown)
+
+    def weights_panel() -> None:
+        _, formula, why = M["weights"]
         fig = heatmap(att.weights, k_lab, q_lab, kind="weights", y_title=Q, x_title=K,
                       highlight_rows=blocked_rows.tolist())
         frames = window_frames(fig, scenario, head, len(q_lab), len(k_lab)) \
             if kind == "window" else None
-        st.markdown(f"**{text.WEIGHTS_MASKED}**")
-        st.latex(formula)
-        st.caption(text.WINDOW_DRAG if frames else why)
-        show_figure(fig, key="masks_fig_weights", filename=text.WEIGHTS_MASKED, frames=frames,
-                    on_slider=set_window_from_slider if frames else None)
-    with c2:
+        _panel(text.WEIGHTS_MASKED, fig, "masks_fig_weights", formula,
+               text.WINDOW_DRAG if frames else why, shown, frames=frames,
+               on_slider=set_window_from_slider if frames else None)
+
+    def nomask_panel() -> None:
         before_mask = att.scaled  # additive attention: its scores (no scale step)
-        matrix_panel(text.WEIGHTS_NO_MASK,
-                     heatmap(softmax(before_mask), k_lab, q_lab, kind="weights", y_title=Q,
-                             x_title=K),
-                     key="masks_fig_nomask", formula=text.NO_MASK_FORMULA,
-                     explanation=text.NO_MASK)
+        _panel(text.WEIGHTS_NO_MASK,
+               heatmap(softmax(before_mask), k_lab, q_lab, kind="weights", y_title=Q, x_title=K),
+               "masks_fig_nomask", text.NO_MASK_FORMULA, text.NO_MASK, shown)
+
+    panels = {"mask": mask_panel, "masked": masked_panel, "weights": weights_panel,
+              "nomask": nomask_panel}
+    if shown is not None:
+        panels[shown]()
+        return
+    for pair in (("mask", "masked"), ("weights", "nomask")):
+        for col, name in zip(st.columns(2), pair, strict=True):
+            with col:
+                panels[name]()
+
+
+def _panel(title: str, fig, key: str, formula: str, why: str, shown: str | None,
+           **show) -> None:
+    """One map: its title, formula and explanation above it; in presenter mode (``shown``,
+    the picked map) the map first, fitted to the screen, its formula and explanation under
+    it (the picker names it)."""
+    if shown is None:
+        st.markdown(f"**{title}**")
+        st.latex(formula)
+        st.caption(why)
+        show_figure(fig, key=key, filename=title, **show)
+        return
+    show_figure(one_map.fit(fig), key=key, filename=title, **show)
+    st.latex(formula)
+    st.caption(why)
 
 
 def fully_masked(att, q_lab: list[str], k_lab: list[str], blocked_rows) -> None:

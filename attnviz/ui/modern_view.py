@@ -24,6 +24,7 @@ from attnviz.teach.modern import (
 from attnviz.teach.modern import slopes as alibi_slope
 from attnviz.teach.text import common
 from attnviz.teach.text import modern as text
+from attnviz.ui import one_map
 from attnviz.ui.panels import set_widget_from_named_slider, set_widget_from_slider, show_figure
 
 DELTAS = range(0, limits.ROPE_SHIFT_MAX + 1)  # the shift slider's values
@@ -74,9 +75,11 @@ def signed_beside(title: str, z, x_labels: list[str], y_labels: list[str], key: 
     return right
 
 
-def show_pe_shifted(scenario, labels: list[str], check, delta: int, base: float) -> None:
+def show_pe_shifted(scenario, labels: list[str], check, delta: int, base: float,
+                    fitted: bool = False) -> None:
     """The sinusoidal-PE scores after the shift, with a frame for every Δ (while they fit) so
-    that the figure's own slider moves them during a drag: RoPE's stay, these change."""
+    that the figure's own slider moves them during a drag: RoPE's stay, these change.
+    ``fitted``: its height follows the screen (presenter mode's one map, ui/one_map.py)."""
     def title(d: int, change: float) -> str:
         return text.PE_SHIFT_TITLE.format(delta=d, pe=f"{change:.3g}")
 
@@ -92,8 +95,8 @@ def show_pe_shifted(scenario, labels: list[str], check, delta: int, base: float)
         frames = with_slider(fig, zs, [str(d) for d in DELTAS], delta, prefix=text.DELTA_PREFIX,
                              kind="signed", titles=[title(d, c.pe_change)
                                                     for d, c in zip(DELTAS, checks, strict=True)])
-    show_dragged(fig, "modern_fig_pe_scores", frames, "modern_delta", DELTAS,
-                 drag=text.DELTA_DRAG)
+    show_dragged(one_map.fit(fig) if fitted else fig, "modern_fig_pe_scores", frames,
+                 "modern_delta", DELTAS, drag=text.DELTA_DRAG)
 
 
 def show_angles(t: int, d_head: int, delta: int, base: float) -> None:
@@ -226,12 +229,21 @@ def cache_table(n_q: int, n_kv: int, d_head: int) -> None:
 
 
 def rope_views(scenario, labels: list[str], check, delta: int, base: float) -> None:
-    """What a shift by Δ does: RoPE's scores beside the sinusoidal encoding's, and the angles."""
+    """What a shift by Δ does: RoPE's scores beside the sinusoidal encoding's (presenter mode:
+    one of them at a time, large: ui/one_map.py), and the angles."""
     st.markdown(text.SHIFT_RESULT.format(delta=delta, rope=f"{check.rope_change:.1e}",
                                          pe=f"{check.pe_change:.3g}"))
-    with signed_beside(text.ROPE_SCORES, check.rope_shifted, labels, labels,
-                       "modern_fig_rope_scores", text.PE_SCORES):
-        show_pe_shifted(scenario, labels, check, delta, base)
+    shown = one_map.pick("modern_rope_map", {"rope": text.ROPE_SCORES, "pe": text.PE_SCORES},
+                         default="rope")
+    if shown == "rope":
+        show_figure(one_map.fit(heatmap(check.rope_shifted, labels, labels, kind="signed")),
+                    key="modern_fig_rope_scores")
+    elif shown == "pe":
+        show_pe_shifted(scenario, labels, check, delta, base, fitted=True)
+    else:
+        with signed_beside(text.ROPE_SCORES, check.rope_shifted, labels, labels,
+                           "modern_fig_rope_scores", text.PE_SCORES):
+            show_pe_shifted(scenario, labels, check, delta, base)
     st.markdown(f"**{text.ANGLES}**")
     d_k = int(scenario.w_q.shape[1])
     st.session_state.setdefault("modern_angle_width", opening_angle_width(d_k))

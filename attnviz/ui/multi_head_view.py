@@ -18,7 +18,7 @@ from attnviz.scenarios import limits
 from attnviz.scenarios.scenario import Scenario
 from attnviz.teach.text import common
 from attnviz.teach.text import multi_head as text
-from attnviz.ui import controls, layout, state
+from attnviz.ui import controls, layout, one_map, state
 from attnviz.ui.editors import matrix_editor
 from attnviz.ui.fitting import fit_vector
 from attnviz.ui.head_grid import grid, label_room, scale_words
@@ -119,26 +119,36 @@ def head_grids(att, labels: list[str], n: int) -> None:
     a row keep their colour bars; wider grids share one scale, said in the caption). Numbers
     are written in the cells as on every heatmap: the browser sizes them to the drawn cells and
     leaves out those too small to read (a count of tokens cannot decide it: nine words at
-    1920×1080 in presenter mode draw 50-pixel cells, room for a number)."""
+    1920×1080 in presenter mode draw 50-pixel cells, room for a number). In presenter mode, when
+    the heads side by side would leave their cells too narrow for a number, one head at a
+    time, picked above it, across the page (:mod:`attnviz.ui.one_map`)."""
     per_row = 2 if n <= 2 else (3 if n == 3 else layout.HEADS_PER_ROW)
+    one = state.presenter() and not one_map.side_by_side(min(n, per_row), len(labels))
+    per_row = 1 if one else per_row
     bars = per_row <= 2  # wider grids: one shared scale, explained in the caption
 
     st.subheader(text.WEIGHTS_HEADER)
-    st.caption(text.WEIGHTS + ("" if bars else " " + scale_words()))
+    above = None if one else st.container()  # one head large: its caption under it
+    picked = one_map.pick("multi_head_map", {h: common.HEAD_NAME.format(h=h)
+                                             for h in range(n)}, default=0) if one else None
+    shown = range(n) if picked is None else [picked]
     extra = 0.0 if bars else label_room(labels, per_row)
-    for h, col in enumerate(grid(n, per_row, first_extra=extra)):
+    for h, col in zip(shown, grid(len(shown), per_row, first_extra=extra), strict=True):
         with col:
-            st.markdown(text.HEAD_TITLE.format(h=h))
+            if picked is None:
+                st.markdown(text.HEAD_TITLE.format(h=h))
             fig = heatmap(att.weights[h], labels, labels, kind="weights",
                           y_title=common.AXIS_QUERY, x_title=common.AXIS_KEY)
             if not bars:
                 compact(fig, y_labels=h % per_row == 0, colour_bar=False)
-            show_figure(fig, key=f"multi_head_fig_head_{h}")
+            show_figure(fig if picked is None else one_map.fit(fig),
+                        key=f"multi_head_fig_head_{h}")
+    (above or st.container()).caption(text.WEIGHTS + ("" if bars else " " + scale_words()))
 
     st.subheader(text.OUTPUTS_HEADER)
     bound = float(np.max(np.abs(att.head_outputs))) or 1.0
     st.caption(text.HEAD_OUTPUTS + ("" if bars else " " + text.OUTPUTS_SCALE.format(bound=bound)))
-    for h, col in enumerate(grid(n, per_row, first_extra=extra)):
+    for h, col in zip(shown, grid(len(shown), per_row, first_extra=extra), strict=True):
         with col:
             st.markdown(text.HEAD_OUTPUT_TITLE.format(h=h))
             out = att.head_outputs[h]

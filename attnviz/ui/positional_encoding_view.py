@@ -17,7 +17,7 @@ from attnviz.scenarios import limits
 from attnviz.scenarios.scenario import permutation_check, position_labels
 from attnviz.teach.text import common
 from attnviz.teach.text import positional_encoding as text
-from attnviz.ui import controls, layout
+from attnviz.ui import controls, layout, state
 from attnviz.ui.panels import matrix_panel, show_figure, slider_value
 
 BASES = [10, 100, 1000, 10000, 100000]
@@ -93,7 +93,10 @@ def pe_views(n_pos: int, d_model: int, base: int) -> None:
     pe = sinusoidal_positional_encoding(n_pos, d_model, base=float(base))
     dim_labels = [str(j) for j in range(d_model)]
 
-    left, right = st.columns(2, gap="large")
+    # presenter mode: one above the other, across the page (in half of a 1024-px screen the
+    # matrix's title, "PE (50 × 32), base 10000 (columns: dimension)", was cut at both ends)
+    left, right = (st.container(), st.container()) if state.presenter() \
+        else st.columns(2, gap="large")
     with left:
         fig = heatmap(pe, dim_labels, [str(t) for t in range(n_pos)], kind="signed", zmin=-1.0,
                       zmax=1.0, title=text.PE_TITLE.format(n_pos=n_pos, d_model=d_model,

@@ -13,18 +13,16 @@ at a projector's size is the browser's part (tests/browser/test_presenter_sizes.
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
 from apptest_helpers import APP, chart_specs
 from streamlit.testing.v1 import AppTest
+from talk_numbers import drawn_numbers, missing_numbers, on_screen
 
 from attnviz.teach.lectures import LECTURES
 from attnviz.teach.text import lectures as text
 from attnviz.ui import lecture_bar
 
-DECIMAL = re.compile(r"(?<![\w.])[−-]?\d+\.\d+")  # a number the talk writes with decimals
-NUMBER = re.compile(r"[−-]?\d+(?:\.\d+)?(?:e[−-]?\d+)?")
 STEPS = [(key, n) for key, lec in LECTURES.items() for n in range(1, len(lec.steps) + 1)]
 
 
@@ -45,17 +43,6 @@ def screen_text(at: AppTest) -> str:
     return "\n".join(parts)
 
 
-def drawn_numbers(screen: str) -> set[float]:
-    return {float(n.replace("−", "-")) for n in NUMBER.findall(screen)}
-
-
-def on_screen(written: str, drawn: set[float]) -> bool:
-    """True when a drawn number reads ``written`` at its decimals (to half a unit more)."""
-    value = float(written.replace("−", "-"))
-    decimals = len(written.split(".")[1])
-    return any(abs(x - value) <= 0.6 * 10.0 ** -decimals for x in drawn)
-
-
 def test_on_screen_matches_a_rounding_not_a_neighbour():
     assert on_screen("0.45", {0.455}) and on_screen("0.87", {0.865})
     assert on_screen("1.98", {1.98}) and not on_screen("0.64", {0.865, 0.135})
@@ -71,7 +58,7 @@ def test_every_number_of_the_talking_point_is_drawn(key, n):
     assert not at.exception, [e.message for e in at.exception]
     talk = text.TALK[LECTURES[key].steps[n - 1].talk]
     drawn = drawn_numbers(screen_text(at))
-    missing = [w for w in DECIMAL.findall(talk) if not on_screen(w, drawn)]
+    missing = missing_numbers(talk, drawn)
     assert not missing, f"{key} step {n} names {missing}, which its screen does not show"
 
 

@@ -247,6 +247,8 @@ PAGE_BACK = "‹ {title}"
 # {title}: the next page's title
 PAGE_NEXT = "{title} ›"
 PAGE_BACK_HELP = "The previous page (or press Page Up)"
+# presenter mode: the buttons that pick the one map a page shows large (ui/one_map.py)
+ONE_MAP_LABEL = "Map"
 PAGE_NEXT_HELP = "The next page (or press Page Down)"
 PRESENTER_INTRO = "About this page"  # a page's introduction, folded in presenter mode
 SIDEBAR_PRESENTER_HELP = "Bigger type and figures, editors collapsed — for a projector"

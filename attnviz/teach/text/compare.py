@@ -51,6 +51,9 @@ SIDE_NAME = "{side}: {label}"
 CANNOT_COMPUTE = "{side} cannot be computed: {reason}. Pick another comparison or setting."
 
 DIFF_TITLE = "**A − B**"
+# presenter mode: the button of the difference beside the sides' (SIDE_NAME) picking the one
+# shown large
+DIFF_BUTTON = "A − B"
 
 WEIGHTS_HEADER = "Attention weights"
 
