@@ -129,7 +129,6 @@ FAILING: dict[tuple, str] = {
     ('model_view', '1024x768'): 'no chart with numbers on the first screen',
     ('model_view', '1920x1080'): (
         'grid: no numbers; no chart with numbers on the first screen; axis labels 16 px (< 18)'),
-    ('modern', '1024x768'): 'no chart with numbers on the first screen',
     ('modern', '1920x1080', 6): 'axis labels 16 px (< 18)',
     ('modern', '1920x1080', 8): (
         'pe_scores: cell numbers of 22 px (< 24); axis labels 16 px (< 18)'),
