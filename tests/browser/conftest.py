@@ -46,48 +46,53 @@ SERVER_LOG = ARTIFACTS / "streamlit-server.log"
 HEALTH_TIMEOUT_S = 60.0
 
 
-# Seconds each file's tests took in a full browser-phase run on two processes (FILE_SECONDS_RUN).
+# Seconds each file's tests took (where and how measured: FILE_SECONDS_RUN).
 # The browser tests run in this order, heaviest file first: tests/run_all.sh hands them out a
 # file at a time with --no-loadscope-reorder, which keeps it (pytest-xdist's own order, most
 # tests first, started the longest single tests last and left one process idle meanwhile). A
 # file not listed counts as DEFAULT_FILE_SECONDS; a stale figure costs balance, never a test.
-FILE_SECONDS_RUN = "session 18, wall seconds per file at load 13-17 (about twice CI's)"
+FILE_SECONDS_RUN = ("session 22, wall seconds per file at load 20-28 (several times CI's): the "
+                    "files unchanged that session from a full browser-phase run on two "
+                    "processes, the files whose tests it merged each run alone")
 FILE_SECONDS: dict[str, float] = {
-    "tests/browser/test_drag_window.py": 266,
-    "tests/browser/test_lecture.py": 246,
-    # this and test_pages: the figures above scaled by the ratio of the files' present to
-    # their previous versions, each run alone at the same load (~20): test_every_preset 290 ->
-    # 319 s, test_pages 370 -> 79 s (every page's smoke test is in the walk, not in test_pages)
-    "tests/browser/test_every_preset.py": 271,
-    "tests/browser/test_presenter_pages.py": 229,
-    "tests/browser/test_typing.py": 196,
-    "tests/browser/test_guided_lecture.py": 153,
-    "tests/browser/test_presenter_sizes.py": 149,
-    "tests/browser/test_real_head.py": 149,
-    "tests/browser/test_induction_page.py": 122,
-    "tests/browser/test_share_link.py": 110,
-    "tests/browser/test_backward_pages.py": 105,
-    "tests/browser/test_security.py": 104,
-    "tests/browser/test_grid.py": 98,
-    "tests/browser/test_wide_head.py": 98,
-    "tests/browser/test_long_labels.py": 94,
-    # session 19: the benchmark smoke file (279) split in four (two more below), the browser
-    # tests of each measured alone at load 4-5 (48, 40, 36, 36 s), scaled x 1.75 to this load
-    "tests/pages/test_benchmarks_smoke_browser.py": 84,
-    "tests/pages/test_benchmarks_smoke_floor.py": 70,
-    "tests/browser/test_focus_switch.py": 69,
-    "tests/pages/test_benchmarks_smoke.py": 63,
-    "tests/pages/test_benchmarks_smoke_drag.py": 63,
-    "tests/browser/test_pages.py": 58,
-    "tests/browser/test_trace_and_lines.py": 53,
-    "tests/browser/test_colours_browser.py": 52,
-    "tests/browser/test_cell_sizes.py": 43,
-    "tests/browser/test_speed_fragment.py": 36,
-    "tests/browser/test_clicks_lazy.py": 33,
-    "tests/browser/test_reload.py": 30,
-    "tests/browser/test_model_view.py": 27,
-    "tests/browser/test_chart_component.py": 26,
-    "tests/browser/test_presenter_selectors.py": 23,
+    "tests/browser/test_lecture.py": 283,
+    "tests/browser/test_drag_window.py": 263,
+    "tests/browser/test_guided_lecture.py": 260,
+    "tests/browser/test_wide_head.py": 207,
+    "tests/browser/test_induction_page.py": 206,
+    "tests/browser/test_focus_switch.py": 203,
+    "tests/pages/test_benchmarks_smoke_browser.py": 185,
+    "tests/browser/test_backward_pages.py": 179,
+    "tests/pages/test_benchmarks_smoke_floor.py": 177,
+    "tests/browser/test_presenter_sizes.py": 175,
+    "tests/browser/test_grid.py": 161,
+    "tests/browser/test_every_preset.py": 156,
+    "tests/browser/test_presenter_pages.py": 151,
+    "tests/browser/test_typing.py": 144,
+    "tests/browser/test_presenter_row_browser.py": 144,
+    "tests/browser/test_real_head.py": 131,
+    "tests/browser/test_share_link.py": 128,
+    "tests/browser/test_long_labels.py": 106,
+    "tests/pages/test_benchmarks_smoke_drag.py": 102,
+    "tests/browser/test_page_nav_browser.py": 99,
+    "tests/browser/test_grid_width.py": 93,
+    "tests/pages/test_benchmarks_smoke.py": 92,
+    "tests/browser/test_generate_browser.py": 92,
+    "tests/browser/test_presenter_row_title.py": 70,
+    "tests/browser/test_security.py": 61,
+    "tests/browser/test_colours_browser.py": 60,
+    "tests/browser/test_presenter_selectors.py": 53,
+    "tests/browser/test_trace_and_lines.py": 49,
+    "tests/browser/test_pages.py": 46,
+    "tests/browser/test_cell_sizes.py": 45,
+    "tests/browser/test_chart_component.py": 39,
+    "tests/browser/test_notebook_offline.py": 38,
+    "tests/browser/test_gradients_loss_part.py": 37,
+    "tests/browser/test_reload.py": 35,
+    "tests/browser/test_model_view.py": 33,
+    "tests/browser/test_clicks_lazy.py": 28,
+    "tests/browser/test_speed_fragment.py": 23,
+    "tests/browser/test_hand_made_states.py": 4,
 }
 DEFAULT_FILE_SECONDS = 30.0
 
