@@ -109,7 +109,9 @@ section "5/5 Tests: pytest -m \"$EVERY_TEST\" $*"
 # (tests/conftest.py, ATTNVIZ_CORE_PASSED); their torch/transformers tests run here. Two
 # processes each (pytest-xdist): the tests without a browser, then the browser tests, a file at a
 # time on each process (each process has its own server and Chromium; a file's tests share its
-# fixtures). Measured: 5 min and 11 min, against 25 min for the same tests one at a time.
+# fixtures). Measured on CI before session 22: 3 min 36 s and 12 min 40 s (25 min for the same
+# tests one at a time); session 22 ran the browser tests that reopened the same page and state
+# as steps of one session (benchmarks/RESULTS.md, "Test suite wall time").
 export ATTNVIZ_CORE_PASSED=1
 run_pytest "$PY" -m pytest -n 2 -m "($EVERY_TEST) and not browser" --durations=15 "$@"
 # the browser files in tests/browser/conftest.py's order, heaviest first (FILE_SECONDS), not
