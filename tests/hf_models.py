@@ -481,10 +481,11 @@ def _modernbert_apply_rotary64(q, k, cos, sin, unsqueeze_dim=1):
 def seq2seq_configs() -> dict:
     """name -> (config, BERT-style tokenizer, has a pad token) of the encoder–decoder models
     (capture_seq2seq, seq2seq_layer_inputs, the cross-attention's heads): T5 (no biases, scale
-    1, a relative position bias in the self-attention, 8 buckets) and BART (projection biases
-    drawn by save_model's bias_std, scale 1/√head_dim), 2 + 2 layers of 4 heads, weights
-    large enough for peaked attention."""
-    from transformers import BartConfig, T5Config
+    1, a relative position bias in the self-attention, 8 buckets), BART (projection biases
+    drawn by save_model's bias_std, scale 1/√head_dim), mBART (BART with pre-LayerNorm) and
+    MarianMT (sinusoidal positions), 2 + 2 layers of 4 heads, weights large enough for peaked
+    attention."""
+    from transformers import BartConfig, MarianConfig, MBartConfig, T5Config
 
     ids = dict(pad_token_id=0, bos_token_id=2, eos_token_id=3)
     return {
@@ -497,4 +498,16 @@ def seq2seq_configs() -> dict:
                             decoder_attention_heads=4, encoder_ffn_dim=32, decoder_ffn_dim=32,
                             max_position_embeddings=64, init_std=PARITY_INIT, **ids),
                  False, True),
+        "mbart": (MBartConfig(vocab_size=len(VOCAB), d_model=16, encoder_layers=2,
+                              decoder_layers=2, encoder_attention_heads=4,
+                              decoder_attention_heads=4, encoder_ffn_dim=32,
+                              decoder_ffn_dim=32, max_position_embeddings=64,
+                              init_std=PARITY_INIT, decoder_start_token_id=3, **ids),
+                  False, True),
+        "marian": (MarianConfig(vocab_size=len(VOCAB), d_model=16, encoder_layers=2,
+                                decoder_layers=2, encoder_attention_heads=4,
+                                decoder_attention_heads=4, encoder_ffn_dim=32,
+                                decoder_ffn_dim=32, max_position_embeddings=64,
+                                init_std=PARITY_INIT, decoder_start_token_id=0, **ids),
+                   False, True),
     }

@@ -1,6 +1,6 @@
-"""Encoder–decoder models (T5, BART), exactly: small random-initialised models saved with
-save_pretrained beside a local tokenizer (tests/hf_models.py ``seq2seq_configs``), loaded as a
-user loads them (``load_model``), captured by ``capture_seq2seq`` and read by
+"""Encoder–decoder models (T5, BART, mBART, MarianMT), exactly: small random-initialised models
+saved with save_pretrained beside a local tokenizer (tests/hf_models.py ``seq2seq_configs``),
+loaded as a user loads them (``load_model``), captured by ``capture_seq2seq`` and read by
 ``seq2seq_layer_inputs``, against Hugging Face's own eager attention weights.
 
 * capture: every layer and head of the encoder's self-attention, the decoder's causal
@@ -8,14 +8,15 @@ user loads them (``load_model``), captured by ``capture_seq2seq`` and read by
   and ``cross_attentions`` of the model's own forward (max |diff| ≤ 1e-6 in float32), with the
   labels the rows and columns are: queries the decoder's input, keys the source;
 * a cross-attention head opened as a scenario of the "cross" variant (run by the dashboard's
-  own run path) gives the model's probabilities: ≤ 1e-10 with ``model.double()`` (T5's and
-  BART's eager attention have no float32 step of their own), ≤ 1e-5 as shipped; the heads'
+  own run path) gives the model's probabilities: ≤ 1e-10 with ``model.double()`` (their
+  eager attention has no float32 step of its own), ≤ 1e-5 as shipped; the heads'
   outputs times their rows of W_O, plus b_o, are the block's output;
 * the conventions matter: T5 opened with 1/√d_k, or BART without its biases, moves the
   probabilities by more than 1e-3; T5's self-attention recomputed without its relative
   position bias too;
-* BART's encoder and decoder self-attention heads open as ordinary heads (bidirectional,
-  causal); T5's are refused in a sentence (no variant adds a learned bias of its own).
+* BART's, mBART's (pre-LayerNorm) and MarianMT's (sinusoidal positions) encoder and decoder
+  self-attention heads open as ordinary heads (bidirectional, causal); T5's are refused in a
+  sentence (no variant adds a learned bias of its own).
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def saved(tmp_path_factory):
     folders = {}
     for name, (config, bert, pad) in seq2seq_configs().items():
         folders[name] = save_model(config, bert, pad, tmp_path_factory.mktemp(name), seed=1,
-                                   bias_std=0.5 if name == "bart" else 0.0)
+                                   bias_std=0.0 if name == "t5" else 0.5)
     return folders
 
 
@@ -165,9 +166,10 @@ def test_t5_cross_attention_is_unscaled_and_bart_has_biases(loaded):
     assert moved > MATTERS
 
 
+@pytest.mark.parametrize("name", ["bart", "mbart", "marian"])
 @pytest.mark.parametrize("kind", ["encoder", "decoder"])
-def test_bart_self_attention_heads_open_as_ordinary_heads(loaded, kind):
-    model, tokenizer = loaded["bart"]
+def test_bart_self_attention_heads_open_as_ordinary_heads(loaded, kind, name):
+    model, tokenizer = loaded[name]
     double = model.double()
     try:
         for layer in (0, 1):
