@@ -3,7 +3,7 @@
 import numpy as np
 import streamlit as st
 
-from attnviz.figures import heatmap
+from attnviz.figures import Sizing, Values, heatmap
 from attnviz.scenarios import limits
 from attnviz.scenarios.compare import KINDS, compare, head_choices
 from attnviz.scenarios.registry import VARIANTS
@@ -53,7 +53,7 @@ def row(what, za, zb, diff, shown=None, **kw):
     the page (the weights fitted to the screen: ui/one_map.py)."""
     if kw.get("kind") != "weights" and za is not None and zb is not None:
         bound = float(max(np.abs(za).max(), np.abs(zb).max())) or 1.0
-        kw.update(kind="signed", zmin=-bound, zmax=bound)
+        kw.update(kind="signed", values=Values(zmin=-bound, zmax=bound))
     sized = one_map.fit if shown is not None and what == "weights" else (lambda fig: fig)
     tags = ("a", "b", "diff") if shown is None else (shown,)
     cols = dict(zip(tags, st.columns(3) if shown is None else [st.container()], strict=True))
@@ -79,8 +79,8 @@ def row(what, za, zb, diff, shown=None, **kw):
             st.caption(text.SHAPES)
         else:
             x = a.k_labels if what == "weights" else [f"o{m}" for m in range(diff.shape[1])]
-            show_figure(sized(heatmap(diff, x, a.q_labels, kind="signed", fixed=True,
-                                      bar_below=True)),
+            show_figure(sized(heatmap(diff, x, a.q_labels, kind="signed",
+                                      values=Values(fixed=True), sizing=Sizing(bar_below=True))),
                         key=f"compare_fig_{what}_diff")
 
 

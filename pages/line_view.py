@@ -81,6 +81,6 @@ with right:
     rows = [focus[1]] if focus and focus[0] == "query" else []
     cells = [(i, focus[1]) for i in range(t_q)] if focus and focus[0] == "key" else []
     show_figure(heatmap(weights[h], k_lab, q_lab, kind="weights", x_title=common.AXIS_KEY,
-                        y_title=common.AXIS_QUERY, highlight_rows=rows, highlight_cells=cells),
+                        y_title=common.AXIS_QUERY, highlight=[*rows, *cells]),
                 key="line_view_fig_weights")
     diagnostics_panel(weights if n_heads > 1 else weights[0], q_lab, k_lab, key="line_view_diag")

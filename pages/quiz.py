@@ -96,8 +96,7 @@ if revealed:
     guesses = [(i, p) for i, p in enumerate(predictions) if p is not None]
     st.markdown(f"**{text.HIDDEN_WEIGHTS}**")
     show_figure(heatmap(weights, k_lab, q_lab, kind="weights", x_title=common.AXIS_KEY,
-                        y_title=common.AXIS_QUERY,
-                        highlight_cells=guesses),
+                        y_title=common.AXIS_QUERY, highlight=guesses),
                 key="quiz_fig_weights")
     st.caption(f"{text.OUTLINES} {text.TIES}")
     columns = text.COLUMNS

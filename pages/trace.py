@@ -38,7 +38,7 @@ left, right = st.columns(layout.TRACE_COLUMNS, gap="large")
 with left:
     st.markdown(text.WEIGHTS_TITLE.format(head=text.HEAD_SUFFIX.format(h=head) if multi else ""))
     fig = heatmap(weights, k_lab, q_lab, kind="weights", x_title=common.AXIS_KEY,
-                  y_title=common.AXIS_QUERY, highlight_rows=[i], highlight_cells=[(i, j)])
+                  y_title=common.AXIS_QUERY, highlight=[i, (i, j)])
     if weights.size <= MAX_PICKER_CELLS:
         curve = add_cell_picker(fig, weights, k_lab, q_lab, value_name="α")
         st.caption(text.CLICK)

@@ -6,9 +6,11 @@ line (head) view. Nothing here imports Streamlit.
 
 from attnviz.figures.heatmap import (
     CELL_TEXT_LIMIT,
+    Sizing,
+    Values,
     heatmap,
     mask_figure,
     matrix_kind,
 )
 
-__all__ = ["CELL_TEXT_LIMIT", "heatmap", "mask_figure", "matrix_kind"]
+__all__ = ["CELL_TEXT_LIMIT", "Sizing", "Values", "heatmap", "mask_figure", "matrix_kind"]

@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attnviz.figures.base import figure
-from attnviz.figures.heatmap import heatmap
+from attnviz.figures.heatmap import Values, heatmap
 from attnviz.scenarios.circuits import COPYING, HeadScores
 from attnviz.teach.text import circuits as text
 
@@ -41,10 +41,9 @@ def score_grid(scores: HeadScores, kind: str) -> go.Figure:
     return heatmap(z, [text.HEAD_TICK.format(head=h) for h in range(n_heads)],
                    [text.LAYER_TICK.format(layer=layer) for layer in range(n_layers)],
                    kind="signed" if signed else "weights",
-                   zmin=-1.0 if signed else 0.0, zmax=1.0,
-                   title=text.GRID_TITLE.format(kind=text.KINDS[kind]),
-                   y_title=text.GRID_LAYER, highlight_cells=scores.named(kind),
-                   fixed=True, digits=2)
+                   title=text.GRID_TITLE.format(kind=text.KINDS[kind]), y_title=text.GRID_LAYER,
+                   highlight=scores.named(kind),
+                   values=Values(zmin=-1.0 if signed else 0.0, zmax=1.0, fixed=True, digits=2))
 
 
 def ranked_table(scores: HeadScores, kind: str) -> go.Figure:

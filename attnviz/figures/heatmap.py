@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import unicodedata
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
@@ -125,27 +126,10 @@ def _colour_args(z: np.ndarray, kind: str, zmin: float | None, zmax: float | Non
     return dict(colorscale=colour_scale(SEQUENTIAL_SCALE), zmin=lo, zmax=hi)
 
 
-def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
-            y_labels: Sequence[str] | None = None, *, kind: str | None = None,
-            title: str = "", x_title: str = "", y_title: str = "",
-            zmin: float | None = None, zmax: float | None = None, digits: int = 3,
-            highlight_rows: Sequence[int] = (), highlight_cells: Sequence[tuple[int, int]] = (),
-            show_text: bool | None = None, height: int | None = None,
-            fixed: bool | None = None, bar_below: bool | None = None,
-            top: int | None = None, tick_px: float | None = None,
-            tick_chars: int = TICK_CHARS) -> go.Figure:
-    """A labelled heatmap of one matrix.
+@dataclass(frozen=True)
+class Values:
+    """How a :func:`heatmap` shows its values: the colour range and the numbers in its cells.
 
-    Parameters
-    ----------
-    z : array_like of shape (rows, cols)
-        1-D input is drawn as one row. −inf is drawn as a grey "−∞" cell.
-    x_labels, y_labels : sequence of str, optional
-        Column and row labels; must be unique (use :func:`attnviz.position_labels`).
-    kind : {"weights", "signed", "sequential", "mask"}, optional
-        Colour convention of what the matrix *is* (:mod:`attnviz.figures.colours`), not of its
-        values: by default "signed" (diverging, centred at 0, a symmetric range even while
-        every entry is positive); "sequential" only for matrices that cannot be negative.
     zmin, zmax : float, optional
         Shared colour range (e.g. the same scale for every head); a signed matrix's numbers
         then follow the zero rule of :func:`cell_text` for that range, as every head's do (a
@@ -159,29 +143,98 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
         Write ``digits`` decimals instead of significant digits; by default only for
         ``"weights"``. Differences of weights or outputs use it too: 0.007 beside −0.131 keeps
         the cells' numbers short enough to be read in a narrow chart.
+    show : bool, optional
+        Write numbers in cells; by default only for matrices up to CELL_TEXT_LIMIT per side.
+    """
+
+    zmin: float | None = None
+    zmax: float | None = None
+    digits: int = 3
+    fixed: bool | None = None
+    show: bool | None = None
+
+
+# What a heatmap's height is made for (Sizing.role): "matrix" grows with its rows; "lecture", a
+# chart of the Playground's row of three, has rows of the lecture's height (up to
+# CELL_TEXT_LIMIT rows) and labels cut to REF_CHARS; "square" is as high as a page's column is
+# wide; "strip" is one row (a row of sums, a single query); "list" has a short row per entry
+# (one per head).
+ROLES = ("matrix", "lecture", "square", "strip", "list")
+
+
+@dataclass(frozen=True)
+class Sizing:
+    """What a :func:`heatmap`'s geometry is for, in words: this module makes the layout from
+    it, and the chart component fits it to the screen (attnviz/ui/plotly_fit.js).
+
+    role : str
+        One of :data:`ROLES`.
     bar_below : bool, optional
         The colour bar under the matrix instead of at its right: a chart in a narrow column
         (Compare's A − B) keeps that width for its cells and their numbers. By default only
         for one or two rows, whose bar at the right is too short for readable ticks.
-    highlight_rows, highlight_cells
-        Rows / (row, col) cells outlined in orange.
-    show_text : bool, optional
-        Write numbers in cells; by default only for matrices up to CELL_TEXT_LIMIT per side.
-    height : int, optional
-        Figure height in pixels for column labels of up to :data:`REF_CHARS` characters; by
-        default it grows with the number of rows. Longer labels add the extra top margin they
-        need to it (the cells keep their height whatever the labels).
-    top : int, optional
-        A top margin shared with the charts beside it over the same rows (their rows line up):
-        at least :func:`top_margin` of these labels at ``tick_px``; column labels that do not
-        fit upright are turned by :data:`TURNED`. What it exceeds the margin of
-        :data:`REF_CHARS`-character labels is added to the figure's height.
-    tick_px : float, optional
-        The size of the axis labels' type ``top`` was computed for (default :data:`FONT_PX`).
-    tick_chars : int
-        Labels are cut to this many character widths on the axes (the hover shows them
-        whole): a narrow chart (the lecture view's) takes :data:`REF_CHARS`, the length its
-        layout is drawn for, so that long labels take no room from its cells.
+    colour_bar : bool
+        False: the scale is shared with a chart beside it that draws the bar; this one draws
+        none but keeps its room, so that the charts of a row have cells of one width.
+    row_labels : bool
+        False: the chart on its left labels the same rows; this one draws none and keeps no
+        room for them (only the overhang of its first turned column label).
+    column_labels : bool
+        False: the chart above shows the same columns (a grid of heads); none drawn, and
+        the top margin is a gap.
+    gaps : bool, optional
+        Lines between the cells; by default up to 64 rows and columns, and never on the
+        diverging scale (a light line reads as a zero). Off for thumbnails of many cells.
+    beside : sequence of label lists, optional
+        The column labels of every chart in the row over the same rows, this one's included:
+        the charts share one top margin, at least :func:`top_margin` of each at the axis type,
+        so that their rows line up; labels that do not fit upright are turned by
+        :data:`TURNED`. What that margin exceeds the one :data:`REF_CHARS`-character labels
+        take is added to the figure's height.
+    presenter : bool
+        Drawn in presenter mode's type (the chart component gives it): margins and heights
+        for that type.
+    thin_columns : bool
+        The columns are numbered (0, 1, 2, ...): Plotly writes as many of their labels as the
+        plot's width holds instead of every one.
+    """
+
+    role: str = "matrix"
+    bar_below: bool | None = None
+    colour_bar: bool = True
+    row_labels: bool = True
+    column_labels: bool = True
+    gaps: bool | None = None
+    beside: Sequence[Sequence[str]] | None = None
+    presenter: bool = False
+    thin_columns: bool = False
+
+
+def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
+            y_labels: Sequence[str] | None = None, *, kind: str | None = None,
+            title: str = "", x_title: str = "", y_title: str = "",
+            highlight: Sequence[int | tuple[int, int]] = (), values: Values = Values(),
+            sizing: Sizing = Sizing()) -> go.Figure:
+    """A labelled heatmap of one matrix.
+
+    Parameters
+    ----------
+    z : array_like of shape (rows, cols)
+        1-D input is drawn as one row. −inf is drawn as a grey "−∞" cell.
+    x_labels, y_labels : sequence of str, optional
+        Column and row labels; must be unique (use :func:`attnviz.position_labels`).
+    kind : {"weights", "signed", "sequential", "mask"}, optional
+        Colour convention of what the matrix *is* (:mod:`attnviz.figures.colours`), not of its
+        values: by default "signed" (diverging, centred at 0, a symmetric range even while
+        every entry is positive); "sequential" only for matrices that cannot be negative.
+    title, x_title, y_title : str
+        The title (written above the columns, with the x axis's name after it) and the axes'.
+    highlight : sequence
+        Outlined in orange: a row number outlines that row, a (row, col) pair that cell.
+    values : Values
+        The colour range and the numbers written in the cells.
+    sizing : Sizing
+        What the geometry is for (a lecture chart, a strip, a thumbnail without labels...).
 
     Returns
     -------
@@ -192,28 +245,32 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
     kind = kind or "signed"
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    if sizing.role not in ROLES:
+        raise ValueError(f"role must be one of {', '.join(ROLES)}, got {sizing.role!r}")
     x_labels = list(x_labels) if x_labels is not None else [str(j) for j in range(cols)]
     y_labels = list(y_labels) if y_labels is not None else [str(i) for i in range(rows)]
     shown = np.where(np.isneginf(z), np.nan, z)  # −inf: a gap, painted over by _hatch_minus_inf
     if z.size > _FLOAT32_ABOVE:
         shown = shown.astype(np.float32)
+    show_text = values.show
     if show_text is None:
         show_text = rows <= CELL_TEXT_LIMIT and cols <= CELL_TEXT_LIMIT
     # 1-px gaps would hide small cells; on a diverging scale a light gap reads as a zero
-    gap = 1 if max(rows, cols) <= _GAPLESS_ABOVE and kind != "signed" else 0
+    gaps = sizing.gaps if sizing.gaps is not None else max(rows, cols) <= _GAPLESS_ABOVE
+    gap = 1 if gaps and kind != "signed" else 0
     colour_bar = dict(thickness=12, len=0.9, outlinewidth=0, x=1, xpad=8)
-    if bar_below is None:
-        bar_below = rows <= 2
+    bar_below = rows <= 2 if sizing.bar_below is None else sizing.bar_below
     if rows <= 3 and not bar_below:  # a short bar: three ticks, not five crowded ones
         colour_bar["nticks"] = 3
     trace = dict(z=shown, x=x_labels, y=y_labels, xgap=gap, ygap=gap, hoverongaps=True,
                  # the bar at a fixed distance from the plot (Plotly's default is 2 % of the
                  # width), so its margin does not depend on the width either
-                 colorbar=colour_bar, **_colour_args(z, kind, zmin, zmax))
+                 colorbar=colour_bar, **_colour_args(z, kind, values.zmin, values.zmax))
     hover_rows = (f"{y_title or common.FIGURE_ROW} %{{y}}<br>"
                   f"{x_title or common.FIGURE_COLUMN} %{{x}}<br>")
     if show_text:
-        text, exact = _texts(z, kind, digits, kind == "weights" if fixed is None else fixed,
+        fixed = kind == "weights" if values.fixed is None else values.fixed
+        text, exact = _texts(z, kind, values.digits, fixed,
                              scale=range_scale(trace) if kind == "signed" else None)
         trace.update(text=text, texttemplate="%{text}", customdata=exact,
                      hovertemplate=(hover_rows + common.FIGURE_VALUE
@@ -224,18 +281,21 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
         trace.update(hovertemplate=hover_rows
                      + f"{common.FIGURE_VALUE} %{{z:{digits_shown}}}<extra></extra>")
     data = [dict(type="heatmap", **trace)]
-    row_px = 34 if rows <= CELL_TEXT_LIMIT else max(4, 420 // rows)
+    tick_chars = REF_CHARS if sizing.role == "lecture" else TICK_CHARS
+    tick_px = PRESENTER_TICK_PX if sizing.presenter else FONT_PX
+    height = _height(sizing, rows)
     margin = _margins(x_labels, y_labels, title or x_title, y_title,
                       colour_bar=_colour_bar_chars(trace), tick_chars=tick_chars)
     extra = _extra_top(x_labels, margin["t"], bool(title or x_title))  # long column labels
-    if top is not None:
-        extra = max(0, top - top_margin([], tick_px or FONT_PX, reference=True))
+    shared = sizing.beside is not None
+    if shared:
+        top = max(top_margin(labels, tick_px, tick_chars=tick_chars) for labels in sizing.beside)
+        extra = max(0, top - top_margin([], tick_px, reference=True))
         margin["t"] = top
     if CELL_TEXT_LIMIT < rows <= CELL_TEXT_LIMIT * 4:  # every row labelled, rows < a label
-        margin["b"] += _overhang((height or int(min(640, max(180, 70 + row_px * rows))))
-                                 - margin["t"] - margin["b"], rows)
+        margin["b"] += _overhang(height - margin["t"] - margin["b"], rows)
     layout = dict(
-        height=(height or int(min(640, max(180, 70 + row_px * rows)))) + extra,
+        height=height + extra,
         margin=margin,
         plot_bgcolor=MINUS_INF_BG,
         xaxis=axis(axis_title(title, x_title), side="top", type="category",
@@ -243,7 +303,7 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
                     # turned by 45° where they do not stand side by side (Plotly's own choice,
                     # 30° or 90° by the width, needed margins only a second drawing found)
                     **({"tickangle": TURNED} if not upright(x_labels, tick_chars)
-                       and (top is not None or cols <= CELL_TEXT_LIMIT) else {})),
+                       and (shared or cols <= CELL_TEXT_LIMIT) else {})),
         yaxis=axis(y_title, autorange="reversed", type="category", automargin=True,
                     **_ticks(y_labels, tick_chars)),
         font=dict(size=FONT_PX),
@@ -254,14 +314,40 @@ def heatmap(z: ArrayLike, x_labels: Sequence[str] | None = None,
                           ypad=8, len=1)
         layout["height"] += BAR_BELOW_PX - layout["margin"]["b"]  # the cells keep their height
         layout["margin"].update(r=10, b=BAR_BELOW_PX)
+    if not sizing.colour_bar:
+        data[0]["showscale"] = False  # (its room kept: the row's charts keep one width)
+    if not sizing.row_labels:
+        # without automargin the axis keeps no room for labels it does not draw
+        layout["yaxis"] = dict(layout["yaxis"], showticklabels=False, title=dict(text=""),
+                               automargin=False)
+        margin["l"] = UNLABELLED_LEFT_PX
+    if sizing.thin_columns:
+        layout["xaxis"]["tickmode"] = "auto"
+    if not sizing.column_labels:
+        layout["xaxis"] = dict(layout["xaxis"], showticklabels=False)
+        margin["t"] = UNLABELLED_TOP_PX
     if np.isneginf(z).any():
         layout["plot_bgcolor"] = "white"
         data.append(_minus_inf_trace(z, x_labels, y_labels, show_text, gap=gap))
-    shapes = ([_outline(r - 0.5, r + 0.5, -0.5, cols - 0.5) for r in highlight_rows]
-              + [_outline(r - 0.5, r + 0.5, c - 0.5, c + 0.5) for r, c in highlight_cells])
+    shapes = [_outline(r - 0.5, r + 0.5, -0.5, cols - 0.5) if isinstance(r, int | np.integer)
+              else _outline(r[0] - 0.5, r[0] + 0.5, r[1] - 0.5, r[1] + 0.5) for r in highlight]
     if shapes:
         layout["shapes"] = shapes
     return figure(data, layout)
+
+
+def _height(sizing: Sizing, rows: int) -> int:
+    """A heatmap's height before long column labels and a bar below add theirs: by its role."""
+    if sizing.role == "lecture" and rows <= CELL_TEXT_LIMIT:
+        return LECTURE_PAD_PX + (PRESENTER_ROW_PX if sizing.presenter else LECTURE_ROW_PX) * rows
+    if sizing.role == "square":
+        return SQUARE_PX
+    if sizing.role == "strip":
+        return STRIP_PX
+    if sizing.role == "list":
+        return LIST_PAD_PX + LIST_ROW_PX * rows
+    row_px = 34 if rows <= CELL_TEXT_LIMIT else max(4, 420 // rows)
+    return int(min(640, max(180, 70 + row_px * rows)))
 
 
 def axis_title(title: str, x_title: str) -> str:
@@ -284,6 +370,19 @@ TURNED_UPRIGHT_PX = 35
 TURNED_TITLE_PX = 16
 TURNED_RIGHT_PX = 14
 BAR_BELOW_PX = 46  # a colour bar under the matrix, with its tick labels
+# the margins of a figure drawn in presenter mode's axis type (the chart component gives it:
+# attnviz/ui/plotly_fit.js PRESENTER_TICK_PX)
+PRESENTER_TICK_PX = 16
+UNLABELLED_LEFT_PX = 14  # no row labels: the first turned column label's overhang
+UNLABELLED_TOP_PX = 8  # no column labels: the gap above the cells (a grid row of heads)
+# the heights of Sizing's roles (ROLES)
+LECTURE_ROW_PX = 28  # one matrix row of a lecture chart
+PRESENTER_ROW_PX = 44  # the same on a projector: room for 22 px numbers
+LECTURE_PAD_PX = 50  # a lecture chart's height beyond its rows (axes, margins)
+SQUARE_PX = 420  # a square chart (Positional encoding's PE matrix and similarity)
+STRIP_PX = 130  # a one-row chart
+LIST_PAD_PX = 160  # a list chart's axes and title ...
+LIST_ROW_PX = 24  # ... and each of its rows
 
 
 def _colour_bar_chars(trace: dict) -> int:

@@ -17,7 +17,7 @@ from numpy.typing import ArrayLike
 
 from attnviz.figures import training
 from attnviz.figures.base import axis, figure
-from attnviz.figures.heatmap import WEIGHTS_SCALE, colour_scale, heatmap, tick_text
+from attnviz.figures.heatmap import WEIGHTS_SCALE, Values, colour_scale, heatmap, tick_text
 from attnviz.figures.lines import COLOURS, REFERENCE_COLOUR
 
 PHASE_COLOUR = "rgba(214, 39, 40, 0.12)"  # the phase change's band
@@ -315,5 +315,5 @@ def residual_figure(norms: ArrayLike, row_labels: Sequence[str], col_labels: Seq
     """‖what each part writes into the residual stream‖ at every position: a heatmap, rows
     the embedding and each head, columns the positions."""
     norms = np.asarray(norms, dtype=float)
-    return heatmap(norms, list(col_labels), list(row_labels), kind="sequential",
-                   x_title=x_title, zmin=0.0)
+    return heatmap(norms, list(col_labels), list(row_labels), kind="sequential", x_title=x_title,
+                   values=Values(zmin=0.0))

@@ -253,8 +253,8 @@ def weights_heatmap(w: ArrayLike, labels: Sequence[str], *, causal: bool,
     """One matrix with its token labels (the attnviz heatmap), blank above the diagonal for a
     causal model and a line at the second segment's first token."""
     z = causal_blank(w) if causal else np.asarray(w, dtype=np.float64)
-    fig = heatmap(z, list(labels), list(labels), kind="weights", x_title=x_title,
-                  y_title=y_title, highlight_rows=[] if focus is None else [focus])
+    fig = heatmap(z, list(labels), list(labels), kind="weights", x_title=x_title, y_title=y_title,
+                  highlight=[] if focus is None else [focus])
     if causal:
         trace = fig.data[0]
         if trace.text is not None:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from attnviz.figures.heatmap import MINUS_INF_BG, heatmap, minus_signs
+from attnviz.figures.heatmap import MINUS_INF_BG, Sizing, Values, heatmap, minus_signs
 from attnviz.teach.pitfalls import Panel
 from attnviz.teach.text import pitfalls as text
 
@@ -45,15 +45,15 @@ def shared_range(panels: Sequence[Panel]) -> dict:
     return dict(zmin=min(0.0, float(finite.min())), zmax=max(1.0, float(finite.max())))
 
 
-def panel_figure(panel: Panel, **kwargs) -> go.Figure:
+def panel_figure(panel: Panel, **ranges) -> go.Figure:
     """The heatmap of one pitfall panel; NaN and +inf cells are labelled, not hidden.
 
-    Keyword arguments go to :func:`attnviz.figures.heatmap` (e.g. a shared zmin/zmax).
+    ``ranges``: a colour range shared with another panel (``zmin``, ``zmax``: :func:`shared_range`).
     """
     z = np.atleast_2d(np.asarray(panel.z, dtype=float))
-    if z.shape[0] == 1:
-        kwargs.setdefault("height", 130)  # a strip (row sums, a single query)
-    fig = heatmap(z, panel.x_labels, panel.y_labels, kind=panel.kind, **kwargs)
+    strip = Sizing(role="strip") if z.shape[0] == 1 else Sizing()  # row sums, a single query
+    fig = heatmap(z, panel.x_labels, panel.y_labels, kind=panel.kind, values=Values(**ranges),
+                  sizing=strip)
     odd = np.isnan(z) | np.isposinf(z)
     if not odd.any():
         return fig

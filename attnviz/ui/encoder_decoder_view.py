@@ -7,10 +7,10 @@ import numpy as np
 import streamlit as st
 
 from attnviz.core.additive import attention_pooling
-from attnviz.figures import heatmap
+from attnviz.figures import Sizing, heatmap
 from attnviz.scenarios.scenario import with_positions
 from attnviz.teach.text import encoder_decoder as text
-from attnviz.ui import controls, layout, state
+from attnviz.ui import controls, state
 from attnviz.ui import model_view as mv
 from attnviz.ui.editors import matrix_editor
 from attnviz.ui.panels import matrix_panel
@@ -101,12 +101,12 @@ def pooling_views(scenario, new_w, new_b, tgt_labels: list[str]) -> None:
     c1, c2 = st.columns(2, gap="large")
     with c1:
         matrix_panel(text.POOL_SCORES,
-                     heatmap(pool.scores, tgt_labels, ["e"], height=layout.ONE_ROW_CHART_PX),
+                     heatmap(pool.scores, tgt_labels, ["e"], sizing=Sizing(role="strip")),
                      key="encoder_decoder_fig_pool_scores")
         context = heatmap(pool.output, controls.dims("d", pool.output.shape[0]), ["c"],
-                          height=layout.ONE_ROW_CHART_PX)
+                          sizing=Sizing(role="strip"))
         matrix_panel(text.POOL_CONTEXT, context, key="encoder_decoder_fig_pool_context")
     with c2:
         matrix_panel(text.POOL_WEIGHTS, heatmap(pool.weights, tgt_labels, ["α"], kind="weights",
-                                                height=layout.ONE_ROW_CHART_PX),
+                                                sizing=Sizing(role="strip")),
                      key="encoder_decoder_fig_pool_weights")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from attnviz.figures import heatmap, mask_figure
+from attnviz.figures import Sizing, heatmap, mask_figure
 from attnviz.io import export
 from attnviz.teach.text import common
 from attnviz.teach.text import playground as text
@@ -81,11 +81,11 @@ def all_panels(scenario, result) -> None:
         pooled = pooled_heads(q_lab, k_lab, text.HEADS_EXACT)
         for col, h in zip(st.columns(att.n_heads), range(att.n_heads), strict=True):
             with col:
+                # more than two heads: one bar for the shared scale, on the last
+                bar = att.n_heads <= 2 or h == att.n_heads - 1
                 fig = heatmap(pooled(att.weights[h]), pooled.k_labels, pooled.q_labels,
-                              kind="weights",
-                              title=common.HEAD_NAME.format(h=h))
-                if att.n_heads > 2 and h < att.n_heads - 1:  # one bar for the shared scale
-                    fig.update_traces(showscale=False)
+                              kind="weights", title=common.HEAD_NAME.format(h=h),
+                              sizing=Sizing(colour_bar=bar))
                 matrix_panel(common.HEAD_NAME.format(h=h), fig,
                              key=f"playground_fig_head_{h}")
                 report = text.REPORT_HEAD_POOLED if pooled.factor > 1 else text.REPORT_HEAD

@@ -45,7 +45,6 @@ from attnviz.teach.text import gradients as text
 from attnviz.ui import controls, layout, state
 from attnviz.ui.editors import matrix_editor
 from attnviz.ui.panels import show_figure
-from attnviz.ui.plotly_view import drawn_when_seen
 
 SWEEP_MEMO = "gradients_sweep_memo"  # {fingerprint of the inputs: ‖dS̃‖ per value or a message}
 SWEEPS_KEPT = 6  # the sweeps kept per session (each a few numbers): every loss of two scenarios
@@ -99,8 +98,8 @@ def pair(title: str, grad_title: str, forward, cols, rows, formula: str, key: st
         left.markdown(f"**{title}**")
         right.markdown(f"**{grad_title}**")
     with left:
-        show_figure(drawn_when_seen(heatmap(forward, cols, rows, kind=kind)),
-                    key=f"{key}_fwd", filename=title)
+        show_figure(heatmap(forward, cols, rows, kind=kind), key=f"{key}_fwd",
+                    filename=title, lazy=True)
     return GradSlot(right, f"{key}_grad", f"d_{title}", cols, rows, pick)
 
 
@@ -287,9 +286,8 @@ def loss_part(slots: Slots, scenario, result, kind: str) -> None:
     slots.d_weights.latex(f["d_weights"])
     for place in slots.grads:
         with place.box:
-            show_figure(drawn_when_seen(heatmap(place.pick(grads), place.cols, place.rows,
-                                                kind="signed")),
-                        key=place.key, filename=place.filename)
+            show_figure(heatmap(place.pick(grads), place.cols, place.rows, kind="signed"),
+                        key=place.key, filename=place.filename, lazy=True)
     trace(slots, result, grads)
     if slots.sweep is not None:
         sweep_charts(slots, scenario, result, loss)
@@ -342,11 +340,11 @@ def sweep_charts(slots: Slots, scenario, result, loss: Loss) -> None:
                              else text.SWEEP_AXIS_TEMPERATURE,
                              y_title=text.SWEEP_AXIS_NORM, x_axis=dict(type="log"))
             mark_x(fig, pick * sweep.base)  # the picked value
-            show_figure(drawn_when_seen(fig), key="gradients_fig_sweep")
+            show_figure(fig, key="gradients_fig_sweep", lazy=True)
     with slots.sweep_map:
         try:
             d_scaled = gradients(sweep.swept(scenario, pick), loss).attention.d_scaled[slots.head]
             fig = heatmap(d_scaled, result.k_labels, result.q_labels, kind="signed")
-            show_figure(drawn_when_seen(fig), key="gradients_fig_sweep_heatmap")
+            show_figure(fig, key="gradients_fig_sweep_heatmap", lazy=True)
         except ValueError as exc:
             st.warning(f"{text.CANNOT}: {exc}")

@@ -18,6 +18,7 @@ import math
 import numpy as np
 import streamlit as st
 
+from attnviz.figures.heatmap import PRESENTER_TICK_PX
 from attnviz.figures.induction import (
     formation_figure,
     position_loss_figure,
@@ -43,7 +44,7 @@ from attnviz.scenarios.induction import (
 from attnviz.scenarios.scenario import position_labels
 from attnviz.teach.text import induction as text
 from attnviz.ui import state
-from attnviz.ui.panels import PRESENTER_TICK_PX, show_figure
+from attnviz.ui.panels import show_figure
 
 RUN = "induction_run"  # dict(settings, state: TrainingState or None, run, paused)
 EXPERIMENT = "induction_experiment"  # the experiment whose talking point is shown
@@ -268,8 +269,7 @@ def formation(run: InductionRun) -> None:
         play=text.PLAY, pause=text.PAUSE, query_title=text.QUERY_AXIS, key_title=text.KEY_AXIS,
         **(dict(label_px=PRESENTER_TICK_PX, grid_px=PRESENTER_GRID_PX, beside=True)
            if state.presenter() else dict(label_px=LABEL_PX)))
-    fit_screen(fig)
-    show_figure(fig, key="induction_fig_grid", frames=frames, grow=False)
+    show_figure(fig, key="induction_fig_grid", frames=frames, grow=False, fit=screen_fit(fig))
     roles = run.roles
     if roles.formed:
         st.success(text.FORMED.format(
@@ -287,15 +287,14 @@ def formation(run: InductionRun) -> None:
     st.caption(text.WATCH_CAPTION)
 
 
-def fit_screen(fig) -> None:
-    """Let the browser make the figure as tall as the screen leaves under its top (its plot
-    area one "row" of the chart component's ``fit``, between the height it was built with and
+def screen_fit(fig) -> dict:
+    """The chart component's ``fit`` that makes the figure as tall as the screen leaves under
+    its top (its plot area one "row" of the fit, between the height it was built with and
     :data:`FIT_GROW` times that): a taller screen draws bigger cells, the loss and the slider
     grow with them (every vertical place in the figure is a fraction of its plot area)."""
     margin = fig.layout.margin
     area = fig.layout.height - margin.t - margin.b
-    fig.update_layout(meta={"attnviz": {"fit": dict(
-        bottom=margin.b + FIT_GAP_PX, rows=1, minRow=area, maxRow=round(area * FIT_GROW))}})
+    return dict(bottom=margin.b + FIT_GAP_PX, rows=1, minRow=area, maxRow=round(area * FIT_GROW))
 
 
 def head_title(run: InductionRun, layer: int, head: int) -> str:

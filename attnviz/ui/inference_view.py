@@ -12,7 +12,7 @@ import streamlit as st
 from attnviz.core.decode import cache_bytes
 from attnviz.core.online import memory_traffic
 from attnviz.figures import heatmap
-from attnviz.figures.heatmap import axis_title, with_slider
+from attnviz.figures.heatmap import Values, axis_title, with_slider
 from attnviz.scenarios import limits, sweep
 from attnviz.scenarios.scenario import run_scenario, with_variant
 from attnviz.teach.text import common
@@ -241,8 +241,8 @@ def kv_views(scenario, result, call: int, prefill: int) -> None:
         st.markdown(f"**{text.ASSEMBLED}**")
         done = np.full(np.shape(att.weights), np.nan)
         done[:rows.stop] = np.asarray(att.weights)[:rows.stop]
-        show_figure(heatmap(done, labels, labels, kind="weights",
-                            highlight_rows=list(rows)), key="inference_fig_assembled")
+        show_figure(heatmap(done, labels, labels, kind="weights", highlight=list(rows)),
+                    key="inference_fig_assembled")
     st.caption(text.ALIGN_NOTE)
     st.markdown(text.DIFFERENCE.format(value=f"{att.difference:.1e}"))
     entries = 2 * step.cache_len * int(np.shape(att.k)[1])
@@ -261,8 +261,8 @@ def online_views(scenario, result, j: int, tile: int) -> None:
     state_j = att.tiles[j]
     cells = [(i, c) for i in range(len(q_lab)) for c in range(state_j.start, state_j.stop)]
     st.markdown(f"**{text.SCORES}**")
-    show_figure(heatmap(att.masked, k_lab, q_lab, highlight_cells=cells,
-                        x_title=common.AXIS_KEY, y_title=common.AXIS_QUERY),
+    show_figure(heatmap(att.masked, k_lab, q_lab, x_title=common.AXIS_KEY,
+                        y_title=common.AXIS_QUERY, highlight=cells),
                 key="inference_fig_scores")
     left, right = st.columns(2, gap="large")
     with left:
@@ -314,6 +314,6 @@ def sink_views(sinks, result, *, window: int, n_sink: int, logit: float | None) 
         shares = np.column_stack([np.asarray(att.weights).sum(axis=1), att.sink_weight])
         # a row sum may round to 1 + 2e-16: the scale reaches it rather than clip it
         show_figure(heatmap(shares, list(text.SINK_COLUMNS), labels, kind="weights",
-                            zmax=max(1.0, float(shares.max()))),
+                            values=Values(zmax=max(1.0, float(shares.max())))),
                     key="inference_fig_sink_shares")
     st.caption(text.SINKS_WHY)

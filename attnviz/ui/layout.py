@@ -18,9 +18,6 @@ LECTURE_INPUTS = [3, 2]  # the editor | tokens and settings
 # their room (presenter mode keeps equal thirds: its numbers need them)
 LABELLED_FIRST = [1.3, 1, 1]
 EQUAL_THIRDS = 3
-LECTURE_ROW_PX = 28  # one matrix row of a lecture chart
-PRESENTER_ROW_PX = 44  # the same on a projector: room for 22 px numbers
-LECTURE_CHART_PAD_PX = 50  # a lecture chart's height beyond its rows (axes, margins)
 # presenter mode: the charts' heights follow the screen (plotly_fit.js), each row between these
 PRESENTER_MIN_ROW_PX = 20  # room for 14 px numbers
 PRESENTER_MAX_ROW_PX = 160
@@ -53,7 +50,6 @@ HEADS_PER_ROW = 4  # the heads focus: thumbnails per row
 # presenter mode: every head of the heads focus on the first screen (the heights follow it)
 PRESENTER_HEADS_MIN_ROW_PX = 8  # a thumbnail's row at least (no number below 14 px: hover)
 HEAD_TITLE_PX = 56  # a grid row of heads above its chart: the head's name and the gaps
-HEAD_UNLABELLED_TOP_PX = 8  # a thumbnail's top margin without column labels (lower grid rows)
 
 # --- Playground: every matrix ------------------------------------------------------------------
 FULL_INPUTS = [4, 8]  # inputs | every matrix
@@ -71,19 +67,10 @@ TASK_FIELDS_HEAD = [3, 3, 2]  # Learn: the task | the trained fields | the head
 TRAINING_SETTINGS = [2, 3, 2, 3, 2]  # Learn: optimizer | rate | steps | start | seed
 TRAIN_BUTTONS = [1, 2, 6]  # Learn: Train | Continue, the rest of the row empty
 
-# --- Numbers in a heatmap's cells (px): the largest size that fits the drawn cells, at most the
-# second number; none below the first (hover gives them). Measured in the browser: plotly_fit.js
-CELL_TEXT_PX = (10, 13)
-PRESENTER_CELL_TEXT_PX = (14, 32)
-
 # --- Chart and table heights (px) ------------------------------------------------------------
-SQUARE_CHART_PX = 420  # Positional encoding: the PE matrix, the similarity of positions
 LINE_CHART_PX = 340  # Positional encoding: the curves beside them
-ONE_ROW_CHART_PX = 130  # Encoder–decoder: a one-row pooling chart
 WRITTEN_LINES_PX = 420  # Step by step: written arithmetic beyond WRITTEN_LINES_FIT lines
 WRITTEN_LINES_FIT = 16  # ... up to this many lines it takes the room it needs
-ENTROPY_CHART_PX = 160  # Your own attention: the entropy chart's axes and title ...
-ENTROPY_ROW_PX = 24  # ... and each head's row in it
 TABLE_HEADER_PX = 38  # a table's header row (st.dataframe) ...
 TABLE_ROW_PX = 35  # ... each of its rows ...
 TABLE_MAX_PX = 400  # ... and the most it takes before it scrolls

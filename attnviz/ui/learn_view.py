@@ -11,7 +11,7 @@ from dataclasses import replace
 import numpy as np
 import streamlit as st
 
-from attnviz.figures.heatmap import heatmap
+from attnviz.figures.heatmap import Values, heatmap
 from attnviz.figures.training import training_figure
 from attnviz.scenarios import limits
 from attnviz.scenarios.budget import BUDGET, Budget, click_budget
@@ -153,7 +153,7 @@ def before_training(loss: Loss, att, head: int, q_lab: list[str], k_lab: list[st
         panels = ((text.TARGET_OUTPUT, loss.target), (text.OUTPUT_NOW, att.output))
         bound = float(max(np.abs(loss.target).max(), np.abs(att.output).max())) or 1.0
         cols = controls.dims("o", np.shape(att.output)[1])
-        kw = dict(kind="signed", zmin=-bound, zmax=bound)
+        kw = dict(kind="signed", values=Values(zmin=-bound, zmax=bound))
     # side by side; in presenter mode one at a time, each as large as the screen allows (two
     # side by side at 1024×768 left cells too small for their numbers)
     boxes = (st.tabs([title for title, _ in panels]) if state.presenter()

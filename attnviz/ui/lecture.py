@@ -20,9 +20,9 @@ from attnviz.figures import heatmap
 from attnviz.figures.grid import compact
 from attnviz.figures.heatmap import (
     CELL_TEXT_LIMIT,
-    FONT_PX,
     REF_CHARS,
-    top_margin,
+    UNLABELLED_TOP_PX,
+    Sizing,
     with_slider,
 )
 from attnviz.scenarios import limits, sweep
@@ -34,12 +34,12 @@ from attnviz.teach.text import common
 from attnviz.teach.text import playground as text
 from attnviz.ui import controls, layout, state
 from attnviz.ui.head_grid import grid, label_room, pooled_heads, scale_words
-from attnviz.ui.panels import PRESENTER_TICK_PX, show_figure, slider_value
+from attnviz.ui.panels import show_figure, slider_value
 
 LECTURE_SETTINGS = ("temperature", "pe", "heads", "params")  # beside the inputs; scale on top
 PREVIOUS = "playground_previous"  # the matrices last shown, to outline what a change moved
 M = common.MATRICES
-LECTURE_TICK_CHARS = REF_CHARS  # labels cut to the length the charts are drawn for
+LECTURE_TICK_CHARS = REF_CHARS  # what a lecture chart's labels are cut to (Sizing's "lecture")
 SCALE_GRID = sweep.value_grid(limits.CUSTOM_SCALE_STEP, limits.CUSTOM_SCALE_DRAG_MAX,
                               limits.CUSTOM_SCALE_STEP)  # the custom scale's drag steps
 
@@ -160,7 +160,6 @@ def weights_formula(scenario, result) -> str:
     return text.LECTURE_WEIGHTS[written(scenario, result.mask).masked]
 
 
-UNLABELLED_LEFT_PX = 14  # a chart without row labels: its first turned column label's overhang
 
 
 def slot_key(slot: int, focus: str = "weights") -> str:
@@ -171,14 +170,15 @@ def slot_key(slot: int, focus: str = "weights") -> str:
 
 
 def lecture_panel(name: str, z, x_labels, y_labels, *, key: str, chart_key: str, title_box,
-                  row_labels: bool = True, top: int | None = None, live=None,
+                  row_labels: bool = True, beside=None, live=None,
                   on_release=set_temperature_from_slider, formula: str = "", **kw):
     """One matrix of the lecture view: its title and formula (``formula``, else the text's) in
     ``title_box``, the heatmap with the cells the last change moved outlined;
     ``key``: the matrix's name in this focus (what the last change moved is kept under it);
     ``chart_key``: the chart's (:func:`slot_key`); ``row_labels=False`` leaves
     the row labels to the panel on its left (the same queries), giving the cells their room;
-    ``top``: the top margin the row's charts share (their rows line up). Returns a function
+    ``beside``: the column labels of the row's charts, which share one top margin (their
+    rows line up; :class:`attnviz.figures.heatmap.Sizing`). Returns a function
     that shows the chart, given the room the row's charts keep below their cells (``bottom``,
     px: in presenter mode their heights follow the screen and their cells end at the same
     height)."""
@@ -187,28 +187,20 @@ def lecture_panel(name: str, z, x_labels, y_labels, *, key: str, chart_key: str,
     title = text.LECTURE_TITLES.get(name, title)
     title_box.markdown(text.LECTURE_PANEL_TITLE.format(title=title, formula=formula))
     rows = np.atleast_2d(z).shape[0]
-    row_px = layout.PRESENTER_ROW_PX if state.presenter() else layout.LECTURE_ROW_PX
-    height = layout.LECTURE_CHART_PAD_PX + row_px * rows if rows <= CELL_TEXT_LIMIT \
-        else None  # one screen
-    fig = heatmap(z, x_labels, y_labels, highlight_cells=changed_cells(key, z), height=height,
-                  top=top, tick_px=PRESENTER_TICK_PX if state.presenter() else FONT_PX,
-                  tick_chars=LECTURE_TICK_CHARS, **kw)
-    if not row_labels:
-        # nothing on the left then: without automargin the axis keeps no room for labels it
-        # does not draw (21 px, found by drawing the chart a second time)
-        fig.update_yaxes(showticklabels=False, title_text="", automargin=False)
-        fig.update_layout(margin_l=UNLABELLED_LEFT_PX)
+    rows_sized = rows <= CELL_TEXT_LIMIT  # a lecture chart's rows; more: one screen, grown
+    fig = heatmap(z, x_labels, y_labels, highlight=changed_cells(key, z),
+                  sizing=Sizing(role="lecture", row_labels=row_labels, beside=beside,
+                                presenter=state.presenter()), **kw)
     frames = live(fig) if live else None
 
     def show(bottom: int | None = None) -> None:
-        entry = {}
-        if bottom is not None and state.presenter() and height is not None:
-            entry["fit"] = dict(bottom=bottom, rows=rows, minRow=layout.PRESENTER_MIN_ROW_PX,
-                                maxRow=layout.PRESENTER_MAX_ROW_PX)
-        fig.update_layout(meta={"attnviz": entry})
+        fit = None
+        if bottom is not None and state.presenter() and rows_sized:
+            fit = dict(bottom=bottom, rows=rows, minRow=layout.PRESENTER_MIN_ROW_PX,
+                       maxRow=layout.PRESENTER_MAX_ROW_PX)
         show_figure(fig, key=chart_key, filename=title, frames=frames,
                     on_slider=partial(on_release, chart_key) if frames else None,
-                    grow=height is None)
+                    grow=not rows_sized, fit=fit)
 
     show.bottom = fig.layout.margin.b or 0  # what this chart keeps below its cells
     return show
@@ -423,10 +415,7 @@ def lecture_charts(scenario, result, focus: str, h: int) -> None:
     # titles in a row of their own, aligned at the bottom (one may wrap), and one top margin
     # for the charts: the three charts' rows line up, the row labels drawn by the first only
     titles = st.columns(widths, gap="small", vertical_alignment="bottom")
-    font = PRESENTER_TICK_PX if state.presenter() else FONT_PX
-    top = max(top_margin(x_labels, font, tick_chars=LECTURE_TICK_CHARS)
-              for _, _, x_labels, _, _ in panels) \
-        if same_rows else None
+    beside = [x_labels for _, _, x_labels, _, _ in panels] if same_rows else None
     shows = []
     for i, (title_box, (name, z, x_labels, y_labels, kw)) in enumerate(
             zip(titles, panels, strict=True)):
@@ -442,7 +431,7 @@ def lecture_charts(scenario, result, focus: str, h: int) -> None:
         shows.append(lecture_panel(
             name, z, x_labels, y_labels, key=f"{focus}_{chart}", chart_key=slot_key(i, focus),
             title_box=title_box,
-            row_labels=i == 0 or not same_rows, top=top, live=live, on_release=on_release,
+            row_labels=i == 0 or not same_rows, beside=beside, live=live, on_release=on_release,
             formula=scaled_formula(scenario, result) if name == "scaled"
             else weights_formula(scenario, result) if focus == "weights"
             and name == "weights" else "", **kw))
@@ -457,7 +446,7 @@ def heads_row(att, q_lab, k_lab) -> None:
     """Every head's weights on one shared 0–1 scale, pooled for long sequences: the scale said
     once in words and the row labels on the first head of a row, as on Multi-head (a colour
     bar and the labels beside every head leave cells too small for a number at 1024 px).
-    In presenter mode every head is on the first screen (:func:`fit_heads`)."""
+    In presenter mode every head is on the first screen (:func:`heads_fit`)."""
     pooled = pooled_heads(q_lab, k_lab, text.HEADS_EXACT)
     per_row = min(att.n_heads, layout.HEADS_PER_ROW)
     grid_rows = -(-att.n_heads // per_row)
@@ -467,29 +456,28 @@ def heads_row(att, q_lab, k_lab) -> None:
         with col:
             st.markdown(f"**{common.HEAD_NAME.format(h=h)}**")  # (compact drops the title)
             z = pooled(att.weights[h])
+            # presenter mode: the column labels on the first grid row only (the heads under
+            # it have the same columns)
+            labelled = not state.presenter() or h < per_row
             fig = heatmap(z, pooled.k_labels, pooled.q_labels, kind="weights",
-                          title=common.HEAD_NAME.format(h=h),
-                          highlight_cells=changed_cells(f"heads_{h}", z))
+                          title=common.HEAD_NAME.format(h=h) if labelled else "",
+                          highlight=changed_cells(f"heads_{h}", z),
+                          sizing=Sizing(column_labels=labelled))
             compact(fig, y_labels=h % per_row == 0, colour_bar=False)
-            if state.presenter():
-                fit_heads(fig, z.shape[0], below=grid_rows - 1 - h // per_row,
-                          column_labels=h < per_row)
+            fit = heads_fit(fig, z.shape[0], below=grid_rows - 1 - h // per_row) \
+                if state.presenter() else None
             show_figure(fig, key=f"playground_fig_lecture_head_{h}",
-                        filename=common.HEAD_NAME.format(h=h), grow=not state.presenter())
+                        filename=common.HEAD_NAME.format(h=h), grow=not state.presenter(),
+                        fit=fit)
 
 
-def fit_heads(fig, rows: int, *, below: int, column_labels: bool) -> None:
-    """Presenter mode: a head's thumbnail as high as lets every grid row of heads end on the
-    first screen (``below``: the grid rows under this one; their rows of cells share the room,
-    as high as this one's: plotly_fit.js's ``fit``). The column labels only on the first grid
-    row (the heads under it have the same columns). The numbers are written where the drawn
-    cells hold them at 14 px, else left to the hover (GQA's 8 heads of 7 tokens at 1024×768:
-    cells ~30 px wide)."""
-    if not column_labels:
-        fig.layout.xaxis.showticklabels = False
-        fig.layout.margin.t = layout.HEAD_UNLABELLED_TOP_PX
+def heads_fit(fig, rows: int, *, below: int) -> dict:
+    """Presenter mode: the ``fit`` that makes a head's thumbnail as high as lets every grid row
+    of heads end on the first screen (``below``: the grid rows under this one; their rows of
+    cells share the room, as high as this one's: plotly_fit.js's ``fit``). The numbers are
+    written where the drawn cells hold them at 14 px, else left to the hover (GQA's 8 heads of
+    7 tokens at 1024×768: cells ~30 px wide)."""
     bottom = fig.layout.margin.b or 0
-    under = below * (layout.HEAD_TITLE_PX + layout.HEAD_UNLABELLED_TOP_PX + bottom)
-    fig.update_layout(meta={"attnviz": {"fit": dict(
-        bottom=bottom + under, rows=rows, below=below * rows,
-        minRow=layout.PRESENTER_HEADS_MIN_ROW_PX, maxRow=layout.PRESENTER_MAX_ROW_PX)}})
+    under = below * (layout.HEAD_TITLE_PX + UNLABELLED_TOP_PX + bottom)
+    return dict(bottom=bottom + under, rows=rows, below=below * rows,
+                minRow=layout.PRESENTER_HEADS_MIN_ROW_PX, maxRow=layout.PRESENTER_MAX_ROW_PX)

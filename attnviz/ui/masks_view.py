@@ -118,7 +118,7 @@ def mask_views(scenario, mask, att, head: int, kind: str, blocked_rows, q_lab: l
     def weights_panel() -> None:
         _, formula, why = M["weights"]
         fig = heatmap(att.weights, k_lab, q_lab, kind="weights", y_title=Q, x_title=K,
-                      highlight_rows=blocked_rows.tolist())
+                      highlight=blocked_rows.tolist())
         frames = window_frames(fig, scenario, head, len(q_lab), len(k_lab)) \
             if kind == "window" else None
         _panel(text.WEIGHTS_MASKED, fig, "masks_fig_weights", formula,

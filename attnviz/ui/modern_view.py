@@ -9,7 +9,7 @@ import numpy as np
 import streamlit as st
 
 from attnviz.figures import heatmap
-from attnviz.figures.heatmap import mask_figure, with_slider
+from attnviz.figures.heatmap import Values, mask_figure, with_slider
 from attnviz.scenarios import limits, sweep
 from attnviz.teach.modern import (
     angles,
@@ -88,8 +88,8 @@ def show_pe_shifted(scenario, labels: list[str], check, delta: int, base: float,
         checks = [shift_check(scenario, d, base=base) for d in DELTAS]
     zs = [c.pe_shifted for c in checks] if checks else [check.pe_shifted]
     bound = max(float(np.abs(z).max()) for z in zs) or 1.0  # one colour range for every Δ
-    fig = heatmap(check.pe_shifted, labels, labels, kind="signed", zmin=-bound, zmax=bound,
-                  title=title(delta, check.pe_change))
+    fig = heatmap(check.pe_shifted, labels, labels, kind="signed",
+                  title=title(delta, check.pe_change), values=Values(zmin=-bound, zmax=bound))
     frames = None
     if checks:
         frames = with_slider(fig, zs, [str(d) for d in DELTAS], delta, prefix=text.DELTA_PREFIX,
@@ -106,8 +106,9 @@ def show_angles(t: int, d_head: int, delta: int, base: float) -> None:
     thetas = [angles(t + delta, d_head, base=b)[delta:] for b in ROPE_BASES]
     top = max(float(z.max()) for z in thetas) or 1.0
     fig = heatmap(thetas[ROPE_BASES.index(base)], [f"i={i}" for i in range(thetas[0].shape[1])],
-                  [str(p) for p in range(delta, delta + t)], kind="sequential", zmin=0.0,
-                  zmax=top, x_title=text.AXIS_PAIR, y_title=text.AXIS_POSITION)
+                  [str(p) for p in range(delta, delta + t)], kind="sequential",
+                  x_title=text.AXIS_PAIR, y_title=text.AXIS_POSITION,
+                  values=Values(zmin=0.0, zmax=top))
     frames = with_slider(fig, thetas, [f"{b:g}" for b in ROPE_BASES], ROPE_BASES.index(base),
                          prefix=text.BASE_PREFIX, kind="sequential")
     show_dragged(fig, "modern_fig_angles", frames, "modern_base", ROPE_BASES, float,
@@ -168,8 +169,8 @@ def show_normed(scenario, labels: list[str], key_labels: list[str], effect, gain
     zs = [e.normed for e in effects] if effects else [effect.normed]
     finite = [np.abs(z[np.isfinite(z)]) for z in zs]
     bound = max((float(f.max()) for f in finite if f.size), default=1.0) or 1.0
-    fig = heatmap(effect.normed, key_labels, labels, kind="signed", zmin=-bound, zmax=bound,
-                  title=title(gain, effect.bound))
+    fig = heatmap(effect.normed, key_labels, labels, kind="signed",
+                  title=title(gain, effect.bound), values=Values(zmin=-bound, zmax=bound))
     frames = None
     if effects:
         frames = with_slider(fig, zs, [f"{g:g}" for g in GAINS], GAINS.index(gain),
@@ -188,7 +189,7 @@ def show_slopes(n_heads: int) -> None:
 
     slopes = [alibi_slope(n) for n in ALIBI_HEADS]
     fig = heatmap(slopes[ALIBI_HEADS.index(n_heads)], names(n_heads), [text.SLOPE_ROW],
-                  kind="sequential", zmin=0.0, zmax=1.0, title=text.SLOPES_TITLE)
+                  kind="sequential", title=text.SLOPES_TITLE, values=Values(zmin=0.0, zmax=1.0))
     frames = with_slider(fig, slopes, [str(n) for n in ALIBI_HEADS], ALIBI_HEADS.index(n_heads),
                          prefix=text.HEADS_PREFIX, kind="sequential",
                          x_labels=[names(n) for n in ALIBI_HEADS])
@@ -207,7 +208,8 @@ def show_alibi_head(n_heads: int, h: int, length: int, lengths: list[int], *,
     (64 × 64 numbers, twice)."""
     lengths = lengths if slider else None
     low = float(causal_bias(n_heads, 0, length)[length - 1, 0]) or -1.0  # −m_0·(length − 1)
-    fig = heatmap(causal_bias(n_heads, h, length), kind="signed", zmin=low, zmax=-low)
+    fig = heatmap(causal_bias(n_heads, h, length), kind="signed",
+                  values=Values(zmin=low, zmax=-low))
     frames = None
     if lengths:
         names = [[str(i) for i in range(n)] for n in lengths]

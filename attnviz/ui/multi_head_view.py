@@ -12,7 +12,7 @@ import numpy as np
 import streamlit as st
 
 from attnviz.core.attention import mix_heads, valid_head_counts
-from attnviz.figures import heatmap
+from attnviz.figures import Values, heatmap
 from attnviz.figures.grid import compact
 from attnviz.scenarios import limits
 from attnviz.scenarios.scenario import Scenario
@@ -152,8 +152,8 @@ def head_grids(att, labels: list[str], n: int) -> None:
         with col:
             st.markdown(text.HEAD_OUTPUT_TITLE.format(h=h))
             out = att.head_outputs[h]
-            fig = heatmap(out, [f"h{h}.v{j}" for j in range(out.shape[1])], labels,
-                          kind="signed", zmin=-bound, zmax=bound)
+            fig = heatmap(out, [f"h{h}.v{j}" for j in range(out.shape[1])], labels, kind="signed",
+                          values=Values(zmin=-bound, zmax=bound))
             if not bars:
                 compact(fig, y_labels=h % per_row == 0, colour_bar=False)
             show_figure(fig, key=f"multi_head_fig_out_{h}")

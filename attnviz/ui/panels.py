@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable
 
@@ -10,14 +9,10 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from attnviz.figures import colours
-from attnviz.figures.heatmap import FONT_PX
 from attnviz.scenarios.presets import PRESETS, preset_of
-from attnviz.ui import layout, state
+from attnviz.ui import state
 from attnviz.ui.plotly_view import plotly_js_ready, plotly_view
 from attnviz.ui.safe import md_escape
-
-PRESENTER_TICK_PX = 16  # axis labels in presenter mode (the cell numbers get 22)
-PRESENTER_SLIDER_PX = 18  # a drag slider's value line in presenter mode (20 outgrew SLIDER_PX)
 
 
 def chart_config(filename: str, image_format: str | None = None) -> dict:
@@ -39,7 +34,8 @@ def chart_config(filename: str, image_format: str | None = None) -> dict:
 
 def show_figure(fig: go.Figure, *, key: str, filename: str | None = None,
                 on_select: Callable[[], None] | None = None, frames: list[dict] | None = None,
-                on_slider: Callable[[], None] | None = None, grow: bool = True) -> None:
+                on_slider: Callable[[], None] | None = None, grow: bool = True,
+                fit: dict | None = None, lazy: bool = False) -> None:
     """Show a figure full-width with the shared toolbar config; bigger in presenter mode.
 
     Drawn by :func:`attnviz.ui.plotly_view.plotly_view` (updated in place on later reruns), or
@@ -48,45 +44,26 @@ def show_figure(fig: go.Figure, *, key: str, filename: str | None = None,
     ``{"selection": {"points": [{"curve_number": ..., "point_index": ...}]}}`` either way.
     ``frames`` and ``on_slider``: a figure whose slider steps through frames in the browser
     (:func:`attnviz.ui.plotly_view.plotly_view`); ``st.plotly_chart`` shows its first state.
-    ``grow=False``: the caller sized the figure for presenter mode itself (only the type grows).
+    The figure is sent as it was built; where it is shown goes with it as the chart's view,
+    and the chart component sizes it (attnviz/ui/plotly_fit.js): presenter mode's type,
+    ``grow=False`` (the caller sized the figure for presenter mode itself: only the type
+    grows), ``fit`` (its height follows the screen: plotly_fit.js's ``fit``), ``lazy`` (redrawn
+    only when scrolled into view: the charts of a long page that one control changes).
     With the projector colours on, the figure is drawn in :data:`colours.PROJECTOR`.
     """
     if state.projector():
         colours.themed(fig)
-    meta = fig.layout.meta
-    sizing = dict(meta.get("attnviz", {})) if isinstance(meta, dict) else {}
-    sizing.setdefault("cellText", layout.PRESENTER_CELL_TEXT_PX if state.presenter()
-                      else layout.CELL_TEXT_PX)  # sized to the drawn cells: plotly_fit.js
-    fig.update_layout(meta={"attnviz": sizing})
-    if state.presenter():
-        fig.update_layout(font=dict(size=22))
-        if grow:
-            fig.update_layout(height=int((fig.layout.height or 300) * 1.3))
-        fig.update_xaxes(tickfont_size=PRESENTER_TICK_PX)  # a step smaller: room for numbers
-        fig.update_yaxes(tickfont_size=PRESENTER_TICK_PX)
-        presenter_margins(fig)
-        fig.update_traces(colorbar_tickfont_size=PRESENTER_TICK_PX,  # and for the cells
-                          selector=dict(type="heatmap"))
-        for slider in fig.layout.sliders:  # "drag τ = 1" at 15 px: hard to read when projected
-            slider.currentvalue.font.size = PRESENTER_SLIDER_PX
+    view = {"presenter": True, "grow": grow} if state.presenter() else {}
+    if fit:
+        view["fit"] = fit
+    if lazy:
+        view["lazy"] = True
     config = chart_config(filename or key)
     if plotly_js_ready():
         return plotly_view(fig, key=key, config=config, on_select=on_select, frames=frames,
-                           on_slider=on_slider)
+                           on_slider=on_slider, view=view)
     clicks = dict(on_select=on_select, selection_mode="points") if on_select else {}
     return st.plotly_chart(fig, key=key, width="stretch", theme=None, config=config, **clicks)
-
-
-def presenter_margins(fig: go.Figure) -> None:
-    """Widen the side margins a figure was given for its 13-px row labels and colour bar to
-    what they take in presenter mode's :data:`PRESENTER_TICK_PX` type (the top margin is the
-    figures' own: :func:`attnviz.figures.heatmap.top_margin` takes the type's size). Plotly's
-    automargin would grow them anyway, but only by drawing the chart a second time."""
-    margin = fig.layout.margin
-    grown = {side: math.ceil(getattr(margin, side) * PRESENTER_TICK_PX / FONT_PX)
-             for side in ("l", "r") if getattr(margin, side) is not None}
-    if grown:
-        fig.update_layout(margin=grown)
 
 
 def slider_value(figure: str, cast: Callable = str):

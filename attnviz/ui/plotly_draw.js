@@ -199,7 +199,7 @@ export default function (component) {
     div.__attnvizSendSlider = div.__attnvizSendSlider && setTriggerValue;
     return;
   }
-  const spec = JSON.parse(text);
+  const spec = withView(JSON.parse(text));  // the page's view merged into the intent
   div.__attnvizSend = spec.clickable ? setTriggerValue : null;
   div.__attnvizSendSlider = spec.sliderEvents ? setTriggerValue : null;
   div.__attnvizWanted = text;

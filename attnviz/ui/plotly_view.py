@@ -102,7 +102,8 @@ def _typed_array(value):
 
 
 def figure_json(fig: go.Figure, config: dict, *, clickable: bool = False,
-                frames: list[dict] | None = None, slider_events: bool = False) -> str:
+                frames: list[dict] | None = None, slider_events: bool = False,
+                view: Mapping | None = None) -> str:
     """The figure, its Plotly config, its frames (a slider stepping through them), which
     events are sent back and where plotly.js is (:func:`plotly_js_url`), as the JSON the
     component's script parses.
@@ -116,6 +117,8 @@ def figure_json(fig: go.Figure, config: dict, *, clickable: bool = False,
     frames = [{k: v for k, v in f.items() if k != "active"} for f in frames or []]
     spec.update({"config": config, "clickable": clickable, "frames": frames,
                  "sliderEvents": slider_events, "plotlyUrl": plotly_js_url()})
+    if view:
+        spec["view"] = dict(view)
     try:
         still = _still(spec)
         if still is not None:  # what a chart showing one of its frames may skip redrawing
@@ -160,7 +163,8 @@ def _shown(frames: list[dict]) -> str | None:
 def plotly_view(fig: go.Figure, *, key: str, config: dict,
                 on_select: Callable[[], None] | None = None,
                 frames: list[dict] | None = None,
-                on_slider: Callable[[], None] | None = None) -> None:
+                on_slider: Callable[[], None] | None = None,
+                view: Mapping | None = None) -> None:
     """Show ``fig`` full-width, updated in place on later reruns with the same ``key``.
 
     ``on_select``: called (before the rerun) when a point of the chart is clicked; then
@@ -171,6 +175,10 @@ def plotly_view(fig: go.Figure, *, key: str, config: dict,
     while dragging, see :func:`attnviz.figures.heatmap.with_slider`); ``on_slider``: called
     when a slider is released, with ``st.session_state[key]["slider"]`` the name of the frame
     it stopped on (the step's label, unless ``with_slider`` was given other ``names``).
+    ``view``: what the page knows of where the chart is shown, merged into the figure's
+    sizing intent in the browser (plotly_fit.js ``withView``): ``presenter`` (projector type),
+    ``grow`` (false: presenter mode keeps the figure's height), ``fit`` (the height follows
+    the screen), ``lazy`` (redrawn when seen). The figure itself is sent as it was built.
     """
     events = {}
     if on_select:
@@ -184,20 +192,8 @@ def plotly_view(fig: go.Figure, *, key: str, config: dict,
     # sent as UTF-8 bytes: a str would be JSON-encoded a second time (every quote escaped) and
     # canonicalised again for the element's identity; bytes go as they are, identity = a hash
     payload = figure_json(fig, config, clickable=bool(on_select), frames=frames,
-                          slider_events=bool(on_slider)).encode("utf-8")
+                          slider_events=bool(on_slider), view=view).encode("utf-8")
     _component()(key=key, data=payload, **events)
-
-
-def drawn_when_seen(fig: go.Figure) -> go.Figure:
-    """Mark ``fig`` lazy: when a later run sends its chart another figure while the chart is
-    far below (or above) the screen, ``plotly_lazy.js`` keeps the last drawing (marked
-    ``data-stale``) and draws the new one when the chart is scrolled into view; a chart's
-    first drawing is never put off. For the charts of a long page that one control changes
-    (Gradients' loss select redrew twenty charts, most of them out of view)."""
-    meta = fig.layout.meta
-    sizing = dict(meta.get("attnviz", {})) if isinstance(meta, dict) else {}
-    fig.update_layout(meta={"attnviz": {**sizing, "lazy": True}})
-    return fig
 
 
 _REFUSED = "_chart_state_refused"  # {chart key: why its last event was ignored}

@@ -11,7 +11,7 @@ import streamlit as st
 
 from attnviz.core.positional import sinusoidal_positional_encoding
 from attnviz.figures import heatmap
-from attnviz.figures.heatmap import axis_title, with_slider
+from attnviz.figures.heatmap import Sizing, Values, axis_title, with_slider
 from attnviz.figures.lines import line_chart
 from attnviz.scenarios import limits
 from attnviz.scenarios.scenario import permutation_check, position_labels
@@ -98,12 +98,11 @@ def pe_views(n_pos: int, d_model: int, base: int) -> None:
     left, right = (st.container(), st.container()) if state.presenter() \
         else st.columns(2, gap="large")
     with left:
-        fig = heatmap(pe, dim_labels, [str(t) for t in range(n_pos)], kind="signed", zmin=-1.0,
-                      zmax=1.0, title=text.PE_TITLE.format(n_pos=n_pos, d_model=d_model,
-                                                           base=base),
+        fig = heatmap(pe, dim_labels, [str(t) for t in range(n_pos)], kind="signed",
+                      title=text.PE_TITLE.format(n_pos=n_pos, d_model=d_model, base=base),
                       y_title=common.AXIS_POSITION, x_title=text.AXIS_DIMENSION,
-                      height=layout.SQUARE_CHART_PX)
-        fig.update_xaxes(tickmode="auto")  # numbers: let Plotly thin them to the plot's width
+                      values=Values(zmin=-1.0, zmax=1.0),
+                      sizing=Sizing(role="square", thin_columns=True))
         # the matrix for other bases and widths: the figure's own sliders redraw it while dragged
         frames = pe_frames(fig, n_pos, d_model, base)
         if frames:
@@ -130,7 +129,7 @@ def pe_views(n_pos: int, d_model: int, base: int) -> None:
         positions = [str(t) for t in range(n_pos)]
         matrix_panel(text.SIMILARITY_TITLE,
                      heatmap(sim, positions, positions, y_title=common.AXIS_POSITION,
-                             x_title=common.AXIS_POSITION, height=layout.SQUARE_CHART_PX),
+                             x_title=common.AXIS_POSITION, sizing=Sizing(role="square")),
                      key="positional_encoding_fig_similarity", formula=text.SIMILARITY_FORMULA,
                      explanation=text.SIMILARITY)
     with right:
@@ -208,5 +207,5 @@ def permutation_views(scenario, perm: np.ndarray) -> None:
               (text.OUTPUT_UNPERMUTED, chk.unpermuted, labels, "unpermuted"))
     for col, (title, z, rows, name) in zip(st.columns(3), panels, strict=True):
         with col:
-            fig = heatmap(z, out_dims, rows, kind="signed", zmin=-bound, zmax=bound)
+            fig = heatmap(z, out_dims, rows, kind="signed", values=Values(zmin=-bound, zmax=bound))
             matrix_panel(title, fig, key=f"positional_encoding_fig_perm_{name}")

@@ -2,9 +2,10 @@
 
 The sidebar toggle (``state.PRESENTER``) switches it on. app.py collapses the sidebar while it
 is on (:func:`sidebar_state`) and calls :func:`apply` on every run, which injects one static
-CSS block; it contains no user data. Figures grow in ``panels.show_figure``, whose cell numbers
-the browser then sizes from the drawn cells (14-32 px, none where a cell is too small: hover
-gives it; ``layout.PRESENTER_CELL_TEXT_PX``, attnviz/ui/plotly_fit.js). The Playground's full
+CSS block; it contains no user data. Figures grow in the browser (``panels.show_figure`` tells
+the chart component that presenter mode is on), which also sizes their cell numbers from the
+drawn cells (14-32 px, none where a cell is too small: hover gives it; attnviz/ui/plotly_fit.js
+``presented`` and ``PRESENTER_CELL_TEXT``). The Playground's full
 view collapses its editors; its lecture view puts the tokens and settings in one short row,
 folds the editor into an expander under the charts and lets the browser fit the charts' height
 to the screen (``ui/lecture.py``).

@@ -89,8 +89,8 @@ def query_and_weights(result, scenario) -> tuple[int, int | None]:
     with fig_col:
         st.markdown(text.WEIGHTS_TITLE)
         weights = att.head(head or 0).weights
-        fig = heatmap(weights, k_lab, q_lab, kind="weights", highlight_rows=[i],
-                      y_title=common.AXIS_QUERY, x_title=common.AXIS_KEY)
+        fig = heatmap(weights, k_lab, q_lab, kind="weights", y_title=common.AXIS_QUERY,
+                      x_title=common.AXIS_KEY, highlight=[i])
         show_figure(fig, key="step_by_step_fig_weights", filename="step_weights")
     return i, head
 

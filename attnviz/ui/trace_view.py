@@ -92,8 +92,8 @@ def qkv_rows(part, q_labels: Sequence[str], k_labels: Sequence[str], i: int, j: 
     with where:
         for name, z, labels, row in matrices:
             st.markdown(text.MATRIX_TITLE.format(name=name, row=row))
-            show_figure(heatmap(z, [text.DIMENSION.format(m=m) for m in range(z.shape[1])],
-                                labels, highlight_rows=[row]), key=f"trace_fig_{name}")
+            show_figure(heatmap(z, [text.DIMENSION.format(m=m) for m in range(z.shape[1])], labels,
+                                highlight=[row]), key=f"trace_fig_{name}")
 
 
 def _titles(row, titles: dict[str, str]) -> dict[str, str]:

@@ -11,7 +11,7 @@ import streamlit as st
 
 from attnviz.core.diagnostics import row_diagnostics
 from attnviz.core.downsample import block_factor, block_labels, downsample
-from attnviz.figures import heatmap
+from attnviz.figures import Sizing, Values, heatmap
 from attnviz.figures.line_view import MAX_TOKENS as LINE_VIEW_MAX
 from attnviz.figures.line_view import head_view
 from attnviz.io import attention_io as aio
@@ -37,10 +37,10 @@ def weights_view(att, matrix, labels: list[str], name: str, figures: list) -> No
         st.info(text.DOWNSAMPLED.format(t=att.t, limit=limits.MAX_DISPLAY_T, f=factor,
                                         shown=-(-att.t // factor)))
     shown = block_labels(labels, limits.MAX_DISPLAY_T)
+    # (1-px gaps would hide cells of a few pixels)
     fig = heatmap(downsample(matrix, limits.MAX_DISPLAY_T), shown, shown, kind="weights",
-                  y_title=common.AXIS_QUERY, x_title=common.AXIS_KEY)
-    if att.t > 64:
-        fig.update_traces(xgap=0, ygap=0)  # 1-px gaps would hide cells of a few pixels
+                  y_title=common.AXIS_QUERY, x_title=common.AXIS_KEY,
+                  sizing=Sizing(gaps=att.t <= 64))
     matrix_panel(text.WEIGHTS_TITLE.format(name=name), fig, key="your_attention_fig_weights",
                  formula=text.WEIGHTS_FORMULA, explanation=text.WEIGHTS_EXPLANATION)
     figures.append((text.WEIGHTS_TITLE.format(name=name), fig))
@@ -63,9 +63,7 @@ def heads_view(att, tokens: list[str], weights, layer: int, figures: list) -> No
                       strict=True):
         with col:
             fig = heatmap(pooled(weights[h]), pooled.k_labels, pooled.q_labels, kind="weights",
-                          title=common.HEAD_NAME.format(h=h))
-            if att.t > 24:
-                fig.update_traces(xgap=0, ygap=0)
+                          title=common.HEAD_NAME.format(h=h), sizing=Sizing(gaps=att.t <= 24))
             show_figure(fig, key=f"your_attention_fig_head_{h}")
             figures.append((text.HEAD_FIGURE.format(layer=layer, h=h), fig))
 
@@ -94,13 +92,10 @@ def diagnostics_view(att, weights, matrix, labels: list[str], head, head_names: 
     st.caption(text.DIAGNOSTICS)
     diag = row_diagnostics(weights, tol=aio.ROW_SUM_TOL)
     # (heads, t) -> queries averaged in blocks: downsample's row mean, on the transpose
-    fig = heatmap(downsample(diag.entropy.T, 128).T, block_labels(labels, 128),
-                  head_names, kind="sequential", zmin=0.0,
-                  zmax=diag.max_entropy, title=text.ENTROPY_TITLE,
-                  x_title=common.AXIS_QUERY, y_title=text.AXIS_HEAD,
-                  height=layout.ENTROPY_CHART_PX + layout.ENTROPY_ROW_PX * att.heads)
-    if att.t > 24:
-        fig.update_traces(xgap=0, ygap=0)
+    fig = heatmap(downsample(diag.entropy.T, 128).T, block_labels(labels, 128), head_names,
+                  kind="sequential", title=text.ENTROPY_TITLE, x_title=common.AXIS_QUERY,
+                  y_title=text.AXIS_HEAD, values=Values(zmin=0.0, zmax=diag.max_entropy),
+                  sizing=Sizing(role="list", gaps=att.t <= 24))
     show_figure(fig, key="your_attention_fig_entropy")
     figures.append((text.ENTROPY_FIGURE, fig))
     rows = diag.entropy.shape[1]

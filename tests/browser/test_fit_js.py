@@ -127,10 +127,10 @@ def test_cell_fonts_take_the_figures_sizes_and_the_smallest_per_subplot(fit):
     assert fonts == {"xy": min(40, math.floor(40 / (em + 0.3)))}
 
 
-def test_cell_fonts_default_to_ten_up_to_the_layouts_font(fit):
+def test_cell_fonts_default_to_ten_up_to_thirteen_px(fit):
     fonts = js(fit, """t => cellFonts([t], ["%{text}"], {font: {size: 17}},
                                       () => ({w: 500, h: 500}))""", heat([["1"]]))
-    assert fonts == {"xy": 17}
+    assert fonts == {"xy": 13}  # the heatmaps' own type, whatever the layout's
     none = js(fit, """t => cellFonts([t], ["%{text}"], {}, () => ({w: 12, h: 500}))""",
               heat([["0.000"]]))
     assert none == {"xy": 0}  # 12 px cannot hold "0.000" at 10 px
@@ -241,3 +241,51 @@ def test_label_changes_are_applied_to_a_copy_and_compared(fit):
                 changesLayout(copy, changes)]; }""")
     assert out == [{"xaxis": {"tickfont": {"color": "red", "size": 11}},
                     "yaxis": {"showticklabels": False}}, True, True, False]
+
+
+# ---- the page's view: presenter mode -------------------------------------------------------
+
+PRESENTED = """([data, layout, grow]) => {
+    presented(data, layout, grow); return [data, layout]; }"""
+
+
+def test_presented_figures_take_bigger_type_and_wider_side_margins(fit):
+    data, layout = js(fit, PRESENTED, [
+        [{"type": "heatmap", "colorbar": {"len": 0.9}}, {"type": "scatter"}],
+        {"height": 200, "margin": {"l": 13, "r": 26, "t": 40}, "xaxis2": {"title": "k"},
+         "sliders": [{"currentvalue": {"prefix": "τ = ", "font": {"size": 15}}}]}, True])
+    assert layout["font"]["size"] == 22 and layout["height"] == 260  # 200 × 1.3
+    assert [layout[a]["tickfont"]["size"] for a in ("xaxis", "yaxis", "xaxis2")] == [16] * 3
+    assert layout["margin"] == {"l": 16, "r": 32, "t": 40}  # × 16 / 13, rounded up
+    assert data[0]["colorbar"] == {"len": 0.9, "tickfont": {"size": 16}}
+    assert "colorbar" not in data[1]
+    assert layout["sliders"][0]["currentvalue"] == {"prefix": "τ = ", "font": {"size": 18}}
+
+
+def test_a_figure_the_page_sized_itself_keeps_its_height(fit):
+    _, layout = js(fit, PRESENTED, [[], {"height": 200}, False])
+    assert layout["height"] == 200 and "sliders" not in layout and "margin" not in layout
+
+
+def test_the_view_is_merged_into_the_figures_intent(fit):
+    spec = js(fit, """s => withView(s)""", {
+        "data": [], "layout": {"meta": {"attnviz": {"cellText": [9, 9]}, "other": 1},
+                               "height": 100},
+        "view": {"fit": {"rows": 2}, "lazy": True}})
+    assert spec["layout"]["meta"] == {"attnviz": {"cellText": [9, 9], "fit": {"rows": 2},
+                                                  "lazy": True}, "other": 1}
+    assert spec["layout"]["height"] == 100  # not presenter: as built
+    grown = js(fit, "s => withView(s).layout", {"data": [], "layout": {"height": 100},
+                                                "view": {"presenter": True}})
+    assert grown["height"] == 130 and grown["meta"]["attnviz"]["presenter"] is True
+
+
+def test_presenter_cell_numbers_are_14_to_32_px_and_10_to_13_otherwise(fit):
+    sizes = js(fit, """t => [false, true].map((presenter) => cellFonts([t], ["%{text}"],
+                 {meta: {attnviz: {presenter}}}, () => ({w: 1000, h: 1000}))["xy"])""",
+               heat([["1"]]))
+    assert sizes == [13, 32]
+    small = js(fit, """t => [false, true].map((presenter) => cellFonts([t], ["%{text}"],
+                 {meta: {attnviz: {presenter}}}, () => ({w: 1000, h: 16}))["xy"])""",
+               heat([["1"]]))
+    assert small == [12, 0]  # 16 / 1.3 = 12 px: enough on a laptop, too small projected

@@ -8,7 +8,7 @@ import pytest
 
 from attnviz.figures import colours
 from attnviz.figures.colours import DEFAULT, PROJECTOR, colour_scale, themed
-from attnviz.figures.heatmap import cell_text, exact_text, heatmap, mask_figure
+from attnviz.figures.heatmap import Values, cell_text, exact_text, heatmap, mask_figure
 
 SIGNED_CASES = {
     "all positive": np.array([[1.0, 3.0], [0.5, 2.0]]),
@@ -32,7 +32,8 @@ def test_every_signed_matrix_is_diverging_centred_at_zero_with_a_symmetric_range
 
 
 def test_a_shared_range_is_kept_and_centred():
-    trace = heatmap(np.array([[0.1, 0.2]]), kind="signed", zmin=-5.0, zmax=5.0).data[0]
+    trace = heatmap(np.array([[0.1, 0.2]]), kind="signed",
+                    values=Values(zmin=-5.0, zmax=5.0)).data[0]
     assert (trace.zmin, trace.zmax, trace.zmid) == (-5.0, 5.0, 0.0)
 
 
@@ -91,7 +92,7 @@ def test_one_number_format_for_the_same_number_per_head_and_concatenated():
     concat = np.concatenate(list(heads), axis=1)
     whole = heatmap(concat).data[0].text
     for h in range(2):
-        part = heatmap(heads[h], kind="signed", zmin=-bound, zmax=bound).data[0].text
+        part = heatmap(heads[h], kind="signed", values=Values(zmin=-bound, zmax=bound)).data[0].text
         assert np.array_equal(part, whole[:, 2 * h: 2 * h + 2])
     assert whole[0, 0] == "0.999" and whole[1, 0] == "0"
 
@@ -124,7 +125,7 @@ def test_the_themes_scales_differ_and_are_valid():
 def test_a_sequential_range_does_not_zero_small_true_values():
     """ALiBi's slopes on their 0–1 range: 2⁻⁸ is a slope, not a rounding, and is written."""
     slopes = np.array([[0.25, 0.0625, 0.015625, 0.00390625]])
-    text = heatmap(slopes, kind="sequential", zmin=0.0, zmax=1.0).data[0].text
+    text = heatmap(slopes, kind="sequential", values=Values(zmin=0.0, zmax=1.0)).data[0].text
     assert list(text[0]) == ["0.25", "0.0625", "0.0156", "0.00391"]
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from attnviz.figures import CELL_TEXT_LIMIT, heatmap, mask_figure, matrix_kind
-from attnviz.figures.heatmap import SIGNED_SCALE, TICK_CHARS, WEIGHTS_SCALE
+from attnviz.figures.heatmap import SIGNED_SCALE, TICK_CHARS, WEIGHTS_SCALE, Sizing, Values
 
 LABELS = ["0:the", "1:cat", "2:the"]
 
@@ -39,7 +39,8 @@ def test_a_matrix_of_positive_numbers_is_still_signed_by_default():
 
 
 def test_shared_range_overrides():
-    trace = heatmap(np.array([[0.1, 0.2]]), kind="weights", zmin=0.0, zmax=0.5).data[0]
+    trace = heatmap(np.array([[0.1, 0.2]]), kind="weights",
+                    values=Values(zmin=0.0, zmax=0.5)).data[0]
     assert trace.zmax == 0.5
 
 
@@ -68,14 +69,15 @@ def test_fixed_writes_decimals_for_any_kind():
     z = np.array([[0.11739, -0.0362, 0.000738, -0.131]])
     # the minus sign "−" (U+2212), as the colour bar's ticks write it
     assert list(heatmap(z).data[0].text[0]) == ["0.117", "−0.0362", "0.000738", "−0.131"]
-    trace = heatmap(z, fixed=True).data[0]
+    trace = heatmap(z, values=Values(fixed=True)).data[0]
     assert list(trace.text[0]) == ["0.117", "−0.036", "0.001", "−0.131"]
     assert float(trace.customdata[0][2]) == 0.000738  # every digit on hover
 
 
 def test_a_colour_bar_below_gives_the_cells_the_right_margin():
     z = np.array([[0.1, -0.2], [0.3, 0.0], [0.2, 0.1]])
-    right, below = heatmap(z, LABELS[:2], LABELS), heatmap(z, LABELS[:2], LABELS, bar_below=True)
+    right, below = heatmap(z, LABELS[:2], LABELS), heatmap(z, LABELS[:2], LABELS,
+                                                           sizing=Sizing(bar_below=True))
     bar = below.data[0].colorbar
     assert bar.orientation == "h" and bar.yanchor == "top"
     assert below.layout.margin.r == 10 < right.layout.margin.r
@@ -89,7 +91,8 @@ def test_one_and_two_row_heatmaps_put_their_colour_bar_below():
     for rows in (1, 2):
         assert heatmap(np.arange(4.0 * rows).reshape(rows, 4)).data[0].colorbar.orientation == "h"
     assert heatmap(np.eye(3)).data[0].colorbar.orientation in (None, "v")
-    assert heatmap(np.ones((1, 3)), bar_below=False).data[0].colorbar.orientation in (None, "v")
+    assert heatmap(np.ones((1, 3)), sizing=Sizing(bar_below=False)).data[0].colorbar.orientation \
+        in (None, "v")
     mask = heatmap(np.ones((1, 3)), kind="mask")
     assert mask.layout.margin.b == heatmap(np.ones((3, 3)), kind="mask").layout.margin.b
 
@@ -117,7 +120,7 @@ def test_nan_and_plus_infinity_are_written_as_such():
 
 
 def test_highlighted_rows_and_cells_are_outlined():
-    fig = heatmap(np.eye(3), highlight_rows=[1], highlight_cells=[(2, 0)])
+    fig = heatmap(np.eye(3), highlight=[1, (2, 0)])
     shapes = fig.layout.shapes
     assert len(shapes) == 2
     assert (shapes[0].y0, shapes[0].y1, shapes[0].x0, shapes[0].x1) == (0.5, 1.5, -0.5, 2.5)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from attnviz.figures import heatmap
-from attnviz.figures.heatmap import cell_text
+from attnviz.figures.heatmap import Values, cell_text
 from attnviz.figures.induction import residual_figure
 
 NORMS = np.array([[1.234, 0.5678, 12.34], [0.0, 2.071, 9.876]])  # 2 and 3 digits differ
@@ -19,7 +19,8 @@ COLS = ["0:a", "1:b", "2:c"]
 
 def test_residual_numbers_are_written_as_every_sequential_matrix_is():
     fig = residual_figure(NORMS, ROWS, COLS, x_title="position")
-    house = heatmap(NORMS, COLS, ROWS, kind="sequential", zmin=0.0, x_title="position")
+    house = heatmap(NORMS, COLS, ROWS, kind="sequential", x_title="position",
+                    values=Values(zmin=0.0))
     np.testing.assert_array_equal(np.asarray(fig.data[0].text), np.asarray(house.data[0].text))
     assert fig.data[0].text[0][0] == "1.23"  # three significant digits, not "1.2"
     np.testing.assert_array_equal(np.asarray(fig.data[0].text), cell_text(NORMS, 3))

@@ -16,6 +16,8 @@ from attnviz.figures.heatmap import (
     REF_CHARS,
     TICK_CHARS,
     TURNED,
+    Sizing,
+    Values,
     display_width,
     heatmap,
     short_label,
@@ -86,8 +88,8 @@ def test_labels_never_shrink_the_cells(kind):
     reference = cells_height(figure_for(WORDS["eight"]))
     fig = figure_for(WORDS[kind])
     assert cells_height(fig) >= reference
-    assert cells_height(figure_for(WORDS[kind], height=162)) >= cells_height(
-        figure_for(WORDS["eight"], height=162))
+    assert cells_height(figure_for(WORDS[kind], sizing=Sizing(role="lecture"))) >= cells_height(
+        figure_for(WORDS["eight"], sizing=Sizing(role="lecture")))
 
 
 @pytest.mark.parametrize("kind", list(WORDS))
@@ -111,8 +113,8 @@ def test_markup_is_measured_unescaped():
 
 def test_short_labels_keep_the_height_they_had():
     """Labels of up to REF_CHARS characters: the figure is as high as the caller asked."""
-    assert figure_for(WORDS["short"], height=162).layout.height == 162
-    assert figure_for(WORDS["eight"], height=162).layout.height == 162
+    assert figure_for(WORDS["short"], sizing=Sizing(role="lecture")).layout.height == 162
+    assert figure_for(WORDS["eight"], sizing=Sizing(role="lecture")).layout.height == 162
     assert len("0:word_1") == REF_CHARS
 
 
@@ -123,11 +125,13 @@ def test_a_shared_top_margin_grows_the_figure_not_the_cells(font):
     figure, so every chart keeps the default labels' cells."""
     def shared(words):
         labels = position_labels(words)
-        top = top_margin(labels, font)
-        return heatmap(np.eye(4), labels, labels, height=162, top=top, tick_px=font), top
+        top = top_margin(labels, font, tick_chars=REF_CHARS)
+        sizing = Sizing(role="lecture", beside=[labels], presenter=font != FONT_PX)
+        return heatmap(np.eye(4), labels, labels, sizing=sizing), top
 
     default, top_default = shared(WORDS["eight"])
-    assert default.layout.height == 162 and default.layout.margin.t == top_default
+    rows_px = 162 if font == FONT_PX else 226  # a lecture chart's 4 rows (44 px on a projector)
+    assert default.layout.height == rows_px and default.layout.margin.t == top_default
     for kind in ("words16", "markup", "emoji", "cjk", "rtl", "huge"):
         fig, top = shared(WORDS[kind])
         assert fig.layout.margin.t == top
@@ -140,9 +144,10 @@ def test_an_output_chart_beside_gets_the_rows_shared_margin_and_the_same_cells()
     """The third lecture chart (short column labels "o0".."o2") takes the row's shared top
     margin from the first two and keeps the same cells' height."""
     keys = position_labels(WORDS["words16"])
-    top = top_margin(keys, FONT_PX)
-    weights = heatmap(np.eye(4), keys, keys, height=162, top=top)
-    output = heatmap(np.ones((4, 3)), ["o0", "o1", "o2"], keys, height=162, top=top)
+    top = top_margin(keys, FONT_PX, tick_chars=REF_CHARS)
+    row = Sizing(role="lecture", beside=[keys, keys, ["o0", "o1", "o2"]])
+    weights = heatmap(np.eye(4), keys, keys, sizing=row)
+    output = heatmap(np.ones((4, 3)), ["o0", "o1", "o2"], keys, sizing=row)
     assert output.layout.margin.t == weights.layout.margin.t == top
     assert cells_height(output) == cells_height(weights)
     assert output.layout.xaxis.tickangle is None  # upright labels stay upright
@@ -158,7 +163,7 @@ def test_a_colour_bars_margin_holds_the_ticks_plotly_writes(lo, hi, least):
     """The margin a vertical colour bar is given holds its tick labels as Chromium draws them
     (smaller, and Plotly's automargin draws the chart a second time)."""
     margin = heatmap(np.array([[lo, hi]] * 3, dtype=float), ["a", "b"], ["x", "y", "z"],
-                     zmin=lo, zmax=hi, bar_below=False).layout.margin
+                     values=Values(zmin=lo, zmax=hi), sizing=Sizing(bar_below=False)).layout.margin
     assert least <= margin.r <= least + 24
 
 
@@ -167,5 +172,5 @@ def test_a_colour_bars_margin_holds_the_ticks_plotly_writes(lo, hi, least):
 def test_a_colour_bars_margin_survives_extreme_ranges(lo, hi):
     """Ranges whose span overflows, underflows or is empty still get a finite margin."""
     margin = heatmap(np.array([[1.0, 2.0]] * 3), ["a", "b"], ["x", "y", "z"],
-                     zmin=lo, zmax=hi, bar_below=False).layout.margin
+                     values=Values(zmin=lo, zmax=hi), sizing=Sizing(bar_below=False)).layout.margin
     assert 58 <= margin.r < 200

@@ -81,7 +81,7 @@ def test_every_gradients_chart_is_redrawn_lazily():
     keys = [k for k in chart_keys(at) if k.startswith("gradients_")]
     assert len(keys) >= 20
     for key in keys:
-        assert spec_by_key(at, key)["layout"]["meta"]["attnviz"]["lazy"] is True, key
+        assert spec_by_key(at, key)["view"]["lazy"] is True, key
 
 
 def test_a_loss_change_redraws_only_what_the_loss_changes():

@@ -69,7 +69,7 @@ def test_it_opens_on_the_shipped_model_with_every_chart_and_the_replay():
     assert grid["layout"]["sliders"][0]["active"] == 50
     # its height follows the screen in the browser, never below what it is built with
     margin = grid["layout"]["margin"]
-    fit = grid["layout"]["meta"]["attnviz"]["fit"]
+    fit = grid["view"]["fit"]  # (asked of the chart component: plotly_fit.js)
     assert fit["rows"] == 1 and fit["minRow"] == grid["layout"]["height"] - margin["t"] - \
         margin["b"] and fit["maxRow"] > fit["minRow"] and fit["bottom"] > margin["b"]
     assert len(grid["layout"]["shapes"]) == 2  # the phase change marked: band and line

@@ -175,12 +175,13 @@ _RNG = np.random.default_rng(3)
 _CASES = [
     (_RNG.random((4, 4)), dict(kind="weights")),
     (_RNG.standard_normal((3, 5)), dict(title="T", x_title="key", y_title="query")),
-    (np.array([[1.0, -np.inf], [0.5, 2.0]]), dict(highlight_rows=[1], highlight_cells=[(0, 1)])),
+    (np.array([[1.0, -np.inf], [0.5, 2.0]]), dict(highlight=[1, (0, 1)])),
     (np.array([[1.0, 0.0], [1.0, 1.0]]), dict(kind="mask")),
     (_RNG.random((200, 130)), dict(kind="weights", x_title="key")),  # float32 payload
-    (_RNG.standard_normal((20, 30)), dict(zmin=-1, zmax=1, height=300)),
-    (_RNG.random(5), dict(show_text=True, digits=2)),
-    (np.full((3, 3), -np.inf), dict(show_text=False)),
+    (_RNG.standard_normal((20, 30)), dict(values=heatmap_module.Values(zmin=-1, zmax=1),
+                                            sizing=heatmap_module.Sizing(role="square"))),
+    (_RNG.random(5), dict(values=heatmap_module.Values(show=True, digits=2))),
+    (np.full((3, 3), -np.inf), dict(values=heatmap_module.Values(show=False))),
     (np.abs(_RNG.standard_normal((6, 2))), dict(kind="sequential", title="s")),
 ]
 
@@ -271,7 +272,8 @@ def test_heatmap_writes_out_the_default_template():
 
 
 def test_float32_payload_hover_shows_only_digits_float32_holds():
-    big = heatmap_module.heatmap(np.full((200, 200), 1 / 3), show_text=False)
+    big = heatmap_module.heatmap(np.full((200, 200), 1 / 3),
+                                 values=heatmap_module.Values(show=False))
     assert np.asarray(big.data[0].z).dtype == np.float32
     assert "%{z:.6g}" in big.data[0].hovertemplate  # 0.333333, not 0.3333333433
     small = heatmap_module.heatmap(np.full((20, 20), 1 / 3))
