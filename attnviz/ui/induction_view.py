@@ -54,9 +54,9 @@ LABEL_PX = 9  # the grid's position labels (24 of them a heatmap)
 # presenter mode (no sidebar: ~950 px wide at 1024): the loss curve beside the grid, which gets
 # the height a 1024 × 768 screen leaves under the title (its labels, 16 px, below that)
 PRESENTER_GRID_PX = 440
-# the figure's height follows the screen in the browser (attnviz/ui/plotly_fit.js, the
-# ``fit`` of layout.meta): never below the height it is built with (which fits 1024 × 768), at
-# most this many times it (1920 × 1080: ~1.6), its labels ending FIT_GAP_PX above the window
+# the figure's height follows the screen in the browser (attnviz/ui/plotly_fit.js, the chart's
+# ``fit``): never below the height it is built with (which fits 1024 × 768), at most this many
+# times it (1920 × 1080: ~1.6), its labels ending FIT_GAP_PX above the window
 FIT_GROW = 1.8
 FIT_GAP_PX = 8
 CHUNK = 10  # training steps between two progress updates (each is where Stop interrupts)
