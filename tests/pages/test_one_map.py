@@ -21,7 +21,9 @@ def presenter(at):
 
 
 def fitted(at, key: str) -> dict:
-    return spec_by_key(at, key)["layout"]["meta"]["attnviz"].get("fit")
+    spec = spec_by_key(at, key)  # the figure's own intent, or the view it is shown with
+    return (spec["layout"].get("meta", {}).get("attnviz", {}).get("fit")
+            or spec.get("view", {}).get("fit"))
 
 
 def test_masks_shows_one_map_in_presenter_mode_picked_above_it():
