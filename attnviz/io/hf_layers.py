@@ -42,11 +42,14 @@ architecture naming where its projections, positions and masks live):
   |i − j| <= ``sliding_window`` = local_attention / 2, on ModernBERT's local layers;
 * soft-capping: ``attn_logit_softcapping`` (Gemma 2), c·tanh(s / c) after the scale;
 * QK-norm: RMSNorm of each head's q and k before RoPE (Qwen 3);
+* a learned relative position bias: MPNet adds its encoder's ``relative_attention_bias`` at
+  the bucket of each distance j − i to the scaled scores of every layer
+  (:func:`attnviz.core.relative_bias.relative_position_bias`, :attr:`LayerInputs.position_bias`);
 * attention sinks: one learned logit per head joins each row's softmax and is dropped
   (gpt-oss, :func:`attnviz.core.sinks.attend_heads_with_sinks`).
 
 Architectures whose attention none of these express are refused in one sentence each
-(:data:`REFUSED`: Gemma 3, OLMo 2, MPNet, DeBERTa; and Phi or StableLM with
+(:data:`REFUSED`: Gemma 3 with its vision tower, OLMo 2, DeBERTa; and Phi or StableLM with
 ``qk_layernorm``). Encoder–decoder models (T5, BART, mBART, MarianMT) are read by
 :func:`seq2seq_layer_inputs`, a layer of their encoder, decoder or cross-attention at a time:
 T5 adds a learned relative position bias to its self-attention scores
@@ -65,6 +68,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from attnviz.core.attention import MultiHeadResult, multi_head_attention
+from attnviz.core.relative_bias import relative_position_bias
 from attnviz.core.steps import attend_steps
 from attnviz.io.capture import capture
 from attnviz.scenarios.from_model import CrossInputs, LayerInputs, Rope, layer_steps
@@ -301,6 +305,21 @@ def _modernbert(base, layer: int) -> dict[str, Any]:
                 rope=rope)
 
 
+def _mpnet(base, layer: int) -> dict[str, Any]:
+    """MPNet: BERT's projections (q, k, v, o) and scale, and a learned relative position bias
+    per head added to the scaled scores of every layer: the encoder's
+    ``relative_attention_bias`` table read at the bucket of each distance j − i (32 buckets,
+    distances up to 128, as its encoder computes it whatever the config's number of buckets)."""
+    att = base.encoder.layer[layer].attention.attn
+    (w_q, b_q), (w_k, b_k), (w_v, b_v), (w_o, b_o) = (
+        _linear(m) for m in (att.q, att.k, att.v, att.o))
+    n, d = att.num_attention_heads, att.attention_head_size
+    table = _np(base.encoder.relative_attention_bias.weight).copy()  # (buckets, n_heads)
+    return dict(attention=att, output=att.o, w=(w_q, w_k, w_v, w_o), b=(b_q, b_k, b_v, b_o),
+                n_heads=n, n_kv_heads=n, head_dim=d, scale=float(d) ** -0.5, window=None,
+                position_bias=lambda t: relative_position_bias(table, t))
+
+
 #: Model types whose window is the config's ``sliding_window``, on every layer.
 _WINDOW_EVERY_LAYER = ("mistral", "mixtral", "starcoder2", "phi3")
 
@@ -382,7 +401,7 @@ ARCHITECTURES = {
     "gpt_neo": _gpt_neo, "gptj": _gptj, "gpt_neox": _gpt_neox, "opt": _opt,
     "falcon": _falcon, "bloom": _bloom,
     "mixtral": _rotary, "gemma": _rotary, "phi": _rotary, "phi3": _rotary,
-    "stablelm": _rotary, "starcoder2": _rotary, "gemma3_text": _gemma3,
+    "stablelm": _rotary, "starcoder2": _rotary, "gemma3_text": _gemma3, "mpnet": _mpnet,
 }
 #: The architectures (``config.model_type``) whose layers :func:`layer_inputs` reads.
 SUPPORTED_MODEL_TYPES = tuple(ARCHITECTURES)
@@ -396,8 +415,6 @@ REFUSED = {
              "projection width, before the split into heads), so one head's q depends on every "
              "other head's; a head cannot be opened alone, and no step of the dashboard "
              "computes a layer's heads jointly",
-    "mpnet": f"mpnet adds a learned relative position bias (bucketed distances) to every "
-             f"head's scores; {_CANNOT}",
     "deberta": f"deberta adds disentangled content-to-position and position-to-content "
                f"scores from relative position embeddings to every head; {_CANNOT}",
     "deberta-v2": f"deberta-v2 adds disentangled content-to-position and position-to-content "
@@ -533,6 +550,7 @@ def layer_inputs(model, tokenizer=None, text=None, layer: int = 0, *, input_ids=
         q_norm=spec.get("q_norm"), k_norm=spec.get("k_norm"), norm_eps=spec.get("norm_eps"),
         sinks=spec.get("sinks"), padding=padding, model_weights=weights,
         model_output=_np(out[b]).copy(), alibi=spec.get("alibi"),
+        position_bias=spec["position_bias"](t) if "position_bias" in spec else None,
     )
 
 

@@ -274,10 +274,6 @@ def _check_real_layer(li: LayerInputs, head: int) -> None:
             or not 0 <= head < li.n_heads:
         raise ValueError(f"head must be a whole number from 0 to {li.n_heads - 1} ({what} has "
                          f"{li.n_heads} heads), got {head!r:.40}")
-    if li.position_bias is not None:
-        raise ValueError(f"{what} adds a learned relative position bias per head to its scores "
-                         f"(bucketed distances); no variant of the dashboard adds a bias of "
-                         f"its own to the scores yet, so this head cannot be opened exactly")
     if li.rope is not None and not np.array_equal(li.positions, np.arange(li.x.shape[0])):
         raise ValueError(f"{what} turns its tokens by positions other than 0, 1, 2, ...; the "
                          f"RoPE variant cannot express them")
@@ -347,9 +343,9 @@ def _alibi_variant(li: LayerInputs, head: int) -> bool:
 
 def needs_steps(li: LayerInputs, head: int) -> bool:
     """True when the head combines ideas no single variant computes (QK-norm with a gain per
-    dimension, sink logits, a soft-cap without RoPE, ALiBi of another slope): it opens as a
-    list of steps."""
-    return (li.q_norm is not None or li.sinks is not None
+    dimension, sink logits, a learned position bias, a soft-cap without RoPE, ALiBi of another
+    slope): it opens as a list of steps."""
+    return (li.q_norm is not None or li.sinks is not None or li.position_bias is not None
             or (li.softcap is not None and li.rope is None)
             or (li.alibi is not None and not _alibi_variant(li, head)))
 
@@ -378,7 +374,7 @@ def layer_steps(li: LayerInputs, head: int | None = None) -> tuple:
                           attention_scaling=float(li.rope.attention_scaling), offset=start))
     if li.alibi is not None:
         out.append(S.ALiBi(tuple(float(li.alibi[h]) for h in heads), form="key"))
-    if li.position_bias is not None:  # T5's relative position bias, (n_heads, t, t)
+    if li.position_bias is not None:  # T5's or MPNet's relative position bias, (n_heads, t, t)
         bias = np.asarray(li.position_bias, dtype=float)
         out.append(S.AddBias(bias if head is None else bias[head:head + 1]))
     if li.softcap is not None:

@@ -187,7 +187,7 @@ def test_bart_self_attention_heads_open_as_ordinary_heads(loaded, kind, name):
 
 
 @pytest.mark.parametrize("kind", ["encoder", "decoder"])
-def test_t5_self_attention_adds_its_relative_bias_and_is_refused_to_open(loaded, kind):
+def test_t5_self_attention_adds_its_relative_bias_and_opens_as_a_list_of_steps(loaded, kind):
     model, tokenizer = loaded["t5"]
     double = model.double()
     try:
@@ -198,9 +198,11 @@ def test_t5_self_attention_adds_its_relative_bias_and_is_refused_to_open(loaded,
             assert np.abs(recompute(li).weights - li.model_weights).max() <= EXACT
             unbiased = recompute(dataclasses.replace(li, position_bias=None)).weights
             assert np.abs(unbiased - li.model_weights).max() > MATTERS
-            with pytest.raises(ValueError, match=r"t5 layer \d adds a learned relative position "
-                                                 r"bias per head to its scores"):
-                layer_scenario(li, 0)
+            for head in range(li.n_heads):  # the bias is a step of the head's list
+                sc = layer_scenario(li, head)
+                assert sc.variant == "steps" and "bias" in [s.name for s in sc.params["steps"]]
+                opened = np.asarray(run_scenario(sc).attention.weights)
+                assert np.abs(opened - li.model_weights[head]).max() <= EXACT, (layer, head)
     finally:
         model.float()
 
