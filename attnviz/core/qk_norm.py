@@ -95,3 +95,43 @@ def rms_norm_backward(x, d_y, gain=1.0, *, eps: float = 1e-6) -> Array:
     x_hat = x / rms  # |x_hat| <= sqrt(d): x · Σ(g∘dy∘x) / (d r²) without squaring r or x
     inner = np.sum(g_dy * x_hat, axis=-1, keepdims=True) / x.shape[-1]
     return (g_dy - x_hat * inner) / rms
+
+
+def layer_norm(x, gain=1.0, bias=0.0, *, eps: float = 1e-5) -> Array:
+    """(x − mean(x)) / sqrt(var(x) + eps) · gain + bias over the last axis (Ba et al., 2016;
+    the population variance, as torch's LayerNorm): the QK-norm of Phi and StableLM.
+
+    Parameters
+    ----------
+    x : array_like of shape (..., d)
+    gain, bias : float or array_like of shape (d,)
+    eps : float
+        Added under the root (> 0).
+
+    Returns
+    -------
+    ndarray of the shape of ``x``
+    """
+    x = as_array("x", x, (1, 2, 3))
+    eps = check_positive("eps", eps)
+    centred = x - x.mean(axis=-1, keepdims=True)
+    return centred / np.sqrt(np.mean(centred * centred, axis=-1, keepdims=True) + eps) \
+        * np.asarray(gain, dtype=float) + np.asarray(bias, dtype=float)
+
+
+def layer_norm_backward(x, d_y, gain=1.0, *, eps: float = 1e-5) -> Array:
+    """The gradient of :func:`layer_norm` with respect to ``x``, given ∂L/∂y.
+
+    With σ = sqrt(var(x) + eps), x̂ = (x − mean(x)) / σ and g = gain ∘ dy::
+
+        ∂L/∂x = (g − mean(g) − x̂ · mean(g ∘ x̂)) / σ
+
+    (the bias adds a constant, so it does not enter.)
+    """
+    x = np.asarray(x, dtype=float)
+    centred = x - x.mean(axis=-1, keepdims=True)
+    sigma = np.sqrt(np.mean(centred * centred, axis=-1, keepdims=True) + eps)
+    x_hat = centred / sigma
+    g = np.asarray(d_y, dtype=float) * np.asarray(gain, dtype=float)
+    return (g - g.mean(axis=-1, keepdims=True)
+            - x_hat * np.mean(g * x_hat, axis=-1, keepdims=True)) / sigma
