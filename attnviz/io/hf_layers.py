@@ -41,7 +41,8 @@ architecture naming where its projections, positions and masks live):
   ``layer_types`` entry is ``"sliding_attention"`` (Gemma 2, Qwen 2, Qwen 3); bidirectional,
   |i − j| <= ``sliding_window`` = local_attention / 2, on ModernBERT's local layers;
 * soft-capping: ``attn_logit_softcapping`` (Gemma 2), c·tanh(s / c) after the scale;
-* QK-norm: RMSNorm of each head's q and k before RoPE (Qwen 3);
+* QK-norm: RMSNorm of each head's q and k before RoPE (Qwen 3); a LayerNorm of them before
+  partial RoPE (Phi's ``qk_layernorm``: one for every head; StableLM's: one per head);
 * a learned relative position bias: MPNet adds its encoder's ``relative_attention_bias`` at
   the bucket of each distance j − i to the scaled scores of every layer
   (:func:`attnviz.core.relative_bias.relative_position_bias`, :attr:`LayerInputs.position_bias`);
@@ -49,8 +50,8 @@ architecture naming where its projections, positions and masks live):
   (gpt-oss, :func:`attnviz.core.sinks.attend_heads_with_sinks`).
 
 Architectures whose attention none of these express are refused in one sentence each
-(:data:`REFUSED`: Gemma 3 with its vision tower, OLMo 2, DeBERTa; and Phi or StableLM with
-``qk_layernorm``). Encoder–decoder models (T5, BART, mBART, MarianMT) are read by
+(:data:`REFUSED`: Gemma 3 with its vision tower, OLMo 2, DeBERTa). Encoder–decoder models
+(T5, BART, mBART, MarianMT) are read by
 :func:`seq2seq_layer_inputs`, a layer of their encoder, decoder or cross-attention at a time:
 T5 adds a learned relative position bias to its self-attention scores
 (:attr:`LayerInputs.position_bias`) and scales by 1, BART by 1/√head_dim with projection
@@ -331,10 +332,6 @@ def _rotary(base, layer: int) -> dict[str, Any]:
     config = base.config
     model_type = config.model_type
     n, n_kv, d = config.num_attention_heads, config.num_key_value_heads, att.head_dim
-    if getattr(att, "qk_layernorm", False):  # Phi, StableLM
-        raise ValueError(f"this {model_type} model normalises each head's q and k with a "
-                         f"LayerNorm before RoPE (qk_layernorm); no variant of the dashboard "
-                         f"computes that, so its heads cannot be opened exactly")
     if hasattr(att, "qkv_proj"):  # Phi-3: [q | k | v]
         w, b = _linear(att.qkv_proj)
         (w_q, w_k, w_v), (b_q, b_k, b_v) = _split_columns(
@@ -359,11 +356,27 @@ def _rotary(base, layer: int) -> dict[str, Any]:
         spec["softcap"] = getattr(config, "attn_logit_softcapping", None)
     if hasattr(att, "sinks"):  # gpt-oss
         spec["sinks"] = _np(att.sinks).copy()
+    if getattr(att, "qk_layernorm", False):  # Phi: one LayerNorm; StableLM: one per head
+        spec["layer_norm"] = _qk_layernorm(att.q_layernorm, att.k_layernorm)
     if hasattr(att, "q_norm"):  # Qwen 3
         spec["q_norm"] = _np(att.q_norm.weight).copy()
         spec["k_norm"] = _np(att.k_norm.weight).copy()
         spec["norm_eps"] = float(att.q_norm.variance_epsilon)
     return spec
+
+
+def _qk_layernorm(q_norm, k_norm) -> dict[str, Any]:
+    """The gains and biases of a LayerNorm of q and one of k (Phi's ``nn.LayerNorm``, one row
+    for every head) or of one per head (StableLM's ``StableLmLayerNormPerHead``: a row per
+    head, no bias), as tables (rows, head_dim), and their eps."""
+    def table(norm, what):
+        norms = list(getattr(norm, "norms", [norm]))
+        return np.stack([np.zeros(m.normalized_shape[0]) if getattr(m, what) is None
+                         else _np(getattr(m, what)) for m in norms])
+
+    eps = float(getattr(q_norm, "eps", None) or q_norm.norms[0].eps)
+    return dict(q_gain=table(q_norm, "weight"), k_gain=table(k_norm, "weight"),
+                q_bias=table(q_norm, "bias"), k_bias=table(k_norm, "bias"), eps=eps)
 
 
 def _gemma3(base, layer: int) -> dict[str, Any]:
@@ -407,6 +420,10 @@ ARCHITECTURES = {
 SUPPORTED_MODEL_TYPES = tuple(ARCHITECTURES)
 
 _CANNOT = "no variant of the dashboard computes it, so its heads cannot be opened exactly"
+_DISENTANGLED = ("no variant of the dashboard computes them, since they are each query and key "
+                 "dotted with the layer's relative position embeddings projected by its own "
+                 "W_K and W_Q at the bucket of each distance, terms no step takes from q and k, "
+                 "so its heads cannot be opened exactly")
 #: model_type -> why attnviz does not read its layers (one sentence each).
 REFUSED = {
     "gemma3": "gemma3 is Gemma 3 with its vision tower; attnviz reads the layers of its text "
@@ -416,9 +433,9 @@ REFUSED = {
              "other head's; a head cannot be opened alone, and no step of the dashboard "
              "computes a layer's heads jointly",
     "deberta": f"deberta adds disentangled content-to-position and position-to-content "
-               f"scores from relative position embeddings to every head; {_CANNOT}",
+               f"scores from relative position embeddings to every head; {_DISENTANGLED}",
     "deberta-v2": f"deberta-v2 adds disentangled content-to-position and position-to-content "
-                  f"scores from relative position embeddings to every head; {_CANNOT}",
+                  f"scores from relative position embeddings to every head; {_DISENTANGLED}",
 } | {name: f"{name} is an encoder–decoder model: read a layer of its encoder, its decoder or "
           f"its cross-attention with seq2seq_layer_inputs(model, tokenizer, source, target, "
           f"layer, kind)" for name in ("t5", "bart", "mbart", "marian")}
@@ -550,6 +567,7 @@ def layer_inputs(model, tokenizer=None, text=None, layer: int = 0, *, input_ids=
         q_norm=spec.get("q_norm"), k_norm=spec.get("k_norm"), norm_eps=spec.get("norm_eps"),
         sinks=spec.get("sinks"), padding=padding, model_weights=weights,
         model_output=_np(out[b]).copy(), alibi=spec.get("alibi"),
+        layer_norm=spec.get("layer_norm"),
         position_bias=spec["position_bias"](t) if "position_bias" in spec else None,
     )
 
@@ -610,7 +628,7 @@ def recompute(inputs: LayerInputs) -> MultiHeadResult:
     li = inputs
     mask = li.mask
     if li.rope is None and li.q_norm is None and li.softcap is None and li.sinks is None \
-            and li.alibi is None and li.position_bias is None:
+            and li.alibi is None and li.position_bias is None and li.layer_norm is None:
         return multi_head_attention(li.x, None, li.w_q, li.w_k, li.w_v, li.w_o,
                                     n_heads=li.n_heads, n_kv_heads=li.n_kv_heads, mask=mask,
                                     scale=li.scale, b_q=li.b_q, b_k=li.b_k, b_v=li.b_v,

@@ -197,7 +197,12 @@ class LayerInputs:
         scores (−alibi[h]·(i − j) up to a constant per query row, which the softmax removes).
     position_bias : ndarray of shape (n_heads, t, t) or None
         A learned bias added to each head's scaled scores (T5's relative position bias, from
-        bucketed distances j − i), or None.
+        bucketed distances j − i; MPNet's), or None.
+    layer_norm : dict or None
+        A LayerNorm of each head's q and k before RoPE (Phi's and StableLM's
+        ``qk_layernorm``): ``q_gain``, ``q_bias`` of shape (1 or n_heads, head_dim), ``k_gain``,
+        ``k_bias`` of shape (1 or n_kv_heads, head_dim) — one row for every head, or one per
+        head — and ``eps``; or None.
     """
 
     model_type: str
@@ -230,6 +235,7 @@ class LayerInputs:
     model_output: Array
     alibi: Array | None = None
     position_bias: Array | None = None
+    layer_norm: dict | None = None
 
     @property
     def mask(self) -> NDArray[np.bool_]:
@@ -346,6 +352,7 @@ def needs_steps(li: LayerInputs, head: int) -> bool:
     dimension, sink logits, a learned position bias, a soft-cap without RoPE, ALiBi of another
     slope): it opens as a list of steps."""
     return (li.q_norm is not None or li.sinks is not None or li.position_bias is not None
+            or li.layer_norm is not None
             or (li.softcap is not None and li.rope is None)
             or (li.alibi is not None and not _alibi_variant(li, head)))
 
@@ -363,6 +370,8 @@ def layer_steps(li: LayerInputs, head: int | None = None) -> tuple:
     if li.q_norm is not None:
         out.append(S.QKNorm(tuple(np.asarray(li.q_norm, float).tolist()),
                             tuple(np.asarray(li.k_norm, float).tolist()), float(li.norm_eps)))
+    if li.layer_norm is not None:
+        out.append(_layer_norm_step(li, heads))
     if li.rope is not None:
         start = float(li.positions[0]) if len(li.positions) else 0.0
         if not np.array_equal(li.positions, start + np.arange(len(li.positions))):
@@ -388,6 +397,22 @@ def layer_steps(li: LayerInputs, head: int | None = None) -> tuple:
     if li.sinks is not None:
         out.append(S.SinkSoftmax(tuple(float(li.sinks[h]) for h in heads)))
     return tuple(out)
+
+
+def _layer_norm_step(li: LayerInputs, heads) -> S.QKLayerNorm:
+    """The layer's QK-LayerNorm for the query heads ``heads``: a shared row as it is, else
+    each query head's row and the row of the key/value head it reads."""
+    ln = li.layer_norm
+
+    def rows(side: str, what: str):
+        table = np.asarray(ln[f"{side}_{what}"], dtype=float)
+        if table.shape[0] == 1:
+            return table.tolist()
+        pick = [h if side == "q" else kv_head(li.n_heads, li.n_kv_heads, h) for h in heads]
+        return table[pick].tolist()
+
+    return S.QKLayerNorm(rows("q", "gain"), rows("k", "gain"), rows("q", "bias"),
+                         rows("k", "bias"), float(ln["eps"]))
 
 
 def layer_scenario(inputs: LayerInputs, head: int, *, title: str = "",

@@ -370,10 +370,6 @@ REFUSALS = {
           r"layer, kind\)",
     "bart": r"bart is an encoder–decoder model: read a layer of its encoder, its decoder or its "
             r"cross-attention with seq2seq_layer_inputs",
-    "phi_qk_layernorm": r"this phi model normalises each head's q and k with a LayerNorm before "
-                        r"RoPE \(qk_layernorm\); no variant of the dashboard computes that",
-    "stablelm_qk_layernorm": r"this stablelm model normalises each head's q and k with a "
-                             r"LayerNorm before RoPE \(qk_layernorm\); no variant",
 }
 
 

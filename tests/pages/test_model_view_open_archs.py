@@ -1,10 +1,11 @@
 """Model view: heads of the architectures that open as a list of steps with a part of their
-own — MPNet's learned relative position bias — open on the Playground through AppTest.
+own — MPNet's learned relative position bias, Phi's LayerNorm of q and k (qk_layernorm) —
+open on the Playground through AppTest.
 
-A tiny MPNet saved with save_pretrained in a tmp models folder (ATTNVIZ_MODELS_DIR) is picked
-from the page's list and captured; "Open this head on every page" makes the head the current
-scenario; its run gives the probabilities the page shows for that head, and the Playground
-runs on it. Nothing is downloaded.
+A tiny MPNet and a tiny Phi saved with save_pretrained in a tmp models folder
+(ATTNVIZ_MODELS_DIR) are each picked from the page's list and captured; "Open this head on
+every page" makes the head the current scenario; its run gives the probabilities the page
+shows for that head, and the Playground runs on it. Nothing is downloaded.
 """
 
 from __future__ import annotations
@@ -29,12 +30,13 @@ def folders(tmp_path_factory) -> dict:
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
     from hf_models import PARITY_INIT, SMALL, save_model
-    from transformers import MPNetConfig
+    from transformers import MPNetConfig, PhiConfig
 
     models = tmp_path_factory.mktemp("models")
     ids = dict(pad_token_id=0, bos_token_id=2, eos_token_id=3)
-    made = {"mpnet": (MPNetConfig(**SMALL | {"initializer_range": PARITY_INIT}, **ids), True,
-                      True)}
+    small = SMALL | {"initializer_range": PARITY_INIT}
+    made = {"mpnet": (MPNetConfig(**small, **ids), True, True),
+            "phi": (PhiConfig(**small, qk_layernorm=True, **ids), False, True)}
     return {name: save_model(*made[name], models / name, bias_std=0.1) for name in made}
 
 
@@ -45,7 +47,7 @@ def at(monkeypatch, folders):
     return open_page("model_view")
 
 
-@pytest.mark.parametrize(("name", "part"), [("mpnet", "bias")])
+@pytest.mark.parametrize(("name", "part"), [("mpnet", "bias"), ("phi", "qk_layernorm")])
 def test_a_head_opens_on_the_playground(at, folders, name, part):
     at = capture_from(at, folders[name])
     assert not at.exception and not errors(at)
