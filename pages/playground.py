@@ -1,16 +1,16 @@
 """Playground: edit tokens, embeddings and weights, pick a variant, see every matrix.
 
-The lecture view (:mod:`attnviz.ui.lecture`): the controls, then a tab per focus
-(:mod:`attnviz.ui.focus_tabs`) — which stage of the computation fills the screen (1024×768 and up,
-no scrolling); cells that the last change moved are outlined. The "All" tab is the full view
-(:mod:`attnviz.ui.full_view`): every intermediate with its formula, the diagnostics and the
-downloads.
+The views: :mod:`attnviz.ui.playground_view`, a tab per focus — which stage of the computation
+fills the screen (1024×768 and up, no scrolling) — under the lecture view's controls
+(:mod:`attnviz.ui.lecture`); cells that the last change moved are outlined. The "All" tab is
+the full view (:mod:`attnviz.ui.full_view`): every intermediate with its formula, the
+diagnostics and the downloads.
 """
 
 import streamlit as st
 
 from attnviz.ui import controls, layout, presenter, state
-from attnviz.ui.focus_tabs import lecture
+from attnviz.ui.playground_view import lecture
 from attnviz.ui.safe import md_escape
 
 presenter.compact_page()

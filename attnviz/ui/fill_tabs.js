@@ -1,4 +1,4 @@
-// The Playground's hidden focus tabs, filled after an edit (attnviz/ui/focus_tabs.py): a run
+// The Playground's hidden focus tabs, filled after an edit (attnviz/ui/playground_view.py): a run
 // after an edit fills the open tab alone, so the edit repaints as fast as with one focus; this
 // component, sent in that run, waits until the page's charts are still (no chart drawing or
 // waiting to draw for QUIET_MS: plotly_draw.js counts them in window.__attnvizDraws) and the

@@ -1,5 +1,5 @@
 """The Playground's lecture view: the controls its foci share, and each focus's charts (a tab of
-its own: :mod:`attnviz.ui.focus_tabs`) — which stage of the computation fills the screen, with
+its own: :mod:`attnviz.ui.playground_view`) — which stage of the computation fills the screen, with
 the controls that change it on the same screen (1024×768 and up, no scrolling); cells that the
 last change moved are outlined. The weights' and the scaled scores' charts carry
 a drag slider (τ, the custom scale) whose frames come from one run

@@ -65,7 +65,7 @@ FLASH = "_lecture_flash"  # a link message to show on the next run (after a page
 CHOICE = "sidebar_lecture"  # the sidebar's select box
 KEYS = "lecture_keys"  # the keys component
 PARAM_LECTURE, PARAM_STEP = "lecture", "step"  # the link's parameters
-FOCUS_KEY = "playground_focus"  # the Playground's focus tabs: the open one's label (focus_tabs)
+FOCUS_KEY = "playground_focus"  # the open focus tab's label (ui/playground_view.py)
 _HERE = Path(__file__).parent
 
 

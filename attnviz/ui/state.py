@@ -89,7 +89,7 @@ def frame_run():
 def mark_one_time_message() -> None:
     """Note that this run shows a message no later run shows again (one taken from the session,
     a link's first reading): the Playground then leaves its hidden tabs to be filled by a click
-    (the run :func:`attnviz.ui.focus_tabs.ask_for_filling_run` asks for would take the message
+    (the run :func:`attnviz.ui.playground_view.ask_for_filling_run` asks for would take the message
     off the screen)."""
     _FRAME.one_time_message = True
 

@@ -68,7 +68,7 @@ TIMEOUT_MS = 60_000
 _APP_CONNECTED = "[data-testid='stApp'][data-test-connection-state='CONNECTED']"
 _APP_IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
 _SKELETON = "[data-testid='stSkeleton']"
-_FILL_ASK = ".st-key-playground_fill_tabs"  # attnviz/ui/focus_tabs.py FILL_KEY
+_FILL_ASK = ".st-key-playground_fill_tabs"  # attnviz/ui/playground_view.py FILL_KEY
 _EARLY = ForwardMsg.ScriptFinishedStatus.FINISHED_EARLY_FOR_RERUN
 # After an action, a rerun may start this long after the page's last input event (Streamlit's
 # slider sends its value 200 ms after the last key; st.data_editor 150 ms): the fixed pause

@@ -1,4 +1,4 @@
-"""The Playground's focus tabs: which stage of the computation fills the screen.
+"""The Playground's view: its focus tabs, which stage of the computation fills the screen.
 
 Each focus is a tab (``st.tabs``) below the controls the foci share (:mod:`attnviz.ui.lecture`).
 The charts of every lecture focus are sent to the browser, and a chart in a hidden tab is drawn
