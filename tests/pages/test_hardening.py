@@ -765,9 +765,12 @@ def _unsafe_html_calls(path: Path):
 
 
 def _is_static(arg, tree: ast.Module) -> bool:
-    """A string literal, or a module-level name assigned once from a string literal."""
+    """A string literal, a module-level name assigned once from a string literal, or a choice
+    (``a if cond else b``) between two such values."""
     if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
         return True
+    if isinstance(arg, ast.IfExp):
+        return _is_static(arg.body, tree) and _is_static(arg.orelse, tree)
     if isinstance(arg, ast.Name):
         values = [n.value for n in tree.body if isinstance(n, ast.Assign)
                   and any(isinstance(t, ast.Name) and t.id == arg.id for t in n.targets)]
