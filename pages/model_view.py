@@ -53,5 +53,5 @@ elif source in ("directory", "hub"):
 data = mv.current(source)
 if source != "example" and mv.DATA_KEY in st.session_state:
     st.caption(text.MEMORY.format(bytes=f"{data.nbytes:,}"))
-mv.show(data)
-circuits_view.show(data)
+kind = mv.show(data)
+circuits_view.show(data, kind)

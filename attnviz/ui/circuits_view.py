@@ -19,6 +19,7 @@ import streamlit as st
 from attnviz.figures.circuits import head_name, ranked_table, score_grid
 from attnviz.scenarios.circuits import COPYING, KINDS, HeadScores, score_heads, token_ids
 from attnviz.teach.text import circuits as text
+from attnviz.teach.text import model_view as view_text
 from attnviz.ui.panels import show_figure
 from attnviz.ui.share import plain
 
@@ -62,11 +63,26 @@ def run_probe(folder: str, root: str | None = None) -> None:
     st.session_state[PROBE_KEY] = (folder, probe)
 
 
-def show(data) -> None:
-    """The section, for the page's :class:`~attnviz.ui.model_view.ModelViewData`."""
+def scored_stack(kind: str | None) -> str | None:
+    """The self-attention an encoder–decoder model's scores are of, for the kind the page
+    shows: the encoder's or the decoder's; the decoder's for the cross-attention (a query and
+    its keys in one sequence is what every score measures; induction heads copy in a causal
+    self-attention). None for a one-stack model."""
+    if kind is None:
+        return None
+    return "encoder" if kind == "encoder" else "decoder"
+
+
+def show(data, kind: str | None = None) -> None:
+    """The section, for the page's :class:`~attnviz.ui.model_view.ModelViewData`; ``kind``:
+    the kind of attention an encoder–decoder model's page shows (None for one stack)."""
     st.subheader(text.TITLE)
     st.caption(text.CAPTION)
-    if data.folder is None:
+    stack = scored_stack(kind) if getattr(data, "seq2seq", False) else None
+    if stack is not None:
+        data = data.of_kind(stack)
+        st.caption(text.SEQ2SEQ_STACK.format(stack=view_text.KIND_NAMES[stack]))
+    elif data.folder is None:
         st.caption(text.NO_MODEL)
     else:
         st.markdown(f"**{text.PROBE_TITLE}**")

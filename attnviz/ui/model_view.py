@@ -612,9 +612,10 @@ def _token_clicked(chart: str, markers: list[int], choice) -> None:
         st.session_state["model_view_focus"] = None if choice == point[1] else point[1]
 
 
-def show(data: ModelViewData) -> None:
+def show(data: ModelViewData) -> str | None:
     """The grid, the opened head, the fused heads and the rollout; for an encoder–decoder
-    model, of the kind of attention picked (the cross-attention: :func:`cross_section`)."""
+    model, of the kind of attention picked (the cross-attention: :func:`cross_section`).
+    Returns that kind (None for a one-stack model)."""
     kind = None
     if data.seq2seq:
         kind = st.radio(text.KIND_LABEL, list(text.KINDS), format_func=text.KINDS.get,
@@ -623,7 +624,7 @@ def show(data: ModelViewData) -> None:
             for warning in data.warnings:
                 st.warning(plain(text.WARNING.format(warning=warning.rstrip("."))))
             cross_section(data, "model_view", grid=True)
-            return
+            return kind
         data = data.of_kind(kind)
     w, labels = data.weights, position_labels(data.tokens)
     n_layers, n_heads, t, _ = w.shape
@@ -688,6 +689,7 @@ def show(data: ModelViewData) -> None:
     show_figure(weights_heatmap(roll.rollout, labels, causal=data.causal, boundary=data.boundary,
                                 x_title=text.AXIS_KEY, y_title=text.AXIS_QUERY),
                 key="model_view_fig_rollout")
+    return kind
 
 
 # ---------------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "GRID_TITLE": ("kind",),
     "HEAD_TICK": ("head",),
     "LAYER_TICK": ("layer",),
+    "SEQ2SEQ_STACK": ("stack",),
 }
 
 TITLE = "Circuits: what each head does"
@@ -82,6 +83,14 @@ PROBE_FIRST = ", after the model's first token (id {token})"
 CANNOT_PROBE = "The probe could not run: {reason}."
 NO_MODEL = ("These weights come from a file, not a model folder: the scores below are on its "
             "text alone. Load a model folder to probe it with repeated random tokens.")
+# {stack}: the self-attention scored (model_view.KIND_NAMES: encoder or decoder self-attention)
+SEQ2SEQ_STACK = (
+    "An encoder–decoder model: these scores are of its {stack}, the one the Attention choice "
+    "above shows (the cross-attention picked: the decoder's, whose causal self-attention is "
+    "where induction heads copy; a query and its keys in one sequence is what the scores "
+    "measure, which cross-attention has not). The repeated-token probe runs one-stack models "
+    "only."
+)
 
 TABLE_RANK = "rank"
 TABLE_HEAD = "head"
