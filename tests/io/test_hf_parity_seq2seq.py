@@ -15,8 +15,8 @@ loaded as a user loads them (``load_model``), captured by ``capture_seq2seq`` an
   probabilities by more than 1e-3; T5's self-attention recomputed without its relative
   position bias too;
 * BART's, mBART's (pre-LayerNorm) and MarianMT's (sinusoidal positions) encoder and decoder
-  self-attention heads open as ordinary heads (bidirectional, causal); T5's are refused in a
-  sentence (no variant adds a learned bias of its own).
+  self-attention heads open as ordinary heads (bidirectional, causal); T5's open as a list of
+  steps whose bias step is its relative position bias.
 """
 
 from __future__ import annotations
