@@ -54,7 +54,7 @@ def row(what, za, zb, diff, shown=None, **kw):
     if kw.get("kind") != "weights" and za is not None and zb is not None:
         bound = float(max(np.abs(za).max(), np.abs(zb).max())) or 1.0
         kw.update(kind="signed", values=Values(zmin=-bound, zmax=bound))
-    sized = one_map.fit if shown is not None and what == "weights" else (lambda fig: fig)
+    fitted = shown is not None and what == "weights"
     tags = ("a", "b", "diff") if shown is None else (shown,)
     cols = dict(zip(tags, st.columns(3) if shown is None else [st.container()], strict=True))
     for side, z, tag in ((a, za, "a"), (b, zb, "b")):
@@ -68,8 +68,9 @@ def row(what, za, zb, diff, shown=None, **kw):
                 st.error(text.CANNOT_COMPUTE.format(side=name, reason=side.error))
             else:
                 x = side.k_labels if what == "weights" else [f"o{m}" for m in range(z.shape[1])]
-                show_figure(sized(heatmap(z, x, side.q_labels, **kw)),
-                            key=f"compare_fig_{what}_{tag}")
+                fig = heatmap(z, x, side.q_labels, **kw)
+                show_figure(fig, key=f"compare_fig_{what}_{tag}",
+                            fit=one_map.fit(fig) if fitted else None)
     if "diff" not in cols:
         return
     with cols["diff"]:
@@ -79,9 +80,10 @@ def row(what, za, zb, diff, shown=None, **kw):
             st.caption(text.SHAPES)
         else:
             x = a.k_labels if what == "weights" else [f"o{m}" for m in range(diff.shape[1])]
-            show_figure(sized(heatmap(diff, x, a.q_labels, kind="signed",
-                                      values=Values(fixed=True), sizing=Sizing(bar_below=True))),
-                        key=f"compare_fig_{what}_diff")
+            fig = heatmap(diff, x, a.q_labels, kind="signed", values=Values(fixed=True),
+                          sizing=Sizing(bar_below=True))
+            show_figure(fig, key=f"compare_fig_{what}_diff",
+                        fit=one_map.fit(fig) if fitted else None)
 
 
 # presenter mode: one side at a time, picked above the weights (ui/one_map.py)

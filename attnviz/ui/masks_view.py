@@ -153,7 +153,7 @@ def _panel(title: str, fig, key: str, formula: str, why: str, shown: str | None,
         st.caption(why)
         show_figure(fig, key=key, filename=title, **show)
         return
-    show_figure(one_map.fit(fig), key=key, filename=title, **show)
+    show_figure(fig, key=key, filename=title, fit=one_map.fit(fig), **show)
     st.latex(formula)
     st.caption(why)
 

@@ -52,13 +52,14 @@ def delta_on_chart(scenario) -> bool:
 
 
 def show_dragged(fig, key: str, frames: list[dict] | None, control: str, values,
-                 cast=int, drag: str = "") -> None:
+                 cast=int, drag: str = "", fit: dict | None = None) -> None:
     """Show ``fig`` (chart key ``key``) with its drag slider's ``frames`` (None: no slider):
     with frames, the caption ``drag`` above it and the slider's release setting ``control``
-    to one of ``values`` (:func:`~attnviz.ui.panels.set_widget_from_slider`)."""
+    to one of ``values`` (:func:`~attnviz.ui.panels.set_widget_from_slider`). ``fit``: the
+    chart's height follows the screen (:func:`~attnviz.ui.panels.show_figure`'s ``fit``)."""
     if frames and drag:
         st.caption(drag)
-    show_figure(fig, key=key, frames=frames,
+    show_figure(fig, key=key, frames=frames, fit=fit,
                 on_slider=partial(set_widget_from_slider, key, control, values, cast)
                 if frames else None)
 
@@ -95,8 +96,8 @@ def show_pe_shifted(scenario, labels: list[str], check, delta: int, base: float,
         frames = with_slider(fig, zs, [str(d) for d in DELTAS], delta, prefix=text.DELTA_PREFIX,
                              kind="signed", titles=[title(d, c.pe_change)
                                                     for d, c in zip(DELTAS, checks, strict=True)])
-    show_dragged(one_map.fit(fig) if fitted else fig, "modern_fig_pe_scores", frames,
-                 "modern_delta", DELTAS, drag=text.DELTA_DRAG)
+    show_dragged(fig, "modern_fig_pe_scores", frames, "modern_delta", DELTAS,
+                 drag=text.DELTA_DRAG, fit=one_map.fit(fig) if fitted else None)
 
 
 def show_angles(t: int, d_head: int, delta: int, base: float) -> None:
@@ -238,8 +239,8 @@ def rope_views(scenario, labels: list[str], check, delta: int, base: float) -> N
     shown = one_map.pick("modern_rope_map", {"rope": text.ROPE_SCORES, "pe": text.PE_SCORES},
                          default="rope")
     if shown == "rope":
-        show_figure(one_map.fit(heatmap(check.rope_shifted, labels, labels, kind="signed")),
-                    key="modern_fig_rope_scores")
+        fig = heatmap(check.rope_shifted, labels, labels, kind="signed")
+        show_figure(fig, key="modern_fig_rope_scores", fit=one_map.fit(fig))
     elif shown == "pe":
         show_pe_shifted(scenario, labels, check, delta, base, fitted=True)
     else:

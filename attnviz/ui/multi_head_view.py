@@ -141,8 +141,8 @@ def head_grids(att, labels: list[str], n: int) -> None:
                           y_title=common.AXIS_QUERY, x_title=common.AXIS_KEY)
             if not bars:
                 compact(fig, y_labels=h % per_row == 0, colour_bar=False)
-            show_figure(fig if picked is None else one_map.fit(fig),
-                        key=f"multi_head_fig_head_{h}")
+            show_figure(fig, key=f"multi_head_fig_head_{h}",
+                        fit=None if picked is None else one_map.fit(fig))
     (above or st.container()).caption(text.WEIGHTS + ("" if bars else " " + scale_words()))
 
     st.subheader(text.OUTPUTS_HEADER)

@@ -45,13 +45,11 @@ def side_by_side(maps: int, columns: int) -> bool:
     return need <= layout.PRESENTER_ROW_WIDTH_PX
 
 
-def fit(fig: go.Figure) -> go.Figure:
-    """Let the map's height follow the screen: its cells end :data:`FIT_GAP_PX` above the
-    window's bottom edge (with its bottom margin), its rows as high as that leaves."""
+def fit(fig: go.Figure) -> dict:
+    """The chart component's ``fit`` (``show_figure(..., fit=...)``) that lets the map's height
+    follow the screen: its cells end :data:`FIT_GAP_PX` above the window's bottom edge (with
+    its bottom margin), its rows as high as that leaves. The figure is read, not changed."""
     rows = int(np.atleast_2d(np.asarray(fig.data[0].z)).shape[0]) if fig.data else 1
-    meta = fig.layout.meta if isinstance(fig.layout.meta, dict) else {}
-    sizing = dict(meta.get("attnviz", {}))
-    sizing["fit"] = dict(bottom=(fig.layout.margin.b or 0) + FIT_GAP_PX, rows=rows,
-                         minRow=layout.PRESENTER_MIN_ROW_PX, maxRow=layout.PRESENTER_MAX_ROW_PX)
-    fig.update_layout(meta={**meta, "attnviz": sizing})
-    return fig
+    bottom = fig.layout.margin.b or 0
+    return dict(bottom=bottom + FIT_GAP_PX, rows=rows,
+                minRow=layout.PRESENTER_MIN_ROW_PX, maxRow=layout.PRESENTER_MAX_ROW_PX)
