@@ -97,7 +97,8 @@ def show(data, kind: str | None = None) -> None:
                                           t=probe.input_ids.shape[1]))
     else:
         scores = text_scores(data)
-        st.caption(text.ON_TEXT.format(t=len(data.tokens)))
+        on_text = text.ON_TEXT if stack is None else text.ON_TEXT_SEQ2SEQ
+        st.caption(on_text.format(t=len(data.tokens)))
         if all(np.isnan(scores.score(k)).all() for k in REPEATED):  # no token repeats
             st.info(text.NO_REPEAT.format(kinds=", ".join(text.KINDS[k] for k in REPEATED)))
     named(scores)

@@ -17,7 +17,9 @@ import pytest
 from apptest_helpers import chart_keys, decode, open_page, spec_by_key, switch_to
 
 from attnviz.io import models_dir as md
+from attnviz.scenarios.circuits import score_heads, token_ids
 from attnviz.scenarios.scenario import run_scenario
+from attnviz.teach.text import circuits as circuits_text
 from attnviz.teach.text import encoder_decoder as ed_text
 from attnviz.teach.text import model_view as text
 from attnviz.ui import model_view as mv
@@ -90,8 +92,20 @@ def test_a_cross_attention_head_opens_from_the_encoder_decoder_page(at, folders,
         s.value for s in at.subheader][:2]
     assert text.KIND_SOURCE.format(source=data.source, kind=decoder) + ":" in " ".join(
         c.value for c in at.caption)
+    # the circuits section scores the decoder's self-attention, on the target, and says so
+    captions = [c.value for c in at.caption]
+    assert circuits_text.SEQ2SEQ_STACK.format(stack=decoder) in captions
+    assert circuits_text.ON_TEXT_SEQ2SEQ.format(t=len(data.target_tokens)) in captions
+    assert "model_view_circuits_run" not in [b.key for b in at.button]  # one-stack probe only
+    scored = at.radio(key="model_view_circuits_kind").value
+    grid = decode(spec_by_key(at, "model_view_circuits_fig_grid")["data"][0]["z"]).astype(float)
+    expected = score_heads(data.decoder, token_ids(data.target_tokens)).score(scored)
+    np.testing.assert_allclose(grid, expected, atol=1e-6)
+    assert not np.allclose(expected, score_heads(data.weights, token_ids(data.tokens)).score(
+        scored), equal_nan=True)  # not the encoder's scores
     at.radio(key="model_view_kind").set_value("cross")
     at.run()
+    assert circuits_text.SEQ2SEQ_STACK.format(stack=decoder) in [c.value for c in at.caption]
     assert not at.exception and "model_view_fig_cross_head" in chart_keys(at)
     # the cross-attention's layer × head grid: thumbnails of target × source
     assert text.KIND_GRID_TITLE.format(kind=text.KIND_NAMES["cross"]) in [

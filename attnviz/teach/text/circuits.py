@@ -13,6 +13,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "NAMED": ("kind", "heads"),
     "NONE_NAMED": ("kind", "threshold"),
     "ON_TEXT": ("t",),
+    "ON_TEXT_SEQ2SEQ": ("t",),
     "PROBE_DONE": ("batch", "length", "first", "t"),
     "PROBE_FIRST": ("token",),
     "CANNOT_PROBE": ("reason",),
@@ -64,6 +65,10 @@ COPYING_NOTE = ("The copying score (Σλ/Σ|λ| over the eigenvalues of the head
 # {t}: tokens of the text
 ON_TEXT = ("Scores on the text shown above ({t} tokens). An induction or duplicate-token "
            "head shows only where a token repeats; the probe below repeats every token.")
+# {t}: the tokens of the encoder–decoder model's text scored (its source or its target)
+ON_TEXT_SEQ2SEQ = ("Scores on the text shown above ({t} tokens). An induction or "
+                   "duplicate-token head shows only where a token repeats: capture a text "
+                   "that repeats some words.")
 # {kinds}: the scores that need a repeated token
 NO_REPEAT = "No token of this text repeats: the {kinds} scores need one."
 PROBE_TITLE = "Probe the model with repeated random tokens"
