@@ -2,7 +2,7 @@
 
 Shared by the AppTest that reads a lecture step's screen from the run
 (tests/pages/test_talk_on_screen.py) and the browser walk that reads what is drawn
-(tests/browser/test_readable_every_page.py).
+(tests/browser/readable_walk.py).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ time (tabs), each across the page. Walking every page at 1024×768 in presenter 
 eight-word sentence, Learn, Your own attention and Pitfalls showed only controls on the first
 screen; Learn's target and weights side by side had cells too small for their numbers and
 Pitfalls' code wrapped nearly every line. The browser's measure of the same screens:
-tests/browser/test_first_screens_browser.py."""
+tests/browser/test_readable_8_words.py (readable_walk.FIRST_SCREEN)."""
 
 from __future__ import annotations
 

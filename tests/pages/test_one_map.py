@@ -3,7 +3,7 @@ side (attnviz/ui/one_map.py): Masks' four maps, Compare's A / B / A − B, Multi
 when they would not keep a number in every cell side by side. The map shown has its height
 fitted to the screen (the chart component's ``fit``); outside presenter mode every map is
 drawn as before. Whether the numbers are then written at a projector's sizes is measured in
-the browser: tests/browser/test_readable_every_page.py."""
+the browser: tests/browser/readable_walk.py."""
 
 from __future__ import annotations
 
