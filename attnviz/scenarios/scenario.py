@@ -31,9 +31,9 @@ from attnviz.core.attention import AttentionResult, MultiHeadResult, mix_heads, 
 from attnviz.core.initializers import init_weights
 from attnviz.core.masks import causal_mask, padding_mask, window_mask
 from attnviz.core.positional import sinusoidal_positional_encoding
+from attnviz.scenarios.formulas import Written
 from attnviz.scenarios.registry import VARIANTS
 from attnviz.scenarios.variant import PARTS, Inputs, Variant, dot_product
-from attnviz.scenarios.variants.formulas import Written
 from attnviz.scenarios.variants.steps import KEYS as STEP_VARIANTS
 from attnviz.scenarios.variants.steps import own_steps
 

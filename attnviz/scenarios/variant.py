@@ -34,7 +34,7 @@ from attnviz.core.attention import (
 from attnviz.core.backward import AttentionGradients, attention_backward, linear_backward
 from attnviz.core.masks import causal_mask, combine
 from attnviz.scenarios import limits
-from attnviz.scenarios.variants.formulas import GENERAL, Written
+from attnviz.scenarios.formulas import GENERAL, Written
 
 # A scenario (attnviz.scenarios.scenario.Scenario) as this module names it: the scenario module
 # sits above this one (it reads the registry of variants), so nothing here imports it.
@@ -284,7 +284,7 @@ class Variant:
         One sentence.
     formula : str or callable(Written) -> str
         LaTeX of what ``compute`` computes; a function of what the settings make it write
-        (:mod:`attnviz.scenarios.variants.formulas`: no √d_k at scale 1, no τ at τ = 1, no
+        (:mod:`attnviz.scenarios.formulas`: no √d_k at scale 1, no τ at τ = 1, no
         mask when nothing is masked). Read it with :meth:`written`.
     compute : callable(Inputs) -> result
         The computation, from prepared inputs to a core result.

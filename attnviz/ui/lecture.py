@@ -26,10 +26,10 @@ from attnviz.figures.heatmap import (
     with_slider,
 )
 from attnviz.scenarios import limits, sweep
+from attnviz.scenarios.formulas import scaled
 from attnviz.scenarios.presets import PRESETS
 from attnviz.scenarios.registry import VARIANTS
 from attnviz.scenarios.scenario import ScenarioResult, written
-from attnviz.scenarios.variants.formulas import scaled
 from attnviz.teach.text import common
 from attnviz.teach.text import playground as text
 from attnviz.ui import controls, layout, state

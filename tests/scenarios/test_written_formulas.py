@@ -11,10 +11,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from attnviz.scenarios.formulas import GENERAL, Written, number, scaled
 from attnviz.scenarios.presets import default_scenario
 from attnviz.scenarios.registry import VARIANTS
 from attnviz.scenarios.scenario import run_scenario, with_variant, written
-from attnviz.scenarios.variants.formulas import GENERAL, Written, number, scaled
 
 SETTINGS = [Written(scale=s, custom=0.25 if s == "custom" else None, tempered=t, masked=m)
             for s, t, m in itertools.product(("sqrt_dk", "none", "custom"), (True, False),

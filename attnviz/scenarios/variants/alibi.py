@@ -15,8 +15,8 @@ from attnviz.core.alibi import alibi_bias, alibi_slopes
 from attnviz.core.initializers import init_weights
 from attnviz.core.score_mods import Bias
 from attnviz.scenarios import reference
+from attnviz.scenarios.formulas import scaled, softmax
 from attnviz.scenarios.variant import Inputs, Preset, Variant, dot_product_backward, draft
-from attnviz.scenarios.variants.formulas import scaled, softmax
 from attnviz.scenarios.variants.heads import attend, project_heads
 
 MEANING = r"b_{ij} = -m_h\,(i - j)"  # ALiBi's bias, as the formulas write it

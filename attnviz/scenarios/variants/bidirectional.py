@@ -1,8 +1,8 @@
 """Bidirectional self-attention (encoders, BERT): the same computation as scaled dot-product."""
 
 from attnviz.scenarios import reference
+from attnviz.scenarios.formulas import sdpa, with_mask
 from attnviz.scenarios.variant import Inputs, Variant, dot_product, dot_product_backward
-from attnviz.scenarios.variants.formulas import sdpa, with_mask
 
 
 def compute(inputs: Inputs):

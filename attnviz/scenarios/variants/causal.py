@@ -4,6 +4,7 @@ import numpy as np
 
 from attnviz.core.initializers import init_weights
 from attnviz.scenarios import reference
+from attnviz.scenarios.formulas import sdpa, with_mask
 from attnviz.scenarios.variant import (
     Inputs,
     Preset,
@@ -12,7 +13,6 @@ from attnviz.scenarios.variant import (
     dot_product_backward,
     draft,
 )
-from attnviz.scenarios.variants.formulas import sdpa, with_mask
 
 
 def compute(inputs: Inputs):

@@ -3,6 +3,7 @@
 import numpy as np
 
 from attnviz.scenarios import reference
+from attnviz.scenarios.formulas import sdpa
 from attnviz.scenarios.variant import (
     Inputs,
     Preset,
@@ -11,7 +12,6 @@ from attnviz.scenarios.variant import (
     dot_product_backward,
     draft,
 )
-from attnviz.scenarios.variants.formulas import sdpa
 
 
 def compute(inputs: Inputs):

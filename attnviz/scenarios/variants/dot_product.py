@@ -3,8 +3,8 @@
 from dataclasses import replace
 
 from attnviz.scenarios import reference
+from attnviz.scenarios.formulas import PROJECTIONS, sdpa
 from attnviz.scenarios.variant import Inputs, Variant, dot_product, dot_product_backward
-from attnviz.scenarios.variants.formulas import PROJECTIONS, sdpa
 
 
 def compute(inputs: Inputs):

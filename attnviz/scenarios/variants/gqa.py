@@ -19,8 +19,8 @@ import numpy as np
 from attnviz.core import steps as S
 from attnviz.core.initializers import init_weights
 from attnviz.scenarios import reference
+from attnviz.scenarios.formulas import sdpa
 from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward, draft
-from attnviz.scenarios.variants.formulas import sdpa
 from attnviz.scenarios.variants.heads import attend, project_heads
 
 PARAMS = (Param("n_kv_heads", "Key/value heads", 1, low=1, high=16),)

@@ -16,8 +16,8 @@ import numpy as np
 from attnviz.core.decode import cached_decoding
 from attnviz.core.initializers import init_weights
 from attnviz.scenarios import reference
+from attnviz.scenarios.formulas import PROJECTIONS, scaled, softmax
 from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward, draft
-from attnviz.scenarios.variants.formulas import PROJECTIONS, scaled, softmax
 from attnviz.scenarios.variants.online_softmax import single_head_qkv
 
 PARAMS = (Param("prefill", "Prompt tokens (prefill)", 2, low=1, high=256),)

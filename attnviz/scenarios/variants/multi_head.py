@@ -1,8 +1,8 @@
 """Multi-head attention (Vaswani et al., 2017, §3.2.2): heads on column blocks, then W_O."""
 
 from attnviz.scenarios import reference
+from attnviz.scenarios.formulas import sdpa
 from attnviz.scenarios.variant import Inputs, Variant, dot_product, dot_product_backward
-from attnviz.scenarios.variants.formulas import sdpa
 
 
 def compute(inputs: Inputs):

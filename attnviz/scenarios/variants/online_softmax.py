@@ -11,8 +11,8 @@ import numpy as np
 from attnviz.core.initializers import init_weights
 from attnviz.core.online import online_softmax_attention
 from attnviz.scenarios import reference
+from attnviz.scenarios.formulas import PROJECTIONS
 from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward, draft
-from attnviz.scenarios.variants.formulas import PROJECTIONS
 
 PARAMS = (Param("tile", "Keys per tile", 2, low=1, high=256),)
 

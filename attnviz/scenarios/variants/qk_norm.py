@@ -11,8 +11,8 @@ import numpy as np
 from attnviz.core import steps as S
 from attnviz.core.qk_norm import rms_norm, rms_norm_backward
 from attnviz.scenarios import reference
+from attnviz.scenarios.formulas import PROJECTIONS, sdpa
 from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward, draft
-from attnviz.scenarios.variants.formulas import PROJECTIONS, sdpa
 from attnviz.scenarios.variants.heads import attend, project_heads
 
 PARAMS = (Param("qk_gain", "Gain g", 1.0, low=0.0, high=100.0),)

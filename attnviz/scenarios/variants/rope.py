@@ -37,8 +37,7 @@ from attnviz.core import steps as S
 from attnviz.core.initializers import init_weights
 from attnviz.core.rope import LAYOUTS, apply_rope
 from attnviz.scenarios import reference
-from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward, draft
-from attnviz.scenarios.variants.formulas import (
+from attnviz.scenarios.formulas import (
     PROJECTIONS,
     Written,
     number,
@@ -46,6 +45,7 @@ from attnviz.scenarios.variants.formulas import (
     sdpa,
     softmax,
 )
+from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward, draft
 from attnviz.scenarios.variants.heads import attend, project_heads
 
 MAX_INV_FREQ = 1e3  # the largest frequency θ_i rope_inv_freq may give

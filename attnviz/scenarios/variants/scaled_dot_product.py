@@ -1,8 +1,8 @@
 """Scaled dot-product attention (Vaswani et al., 2017, §3.2.1)."""
 
 from attnviz.scenarios import reference
+from attnviz.scenarios.formulas import PROJECTIONS, sdpa
 from attnviz.scenarios.variant import Inputs, Variant, dot_product, dot_product_backward
-from attnviz.scenarios.variants.formulas import PROJECTIONS, sdpa
 
 
 def compute(inputs: Inputs):

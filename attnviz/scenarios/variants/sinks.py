@@ -13,8 +13,8 @@ from attnviz.core import steps as S
 from attnviz.core.initializers import init_weights
 from attnviz.core.sinks import attention_with_sink, sink_window_mask
 from attnviz.scenarios import reference
+from attnviz.scenarios.formulas import PROJECTIONS
 from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward, draft
-from attnviz.scenarios.variants.formulas import PROJECTIONS
 from attnviz.scenarios.variants.online_softmax import single_head_qkv
 
 PARAMS = (

@@ -12,8 +12,8 @@ import numpy as np
 
 from attnviz.core import steps as S
 from attnviz.scenarios import reference
+from attnviz.scenarios.formulas import PROJECTIONS, scaled, softmax
 from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward, draft
-from attnviz.scenarios.variants.formulas import PROJECTIONS, scaled, softmax
 from attnviz.scenarios.variants.heads import attend, project_heads
 
 PARAMS = (Param("softcap", "Cap c", 50.0, low=0.01, high=1000.0),)

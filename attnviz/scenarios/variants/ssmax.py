@@ -25,8 +25,8 @@ from attnviz.core.initializers import init_weights
 from attnviz.core.masks import causal_mask, combine
 from attnviz.core.steps.scores import LogLengthScale
 from attnviz.scenarios import reference
+from attnviz.scenarios.formulas import PROJECTIONS, scaled, softmax, with_mask
 from attnviz.scenarios.variant import Inputs, Param, Preset, Variant, dot_product_backward, draft
-from attnviz.scenarios.variants.formulas import PROJECTIONS, scaled, softmax, with_mask
 from attnviz.scenarios.variants.heads import attend, project_heads
 
 PARAMS = (Param("ssmax_s", "Scale s of s·log n", 1.0, low=0.05, high=5.0),)

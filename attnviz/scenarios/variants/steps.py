@@ -28,8 +28,8 @@ from attnviz.core.checks import as_array
 from attnviz.core.score_mods import At
 from attnviz.core.steps.run import heads_of, normaliser_of
 from attnviz.scenarios import reference
+from attnviz.scenarios.formulas import PROJECTIONS, Written, scaled, softmax
 from attnviz.scenarios.variant import Inputs, Param, Variant, dot_product_backward
-from attnviz.scenarios.variants.formulas import PROJECTIONS, Written, scaled, softmax
 
 KEYS = ("steps", "steps_source")  # the two variants of this module
 

@@ -1,6 +1,6 @@
 """LaTeX pieces the dot-product variants' formulas share, written for the current settings.
 
-A formula names only the steps that happen (issue 15: a teacher projects it beside the
+A formula names only the steps that happen (a teacher projects it beside the
 numbers): √d_k only when the scale is 1/√d_k, the custom factor as its number, τ only when it
 is not 1, the mask only when something is masked. M is the boolean mask everywhere in attnviz
 (True: the query may attend to the key); ``mask_M`` puts −∞ where it is False.
