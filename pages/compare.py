@@ -92,7 +92,8 @@ side = one_map.pick("compare_side", {
     "b": text.SIDE_NAME.format(side=text.SIDES[1], label=b.label),
     "diff": text.DIFF_BUTTON}, default="a")
 st.subheader(text.WEIGHTS_HEADER)
-st.caption(text.WEIGHTS + " " + text.DIFF)
+# the difference's colour scale is named where the difference is drawn
+st.caption(text.WEIGHTS + (" " + text.DIFF if side in (None, "diff") else ""))
 if kind == "heads" or a.head_weights is not None or b.head_weights is not None:
     st.caption(text.HEADS_MEAN)
 row("weights", a.weights, b.weights, comparison.weights_diff, side, kind="weights")

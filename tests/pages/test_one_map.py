@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from apptest_helpers import chart_keys, open_page, spec_by_key, switch_to
 
+from attnviz.teach.text import compare as ctext
 from attnviz.ui import layout, one_map
 
 EIGHT = "the teacher wrote eight words on the board"
@@ -45,9 +46,12 @@ def test_compare_shows_one_side_in_presenter_mode():
     assert [k for k in chart_keys(at) if k.startswith("compare_fig_")] == \
         ["compare_fig_weights_a", "compare_fig_output_a"]
     assert fitted(at, "compare_fig_weights_a") and not fitted(at, "compare_fig_output_a")
+    # the caption names the colour scale of the map shown: A's is not centred at 0
+    assert not any(ctext.DIFF in c.value for c in at.caption)
     at.segmented_control(key="compare_side").set_value("diff").run()
     assert [k for k in chart_keys(at) if k.startswith("compare_fig_")] == \
         ["compare_fig_weights_diff", "compare_fig_output_diff"]
+    assert any(ctext.DIFF in c.value for c in at.caption)
 
 
 def test_multi_head_shows_one_head_when_the_heads_side_by_side_are_too_narrow():
