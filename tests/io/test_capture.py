@@ -25,7 +25,13 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")
 
-from hf_models import VOCAB, configs, make_tokenizer  # noqa: E402 - the shared builders
+from hf_models import (  # noqa: E402 - the shared builders
+    VOCAB,
+    configs,
+    make_tokenizer,
+    save_model,
+    seq2seq_configs,
+)
 
 from attnviz.io import attention_io, model_size  # noqa: E402
 from attnviz.io.capture import (  # noqa: E402
@@ -417,9 +423,22 @@ def test_the_docs_snippets_run(saved, tmp_path, monkeypatch):
         if page.name != "capture.md":  # every other capture example of the docs
             blocks += [code for code in python_blocks(page.read_text(encoding="utf-8"))
                        if "attnviz.io.capture" in code]
+    seq2seq_folder = None
     for i, code in enumerate(blocks):
         cwd = tmp_path / str(i)
         cwd.mkdir()
+        if "capture_seq2seq" in code:  # an encoder-decoder example runs on a tiny saved T5
+            if seq2seq_folder is None:
+                seq2seq_folder = save_model(*seq2seq_configs()["t5"], tmp_path / "t5")
+            run_snippet(code, seq2seq_folder, cwd, monkeypatch)
+            files = sorted(cwd.glob("*.npz"))
+            assert files, f"block {i} saved no .npz"
+            for f in files:  # the three kinds of attention, in the encoder-decoder format
+                with np.load(f) as data:
+                    assert int(data["attnviz_capture"]) == 2
+                    t_s, t = data["attention"].shape[-1], data["decoder_attention"].shape[-1]
+                    assert data["cross_attention"].shape[-2:] == (t, t_s)
+            continue
         run_snippet(code, saved["bert"], cwd, monkeypatch)
         files = sorted(cwd.glob("*.npz"))
         assert files, f"block {i} saved no .npz"
