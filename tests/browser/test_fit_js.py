@@ -262,29 +262,6 @@ def test_presented_figures_take_bigger_type_and_wider_side_margins(fit):
     assert layout["sliders"][0]["currentvalue"] == {"prefix": "τ = ", "font": {"size": 18}}
 
 
-def test_presenter_tick_labels_grow_with_the_pages_width(fit):
-    """16 px up to a 1280-px page (1024 × 768 and unknown widths), 18 px on a 1920-px page
-    (with or without a scroll bar), at most 20 px."""
-    widths = [None, 0, 1024, 1280, 1600, 1905, 1920, 2560, 3840]
-    sizes = js(fit, "ws => ws.map((w) => presenterTickPx(w))", widths)
-    assert sizes == [16, 16, 16, 16, 17, 18, 18, 20, 20]
-
-
-def test_a_wide_page_presents_bigger_tick_labels_and_wider_side_margins(fit):
-    data, layout = js(fit, """([data, layout]) => {
-        presented(data, layout, false, 1920); return [data, layout]; }""", [
-        [{"type": "heatmap"}], {"margin": {"l": 13, "r": 26}, "yaxis": {"title": "q"}}])
-    assert [layout[a]["tickfont"]["size"] for a in ("xaxis", "yaxis")] == [18, 18]
-    assert data[0]["colorbar"]["tickfont"]["size"] == 18
-    assert layout["margin"] == {"l": 18, "r": 36}  # × 18 / 13
-    assert layout["font"]["size"] == 22  # the figure's own type does not change
-    wide = js(fit, """s => { const v = withView(s, 1920); return [v.layout.xaxis.tickfont.size,
-                                                                 v.tickPx]; }""",
-              {"data": [], "layout": {}, "view": {"presenter": True}})
-    assert wide == [18, 18]  # and noted: the chart is presented again at another width
-    assert "tickPx" not in js(fit, "s => withView(s, 1920)", {"data": [], "layout": {}})
-
-
 def test_a_figure_the_page_sized_itself_keeps_its_height(fit):
     _, layout = js(fit, PRESENTED, [[], {"height": 200}, False])
     assert layout["height"] == 200 and "sliders" not in layout and "margin" not in layout
