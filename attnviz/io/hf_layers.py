@@ -42,7 +42,10 @@ architecture naming where its projections, positions and masks live):
   |i − j| <= ``sliding_window`` = local_attention / 2, on ModernBERT's local layers;
 * soft-capping: ``attn_logit_softcapping`` (Gemma 2), c·tanh(s / c) after the scale;
 * QK-norm: RMSNorm of each head's q and k before RoPE (Qwen 3); a LayerNorm of them before
-  partial RoPE (Phi's ``qk_layernorm``: one for every head; StableLM's: one per head);
+  partial RoPE (Phi's ``qk_layernorm``: one for every head; StableLM's: one per head); one
+  RMSNorm over all heads' q (and one over all key/value heads' k) together, before the split
+  into heads (OLMo 2: :class:`attnviz.core.steps.QKNormAcross`, the other heads' share held
+  fixed);
 * a learned relative position bias: MPNet adds its encoder's ``relative_attention_bias`` at
   the bucket of each distance j − i to the scaled scores of every layer
   (:func:`attnviz.core.relative_bias.relative_position_bias`, :attr:`LayerInputs.position_bias`);
@@ -50,7 +53,7 @@ architecture naming where its projections, positions and masks live):
   (gpt-oss, :func:`attnviz.core.sinks.attend_heads_with_sinks`).
 
 Architectures whose attention none of these express are refused in one sentence each
-(:data:`REFUSED`: Gemma 3 with its vision tower, OLMo 2, DeBERTa). Encoder–decoder models
+(:data:`REFUSED`: Gemma 3 with its vision tower, DeBERTa). Encoder–decoder models
 (T5, BART, mBART, MarianMT) are read by
 :func:`seq2seq_layer_inputs`, a layer of their encoder, decoder or cross-attention at a time:
 T5 adds a learned relative position bias to its self-attention scores
@@ -358,10 +361,11 @@ def _rotary(base, layer: int) -> dict[str, Any]:
         spec["sinks"] = _np(att.sinks).copy()
     if getattr(att, "qk_layernorm", False):  # Phi: one LayerNorm; StableLM: one per head
         spec["layer_norm"] = _qk_layernorm(att.q_layernorm, att.k_layernorm)
-    if hasattr(att, "q_norm"):  # Qwen 3
+    if hasattr(att, "q_norm"):  # Qwen 3: per head; OLMo 2: all heads together
         spec["q_norm"] = _np(att.q_norm.weight).copy()
         spec["k_norm"] = _np(att.k_norm.weight).copy()
         spec["norm_eps"] = float(att.q_norm.variance_epsilon)
+        spec["norm_across"] = spec["q_norm"].shape[0] != d
     return spec
 
 
@@ -415,6 +419,7 @@ ARCHITECTURES = {
     "falcon": _falcon, "bloom": _bloom,
     "mixtral": _rotary, "gemma": _rotary, "phi": _rotary, "phi3": _rotary,
     "stablelm": _rotary, "starcoder2": _rotary, "gemma3_text": _gemma3, "mpnet": _mpnet,
+    "olmo2": _rotary,
 }
 #: The architectures (``config.model_type``) whose layers :func:`layer_inputs` reads.
 SUPPORTED_MODEL_TYPES = tuple(ARCHITECTURES)
@@ -428,10 +433,6 @@ _DISENTANGLED = ("no variant of the dashboard computes them, since they are each
 REFUSED = {
     "gemma3": "gemma3 is Gemma 3 with its vision tower; attnviz reads the layers of its text "
               "model (load it as Gemma3ForCausalLM, model_type gemma3_text)",
-    "olmo2": "olmo2 normalises q and k across all heads together (one RMSNorm over the whole "
-             "projection width, before the split into heads), so one head's q depends on every "
-             "other head's; a head cannot be opened alone, and no step of the dashboard "
-             "computes a layer's heads jointly",
     "deberta": f"deberta adds disentangled content-to-position and position-to-content "
                f"scores from relative position embeddings to every head; {_DISENTANGLED}",
     "deberta-v2": f"deberta-v2 adds disentangled content-to-position and position-to-content "
@@ -567,7 +568,7 @@ def layer_inputs(model, tokenizer=None, text=None, layer: int = 0, *, input_ids=
         q_norm=spec.get("q_norm"), k_norm=spec.get("k_norm"), norm_eps=spec.get("norm_eps"),
         sinks=spec.get("sinks"), padding=padding, model_weights=weights,
         model_output=_np(out[b]).copy(), alibi=spec.get("alibi"),
-        layer_norm=spec.get("layer_norm"),
+        layer_norm=spec.get("layer_norm"), norm_across=bool(spec.get("norm_across", False)),
         position_bias=spec["position_bias"](t) if "position_bias" in spec else None,
     )
 

@@ -180,7 +180,10 @@ class LayerInputs:
         The positions RoPE turns by (0..t−1 of the padded batch, as Hugging Face's default
         ``position_ids``).
     q_norm, k_norm : ndarray of shape (head_dim,) or None
-        QK-norm gains (RMSNorm of each head's q and k before RoPE), with ``norm_eps``.
+        QK-norm gains (RMSNorm of each head's q and k before RoPE), with ``norm_eps``; with
+        ``norm_across``, the gains of one RMSNorm over every head's q together, shape
+        (n_heads·head_dim,), and over every key/value head's k, (n_kv_heads·head_dim,)
+        (OLMo 2).
     norm_eps : float or None
     sinks : ndarray of shape (n_heads,) or None
         Each head's sink logit (gpt-oss), or None.
@@ -198,6 +201,8 @@ class LayerInputs:
     position_bias : ndarray of shape (n_heads, t, t) or None
         A learned bias added to each head's scaled scores (T5's relative position bias, from
         bucketed distances j − i; MPNet's), or None.
+    norm_across : bool
+        True when ``q_norm`` and ``k_norm`` normalise all heads together (OLMo 2).
     layer_norm : dict or None
         A LayerNorm of each head's q and k before RoPE (Phi's and StableLM's
         ``qk_layernorm``): ``q_gain``, ``q_bias`` of shape (1 or n_heads, head_dim), ``k_gain``,
@@ -236,6 +241,7 @@ class LayerInputs:
     alibi: Array | None = None
     position_bias: Array | None = None
     layer_norm: dict | None = None
+    norm_across: bool = False
 
     @property
     def mask(self) -> NDArray[np.bool_]:
@@ -367,7 +373,9 @@ def layer_steps(li: LayerInputs, head: int | None = None) -> tuple:
     heads = range(li.n_heads) if head is None else [head]
     out: list = [S.Heads(li.n_heads, li.n_kv_heads, project_out=True) if head is None
                  else S.Heads()]
-    if li.q_norm is not None:
+    if li.q_norm is not None and li.norm_across:
+        out.append(_norm_across_step(li, heads))
+    elif li.q_norm is not None:
         out.append(S.QKNorm(tuple(np.asarray(li.q_norm, float).tolist()),
                             tuple(np.asarray(li.k_norm, float).tolist()), float(li.norm_eps)))
     if li.layer_norm is not None:
@@ -397,6 +405,25 @@ def layer_steps(li: LayerInputs, head: int | None = None) -> tuple:
     if li.sinks is not None:
         out.append(S.SinkSoftmax(tuple(float(li.sinks[h]) for h in heads)))
     return tuple(out)
+
+
+def _norm_across_step(li: LayerInputs, heads) -> S.QKNormAcross:
+    """The layer's RMSNorm over all heads together (OLMo 2) as each query head sees it: its
+    slice of the gains and, per position, the other heads' sum of squares of the projection
+    (recorded from the layer's input, held fixed); the key's of the key/value head it reads."""
+    d = li.head_dim
+
+    def side(w, b, gain, n, pick):
+        p = li.x @ w if b is None else li.x @ w + b  # (t, n·d)
+        own = np.sum(p.reshape(p.shape[0], n, d) ** 2, axis=2)  # (t, n)
+        rest = [np.sum(np.delete(own, g, axis=1), axis=1) for g in pick]
+        gains = np.asarray(gain, dtype=float).reshape(n, d)[pick]
+        return gains.tolist(), np.array(rest).tolist(), n * d
+
+    q_gain, q_rest, q_width = side(li.w_q, li.b_q, li.q_norm, li.n_heads, list(heads))
+    k_gain, k_rest, k_width = side(li.w_k, li.b_k, li.k_norm, li.n_kv_heads,
+                                   [kv_head(li.n_heads, li.n_kv_heads, h) for h in heads])
+    return S.QKNormAcross(q_gain, k_gain, q_rest, k_rest, q_width, k_width, float(li.norm_eps))
 
 
 def _layer_norm_step(li: LayerInputs, heads) -> S.QKLayerNorm:

@@ -790,6 +790,9 @@ def described_head(li, head: int, kind: str | None = None):
         scale=scale_of(scenario) or scenario.w_q.shape[1] ** -0.5)
     if scenario.d_model != li.x.shape[1]:  # the bias trick added a column of ones
         description = f"{description} {text.REAL_BIAS_NOTE.format(d_model=li.x.shape[1])}"
+    if li.norm_across:  # OLMo 2: the other heads' share of the norm, held fixed
+        note = text.REAL_NORM_ACROSS_NOTE.format(width=li.n_heads * li.head_dim, d_k=li.head_dim)
+        description = f"{description} {note}"
     return replace(scenario, description=description)
 
 

@@ -360,9 +360,6 @@ def test_albert_read_at_the_first_call_of_its_shared_module_does_not_agree(lifte
 # ---------------------------------------------------------------------------------------------
 
 REFUSALS = {
-    "olmo2": r"olmo2 normalises q and k across all heads together \(one RMSNorm over the whole "
-             r"projection width, before the split into heads\), so one head's q depends on "
-             r"every other head's; a head cannot be opened alone",
     "deberta_v2": r"deberta-v2 adds disentangled content-to-position and position-to-content "
                   r"scores from relative position embeddings to every head; no variant",
     "t5": r"t5 is an encoder–decoder model: read a layer of its encoder, its decoder or its "

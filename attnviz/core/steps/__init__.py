@@ -5,8 +5,9 @@ A head's attention is a list of steps, each one unit carrying its forward, its d
 written formula piece and what Step by step / Trace show for it:
 
 * head structure (:class:`Heads`: n_heads, n_kv_heads — MHA, GQA, MQA — and W_O);
-* changes of q and k, in order (:class:`QKNorm` before positions as Qwen 3, Gemma 3 and
-  OLMo 2 do, or :class:`QKLayerNorm` as Phi and StableLM do; :class:`RoPE`);
+* changes of q and k, in order (:class:`QKNorm` before positions as Qwen 3 and Gemma 3 do,
+  :class:`QKNormAcross` — one norm over all heads together — as OLMo 2 does, or
+  :class:`QKLayerNorm` as Phi and StableLM do; :class:`RoPE`);
 * changes of the scores (:class:`Scale` with τ, :class:`ALiBi`, :class:`AddBias`,
   :class:`SSMax`, :class:`SoftCap`): each makes a :class:`~attnviz.core.score_mods.ScoreMod`,
   so the engine, the backward pass, the row explanation and Trace loop over them as they do
@@ -39,13 +40,14 @@ from attnviz.core.steps.heads import Heads
 from attnviz.core.steps.masks import Causal, CustomMask, Padding, Window
 from attnviz.core.steps.normalisers import SinkSoftmax, Softmax
 from attnviz.core.steps.positions import ALiBi, RoPE
-from attnviz.core.steps.qk_norm import QKLayerNorm, QKNorm
+from attnviz.core.steps.qk_norm import QKLayerNorm, QKNorm, QKNormAcross
 from attnviz.core.steps.run import HeadGradients, HeadTrace, attend_steps, head_backward, run_head
 from attnviz.core.steps.scores import AddBias, Scale, SoftCap, SSMax
 
 __all__ = [
     "STEP_TYPES", "ALiBi", "AddBias", "Causal", "CustomMask", "HeadGradients", "HeadShape",
-    "HeadTrace", "Heads", "MaskPart", "Normaliser", "Padding", "QKLayerNorm", "QKNorm", "QKStep",
+    "HeadTrace", "Heads", "MaskPart", "Normaliser", "Padding", "QKLayerNorm", "QKNorm",
+    "QKNormAcross", "QKStep",
     "RoPE", "SSMax", "Scale", "ScoreStep", "SinkSoftmax", "SoftCap", "Softmax", "Step", "Window",
     "attend_steps", "combine", "from_dicts", "head_backward", "run_head", "to_dicts",
 ]

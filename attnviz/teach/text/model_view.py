@@ -48,6 +48,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "REAL_HEAD_TITLE": ("model_type", "layer", "h"),
     "REAL_HEAD_DESCRIPTION": ("layer", "kv", "variant", "scale"),
     "REAL_BIAS_NOTE": ("d_model",),
+    "REAL_NORM_ACROSS_NOTE": ("width", "d_k"),
     "REAL_CHANGED": ("now", "then"),
     "CROSS_SHOWING": ("source", "layers", "heads", "t", "t_s"),
     "CROSS_HEAD_TITLE": ("layer", "h"),
@@ -305,6 +306,13 @@ REAL_HEAD_DESCRIPTION = (
 REAL_BIAS_NOTE = (
     "Bias trick: x's last column, d{d_model}, is a constant 1 and row d{d_model} of W_Q, W_K "
     "and W_V holds the model's bias, so x·W gives x·W + b exactly."
+)
+# {width}: the width the model's QK-norm runs over (all heads); {d_k}: one head's width
+REAL_NORM_ACROSS_NOTE = (
+    "QK-norm across heads: the model normalises q and k over all heads together ({width} "
+    "dimensions, this head's {d_k} among them). The other heads' share of each row's mean "
+    "square is held fixed as the model computed it from this text, so an edit of W_Q, W_K or x "
+    "here changes only this head's own share."
 )
 # {now}, {then}: the tokens the model gives now and those captured (short)
 REAL_CHANGED = (
