@@ -27,25 +27,18 @@ class Written:
         Divide by τ (the temperature is not 1).
     masked : bool
         Something is masked.
-    capped : bool
-        The scaled scores are soft-capped, c·tanh(s / c), by a cap that is a setting which may
-        be off (RoPE's ``rope_softcap``; the soft-capping variant always writes its cap).
-    given_freq : bool
-        RoPE's frequencies θ_i are given (a real model's, ``rope_inv_freq``), not b^(−2i/d).
-    rope_scaling : float
-        RoPE's attention scaling a, multiplying the rotated q and k (1: none written).
     steps : tuple of Step
-        A scenario of attention steps: its list (:mod:`attnviz.core.steps`) without the scale
-        and the user's mask, which the fields above write; empty for any other variant.
+        The steps the scenario's variant wrote from its own settings (:mod:`attnviz.core.steps`;
+        a RoPE step with its frequencies and attention scaling, a soft-cap, ...): each variant's
+        formula reads its own from them. A scenario of attention steps: its whole list, without
+        the scale and the user's mask, which the fields above write. Empty: every step as the
+        variant is defined.
     """
 
     scale: str = "sqrt_dk"
     custom: float | None = None
     tempered: bool = True
     masked: bool = True
-    capped: bool = False
-    given_freq: bool = False
-    rope_scaling: float = 1.0
     steps: tuple = ()
 
     def __post_init__(self):

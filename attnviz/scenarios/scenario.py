@@ -234,22 +234,24 @@ def scale_of(scenario: Scenario) -> float | None:
 def written(scenario: Scenario, mask: NDArray[np.bool_] | None = None) -> Written:
     """What the variant's formula writes for this scenario: its scale (√d_k, none, or the
     custom number), τ when it is not 1, the mask when ``mask`` (the result's) masks a pair
-    (without one, when the scenario or the variant asks for a mask), the cap when a setting
-    named ``*softcap`` is above 0, and RoPE's given frequencies and attention scaling."""
+    (without one, when the scenario or the variant asks for a mask), and the steps the variant
+    writes from its own settings (:func:`written_steps`)."""
     scale = scale_of(scenario)
     kind = "sqrt_dk" if scale is None else "none" if scale == 1.0 else "custom"
     masked = (not bool(np.all(mask)) if mask is not None
               else scenario.mask_kind != "none" or scenario.spec.causal)
-    capped = any(p.name.endswith("softcap") and scenario.param(p.name) > 0
-                 for p in scenario.spec.params)
-    names = {p.name for p in scenario.spec.params}
-    given = "rope_inv_freq" in names and len(scenario.param("rope_inv_freq")) > 0
-    rope_scaling = (float(scenario.param("rope_attention_scaling"))
-                    if "rope_attention_scaling" in names else 1.0)
-    steps = own_steps(scenario) if scenario.variant in STEP_VARIANTS else ()
     return Written(scale=kind, custom=scale if kind == "custom" else None,
-                   tempered=scenario.temperature != 1.0, masked=masked, capped=capped,
-                   given_freq=given, rope_scaling=rope_scaling, steps=steps)
+                   tempered=scenario.temperature != 1.0, masked=masked,
+                   steps=written_steps(scenario))
+
+
+def written_steps(scenario: Scenario) -> tuple:
+    """The steps a scenario's variant makes of its own settings (``Variant.to_steps``; a
+    scenario of attention steps: its list): only the variant knows what its settings are."""
+    if scenario.variant in STEP_VARIANTS:
+        return own_steps(scenario)
+    to_steps = scenario.spec.to_steps
+    return tuple(to_steps(scenario)) if to_steps is not None else ()
 
 
 def user_mask(scenario: Scenario, t_q: int, t_k: int) -> NDArray[np.bool_] | None:
@@ -417,7 +419,7 @@ def with_parts(scenario: Scenario, parts) -> Scenario:
 
 def with_variant(scenario: Scenario, key: str) -> Scenario:
     """The scenario switched to variant ``key``, with the parts that variant reads filled and
-    only the settings that variant declares kept (another variant's ``tile`` or ``softcap``
+    only the settings that variant declares kept (another variant's ``tile`` or ``rope_base``
     would make it refuse to compute).
 
     Raises

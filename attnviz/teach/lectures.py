@@ -101,7 +101,7 @@ MODERN = Lecture("modern", text.LECTURE_TITLES["modern"], (
     Step(PLAYGROUND, "gqa_8_2", "modern_gqa", focus="heads",
          show="playground_fig_lecture_head_0"),
     Step(PLAYGROUND, "qk_norm_tamed", "modern_qk_norm", focus="weights"),
-    Step(PLAYGROUND, "softcap_2", "modern_softcap", focus="scores"),
+    Step(PLAYGROUND, "capped_at_2", "modern_capping", focus="scores"),
     # (8 and 10 tokens: the weights brought up under the bar, the row the talk names on screen
     # at 1024x768, where the controls and the bar leave the charts too little room)
     Step(PLAYGROUND, "ssmax_long", "modern_ssmax", focus="weights",

@@ -185,11 +185,11 @@ def test_the_scaled_scores_title_names_the_cap_when_they_are_capped():
 
     at = open_page("playground", focus="weights")
     assert not any("tanh" in t for t in _panel_titles(at))
-    at.session_state["scenario"] = ALL["softcap_2"].build()
+    at.session_state["scenario"] = ALL["capped_at_2"].build()
     at.run()
     titles = [t for t in _panel_titles(at) if "S' =" in t]
     assert titles and all(r"c\,\tanh" in t for t in titles), titles
-    scaled = run_scenario(ALL["softcap_2"].build()).attention.scaled
+    scaled = run_scenario(ALL["capped_at_2"].build()).attention.scaled
     assert np.abs(scaled).max() <= 2.0  # what the title says: never beyond c = 2
 
 

@@ -40,7 +40,7 @@ def test_the_playground_draws_each_new_variant_picked_with_its_defaults(key):
     assert_drawn(at, run_scenario(with_variant(PRESETS["seed_000"].build(), key)).attention)
 
 
-@pytest.mark.parametrize("preset", ["rope_shift", "gqa_8_2", "alibi_local", "softcap_2",
+@pytest.mark.parametrize("preset", ["rope_shift", "gqa_8_2", "alibi_local", "capped_at_2",
                                     "qk_norm_tamed"])
 def test_each_new_preset_loads_from_home_and_draws(preset):
     at = open_page()

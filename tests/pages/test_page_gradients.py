@@ -63,7 +63,7 @@ def test_the_default_page_shows_each_gradient_beside_its_matrix():
 
 
 @pytest.mark.parametrize("preset", ["gqa_8_2", "bahdanau", "rope_shift", "seed_001_causal",
-                                    "alibi_local", "softcap_2", "qk_norm_tamed", "translation"])
+                                    "alibi_local", "capped_at_2", "qk_norm_tamed", "translation"])
 def test_every_loss_on_every_kind_of_variant(preset):
     at = on_gradients(preset)
     for kind in LOSSES:

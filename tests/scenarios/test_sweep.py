@@ -46,7 +46,7 @@ def test_the_temperature_grid_is_the_sliders_values():
     assert 1.0 in grid and all(round(v, 2) == v for v in grid)
 
 
-@pytest.mark.parametrize("key", ["seed_000", "cat_sat", "alibi_local", "softcap_2", "rope_shift",
+@pytest.mark.parametrize("key", ["seed_000", "cat_sat", "alibi_local", "capped_at_2", "rope_shift",
                                  "gqa_8_2", "qk_norm_tamed", "ssmax_long", "sinks_streaming",
                                  "kv_decoding", "bahdanau"])
 def test_the_score_frames_from_one_run_have_the_bits_of_a_run_per_value(key):

@@ -15,6 +15,7 @@ from reference import central_differences
 
 from attnviz import PRESETS, VARIANTS, run_scenario, scaled_dot_product_attention
 from attnviz.core.rope import apply_rope
+from attnviz.core.steps import RoPE as RoPEStep
 from attnviz.scenarios.gradients import default_loss, gradients
 from attnviz.scenarios.scenario import scenario_inputs, written
 
@@ -120,7 +121,8 @@ def test_the_formula_says_where_the_frequencies_come_from():
     assert r"(a\,R_{\Theta,m}\,q_m)^\top (a\,R_{\Theta,n}\,k_n)" in given
     assert r"a = 1.3" in given and given.count("{") == given.count("}")
     w = written(preset(rope_inv_freq=FREQ))
-    assert w.given_freq and w.rope_scaling == 1.0
+    [step] = [s for s in w.steps if isinstance(s, RoPEStep)]  # the settings as the step reads them
+    assert step.inv_freq == FREQ and step.attention_scaling == 1.0
     assert r"a\," not in rope.written(w)
 
 

@@ -18,7 +18,7 @@ def plain(sc):
 
 
 def test_softcap_preset_caps_the_logits_and_spreads_the_weights():
-    sc = PRESETS["softcap_2"].build()
+    sc = PRESETS["capped_at_2"].build()
     capped, raw = run_scenario(sc).attention, plain(sc)
     assert raw.scaled.max() > 10 and capped.scaled.max() < 2
     np.testing.assert_allclose(capped.scaled, 2 * np.tanh(raw.scaled / 2), **TOL)
@@ -26,7 +26,7 @@ def test_softcap_preset_caps_the_logits_and_spreads_the_weights():
 
 
 def test_softcap_with_a_huge_cap_is_plain_attention():
-    sc = PRESETS["softcap_2"].build()
+    sc = PRESETS["capped_at_2"].build()
     huge = run_scenario(replace(sc, params={"softcap": 1000.0})).attention
     np.testing.assert_allclose(huge.weights, plain(sc).weights, atol=2e-3)
 
@@ -50,7 +50,7 @@ def test_qk_norm_gain_sharpens():
 
 
 @pytest.mark.parametrize(("preset", "params", "message"), [
-    ("softcap_2", {"softcap": 0.0}, r"softcap must be between 0.01 and 1000, got 0.0"),
+    ("capped_at_2", {"softcap": 0.0}, r"softcap must be between 0.01 and 1000, got 0.0"),
     ("qk_norm_tamed", {"qk_gain": -1.0}, r"qk_gain must be between 0 and 100, got -1.0"),
 ])
 def test_bad_settings_are_refused_by_name(preset, params, message):

@@ -95,7 +95,7 @@ def test_alibi_and_softcap_rows_explain_their_bias_and_cap():
     from attnviz.scenarios.presets import PRESETS
     from attnviz.scenarios.scenario import run_scenario
 
-    for key, head in (("alibi_local", 2), ("softcap_2", None)):
+    for key, head in (("alibi_local", 2), ("capped_at_2", None)):
         sc = PRESETS[key].build()
         att = run_scenario(sc).attention
         for i in range(sc.t):
@@ -104,8 +104,8 @@ def test_alibi_and_softcap_rows_explain_their_bias_and_cap():
             np.testing.assert_allclose(row.scaled, part.scaled[i], rtol=1e-12, atol=1e-12)
             np.testing.assert_allclose(row.weights, part.weights[i], rtol=1e-12, atol=1e-15)
         f = formulas_for(row)
-        assert ("bias" in f) == (key == "alibi_local") and ("cap" in f) == (key == "softcap_2")
-        assert (r"\hat s_{ij}" in f["exp"]) == (key == "softcap_2")
+        assert ("bias" in f) == (key == "alibi_local") and ("cap" in f) == (key == "capped_at_2")
+        assert (r"\hat s_{ij}" in f["exp"]) == (key == "capped_at_2")
 
 
 def test_each_score_modifier_writes_its_own_step_in_the_recorded_order():
@@ -113,7 +113,7 @@ def test_each_score_modifier_writes_its_own_step_in_the_recorded_order():
     f = formulas_for(alibi)
     assert [s.mod.key for s in alibi.mod_steps] == ["bias"]
     assert r"b_{ij} = -m_h\,(i - j)" in f["bias"] and "s^{b}_{ij}" in f["mask"]
-    capped = explain_row(run_scenario(PRESETS["softcap_2"].build()).attention, 2)
+    capped = explain_row(run_scenario(PRESETS["capped_at_2"].build()).attention, 2)
     f = formulas_for(capped)
     assert [s.mod.key for s in capped.mod_steps] == ["cap"]
     assert r"\tanh" in f["cap"] and r"\hat s_{ij}" in f["exp"]

@@ -329,10 +329,10 @@ def fact_modern_qk_norm():
     assert plain[0, 1] > 0.995 and plain[1, 1] > 0.995
 
 
-def fact_modern_softcap():
-    s, r = shown("modern_softcap")
+def fact_modern_capping():
+    s, r = shown("modern_capping")
     a = r.attention
-    said("modern_softcap", "'three' scores 18 with itself and 9 with 'one'", "2 and 1.98",
+    said("modern_capping", "'three' scores 18 with itself and 9 with 'one'", "2 and 1.98",
          "c = 2")
     assert s.tokens[:3] == ("one", "two", "three") and s.param("softcap") == 2
     assert a.scores[2, 2] == 18 and a.scores[2, 0] == 9

@@ -187,7 +187,7 @@ def test_the_variant_is_in_every_part_of_its_run():
 
 
 def test_a_variant_setting_is_in_every_part_of_its_run():
-    at = _on("playground", "softcap_2")
+    at = _on("playground", "capped_at_2")
     before = agree(at, FULL)
     at.number_input(key=_vkey(at, "playground_param_softcap")).set_value(7.5).run()
     sc = agree(at, FULL)

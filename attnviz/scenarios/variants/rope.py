@@ -109,12 +109,23 @@ def _softcap(inputs: Inputs) -> float | None:
     return float(cap) if cap > 0 else None
 
 
+def _rope(w: Written) -> S.RoPE:
+    """The RoPE step the settings wrote (a plain one where ``w`` holds none: the general
+    formula, θ_i from the base and no attention scaling)."""
+    return next((s for s in w.steps if isinstance(s, S.RoPE)), S.RoPE())
+
+
+def _scaling(w: Written) -> str:
+    """The attention scaling a as a factor of the rotated vectors (empty when it is 1)."""
+    return "" if _rope(w).attention_scaling == 1.0 else r"a\,"
+
+
 def _formula(w: Written) -> str:
-    """The rotated scores through the softmax, soft-capped when ``w`` says so, with the
-    attention scaling a when it is not 1."""
-    a = "" if w.rope_scaling == 1.0 else r"a\,"
+    """The rotated scores through the softmax, soft-capped when the settings wrote a cap, with
+    the attention scaling a when it is not 1."""
+    a = _scaling(w)
     qk = rf"({a}R_{{\Theta,m}}\,q_m)^\top ({a}R_{{\Theta,n}}\,k_n)"
-    if not w.capped:
+    if not any(isinstance(s, S.SoftCap) for s in w.steps):
         return sdpa(w, qk)
     return softmax(r"c\,\tanh\!\left(" + scaled(qk, w, by="c") + r"\right)", w) + "V"
 
@@ -122,18 +133,19 @@ def _formula(w: Written) -> str:
 def _rotated(w: Written) -> str:
     """The query and key that reach the scores: the projections rotated pair by pair by their
     positions, times the attention scaling a when it is not 1."""
-    a = "" if w.rope_scaling == 1.0 else r"a\,"
+    a = _scaling(w)
     return rf"q_i = {a}R(p_i)\,(x_i W_Q),\quad k_j = {a}R(p_j)\,(x_j W_K)"
 
 
 def _frequencies(w: Written) -> str:
     """Where θ_i comes from: the base, or the model (its own frequencies; the base unused)."""
-    if not w.given_freq:
+    rope = _rope(w)
+    if not rope.inv_freq:
         theta = r",\quad \theta_i = b^{-2i/d}"
     else:
         theta = r",\quad \theta_i\ \text{from the model (not from the base } b\text{)}"
-    if w.rope_scaling != 1.0:
-        theta += rf",\quad a = {number(w.rope_scaling)}"
+    if rope.attention_scaling != 1.0:
+        theta += rf",\quad a = {number(rope.attention_scaling)}"
     return theta
 
 

@@ -62,6 +62,6 @@ VARIANT = Variant(
         softmax(r"c\,\tanh\!\left(" + scaled(r"QK^\top", w, by="c") + r"\right)", w)
         + r"V,\quad " + PROJECTIONS),
     compute=compute, backward=dot_product_backward, params=PARAMS,
-    presets=(Preset("softcap_2", "Soft-capping at c = 2", "hand-built", capped),),
+    presets=(Preset("capped_at_2", "Soft-capping at c = 2", "hand-built", capped),),
     reference=loop_reference, to_steps=to_steps,
 )

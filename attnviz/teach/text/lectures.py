@@ -144,7 +144,7 @@ TALK = {
         "QK-norm RMS-normalises q and k, so no score exceeds d_k·g² = 4 and the largest weight "
         "is 0.45; plain attention would put all the weight of 'big' and 'bigger' on "
         "'bigger'."),
-    "modern_softcap": (
+    "modern_capping": (
         "Soft-capping squashes each scaled score with c·tanh(s/c): 'three' scores 18 with "
         "itself and 9 with 'one'; capped, they become 2 and 1.98 — nearly equal, and never "
         "beyond c = 2."),
