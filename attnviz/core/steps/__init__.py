@@ -22,7 +22,14 @@ written formula piece and what Step by step / Trace show for it:
 every head of a layer through :func:`run_head` and returns the core's
 :class:`~attnviz.core.attention.MultiHeadResult`. :func:`from_dicts` / :func:`to_dicts` read
 and write a list as small dictionaries (files and links).
+
+A new kind of step is one module of this package: every module is imported here, and a step
+class registers itself by its ``name`` when it is defined (:data:`STEP_TYPES`), so a list, a
+file or a link can name it without a line anywhere else.
 """
+
+import importlib
+import pkgutil
 
 from attnviz.core.masks import combine
 from attnviz.core.steps.base import (
@@ -43,6 +50,9 @@ from attnviz.core.steps.positions import ALiBi, RoPE
 from attnviz.core.steps.qk_norm import QKLayerNorm, QKNorm, QKNormAcross
 from attnviz.core.steps.run import HeadGradients, HeadTrace, attend_steps, head_backward, run_head
 from attnviz.core.steps.scores import AddBias, Scale, SoftCap, SSMax
+
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")
 
 __all__ = [
     "STEP_TYPES", "ALiBi", "AddBias", "Causal", "CustomMask", "HeadGradients", "HeadShape",
