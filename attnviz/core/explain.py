@@ -36,7 +36,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from attnviz.core.additive import AdditiveResult
 from attnviz.core.attention import AttentionResult, MultiHeadResult
-from attnviz.core.score_mods import At, Scale, ScoreMod
+from attnviz.core.score_mods import At, ScoreMod, split_scale
 
 Array = NDArray[np.float64]
 
@@ -439,12 +439,12 @@ def _chain(products: Array, mods: tuple[ScoreMod, ...], at: At,
         scores = scores + products[:, m]
     # 2) scale and temperature (one factor, as the core applies it: the same bits), then
     #    every later modifier of the scores
-    first = mods[0] if mods and isinstance(mods[0], Scale) else Scale(1.0, 1.0)
+    first, rest = split_scale(mods)
     scale, temperature = float(first.scale), float(first.temperature)
     times_scale = scores * scale
     factor_scaled = first.forward(scores, at)
     mod_steps, scaled = [], factor_scaled
-    for mod in mods[1:] if mods and mods[0] is first else mods:
+    for mod in rest:
         after = mod.forward(scaled, at)
         mod_steps.append(ModStep(mod, scaled, after, at))
         scaled = after

@@ -130,12 +130,16 @@ class Scale(ScoreMod):
     def derivative(self, s: Array, out: Array, at: At) -> float:
         return s.dtype.type(self.factor)
 
+    def written_factor(self) -> str:
+        """The factor in LaTeX: scale / τ, or scale alone at τ = 1 (the one place a
+        modifier's formula writes τ)."""
+        return r"\frac{\text{scale}}{\tau}" if self.temperature != 1 else r"\text{scale}"
+
     def written(self, current: str) -> tuple[str, str]:
-        by = r"\frac{\text{scale}}{\tau}" if self.temperature != 1 else r"\text{scale}"
-        return rf"s'_{{ij}} = {current} \cdot {by}", "s'_{ij}"
+        return rf"s'_{{ij}} = {current} \cdot {self.written_factor()}", "s'_{ij}"
 
     def written_derivative(self, current: str) -> str:
-        return r"\frac{\text{scale}}{\tau}" if self.temperature != 1 else r"\text{scale}"
+        return self.written_factor()
 
     def traced(self, before: float, after: float, at: At, num: Callable[[float], str]) -> str:
         return rf"{num(before)} \times {num(self.factor)} = {num(after)}"
@@ -254,6 +258,19 @@ def pull_back(mods: tuple[ScoreMod, ...], stages: list[Array], d_out: Array, at:
         if factor is not None:
             d = d * factor
     return d
+
+
+def split_scale(mods: tuple[ScoreMod, ...]) -> tuple[Scale, tuple[ScoreMod, ...]]:
+    """A result's scale step (s · scale / τ) and the changes of the scores after it.
+
+    The scale is the first modifier of every dot-product result; scores with none (additive
+    attention) read as scale 1 at τ = 1, every modifier after it. The one place a reader
+    separates the scale from the rest (a τ sweep, the row explanation, the backward formulas).
+    """
+    mods = tuple(mods)
+    if mods and isinstance(mods[0], Scale):
+        return mods[0], mods[1:]
+    return Scale(1.0, 1.0), mods
 
 
 def find(mods: tuple[ScoreMod, ...], kind: type) -> ScoreMod | None:

@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from attnviz.core.attention import AttentionResult, MultiHeadResult, reweigh, weighted_sum
-from attnviz.core.score_mods import Scale
+from attnviz.core.score_mods import Scale, split_scale
 from attnviz.scenarios.fingerprint import fingerprint
 from attnviz.scenarios.limits import TEMPERATURE_MAX, TEMPERATURE_MIN, TEMPERATURE_STEP
 from attnviz.scenarios.scenario import Scenario, run_scenario
@@ -149,7 +149,7 @@ def _reweighed(scenario: Scenario, setting: str, values: list, matrix: str,
                head: int) -> list[Array]:
     """The frames of :func:`score_sweep`, from one run (:func:`_base`)."""
     part = _base(scenario, setting).head(head)
-    first, rest = part.score_mods[0], part.score_mods[1:]
+    first, rest = split_scale(part.score_mods)
     frames = []
     for v in values:
         scale = Scale(first.scale, float(v)) if setting == "temperature" else \

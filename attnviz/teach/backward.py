@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnviz.core.score_mods import ScoreMod
+from attnviz.core.score_mods import ScoreMod, split_scale
 from attnviz.scenarios.variant import Variant
 
 LOSS_FORMULAS = {
@@ -28,10 +28,9 @@ class Settings:
 
     Attributes
     ----------
-    temperature : float
     mods : tuple of ScoreMod
-        The changes of the scores after the scale (a bias, a cap, a variant's own), in order:
-        each writes its factor of dS.
+        The changes of the scores as the forward result recorded them, in order: the scale
+        (scale / τ) first, then a bias, a cap, a variant's own; each writes its factor of dS.
     w_o : bool
         The output goes through W_O (multi-head results).
     shared_kv : bool
@@ -42,7 +41,6 @@ class Settings:
         A key of :data:`LOSS_FORMULAS`.
     """
 
-    temperature: float = 1.0
     mods: tuple[ScoreMod, ...] = ()
     w_o: bool = False
     shared_kv: bool = False
@@ -53,8 +51,7 @@ class Settings:
 def settings_of(spec: Variant, scenario, result, *, shared_kv: bool, loss: str) -> Settings:
     """The :class:`Settings` of a scenario run with its variant ``spec``: the score modifiers
     and W_O as the forward ``result`` recorded them."""
-    mods = tuple(getattr(result, "score_mods", ())[1:])  # after the scale
-    return Settings(temperature=float(scenario.temperature), mods=mods,
+    return Settings(mods=tuple(getattr(result, "score_mods", ())),
                     w_o=getattr(result, "w_o", None) is not None, shared_kv=shared_kv,
                     additive=not spec.projections, loss=loss)
 
@@ -62,7 +59,7 @@ def settings_of(spec: Variant, scenario, result, *, shared_kv: bool, loss: str) 
 def formulas(s: Settings) -> dict[str, str]:
     """The LaTeX of each backward step, keyed like the gradients: loss, d_w_o, d_v, d_weights,
     d_scaled, d_scores, d_q, d_k, params."""
-    factor = r"\frac{\text{scale}}{\tau}" if s.temperature != 1 else r"\text{scale}"
+    scale, rest = split_scale(s.mods)
     out = {"loss": LOSS_FORMULAS[s.loss]}
     head_o = r"dO_h = (dO\,W_O^\top)_{[:,\,h]}" if s.w_o else ""
     out["d_w_o"] = r"dW_O = \mathrm{Concat}^\top dO" if s.w_o else ""
@@ -79,8 +76,8 @@ def formulas(s: Settings) -> dict[str, str]:
         out["params"] = (r"dW_q = X^\top \sum_j dH_{ij},\quad dW_k = X_s^\top \sum_i dH_{ij},"
                          r"\quad dH_{ij} = dF_{ij} \circ (1 - F_{ij}^2)")
         return out
-    through = "".join(mod.written_derivative(r"\tilde S") for mod in reversed(s.mods))
-    out["d_scores"] = rf"dS = {through}d\tilde S \cdot {factor}"
+    through = "".join(mod.written_derivative(r"\tilde S") for mod in reversed(rest))
+    out["d_scores"] = rf"dS = {through}d\tilde S \cdot {scale.written_derivative('S')}"
     out["d_q"] = r"dQ = dS\,K"
     group = r"\sum_{h \in g}" if s.shared_kv else ""
     out["d_k"] = rf"dK_g = {group} dS_h^\top Q_h" if s.shared_kv else r"dK = dS^\top Q"

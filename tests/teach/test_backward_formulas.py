@@ -6,7 +6,7 @@ import numpy as np
 
 from attnviz.core.backward import softmax_backward
 from attnviz.core.numerics import stable_softmax
-from attnviz.core.score_mods import SoftCap
+from attnviz.core.score_mods import Scale, SoftCap
 from attnviz.teach.backward import LOSS_FORMULAS, Settings, cell_gradient, cell_latex, formulas
 
 
@@ -14,7 +14,12 @@ def test_the_formulas_name_what_the_settings_turn_on():
     plain = formulas(Settings())
     assert r"\tau" not in plain["d_scores"] and "tanh" not in plain["d_scores"]
     assert plain["d_w_o"] == "" and r"\sum_{h" not in plain["d_k"]
-    assert r"\tau" in formulas(Settings(temperature=0.5))["d_scores"]
+    tempered = formulas(Settings(mods=(Scale(0.5, 0.5),)))["d_scores"]
+    assert tempered == r"dS = d\tilde S \cdot \frac{\text{scale}}{\tau}"
+    # the scale is the recorded modifiers' first; the cap after it writes its own factor
+    capped = formulas(Settings(mods=(Scale(0.5, 0.5), SoftCap(2.0))))["d_scores"]
+    assert capped == (r"dS = \left(1 - (\tilde S / 2)^2\right) \circ d\tilde S \cdot "
+                      r"\frac{\text{scale}}{\tau}")
     assert "/ 2" in formulas(Settings(mods=(SoftCap(2.0),)))["d_scores"]
     heads = formulas(Settings(w_o=True, shared_kv=True))
     assert "W_O" in heads["d_w_o"] and r"\sum_{h \in g}" in heads["d_k"]

@@ -23,8 +23,7 @@ from numpy.typing import NDArray
 from attnviz.core.attention import AttentionResult, MultiHeadResult
 from attnviz.core.masks import combine
 from attnviz.core.numerics import read_only, weighted_sum
-from attnviz.core.score_mods import At, ScoreMod, apply, pull_back
-from attnviz.core.score_mods import Scale as ScaleMod
+from attnviz.core.score_mods import At, ScoreMod, apply, pull_back, split_scale
 from attnviz.core.sinks import MultiHeadSinkResult, SinkResult
 from attnviz.core.steps.base import Array, HeadShape, Step, check_order, of_kind
 from attnviz.core.steps.heads import Heads
@@ -253,8 +252,8 @@ def attend_steps(steps: Sequence[Step], q_h, k_h, v_h, *, w_o=None, b_o=None, ma
     traces = [run_head(steps, q_h[h], k_h[heads.kv_head(h)], v_h[heads.kv_head(h)], head=h,
                        n_heads=n, mask=mask) for h in range(n)]
     mods = score_mods_for(steps, HeadShape(n, t_q, t_k, q_h.shape[2], traces[0].mask))
-    first = mods[0] if mods and isinstance(mods[0], ScaleMod) else None
-    scale, temperature = (first.scale, first.temperature) if first else (1.0, 1.0)
+    first, _ = split_scale(mods)
+    scale, temperature = first.scale, first.temperature
     sinks = isinstance(normaliser_of(steps), SinkSoftmax)
     one = SinkResult if sinks else AttentionResult
 
