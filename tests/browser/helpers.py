@@ -277,6 +277,27 @@ def painted(page: Page) -> None:
     page.evaluate(_TWO_FRAMES)
 
 
+def wheel_into_view(page: Page, target: Locator, timeout: float = TIMEOUT_MS) -> None:
+    """Scroll the page with the mouse wheel, over ``target``'s column, until ``target`` is
+    wholly in the window: as a person scrolls. A page entered from the sidebar is held at its
+    top for a moment (attnviz/ui/page_top.js) against any scroll but a person's (the wheel, a
+    key, a touch, a press in the page), so a scroll made by a script just after entering it
+    can be undone before the test acts where it scrolled to."""
+    height = page.viewport_size["height"]
+    deadline = time.monotonic() + timeout / 1000
+    target.wait_for(state="visible", timeout=timeout)
+    while True:
+        box = target.bounding_box()
+        if box is not None and box["y"] >= 0 and box["y"] + box["height"] <= height:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the wheel did not bring {target} into the window: {box}")
+        if box is not None:
+            page.mouse.move(box["x"] + box["width"] / 2, height / 2)
+            page.mouse.wheel(0, box["y"] + box["height"] / 2 - height / 2)
+        painted(page)  # the scroll applied (a smooth scroll goes on: measured again)
+
+
 def wait_for_hover(page: Page, xy: tuple[float, float] | list[float],
                    timeout: float = TIMEOUT_MS) -> None:
     """Wait until the chart under the point ``xy`` (page pixels) holds Plotly's hover data
