@@ -20,6 +20,8 @@ if state.with_true_title(scenario).title and not state.presenter():  # one line,
 pick, scale_box = st.columns(layout.PICK_SCALE, vertical_alignment="top")
 with pick:
     scenario = controls.variant_picker("playground", scenario, compact=True)
+with st.sidebar:  # a scenario of composed steps: add or drop a step
+    controls.steps_menu("playground", scenario)
 st.latex(controls.variant_formula(scenario))  # the settings' callbacks ran before the page
 with scale_box:
     scenario = controls.settings_controls("playground", scenario, compact=True, only=("scale",))

@@ -32,6 +32,7 @@ from attnviz.scenarios.scenario import (
     written,
 )
 from attnviz.scenarios.tokens import retoken
+from attnviz.scenarios.variants import steps as steps_variant
 from attnviz.teach.text import common as text
 from attnviz.ui import state
 from attnviz.ui.editors import matrix_editor
@@ -641,3 +642,39 @@ def head_picker(result, key: str, where=st) -> int | None:
         st.session_state.pop(key, None)  # fewer heads than before: back to head 0
     return where.selectbox(text.HEAD_LABEL, range(result.n_heads), key=key,
                            format_func=lambda h: text.HEAD_NAME.format(h=h))
+
+
+_STEPS_REFUSED = "_steps_menu_refused"  # the sentence a refused menu edit left for the next run
+
+
+def steps_menu(prefix: str, scenario: Scenario) -> None:
+    """A scenario of attention steps: a menu of the steps its list holds (mask parts, changes
+    of the scores, of q and k, the normaliser). A step chosen joins with its defaults, one
+    dropped leaves; an edit that makes no list (two normalisers) is refused in a sentence and
+    the list stays as it was. Nothing for any other variant."""
+    if scenario.variant not in steps_variant.KEYS:
+        return
+    offered = steps_variant.menu()
+    key = state.vkey(f"{prefix}_steps_menu")
+    chosen = list(dict.fromkeys(s.name for s in scenario.param("steps") if s.name in offered))
+    if st.session_state.get(key) != chosen:  # the menu shows the list, in its order
+        st.session_state[key] = chosen
+    st.multiselect(text.STEPS_MENU_LABEL, list(offered), format_func=offered.get, key=key,
+                   help=text.STEPS_MENU_HELP, on_change=_store_steps, args=(key,))
+    refused = st.session_state.pop(_STEPS_REFUSED, None)
+    if refused:
+        st.warning(text.STEPS_MENU_REFUSED.format(reason=refused))
+
+
+def _store_steps(key: str) -> None:
+    """The menu's change callback: the list with exactly the chosen steps, or, refused, the
+    sentence kept for the run (which shows the menu as the list stands)."""
+    scenario = state.get_scenario()
+    if scenario.variant not in steps_variant.KEYS:  # the variant changed in the same rerun
+        return
+    try:
+        listed = steps_variant.with_names(scenario.param("steps"), list(st.session_state[key]))
+    except ValueError as err:
+        st.session_state[_STEPS_REFUSED] = str(err)
+        return
+    state.update(params={**scenario.params, "steps": listed})

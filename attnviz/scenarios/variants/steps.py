@@ -26,6 +26,7 @@ from attnviz.core import steps as S
 from attnviz.core.attention import valid_head_counts
 from attnviz.core.checks import as_array
 from attnviz.core.score_mods import At
+from attnviz.core.steps.base import KINDS
 from attnviz.core.steps.run import heads_of, normaliser_of
 from attnviz.scenarios import reference
 from attnviz.scenarios.formulas import PROJECTIONS, Written, scaled, softmax
@@ -325,3 +326,54 @@ def as_steps(scenario):
     if spec.scale_fixed is not None:
         fields.update(scale_mode="custom", custom_scale=spec.scale_fixed)
     return replace(scenario, **fields)
+
+
+# ------------------------------------------------------------------------------ a menu of steps
+
+#: The kinds of step a menu adds and drops (the head structure is the heads control's).
+MENU_KINDS = ("qk", "score", "mask", "normaliser")
+
+
+def menu() -> dict[str, str]:
+    """The steps a menu can add by name, name -> title: every registered step of
+    :data:`MENU_KINDS` that builds from its defaults (a step module of its own joins it), but
+    the scale, which is the scenario's scale mode and τ; in the order a head computes them."""
+    offered = {}
+    for name, cls in sorted(S.STEP_TYPES.items(), key=lambda item: KINDS.index(item[1].kind)):
+        if cls.kind not in MENU_KINDS or issubclass(cls, S.Scale):
+            continue
+        try:
+            cls()
+        except (TypeError, ValueError):  # needs a table of its own (a bias, a drawn mask)
+            continue
+        offered[name] = cls.title
+    return offered
+
+
+def with_names(current: tuple, names) -> tuple:
+    """The list ``current`` holding exactly the steps ``names`` of the menu: a step already in
+    it keeps its settings and place, a step named anew joins with its defaults after the steps
+    of its kind (the kinds in the order a head computes them), a step not named leaves.
+
+    Raises
+    ------
+    ValueError
+        A name the menu does not offer, or a list that cannot be one (two normalisers), in a
+        sentence.
+    """
+    offered = menu()
+    unknown = [str(n)[:40] for n in names if n not in offered]
+    if unknown:
+        raise ValueError(f"the menu has no step {', '.join(unknown)}; it offers "
+                         f"{', '.join(offered)}")
+    kept = [s for s in current if s.name in names or s.kind not in MENU_KINDS]
+    present = {s.name for s in kept}
+    for name in names:
+        if name in present:
+            continue
+        new = S.STEP_TYPES[name]()
+        rank = KINDS.index(new.kind)
+        at = max((i + 1 for i, s in enumerate(kept) if KINDS.index(s.kind) <= rank), default=0)
+        kept.insert(at, new)
+        present.add(name)
+    return S.from_dicts(kept)

@@ -64,6 +64,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "WEIGHTS_FROM_INIT": ("kind", "seed"),
     "PARAM_VECTOR_GIVEN": ("label", "values"),
     "PARAM_STRUCTURED": ("label", "value"),
+    "STEPS_MENU_REFUSED": ("reason",),
     "PARAM_VECTOR_GIVEN_HELP": ("n",),
     "PARAM_VECTOR_NONE": ("label",),
     "PARAM_OVERRIDDEN": ("label",),
@@ -467,6 +468,13 @@ PARAM_VECTOR_DROP_HELP = (
 )
 # {label}: the setting's label; {value}: the list of attention steps in words, in order
 PARAM_STRUCTURED = "{label}: {value}"
+STEPS_MENU_LABEL = "Steps in the list"
+STEPS_MENU_HELP = (
+    "Add or drop a step of the attention: a step added joins with its default settings, after "
+    "the steps of its kind (changes of q and k, of the scores, mask parts, the normaliser). The "
+    "scale and τ are the scale mode and the temperature.")
+# {reason}: why the edit makes no list of steps, a sentence
+STEPS_MENU_REFUSED = "The steps stay as they were: {reason}."
 # {label}: the label of the setting that replaces this one
 PARAM_OVERRIDDEN = "Not used: {label}"
 # {label}: the label of the setting that replaces this one
