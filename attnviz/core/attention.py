@@ -590,11 +590,10 @@ def attend_kernel(q: Array, k: Array, v: Array, mask: NDArray[np.bool_],
                   ) -> tuple[Array, Array, Array, Array, Array]:
     """The one attention kernel, on trusted inputs, with any leading (batch, head) axes.
 
-    Every dot-product attention of attnviz computes through it — the public functions above,
-    every variant of the dashboard and the layers of the two-layer transformer
-    (:mod:`attnviz.core.transformer`) — and :func:`attnviz.core.backward.kernel_backward` is
-    its backward pass, so a change of the scores (a :class:`~attnviz.core.score_mods.ScoreMod`:
-    scale and τ, a bias such as ALiBi's, a cap) works the same everywhere.
+    The public functions above and every variant of the dashboard compute through it, and
+    :func:`attnviz.core.backward.kernel_backward` is its backward pass, so a change of the
+    scores (a :class:`~attnviz.core.score_mods.ScoreMod`: scale and τ, a bias such as ALiBi's,
+    a cap) works the same everywhere.
 
     Parameters
     ----------

@@ -222,7 +222,7 @@ def kernel_backward(q: Array, k: Array, v: Array, weights: Array, scores: Array,
                     ) -> tuple[Array, Array, Array, Array, Array, Array]:
     """The backward pass of :func:`attnviz.core.attention.attend_kernel`, on trusted arrays
     with any leading (batch, head) axes: the one backward every dot-product attention of
-    attnviz (the dashboard's variants, the two-layer transformer) goes through.
+    the dashboard's variants goes through.
 
     Parameters
     ----------

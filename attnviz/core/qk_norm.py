@@ -35,7 +35,7 @@ def rms_norm(x, gain=1.0, *, eps: float = 1e-6) -> Array:
     -------
     ndarray of the shape of ``x``
     """
-    x = as_array("x", x, (1, 2, 3))
+    x = as_array("x", x, (1, 2, 3, 4))
     eps = check_positive("eps", eps)
     gain = as_array("gain", np.atleast_1d(np.asarray(gain, dtype=float)), 1)
     if gain.shape[0] not in (1, x.shape[-1]):
@@ -83,8 +83,8 @@ def rms_norm_backward(x, d_y, gain=1.0, *, eps: float = 1e-6) -> Array:
     -------
     ndarray of the shape of ``x``
     """
-    x = as_array("x", x, (1, 2, 3))
-    d_y = as_array("d_y", d_y, (1, 2, 3))
+    x = as_array("x", x, (1, 2, 3, 4))
+    d_y = as_array("d_y", d_y, (1, 2, 3, 4))
     eps = check_positive("eps", eps)
     gain = np.atleast_1d(np.asarray(gain, dtype=float))
     rms = _rms(x, eps)  # (..., 1)
@@ -112,7 +112,7 @@ def layer_norm(x, gain=1.0, bias=0.0, *, eps: float = 1e-5) -> Array:
     -------
     ndarray of the shape of ``x``
     """
-    x = as_array("x", x, (1, 2, 3))
+    x = as_array("x", x, (1, 2, 3, 4))
     eps = check_positive("eps", eps)
     centred = x - x.mean(axis=-1, keepdims=True)
     return centred / np.sqrt(np.mean(centred * centred, axis=-1, keepdims=True) + eps) \

@@ -134,7 +134,7 @@ def apply_rope(x, positions=None, *, base: float | None = None, layout: str = "s
         Two sources of angles at once, tables or frequencies of the wrong shape, or an
         invalid setting.
     """
-    x = as_array("x", x, (2, 3))
+    x = as_array("x", x, (2, 3, 4))
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r:.40}")
     t, d = x.shape[-2:]

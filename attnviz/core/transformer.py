@@ -19,12 +19,14 @@ convention, a batch axis first, heads on the second axis::
 ``keep`` is the head mask: False zeroes a head's output (ablation). Layer norm, when on, is
 pre-norm (GPT-2's placement) with PyTorch's ε = 1e-5.
 
-The attention itself is the core's one kernel (:func:`attnviz.core.attention.attend_kernel`,
-with the scale and ALiBi's bias as its score modifiers), the same code every variant of the
-dashboard runs; the backward pass (:func:`backward`) is written step by step below around the
-kernel's own backward (:func:`attnviz.core.backward.kernel_backward`) and RoPE's
-(:func:`apply_rope`; its transpose is the rotation by minus the angle); tests check every
-parameter's gradient against PyTorch autograd to 1e-10 in float64.
+Every head attends through a list of steps (:mod:`attnviz.core.steps`,
+:meth:`TransformerConfig.attention_steps`): RoPE as a change of q and k, the scale and ALiBi as
+changes of the scores, the causal mask, the softmax — the same steps, forward
+(:func:`~attnviz.core.steps.run_head`) and backward
+(:func:`~attnviz.core.steps.head_backward`), as every head of the dashboard, a layer's heads
+run at once over the whole batch. The backward pass (:func:`backward`) is written step by step
+below around the heads' own; tests check every parameter's gradient against PyTorch autograd to
+1e-10 in float64.
 """
 
 from __future__ import annotations
@@ -35,14 +37,21 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from attnviz.core.alibi import alibi_bias, alibi_slopes
-from attnviz.core.attention import attend_kernel
-from attnviz.core.backward import kernel_backward
+from attnviz.core.alibi import alibi_slopes
 from attnviz.core.checks import check_count, check_flag, check_positive
 from attnviz.core.numerics import read_only
 from attnviz.core.positional import sinusoidal_positional_encoding
-from attnviz.core.rope import apply_rope
-from attnviz.core.score_mods import At, Bias, Scale
+from attnviz.core.steps import (
+    ALiBi,
+    Causal,
+    HeadTrace,
+    RoPE,
+    Scale,
+    Softmax,
+    Step,
+    head_backward,
+    run_head,
+)
 
 Array = NDArray[np.float64]
 
@@ -82,7 +91,7 @@ class TransformerConfig:
     layer_norm : bool
         Pre-norm before every layer and before the unembedding.
     rope_base : float
-        RoPE's θ base (> 0).
+        RoPE's θ base (>= 1).
     """
 
     vocab_size: int
@@ -110,6 +119,20 @@ class TransformerConfig:
                              f"{self.d_head}")
         check_flag("layer_norm", self.layer_norm)
         check_positive("rope_base", self.rope_base)
+        self.attention_steps()  # the steps' own checks (RoPE's base)
+
+    def attention_steps(self) -> tuple[Step, ...]:
+        """Every head's attention as a list of steps, in the order a head computes it: RoPE
+        turning q and k (``positional="rope"``, base ``rope_base``, split halves), the scale
+        1/√d_head, ALiBi's bias −m_h·(i − j) (``positional="alibi"``, the paper's slopes for
+        ``n_heads``), the causal mask, the softmax."""
+        steps: list[Step] = []
+        if self.positional == "rope":
+            steps.append(RoPE(base=self.rope_base))
+        steps.append(Scale())
+        if self.positional == "alibi":
+            steps.append(ALiBi())
+        return (*steps, Causal(), Softmax())
 
     def shapes(self) -> dict[str, tuple[int, ...]]:
         """Every parameter's name and shape, in a fixed order (the order they are drawn in)."""
@@ -270,6 +293,9 @@ class LayerResult:
         Σ_h keep[h] · head_outputs[:, h]: what the layer adds to the stream.
     x_out : ndarray of shape (batch, t, d_model)
         x_in + output.
+    trace : HeadTrace
+        The heads' run through the steps (every head and sequence at once), what the backward
+        pass reads.
     """
 
     x_in: Array
@@ -286,6 +312,7 @@ class LayerResult:
     keep: NDArray[np.bool_]
     output: Array
     x_out: Array
+    trace: HeadTrace
 
 
 @dataclass(frozen=True, eq=False)
@@ -443,10 +470,9 @@ def _forward(params: Params, tokens: NDArray[np.int_], loss_mask: NDArray[np.boo
         x = x + positional
     embedded = x
     # 2) the layers, each adding into the residual stream
-    causal = np.tril(np.ones((t, t), dtype=bool))
     layers = []
     for layer in range(config.n_layers):
-        result = _layer_forward(params, layer, x, causal, head_mask[layer])
+        result = _layer_forward(params, layer, x, head_mask[layer])
         layers.append(result)
         x = result.x_out
     # 3) unembed, 4) next-token cross-entropy
@@ -465,8 +491,8 @@ def _forward(params: Params, tokens: NDArray[np.int_], loss_mask: NDArray[np.boo
                              logits, log_probs, nll, loss_mask, loss, head_mask)
 
 
-def _layer_forward(params: Params, layer: int, x: Array, causal: NDArray[np.bool_],
-                   keep: NDArray[np.bool_]) -> LayerResult:
+def _layer_forward(params: Params, layer: int, x: Array, keep: NDArray[np.bool_]
+                   ) -> LayerResult:
     """One attention layer: normalise, project, attend, write into the stream."""
     config = params.config
     w = params.layer(layer)
@@ -477,21 +503,20 @@ def _layer_forward(params: Params, layer: int, x: Array, causal: NDArray[np.bool
         h = norm.output
     # 1) project into every head
     q, k, v = (_to_heads(h, w[name]) for name in ("w_q", "w_k", "w_v"))  # (b, n, t, d_head)
-    if config.positional == "rope":
-        q, k = _rope(q, config.rope_base, 1.0), _rope(k, config.rope_base, 1.0)
-    # 2) score, scale (+ ALiBi's bias), mask causally, 3) normalise, 4) mix the values: the
-    # core's one kernel, as every variant of the dashboard
-    t = x.shape[1]
-    scores, scaled, masked, weights, mixed = attend_kernel(
-        q, k, v, causal, score_mods(config, t), At.grid(config.n_heads, t, t))
-    # 5) project each head back into the stream
+    # 2) every head through the steps (RoPE, score, scale, ALiBi, causal mask, softmax, mix the
+    # values), all heads and sequences at once
+    n = config.n_heads
+    trace = run_head(config.attention_steps(), q, k, v, head=np.arange(n), n_heads=n)
+    q, k, mixed = trace.q, trace.k, trace.output  # (batch, n_heads, t, d_head)
+    scores, scaled, masked, weights = trace.scores, trace.scaled, trace.masked, trace.weights
+    # 3) project each head back into the stream
     head_outputs = mixed @ w["w_o"]  # (batch, n_heads, t, d_model)
     output = (head_outputs * keep[:, None, None]).sum(axis=1)  # (batch, t, d_model)
     x_out = x + output
     arrays = [q, k, v, scores, scaled, masked, weights, mixed, head_outputs, output, x_out]
     read_only(*arrays)
     return LayerResult(x, norm, q, k, v, scores, scaled, masked, weights, mixed, head_outputs,
-                       keep, output, x_out)
+                       keep, output, x_out, trace)
 
 
 def _to_heads(h: Array, w: Array) -> Array:
@@ -541,25 +566,6 @@ def _log_softmax(logits: Array) -> Array:
     return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
 
 
-def _rope(x: Array, base: float, sign: float) -> Array:
-    """Rotate (batch, n_heads, t, d_head) by position · θ (sign −1: the inverse rotation)."""
-    b, n, t, e = x.shape
-    positions = sign * np.arange(t, dtype=np.float64)
-    return apply_rope(x.reshape(b * n, t, e), positions, base=base).reshape(b, n, t, e)
-
-
-def score_mods(config: TransformerConfig, t: int) -> tuple:
-    """The changes of a layer's scores, in the kernel's order: the scale 1/√d_head, then with
-    ALiBi each head's bias −m_h·(i − j) (the paper's slopes for ``n_heads``)."""
-    mods: tuple = (Scale(float(config.d_head) ** -0.5),)
-    if config.positional == "alibi":
-        mods += (Bias(alibi_bias(config.n_heads, t), meaning=ALIBI_MEANING),)
-    return mods
-
-
-ALIBI_MEANING = r"b_{ij} = -m_h\,(i - j)"  # ALiBi's bias as the formulas write it
-
-
 # ------------------------------------------------------------------------------ backward
 
 
@@ -573,8 +579,8 @@ def backward(result: TransformerResult) -> TransformerGradients:
         per layer, from the last:  d(output) = dx_out;  dW_O^h = keep_h · mixed_hᵀ dx_out
             d mixed_h = keep_h · dx_out W_O^hᵀ;  dA_h = d mixed_h v_hᵀ;  dv_h = A_hᵀ d mixed_h
             dS_h = softmax_backward(A_h, dA_h) / √d_head;  dq_h = dS_h k_h;  dk_h = dS_hᵀ q_h
-            (the kernel's backward, :func:`attnviz.core.backward.kernel_backward`)
-            (RoPE: dq, dk rotated back);  dW_Q^h = hᵀ dq_h ... ;  dx_in = dx_out + dh (via LN)
+            (RoPE: dq, dk rotated back): the steps' backward, :func:`head_backward`
+            dW_Q^h = hᵀ dq_h ... ;  dx_in = dx_out + dh (via LN)
         dE[token] += dx_0 at each of its positions;  dP[:t] = Σ_batch dx_0 (learned positions)
 
     Parameters
@@ -641,21 +647,16 @@ def _layer_backward(params: Params, layer: int, r: LayerResult, d_x_out: Array,
     d_mixed = (d_x_out[:, None] @ np.swapaxes(w["w_o"], -1, -2)
                ) * keep[None, :, None, None]  # (batch, n_heads, t, d_head)
     # 2) through the weighted sum of the values, 3) the softmax (0 where masked), every
-    # change of the scores (the scale, ALiBi's bias) and q·kᵀ: the core kernel's backward
-    t = r.weights.shape[-1]
-    d_weights, d_scaled, _, d_q, d_k, d_v = kernel_backward(
-        r.q, r.k, r.v, r.weights, r.scores, score_mods(config, t),
-        At.grid(config.n_heads, t, t), d_mixed)
-    # 4) through RoPE: the inverse rotation
-    if config.positional == "rope":
-        d_q, d_k = _rope(d_q, config.rope_base, -1.0), _rope(d_k, config.rope_base, -1.0)
-    # 5) through the projections of the (normed) stream
+    # change of the scores (the scale, ALiBi's bias), q·kᵀ and RoPE: every head's steps
+    g = head_backward(config.attention_steps(), r.trace, d_mixed)
+    d_weights, d_scaled, d_q, d_k, d_v = g.d_weights, g.d_scaled, g.d_q_in, g.d_k_in, g.d_v
+    # 4) through the projections of the (normed) stream
     h = r.x_in if r.norm is None else r.norm.output
     d_h = np.zeros_like(h)
     for name, d in (("w_q", d_q), ("w_k", d_k), ("w_v", d_v)):
         grads[f"{layer}.{name}"] = _flat(h).T @ _heads_flat(d)  # (n_heads, d_model, d_head)
         d_h += _from_heads(d) @ _stack_heads(np.swapaxes(w[name], -1, -2))  # (b, t, d_model)
-    # 6) through the layer norm, then join the stream's own path
+    # 5) through the layer norm, then join the stream's own path
     if r.norm is not None:
         d_h, grads[f"{layer}.ln_gain"], grads[f"{layer}.ln_bias"] = _layer_norm_backward(
             r.norm, params[f"{layer}.ln_gain"], d_h)

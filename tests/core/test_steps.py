@@ -195,6 +195,35 @@ def test_head_backward_matches_finite_differences(name):
         np.testing.assert_allclose(grad, num, rtol=1e-6, atol=1e-7)
 
 
+@pytest.mark.parametrize("name", [*sorted(CONFIGS), "qk_layernorm_per_head"])
+def test_a_batch_of_heads_runs_as_one_head_at_a_time(name):
+    """q of shape (batch, n_heads, t, d) with head = arange(n_heads): every intermediate and
+    gradient of each (sequence, head) slice is that slice run on its own (per-head settings:
+    ALiBi's slopes, the sink logits, QK-LayerNorm's rows)."""
+    if name == "qk_layernorm_per_head":
+        steps = [S.QKLayerNorm(((1.5, 0.5, 1.0, 2.0), (0.7, 1.1, 0.9, 1.3)), ((0.8,), (1.2,)),
+                               ((0.1,), (-0.2,)), ((0.0, 0.3, -0.1, 0.2), (0.4,) * 4)),
+                 S.RoPE(base=20.0), S.Scale(), S.Causal(), S.SinkSoftmax((0.4, -1.0))]
+    else:
+        steps = [s for s in steps_of(CONFIGS[name]) if s.kind != "heads"]
+    rng = np.random.default_rng(len(name))
+    batch, n, t, d = 3, 2, 5, 4
+    q, k, v = rng.normal(size=(3, batch, n, t, d))
+    d_out, d_w = rng.normal(size=(batch, n, t, d)), rng.normal(size=(batch, n, t, t))
+    many = S.run_head(steps, q, k, v, head=np.arange(n), n_heads=n)
+    g_many = S.head_backward(steps, many, d_out, d_weights=d_w)
+    for b in range(batch):
+        for h in range(n):
+            one = S.run_head(steps, q[b, h], k[b, h], v[b, h], head=h, n_heads=n)
+            g_one = S.head_backward(steps, one, d_out[b, h], d_weights=d_w[b, h])
+            for field in ("q", "k", "scores", "scaled", "masked", "weights", "rest", "output"):
+                np.testing.assert_allclose(getattr(many, field)[b, h], getattr(one, field),
+                                           rtol=TOL, atol=TOL, err_msg=field)
+            for field in ("d_weights", "d_scaled", "d_scores", "d_q_in", "d_k_in", "d_v"):
+                np.testing.assert_allclose(getattr(g_many, field)[b, h], getattr(g_one, field),
+                                           rtol=TOL, atol=TOL, err_msg=field)
+
+
 # ------------------------------------------------------------------ a list as dictionaries
 
 def test_a_list_reads_back_from_its_dictionaries():

@@ -142,8 +142,9 @@ class Normaliser(Step):
         """∂L/∂masked = P ∘ (dP − rowsum(P ∘ dP)): the softmax's Jacobian, also with a sink
         column (the sink is not a score, so only the keys' weights enter the sum)."""
         with np.errstate(over="ignore", invalid="ignore"):
-            inner = np.sum(weights * d_weights, axis=-1, keepdims=True)
-            return weights * (d_weights - inner)
+            pdp = weights * d_weights
+            pdp -= weights * pdp.sum(axis=-1, keepdims=True)  # P∘dP − P∘rowsum: 0 where P is 0
+            return pdp
 
 
 def _plain(value: Any) -> Any:

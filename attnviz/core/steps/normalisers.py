@@ -44,12 +44,15 @@ class SinkSoftmax(Normaliser):
         if not self.logits:
             raise ValueError("the sink logits must hold one number per head")
 
-    def logit(self, head: int) -> float:
-        """Head ``head``'s sink logit (one logit for every head when only one is given)."""
-        return self.logits[head if len(self.logits) > 1 else 0]
+    def logit(self, head):
+        """Head ``head``'s sink logit (one logit for every head when only one is given); an
+        array of heads gives the array of their logits."""
+        if np.ndim(head) == 0:
+            return self.logits[head if len(self.logits) > 1 else 0]
+        return np.asarray(self.logits)[head if len(self.logits) > 1 else np.zeros_like(head)]
 
-    def forward(self, masked: Array, head: int) -> tuple[Array, Array]:
-        sink = masked.dtype.type(self.logit(head))
+    def forward(self, masked: Array, head) -> tuple[Array, Array]:
+        sink = np.asarray(self.logit(head), dtype=masked.dtype)[..., None]  # against (..., t_q)
         top = np.maximum(masked.max(axis=-1), sink)  # finite: the sink is always there
         e = np.exp(masked - top[..., None])  # masked keys: exp(−inf) = 0
         e_sink = np.exp(sink - top)

@@ -86,16 +86,20 @@ class QKLayerNorm(QKStep):
                                                   ndim=2)
         set_fields(self, **tables, eps=number("eps", self.eps, positive=True))
 
-    def _row(self, side: str, what: str, head: int, d: int):
+    def _row(self, side: str, what: str, head, d: int):
+        """The head's row of a table; for an array of heads, their rows stacked to broadcast
+        against (..., heads, t, d)."""
         table = getattr(self, f"{side}_{what}")
         name = f"{'query' if side == 'q' else 'key'} {what}"
-        if len(table) > 1 and head >= len(table):
+        if len(table) > 1 and np.max(head) >= len(table):
             raise ValueError(f"QK-LayerNorm holds {len(table)} rows of the {name}, one per "
-                             f"head; it has none for head {head}")
+                             f"head; it has none for head {np.max(head)}")
+        if len(table[0]) not in (1, d):
+            raise ValueError(f"a row of the {name} of QK-LayerNorm holds {len(table[0])} "
+                             f"numbers; it does not fit heads of width {d}")
+        if np.ndim(head) and len(table) > 1:
+            return np.asarray(table)[head][..., None, :]  # (heads, 1, 1 or d)
         row = table[head] if len(table) > 1 else table[0]
-        if len(row) not in (1, d):
-            raise ValueError(f"a row of the {name} of QK-LayerNorm holds {len(row)} numbers; "
-                             f"it does not fit heads of width {d}")
         return row[0] if len(row) == 1 else np.asarray(row)
 
     def forward(self, x: Array, side: str, head: int) -> Array:

@@ -10,6 +10,12 @@ For one head, in the list's order within each kind::
     S̃      <- every score step (scale and τ, ALiBi, SSMax, bias, cap)
     P      = the normaliser of S̃ with −∞ where M is False
     O      = P v                                        (t_q, d_v)
+
+A run may carry leading batch axes: q (..., t_q, d_k), k (..., t_k, d_k), v (..., t_k, d_v),
+every step acting on the last two axes. They hold sequences of one head, or several heads at
+once when ``head`` is an array of head indices broadcast against them (the two-layer
+transformer runs its (batch, n_heads) heads in one run): each head keeps its own settings
+(ALiBi's slope, a sink logit, a QK-LayerNorm row), the mask is the same for all.
 """
 
 from __future__ import annotations
@@ -40,20 +46,22 @@ class HeadTrace:
     Attributes
     ----------
     q_stages, k_stages : tuple of ndarray
-        q (k) as given, then after each q/k step: (t_q, d_k), (t_k, d_k).
-    v : ndarray of shape (t_k, d_v)
-    scores : ndarray of shape (t_q, t_k)
+        q (k) as given, then after each q/k step: (..., t_q, d_k), (..., t_k, d_k) (``...``:
+        the leading batch axes the head was given, none for one sequence).
+    v : ndarray of shape (..., t_k, d_v)
+    scores : ndarray of shape (..., t_q, t_k)
         q·kᵀ of the changed q and k.
     score_mods : tuple of ScoreMod
         What the score steps made, in order.
     score_stages : tuple of ndarray
         The scores, then after each modifier; the last is ``scaled``.
     mask : ndarray of bool, shape (t_q, t_k)
-    masked, weights : ndarray of shape (t_q, t_k)
-    rest : ndarray of shape (t_q,)
+    masked, weights : ndarray of shape (..., t_q, t_k)
+    rest : ndarray of shape (..., t_q)
         The share of each row the normaliser gave no key (a sink's; 0 for a softmax).
-    output : ndarray of shape (t_q, d_v)
-    head : int
+    output : ndarray of shape (..., t_q, d_v)
+    head : int or ndarray of int
+        The head, or the heads along the leading axes.
     """
 
     q_stages: tuple[Array, ...]
@@ -67,7 +75,7 @@ class HeadTrace:
     weights: Array
     rest: Array
     output: Array
-    head: int
+    head: int | NDArray[np.intp]
 
     @property
     def q(self) -> Array:
@@ -91,12 +99,12 @@ class HeadGradients:
 
     Attributes
     ----------
-    d_weights, d_scaled, d_scores : ndarray of shape (t_q, t_k)
+    d_weights, d_scaled, d_scores : ndarray of shape (..., t_q, t_k)
     d_q, d_k : ndarray
         Of the q and k that reached the scores.
     d_q_in, d_k_in : ndarray
         Of the q and k as given (through every q/k step, last first).
-    d_v : ndarray of shape (t_k, d_v)
+    d_v : ndarray of shape (..., t_k, d_v)
     """
 
     d_weights: Array
@@ -126,19 +134,24 @@ def score_mods_for(steps: Sequence[Step], shape: HeadShape) -> tuple[ScoreMod, .
     return tuple(s.mod(shape) for s in of_kind(steps, "score"))
 
 
-def run_head(steps: Sequence[Step], q, k, v, *, head: int = 0, n_heads: int = 1,
+def run_head(steps: Sequence[Step], q, k, v, *, head=0, n_heads: int = 1,
              mask=None) -> HeadTrace:
     """One head through a list of steps, every intermediate kept.
 
     Parameters
     ----------
     steps : sequence of Step
-    q : array_like of shape (t_q, d_k)
-    k : array_like of shape (t_k, d_k)
-    v : array_like of shape (t_k, d_v)
-        The head's projections (k and v of the key/value head it reads).
-    head, n_heads : int
-        Which head of how many (per-head settings: ALiBi's slope, a sink logit).
+    q : array_like of shape (..., t_q, d_k)
+    k : array_like of shape (..., t_k, d_k)
+    v : array_like of shape (..., t_k, d_v)
+        The head's projections (k and v of the key/value head it reads); leading axes, the
+        same for the three, are sequences run at once.
+    head : int or array_like of int
+        Which head (per-head settings: ALiBi's slope, a sink logit); an array names the head
+        of every slice along the leading axes, broadcast against them (shape (n_heads,) for q
+        of shape (batch, n_heads, t_q, d_k)).
+    n_heads : int
+        How many heads the layer has.
     mask : array_like of bool, broadcastable to (t_q, t_k), optional
         One more mask part (True = may attend).
 
@@ -150,11 +163,12 @@ def run_head(steps: Sequence[Step], q, k, v, *, head: int = 0, n_heads: int = 1,
     """
     check_order(steps)
     q, k, v = (np.array(a, dtype=float) for a in (q, k, v))
-    if q.ndim != 2 or k.ndim != 2 or v.ndim != 2 or q.shape[1] != k.shape[1] \
-            or k.shape[0] != v.shape[0]:
+    if q.ndim < 2 or k.ndim != q.ndim or v.ndim != q.ndim or q.shape[-1] != k.shape[-1] \
+            or k.shape[-2] != v.shape[-2] or not q.shape[:-2] == k.shape[:-2] == v.shape[:-2]:
         raise ValueError(f"q (t_q, d_k), k (t_k, d_k) and v (t_k, d_v) must fit; got "
                          f"{q.shape}, {k.shape} and {v.shape}")
-    t_q, t_k = q.shape[0], k.shape[0]
+    t_q, t_k = q.shape[-2], k.shape[-2]
+    head = head if np.ndim(head) == 0 else np.asarray(head, dtype=np.intp)
     # 1) change q and k (QK-norm, RoPE), in order
     q_stages, k_stages = [q], [k]
     for step in of_kind(steps, "qk"):
@@ -162,21 +176,29 @@ def run_head(steps: Sequence[Step], q, k, v, *, head: int = 0, n_heads: int = 1,
         k_stages.append(step.forward(k_stages[-1], "k", head))
     # 2) score, 3) the mask parts combined
     with np.errstate(over="ignore", invalid="ignore"):
-        scores = q_stages[-1] @ k_stages[-1].T  # (t_q, t_k)
+        scores = q_stages[-1] @ np.swapaxes(k_stages[-1], -1, -2)  # (..., t_q, t_k)
     allowed = combine([*of_kind(steps, "mask"), mask], t_q, t_k)
     # 4) every change of the scores
-    mods = score_mods_for(steps, HeadShape(n_heads, t_q, t_k, q.shape[1], allowed))
-    stages = apply(mods, scores, At.head(head, t_q, t_k))
+    mods = score_mods_for(steps, HeadShape(n_heads, t_q, t_k, q.shape[-1], allowed))
+    stages = apply(mods, scores, _where(head, t_q, t_k))
     if not all(np.isfinite(s).all() for s in stages):
         raise ValueError(_OVERFLOW)
     # 5) normalise the masked scores, 6) mix the values
     masked = stages[-1] if allowed.all() else np.where(allowed, stages[-1], -np.inf)
     weights, rest = normaliser_of(steps).forward(masked, head)
-    output = weighted_sum(weights, v, "v")  # (t_q, d_v)
+    output = weighted_sum(weights, v, "v")  # (..., t_q, d_v)
     trace = HeadTrace(tuple(q_stages), tuple(k_stages), v, scores, mods, tuple(stages),
                       allowed, masked, weights, rest, output, head)
     read_only(*q_stages, *k_stages, v, scores, *stages, allowed, masked, weights, rest, output)
     return trace
+
+
+def _where(head, t_q: int, t_k: int) -> At:
+    """Where a run's scores sit: every score of head ``head``, or of an array of heads along
+    the leading axes."""
+    if np.ndim(head) == 0:
+        return At.head(head, t_q, t_k)
+    return At(head[..., None, None], np.arange(t_q)[:, None], np.arange(t_k)[None, :])
 
 
 def head_backward(steps: Sequence[Step], trace: HeadTrace, d_output=None, *,
@@ -188,26 +210,26 @@ def head_backward(steps: Sequence[Step], trace: HeadTrace, d_output=None, *,
     steps : sequence of Step
         The list the forward ran.
     trace : HeadTrace
-    d_output : array_like of shape (t_q, d_v), optional
+    d_output : array_like of shape (..., t_q, d_v), optional
         ∂L/∂output.
-    d_weights : array_like of shape (t_q, t_k), optional
+    d_weights : array_like of shape (..., t_q, t_k), optional
         A loss's own ∂L/∂weights.
     """
     p = trace.weights
     d_out = np.zeros(trace.output.shape) if d_output is None else np.asarray(d_output, float)
     with np.errstate(over="ignore", invalid="ignore"):
         # 1) through the weighted sum of the values
-        d_v = p.T @ d_out
-        dp = d_out @ trace.v.T
+        d_v = np.swapaxes(p, -1, -2) @ d_out  # (..., t_k, d_v)
+        dp = d_out @ np.swapaxes(trace.v, -1, -2)  # (..., t_q, t_k)
         if d_weights is not None:
             dp = dp + np.asarray(d_weights, dtype=float)
         # 2) through the normaliser (0 where masked), 3) every score step, last first
         d_scaled = normaliser_of(steps).backward(p, dp)
-        at = At.head(trace.head, *trace.scores.shape)
+        at = _where(trace.head, *trace.scores.shape[-2:])
         d_scores = pull_back(trace.score_mods, list(trace.score_stages), d_scaled, at)
         # 4) through q·kᵀ
         d_q = d_scores @ trace.k
-        d_k = d_scores.T @ trace.q
+        d_k = np.swapaxes(d_scores, -1, -2) @ trace.q
         # 5) through every q/k step, last first
         d_q_in, d_k_in = d_q, d_k
         qk = of_kind(steps, "qk")
