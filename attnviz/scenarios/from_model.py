@@ -91,7 +91,8 @@ def head_scenario(model: TrainedModel, layer: int, head: int, *, title: str = ""
         entering the layer, after its layer norm when the model has one); w_q, w_k, w_v: the
         head's (d_model, d_k) matrices; w_o: its (d_v, d_model) W_O; variant "causal", scale
         1/√d_k; with RoPE the variant "rope" with the model's base, split-half pairs, every
-        dimension rotated, positions from 0, and the causal mask.
+        dimension rotated, positions from 0, and the causal mask; with ALiBi the variant
+        "steps": ALiBi with the head's slope, the causal mask.
 
     Raises
     ------
@@ -111,6 +112,9 @@ def head_scenario(model: TrainedModel, layer: int, head: int, *, title: str = ""
         for name, value in rope.items():
             VARIANTS["rope"].param(name).check(value)  # a base the variant refuses: a sentence
         fields.update(variant="rope", mask_kind="causal", params=rope)
+    if view.alibi_slope is not None:  # the head's own slope: the ALiBi variant has the paper's
+        steps = (S.Heads(), S.ALiBi((view.alibi_slope,)), S.Causal())  # for its head count
+        fields.update(variant="steps", params={"steps": steps})
     return projected(tokens, view.x, view.w_q, view.w_k, view.w_v, **fields)
 
 

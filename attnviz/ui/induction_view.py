@@ -163,7 +163,7 @@ def settings_controls() -> InductionSettings | None:
     heads = c[1].number_input(text.HEADS_LABEL, 1, 4, key="induction_heads")
     positional = c[2].selectbox(text.POSITIONAL_LABEL, list(text.POSITIONAL_NAMES),
                                 format_func=text.POSITIONAL_NAMES.get,
-                                key="induction_positional")
+                                help=text.POSITIONAL_HELP, key="induction_positional")
     # value=None: a number Streamlit does not keep (NaN or ±inf sent by a client, an empty box)
     # comes back as None rather than as a stand-in 0 the message would then show. Steps is a
     # float box for the same reason: an integer box turns 1e18 into its stand-in (and NaN into

@@ -275,6 +275,24 @@ def test_a_rope_model_trains_and_its_head_opens_with_the_rope_variant():
     assert not at.error, [e.value for e in at.error]
 
 
+def test_an_alibi_model_trains_and_its_head_opens_with_its_slope():
+    at = on_page()
+    select = at.selectbox(key="induction_positional")
+    assert select.options == list(text.POSITIONAL_NAMES.values())  # ALiBi among them
+    ok(select.select("alibi").run())
+    at.session_state["induction_steps"] = 20
+    ok(at.button(key="induction_train").click().run())
+    run = at.session_state[view.RUN]["run"]
+    assert run.settings.positional == "alibi"
+    np.testing.assert_array_equal(
+        run.losses, train_induction(InductionSettings(positional="alibi", steps=20)).losses)
+    ok(at.button(key="induction_open").click().run())
+    sc = at.session_state[state.SCENARIO]
+    assert sc.variant == "steps" and "alibi" in [s.name for s in sc.params["steps"]]
+    ok(switch_to(at, "step_by_step"))
+    assert not at.error, [e.value for e in at.error]
+
+
 def test_an_opened_head_once_edited_reads_edited_from_its_name():
     """A trained head opened on every page keeps its title while its numbers are the model's,
     and reads "Edited from <title>" in the sidebar once a cell is edited (it kept claiming to

@@ -69,6 +69,16 @@ def test_a_rope_model_opens_with_the_rope_variant_and_the_causal_mask():
     assert sc.params["rope_base"] == model.params.config.rope_base
 
 
+def test_an_alibi_model_opens_as_steps_with_each_heads_own_slope():
+    model = Untrained(InductionSettings(positional="alibi"))
+    for layer, head in [(0, 0), (0, 1), (1, 1)]:
+        check_head(model, layer, head)
+    sc = head_scenario(model, 1, 1)
+    assert sc.variant == "steps"
+    alibi = [s for s in sc.params["steps"] if s.name == "alibi"]
+    assert len(alibi) == 1 and alibi[0].slopes == (2.0 ** -8,)  # head 1 of 2: 2^(−8·2/2)
+
+
 def test_layer_norm_and_three_layers_open_too():
     model = Untrained(InductionSettings(n_layers=3, n_heads=3, layer_norm=True,
                                         positional="sinusoidal"))

@@ -169,8 +169,13 @@ TRAIN_CAPTION = (
 LAYERS_LABEL = "Layers"
 HEADS_LABEL = "Heads per layer"
 POSITIONAL_LABEL = "Positional information"
+POSITIONAL_HELP = ("Learned and sinusoidal add a position vector to each token's embedding. RoPE "
+                   "turns every head's queries and keys by their positions, so a score depends "
+                   "on the distance between two tokens. ALiBi subtracts each head's slope times "
+                   "that distance from the scores. None leaves the causal mask as the only clue "
+                   "to order.")
 POSITIONAL_NAMES = {"learned": "learned", "sinusoidal": "sinusoidal", "rope": "RoPE",
-                    "none": "none"}
+                    "alibi": "ALiBi", "none": "none"}
 LR_LABEL = "Learning rate"
 # {limit}: the largest learning rate
 LR_HELP = "Adam's learning rate, above 0 and at most {limit}."
