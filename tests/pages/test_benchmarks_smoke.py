@@ -86,6 +86,14 @@ def test_core_benchmark_quick(tmp_path):
         assert r["trace"] > 0 and r["matmuls"] > 0
 
 
+def test_induction_training_benchmark_quick(tmp_path):
+    section = _run("bench_induction_train.py", tmp_path)
+    (table,) = tables(section["markdown"])
+    assert table[0] == ["positions", "steps / s", "one step (ms)"]
+    assert [row[0] for row in table[1:]] == ["learned", "sinusoidal", "rope", "alibi", "none"]
+    assert all(rate > 0 for rate in section["steps_per_second"].values())
+
+
 def test_server_benchmark_quick(tmp_path):
     section = _run("bench_server.py", tmp_path)
     timing, payload = tables(section["markdown"])
