@@ -95,9 +95,6 @@ def gradients_page_draws_the_exact_gradients(page: Page, width: int, height: int
 
 
 @pytest.mark.parametrize("width, height", SIZES)
-@pytest.mark.xfail(strict=False, reason=(
-    "flaky, to find next: in one fresh-clone run a step at 1024x768 waited 60 s for a script "
-    "run that did not come; it passed at both sizes when run again"))
 def test_gradients_draws_the_exact_gradients_and_learn_trains_and_steps_the_weights(
         browser, app_server, width, height):
     """One session at each size: Gradients as it opens, then Learn (by the sidebar) trains
