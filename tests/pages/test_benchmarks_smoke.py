@@ -59,6 +59,11 @@ def _run(script: str, tmp_path: Path, *extra: str, timeout: float = 600) -> dict
     assert proc.returncode == 0, proc.stderr[-3000:]
     section = json.loads(out.read_text())
     assert section["markdown"].strip() in proc.stdout  # printed as well as saved
+    return _targets_checked(section)
+
+
+def _targets_checked(section: dict) -> dict:
+    """The section, its targets checked well-formed."""
     for t in section["targets"]:
         assert set(t) >= {"target", "measured", "ok"}
         assert t["ok"] in (True, False, None)
@@ -72,8 +77,9 @@ def test_table_parser_catches_ragged_tables():
         tables("| a | b |\n|---|---|\n| 1 |\n")
 
 
-def test_core_benchmark_quick(tmp_path):
-    section = _run("bench_core.py", tmp_path)
+def check_core_section(section: dict) -> None:
+    """The core benchmark's quick section: its three tables and the trace's figures."""
+    _targets_checked(section)
     found = tables(section["markdown"])
     assert len(found) == 3  # trace, caching, BLAS threads
     header, *rows = found[0]
@@ -152,7 +158,10 @@ def test_websocket_load_uploads_a_scenario_at_the_limits(tmp_path):
     assert row["errors"] == 0 and row["edits_lost"] == 0, row
 
 
-def test_run_all_writes_a_report(tmp_path):
+def test_run_all_writes_a_report_with_the_core_benchmark(tmp_path):
+    """run_all.py runs the core benchmark (``--quick``) in its own process and writes the
+    report; the section it saved is the core benchmark's own test (a run of its own would
+    repeat the same script with the same arguments: ~7 s of CPU)."""
     report = tmp_path / "RESULTS.md"
     proc = subprocess.run([sys.executable, str(BENCH / "run_all.py"), "--quick", "--only",
                            "core", "--output", str(report)], cwd=ROOT, capture_output=True,
@@ -166,3 +175,7 @@ def test_run_all_writes_a_report(tmp_path):
     assert targets[0] == ["target", "measured", "verdict", "note"]
     assert len(targets) == 2  # quick sizes stop below t = 1024: no target, said so
     assert rest  # the core section's tables
+    # the section run_all.py saved (benchmarks/results/, removed before the run), in the report
+    section = json.loads((BENCH / "results" / "core-quick.json").read_text())
+    assert section["markdown"].strip() in text
+    check_core_section(section)
