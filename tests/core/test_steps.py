@@ -195,15 +195,22 @@ def test_head_backward_matches_finite_differences(name):
         np.testing.assert_allclose(grad, num, rtol=1e-6, atol=1e-7)
 
 
-@pytest.mark.parametrize("name", [*sorted(CONFIGS), "qk_layernorm_per_head"])
+@pytest.mark.parametrize("name", [*sorted(CONFIGS), "qk_layernorm_per_head",
+                                  "qk_norm_across_per_head"])
 def test_a_batch_of_heads_runs_as_one_head_at_a_time(name):
     """q of shape (batch, n_heads, t, d) with head = arange(n_heads): every intermediate and
     gradient of each (sequence, head) slice is that slice run on its own (per-head settings:
-    ALiBi's slopes, the sink logits, QK-LayerNorm's rows)."""
+    ALiBi's slopes, the sink logits, QK-LayerNorm's and QK-norm across heads' rows)."""
     if name == "qk_layernorm_per_head":
         steps = [S.QKLayerNorm(((1.5, 0.5, 1.0, 2.0), (0.7, 1.1, 0.9, 1.3)), ((0.8,), (1.2,)),
                                ((0.1,), (-0.2,)), ((0.0, 0.3, -0.1, 0.2), (0.4,) * 4)),
                  S.RoPE(base=20.0), S.Scale(), S.Causal(), S.SinkSoftmax((0.4, -1.0))]
+    elif name == "qk_norm_across_per_head":
+        steps = [S.QKNormAcross(((1.5, 0.5, 1.0, 2.0), (0.7, 1.1, 0.9, 1.3)), ((0.8,), (1.2,)),
+                                ((0.3, 0.1, 0.0, 0.2, 0.5), (1.0, 0.4, 0.2, 0.0, 0.7)),
+                                ((0.4,), (0.0,)),
+                                q_width=12, k_width=8),
+                 S.RoPE(base=20.0), S.Scale(), S.Causal()]
     else:
         steps = [s for s in steps_of(CONFIGS[name]) if s.kind != "heads"]
     rng = np.random.default_rng(len(name))

@@ -83,16 +83,19 @@ class Step(ABC):
 
 class QKStep(Step):
     """A change of one head's queries and keys before the scores (QK-norm, RoPE). Row i of q
-    is the query at position i, row j of k the key at position j."""
+    is the query at position i, row j of k the key at position j. Leading axes (sequences,
+    heads) pass through; ``head`` is an int, or an array of heads along the leading axes
+    (see :func:`attnviz.core.steps.run_head`)."""
 
     kind: ClassVar[str] = "qk"
 
     @abstractmethod
-    def forward(self, x: Array, side: str, head: int) -> Array:
-        """q (``side="q"``) or k (``side="k"``) of head ``head`` changed, (t, d) -> (t, d)."""
+    def forward(self, x: Array, side: str, head) -> Array:
+        """q (``side="q"``) or k (``side="k"``) of head ``head`` changed, (..., t, d) ->
+        (..., t, d)."""
 
     @abstractmethod
-    def backward(self, x: Array, d_y: Array, side: str, head: int) -> Array:
+    def backward(self, x: Array, d_y: Array, side: str, head) -> Array:
         """∂L/∂x from ∂L/∂y, for the input ``x`` the forward changed."""
 
     @abstractmethod
@@ -135,7 +138,7 @@ class Normaliser(Step):
     kind: ClassVar[str] = "normaliser"
 
     @abstractmethod
-    def forward(self, masked: Array, head: int) -> tuple[Array, Array]:
+    def forward(self, masked: Array, head) -> tuple[Array, Array]:
         """(weights (t_q, t_k), the share of each row that went nowhere (t_q,))."""
 
     def backward(self, weights: Array, d_weights: Array) -> Array:

@@ -180,41 +180,44 @@ class QKNormAcross(QKStep):
             tables[f"{side}_width"] = width
         set_fields(self, **tables, eps=number("eps", self.eps, positive=True))
 
-    def _parts(self, side: str, head: int, x: Array):
-        """(gain, the other heads' share per row (t, 1), the width D) for head ``head``."""
-        t, d = x.shape
+    def _parts(self, side: str, head, x: Array):
+        """(gain, the other heads' share per row (t, 1), the width D) for head ``head``; for
+        an array of heads, their rows stacked to broadcast against (..., heads, t, d)."""
+        t, d = x.shape[-2:]
         who = "query" if side == "q" else "key"
         rows = []
         for what in ("gain", "rest"):
             table = getattr(self, f"{side}_{what}")
-            if len(table) > 1 and head >= len(table):
+            if len(table) > 1 and np.max(head) >= len(table):
                 label = "gain" if what == "gain" else "other heads' share"
                 raise ValueError(f"QK-norm across heads holds {len(table)} rows of the {who} "
-                                 f"{label}, one per head; it has none for head {head}")
-            rows.append(table[head] if len(table) > 1 else table[0])
+                                 f"{label}, one per head; it has none for head {np.max(head)}")
+            many = np.ndim(head) and len(table) > 1
+            rows.append(np.asarray(table, dtype=float)[head] if many else
+                        np.asarray(table[head] if len(table) > 1 else table[0], dtype=float))
         gain, rest = rows
-        if len(gain) not in (1, d):
+        if gain.shape[-1] not in (1, d):
             raise ValueError(f"a row of the {who} gain of QK-norm across heads holds "
-                             f"{len(gain)} numbers; it does not fit heads of width {d}")
-        if len(rest) not in (1, t):
+                             f"{gain.shape[-1]} numbers; it does not fit heads of width {d}")
+        if rest.shape[-1] not in (1, t):
             raise ValueError(f"QK-norm across heads holds the other heads' share of the {who} "
-                             f"for {len(rest)} positions; this sequence has {t}")
+                             f"for {rest.shape[-1]} positions; this sequence has {t}")
         width = getattr(self, f"{side}_width") or d
         if width < d:
             raise ValueError(f"QK-norm across heads takes the mean of the {who} over {width} "
                              f"dimensions, fewer than a head's {d}")
-        return np.asarray(gain, dtype=float), np.asarray(rest, dtype=float)[:, None], width
+        return (gain[..., None, :] if gain.ndim > 1 else gain), rest[..., :, None], width
 
     def _root(self, x: Array, rest: Array, width: int) -> Array:
         """sqrt((Σ x² + ρ) / D + eps) per row, (t, 1)."""
         return np.sqrt((np.sum(x * x, axis=-1, keepdims=True) + rest) / width + self.eps)
 
-    def forward(self, x: Array, side: str, head: int) -> Array:
+    def forward(self, x: Array, side: str, head) -> Array:
         gain, rest, width = self._parts(side, head, x)
         with np.errstate(over="ignore", invalid="ignore"):
             return x / self._root(x, rest, width) * gain
 
-    def backward(self, x: Array, d_y: Array, side: str, head: int) -> Array:
+    def backward(self, x: Array, d_y: Array, side: str, head) -> Array:
         """With r = sqrt((Σx² + ρ)/D + eps) and y = x / r ∘ g:
         ∂L/∂x = g ∘ dy / r − x · Σ(g ∘ dy ∘ x) / (D r³)."""
         gain, rest, width = self._parts(side, head, x)
