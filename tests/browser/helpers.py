@@ -27,6 +27,12 @@ until every visible chart has its final drawing: the chart component's drawn fla
 it stands now. ``wait_for_slider`` waits until a chart's slider shows a step and its frame is
 drawn. No test waits a fixed time for any of these; ``expect_no_rerun`` is the one bounded
 wait, for a check that nothing happens.
+
+Scrolling. A page entered from the sidebar is held at its top for up to 2 s
+(attnviz/ui/page_top.js) until the person scrolls with the wheel, types, touches or presses in
+the page: a scroll made by a script in that time (``scroll_into_view_if_needed``) can be undone
+before the test presses where the element was. Before pressing with ``page.mouse`` at a
+measured place, scroll with ``wheel_into_view``, as a person does.
 """
 
 from __future__ import annotations
