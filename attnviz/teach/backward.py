@@ -48,9 +48,9 @@ class Settings:
     loss: str = "output_mse"
 
 
-def settings_of(spec: Variant, scenario, result, *, shared_kv: bool, loss: str) -> Settings:
-    """The :class:`Settings` of a scenario run with its variant ``spec``: the score modifiers
-    and W_O as the forward ``result`` recorded them."""
+def settings_of(spec: Variant, result, *, shared_kv: bool, loss: str) -> Settings:
+    """The :class:`Settings` of a run of the variant ``spec``: the score modifiers (the scale
+    first) and W_O as the forward ``result`` recorded them."""
     return Settings(mods=tuple(getattr(result, "score_mods", ())),
                     w_o=getattr(result, "w_o", None) is not None, shared_kv=shared_kv,
                     additive=not spec.projections, loss=loss)

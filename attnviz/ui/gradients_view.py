@@ -177,7 +177,7 @@ def matrices(scenario, result, head: int, loss_box, pattern_box) -> Slots:
     shape = gradient_shape(scenario)
     kv = shape.kv(head) if shape else None
     f = backward.formulas(backward.settings_of(
-        scenario.spec, scenario, result.attention, loss=LOSSES[0],
+        scenario.spec, result.attention, loss=LOSSES[0],
         shared_kv=bool(shape and shape.n_kv < shape.n_heads)))  # loss & dP: drawn by the loss
     d_weights, grads = backward_pairs(scenario, result, head, kv, f)
     if shape:
@@ -278,7 +278,7 @@ def loss_part(slots: Slots, scenario, result, kind: str) -> None:
                 box.empty()
             return
     kv = kv_head(scenario, grads, slots.head)
-    f = backward.formulas(backward.settings_of(scenario.spec, scenario, result.attention,
+    f = backward.formulas(backward.settings_of(scenario.spec, result.attention,
                                                shared_kv=kv.n_kv < grads.attention.n_heads,
                                                loss=kind))
     slots.value.markdown(f"### {text.LOSS_VALUE.format(value=f'{grads.loss:.6g}')}")

@@ -15,7 +15,7 @@ from functools import partial
 import numpy as np
 import streamlit as st
 
-from attnviz.core.score_mods import SoftCap
+from attnviz.core.score_mods import SoftCap, split_scale
 from attnviz.figures import heatmap
 from attnviz.figures.grid import compact
 from attnviz.figures.heatmap import (
@@ -145,8 +145,8 @@ def scaled_formula(scenario, result: ScenarioResult) -> str:
     matrix under this title holds exactly that."""
     w = written(scenario, result.mask)
     current = scaled("S", w)
-    mods = getattr(result.attention, "score_mods", ())  # none for additive attention
-    for i, mod in enumerate(mods[1:]):  # after the scale
+    _, rest = split_scale(getattr(result.attention, "score_mods", ()))  # none: additive
+    for i, mod in enumerate(rest):
         if i == 0 and isinstance(mod, SoftCap):  # c·tanh(S / (√d_k c)): one fraction
             current = r"c\,\tanh\!\left(" + scaled("S", w, by="c") + r"\right)"
         else:

@@ -165,7 +165,7 @@ def test_only_the_loss_and_dp_formulas_depend_on_the_loss(preset):
     att = run_scenario(sc).attention
     for shared in (False, True):
         rest = [{k: v for k, v in backward.formulas(backward.settings_of(
-                    sc.spec, sc, att, shared_kv=shared, loss=kind)).items()
+                    sc.spec, att, shared_kv=shared, loss=kind)).items()
                  if k not in ("loss", "d_weights")} for kind in gradients_module.LOSSES]
         assert all(r == rest[0] for r in rest), (preset, shared)
 
