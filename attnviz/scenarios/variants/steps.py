@@ -336,15 +336,18 @@ MENU_KINDS = ("qk", "score", "mask", "normaliser")
 
 def menu() -> dict[str, str]:
     """The steps a menu can add by name, name -> title: every registered step of
-    :data:`MENU_KINDS` that builds from its defaults (a step module of its own joins it), but
-    the scale, which is the scenario's scale mode and τ; in the order a head computes them."""
+    :data:`MENU_KINDS` that builds from its defaults (a step module of its own joins it) and,
+    a mask part, lets some key through with them (padding's defaults hide every key), but the
+    scale, which is the scenario's scale mode and τ; in the order a head computes them."""
     offered = {}
     for name, cls in sorted(S.STEP_TYPES.items(), key=lambda item: KINDS.index(item[1].kind)):
         if cls.kind not in MENU_KINDS or issubclass(cls, S.Scale):
             continue
         try:
-            cls()
+            step = cls()
         except (TypeError, ValueError):  # needs a table of its own (a bias, a drawn mask)
+            continue
+        if step.kind == "mask" and not step.allowed(2, 2).any():  # padding with no real token
             continue
         offered[name] = cls.title
     return offered
@@ -353,7 +356,8 @@ def menu() -> dict[str, str]:
 def with_names(current: tuple, names) -> tuple:
     """The list ``current`` holding exactly the steps ``names`` of the menu: a step already in
     it keeps its settings and place, a step named anew joins with its defaults after the steps
-    of its kind (the kinds in the order a head computes them), a step not named leaves.
+    of its kind (the kinds in the order a head computes them), a step not named leaves; a step
+    the menu does not offer (a bias, a drawn mask, padding with its real tokens) stays.
 
     Raises
     ------
@@ -366,7 +370,7 @@ def with_names(current: tuple, names) -> tuple:
     if unknown:
         raise ValueError(f"the menu has no step {', '.join(unknown)}; it offers "
                          f"{', '.join(offered)}")
-    kept = [s for s in current if s.name in names or s.kind not in MENU_KINDS]
+    kept = [s for s in current if s.name in names or s.name not in offered]
     present = {s.name for s in kept}
     for name in names:
         if name in present:
