@@ -15,13 +15,20 @@ before transformers is imported): the builders import transformers and tokenizer
 * :func:`save_model` — a model built from a config, saved with ``save_pretrained`` beside its
   tokenizer, the folder a user would load;
 * :class:`Float64Lift` — Hugging Face's float32 steps of a ``model.double()`` run in float64,
-  for the parity tests' 1e-10.
+  for the parity tests' 1e-10;
+* the parity tests' common ground: :data:`PARITY_TEXTS` and the bounds :data:`EXACT`,
+  :data:`SHIPPED`, :data:`MATTERS`; :func:`every_layer`, :func:`shipped_layers` and
+  :func:`lifted_layers` (every layer of both texts, as shipped or lifted to float64);
+  :func:`head_error` and :func:`recompute_errors` (the distances to the model);
+  :func:`replaced` and :func:`without` (a scenario's list of steps with one kind changed).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import types
 from pathlib import Path
+from typing import NamedTuple
 
 WORDS = "the cat sat on a mat dog ran far away and then slept in sun".split()
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]"]
@@ -502,3 +509,95 @@ def seq2seq_configs() -> dict:
                                 init_std=PARITY_INIT, decoder_start_token_id=0, **ids),
                    False, True),
     }
+
+
+# ---------------------------------------------------------------------------------------------
+# The parity tests' common ground
+# ---------------------------------------------------------------------------------------------
+
+PARITY_TEXTS = ["the cat sat on a mat and then the dog ran far away", "a dog ran in sun"]
+EXACT = 1e-10  # float64 with the lift
+SHIPPED = 1e-5  # float32, as load_model gives it
+MATTERS = 1e-3  # a dropped or altered feature moves the probabilities by more
+
+
+def every_layer(model, tokenizer, texts=PARITY_TEXTS) -> list:
+    """``layer_inputs`` of every layer for each text (the second of PARITY_TEXTS padded on the
+    right), layer by layer."""
+    from attnviz.io.hf_layers import layer_inputs
+
+    return [layer_inputs(model, tokenizer, texts, layer, sequence=b)
+            for layer in range(model.config.num_hidden_layers) for b in range(len(texts))]
+
+
+def shipped_layers(folder) -> list:
+    """:func:`every_layer` of the model in ``folder`` as load_model gives it (float32)."""
+    from attnviz.io.capture import load_model
+
+    return every_layer(*load_model(folder))
+
+
+class Lifted(NamedTuple):
+    layers: list
+    lift: Float64Lift
+    model: object
+    tokenizer: object
+
+
+def lifted_layers(folder, lift=Float64Lift, *, eager_experts: bool = False,
+                  **options) -> Lifted:
+    """:func:`every_layer` of the model in ``folder`` run in float64 within ``lift`` (a
+    :class:`Float64Lift` or a subclass, given ``options``), with the lift and the float64
+    model and its tokenizer. ``eager_experts``: the model's experts run eagerly (the default
+    grouped_mm experts take no float64)."""
+    from attnviz.io.capture import load_model
+
+    model, tokenizer = load_model(folder)
+    if eager_experts:
+        model.set_experts_implementation("eager")
+    model = model.double()
+    with lift(model, **options) as lifted:
+        return Lifted(every_layer(model, tokenizer), lifted, model, tokenizer)
+
+
+def head_error(li, head: int, sc=None) -> float:
+    """Largest |scenario − model| of one head's probabilities over the real tokens; ``sc`` is
+    the head's scenario (by default as layer_scenario opens it)."""
+    import numpy as np
+
+    from attnviz.scenarios.from_model import layer_scenario
+    from attnviz.scenarios.scenario import run_scenario
+
+    sc = layer_scenario(li, head) if sc is None else sc
+    weights = np.asarray(run_scenario(sc).attention.weights)
+    keep = li.padding
+    return float(np.abs(weights - li.model_weights[head])[keep][:, keep].max())
+
+
+def recompute_errors(li) -> tuple[float, float]:
+    """Largest |recompute − model| of every head's probabilities and of the block's output,
+    over the real tokens."""
+    import numpy as np
+
+    from attnviz.io.hf_layers import recompute
+
+    result = recompute(li)
+    keep = li.padding
+    w = np.abs(np.asarray(result.weights) - li.model_weights)[:, keep][:, :, keep].max()
+    o = np.abs(np.asarray(result.output) - li.model_output)[keep].max()
+    return float(w), float(o)
+
+
+def replaced(kind, alter):
+    """scenario -> the scenario with each step of type ``kind`` in its list replaced by
+    ``alter(step)`` (dropped where that is None)."""
+    def change(sc):
+        listed = (alter(s) if isinstance(s, kind) else s for s in sc.params["steps"])
+        return dataclasses.replace(sc, params={"steps": tuple(s for s in listed
+                                                             if s is not None)})
+    return change
+
+
+def without(kind):
+    """scenario -> the scenario without the steps of type ``kind`` in its list."""
+    return replaced(kind, lambda s: None)

@@ -27,18 +27,24 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
-from hf_models import PARITY_INIT, SMALL, Float64Lift, make_tokenizer  # noqa: E402
+from hf_models import (  # noqa: E402
+    EXACT,
+    MATTERS,
+    PARITY_INIT,
+    SHIPPED,
+    SMALL,
+    head_error,
+    lifted_layers,
+    make_tokenizer,
+    recompute_errors,
+    replaced,
+    shipped_layers,
+)
 
 from attnviz.core import steps as S  # noqa: E402
-from attnviz.io.capture import load_model  # noqa: E402
-from attnviz.io.hf_layers import REFUSED, SUPPORTED_MODEL_TYPES, layer_inputs, recompute  # noqa: E402
+from attnviz.io.hf_layers import REFUSED, SUPPORTED_MODEL_TYPES, recompute  # noqa: E402
 from attnviz.scenarios.from_model import layer_scenario  # noqa: E402
 from attnviz.scenarios.scenario import run_scenario  # noqa: E402
-
-TEXTS = ["the cat sat on a mat and then the dog ran far away", "a dog ran in sun"]
-EXACT = 1e-10
-SHIPPED = 1e-5
-MATTERS = 1e-3
 
 
 @pytest.fixture(scope="module")
@@ -59,29 +65,14 @@ def folder(tmp_path_factory):
     return out
 
 
-def every_layer(model, tokenizer) -> list:
-    return [layer_inputs(model, tokenizer, TEXTS, layer, sequence=b)
-            for layer in range(model.config.num_hidden_layers) for b in range(len(TEXTS))]
-
-
 @pytest.fixture(scope="module")
 def lifted(folder):
-    model, tokenizer = load_model(folder)
-    model = model.double()
-    with Float64Lift(model) as lift:
-        return every_layer(model, tokenizer), lift, model, tokenizer
+    return lifted_layers(folder)
 
 
 @pytest.fixture(scope="module")
 def shipped(folder):
-    return every_layer(*load_model(folder))
-
-
-def head_error(li, head, sc=None) -> float:
-    sc = layer_scenario(li, head) if sc is None else sc
-    weights = np.asarray(run_scenario(sc).attention.weights)
-    keep = li.padding
-    return float(np.abs(weights - li.model_weights[head])[keep][:, keep].max())
+    return shipped_layers(folder)
 
 
 def test_olmo2_is_read_not_refused():
@@ -107,20 +98,14 @@ def test_every_head_opens_with_the_models_probabilities(lifted, shipped):
 
 
 def test_the_adapters_recomputation_is_the_models(lifted):
-    for li in lifted[0]:
-        result = recompute(li)
-        keep = li.padding
-        w = np.abs(np.asarray(result.weights) - li.model_weights)[:, keep][:, :, keep].max()
-        o = np.abs(np.asarray(result.output) - li.model_output)[keep].max()
+    for li in lifted.layers:
+        w, o = recompute_errors(li)
         assert w <= EXACT and o <= EXACT, (li.layer, w, o)
 
 
 def changed(alter):
     """The list with its QK-norm-across step replaced by ``alter``'s step (None: dropped)."""
-    def change(sc):
-        listed = (alter(s) if isinstance(s, S.QKNormAcross) else s for s in sc.params["steps"])
-        return dataclasses.replace(sc, params={"steps": tuple(s for s in listed if s)})
-    return change
+    return replaced(S.QKNormAcross, alter)
 
 
 ABLATIONS = {
@@ -135,7 +120,7 @@ ABLATIONS = {
 @pytest.mark.parametrize("change", list(ABLATIONS))
 def test_each_part_matters(lifted, change):
     moved = [head_error(li, h, ABLATIONS[change](layer_scenario(li, h)))
-             for li in lifted[0] for h in range(li.n_heads)]
+             for li in lifted.layers for h in range(li.n_heads)]
     assert max(moved) > MATTERS, (change, max(moved))
 
 

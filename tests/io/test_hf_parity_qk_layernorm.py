@@ -25,18 +25,23 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
-from hf_models import PARITY_INIT, SMALL, VOCAB, Float64Lift, make_tokenizer  # noqa: E402
+from hf_models import (  # noqa: E402
+    EXACT,
+    MATTERS,
+    PARITY_INIT,
+    SHIPPED,
+    SMALL,
+    VOCAB,
+    head_error,
+    lifted_layers,
+    make_tokenizer,
+    recompute_errors,
+    replaced,
+    shipped_layers,
+)
 
 from attnviz.core import steps as S  # noqa: E402
-from attnviz.io.capture import load_model  # noqa: E402
-from attnviz.io.hf_layers import layer_inputs, recompute  # noqa: E402
 from attnviz.scenarios.from_model import layer_scenario  # noqa: E402
-from attnviz.scenarios.scenario import run_scenario  # noqa: E402
-
-TEXTS = ["the cat sat on a mat and then the dog ran far away", "a dog ran in sun"]
-EXACT = 1e-10
-SHIPPED = 1e-5
-MATTERS = 1e-3
 
 
 def configs() -> dict:
@@ -72,37 +77,19 @@ def folders(tmp_path_factory) -> dict:
             for name, config in configs().items()}
 
 
-def every_layer(model, tokenizer) -> list:
-    return [layer_inputs(model, tokenizer, TEXTS, layer, sequence=b)
-            for layer in range(model.config.num_hidden_layers) for b in range(len(TEXTS))]
-
-
 @pytest.fixture(scope="module")
 def lifted(folders) -> dict:
-    out = {}
-    for name, folder in folders.items():
-        model, tokenizer = load_model(folder)
-        model = model.double()
-        with Float64Lift(model) as lift:
-            out[name] = (every_layer(model, tokenizer), lift)
-    return out
+    return {name: lifted_layers(folder) for name, folder in folders.items()}
 
 
 @pytest.fixture(scope="module")
 def shipped(folders) -> dict:
-    return {name: every_layer(*load_model(folder)) for name, folder in folders.items()}
-
-
-def head_error(li, head, sc=None) -> float:
-    sc = layer_scenario(li, head) if sc is None else sc
-    weights = np.asarray(run_scenario(sc).attention.weights)
-    keep = li.padding
-    return float(np.abs(weights - li.model_weights[head])[keep][:, keep].max())
+    return {name: shipped_layers(folder) for name, folder in folders.items()}
 
 
 @pytest.mark.parametrize("name", ["phi", "stablelm"])
 def test_every_head_opens_with_the_models_probabilities(lifted, shipped, name):
-    inputs, lift = lifted[name]
+    inputs, lift = lifted[name].layers, lifted[name].lift
     assert lift.rotary_dtypes and set(lift.rotary_dtypes) == {torch.float64}
     assert any(not li.padding.all() for li in inputs)  # the second text is padded
     rows = 1 if name == "phi" else inputs[0].n_heads
@@ -120,20 +107,14 @@ def test_every_head_opens_with_the_models_probabilities(lifted, shipped, name):
 
 @pytest.mark.parametrize("name", ["phi", "stablelm"])
 def test_the_adapters_recomputation_is_the_models(lifted, name):
-    for li in lifted[name][0]:
-        result = recompute(li)
-        keep = li.padding
-        w = np.abs(np.asarray(result.weights) - li.model_weights)[:, keep][:, :, keep].max()
-        o = np.abs(np.asarray(result.output) - li.model_output)[keep].max()
+    for li in lifted[name].layers:
+        w, o = recompute_errors(li)
         assert w <= EXACT and o <= EXACT, (name, li.layer, w, o)
 
 
 def changed(alter):
     """The list with its QK-LayerNorm step replaced by ``alter``'s step (None: dropped)."""
-    def change(sc):
-        listed = (alter(s) if isinstance(s, S.QKLayerNorm) else s for s in sc.params["steps"])
-        return dataclasses.replace(sc, params={"steps": tuple(s for s in listed if s)})
-    return change
+    return replaced(S.QKLayerNorm, alter)
 
 
 def other_heads_norm(li):
@@ -157,7 +138,7 @@ ABLATIONS = {
 def test_each_part_matters(lifted, change):
     name, alter = ABLATIONS[change]
     moved = [head_error(li, h, alter(layer_scenario(li, h)))
-             for li in lifted[name][0] for h in range(li.n_heads)]
+             for li in lifted[name].layers for h in range(li.n_heads)]
     assert max(moved) > MATTERS, (change, max(moved))
 
 

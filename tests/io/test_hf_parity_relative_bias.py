@@ -22,19 +22,25 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
-from hf_models import PARITY_INIT, SMALL, Float64Lift, save_model  # noqa: E402
+from hf_models import (  # noqa: E402
+    EXACT,
+    MATTERS,
+    PARITY_INIT,
+    SHIPPED,
+    SMALL,
+    head_error,
+    lifted_layers,
+    recompute_errors,
+    save_model,
+    shipped_layers,
+    without,
+)
 
 from attnviz.core import steps as S  # noqa: E402
 from attnviz.core.relative_bias import relative_position_bucket  # noqa: E402
 from attnviz.io.capture import load_model  # noqa: E402
 from attnviz.io.hf_layers import layer_inputs, recompute  # noqa: E402
 from attnviz.scenarios.from_model import layer_scenario  # noqa: E402
-from attnviz.scenarios.scenario import run_scenario  # noqa: E402
-
-TEXTS = ["the cat sat on a mat and then the dog ran far away", "a dog ran in sun"]
-EXACT = 1e-10
-SHIPPED = 1e-5
-MATTERS = 1e-3
 
 
 def mpnet_config():
@@ -50,29 +56,14 @@ def folder(tmp_path_factory):
                       bias_std=PARITY_INIT)
 
 
-def every_layer(model, tokenizer) -> list:
-    return [layer_inputs(model, tokenizer, TEXTS, layer, sequence=b)
-            for layer in range(model.config.num_hidden_layers) for b in range(len(TEXTS))]
-
-
 @pytest.fixture(scope="module")
 def lifted(folder):
-    model, tokenizer = load_model(folder)
-    model = model.double()
-    with Float64Lift(model):
-        return every_layer(model, tokenizer)
+    return lifted_layers(folder).layers
 
 
 @pytest.fixture(scope="module")
 def shipped(folder):
-    return every_layer(*load_model(folder))
-
-
-def head_error(li, head, sc=None) -> float:
-    sc = layer_scenario(li, head) if sc is None else sc
-    weights = np.asarray(run_scenario(sc).attention.weights)
-    keep = li.padding
-    return float(np.abs(weights - li.model_weights[head])[keep][:, keep].max())
+    return shipped_layers(folder)
 
 
 def test_the_bucket_function_is_hugging_faces():
@@ -109,20 +100,14 @@ def test_every_mpnet_head_opens_with_the_models_probabilities(lifted, shipped):
 
 def test_the_adapters_recomputation_is_the_models(lifted):
     for li in lifted:
-        result = recompute(li)
-        keep = li.padding
-        w = np.abs(np.asarray(result.weights) - li.model_weights)[:, keep][:, :, keep].max()
-        o = np.abs(np.asarray(result.output) - li.model_output)[keep].max()
+        w, o = recompute_errors(li)
         assert w <= EXACT and o <= EXACT, (li.layer, w, o)
 
 
 def test_the_bias_matters(lifted):
-    moved = []
-    for li in lifted:
-        for head in range(li.n_heads):
-            sc = layer_scenario(li, head)
-            listed = tuple(s for s in sc.params["steps"] if not isinstance(s, S.AddBias))
-            moved.append(head_error(li, head, dataclasses.replace(sc, params={"steps": listed})))
+    unbias = without(S.AddBias)
+    moved = [head_error(li, head, unbias(layer_scenario(li, head)))
+             for li in lifted for head in range(li.n_heads)]
     assert max(moved) > MATTERS
     unbiased = recompute(dataclasses.replace(lifted[0], position_bias=None)).weights
     assert np.abs(np.asarray(unbiased) - lifted[0].model_weights)[

@@ -27,18 +27,27 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
-from hf_models import PARITY_INIT, SMALL, Float64Lift, parity_configs, save_model  # noqa: E402
+from hf_models import (  # noqa: E402
+    EXACT,
+    MATTERS,
+    PARITY_INIT,
+    SHIPPED,
+    SMALL,
+    Float64Lift,
+    head_error,
+    lifted_layers,
+    parity_configs,
+    recompute_errors,
+    replaced,
+    save_model,
+    shipped_layers,
+    without,
+)
 
 from attnviz.core import steps as S  # noqa: E402
-from attnviz.io.capture import load_model  # noqa: E402
-from attnviz.io.hf_layers import layer_inputs, recompute  # noqa: E402
+from attnviz.io.hf_layers import recompute  # noqa: E402
 from attnviz.scenarios.from_model import layer_scenario  # noqa: E402
 from attnviz.scenarios.scenario import run_scenario  # noqa: E402
-
-TEXTS = ["the cat sat on a mat and then the dog ran far away", "a dog ran in sun"]
-EXACT = 1e-10
-SHIPPED = 1e-5
-MATTERS = 1e-3
 
 
 def gemma3_config():
@@ -92,34 +101,15 @@ def folders(tmp_path_factory) -> dict:
             for name, (config, bert, pad) in configs().items()}
 
 
-def every_layer(model, tokenizer) -> list:
-    return [layer_inputs(model, tokenizer, TEXTS, layer, sequence=b)
-            for layer in range(model.config.num_hidden_layers) for b in range(len(TEXTS))]
-
-
 @pytest.fixture(scope="module")
 def lifted(folders) -> dict:
-    out = {}
-    for name, folder in folders.items():
-        model, tokenizer = load_model(folder)
-        if name == "gpt_oss":
-            model.set_experts_implementation("eager")
-        model = model.double()
-        with Lift(model) as lift:
-            out[name] = (every_layer(model, tokenizer), lift)
-    return out
+    return {name: lifted_layers(folder, Lift, eager_experts=name == "gpt_oss")
+            for name, folder in folders.items()}
 
 
 @pytest.fixture(scope="module")
 def shipped(folders) -> dict:
-    return {name: every_layer(*load_model(folder)) for name, folder in folders.items()}
-
-
-def head_error(li, head, sc=None) -> float:
-    sc = layer_scenario(li, head) if sc is None else sc
-    weights = np.asarray(run_scenario(sc).attention.weights)
-    keep = li.padding
-    return float(np.abs(weights - li.model_weights[head])[keep][:, keep].max())
+    return {name: shipped_layers(folder) for name, folder in folders.items()}
 
 
 COMBINED = ["qwen3", "gpt_oss", "gemma3"]
@@ -127,7 +117,7 @@ COMBINED = ["qwen3", "gpt_oss", "gemma3"]
 
 @pytest.mark.parametrize("name", COMBINED)
 def test_every_head_opens_with_the_models_probabilities(lifted, shipped, name):
-    inputs, lift = lifted[name]
+    inputs, lift = lifted[name].layers, lifted[name].lift
     assert lift.softmax_dtypes and set(lift.softmax_dtypes) == {torch.float64}
     assert lift.rotary_dtypes and set(lift.rotary_dtypes) == {torch.float64}
     assert any(not li.padding.all() for li in inputs)  # the second text is padded
@@ -142,16 +132,13 @@ def test_every_head_opens_with_the_models_probabilities(lifted, shipped, name):
 
 @pytest.mark.parametrize("name", COMBINED)
 def test_the_adapters_recomputation_is_the_models(lifted, name):
-    for li in lifted[name][0]:
-        result = recompute(li)
-        keep = li.padding
-        w = np.abs(np.asarray(result.weights) - li.model_weights)[:, keep][:, :, keep].max()
-        o = np.abs(np.asarray(result.output) - li.model_output)[keep].max()
+    for li in lifted[name].layers:
+        w, o = recompute_errors(li)
         assert w <= EXACT and o <= EXACT, (name, li.layer, w, o)
 
 
 def test_gemma3_is_read_with_its_conventions(lifted):
-    first, second = lifted["gemma3"][0][0], lifted["gemma3"][0][2]
+    first, second = lifted["gemma3"].layers[0], lifted["gemma3"].layers[2]
     assert (first.sliding_window, second.sliding_window) == (3, None)
     assert first.softcap is None and first.scale == 16 ** -0.5 and first.causal
     assert not np.allclose(first.rope.inv_freq, second.rope.inv_freq)  # local and global bases
@@ -179,13 +166,6 @@ def test_a_soft_cap_without_rope_matches_the_recomputation(capped_without_rope):
             :, :, li.padding].max() > MATTERS  # not the model's: its RoPE is gone
 
 
-def without(kind):
-    def drop(sc):
-        listed = tuple(s for s in sc.params["steps"] if not isinstance(s, kind))
-        return dataclasses.replace(sc, params={"steps": listed})
-    return drop
-
-
 ABLATIONS = {
     "Qwen 3 without QK-norm": ("qwen3", without(S.QKNorm)),
     "Qwen 3 without RoPE": ("qwen3", without(S.RoPE)),
@@ -196,10 +176,9 @@ ABLATIONS = {
         "gemma3", lambda sc: dataclasses.replace(sc, params={"steps": (
             *sc.params["steps"], S.SoftCap(2.0))})),
     "Gemma 3 without its window": ("gemma3", without(S.Window)),
-    "Gemma 3 with QK-norm's gain w instead of 1 + w": ("gemma3", lambda sc: dataclasses.replace(
-        sc, params={"steps": tuple(
-            S.QKNorm(tuple(g - 1 for g in s.q_gain), tuple(g - 1 for g in s.k_gain), s.eps)
-            if isinstance(s, S.QKNorm) else s for s in sc.params["steps"])})),
+    "Gemma 3 with QK-norm's gain w instead of 1 + w": ("gemma3", replaced(
+        S.QKNorm, lambda s: S.QKNorm(tuple(g - 1 for g in s.q_gain),
+                                     tuple(g - 1 for g in s.k_gain), s.eps))),
 }
 
 
@@ -207,5 +186,5 @@ ABLATIONS = {
 def test_each_step_matters(lifted, change):
     name, alter = ABLATIONS[change]
     moved = [head_error(li, h, alter(layer_scenario(li, h)))
-             for li in lifted[name][0] for h in range(li.n_heads)]
+             for li in lifted[name].layers for h in range(li.n_heads)]
     assert max(moved) > MATTERS, (change, max(moved))
