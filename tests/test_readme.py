@@ -108,6 +108,7 @@ def test_the_page_table_names_every_page():
     titles = page_titles()
     assert len(titles) >= 19
     assert [t for t in titles if t not in rows] == []
+    assert [r for r in rows if r in titles] == titles  # in the sidebar's order
 
 
 def test_the_picture_is_there_and_small():
