@@ -393,11 +393,10 @@ def more_parity_configs() -> dict:
 
 def refused_configs() -> dict:
     """name -> (config, BERT-style tokenizer, has a pad token): architectures whose heads no
-    variant of the dashboard computes exactly (Gemma 3 with its vision tower, disentangled
-    attention) and encoder–decoders, read a stack at a time."""
+    variant of the dashboard computes exactly (Gemma 3 with its vision tower) and
+    encoder–decoders, read a stack at a time."""
     from transformers import (
         BartConfig,
-        DebertaV2Config,
         Gemma3TextConfig,
         T5Config,
     )
@@ -406,7 +405,6 @@ def refused_configs() -> dict:
     return {
         "gemma3": (Gemma3TextConfig(**SMALL, num_key_value_heads=2, head_dim=4, **ids),
                    False, True),
-        "deberta_v2": (DebertaV2Config(**SMALL, pad_token_id=0), True, True),
         "t5": (T5Config(vocab_size=len(VOCAB), d_model=16, d_kv=4, d_ff=32, num_layers=2,
                         num_heads=4, pad_token_id=0, eos_token_id=3, decoder_start_token_id=0),
                False, True),

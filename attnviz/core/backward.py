@@ -30,7 +30,7 @@ from attnviz.core.additive import AdditiveResult, PoolingResult
 from attnviz.core.attention import AttentionResult, MultiHeadResult
 from attnviz.core.checks import as_array
 from attnviz.core.numerics import read_only
-from attnviz.core.score_mods import At, apply, pull_back
+from attnviz.core.score_mods import At, apply, pull_back, qk_pull_back
 
 Array = NDArray[np.floating]
 
@@ -259,10 +259,14 @@ def kernel_backward(q: Array, k: Array, v: Array, weights: Array, scores: Array,
             dp = dp + d_weights
         # 2) through the softmax (0 where masked), 3) every change of the scores, last first
         d_scaled = _softmax_backward(weights, dp)
-        d_scores = pull_back(mods, apply(mods, scores, at), d_scaled, at)
-        # 4) through q·kᵀ
+        stages = apply(mods, scores, at)
+        d_scores = pull_back(mods, stages, d_scaled, at)
+        # 4) through q·kᵀ, and the terms a change of the scores computes from q and k
         d_q = d_scores @ k  # (..., t_q, d_k)
         d_k = np.swapaxes(d_scores, -1, -2) @ q  # (..., t_k, d_k)
+        extra = qk_pull_back(mods, stages, d_scaled, at)
+        if extra is not None:
+            d_q, d_k = d_q + extra[0], d_k + extra[1]
     return dp, d_scaled, d_scores, d_q, d_k, d_v
 
 

@@ -206,6 +206,34 @@ class SoftCap(ScoreMod):
         return rf"c\,\tanh\!\left(\frac{{{current}}}{{c}}\right)"
 
 
+class QKScoreMod(ScoreMod):
+    """A change of the scores that adds terms computed from q and k themselves (DeBERTa's
+    content-to-position and position-to-content scores): the identity in s, so ∂out/∂s is 1,
+    and :meth:`qk_backward` gives what the added terms send back to q and k, which the
+    backward passes add to what q·kᵀ sends them."""
+
+    def derivative(self, s: Array, out: Array, at: At) -> None:
+        return None
+
+    @abstractmethod
+    def qk_backward(self, d_out: Array, at: At) -> tuple[Array, Array]:
+        """(∂L/∂q, ∂L/∂k) through the added terms, given ∂L/∂ of this step's output at the
+        scores ``at`` (a matrix per head: (..., t_q, t_k) -> (..., t_q, d_k), (..., t_k, d_k))."""
+
+
+def qk_pull_back(mods: tuple[ScoreMod, ...], stages: list[Array], d_out: Array, at: At
+                 ) -> tuple[Array, Array] | None:
+    """What every :class:`QKScoreMod` among ``mods`` sends back to q and k, given the
+    gradient of the last stage (None when there is none)."""
+    found = None
+    for n, mod in enumerate(mods):
+        if isinstance(mod, QKScoreMod):
+            d_here = pull_back(mods[n + 1:], stages[n + 1:], d_out, at)  # ∂L/∂ its output
+            d_q, d_k = mod.qk_backward(d_here, at)
+            found = (d_q, d_k) if found is None else (found[0] + d_q, found[1] + d_k)
+    return found
+
+
 def chain(scale: float, temperature: float, *, bias=None, softcap: float | None = None,
           extra: tuple[ScoreMod, ...] = (), shape: tuple[int, int, int] | None = None,
           dtype=np.float64) -> tuple[ScoreMod, ...]:

@@ -50,10 +50,14 @@ architecture naming where its projections, positions and masks live):
   the bucket of each distance j − i to the scaled scores of every layer
   (:func:`attnviz.core.relative_bias.relative_position_bias`, :attr:`LayerInputs.position_bias`);
 * attention sinks: one learned logit per head joins each row's softmax and is dropped
-  (gpt-oss, :func:`attnviz.core.sinks.attend_heads_with_sinks`).
+  (gpt-oss, :func:`attnviz.core.sinks.attend_heads_with_sinks`);
+* disentangled attention: DeBERTa and DeBERTa-v2 add to the scaled scores each query dotted
+  with the projected relative position embedding of its distance to the key, and each key
+  with that of the query's distance to it (:class:`attnviz.core.steps.Disentangled`,
+  :attr:`LayerInputs.relative`).
 
 Architectures whose attention none of these express are refused in one sentence each
-(:data:`REFUSED`: Gemma 3 with its vision tower, DeBERTa). Encoder–decoder models
+(:data:`REFUSED`: Gemma 3 with its vision tower). Encoder–decoder models
 (T5, BART, mBART, MarianMT) are read by
 :func:`seq2seq_layer_inputs`, a layer of their encoder, decoder or cross-attention at a time:
 T5 adds a learned relative position bias to its self-attention scores
@@ -324,6 +328,109 @@ def _mpnet(base, layer: int) -> dict[str, Any]:
                 position_bias=lambda t: relative_position_bias(table, t))
 
 
+def _relative_tables(n: int, d: int, rel: Array, project, span: int, rel_pos: np.ndarray,
+                     scale: float, terms) -> dict[str, Any]:
+    """DeBERTa's disentangled terms for a sequence: the relative position embeddings ``rel``
+    (2·span, hidden) projected per head (``project(kind)``: the (in, out) weight and bias of
+    the key's or the query's projection of positions), K^r and Q^r of shape (n, 2·span, d),
+    and the rows each query i and key j read: δ_c(i, j) = clamp(rel_pos[i, j] + span) and
+    δ_p(i, j) = clamp(−rel_pos[j, i] + span), within 0 .. 2·span − 1 (Hugging Face's gathers;
+    ``rel_pos[i, j]`` is the bucket of i − j)."""
+    def per_head(kind):
+        w, b = project(kind)
+        out = rel @ w if b is None else rel @ w + b  # (2·span, n·d)
+        return out.reshape(out.shape[0], n, d).transpose(1, 0, 2)  # (n, 2·span, d)
+
+    top = 2 * span - 1
+    return dict(pos_key=per_head("key") if "c2p" in terms else None,
+                pos_query=per_head("query") if "p2c" in terms else None,
+                c2p=np.clip(rel_pos + span, 0, top), p2c=np.clip(-rel_pos.T + span, 0, top),
+                scale=scale)
+
+
+def _deberta_v2(base, layer: int) -> dict[str, Any]:
+    """DeBERTa-v2 (and v3): BERT's shape with query_proj, key_proj, value_proj, the scale
+    1/√(d·(1 + number of relative terms)), and the disentangled terms: the encoder's relative
+    position embeddings (after its LayerNorm when ``norm_rel_ebd`` says so), the first
+    2·span rows (span: ``position_buckets``, else ``max_relative_positions``), projected by
+    the layer's own key and query projections (``share_att_key``) or by ``pos_key_proj`` and
+    ``pos_query_proj``; distances i − j in log buckets when ``position_buckets`` > 0."""
+    import torch
+    from transformers.models.deberta_v2.modeling_deberta_v2 import build_relative_position
+
+    block = base.encoder.layer[layer].attention
+    att = block.self
+    (w_q, b_q), (w_k, b_k), (w_v, b_v) = (
+        _linear(m) for m in (att.query_proj, att.key_proj, att.value_proj))
+    w_o, b_o = _linear(block.output.dense)
+    n, d = att.num_attention_heads, att.attention_head_size
+    terms = [kind for kind in ("c2p", "p2c") if kind in att.pos_att_type]
+    scale = float(d * (1 + len(terms))) ** -0.5
+    spec = dict(attention=att, output=block.output.dense, w=(w_q, w_k, w_v, w_o),
+                b=(b_q, b_k, b_v, b_o), n_heads=n, n_kv_heads=n, head_dim=d, scale=scale,
+                window=None)
+    if not att.relative_attention or not terms:
+        return spec
+    span = int(att.pos_ebd_size)
+    with torch.no_grad():
+        rel = _np(base.encoder.get_rel_embedding())[:2 * span]
+
+    def project(kind):
+        if att.share_att_key:
+            return (w_k, b_k) if kind == "key" else (w_q, b_q)
+        return _linear(att.pos_key_proj if kind == "key" else att.pos_query_proj)
+
+    def relative(t: int) -> dict[str, Any]:
+        ids = torch.zeros(t, 1)
+        rel_pos = build_relative_position(ids, ids, bucket_size=att.position_buckets,
+                                          max_position=att.max_relative_positions)
+        return _relative_tables(n, d, rel, project, span, rel_pos[0].long().numpy(), scale,
+                                terms)
+
+    spec["relative"] = relative
+    return spec
+
+
+def _deberta(base, layer: int) -> dict[str, Any]:
+    """DeBERTa: ``in_proj`` fused per head (n, 3, d) without bias, ``q_bias`` and ``v_bias``
+    apart, the scale 1/√(d·(1 + number of relative terms)), and the disentangled terms from
+    the encoder's relative position embeddings: rows max_relative_positions ± span (span =
+    min(t, max_relative_positions)), projected by ``pos_proj`` (keys, no bias) and
+    ``pos_q_proj`` (queries); distances i − j, not bucketed."""
+    block = base.encoder.layer[layer].attention
+    att = block.self
+    if att.talking_head:
+        raise ValueError("this deberta model mixes its heads' scores and weights (talking_head); "
+                         "attnviz opens heads that attend on their own, as every released "
+                         "DeBERTa does")
+    n, d = att.num_attention_heads, att.attention_head_size
+    w, _ = _linear(att.in_proj)
+    (w_q, w_k, w_v), _ = _split_columns(w, None, _per_head_fused(n, d))
+    b_q, b_v = _np(att.q_bias).copy(), _np(att.v_bias).copy()
+    w_o, b_o = _linear(block.output.dense)
+    terms = [kind for kind in ("c2p", "p2c") if kind in att.pos_att_type]
+    scale = float(d * (1 + len(att.pos_att_type))) ** -0.5
+    spec = dict(attention=att, output=block.output.dense, w=(w_q, w_k, w_v, w_o),
+                b=(b_q, None, b_v, b_o), n_heads=n, n_kv_heads=n, head_dim=d, scale=scale,
+                window=None)
+    if not att.relative_attention or not terms:
+        return spec
+    top = int(att.max_relative_positions)
+    table = _np(base.encoder.rel_embeddings.weight).copy()  # (2·max_relative_positions, hidden)
+
+    def project(kind):
+        return _linear(att.pos_proj if kind == "key" else att.pos_q_proj)
+
+    def relative(t: int) -> dict[str, Any]:
+        span = min(t, top)
+        rel_pos = np.arange(t)[:, None] - np.arange(t)[None, :]  # i − j
+        return _relative_tables(n, d, table[top - span:top + span], project, span, rel_pos,
+                                scale, terms)
+
+    spec["relative"] = relative
+    return spec
+
+
 #: Model types whose window is the config's ``sliding_window``, on every layer.
 _WINDOW_EVERY_LAYER = ("mistral", "mixtral", "starcoder2", "phi3")
 
@@ -419,24 +526,15 @@ ARCHITECTURES = {
     "falcon": _falcon, "bloom": _bloom,
     "mixtral": _rotary, "gemma": _rotary, "phi": _rotary, "phi3": _rotary,
     "stablelm": _rotary, "starcoder2": _rotary, "gemma3_text": _gemma3, "mpnet": _mpnet,
-    "olmo2": _rotary,
+    "olmo2": _rotary, "deberta-v2": _deberta_v2, "deberta": _deberta,
 }
 #: The architectures (``config.model_type``) whose layers :func:`layer_inputs` reads.
 SUPPORTED_MODEL_TYPES = tuple(ARCHITECTURES)
 
-_CANNOT = "no variant of the dashboard computes it, so its heads cannot be opened exactly"
-_DISENTANGLED = ("no variant of the dashboard computes them, since they are each query and key "
-                 "dotted with the layer's relative position embeddings projected by its own "
-                 "W_K and W_Q at the bucket of each distance, terms no step takes from q and k, "
-                 "so its heads cannot be opened exactly")
 #: model_type -> why attnviz does not read its layers (one sentence each).
 REFUSED = {
     "gemma3": "gemma3 is Gemma 3 with its vision tower; attnviz reads the layers of its text "
               "model (load it as Gemma3ForCausalLM, model_type gemma3_text)",
-    "deberta": f"deberta adds disentangled content-to-position and position-to-content "
-               f"scores from relative position embeddings to every head; {_DISENTANGLED}",
-    "deberta-v2": f"deberta-v2 adds disentangled content-to-position and position-to-content "
-                  f"scores from relative position embeddings to every head; {_DISENTANGLED}",
 } | {name: f"{name} is an encoder–decoder model: read a layer of its encoder, its decoder or "
           f"its cross-attention with seq2seq_layer_inputs(model, tokenizer, source, target, "
           f"layer, kind)" for name in ("t5", "bart", "mbart", "marian")}
@@ -570,6 +668,7 @@ def layer_inputs(model, tokenizer=None, text=None, layer: int = 0, *, input_ids=
         model_output=_np(out[b]).copy(), alibi=spec.get("alibi"),
         layer_norm=spec.get("layer_norm"), norm_across=bool(spec.get("norm_across", False)),
         position_bias=spec["position_bias"](t) if "position_bias" in spec else None,
+        relative=spec["relative"](t) if "relative" in spec else None,
     )
 
 
@@ -629,7 +728,8 @@ def recompute(inputs: LayerInputs) -> MultiHeadResult:
     li = inputs
     mask = li.mask
     if li.rope is None and li.q_norm is None and li.softcap is None and li.sinks is None \
-            and li.alibi is None and li.position_bias is None and li.layer_norm is None:
+            and li.alibi is None and li.position_bias is None and li.layer_norm is None \
+            and li.relative is None:
         return multi_head_attention(li.x, None, li.w_q, li.w_k, li.w_v, li.w_o,
                                     n_heads=li.n_heads, n_kv_heads=li.n_kv_heads, mask=mask,
                                     scale=li.scale, b_q=li.b_q, b_k=li.b_k, b_v=li.b_v,

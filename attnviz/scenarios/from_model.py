@@ -207,6 +207,11 @@ class LayerInputs:
         bucketed distances j − i; MPNet's), or None.
     norm_across : bool
         True when ``q_norm`` and ``k_norm`` normalise all heads together (OLMo 2).
+    relative : dict or None
+        DeBERTa's disentangled terms: ``pos_key`` (K^r) and ``pos_query`` (Q^r), the layer's
+        relative position embeddings projected per head, (n_heads, r, head_dim) or None for a
+        term the model has not; ``c2p`` and ``p2c``, (t, t) rows of them each query i and key
+        j read; ``scale``, the c the terms are multiplied by. Or None.
     layer_norm : dict or None
         A LayerNorm of each head's q and k before RoPE (Phi's and StableLM's
         ``qk_layernorm``): ``q_gain``, ``q_bias`` of shape (1 or n_heads, head_dim), ``k_gain``,
@@ -246,6 +251,7 @@ class LayerInputs:
     position_bias: Array | None = None
     layer_norm: dict | None = None
     norm_across: bool = False
+    relative: dict | None = None
 
     @property
     def mask(self) -> NDArray[np.bool_]:
@@ -359,10 +365,10 @@ def _alibi_variant(li: LayerInputs, head: int) -> bool:
 
 def needs_steps(li: LayerInputs, head: int) -> bool:
     """True when the head combines ideas no single variant computes (QK-norm with a gain per
-    dimension, sink logits, a learned position bias, a soft-cap without RoPE, ALiBi of another
-    slope): it opens as a list of steps."""
+    dimension, sink logits, a learned position bias, DeBERTa's relative terms, a soft-cap
+    without RoPE, ALiBi of another slope): it opens as a list of steps."""
     return (li.q_norm is not None or li.sinks is not None or li.position_bias is not None
-            or li.layer_norm is not None
+            or li.layer_norm is not None or li.relative is not None
             or (li.softcap is not None and li.rope is None)
             or (li.alibi is not None and not _alibi_variant(li, head)))
 
@@ -398,6 +404,8 @@ def layer_steps(li: LayerInputs, head: int | None = None) -> tuple:
     if li.position_bias is not None:  # T5's or MPNet's relative position bias, (n_heads, t, t)
         bias = np.asarray(li.position_bias, dtype=float)
         out.append(S.AddBias(bias if head is None else bias[head:head + 1]))
+    if li.relative is not None:  # DeBERTa's content-to-position and position-to-content
+        out.append(_disentangled_step(li, heads))
     if li.softcap is not None:
         out.append(S.SoftCap(float(li.softcap)))
     if li.causal:
@@ -428,6 +436,26 @@ def _norm_across_step(li: LayerInputs, heads) -> S.QKNormAcross:
     k_gain, k_rest, k_width = side(li.w_k, li.b_k, li.k_norm, li.n_kv_heads,
                                    [kv_head(li.n_heads, li.n_kv_heads, h) for h in heads])
     return S.QKNormAcross(q_gain, k_gain, q_rest, k_rest, q_width, k_width, float(li.norm_eps))
+
+
+def _disentangled_step(li: LayerInputs, heads) -> S.Disentangled:
+    """DeBERTa's relative terms for the query heads ``heads``: their tables of projected
+    positions, cut to the rows the sequence reads (at most 2t − 1 of them), the indices
+    renumbered to match."""
+    rel = li.relative
+    heads = list(heads)
+
+    def side(table, index):
+        if table is None:
+            return (), ()
+        index = np.asarray(index, dtype=int)
+        used, renumbered = np.unique(index, return_inverse=True)
+        return (np.asarray(table, dtype=float)[heads][:, used],
+                renumbered.reshape(index.shape))
+
+    pos_key, c2p = side(rel["pos_key"], rel["c2p"])
+    pos_query, p2c = side(rel["pos_query"], rel["p2c"])
+    return S.Disentangled(pos_key, pos_query, c2p, p2c, float(rel["scale"]))
 
 
 def _layer_norm_step(li: LayerInputs, heads) -> S.QKLayerNorm:

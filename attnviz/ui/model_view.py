@@ -793,6 +793,9 @@ def described_head(li, head: int, kind: str | None = None):
     if li.norm_across:  # OLMo 2: the other heads' share of the norm, held fixed
         note = text.REAL_NORM_ACROSS_NOTE.format(width=li.n_heads * li.head_dim, d_k=li.head_dim)
         description = f"{description} {note}"
+    if li.relative is not None:  # DeBERTa: the projected positions, held as the model's
+        note = text.REAL_RELATIVE_NOTE.format(c=f"{float(li.relative['scale']):.4g}")
+        description = f"{description} {note}"
     return replace(scenario, description=description)
 
 

@@ -360,8 +360,6 @@ def test_albert_read_at_the_first_call_of_its_shared_module_does_not_agree(lifte
 # ---------------------------------------------------------------------------------------------
 
 REFUSALS = {
-    "deberta_v2": r"deberta-v2 adds disentangled content-to-position and position-to-content "
-                  r"scores from relative position embeddings to every head; no variant",
     "t5": r"t5 is an encoder–decoder model: read a layer of its encoder, its decoder or its "
           r"cross-attention with seq2seq_layer_inputs\(model, tokenizer, source, target, "
           r"layer, kind\)",

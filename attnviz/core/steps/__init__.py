@@ -9,7 +9,8 @@ written formula piece and what Step by step / Trace show for it:
   :class:`QKNormAcross` — one norm over all heads together — as OLMo 2 does, or
   :class:`QKLayerNorm` as Phi and StableLM do; :class:`RoPE`);
 * changes of the scores (:class:`Scale` with τ, :class:`ALiBi`, :class:`AddBias`,
-  :class:`SSMax`, :class:`SoftCap`): each makes a :class:`~attnviz.core.score_mods.ScoreMod`,
+  :class:`SSMax`, :class:`SoftCap`, :class:`Disentangled`: DeBERTa's content-to-position and
+  position-to-content terms from q and k): each makes a :class:`~attnviz.core.score_mods.ScoreMod`,
   so the engine, the backward pass, the row explanation and Trace loop over them as they do
   over any result's ``score_mods``;
 * mask parts (:class:`Causal`, :class:`Window`, :class:`Padding`, :class:`CustomMask`),
@@ -43,6 +44,7 @@ from attnviz.core.steps.base import (
     from_dicts,
     to_dicts,
 )
+from attnviz.core.steps.disentangled import Disentangled
 from attnviz.core.steps.heads import Heads
 from attnviz.core.steps.masks import Causal, CustomMask, Padding, Window
 from attnviz.core.steps.normalisers import SinkSoftmax, Softmax
@@ -55,7 +57,8 @@ for _module in pkgutil.iter_modules(__path__):
     importlib.import_module(f"{__name__}.{_module.name}")
 
 __all__ = [
-    "STEP_TYPES", "ALiBi", "AddBias", "Causal", "CustomMask", "HeadGradients", "HeadShape",
+    "STEP_TYPES", "ALiBi", "AddBias", "Causal", "CustomMask", "Disentangled", "HeadGradients",
+    "HeadShape",
     "HeadTrace", "Heads", "MaskPart", "Normaliser", "Padding", "QKLayerNorm", "QKNorm",
     "QKNormAcross", "QKStep",
     "RoPE", "SSMax", "Scale", "ScoreStep", "SinkSoftmax", "SoftCap", "Softmax", "Step", "Window",

@@ -29,13 +29,19 @@ KINDS = ("heads", "qk", "score", "mask", "normaliser")
 
 @dataclass(frozen=True)
 class HeadShape:
-    """What a score step may need to make its modifier: the sizes and the combined mask.
+    """What a score step may need to make its modifier: the sizes, the combined mask, and the
+    q and k that reached the scores.
 
     Attributes
     ----------
     n_heads, t_q, t_k, d_k : int
     mask : ndarray of bool, shape (t_q, t_k)
         The combined mask of the list (True = may attend).
+    q : ndarray of shape (n_heads, t_q, d_k) or None
+    k : ndarray of shape (n_heads, t_k, d_k) or None
+        Per query head (k of the key/value head it reads); None where a step is only written.
+        One head run alone (:func:`~attnviz.core.steps.run_head` of a (t, d_k) q) gives its own
+        q and k in every head's place; a run with leading axes gives none.
     """
 
     n_heads: int
@@ -43,6 +49,8 @@ class HeadShape:
     t_k: int
     d_k: int
     mask: NDArray[np.bool_]
+    q: NDArray[np.floating] | None = None
+    k: NDArray[np.floating] | None = None
 
 
 @dataclass(frozen=True, eq=False)

@@ -7,7 +7,8 @@ For one head, in the list's order within each kind::
     q, k  <- every q/k step (QK-norm, RoPE)            (t_q, d_k), (t_k, d_k)
     S      = q kᵀ                                       (t_q, t_k)
     M      = the mask parts combined
-    S̃      <- every score step (scale and τ, ALiBi, SSMax, bias, cap)
+    S̃      <- every score step (scale and τ, ALiBi, SSMax, bias, DeBERTa's relative
+              terms from q and k, cap)
     P      = the normaliser of S̃ with −∞ where M is False
     O      = P v                                        (t_q, d_v)
 
@@ -21,7 +22,7 @@ transformer runs its (batch, n_heads) heads in one run): each head keeps its own
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -29,7 +30,7 @@ from numpy.typing import NDArray
 from attnviz.core.attention import AttentionResult, MultiHeadResult
 from attnviz.core.masks import combine
 from attnviz.core.numerics import read_only, weighted_sum
-from attnviz.core.score_mods import At, ScoreMod, apply, pull_back, split_scale
+from attnviz.core.score_mods import At, ScoreMod, apply, pull_back, qk_pull_back, split_scale
 from attnviz.core.sinks import MultiHeadSinkResult, SinkResult
 from attnviz.core.steps.base import Array, HeadShape, Step, check_order, of_kind
 from attnviz.core.steps.heads import Heads
@@ -178,8 +179,13 @@ def run_head(steps: Sequence[Step], q, k, v, *, head=0, n_heads: int = 1,
     with np.errstate(over="ignore", invalid="ignore"):
         scores = q_stages[-1] @ np.swapaxes(k_stages[-1], -1, -2)  # (..., t_q, t_k)
     allowed = combine([*of_kind(steps, "mask"), mask], t_q, t_k)
-    # 4) every change of the scores
-    mods = score_mods_for(steps, HeadShape(n_heads, t_q, t_k, q.shape[-1], allowed))
+    # 4) every change of the scores (one that reads q and k, as DeBERTa's relative terms, sees
+    #    this head's in every head's place: only head ``head``'s scores are computed here)
+    shape = HeadShape(n_heads, t_q, t_k, q.shape[-1], allowed)
+    if q.ndim == 2 and np.ndim(head) == 0:
+        shape = replace(shape, q=np.broadcast_to(q_stages[-1], (n_heads, t_q, q.shape[-1])),
+                        k=np.broadcast_to(k_stages[-1], (n_heads, t_k, q.shape[-1])))
+    mods = score_mods_for(steps, shape)
     stages = apply(mods, scores, _where(head, t_q, t_k))
     if not all(np.isfinite(s).all() for s in stages):
         raise ValueError(_OVERFLOW)
@@ -227,9 +233,12 @@ def head_backward(steps: Sequence[Step], trace: HeadTrace, d_output=None, *,
         d_scaled = normaliser_of(steps).backward(p, dp)
         at = _where(trace.head, *trace.scores.shape[-2:])
         d_scores = pull_back(trace.score_mods, list(trace.score_stages), d_scaled, at)
-        # 4) through q·kᵀ
+        # 4) through q·kᵀ, and the terms a change of the scores computes from q and k
         d_q = d_scores @ trace.k
         d_k = np.swapaxes(d_scores, -1, -2) @ trace.q
+        extra = qk_pull_back(trace.score_mods, list(trace.score_stages), d_scaled, at)
+        if extra is not None:
+            d_q, d_k = d_q + extra[0], d_k + extra[1]
         # 5) through every q/k step, last first
         d_q_in, d_k_in = d_q, d_k
         qk = of_kind(steps, "qk")
@@ -273,7 +282,9 @@ def attend_steps(steps: Sequence[Step], q_h, k_h, v_h, *, w_o=None, b_o=None, ma
                          f"{n_kv}")
     traces = [run_head(steps, q_h[h], k_h[heads.kv_head(h)], v_h[heads.kv_head(h)], head=h,
                        n_heads=n, mask=mask) for h in range(n)]
-    mods = score_mods_for(steps, HeadShape(n, t_q, t_k, q_h.shape[2], traces[0].mask))
+    mods = score_mods_for(steps, HeadShape(n, t_q, t_k, q_h.shape[2], traces[0].mask,
+                                           q=np.stack([tr.q for tr in traces]),
+                                           k=np.stack([tr.k for tr in traces])))
     first, _ = split_scale(mods)
     scale, temperature = first.scale, first.temperature
     sinks = isinstance(normaliser_of(steps), SinkSoftmax)

@@ -171,8 +171,6 @@ def loop_reference(inputs: Inputs):
     qk = [s for s in listed if s.kind == "qk"]
     allowed = S.combine([*(s for s in listed if s.kind == "mask"), inputs.mask], t_q, t_k)
     ok = [[bool(allowed[i, j]) for j in range(t_k)] for i in range(t_q)]
-    shape = S.HeadShape(n, t_q, t_k, d_k, allowed)
-    mods = [s.mod(shape) for s in listed if s.kind == "score"]
     norm = normaliser_of(listed)
     weights = np.zeros((n, t_q, t_k))
     outs = []
@@ -181,6 +179,9 @@ def loop_reference(inputs: Inputs):
         q, k = q_h[h], k_h[g]
         for step in qk:
             q, k = step.forward(q, "q", h), step.forward(k, "k", g)
+        shape = S.HeadShape(n, t_q, t_k, d_k, allowed, q=np.broadcast_to(q, (n, t_q, d_k)),
+                            k=np.broadcast_to(k, (n, t_k, d_k)))  # terms read from q and k
+        mods = [s.mod(shape) for s in listed if s.kind == "score"]
         for i in range(t_q):
             logits = {}
             for j in range(t_k):

@@ -49,6 +49,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "REAL_HEAD_DESCRIPTION": ("layer", "kv", "variant", "scale"),
     "REAL_BIAS_NOTE": ("d_model",),
     "REAL_NORM_ACROSS_NOTE": ("width", "d_k"),
+    "REAL_RELATIVE_NOTE": ("c",),
     "REAL_CHANGED": ("now", "then"),
     "CROSS_SHOWING": ("source", "layers", "heads", "t", "t_s"),
     "CROSS_HEAD_TITLE": ("layer", "h"),
@@ -313,6 +314,14 @@ REAL_NORM_ACROSS_NOTE = (
     "dimensions, this head's {d_k} among them). The other heads' share of each row's mean "
     "square is held fixed as the model computed it from this text, so an edit of W_Q, W_K or x "
     "here changes only this head's own share."
+)
+# {c}: the factor the model multiplies its relative terms by, 1/√(d_k·(1 + terms))
+REAL_RELATIVE_NOTE = (
+    "Relative positions: each score gets c·(q_i·K^r + k_j·Q^r), c = {c}, where K^r and Q^r are "
+    "the layer's relative position embeddings projected by the model's own projections of "
+    "positions and picked by the distance i − j. They are held as the model computed them: an "
+    "edit of W_Q, W_K or x here changes q and k, not K^r and Q^r, and the scale and τ change "
+    "q·k only."
 )
 # {now}, {then}: the tokens the model gives now and those captured (short)
 REAL_CHANGED = (
