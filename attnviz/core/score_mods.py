@@ -220,6 +220,11 @@ class QKScoreMod(ScoreMod):
         """(∂L/∂q, ∂L/∂k) through the added terms, given ∂L/∂ of this step's output at the
         scores ``at`` (a matrix per head: (..., t_q, t_k) -> (..., t_q, d_k), (..., t_k, d_k))."""
 
+    def written_qk_backward(self) -> tuple[str, str]:
+        """What the added terms put in dQ and in dK, in LaTeX (each starting with its
+        operator), for the backward formulas."""
+        return "", ""
+
 
 def qk_pull_back(mods: tuple[ScoreMod, ...], stages: list[Array], d_out: Array, at: At
                  ) -> tuple[Array, Array] | None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnviz.core.score_mods import ScoreMod, split_scale
+from attnviz.core.score_mods import QKScoreMod, ScoreMod, split_scale
 from attnviz.scenarios.variant import Variant
 
 LOSS_FORMULAS = {
@@ -82,6 +82,10 @@ def formulas(s: Settings) -> dict[str, str]:
     group = r"\sum_{h \in g}" if s.shared_kv else ""
     out["d_k"] = rf"dK_g = {group} dS_h^\top Q_h" if s.shared_kv else r"dK = dS^\top Q"
     out["d_v"] = rf"dV_g = {group} P_h^\top dO_h" if s.shared_kv else rf"dV = P^\top {o}"
+    for mod in rest:  # terms a change of the scores computed from q and k send back to them
+        if isinstance(mod, QKScoreMod):
+            d_q, d_k = mod.written_qk_backward()
+            out["d_q"], out["d_k"] = out["d_q"] + d_q, out["d_k"] + d_k
     out["params"] = (r"dW_Q = X^\top dQ,\quad dW_K = X^\top dK,\quad dW_V = X^\top dV,\quad "
                      r"dX = dQ\,W_Q^\top + dK\,W_K^\top + dV\,W_V^\top")
     return out

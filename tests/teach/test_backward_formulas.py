@@ -41,3 +41,20 @@ def test_a_traced_cell_adds_up_to_the_backward_pass():
     assert cell_latex(c).endswith(f"= {c.value:.5g} \\end{{aligned}}")
     p[1, 2] = 0
     assert cell_gradient(p, dp, softmax_backward(p, dp), 1, 2).masked
+
+
+def test_the_backward_formulas_name_what_the_terms_send_to_q_and_k():
+    """DeBERTa's relative terms add to dQ and dK what they send back (only the terms the
+    step has)."""
+    from attnviz.core import steps as S
+
+    rng = np.random.default_rng(7)
+    q, k, v = rng.normal(size=(3, 4, 2))
+    index = np.arange(4)[:, None] - np.arange(4)[None, :] + 3  # rows 0..6 of 7
+    table = rng.normal(size=(7, 2))
+    for p2c, d_q, d_k in ((True, True, True), (False, True, False)):
+        step = S.Disentangled(table, table if p2c else (), index, index if p2c else (), 0.4)
+        res = S.attend_steps([S.Scale(0.4), step], q[None], k[None], v[None])
+        written = formulas(Settings(mods=res.score_mods))
+        assert (r"K^r_{\delta_c(i,j)}" in written["d_q"]) == d_q, written["d_q"]
+        assert (r"Q^r_{\delta_p(i,j)}" in written["d_k"]) == d_k, written["d_k"]

@@ -88,6 +88,13 @@ class RelativeTerms(QKScoreMod):
     def written_matrix(self, current: str) -> str:
         return rf"{current} + c\,(C^{{c2p}} + C^{{p2c}})"
 
+    def written_qk_backward(self) -> tuple[str, str]:
+        d_q = (r",\quad dq_i \mathrel{+}= c \sum_j dS^{r}_{ij}\,K^r_{\delta_c(i,j)}"
+               if self.pos_key is not None else "")
+        d_k = (r",\quad dk_j \mathrel{+}= c \sum_i dS^{r}_{ij}\,Q^r_{\delta_p(i,j)}"
+               if self.pos_query is not None else "")
+        return d_q, d_k
+
     def traced(self, before: float, after: float, at: At, num: Callable[[float], str]) -> str:
         c2p = float(self.c2p[at.h, at.i, at.j])
         p2c = float(self.p2c[at.h, at.i, at.j])
