@@ -262,7 +262,8 @@ def test_a_bad_list_is_refused_in_a_sentence(items, words):
 
 def test_every_step_writes_its_formula():
     for cls in S.STEP_TYPES.values():
-        table = {S.CustomMask: (np.ones((1, 1), dtype=bool),), S.AddBias: (np.zeros((1, 1)),)}
+        table = {S.CustomMask: (np.ones((1, 1), dtype=bool),), S.AddBias: (np.zeros((1, 1)),),
+                 S.Disentangled: (np.zeros((1, 1, 1)), (), np.zeros((1, 1), dtype=int))}
         step = cls(*table.get(cls, ()))
         assert step.written()
 

@@ -162,5 +162,7 @@ def test_settings_that_do_not_fit_are_refused_in_a_sentence(kwargs, words):
         S.run_head([S.Disentangled(**settings)], x, x, x)
     with pytest.raises(ValueError, match=r"needs both its projected positions and its index"):
         S.Disentangled(pos_key=kr)
+    with pytest.raises(ValueError, match=r"need the projected positions and their index"):
+        S.Disentangled()
     with pytest.raises(ValueError, match=r"whole numbers >= 0"):
         S.Disentangled(pos_key=kr, c2p=-np.ones((T, T)))

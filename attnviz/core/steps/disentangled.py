@@ -161,6 +161,11 @@ class Disentangled(ScoreStep):
             if bool(table) != bool(index):
                 raise ValueError(f"the {what} term needs both its projected positions and its "
                                  f"index, or neither")
+        if not self.pos_key and not self.pos_query:
+            raise ValueError("the relative position terms need the projected positions and "
+                             "their index of the content-to-position term, of the "
+                             "position-to-content term or of both (a real DeBERTa head holds "
+                             "them)")
 
     def _side(self, table: tuple, index: tuple, shape: HeadShape, x: Array, what: str):
         """(K^r per head (n, r, d), the index (t_q, t_k), the term (n, t_q, t_k)) or Nones."""
