@@ -121,3 +121,49 @@ def test_the_formula_is_written_from_the_list():
         assert piece in formula, piece
     assert query == r"q_i = R(p_i)\,(\mathrm{RMS}\!\left((x_i W_Q)\right) \circ g_q)," \
                     r"\quad k_j \text{ likewise}"
+
+
+def grouped(qk_step: str):
+    """Four query heads on two key/value heads, a q/k step with one table row per query head
+    (the two query heads of a group share the key's row, as a model's per-key-head norm
+    gives), a causal mask and W_O."""
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(5, 6))
+    w_q, w_k, w_v = rng.normal(size=(3, 6, 12))
+    rows = [tuple(map(tuple, a)) for a in (
+        rng.uniform(0.5, 1.5, (4, 3)), np.repeat(rng.uniform(0.5, 1.5, (2, 3)), 2, axis=0))]
+    step = S.QKLayerNorm(*rows, tuple(map(tuple, rng.normal(size=(4, 3)) * 0.2)),
+                         tuple(map(tuple, np.repeat(rng.normal(size=(2, 3)) * 0.2, 2, axis=0)))) \
+        if qk_step == "layernorm" else \
+        S.QKNormAcross(*rows, tuple(map(tuple, rng.uniform(0, 2, (4, 5)))),
+                       tuple(map(tuple, np.repeat(rng.uniform(0, 2, (2, 5)), 2, axis=0))),
+                       q_width=12, k_width=6)
+    listed = (S.Heads(4, 2, project_out=True), step, S.Causal(), S.Softmax())
+    return projected([f"t{i}" for i in range(5)], x, w_q, w_k, w_v, w_o=rng.normal(size=(12, 6)),
+                     variant="steps", n_heads=4, params={"steps": listed})
+
+
+@pytest.mark.parametrize("qk_step", ["layernorm", "across"])
+def test_grouped_heads_take_the_keys_row_of_the_query_heads_that_read_them(qk_step):
+    """The loops and the backward pass read a key's table row where the forward pass does."""
+    from dataclasses import replace
+
+    sc = grouped(qk_step)
+    result = run_scenario(sc).attention
+    weights, output = sc.spec.reference(scenario_inputs(sc))
+    np.testing.assert_allclose(result.weights, weights, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(result.output, output, rtol=0, atol=1e-11)
+    target = np.random.default_rng(3).normal(size=(5, 6))
+    g = gradients(sc, Loss("output_mse", target))
+    eps = 1e-6
+
+    def loss(s):
+        return gradients(s, Loss("output_mse", target)).loss
+
+    for name, idx in (("w_k", (0, 0)), ("w_k", (4, 5)), ("w_k", (2, 10)), ("w_q", (1, 7)),
+                      ("x", (3, 2))):
+        up, down = (np.array(getattr(sc, name)) for _ in range(2))
+        up[idx] += eps
+        down[idx] -= eps
+        num = (loss(replace(sc, **{name: up})) - loss(replace(sc, **{name: down}))) / (2 * eps)
+        assert abs(g.params[name][idx] - num) < 1e-6 * max(1.0, abs(num)), (name, idx)

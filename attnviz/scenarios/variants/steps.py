@@ -138,19 +138,26 @@ def pullback(inputs: Inputs, d_q_h, d_k_h):
         return d_q_h, d_k_h
     q_h, k_h, _ = _project(inputs, heads)
 
-    def back(x_h, d_h, side):
+    def back(x_h, d_h, side, heads_read):
         out = []
-        for h in range(x_h.shape[0]):
-            stages = [x_h[h]]
+        for x, d, h in zip(x_h, d_h, heads_read, strict=True):
+            stages = [x]
             for step in qk:
                 stages.append(step.forward(stages[-1], side, h))
-            d = d_h[h]
             for n in range(len(qk) - 1, -1, -1):
                 d = qk[n].backward(stages[n], d, side, h)
             out.append(d)
         return np.stack(out)
 
-    return back(q_h, d_q_h, "q"), back(k_h, d_k_h, "k")
+    return (back(q_h, d_q_h, "q", range(heads.n_heads)),
+            back(k_h, d_k_h, "k", _first_readers(heads)))
+
+
+def _first_readers(heads: S.Heads) -> range:
+    """For each key/value head, the first query head that reads it: a q/k step's tables have
+    one row per query head, and a key takes the row of the query heads that read it (the
+    index :func:`attnviz.core.steps.run_head` passes for both sides)."""
+    return range(0, heads.n_heads, heads.n_heads // heads.n_kv_heads)
 
 
 def backward(inputs: Inputs, result, d_output, d_weights):
@@ -178,7 +185,7 @@ def loop_reference(inputs: Inputs):
         g = heads.kv_head(h)
         q, k = q_h[h], k_h[g]
         for step in qk:
-            q, k = step.forward(q, "q", h), step.forward(k, "k", g)
+            q, k = step.forward(q, "q", h), step.forward(k, "k", h)
         shape = S.HeadShape(n, t_q, t_k, d_k, allowed, q=np.broadcast_to(q, (n, t_q, d_k)),
                             k=np.broadcast_to(k, (n, t_k, d_k)))  # terms read from q and k
         mods = [s.mod(shape) for s in listed if s.kind == "score"]
