@@ -370,8 +370,9 @@ TURNED_UPRIGHT_PX = 35
 TURNED_TITLE_PX = 16
 TURNED_RIGHT_PX = 14
 BAR_BELOW_PX = 46  # a colour bar under the matrix, with its tick labels
-# the margins of a figure drawn in presenter mode's axis type (the chart component gives it:
-# attnviz/ui/plotly_fit.js PRESENTER_TICK_PX)
+# the margins of a figure drawn in presenter mode's axis type (the chart component gives it,
+# this size up to a 1280-px page and larger on wider ones: attnviz/ui/plotly_present.js
+# presenterTickPx, which grows the top margin with them)
 PRESENTER_TICK_PX = 16
 UNLABELLED_LEFT_PX = 14  # no row labels: the first turned column label's overhang
 UNLABELLED_TOP_PX = 8  # no column labels: the gap above the cells (a grid row of heads)

@@ -124,6 +124,7 @@ async function draw(div, spec) {
     const figure = { data: spec.data, layout: spec.layout, config: config };
     if (spec.frames && spec.frames.length) figure.frames = spec.frames;
     div.__attnvizOwnWidth = Boolean(spec.layout && spec.layout.width);  // its own width
+    div.__attnvizTickPx = spec.tickPx;  // presenter mode's tick labels, sized for the page
     delete div.dataset.sized;
     sizeBeforeDrawing(div, spec);
     await Plotly.react(div, figure);
@@ -159,6 +160,14 @@ function followWidth(div) {
     clearTimeout(timer);
     delete div.dataset.sized;  // until this pass has measured the chart again
     const pass = timer = setTimeout(() => enqueue(div, () => {
+      if (tries > 0 && div.__attnvizTickPx && div.__attnvizWanted && !div.__attnvizPending &&
+          !div.__attnvizFailed && presenterTickPx(pageWidth()) !== div.__attnvizTickPx) {
+        // the window was resized across a size of presenter mode's tick labels: the figure
+        // presented again for the page's new width (as it arrived; drawn afresh, not skipped
+        // as the frame already shown), its drawing ending with a pass of its own
+        div.__attnvizStill = null;
+        return draw(div, withView(JSON.parse(div.__attnvizWanted), pageWidth()));
+      }
       const now = Math.round(div.getBoundingClientRect().width);
       if (tries > 0 && now && !div.__attnvizOwnWidth && !div.__attnvizFailed &&
           window.Plotly && div._fullLayout &&
@@ -199,7 +208,7 @@ export default function (component) {
     div.__attnvizSendSlider = div.__attnvizSendSlider && setTriggerValue;
     return;
   }
-  const spec = withView(JSON.parse(text));  // the page's view merged into the intent
+  const spec = withView(JSON.parse(text), pageWidth());  // the page's view merged into the intent
   div.__attnvizSend = spec.clickable ? setTriggerValue : null;
   div.__attnvizSendSlider = spec.sliderEvents ? setTriggerValue : null;
   div.__attnvizWanted = text;

@@ -18,7 +18,7 @@
 //                         with (each as high as this chart's). Its row and column labels take
 //                         the size its cells leave room for, none below ROW_LABEL_MIN_PX.
 // The page adds what it knows of where the chart is shown (the component's `view`, merged into
-// the figure's intent on arrival: withView): presenter (drawn for a projector: bigger type,
+// the figure's intent on arrival: plotly_present.js withView): presenter (drawn for a projector: bigger type,
 // presented), grow (presenter mode may make it taller), fit (as above), lazy (plotly_lazy.js).
 // The fonts are decided before Plotly draws (from the previous drawing's cells, or estimated
 // from the column's width and the margins) and checked after it, so a redraw is rare.
@@ -244,56 +244,4 @@ function changesLayout(layout, changes) {
     const axis = layout[name] || {};
     return (sub ? (axis[key] || {})[sub] : axis[key]) !== value;
   });
-}
-
-// ---- Presenter mode: the type a projector needs ------------------------------------------------
-
-const PRESENTER_FONT_PX = 22;  // the figure's own type (titles, legends)
-const PRESENTER_TICK_PX = 16;  // axis labels and colour-bar ticks: a step smaller, room for numbers
-const PRESENTER_SLIDER_PX = 18;  // a drag slider's value line ("drag τ = 1")
-const PRESENTER_GROW = 1.3;  // a figure's height, unless the page fits it itself (view.grow false)
-const TICK_PX = 13;  // the type the figures' side margins are estimated for (heatmap.py's FONT_PX)
-
-// The figure (its data and layout, changed in place) in presenter mode's type: bigger fonts,
-// the side margins widened for the bigger labels (Plotly's automargin would widen them too,
-// but only by drawing the chart a second time) and, with `grow`, a taller figure.
-function presented(data, layout, grow) {
-  layout.font = Object.assign({}, layout.font, { size: PRESENTER_FONT_PX });
-  if (grow) layout.height = Math.trunc((layout.height || 300) * PRESENTER_GROW);
-  for (const name of ["xaxis", "yaxis", ...Object.keys(layout)]) {
-    if (!/^[xy]axis\d*$/.test(name)) continue;
-    layout[name] = Object.assign({}, layout[name]);
-    layout[name].tickfont = Object.assign({}, layout[name].tickfont, { size: PRESENTER_TICK_PX });
-  }
-  if (layout.margin) {
-    layout.margin = Object.assign({}, layout.margin);
-    for (const side of ["l", "r"]) {
-      if (layout.margin[side] != null) {
-        layout.margin[side] = Math.ceil(layout.margin[side] * PRESENTER_TICK_PX / TICK_PX);
-      }
-    }
-  }
-  for (const trace of data) {
-    if (trace.type !== "heatmap") continue;
-    trace.colorbar = Object.assign({}, trace.colorbar);
-    trace.colorbar.tickfont = Object.assign({}, trace.colorbar.tickfont,
-                                            { size: PRESENTER_TICK_PX });
-  }
-  layout.sliders = (layout.sliders || []).map((slider) => {
-    const value = Object.assign({}, slider.currentvalue);
-    value.font = Object.assign({}, value.font, { size: PRESENTER_SLIDER_PX });
-    return Object.assign({}, slider, { currentvalue: value });
-  });
-  if (!layout.sliders.length) delete layout.sliders;
-}
-
-// A figure as handed to the component ({data, layout, view}), with the page's view merged into
-// its intent (layout.meta.attnviz) and, in presenter mode, presented (in place).
-function withView(spec) {
-  const view = spec.view || {};
-  const meta = Object.assign({}, spec.layout.meta);
-  meta.attnviz = Object.assign({}, meta.attnviz, view);
-  spec.layout.meta = meta;
-  if (view.presenter) presented(spec.data, spec.layout, view.grow !== false);
-  return spec;
 }

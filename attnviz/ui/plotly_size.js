@@ -2,6 +2,11 @@
 // it starts, the window's height, Plotly's drawn axes) handed to the pure functions of
 // plotly_fit.js, before and after Plotly draws.
 
+// The page's width (px): presenter mode's tick labels grow with it (plotly_fit.js presented)
+function pageWidth() {
+  return document.documentElement.clientWidth || window.innerWidth;
+}
+
 // How far from the top of the page the chart starts (its scrolled ancestors' offsets added)
 function pageTop(div) {
   let y = div.getBoundingClientRect().top;

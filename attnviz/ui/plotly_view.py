@@ -4,10 +4,11 @@
 throws the chart away and draws it from scratch (twice) on every edit: ~65 ms per changed
 heatmap here (benchmarks/bench_floor.py). This component (``st.components.v2``) is identified by
 its key alone; an edit sends the new figure to the same chart, which Plotly redraws in place
-with ``Plotly.react`` (~30 ms). The JavaScript is beside this file, one module in five files
-(:data:`JS_PARTS`): plotly_fit.js decides sizes (pure functions, unit-tested in the browser),
-plotly_size.js measures the page for them, plotly_sliders.js, plotly_lazy.js, and
-plotly_draw.js, which draws and exports the component's function.
+with ``Plotly.react`` (~30 ms). The JavaScript is beside this file, one module in six files
+(:data:`JS_PARTS`): plotly_fit.js decides sizes and plotly_present.js presenter mode's type
+(pure functions, unit-tested in the browser), plotly_size.js measures the page for them,
+plotly_sliders.js, plotly_lazy.js, and plotly_draw.js, which draws and exports the component's
+function.
 
 The browser loads ``plotly.min.js`` from this server, nothing downloaded and nothing written:
 the installed plotly package's own file, served read-only where it lies
@@ -39,8 +40,8 @@ NAME = "attnviz_plotly"
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 # the component's script: these files joined, in this order (plain functions and constants;
 # plotly_draw.js, last, has the module's one export)
-JS_PARTS = ("plotly_fit.js", "plotly_size.js", "plotly_sliders.js", "plotly_lazy.js",
-            "plotly_draw.js")
+JS_PARTS = ("plotly_fit.js", "plotly_present.js", "plotly_size.js", "plotly_sliders.js",
+            "plotly_lazy.js", "plotly_draw.js")
 _JS = "\n".join((Path(__file__).parent / name).read_text(encoding="utf-8") for name in JS_PARTS)
 PLOTLY_JS_ROUTE = "plotly_js"  # the name its folder is served under (see plotly_js_url)
 _SERVED = "_plotly_js_served"  # session state: the name plotly.min.js was declared under
@@ -176,7 +177,7 @@ def plotly_view(fig: go.Figure, *, key: str, config: dict,
     when a slider is released, with ``st.session_state[key]["slider"]`` the name of the frame
     it stopped on (the step's label, unless ``with_slider`` was given other ``names``).
     ``view``: what the page knows of where the chart is shown, merged into the figure's
-    sizing intent in the browser (plotly_fit.js ``withView``): ``presenter`` (projector type),
+    sizing intent in the browser (plotly_present.js ``withView``): ``presenter`` (projector type),
     ``grow`` (false: presenter mode keeps the figure's height), ``fit`` (the height follows
     the screen), ``lazy`` (redrawn when seen). The figure itself is sent as it was built.
     """

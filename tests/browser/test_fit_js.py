@@ -1,6 +1,7 @@
-"""The chart component's geometry, function by function: attnviz/ui/plotly_fit.js loaded on its own
-into a blank page of the suite's Chromium (no server, no Plotly), each pure function called with
-inputs whose outputs are worked out by hand. The whole file takes about a second."""
+"""The chart component's geometry, function by function: attnviz/ui/plotly_fit.js and
+plotly_present.js loaded on their own into a blank page of the suite's Chromium (no server, no
+Plotly), each pure function called with inputs whose outputs are worked out by hand. The whole
+file takes about a second."""
 
 from __future__ import annotations
 
@@ -10,15 +11,18 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page
 
-FIT_JS = Path(__file__).resolve().parents[2] / "attnviz" / "ui" / "plotly_fit.js"
+UI = Path(__file__).resolve().parents[2] / "attnviz" / "ui"
+FIT_JS = (UI / "plotly_fit.js", UI / "plotly_present.js")
 
 
 @pytest.fixture(scope="module")
 def fit(browser: Browser) -> Page:
-    """A blank page with plotly_fit.js's functions and constants as globals."""
+    """A blank page with plotly_fit.js's and plotly_present.js's functions and constants as
+    globals."""
     page = browser.new_page()
     page.set_content("<!doctype html><html><body></body></html>")
-    page.add_script_tag(content=FIT_JS.read_text(encoding="utf-8"))
+    for path in FIT_JS:
+        page.add_script_tag(content=path.read_text(encoding="utf-8"))
     yield page
     page.close()
 
@@ -260,6 +264,42 @@ def test_presented_figures_take_bigger_type_and_wider_side_margins(fit):
     assert data[0]["colorbar"] == {"len": 0.9, "tickfont": {"size": 16}}
     assert "colorbar" not in data[1]
     assert layout["sliders"][0]["currentvalue"] == {"prefix": "τ = ", "font": {"size": 18}}
+
+
+def test_presenter_tick_labels_grow_with_the_pages_width(fit):
+    """16 px up to a 1280-px page (1024 × 768 and unknown widths), 18 px on a 1920-px page
+    (with or without a scroll bar), at most 20 px."""
+    widths = [None, 0, 1024, 1280, 1600, 1905, 1920, 2560, 3840]
+    sizes = js(fit, "ws => ws.map((w) => presenterTickPx(w))", widths)
+    assert sizes == [16, 16, 16, 16, 17, 18, 18, 20, 20]
+
+
+def test_a_wide_page_presents_bigger_tick_labels_and_wider_side_margins(fit):
+    data, layout = js(fit, """([data, layout]) => {
+        presented(data, layout, false, 1920); return [data, layout]; }""", [
+        [{"type": "heatmap"}], {"margin": {"l": 13, "r": 26}, "yaxis": {"title": "q"}}])
+    assert [layout[a]["tickfont"]["size"] for a in ("xaxis", "yaxis")] == [18, 18]
+    assert data[0]["colorbar"]["tickfont"]["size"] == 18
+    assert layout["margin"] == {"l": 18, "r": 36}  # × 18 / 13
+    assert layout["font"]["size"] == 22  # the figure's own type does not change
+    wide = js(fit, """s => { const v = withView(s, 1920); return [v.layout.xaxis.tickfont.size,
+                                                                 v.tickPx]; }""",
+              {"data": [], "layout": {}, "view": {"presenter": True}})
+    assert wide == [18, 18]  # and noted: the chart is presented again at another width
+    assert "tickPx" not in js(fit, "s => withView(s, 1920)", {"data": [], "layout": {}})
+
+
+def test_the_top_margin_grows_with_labels_beyond_presenter_modes_smallest(fit):
+    """The figures give their top margin for 16-px labels: kept up to a 1280-px page, grown
+    in proportion beyond (× 18 / 16 at 1920, rounded up), the height by as much (the cells
+    keep theirs); one function of the margin, so charts sharing one keep sharing it."""
+    assert js(fit, "ts => ts.map(([t, px]) => presentedTop(t, px))",
+              [[88, 16], [88, 18], [67, 18], [67, 20], [8, 16]]) == [88, 99, 76, 84, 8]
+    for width, top, height in [(1024, 88, 400), (1920, 99, 411)]:
+        _, layout = js(fit, """([data, layout, w]) => {
+            presented(data, layout, false, w); return [data, layout]; }""",
+                       [[], {"height": 400, "margin": {"l": 13, "t": 88}}, width])
+        assert (layout["margin"]["t"], layout["height"]) == (top, height), width
 
 
 def test_a_figure_the_page_sized_itself_keeps_its_height(fit):

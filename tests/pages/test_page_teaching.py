@@ -399,7 +399,7 @@ def test_presenter_mode_injects_css_only_when_on():
     assert not any("font-size" in css for css in _styles(at))
     at.toggle(key="presenter_mode").set_value(True).run()
     assert any("font-size" in css for css in _styles(at))
-    # the chart component draws it in presenter mode's type (plotly_fit.js presented)
+    # the chart component draws it in presenter mode's type (plotly_present.js presented)
     assert spec_by_key(at, "pitfalls_fig_softmax_over_queries_wrong_weights")["view"][
         "presenter"] is True
 
