@@ -70,6 +70,7 @@ that need them: importing this module loads numpy only.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -299,14 +300,7 @@ def _modernbert(base, layer: int) -> dict[str, Any]:
     (w_q, w_k, w_v), (b_q, b_k, b_v) = _split_columns(w, b, _stacked_fused((n * d,) * 3))
     w_o, b_o = _linear(att.Wo)
     kind = config.layer_types[layer]
-    rotary = base.rotary_emb
-
-    def rope() -> Rope:
-        return Rope(_np(getattr(rotary, f"{kind}_inv_freq")).copy(),
-                    float(getattr(rotary, f"{kind}_attention_scaling")),
-                    rope_type=str(rotary.rope_type.get(kind, "default")),
-                    base=_rope_base(config, kind))
-
+    rope = partial(_read_rope, base.rotary_emb, config, kind)  # read as the layer ran
     return dict(attention=att, output=att.Wo, w=(w_q, w_k, w_v, w_o), b=(b_q, b_k, b_v, b_o),
                 n_heads=n, n_kv_heads=n, head_dim=d, scale=float(d) ** -0.5,
                 window=int(config.sliding_window) if kind == "sliding_attention" else None,
@@ -501,14 +495,7 @@ def _gemma3(base, layer: int) -> dict[str, Any]:
     (w_q, b_q), (w_k, b_k), (w_v, b_v), (w_o, b_o) = (
         _linear(m) for m in (att.q_proj, att.k_proj, att.v_proj, att.o_proj))
     kind = config.layer_types[layer]
-    rotary = base.rotary_emb
-
-    def rope() -> Rope:
-        return Rope(_np(getattr(rotary, f"{kind}_inv_freq")).copy(),
-                    float(getattr(rotary, f"{kind}_attention_scaling")),
-                    rope_type=str(rotary.rope_type.get(kind, "default")),
-                    base=_rope_base(config, kind))
-
+    rope = partial(_read_rope, base.rotary_emb, config, kind)  # read as the layer ran
     return dict(attention=att, output=att.o_proj, w=(w_q, w_k, w_v, w_o), b=(b_q, b_k, b_v, b_o),
                 n_heads=n, n_kv_heads=n_kv, head_dim=d,
                 scale=float(config.query_pre_attn_scalar) ** -0.5, window=att.sliding_window,
@@ -647,9 +634,7 @@ def layer_inputs(model, tokenizer=None, text=None, layer: int = 0, *, input_ids=
     if "rope" in spec:
         rope = spec["rope"]()
     else:
-        rope = None if rotary is None else Rope(
-            _np(rotary.inv_freq).copy(), float(rotary.attention_scaling),
-            rope_type=str(getattr(rotary, "rope_type", "default")), base=_rope_base(config))
+        rope = None if rotary is None else _read_rope(rotary, config)
     causal = spec.get("causal", getattr(spec["attention"], "is_causal", False))
     w_q, w_k, w_v, w_o = spec["w"]
     b_q, b_k, b_v, b_o = spec["b"]
@@ -670,6 +655,21 @@ def layer_inputs(model, tokenizer=None, text=None, layer: int = 0, *, input_ids=
         position_bias=spec["position_bias"](t) if "position_bias" in spec else None,
         relative=spec["relative"](t) if "relative" in spec else None,
     )
+
+
+def _read_rope(rotary, config, layer_type: str | None = None) -> Rope:
+    """A rotary embedding module's inverse frequencies, attention scaling, type and base as
+    they stand; with ``layer_type``, those of that type of layer (ModernBERT and Gemma 3 keep
+    one set per type)."""
+    if layer_type is None:
+        inv_freq, scaling = rotary.inv_freq, rotary.attention_scaling
+        rope_type = getattr(rotary, "rope_type", "default")
+    else:
+        inv_freq = getattr(rotary, f"{layer_type}_inv_freq")
+        scaling = getattr(rotary, f"{layer_type}_attention_scaling")
+        rope_type = rotary.rope_type.get(layer_type, "default")
+    return Rope(_np(inv_freq).copy(), float(scaling), rope_type=str(rope_type),
+                base=_rope_base(config, layer_type))
 
 
 def _rope_base(config, layer_type: str | None = None) -> float | None:

@@ -289,6 +289,36 @@ def _with_bias(w: np.ndarray, b: np.ndarray | None, block: int, width: int) -> n
     return np.vstack([_columns(w, block, width), row[None, :]])
 
 
+def _head_blocks(inputs: LayerInputs | CrossInputs, head: int, kv: int):
+    """One head's blocks of a layer's projections: its own of W_Q and its rows of W_O, its
+    key/value head ``kv``'s of W_K and W_V. When any projection has a bias, each W gets it as a
+    last row (the *bias trick*: [x, 1]·[W; b] = x·W + b; a zero row where the model has none)
+    and ``biased`` is True: the inputs then need a last column of ones (:func:`_with_ones`).
+
+    Returns
+    -------
+    biased : bool
+    w_q, w_k, w_v : ndarray of shape (d_model (+ 1 when biased), head_dim)
+    w_o : ndarray of shape (head_dim, d_model)
+    """
+    d = inputs.head_dim
+    biased = any(b is not None for b in (inputs.b_q, inputs.b_k, inputs.b_v))
+    sides = ((inputs.w_q, inputs.b_q, head), (inputs.w_k, inputs.b_k, kv),
+             (inputs.w_v, inputs.b_v, kv))
+    if biased:
+        w_q, w_k, w_v = (_with_bias(w, b, block, d) for w, b, block in sides)
+    else:
+        w_q, w_k, w_v = (_columns(w, block, d) for w, _, block in sides)
+    w_o = np.array(inputs.w_o[head * d:(head + 1) * d], dtype=float)  # (head_dim, d_model)
+    return biased, w_q, w_k, w_v, w_o
+
+
+def _with_ones(x: np.ndarray, biased: bool) -> np.ndarray:
+    """``x`` as floats, with a last column of ones when the head's W carry their biases."""
+    x = np.array(x, dtype=float)
+    return np.hstack([x, np.ones((x.shape[0], 1))]) if biased else x
+
+
 def _check_real_layer(li: LayerInputs, head: int) -> None:
     """A ValueError sentence for what the dashboard cannot open exactly, or its limits."""
     what = f"{li.model_type} layer {li.layer}"
@@ -518,21 +548,13 @@ def layer_scenario(inputs: LayerInputs, head: int, *, title: str = "",
         may come on top) or a head wider than MAX_WIDTH.
     """
     li = inputs
-    biased = any(b is not None for b in (li.b_q, li.b_k, li.b_v))
     _check_real_layer(li, head)
     head = int(head)
     d = li.head_dim
-    g = kv_head(li.n_heads, li.n_kv_heads, head)
     # 1) the head's blocks: its own of W_Q, its key/value head's of W_K and W_V
-    x = np.array(li.x, dtype=float)
-    if biased:  # the bias trick: [x, 1]·[W; b] = x·W + b
-        x = np.hstack([x, np.ones((x.shape[0], 1))])
-        w_q, w_k, w_v = (_with_bias(w, b, block, d) for w, b, block in
-                         ((li.w_q, li.b_q, head), (li.w_k, li.b_k, g), (li.w_v, li.b_v, g)))
-    else:
-        w_q, w_k, w_v = (_columns(w, block, d) for w, block in
-                         ((li.w_q, head), (li.w_k, g), (li.w_v, g)))
-    w_o = np.array(li.w_o[head * d:(head + 1) * d], dtype=float)  # (head_dim, d_model)
+    biased, w_q, w_k, w_v, w_o = _head_blocks(li, head, kv_head(li.n_heads, li.n_kv_heads,
+                                                                head))
+    x = _with_ones(li.x, biased)
     # 2) the scale: 1/√d_k when it is the model's (to rounding), else the model's number
     sqrt_dk = bool(np.isclose(li.scale, d ** -0.5, rtol=1e-15, atol=0))
     fields: dict[str, Any] = dict(w_o=w_o, title=title, description=description,
@@ -662,15 +684,8 @@ def cross_scenario(inputs: CrossInputs, head: int, *, title: str = "",
                          f"{limits.MAX_WIDTH} (MAX_WIDTH)")
     head, d = int(head), ci.head_dim
     # 1) the head's blocks; the bias trick when a projection has a bias
-    x, source = np.array(ci.x, dtype=float), np.array(ci.source, dtype=float)
-    if any(b is not None for b in (ci.b_q, ci.b_k, ci.b_v)):
-        x = np.hstack([x, np.ones((x.shape[0], 1))])
-        source = np.hstack([source, np.ones((source.shape[0], 1))])
-        w_q, w_k, w_v = (_with_bias(w, b, head, d) for w, b in
-                         ((ci.w_q, ci.b_q), (ci.w_k, ci.b_k), (ci.w_v, ci.b_v)))
-    else:
-        w_q, w_k, w_v = (_columns(w, head, d) for w in (ci.w_q, ci.w_k, ci.w_v))
-    w_o = np.array(ci.w_o[head * d:(head + 1) * d], dtype=float)  # (head_dim, d_model)
+    biased, w_q, w_k, w_v, w_o = _head_blocks(ci, head, head)
+    x, source = _with_ones(ci.x, biased), _with_ones(ci.source, biased)
     # 2) the scale: 1/√d_k when it is the model's (to rounding), else the model's number
     sqrt_dk = bool(np.isclose(ci.scale, d ** -0.5, rtol=1e-15, atol=0))
 
