@@ -8,6 +8,9 @@ and runs after all other tests of the session (see ``pytest_collection_modifyite
   its working directory and logs to tests/artifacts/streamlit-server.log.
 - ``serve_app`` (session): the factory behind ``app_server``, for a test module that needs a
   server of its own with other environment variables (``with serve_app(env, log) as url``).
+- ``models_server`` (module): for a module whose ``model`` fixture saves a model in a folder of
+  its own: the app with that folder's parent as its models folder (``ATTNVIZ_MODELS_DIR``),
+  models allowed and ``HF_HUB_OFFLINE=1``, logging to the module's ``SERVER_LOG``.
 - ``browser`` (session): headless /usr/bin/chromium through Playwright's sync API.
 - ``context`` (session): one shared 1366x768 context (the first load of the 4.6 MB Plotly
   bundle costs seconds; later pages reuse the cache); waits time out after ``TIMEOUT_MS``.
@@ -152,6 +155,17 @@ def serve_app() -> Callable[..., AbstractContextManager[str]]:
             yield base_url
 
     return serve
+
+
+@pytest.fixture(scope="module")
+def models_server(serve_app, model: dict, request: pytest.FixtureRequest) -> Iterator[str]:
+    """``streamlit run app.py`` with HF_HUB_OFFLINE=1, models allowed and the folder of the
+    module's saved model (``model["folder"]``) in the models folder, logging to the module's
+    ``SERVER_LOG``."""
+    env = {"HF_HUB_OFFLINE": "1", "ATTNVIZ_NO_MODELS": None,
+           "ATTNVIZ_MODELS_DIR": str(model["folder"].parent)}
+    with serve_app(env, request.module.SERVER_LOG) as base:
+        yield base
 
 
 @pytest.fixture(scope="session")

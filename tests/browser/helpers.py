@@ -431,6 +431,28 @@ def edit_cell(page: Page, editor: Locator, row: int, col: int, text: str) -> Non
         page.keyboard.press("Enter")
 
 
+def type_into(page: Page, label: str, typed: str, timeout: float = TIMEOUT_MS) -> None:
+    """Click the text box labelled ``label``, select what is there, type ``typed`` key by key,
+    press Enter and wait for the run it triggers."""
+    box = page.get_by_label(label, exact=True)
+    box.click()
+    box.press("Control+a")
+    page.keyboard.type(typed)
+    with expect_rerun(page, timeout):
+        page.keyboard.press("Enter")
+
+
+def choose(page: Page, label: str, option: str) -> None:
+    """Pick ``option`` of the select box labelled ``label``, and wait for the run it
+    triggers."""
+    box = page.get_by_role("combobox", name=label)
+    box.scroll_into_view_if_needed()
+    box.click()
+    with expect_rerun(page):
+        page.get_by_role("option", name=option, exact=True).click()
+    wait_for_app_run(page)
+
+
 def assert_no_exception(page: Page) -> None:
     """Fail if Streamlit shows an exception box (``data-testid="stException"``) on the page."""
     boxes = page.locator("[data-testid='stException']")

@@ -22,7 +22,6 @@ page's real-model section with layer 0, head 0 of the cross-attention.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -32,6 +31,7 @@ from helpers import (
     chart_z,
     expect_rerun,
     screenshot,
+    type_into,
     wait_for_app_run,
     wait_for_chart,
 )
@@ -70,39 +70,19 @@ def model(tmp_path_factory) -> dict:
     return dict(folder=folder, cap=cap)
 
 
-@pytest.fixture(scope="module")
-def server(serve_app, model: dict) -> Iterator[str]:
-    """``streamlit run app.py`` with models allowed and the model's folder as the models
-    folder, offline."""
-    env = {"HF_HUB_OFFLINE": "1", "ATTNVIZ_NO_MODELS": None,
-           "ATTNVIZ_MODELS_DIR": str(model["folder"].parent)}
-    with serve_app(env, SERVER_LOG) as base:
-        yield base
-
-
-def _type_into(page: Page, label: str, typed: str) -> None:
-    """Click a text box, select what is there, type ``typed`` key by key, press Enter."""
-    box = page.get_by_label(label, exact=True)
-    box.click()
-    box.press("Control+a")
-    page.keyboard.type(typed)
-    with expect_rerun(page):
-        page.keyboard.press("Enter")
-
-
 def test_a_typed_source_and_target_draw_a_saved_barts_cross_attention(
-        server: str, page: Page, model: dict) -> None:
+        models_server: str, page: Page, model: dict) -> None:
     page.set_default_timeout(TIMEOUT)
     cross = model["cap"].cross[0, 0]
     # 1) Model view: the model of the models folder, a source and a target typed in
     with expect_rerun(page):
-        page.goto(f"{server}/model_view")
+        page.goto(f"{models_server}/model_view")
     wait_for_app_run(page)
     with expect_rerun(page):
         page.get_by_text(text.SOURCES["directory"], exact=True).click()
     assert page.locator(".st-key-model_view_model input").input_value() == "bart"
-    _type_into(page, text.TEXT_LABEL, SOURCE)
-    _type_into(page, text.TEXT_B_LABEL, TARGET)
+    type_into(page, text.TEXT_LABEL, SOURCE)
+    type_into(page, text.TEXT_B_LABEL, TARGET)
     with expect_rerun(page, timeout=TIMEOUT):
         page.get_by_role("button", name=text.CAPTURE_BUTTON).click()
     assert_no_exception(page)

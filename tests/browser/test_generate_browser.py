@@ -22,7 +22,6 @@ Screenshots (tests/artifacts/screenshots/):
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -86,16 +85,6 @@ def model(tmp_path_factory) -> dict:
     return dict(folder=folder, gen=gen)
 
 
-@pytest.fixture(scope="module")
-def server(serve_app, model: dict) -> Iterator[str]:
-    """``streamlit run app.py`` with models allowed and the model's folder as the models
-    folder, offline."""
-    env = {"HF_HUB_OFFLINE": "1", "ATTNVIZ_NO_MODELS": None,
-           "ATTNVIZ_MODELS_DIR": str(model["folder"].parent)}
-    with serve_app(env, SERVER_LOG) as base:
-        yield base
-
-
 def strips(page: Page, n_layers: int, n_heads: int) -> np.ndarray:
     """The grid's strips as drawn: (n_layers, n_heads, t), each strip's first heatmap row."""
     z = chart_z(page, "generate_fig_grid")
@@ -112,12 +101,13 @@ def slider_value(page: Page) -> int:
                .inner_text())
 
 
-def test_ten_tokens_a_slider_and_a_head_opened(server: str, page: Page, model: dict) -> None:
+def test_ten_tokens_a_slider_and_a_head_opened(models_server: str, page: Page,
+                                               model: dict) -> None:
     page.set_default_timeout(TIMEOUT)
     gen = model["gen"]
     # 1) the page, the model of the models folder (the list's only one), ten tokens by default
     with expect_rerun(page, TIMEOUT):
-        page.goto(f"{server}/generate")
+        page.goto(f"{models_server}/generate")
     wait_for_app_run(page, TIMEOUT)
     assert_no_exception(page)
     assert page.locator(".st-key-generate_model input").input_value() == "llama"

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
 from dataclasses import replace
 
 import numpy as np
@@ -34,10 +33,12 @@ from helpers import (
     ARTIFACTS,
     EDITOR,
     assert_no_exception,
+    choose,
     edit_cell,
     expect_rerun,
     playground_focus,
     screenshot,
+    type_into,
     wait_for_app_run,
     wait_for_plots,
 )
@@ -85,36 +86,6 @@ def model(tmp_path_factory) -> dict:
                 tokens=cap.tokens[0], inputs=li)
 
 
-@pytest.fixture(scope="module")
-def offline_server(serve_app, model: dict) -> Iterator[str]:
-    """``streamlit run app.py`` with HF_HUB_OFFLINE=1, models allowed and the model's folder in
-    the models folder, on a free loopback port."""
-    env = {"HF_HUB_OFFLINE": "1", "ATTNVIZ_NO_MODELS": None,
-           "ATTNVIZ_MODELS_DIR": str(model["folder"].parent)}
-    with serve_app(env, SERVER_LOG) as base:
-        yield base
-
-
-def _type_into(page: Page, label: str, typed: str) -> None:
-    """Click a text box, select what is there, type ``typed`` key by key, press Enter."""
-    box = page.get_by_label(label, exact=True)
-    box.click()
-    box.press("Control+a")
-    page.keyboard.type(typed)
-    with expect_rerun(page):
-        page.keyboard.press("Enter")
-
-
-def _choose(page: Page, label: str, option: str) -> None:
-    """Pick ``option`` of the select box labelled ``label``."""
-    box = page.get_by_role("combobox", name=label)
-    box.scroll_into_view_if_needed()
-    box.click()
-    with expect_rerun(page):
-        page.get_by_role("option", name=option, exact=True).click()
-    wait_for_app_run(page)
-
-
 def _go(page: Page, where, name: str) -> None:
     """Follow a link to another page of the same session, wait for its charts."""
     with expect_rerun(page):
@@ -133,7 +104,7 @@ def _step_weights(page: Page) -> tuple[np.ndarray, list[str]]:
     return z, numbers
 
 
-def test_a_newcomer_opens_a_real_head_and_edits_it(offline_server: str, page: Page,
+def test_a_newcomer_opens_a_real_head_and_edits_it(models_server: str, page: Page,
                                                     model: dict) -> None:
     page.set_default_timeout(TIMEOUT)
     expected = np.asarray(model["weights"], dtype=float)  # (t, t), the model's own
@@ -141,12 +112,12 @@ def test_a_newcomer_opens_a_real_head_and_edits_it(offline_server: str, page: Pa
     assert t == 8 and model["tokens"][QUERY] == "and" and model["tokens"][KEY] == "mat"
     # 1) Model view: the model of the models folder (the list's only one) and a sentence
     with expect_rerun(page):
-        page.goto(f"{offline_server}/model_view")
+        page.goto(f"{models_server}/model_view")
     wait_for_app_run(page)
     with expect_rerun(page):
         page.get_by_text(text.SOURCES["directory"], exact=True).click()
     assert page.locator(".st-key-model_view_model input").input_value() == "llama"
-    _type_into(page, text.TEXT_LABEL, SENTENCE)
+    type_into(page, text.TEXT_LABEL, SENTENCE)
     with expect_rerun(page):
         page.get_by_role("button", name=text.CAPTURE_BUTTON).click()
     wait_for_plots(page, 5, timeout=TIMEOUT)
@@ -156,8 +127,8 @@ def test_a_newcomer_opens_a_real_head_and_edits_it(offline_server: str, page: Pa
                                 layers=2, heads=4, t=t, kind=text.CAUSAL)
     assert page.get_by_text(shown, exact=True).count() == 1
     # 2) layer 1, head 3, opened on every page
-    _choose(page, text.OPEN_LAYER_LABEL, str(LAYER))
-    _choose(page, text.OPEN_HEAD_LABEL, str(HEAD))
+    choose(page, text.OPEN_LAYER_LABEL, str(LAYER))
+    choose(page, text.OPEN_HEAD_LABEL, str(HEAD))
     button = page.get_by_role("button", name=text.REAL_OPEN_BUTTON.format(layer=LAYER, h=HEAD))
     button.scroll_into_view_if_needed()
     with expect_rerun(page):
@@ -177,8 +148,8 @@ def test_a_newcomer_opens_a_real_head_and_edits_it(offline_server: str, page: Pa
     screenshot(page, "real_head_step_by_step")
     # 4) Trace a cell: query 6 ("and"), key 5 ("mat"): α as the model gave it
     _go(page, page.get_by_test_id("stSidebar"), "Trace a cell")
-    _choose(page, "Query i", f"{QUERY}:and")
-    _choose(page, "Key j", f"{KEY}:mat")
+    choose(page, "Query i", f"{QUERY}:and")
+    choose(page, "Key j", f"{KEY}:mat")
     tex = page.evaluate("() => Array.from(document.querySelectorAll('annotation'),"
                         " a => a.textContent)")
     alpha = [s for s in tex if s.startswith(rf"\alpha_{{{QUERY},{KEY}}}")]

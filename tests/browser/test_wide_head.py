@@ -31,6 +31,7 @@ from helpers import (
     playground_focus,
     plot_z,
     screenshot,
+    type_into,
     wait_for_app_run,
     wait_for_plots,
 )
@@ -52,6 +53,7 @@ TEXT = " ".join(WORDS[i % len(WORDS)] for i in range(32))  # 32 tokens of the lo
 KEYED = (0, 40)  # reached with Tab from (0, 5): not drawn when the grid opens
 SCROLLED = (0, D_MODEL - 1)  # the hidden states' last column (the bias column's ones follow)
 W_Q_CELL = (D_MODEL - 1, 63)  # W_Q's last hidden row (its bias row follows), last column
+SERVER_LOG = ARTIFACTS / "streamlit-server-wide-head.log"
 
 
 @pytest.fixture(scope="module")
@@ -69,23 +71,6 @@ def model(tmp_path_factory) -> dict:
                         bias_std=0.02)
     net, tokenizer = load_model(folder)
     return dict(folder=folder, inputs=layer_inputs(net, tokenizer, TEXT, 0))
-
-
-@pytest.fixture(scope="module")
-def models_server(serve_app, model: dict):
-    """The app with the saved model's models folder as ATTNVIZ_MODELS_DIR (models allowed)."""
-    env = {"ATTNVIZ_NO_MODELS": None, "ATTNVIZ_MODELS_DIR": str(model["folder"].parent)}
-    with serve_app(env, ARTIFACTS / "streamlit-server-wide-head.log") as base:
-        yield base
-
-
-def _type_into(page: Page, label: str, typed: str) -> None:
-    box = page.get_by_label(label, exact=True)
-    box.click()
-    box.press("Control+a")
-    page.keyboard.type(typed)
-    with expect_rerun(page, TIMEOUT):
-        page.keyboard.press("Enter")
 
 
 def _focused(page: Page) -> tuple[int, int] | None:
@@ -131,7 +116,7 @@ def test_a_gpt2_small_sized_head_takes_an_edit_far_right(models_server: str, pag
     with expect_rerun(page, TIMEOUT):
         page.get_by_text(text.SOURCES["directory"], exact=True).click()
     assert page.locator(".st-key-model_view_model input").input_value() == "wide_head"
-    _type_into(page, text.TEXT_LABEL, TEXT)
+    type_into(page, text.TEXT_LABEL, TEXT, TIMEOUT)
     with expect_rerun(page, TIMEOUT):
         page.get_by_role("button", name=text.CAPTURE_BUTTON).click()
     wait_for_plots(page, 1, timeout=TIMEOUT)
