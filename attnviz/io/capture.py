@@ -107,7 +107,8 @@ def _require() -> None:
         import transformers  # noqa: F401
     except ImportError as exc:
         raise ImportError(f"capturing attention needs torch and transformers ({exc}); install "
-                          "them with: pip install 'attnviz[models]'") from None
+                          "them, in the attnviz folder, with: .venv/bin/python -m pip "
+                          "install '.[models]'") from None
 
 
 # ---------------------------------------------------------------------------------------------

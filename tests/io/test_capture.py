@@ -374,10 +374,10 @@ def test_capture_refuses_bad_arguments(loaded):
 
 def test_without_the_extra_the_error_names_it(loaded, saved, monkeypatch):
     monkeypatch.setitem(sys.modules, "transformers", None)  # import transformers fails
-    with pytest.raises(ImportError, match=r"needs torch and transformers .*pip install "
-                                          r"'attnviz\[models\]'"):
+    with pytest.raises(ImportError, match=r"needs torch and transformers .*in the attnviz "
+                                          r"folder.*pip install '\.\[models\]'"):
         load_model(saved["gpt2"])
-    with pytest.raises(ImportError, match=r"pip install 'attnviz\[models\]'"):
+    with pytest.raises(ImportError, match=r"pip install '\.\[models\]'"):
         capture(*loaded["gpt2"], text="the cat")
 
 

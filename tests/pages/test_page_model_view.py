@@ -367,7 +367,7 @@ def test_without_torch_the_page_says_how_to_install_it(at, monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)  # "import torch" now fails
     at = choose(at, "directory")
     assert text.NO_TORCH.format(module="torch") in [i.value for i in at.info]
-    assert "pip install 'attnviz[models]'" in text.NO_TORCH
+    assert "pip install '.[models]'" in text.NO_TORCH
     assert not [t for t in at.text_input if t.key.startswith("model_view")]
     assert GRID in chart_keys(at)
 

@@ -81,7 +81,8 @@ SOURCES = {
 # {module}: the package that is not installed (torch or transformers)
 NO_TORCH = (
     "Loading a model needs torch and transformers; {module} is not installed here. "
-    "Install them with: pip install 'attnviz[models]' — or capture elsewhere with "
+    "Install them, in the attnviz folder, with: .venv/bin/python -m pip install '.[models]' "
+    "— or capture elsewhere with "
     "attnviz.io.capture.save_capture and upload the .npz file (no torch needed to view it)."
 )
 # {env}: the environment variable that turned model loading off; {flag}: the start command's

@@ -32,9 +32,10 @@ INTRO = (
 )
 
 # Runs as written (tests/io/test_capture.py executes it on a tiny saved model). Needs the extra:
-# pip install "attnviz[models]". The model folder is a save_pretrained output, read offline.
+# .venv/bin/python -m pip install '.[models]' in the attnviz folder. The model folder is a
+# save_pretrained output, read offline.
 HOWTO = (
-    "# pip install 'attnviz[models]'   (torch and transformers)\n"
+    "# in the attnviz folder: .venv/bin/python -m pip install '.[models]'   (torch, transformers)\n"
     "from attnviz.io.capture import capture, load_model, save_capture\n"
     "\n"
     "model, tokenizer = load_model('path/to/model')  # a save_pretrained folder, offline\n"
