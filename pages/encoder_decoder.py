@@ -1,6 +1,8 @@
 """Encoder–decoder & additive: cross-attention, Bahdanau's scores and attention pooling.
 The views: :mod:`attnviz.ui.encoder_decoder_view`."""
 
+from contextlib import nullcontext
+
 import numpy as np
 import streamlit as st
 
@@ -26,6 +28,7 @@ presenter.page_intro(text.INTRO)
 controls.require_projection("encoder_decoder", text.DIRECT, "translation")
 # the page shows every part of the encoder–decoder story: fill the ones a preset left out
 scenario = controls.fill_parts(scenario, ("source", "additive", "pooling"))
+lesson = presenter.lesson_box()  # presenter mode: the cross-attention above the editors
 
 # lazy, as on Multi-head: the tokens, sizes and two embedding editors run only while it is open
 inputs = st.expander(text.INPUTS_TITLE, expanded=False,
@@ -52,12 +55,16 @@ if scenario.use_pe:
     st.caption(text.PE_ON)
 
 # --- 1) cross-attention ---------------------------------------------------------------------------
-st.subheader(text.CROSS_TITLE)
-st.latex(text.CROSS_FORMULA)
-st.caption(text.CROSS)
-cross = controls.compute(with_variant(scenario, "cross"))
-if cross is not None:
-    cross_views(cross)
+with lesson or nullcontext():
+    st.subheader(text.CROSS_TITLE)
+    st.latex(text.CROSS_FORMULA)
+    if not lesson:
+        st.caption(text.CROSS)
+    cross = controls.compute(with_variant(scenario, "cross"))
+    if cross is not None:
+        cross_views(cross)
+    if lesson:  # (under the map: its rows keep the first screen)
+        st.caption(text.CROSS)
 real_cross_section()
 
 # --- 2) additive (Bahdanau) attention -------------------------------------------------------------

@@ -5,10 +5,11 @@ import streamlit as st
 
 from attnviz.figures import heatmap
 from attnviz.figures.clickable import point_from_selection
+from attnviz.figures.grid import compact
 from attnviz.figures.line_view import MAX_TOKENS, head_view
 from attnviz.teach.text import common
 from attnviz.teach.text import line_view as text
-from attnviz.ui import controls, layout, presenter, state
+from attnviz.ui import controls, layout, one_map, presenter, state
 from attnviz.ui.diagnostics import diagnostics_panel
 from attnviz.ui.page_end import end_page
 from attnviz.ui.panels import show_figure
@@ -70,17 +71,22 @@ def on_click() -> None:
         st.session_state["line_view_focus"] = "none" if option == choice else option
 
 
-# presenter mode: halves, the weights' numbers as large as the projected screen needs
-left, right = st.columns(2 if state.presenter() else layout.WIDE_LEFT, gap="large")
+# presenter mode: the weights wider, without axis titles (named in their title) or colour bar,
+# their height following the screen: a number fits each cell on the first screen at 1024×768
+presenting = state.presenter()
+left, right = st.columns(layout.NARROW_LEFT if presenting else layout.WIDE_LEFT, gap="large")
 with left:
     st.caption(text.OPACITY)
     show_figure(fig, key="line_view_fig", on_select=on_click)
 with right:
     h = heads[0]
-    st.markdown(f"**{text.HEAD_WEIGHTS.format(h=h) if n_heads > 1 else text.WEIGHTS}**")
+    title = text.HEAD_WEIGHTS.format(h=h) if n_heads > 1 else text.WEIGHTS
+    st.markdown(f"**{title}**" + (text.AXES_PRESENTER if presenting else ""))
     rows = [focus[1]] if focus and focus[0] == "query" else []
     cells = [(i, focus[1]) for i in range(t_q)] if focus and focus[0] == "key" else []
-    show_figure(heatmap(weights[h], k_lab, q_lab, kind="weights", x_title=common.AXIS_KEY,
-                        y_title=common.AXIS_QUERY, highlight=[*rows, *cells]),
-                key="line_view_fig_weights")
+    fig = heatmap(weights[h], k_lab, q_lab, kind="weights", x_title=common.AXIS_KEY,
+                  y_title=common.AXIS_QUERY, highlight=[*rows, *cells])
+    if presenting:  # the scale is in the cells' numbers, the axes in the title
+        compact(fig, colour_bar=False)
+    show_figure(fig, key="line_view_fig_weights", fit=one_map.fit(fig) if presenting else None)
     diagnostics_panel(weights if n_heads > 1 else weights[0], q_lab, k_lab, key="line_view_diag")

@@ -22,7 +22,6 @@ from attnviz.ui.positional_encoding_view import (
 st.header(text.TITLE)
 scenario = state.get_scenario()
 presenter.page_intro(text.INTRO)
-st.latex(text.FORMULA)
 
 
 # --- 1) the encoding on its own (independent of the scenario) -----------------------------------
@@ -56,15 +55,35 @@ def pe_explorer() -> None:
     pe_views(n_pos, d_model, base)
 
 
-pe_explorer()
-
 # --- 2) on the scenario's tokens -----------------------------------------------------------------
-st.subheader(text.SCENARIO_TITLE)
-if scenario.direct:
-    st.info(text.DIRECT)
+def on_the_tokens() -> bool:
+    """The scenario's weights without and with PE; False (a note instead) for a scenario that
+    gives its scores directly."""
+    st.subheader(text.SCENARIO_TITLE)
+    if scenario.direct:
+        st.info(text.DIRECT)
+        return False
+    compare = f"{text.COMPARE} {text.COMPARE_BASE.format(base=scenario.pe_base)}"
+    if not state.presenter():
+        st.caption(compare)
+    with_and_without_pe(scenario)
+    if state.presenter():  # (under the weights: their rows keep the first screen)
+        st.caption(compare)
+    return True
+
+
+# presenter mode: the class's own tokens first, so the first screen shows a chart with numbers
+# (the PE matrix's 50 × 32 cells hold none), then the encoding under its formula
+if state.presenter():
+    on_tokens = on_the_tokens()
+    st.latex(text.FORMULA)
+    pe_explorer()
+else:
+    st.latex(text.FORMULA)
+    pe_explorer()
+    on_tokens = on_the_tokens()
+if not on_tokens:
     end_page()
-st.caption(f"{text.COMPARE} {text.COMPARE_BASE.format(base=scenario.pe_base)}")
-with_and_without_pe(scenario)
 
 
 @st.fragment

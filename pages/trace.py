@@ -7,7 +7,7 @@ from attnviz.figures import heatmap
 from attnviz.figures.clickable import MAX_PICKER_CELLS, add_cell_picker
 from attnviz.teach.text import common
 from attnviz.teach.text import trace as text
-from attnviz.ui import controls, layout, presenter, state, trace_view
+from attnviz.ui import controls, layout, one_map, presenter, state, trace_view
 from attnviz.ui.diagnostics import diagnostics_panel
 from attnviz.ui.page_end import end_page
 from attnviz.ui.panels import show_figure
@@ -34,18 +34,24 @@ trace_view.ensure_cell(query_key, key_key, t_q, t_k)
 i = c_query.selectbox(text.QUERY_LABEL, range(t_q), format_func=lambda r: q_lab[r], key=query_key)
 j = c_key.selectbox(text.KEY_LABEL, range(t_k), format_func=lambda c: k_lab[c], key=key_key)
 
-left, right = st.columns(layout.TRACE_COLUMNS, gap="large")
+# presenter mode: the weights wider (a number in every cell on the first screen at 1024×768)
+left, right = st.columns(layout.TRACE_COLUMNS_PRESENTER if state.presenter()
+                         else layout.TRACE_COLUMNS, gap="large")
 with left:
     st.markdown(text.WEIGHTS_TITLE.format(head=text.HEAD_SUFFIX.format(h=head) if multi else ""))
-    fig = heatmap(weights, k_lab, q_lab, kind="weights", x_title=common.AXIS_KEY,
-                  y_title=common.AXIS_QUERY, highlight=[i, (i, j)])
+    # presenter mode: the axes named in the caption, the height following the screen
+    presenting = state.presenter()
+    fig = heatmap(weights, k_lab, q_lab, kind="weights",
+                  x_title="" if presenting else common.AXIS_KEY,
+                  y_title="" if presenting else common.AXIS_QUERY, highlight=[i, (i, j)])
+    fit = one_map.fit(fig) if presenting else None
     if weights.size <= MAX_PICKER_CELLS:
         curve = add_cell_picker(fig, weights, k_lab, q_lab, value_name="α")
-        st.caption(text.CLICK)
-        show_figure(fig, key="trace_fig_weights", on_select=trace_view.click_handler(
+        st.caption(text.CLICK_PRESENTER if presenting else text.CLICK)
+        show_figure(fig, key="trace_fig_weights", fit=fit, on_select=trace_view.click_handler(
             "trace_fig_weights", curve, t_k, query_key, key_key))
     else:
-        show_figure(fig, key="trace_fig_weights")
+        show_figure(fig, key="trace_fig_weights", fit=fit)
     diagnostics_panel(weights, q_lab, k_lab, key="trace_diag")
     if scenario.spec.projections:  # additive attention has no Q, K, V matrices
         trace_view.qkv_rows(part, q_lab, k_lab, i, j)

@@ -1,5 +1,6 @@
 """Why √d_k: random q and k for growing d_k; score variance and softmax entropy, scaled or not."""
 
+from contextlib import nullcontext
 from functools import partial
 
 import streamlit as st
@@ -22,6 +23,7 @@ state.get_scenario()
 st.header(text.TITLE)
 presenter.page_intro(text.INTRO)
 st.latex(text.FORMULA)
+lesson = presenter.lesson_box()  # presenter mode: the first two charts above the controls
 
 WIDTHS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
 c1, c2, c3, c4 = st.columns(4)
@@ -35,15 +37,24 @@ seed = c4.number_input(common.SEED_LABEL, 0, limits.SEED_MAX, 0, key="why_sqrt_d
 d_ks = tuple(d for d in WIDTHS if d <= largest)
 res = remembered_experiment(d_ks, t_k=int(t_k), n_queries=int(n_queries), seed=int(seed))
 
-left, right = st.columns(2, gap="large")
-with left:
-    st.markdown(f"**{text.VARIANCE_TITLE}**")
-    st.caption(text.VARIANCE)
-    show_figure(variance_figure(res), key="why_sqrt_dk_fig_variance")
-with right:
-    st.markdown(f"**{text.ENTROPY_TITLE}**")
-    st.caption(text.ENTROPY)
-    show_figure(entropy_figure(res), key="why_sqrt_dk_fig_entropy")
+
+def chart(title: str, caption: str, fig, key: str) -> None:
+    """A chart under its title, its caption above it (in presenter mode under it: the chart
+    starts on the first screen)."""
+    st.markdown(f"**{title}**")
+    if not state.presenter():
+        st.caption(caption)
+    show_figure(fig, key=key)
+    if state.presenter():
+        st.caption(caption)
+
+
+with lesson or nullcontext():
+    left, right = st.columns(2, gap="large")
+    with left:
+        chart(text.VARIANCE_TITLE, text.VARIANCE, variance_figure(res), "why_sqrt_dk_fig_variance")
+    with right:
+        chart(text.ENTROPY_TITLE, text.ENTROPY, entropy_figure(res), "why_sqrt_dk_fig_entropy")
 
 left, right = st.columns(2, gap="large")
 with left:

@@ -10,24 +10,30 @@ from attnviz.core.additive import attention_pooling
 from attnviz.figures import Sizing, heatmap
 from attnviz.scenarios.scenario import with_positions
 from attnviz.teach.text import encoder_decoder as text
-from attnviz.ui import controls, state
+from attnviz.ui import controls, one_map, state
 from attnviz.ui import model_view as mv
 from attnviz.ui.editors import matrix_editor
-from attnviz.ui.panels import matrix_panel
+from attnviz.ui.panels import matrix_panel, show_figure
 
 
 def cross_views(cross) -> None:
-    """Cross-attention's weights (target queries over source keys) beside its output."""
+    """Cross-attention's weights (target queries over source keys) beside its output; in
+    presenter mode one of them at a time across the page, its height following the screen
+    (side by side at 1024 px, eight tokens' cells are too narrow for a number: ui/one_map.py)."""
     att = cross.attention
-    c1, c2 = st.columns(2, gap="large")
-    with c1:
-        fig = heatmap(att.weights, cross.k_labels, cross.q_labels, kind="weights",
-                      y_title=text.AXIS_TARGET_QUERY, x_title=text.AXIS_SOURCE_KEY)
-        matrix_panel(text.CROSS_WEIGHTS, fig, key="encoder_decoder_fig_cross_weights")
-    with c2:
-        fig = heatmap(att.output, controls.dims("o", att.output.shape[1]), cross.q_labels,
-                      y_title=text.AXIS_TARGET)
-        matrix_panel(text.CROSS_OUTPUT, fig, key="encoder_decoder_fig_cross_output")
+    figs = {"weights": heatmap(att.weights, cross.k_labels, cross.q_labels, kind="weights",
+                               y_title=text.AXIS_TARGET_QUERY, x_title=text.AXIS_SOURCE_KEY),
+            "output": heatmap(att.output, controls.dims("o", att.output.shape[1]),
+                              cross.q_labels, y_title=text.AXIS_TARGET)}
+    titles = {"weights": text.CROSS_WEIGHTS, "output": text.CROSS_OUTPUT}
+    shown = one_map.pick("encoder_decoder_cross_map", titles, "weights")
+    if shown:
+        show_figure(figs[shown], key=f"encoder_decoder_fig_cross_{shown}",
+                    filename=titles[shown], fit=one_map.fit(figs[shown]))
+        return
+    for col, (name, fig) in zip(st.columns(2, gap="large"), figs.items(), strict=True):
+        with col:
+            matrix_panel(titles[name], fig, key=f"encoder_decoder_fig_cross_{name}")
 
 
 def real_cross_section() -> None:

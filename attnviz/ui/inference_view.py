@@ -17,7 +17,7 @@ from attnviz.scenarios import limits, sweep
 from attnviz.scenarios.scenario import run_scenario, with_variant
 from attnviz.teach.text import common
 from attnviz.teach.text import inference as text
-from attnviz.ui import controls, layout
+from attnviz.ui import controls, layout, one_map, state
 from attnviz.ui.panels import set_widget_from_named_slider, show_figure
 
 LOGITS = sweep.value_grid(limits.SINK_LOGIT_MIN, limits.SINK_LOGIT_MAX,  # the sink logit
@@ -183,14 +183,20 @@ def start_at(control: str, default, low, top) -> None:
     st.session_state[control] = min(max(value, low), top)
 
 
-def show_dragged(fig, key: str, frames: list[dict], drag: str, controls: dict) -> None:
+def show_dragged(fig, key: str, frames: list[dict], drag: str, controls: dict, *,
+                 fitted: bool = False) -> None:
     """Show ``fig`` (chart key ``key``) with its drag sliders' ``frames`` (none: no slider):
     with frames, the caption ``drag`` above it and a slider's release setting the control
-    ``controls`` names for it (:func:`~attnviz.ui.panels.set_widget_from_named_slider`)."""
-    if frames:
+    ``controls`` names for it (:func:`~attnviz.ui.panels.set_widget_from_named_slider`).
+    ``fitted`` (presenter mode, the page's first chart): its height follows the screen, so its
+    cells end on the first screen, and the caption goes under it."""
+    if frames and not fitted:
         st.caption(drag)
     show_figure(fig, key=key, frames=frames or None,
-                on_slider=partial(set_widget_from_named_slider, key, controls) if frames else None)
+                on_slider=partial(set_widget_from_named_slider, key, controls) if frames else None,
+                fit=one_map.fit(fig) if fitted else None)
+    if frames and fitted:
+        st.caption(drag)
 
 
 def size_slider(control: str, label: str, n: int, on_chart: bool) -> int:
@@ -230,7 +236,8 @@ def kv_views(scenario, result, call: int, prefill: int) -> None:
     show_dragged(fig, "inference_fig_call_weights",
                  call_frames(fig, scenario, att, call, labels, prefill), text.CALL_DRAG,
                  {"call": ("inference_call", range(1, calls + 1), int),
-                  "prefill": ("inference_prefill", range(1, max(t, 2) + 1), int)})
+                  "prefill": ("inference_prefill", range(1, max(t, 2) + 1), int)},
+                 fitted=state.presenter())
     left, right = st.columns(layout.NARROW_LEFT, gap="large")
     with left:
         st.markdown(f"**{text.CACHE_K}**")

@@ -62,6 +62,7 @@ LABEL_BESIDE_CONTROL = [1, 3]  # Multi-head: the head count | the widths it give
 LOSS_HEAD_PATTERN = [3, 2, 3]  # Gradients: the loss | the head | the target pattern
 SINK_COLUMNS = [4, 4, 3]  # Inference, sinks: the mask | the weights | each row's shares
 TRACE_COLUMNS = [5, 7]  # Trace: the inputs | the traced cell
+TRACE_COLUMNS_PRESENTER = [2, 1]  # ... in presenter mode (the weights' numbers need the room)
 TWO_BUTTONS = [1, 1, 4]  # Quiz: two buttons side by side, the rest of the row empty
 TASK_FIELDS_HEAD = [3, 3, 2]  # Learn: the task | the trained fields | the head
 TRAINING_SETTINGS = [2, 3, 2, 3, 2]  # Learn: optimizer | rate | steps | start | seed

@@ -105,14 +105,15 @@ def set_widget_from_named_slider(figure: str,
 
 
 def matrix_panel(title: str, fig: go.Figure, *, key: str, formula: str = "",
-                 explanation: str = ""):
-    """A subheader, the formula (LaTeX), a one-line explanation and the heatmap."""
+                 explanation: str = "", fit: dict | None = None):
+    """A subheader, the formula (LaTeX), a one-line explanation and the heatmap (``fit``: its
+    height follows the screen, :func:`show_figure`)."""
     st.markdown(f"**{title}**")
     if formula:
         st.latex(formula)
     if explanation:
         st.caption(explanation)
-    return show_figure(fig, key=key, filename=title)
+    return show_figure(fig, key=key, filename=title, fit=fit)
 
 
 def scenario_caption(scenario) -> None:

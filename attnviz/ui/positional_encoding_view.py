@@ -17,7 +17,7 @@ from attnviz.scenarios import limits
 from attnviz.scenarios.scenario import permutation_check, position_labels
 from attnviz.teach.text import common
 from attnviz.teach.text import positional_encoding as text
-from attnviz.ui import controls, layout, state
+from attnviz.ui import controls, layout, one_map, state
 from attnviz.ui.panels import matrix_panel, show_figure, slider_value
 
 BASES = [10, 100, 1000, 10000, 100000]
@@ -144,9 +144,15 @@ def pe_views(n_pos: int, d_model: int, base: int) -> None:
 
 
 def with_and_without_pe(scenario) -> None:
-    """The scenario's weights without and with the positional encoding, side by side."""
-    cols = st.columns(2, gap="large")
-    for col, use_pe in zip(cols, (False, True), strict=True):
+    """The scenario's weights without and with the positional encoding: side by side; in
+    presenter mode one at a time across the page, its height following the screen (side by
+    side at 1024 px, eight tokens' cells are too narrow for a number: ui/one_map.py)."""
+    names = {"plain": text.WITHOUT_PE, "pe": text.WITH_PE}
+    shown = one_map.pick("positional_encoding_pe_map", names, "plain")
+    sides = [shown] if shown else list(names)
+    cols = [st.container()] if shown else st.columns(2, gap="large")
+    for col, side in zip(cols, sides, strict=True):
+        use_pe = side == "pe"
         with col:
             result = controls.compute(replace(scenario, use_pe=use_pe))
             if result is None:
@@ -156,10 +162,9 @@ def with_and_without_pe(scenario) -> None:
                 st.caption(text.COMPARE_HEAD)
                 weights = weights[0]
             fig = heatmap(weights, result.k_labels, result.q_labels, kind="weights",
-                          title=text.WITH_PE if use_pe else text.WITHOUT_PE,
-                          y_title=common.AXIS_QUERY, x_title=common.AXIS_KEY)
-            show_figure(fig,
-                        key=f"positional_encoding_fig_weights_{'pe' if use_pe else 'plain'}")
+                          title=names[side], y_title=common.AXIS_QUERY, x_title=common.AXIS_KEY)
+            show_figure(fig, key=f"positional_encoding_fig_weights_{side}",
+                        fit=one_map.fit(fig) if shown else None)
 
 
 def shuffled(t: int, kind: str, seed: int) -> np.ndarray:

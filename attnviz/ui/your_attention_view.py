@@ -18,7 +18,7 @@ from attnviz.io import attention_io as aio
 from attnviz.scenarios import limits
 from attnviz.teach.text import common
 from attnviz.teach.text import your_attention as text
-from attnviz.ui import layout, share
+from attnviz.ui import layout, one_map, share, state
 from attnviz.ui.head_grid import grid, pooled_heads
 from attnviz.ui.panels import matrix_panel, show_figure
 
@@ -41,8 +41,10 @@ def weights_view(att, matrix, labels: list[str], name: str, figures: list) -> No
     fig = heatmap(downsample(matrix, limits.MAX_DISPLAY_T), shown, shown, kind="weights",
                   y_title=common.AXIS_QUERY, x_title=common.AXIS_KEY,
                   sizing=Sizing(gaps=att.t <= 64))
+    # presenter mode: its height follows the screen (its cells end on the first screen)
     matrix_panel(text.WEIGHTS_TITLE.format(name=name), fig, key="your_attention_fig_weights",
-                 formula=text.WEIGHTS_FORMULA, explanation=text.WEIGHTS_EXPLANATION)
+                 formula=text.WEIGHTS_FORMULA, explanation=text.WEIGHTS_EXPLANATION,
+                 fit=one_map.fit(fig) if state.presenter() else None)
     figures.append((text.WEIGHTS_TITLE.format(name=name), fig))
 
 
@@ -59,13 +61,23 @@ def heads_view(att, tokens: list[str], weights, layer: int, figures: list) -> No
                                            n_heads=att.heads))
     short = [f"{i}:{tok[:6]}" for i, tok in enumerate(tokens)]  # thumbnails: short labels
     pooled = pooled_heads(short, short, text.HEADS_EXACT)
-    for h, col in zip(range(first, first + heads_shown), grid(heads_shown, layout.HEADS_PER_ROW),
-                      strict=True):
+    heads = range(first, first + heads_shown)
+    # presenter mode, where the thumbnails side by side leave their cells too narrow for a
+    # number: one head at a time, picked above it, across the page (ui/one_map.py; below the
+    # first screen, so its height is the chart's own)
+    one = state.presenter() and not one_map.side_by_side(
+        min(heads_shown, layout.HEADS_PER_ROW), len(pooled.k_labels))
+    picked = one_map.pick("your_attention_head_map", {
+        h: common.HEAD_NAME.format(h=h) for h in heads}, default=first) if one else None
+    figs = {h: heatmap(pooled(weights[h]), pooled.k_labels, pooled.q_labels, kind="weights",
+                       title=common.HEAD_NAME.format(h=h), sizing=Sizing(gaps=att.t <= 24))
+            for h in heads}
+    figures.extend((text.HEAD_FIGURE.format(layer=layer, h=h), fig) for h, fig in figs.items())
+    shown = list(heads) if picked is None else [picked]  # (the report keeps every head)
+    per_row = layout.HEADS_PER_ROW if picked is None else 1
+    for h, col in zip(shown, grid(len(shown), per_row), strict=True):
         with col:
-            fig = heatmap(pooled(weights[h]), pooled.k_labels, pooled.q_labels, kind="weights",
-                          title=common.HEAD_NAME.format(h=h), sizing=Sizing(gaps=att.t <= 24))
-            show_figure(fig, key=f"your_attention_fig_head_{h}")
-            figures.append((text.HEAD_FIGURE.format(layer=layer, h=h), fig))
+            show_figure(figs[h], key=f"your_attention_fig_head_{h}")
 
 
 def line_view(att, weights, labels: list[str], head, layer: int, figures: list) -> None:

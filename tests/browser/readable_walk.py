@@ -84,12 +84,10 @@ STEPS = [(key, n) for key, lec in LECTURES.items() for n in range(1, len(lec.ste
 # presenter mode's tick labels were 16 px at every size: they are 18 px at 1920 px
 # (attnviz/ui/plotly_present.js presenterTickPx); these cases fail for their other reasons.
 FAILING: dict[tuple, str] = {
-    ('encoder_decoder', '1024x768'): 'no chart with numbers on the first screen',
     ('encoder_decoder', '1920x1080', 8): (
         'add_scores: cell numbers of 22 px (< 24); axis labels 16 px (< 18)'),
     ('encoder_decoder', '1920x1080', 10): (
-        'add_scores: cell numbers of 17 px (< 24); no chart with numbers on the first screen; '
-        'axis labels 16 px (< 18)'),
+        'add_scores: cell numbers of 17 px (< 24); axis labels 16 px (< 18)'),
     ('gradients', '1024x768', 6): 'no chart with numbers on the first screen',
     ('gradients', '1024x768', 8): (
         'sweep_heatmap: turned labels overlap; no chart with numbers on the first screen'),
@@ -111,11 +109,7 @@ FAILING: dict[tuple, str] = {
     ('induction', '1920x1080'): (
         'grid: no numbers; grid: labels overlap; no chart with numbers on the first screen; '
         'axis labels 16 px (< 18)'),
-    ('inference', '1024x768'): 'no chart with numbers on the first screen',
     ('learn', '1024x768', 10): 'no chart with numbers on the first screen',
-    ('line_view', '1024x768', 8): 'weights: no numbers; weights: turned labels overlap',
-    ('line_view', '1024x768', 10): (
-        'weights: turned labels overlap; no chart with numbers on the first screen'),
     ('line_view', '1920x1080', 10): (
         'weights: cell numbers of 18 px (< 24); axis labels 16 px (< 18)'),
     ('model_view', '1024x768'): 'no chart with numbers on the first screen',
@@ -135,25 +129,9 @@ FAILING: dict[tuple, str] = {
     ('playground', '1920x1080', 10): (
         'weights_slot_0: no numbers; weights_slot_2: cell numbers of 21 px (< 24); axis labels '
         '16 px (< 18)'),
-    ('positional_encoding', '1024x768'): 'no chart with numbers on the first screen',
-    ('positional_encoding', '1920x1080'): (
-        'no chart with numbers on the first screen; axis labels 16 px (< 18)'),
     ('step_by_step', '1024x768', 10): 'no chart with numbers on the first screen',
-    ('trace', '1024x768', 6): 'weights: no numbers; no chart with numbers on the first screen',
-    ('trace', '1024x768', 8): (
-        'weights: turned labels overlap; no chart with numbers on the first screen'),
-    ('trace', '1024x768', 10): (
-        'weights: turned labels overlap; no chart with numbers on the first screen'),
     ('trace', '1920x1080', 8): 'axis labels 16 px (< 18)',
     ('trace', '1920x1080', 10): 'weights: cell numbers of 19 px (< 24); axis labels 16 px (< 18)',
-    ('why_sqrt_dk', '1024x768'): 'no chart with numbers on the first screen',
-    ('your_attention', '1024x768'): (
-        'head_0: turned labels overlap; head_1: turned labels overlap; head_2: turned labels '
-        'overlap; head_3: turned labels overlap; no chart with numbers on the first screen'),
-    ('your_attention', '1920x1080'): (
-        'head_0: cell numbers of 17 px (< 24); head_1: cell numbers of 17 px (< 24); head_2: '
-        'cell numbers of 17 px (< 24); head_3: cell numbers of 17 px (< 24); no chart with '
-        'numbers on the first screen; axis labels 16 px (< 18)'),
     ('lecture:backprop:5', '1024x768'): "the talking point names ['0.00495'], not drawn",
     ('lecture:backprop:4', '1920x1080'): (
         'sweep: axis labels of 12 px (< 18); axis labels 16 px (< 18)'),

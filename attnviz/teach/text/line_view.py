@@ -40,3 +40,5 @@ FOCUS_OPTION = "{side} {label}"
 # {h}: the head shown beside the lines
 HEAD_WEIGHTS = "Weights of head {h}"
 WEIGHTS = "Weights"
+# presenter mode: after the weights' title (the chart is drawn without axis titles)
+AXES_PRESENTER = " (rows: queries, columns: keys)"

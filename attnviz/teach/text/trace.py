@@ -31,6 +31,8 @@ INTRO = (
 QUERY_LABEL = "Query i"
 KEY_LABEL = "Key j"
 CLICK = "Click a cell to trace it."
+# presenter mode: the weights drawn without axis titles (their cells keep the room)
+CLICK_PRESENTER = "Rows: the query i, columns: the key j. Click a cell to trace it."
 # {head}: HEAD_SUFFIX for a multi-head scenario, else ""
 WEIGHTS_TITLE = "**Attention weights{head}**"
 # {h}: the head shown
