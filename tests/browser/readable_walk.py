@@ -110,8 +110,6 @@ FAILING: dict[tuple, str] = {
         'grid: no numbers; grid: labels overlap; no chart with numbers on the first screen; '
         'axis labels 16 px (< 18)'),
     ('learn', '1024x768', 10): 'no chart with numbers on the first screen',
-    ('line_view', '1920x1080', 10): (
-        'weights: cell numbers of 18 px (< 24); axis labels 16 px (< 18)'),
     ('model_view', '1024x768'): 'no chart with numbers on the first screen',
     ('model_view', '1920x1080'): (
         'grid: no numbers; no chart with numbers on the first screen; axis labels 16 px (< 18)'),
@@ -130,8 +128,6 @@ FAILING: dict[tuple, str] = {
         'weights_slot_0: no numbers; weights_slot_2: cell numbers of 21 px (< 24); axis labels '
         '16 px (< 18)'),
     ('step_by_step', '1024x768', 10): 'no chart with numbers on the first screen',
-    ('trace', '1920x1080', 8): 'axis labels 16 px (< 18)',
-    ('trace', '1920x1080', 10): 'weights: cell numbers of 19 px (< 24); axis labels 16 px (< 18)',
     ('lecture:backprop:5', '1024x768'): "the talking point names ['0.00495'], not drawn",
     ('lecture:backprop:4', '1920x1080'): (
         'sweep: axis labels of 12 px (< 18); axis labels 16 px (< 18)'),
