@@ -61,6 +61,7 @@ FILE_SECONDS: dict[str, float] = {
     "tests/browser/test_lecture.py": 283,
     "tests/browser/test_drag_window.py": 263,
     "tests/browser/test_guided_lecture.py": 260,
+    "tests/browser/test_readable_words.py": 244,  # the 6- and 10-word walks: 162 + 82
     "tests/browser/test_wide_head.py": 207,
     "tests/browser/test_induction_page.py": 206,
     "tests/browser/test_focus_switch.py": 203,
@@ -68,7 +69,6 @@ FILE_SECONDS: dict[str, float] = {
     "tests/browser/test_backward_pages.py": 179,
     "tests/pages/test_benchmarks_smoke_floor.py": 177,
     "tests/browser/test_presenter_sizes.py": 175,
-    "tests/browser/test_readable_6_words.py": 162,
     "tests/browser/test_grid.py": 161,
     "tests/browser/test_every_preset.py": 156,
     "tests/browser/test_presenter_pages.py": 151,
@@ -84,7 +84,6 @@ FILE_SECONDS: dict[str, float] = {
     "tests/browser/test_grid_width.py": 93,
     "tests/pages/test_benchmarks_smoke.py": 92,
     "tests/browser/test_generate_browser.py": 92,
-    "tests/browser/test_readable_10_words.py": 82,
     "tests/browser/test_presenter_row_title.py": 70,
     "tests/browser/test_security.py": 61,
     "tests/browser/test_colours_browser.py": 60,

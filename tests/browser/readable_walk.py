@@ -1,8 +1,8 @@
 """The readable walk (issue 40's browser test): every page readable from the back of a lecture
 hall with a real sentence. The walks, their measurements and the failing list; the tests are
-test_readable_6_words.py, test_readable_8_words.py (also each page's first screen),
-test_readable_10_words.py and test_readable_lectures.py, files of their own so that the suite's
-two processes share them (a walk runs once per file, in one browser session).
+test_readable_words.py (6 and 10 words), test_readable_8_words.py (also each page's first
+screen) and test_readable_lectures.py, files of their own so that the suite's two processes
+share them (each walk runs once, in a browser session of its own).
 
 A lecturer turns presenter mode on, types a sentence of 6, 8 or 10 words into the
 Playground's token box and walks every page with the on-screen "next page" link, on a
@@ -543,10 +543,12 @@ def _case(case: tuple, *keys: tuple) -> object:
         if reason else pytest.param(*case)
 
 
-def page_cases(n: int) -> list:
-    """The (page, size) cases of the ``n``-word walk, the failing ones strict xfails."""
-    return [_case((name, size), (name, size), (name, size, n))
-            for name in PAGES for size in SIZES]
+def page_cases(*lengths: int) -> list:
+    """The cases of the walks of these sentence lengths, the failing ones strict xfails:
+    (page, size) for one length, (length, page, size) for several."""
+    return [_case((n, name, size) if len(lengths) > 1 else (name, size),
+                  (name, size), (name, size, n))
+            for n in lengths for name in PAGES for size in SIZES]
 
 
 STEP_CASES = [_case((key, step, size), (f"lecture:{key}:{step}", size))
