@@ -260,10 +260,6 @@ WORDS = re.compile(r"[A-Za-z]{2,}.*\s.*[A-Za-z]{2,}|[A-Za-z]{2,} |\s[A-Za-z]{2,}
 LATEX_COMMAND = re.compile(r"\\[A-Za-z]+")  # \times, \frac: markup, not words
 
 
-#: A string of bare CSS rules ("selector { property: value; }" ...), not words shown to anyone
-CSS_RULES = re.compile(r"(?:[^{}]+\{[^{};]*;[^{}]*\}\s*)+")
-
-
 def literal_messages(path: Path) -> list[tuple[int, str]]:
     """String literals of a module that read as words shown to the user: a str constant or an
     f-string (not a docstring, an exception or a log message, a key, a subscript, CSS or bare
@@ -313,8 +309,7 @@ def literal_messages(path: Path) -> list[tuple[int, str]]:
         else:
             continue
         bare = re.sub(r"<[^>]*>|\{\}", "", s).strip()
-        if not bare or s.startswith("_") or "<style" in s or CSS_RULES.fullmatch(s.strip()) \
-                or hidden(node):
+        if not bare or s.startswith("_") or "<style" in s or hidden(node):
             continue
         if WORDS.search(LATEX_COMMAND.sub("", s)) or (shown_slot(node)
                                                       and re.search(r"[A-Za-z]", s)):
