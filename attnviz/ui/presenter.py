@@ -58,23 +58,20 @@ PRESENTER_CSS = """
 </style>
 """
 
-
-def _compact_css(top: str, extra: str = "") -> str:
-    """A compact page's CSS: ``top`` of empty space above the page, none above its title,
-    display formulas that may wrap; then ``extra`` rules."""
-    return f"""
-<style>
-[data-testid="stMainBlockContainer"] {{ padding-top: {top}; padding-bottom: 0.25rem; }}
-[data-testid="stMain"] h1 {{ padding-top: 0; }}
-[data-testid="stMain"] .katex-display > .katex {{ white-space: normal; }}
-{extra}</style>
-"""
-
-
 # A page that must fit one screen (the Playground's lecture view): less empty space above.
 # In presenter mode 2rem stay: the sidebar's reopen arrow sits there.
-COMPACT_CSS = _compact_css("1rem")
-COMPACT_PRESENTER_CSS = _compact_css("2rem", """\
+COMPACT_CSS = """
+<style>
+[data-testid="stMainBlockContainer"] { padding-top: 1rem; padding-bottom: 0.25rem; }
+[data-testid="stMain"] h1 { padding-top: 0; }
+[data-testid="stMain"] .katex-display > .katex { white-space: normal; }
+</style>
+"""
+COMPACT_PRESENTER_CSS = """
+<style>
+[data-testid="stMainBlockContainer"] { padding-top: 2rem; padding-bottom: 0.25rem; }
+[data-testid="stMain"] h1 { padding-top: 0; }
+[data-testid="stMain"] .katex-display > .katex { white-space: normal; }
 .st-key-playground_focus [role="tablist"], .st-key-playground_focus [role="tab"] {
   height: 1.6rem; }
 .st-key-playground_focus [role="tablist"] { position: relative; z-index: 1; }
@@ -85,7 +82,8 @@ COMPACT_PRESENTER_CSS = _compact_css("2rem", """\
 .st-key-playground_presenter_controls [data-testid="stWidgetLabel"] p {
   font-size: 1rem; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .st-key-playground_presenter_controls [data-testid="stCaptionContainer"] { font-size: 1rem; }
-""")
+</style>
+"""
 # (the lecture view's row of controls in presenter mode, ui/lecture.py: one line per label, the
 # whole label in its help; a label wrapping to four lines in a narrow column pushes the charts
 # below the screen; the focus tabs' bar 30 px shorter than Streamlit's, so ten rows still
@@ -99,7 +97,13 @@ COMPACT_PRESENTER_CSS = _compact_css("2rem", """\
 # A page with a title and an introduction in presenter mode (:func:`page_intro`): compact, but
 # the title's text starts below Streamlit's header (60 px, white, drawn over the page): at 2rem
 # the top of the title's line is under it (measured at 1024×768).
-INTRO_PRESENTER_CSS = _compact_css("3rem")
+INTRO_PRESENTER_CSS = """
+<style>
+[data-testid="stMainBlockContainer"] { padding-top: 3rem; padding-bottom: 0.25rem; }
+[data-testid="stMain"] h1 { padding-top: 0; }
+[data-testid="stMain"] .katex-display > .katex { white-space: normal; }
+</style>
+"""
 
 
 _STREAMLIT_SELECTOR = re.compile(r'\[data-(?:testid|baseweb)="[^"]+"\]')
