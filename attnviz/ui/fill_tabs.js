@@ -6,12 +6,13 @@
 // one run each, not two) and then asks for one more run, which changes nothing and so fills
 // every tab. A tab clicked after it shows its charts at the click, with no run to wait for. It
 // asks once per edit (data: a count the server keeps), never while the page is hidden, and
-// gives up after GIVE_UP_MS.
+// after ASK_ANYWAY_MS without stillness (a machine too busy to stay still) it asks anyway, so
+// the tabs are filled and the component does not stay waiting on the page.
 
 const QUIET_MS = 150; // no chart drawn or waiting to draw for this long
 const INPUT_QUIET_MS = 400; // nor a key pressed or a button pressed (a person still editing)
 const TICK_MS = 50;
-const GIVE_UP_MS = 20000;
+const ASK_ANYWAY_MS = 20000;
 
 // the time of the page's last key or pointer press (one listener for the page's life)
 function lastInput() {
@@ -39,8 +40,8 @@ export default function (component) {
   const started = performance.now();
   const tick = () => {
     const mine = parentElement.__attnvizFillFor === data && parentElement.isConnected;
-    if (!mine || performance.now() - started > GIVE_UP_MS) return;
-    if (!document.hidden && still(started)) {
+    if (!mine) return;
+    if (!document.hidden && (still(started) || performance.now() - started > ASK_ANYWAY_MS)) {
       setTriggerValue("fill", data);
       return;
     }
